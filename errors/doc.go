@@ -1,0 +1,49 @@
+// Package errors holds gatewaykit's one API error type and the only code
+// that turns an error into its wire form.
+//
+// Import it as apierrors, the way Kubernetes' api/errors is imported, so it
+// does not shadow the standard library:
+//
+//	import apierrors "github.com/gatewaykit/gatewaykit/errors"
+//
+// # The error
+//
+// Handlers, middleware and backends return an [*Error] (or wrap one) to send
+// a client-facing error. Its [Code] decides the HTTP status and the error
+// type, in one switch that mirrors the tables of the spec (§5.5 and §7):
+//
+//	400 invalid_request_error   type invalid_request_error
+//	401 invalid_api_key         type invalid_request_error
+//	401 missing_authorization   type invalid_request_error
+//	403 insufficient_quota      type insufficient_quota
+//	404 model_not_found         type invalid_request_error
+//	404 not_found               type invalid_request_error
+//	429 rate_limit_exceeded     type rate_limit_error
+//	500 internal_server_error   type server_error
+//	502 bad_gateway             type upstream_error
+//	504 gateway_timeout         type timeout_error
+//
+// not_found (a task or stored response that does not exist) and
+// gateway_timeout (a context deadline) are the project's additions where
+// the spec is silent.
+//
+// # Wire shapes
+//
+// [Renderer.Write] renders any error in one of three shapes ([Shape]):
+//
+//   - [General]: {"error":{"message","type","param","code"}}, used by every
+//     endpoint and by the auth middleware. param is null when no field is at
+//     fault; code is always a non-empty string.
+//   - [Flat]: the video task-creation shape, {"code","message"}, plus an
+//     "error" object carrying the same message and code, because the official
+//     SDKs read only "error" and would otherwise show an empty message. On
+//     this shape invalid_request_error is spelled invalid_request, as in the
+//     spec's example.
+//   - [Content]: the content-download shape, {"error":{"message","type"}}.
+//
+// An error that is not an [*Error] renders as 500 internal_server_error with
+// the message "internal server error": its text goes to the log, never to
+// the client. context.Canceled means the client went away: it is logged at
+// debug level and nothing is written. context.DeadlineExceeded renders as
+// 504 gateway_timeout.
+package errors
