@@ -38,7 +38,8 @@
 //     "error" object carrying the same message and code, because the official
 //     SDKs read only "error" and would otherwise show an empty message. On
 //     this shape invalid_request_error is spelled invalid_request, as in the
-//     spec's example.
+//     spec's example, and every client error but 429 is sent as a 400
+//     (model_not_found included), as the spec's create paths answer.
 //   - [Content]: the content-download shape, {"error":{"message","type"}}.
 //
 // An error that is not an [*Error] renders as 500 internal_server_error with

@@ -15,7 +15,9 @@ const (
 	// General is {"error":{"message","type","param","code"}}.
 	General Shape = iota
 	// Flat is the video task-creation shape: {"code","message"} plus an
-	// "error" object with the same message and code.
+	// "error" object with the same message and code. Client errors other
+	// than 429 are sent with status 400, as the spec's create paths answer
+	// every failure.
 	Flat
 	// Content is the content-download shape: {"error":{"message","type"}}.
 	Content
@@ -126,8 +128,12 @@ func (rd Renderer) Write(w http.ResponseWriter, r *http.Request, err error) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Del("Content-Length")
 	status := e.Status
-	if status < 400 || status > 599 {
+	switch {
+	case status < 400 || status > 599:
 		status = 500
+	case rd.Shape == Flat && status < 500 && status != 429:
+		// The spec answers every task-creation failure with a 400.
+		status = 400
 	}
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(rd.body(e))

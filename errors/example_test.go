@@ -1,0 +1,58 @@
+package errors_test
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+
+	apierrors "github.com/gatewaykit/gatewaykit/errors"
+)
+
+func ExampleWrite() {
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", nil)
+
+	apierrors.Write(rec, req, apierrors.InvalidRequest("temperature", "temperature must be between 0 and 2"))
+
+	fmt.Println(rec.Code)
+	fmt.Print(rec.Body.String())
+	// Output:
+	// 400
+	// {"error":{"message":"temperature must be between 0 and 2","type":"invalid_request_error","param":"temperature","code":"invalid_request_error"}}
+}
+
+func ExampleRenderer_flat() {
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodPost, "/v1/videos", nil)
+
+	rd := apierrors.Renderer{Shape: apierrors.Flat}
+	rd.Write(rec, req, apierrors.InvalidRequest("seconds", "seconds must be one of 4, 8, 12, 16, 20"))
+
+	fmt.Println(rec.Code)
+	fmt.Print(rec.Body.String())
+	// Output:
+	// 400
+	// {"code":"invalid_request","message":"seconds must be one of 4, 8, 12, 16, 20","error":{"message":"seconds must be one of 4, 8, 12, 16, 20","type":"invalid_request_error","param":"seconds","code":"invalid_request"}}
+}
+
+func ExampleRenderer_content() {
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodGet, "/v1/videos/task_1/content?variant=audio", nil)
+
+	rd := apierrors.Renderer{Shape: apierrors.Content}
+	rd.Write(rec, req, apierrors.InvalidRequest("variant", `variant must be "video" or "thumbnail", got "audio"`))
+
+	fmt.Println(rec.Code)
+	fmt.Print(rec.Body.String())
+	// Output:
+	// 400
+	// {"error":{"message":"variant must be \"video\" or \"thumbnail\", got \"audio\"","type":"invalid_request_error"}}
+}
+
+func ExampleFrom() {
+	// Errors that are not API errors never reach the client as they are.
+	e := apierrors.From(fmt.Errorf("open /var/lib/keys.db: permission denied"))
+	fmt.Println(e.Status, e.Code, e.Message)
+	// Output:
+	// 500 internal_server_error internal server error
+}
