@@ -1,0 +1,172 @@
+// Package httpjson decodes JSON request bodies for the endpoint handlers,
+// turning every way a body can be wrong into a clear 400
+// invalid_request_error, and writes JSON replies.
+package httpjson
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+
+	apierrors "github.com/gatewaykit/gatewaykit/errors"
+)
+
+// DefaultMaxBytes is the request-body limit handlers use unless configured
+// otherwise: 32 MiB, room for a few images sent as data URIs.
+const DefaultMaxBytes int64 = 32 << 20
+
+// CheckContentType returns a 400 unless r's Content-Type is JSON or absent.
+func CheckContentType(r *http.Request) error {
+	ct := r.Header.Get("Content-Type")
+	if ct == "" {
+		return nil
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
+		return apierrors.InvalidRequestf("", "Content-Type must be application/json, got %q", ct)
+	}
+	return nil
+}
+
+// Decode reads r's body, at most maxBytes of it, as exactly one JSON value
+// into dst. Errors are *apierrors.Error values (400 invalid_request_error)
+// that say what is wrong; an *apierrors.Error returned by a custom
+// UnmarshalJSON passes through as it is.
+func Decode(w http.ResponseWriter, r *http.Request, maxBytes int64, dst any) error {
+	if err := CheckContentType(r); err != nil {
+		return err
+	}
+	body, err := ReadBody(w, r, maxBytes)
+	if err != nil {
+		return err
+	}
+	return Unmarshal(body, dst)
+}
+
+// ReadBody reads r's body, at most maxBytes of it.
+func ReadBody(w http.ResponseWriter, r *http.Request, maxBytes int64) ([]byte, error) {
+	if maxBytes <= 0 {
+		maxBytes = DefaultMaxBytes
+	}
+	if r.ContentLength > maxBytes {
+		return nil, TooLarge(maxBytes)
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, TooLarge(maxBytes)
+		}
+		return nil, apierrors.InvalidRequest("", "could not read the request body").WithCause(err)
+	}
+	return body, nil
+}
+
+// TooLarge is the error for a body over limit bytes.
+func TooLarge(limit int64) *apierrors.Error {
+	return apierrors.InvalidRequestf("", "request body is larger than the %s limit", FormatBytes(limit))
+}
+
+// Unmarshal decodes data as exactly one JSON value into dst, with the
+// error messages of [Decode].
+func Unmarshal(data []byte, dst any) error {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return apierrors.InvalidRequest("", "request body is empty; expected a JSON object")
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(dst); err != nil {
+		return decodeError(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return apierrors.InvalidRequest("", "request body must hold a single JSON value")
+	}
+	return nil
+}
+
+func decodeError(err error) error {
+	var (
+		api    *apierrors.Error
+		syntax *json.SyntaxError
+		typ    *json.UnmarshalTypeError
+	)
+	switch {
+	case errors.As(err, &api):
+		return api
+	case errors.As(err, &syntax):
+		return apierrors.InvalidRequestf("", "request body is not valid JSON: %s (at byte %d)", syntax.Error(), syntax.Offset).WithCause(err)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return apierrors.InvalidRequest("", "request body is not valid JSON: unexpected end of input").WithCause(err)
+	case errors.As(err, &typ):
+		if typ.Field == "" {
+			return apierrors.InvalidRequestf("", "request body must be a JSON %s, got %s", jsonKind(typ.Type.Kind().String()), typ.Value).WithCause(err)
+		}
+		return apierrors.InvalidRequestf(typ.Field, "%s must be %s, got %s", typ.Field, article(jsonKind(typ.Type.Kind().String())), typ.Value).WithCause(err)
+	default:
+		return apierrors.InvalidRequest("", "request body could not be decoded: "+err.Error()).WithCause(err)
+	}
+}
+
+// jsonKind names a Go kind the way a JSON client thinks of it.
+func jsonKind(kind string) string {
+	switch kind {
+	case "struct", "map":
+		return "object"
+	case "slice", "array":
+		return "array"
+	case "string":
+		return "string"
+	case "bool":
+		return "boolean"
+	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64":
+		return "integer"
+	case "float32", "float64":
+		return "number"
+	default:
+		return "value of another type"
+	}
+}
+
+func article(s string) string {
+	switch s[0] {
+	case 'a', 'e', 'i', 'o', 'u':
+		return "an " + s
+	}
+	return "a " + s
+}
+
+// FormatBytes renders n as a short human size: "32 MiB", "512 KiB", "100 bytes".
+func FormatBytes(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	default:
+		return fmt.Sprintf("%d bytes", n)
+	}
+}
+
+// Write sends v as a JSON reply with the given status.
+func Write(w http.ResponseWriter, status int, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	WriteRaw(w, status, b)
+	return nil
+}
+
+// WriteRaw sends pre-encoded JSON with the given status and a
+// Content-Length.
+func WriteRaw(w http.ResponseWriter, status int, b []byte) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", fmt.Sprint(len(b)))
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}

@@ -1,0 +1,128 @@
+// Package jsonext keeps the JSON fields that a wire type does not model, so
+// that a gateway never drops what it does not understand: a request decoded
+// into a struct and encoded again carries every field the client sent.
+//
+// A type opts in with an Extra field and two small methods:
+//
+//	type Request struct {
+//		Model string                     `json:"model"`
+//		Extra map[string]json.RawMessage `json:"-"`
+//	}
+//
+//	var requestFields = jsonext.Fields[Request]()
+//
+//	func (r *Request) UnmarshalJSON(b []byte) error {
+//		type plain Request
+//		var err error
+//		r.Extra, err = jsonext.Unmarshal(b, (*plain)(r), requestFields)
+//		return err
+//	}
+//
+//	func (r Request) MarshalJSON() ([]byte, error) {
+//		type plain Request
+//		return jsonext.Marshal(plain(r), r.Extra)
+//	}
+package jsonext
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+	"strings"
+)
+
+// FieldSet is the set of JSON names a struct type models.
+type FieldSet map[string]struct{}
+
+// Fields returns the JSON names of T's fields (T must be a struct type).
+// Compute it once, in a package-level variable.
+func Fields[T any]() FieldSet {
+	t := reflect.TypeFor[T]()
+	set := make(FieldSet, t.NumField())
+	addFields(set, t)
+	return set
+}
+
+func addFields(set FieldSet, t reflect.Type) {
+	for f := range t.Fields() {
+		tag := f.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, _, _ := strings.Cut(tag, ",")
+		if f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct {
+			// encoding/json promotes the fields of embedded structs,
+			// exported or not.
+			addFields(set, f.Type)
+			continue
+		}
+		if !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		set[name] = struct{}{}
+	}
+}
+
+// Unmarshal decodes data into v (a pointer to a type without its own
+// UnmarshalJSON, usually a local alias) and returns the members of the JSON
+// object that known does not name, or nil when there are none.
+func Unmarshal(data []byte, v any, known FieldSet) (map[string]json.RawMessage, error) {
+	if err := json.Unmarshal(data, v); err != nil {
+		return nil, err
+	}
+	var all map[string]json.RawMessage
+	if err := json.Unmarshal(data, &all); err != nil {
+		return nil, err
+	}
+	var extra map[string]json.RawMessage
+	for k, raw := range all {
+		if _, ok := known[k]; ok {
+			continue
+		}
+		if extra == nil {
+			extra = make(map[string]json.RawMessage)
+		}
+		extra[k] = raw
+	}
+	return extra, nil
+}
+
+// Marshal encodes v (a struct without its own MarshalJSON, usually a local
+// alias) and appends the members of extra that v does not already carry,
+// in key order, so the output is deterministic.
+func Marshal(v any, extra map[string]json.RawMessage) ([]byte, error) {
+	b, err := json.Marshal(v)
+	if err != nil || len(extra) == 0 {
+		return b, err
+	}
+	var known map[string]json.RawMessage
+	if err := json.Unmarshal(b, &known); err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	buf.Write(b[:len(b)-1]) // drop the closing brace
+	first := len(known) == 0
+	for _, k := range slices.Sorted(maps.Keys(extra)) {
+		if _, dup := known[k]; dup {
+			continue
+		}
+		if !first {
+			buf.WriteByte(',')
+		}
+		first = false
+		kb, _ := json.Marshal(k)
+		buf.Write(kb)
+		buf.WriteByte(':')
+		if err := json.Compact(&buf, extra[k]); err != nil {
+			return nil, fmt.Errorf("jsonext: extra field %q: %w", k, err)
+		}
+	}
+	buf.WriteByte('}')
+	return buf.Bytes(), nil
+}
