@@ -1,0 +1,217 @@
+package models_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gatewaykit/gatewaykit/models"
+	"github.com/gatewaykit/gatewaykit/models/modelstest"
+)
+
+func TestParseModelsConfigFile(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile(filepath.Join("testdata", "config.json"))
+	require.NoError(t, err)
+	got, err := models.ParseModels(data)
+	require.NoError(t, err)
+	want := []models.Model{
+		{
+			ID:               "gpt-4o-mini",
+			EndpointTypes:    []models.EndpointType{models.Compat, models.CompatResponse},
+			OwnedBy:          "openai",
+			Created:          1721172741,
+			DisplayName:      "GPT-4o mini",
+			Description:      "Small, fast model",
+			Version:          "2024-07-18",
+			InputTokenLimit:  128000,
+			OutputTokenLimit: 16384,
+		},
+		{ID: "deep-thinker", EndpointTypes: []models.EndpointType{models.Compat}, Reasoning: true},
+		{
+			ID:            "vendor-video-1",
+			EndpointTypes: []models.EndpointType{models.CompatVideo},
+			Video: &models.VideoCapabilities{
+				Modes:          []models.VideoMode{models.ModeT2V, models.ModeI2V, models.ModeFirstLastFrame},
+				Seconds:        models.FirstKindSeconds(),
+				DefaultSeconds: 8,
+				Sizes:          []string{"1280x720", "720x1280"},
+				SizeRequired:   true,
+				DefaultSize:    "1280x720",
+				Resolutions:    []string{models.Resolution720p, models.Resolution1080p},
+				MaxPromptChars: 2500,
+			},
+		},
+		{ID: "any-video", EndpointTypes: []models.EndpointType{models.CompatVideo}},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("ParseModels mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestParseModelsRejects(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		json  string
+		wants []string // substrings of the error, one per problem
+	}{
+		{"NotJSON", `{`, []string{"decode model list"}},
+		{"NotAnArray", `{"id":"a"}`, []string{"decode model list"}},
+		{"Null", `null`, []string{"want a JSON array"}},
+		{"TrailingData", `[] []`, []string{"data after the array"}},
+		{"UnknownField", `[{"id":"a","supported_endpoint_types":["compat"],"owner":"x"}]`, []string{`unknown field "owner"`}},
+		{"UnknownVideoField", `[{"id":"a","supported_endpoint_types":["compat-video"],"video":{"second":[4]}}]`, []string{`unknown field "second"`}},
+		{"WrongType", `[{"id":"a","supported_endpoint_types":["compat"],"created":"yesterday"}]`, []string{"created"}},
+		{"MissingID", `[{"supported_endpoint_types":["compat"]}]`, []string{"models[0]", "id: is required"}},
+		{"PaddedID", `[{"id":" a","supported_endpoint_types":["compat"]}]`, []string{"id: has leading or trailing spaces"}},
+		{"DuplicateID", `[{"id":"a","supported_endpoint_types":["compat"]},{"id":"a","supported_endpoint_types":["compat"]}]`, []string{`models[1]: id "a" already used by models[0]`}},
+		{"NoEndpointTypes", `[{"id":"a"}]`, []string{"supported_endpoint_types: at least one"}},
+		{"UnknownEndpointType", `[{"id":"a","supported_endpoint_types":["compat_video"]}]`, []string{`supported_endpoint_types[0]: unknown endpoint type "compat_video"`}},
+		{"DuplicateEndpointType", `[{"id":"a","supported_endpoint_types":["compat","compat"]}]`, []string{`supported_endpoint_types[1]: duplicate "compat"`}},
+		{"NegativeNumbers", `[{"id":"a","supported_endpoint_types":["compat"],"created":-1,"input_token_limit":-1,"output_token_limit":-1}]`,
+			[]string{"created: is negative", "input_token_limit: is negative", "output_token_limit: is negative"}},
+		{"VideoWithoutCompatVideo", `[{"id":"a","supported_endpoint_types":["compat"],"video":{}}]`, []string{`video: is set but supported_endpoint_types lacks "compat-video"`}},
+		{"BadVideo", `[{"id":"v","supported_endpoint_types":["compat-video"],"video":{
+			"modes":["t2v","t2v","v2t"],
+			"seconds":[4,0,4],
+			"default_seconds":5,
+			"sizes":["1280x720","1280*720","0x720","+1x2","1280x720"],
+			"default_size":"640x480",
+			"resolutions":["720p","4k","720p"],
+			"max_prompt_chars":-1}}]`,
+			[]string{
+				`video.modes[1]: duplicate "t2v"`, `video.modes[2]: unknown mode "v2t"`,
+				"video.seconds[1]: 0 is not positive", "video.seconds[2]: duplicate 4",
+				"video.default_seconds: 5 is not in seconds",
+				`video.sizes[1]: "1280*720" is not <width>x<height>`, `video.sizes[2]: "0x720"`, `video.sizes[3]: "+1x2"`, `video.sizes[4]: duplicate "1280x720"`,
+				`video.default_size: "640x480"`,
+				`video.resolutions[1]: unknown resolution "4k"`, `video.resolutions[2]: duplicate "720p"`,
+				"video.max_prompt_chars: is negative",
+			}},
+		{"NegativeDefaultSeconds", `[{"id":"v","supported_endpoint_types":["compat-video"],"video":{"default_seconds":-4}}]`, []string{"video.default_seconds: is negative"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := models.ParseModels([]byte(tc.json))
+			require.Error(t, err)
+			require.Nil(t, got)
+			for _, want := range tc.wants {
+				require.ErrorContains(t, err, want)
+			}
+		})
+	}
+}
+
+func TestValidateModelsAcceptsFixtures(t *testing.T) {
+	t.Parallel()
+	require.NoError(t, models.ValidateModels(modelstest.Fixtures()))
+	require.NoError(t, models.ValidateModels(nil))
+}
+
+func TestVideoCapabilities(t *testing.T) {
+	t.Parallel()
+	var none *models.VideoCapabilities
+	zero := &models.VideoCapabilities{}
+	first := modelstest.Fixtures()[2].Video
+
+	tests := []struct {
+		name string
+		got  bool
+		want bool
+	}{
+		{"NilAllowsAnyMode", none.AllowsMode(models.ModeVideoEdit), true},
+		{"ZeroAllowsAnyMode", zero.AllowsMode(models.ModeRefImage), true},
+		{"ListedMode", first.AllowsMode(models.ModeI2V), true},
+		{"UnlistedMode", first.AllowsMode(models.ModeVideoEdit), false},
+
+		{"NilAllowsAnyPositiveSeconds", none.AllowsSeconds(7), true},
+		{"NilRejectsZeroSeconds", none.AllowsSeconds(0), false},
+		{"ZeroRejectsNegativeSeconds", zero.AllowsSeconds(-4), false},
+		{"FirstKindAllows20", first.AllowsSeconds(20), true},
+		{"FirstKindRejects10", first.AllowsSeconds(10), false},
+
+		{"NilAllowsAnyWellFormedSize", none.AllowsSize("640x480"), true},
+		{"NilRejectsMalformedSize", none.AllowsSize("640:480"), false},
+		{"ZeroRejectsZeroWidth", zero.AllowsSize("0x480"), false},
+		{"ZeroRejectsMissingHeight", zero.AllowsSize("640x"), false},
+		{"ListedSize", first.AllowsSize("720x1280"), true},
+		{"UnlistedSize", first.AllowsSize("640x480"), false},
+
+		{"NilAllows1080p", none.AllowsResolution("1080p"), true},
+		{"NilRejects4k", none.AllowsResolution("4k"), false},
+		{"ListedResolution", first.AllowsResolution("720p"), true},
+		{"UnlistedResolution", (&models.VideoCapabilities{Resolutions: []string{"720p"}}).AllowsResolution("1080p"), false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			require.Equal(t, tc.want, tc.got)
+		})
+	}
+
+	require.Equal(t, models.DefaultPromptLimit, none.PromptLimit())
+	require.Equal(t, 2500, zero.PromptLimit())
+	require.Equal(t, 2000, first.PromptLimit())
+}
+
+func TestModelCloneSharesNothing(t *testing.T) {
+	t.Parallel()
+	orig := modelstest.Fixtures()[2]
+	c := orig.Clone()
+	require.Equal(t, orig, c)
+	c.EndpointTypes[0] = models.Compat
+	c.Video.Modes[0] = models.ModeVideoEdit
+	c.Video.Seconds[0] = 99
+	c.Video.Sizes[0] = "1x1"
+	c.Video.Resolutions[0] = "1080p"
+	c.Video.SizeRequired = false
+	require.Equal(t, modelstest.Fixtures()[2], orig)
+}
+
+func TestModelSupports(t *testing.T) {
+	t.Parallel()
+	m := modelstest.Fixtures()[1]
+	require.True(t, m.Supports(models.Compat))
+	require.True(t, m.Supports(models.CompatResponse))
+	require.False(t, m.Supports(models.CompatVideo))
+}
+
+// FuzzParseModels checks that the configuration decoder never panics, and
+// that a list it accepts survives a round trip through its JSON form.
+func FuzzParseModels(f *testing.F) {
+	if data, err := os.ReadFile(filepath.Join("testdata", "config.json")); err == nil {
+		f.Add(data)
+	}
+	f.Add([]byte(`[]`))
+	f.Add([]byte(`[{"id":"a","supported_endpoint_types":["compat"]}]`))
+	f.Add([]byte(`[{"id":"v","supported_endpoint_types":["compat-video"],"video":{"sizes":["1x1"],"default_size":"1x1"}}]`))
+	f.Add([]byte(`[{"id":"a","supported_endpoint_types":["compat"],"video":null}] `))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		list, err := models.ParseModels(data)
+		if err != nil {
+			return
+		}
+		out, err := json.Marshal(list)
+		if err != nil {
+			t.Fatalf("Marshal: %v", err)
+		}
+		again, err := models.ParseModels(out)
+		if err != nil {
+			t.Fatalf("ParseModels of own output %s: %v", out, err)
+		}
+		// omitempty turns an empty list into an absent one.
+		if diff := cmp.Diff(list, again, cmpopts.EquateEmpty()); diff != "" {
+			t.Fatalf("round trip mismatch (-first +second):\n%s", diff)
+		}
+		if models.NewMemoryCatalog(list...) == nil {
+			t.Fatal("NewMemoryCatalog returned nil")
+		}
+	})
+}
