@@ -1,0 +1,404 @@
+// Package authtest holds the conformance suites of the auth package's
+// interfaces, for the implementations in this repository and for
+// embedders' own: run [TestKeyStore] against a KeyStore and [TestLimiter]
+// against a Limiter from an ordinary test.
+//
+//	func TestSQLKeyStore(t *testing.T) {
+//		authtest.TestKeyStore(t, func(t *testing.T, seeds []authtest.Seed) auth.KeyStore {
+//			s := newSQLStore(t) // an empty store, private to this subtest
+//			for _, sd := range seeds {
+//				insertKey(t, s, auth.HashSecret(sd.Secret), sd.Key)
+//			}
+//			return s
+//		})
+//	}
+package authtest
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"math"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gatewaykit/gatewaykit/auth"
+)
+
+// Seed is a key that the suite asks a store under test to hold, with the
+// secret that must find it.
+type Seed struct {
+	Secret string
+	Key    auth.Key
+}
+
+// NewSeed returns a seed for k with a fresh secret from auth.NewSecret.
+func NewSeed(t testing.TB, k auth.Key) Seed {
+	t.Helper()
+	secret, err := auth.NewSecret()
+	require.NoError(t, err)
+	return Seed{Secret: secret, Key: k}
+}
+
+// TestKeyStore checks the auth.KeyStore contract. newStore is called once
+// per subtest, with the keys the subtest needs, and must return a store
+// that holds exactly those keys (key ids are random, so stores backed by
+// one shared database can also run the suite). Subtests run in parallel.
+func TestKeyStore(t *testing.T, newStore func(t *testing.T, seeds []Seed) auth.KeyStore) {
+	t.Helper()
+	ctx := context.Background()
+
+	// setup seeds keys and returns the store and the seeds.
+	setup := func(t *testing.T, keys ...auth.Key) (auth.KeyStore, []Seed) {
+		t.Helper()
+		seeds := make([]Seed, len(keys))
+		for i, k := range keys {
+			seeds[i] = NewSeed(t, k)
+		}
+		s := newStore(t, seeds)
+		require.NotNil(t, s, "newStore returned nil")
+		return s, seeds
+	}
+	limited := func(remaining int64) auth.Key {
+		return auth.Key{ID: newID(), Owner: "owner", Quota: auth.LimitedQuota(remaining)}
+	}
+	unlimited := func() auth.Key {
+		return auth.Key{ID: newID(), Owner: "owner", Quota: auth.UnlimitedQuota()}
+	}
+	lookup := func(t *testing.T, s auth.KeyStore, secret string) *auth.Key {
+		t.Helper()
+		k, err := s.Lookup(ctx, secret)
+		require.NoError(t, err)
+		require.NotNil(t, k)
+		return k
+	}
+	// keyOpts compare keys as stored: a store may return an empty slice
+	// for nil, and times in another location.
+	keyOpts := cmp.Options{cmpopts.EquateEmpty()}
+
+	t.Run("LooksUpAKeyByItsSecret", func(t *testing.T) {
+		t.Parallel()
+		full := auth.Key{
+			ID:            newID(),
+			Owner:         "acme",
+			Quota:         auth.Quota{Remaining: 1000, Used: 5},
+			ExpiresAt:     time.Now().Add(24 * time.Hour).UTC().Truncate(time.Second),
+			RateLimit:     &auth.Limit{Requests: 10, Period: time.Minute},
+			AllowedModels: []string{"gpt-4o", "sora-2"},
+		}
+		other := unlimited()
+		s, seeds := setup(t, full, other)
+		for _, sd := range seeds {
+			if diff := cmp.Diff(&sd.Key, lookup(t, s, sd.Secret), keyOpts); diff != "" {
+				t.Errorf("Lookup(secret of %s) mismatch (-want +got):\n%s", sd.Key.ID, diff)
+			}
+		}
+	})
+
+	t.Run("ReturnsErrKeyNotFoundForAnUnknownSecret", func(t *testing.T) {
+		t.Parallel()
+		s, _ := setup(t, limited(10))
+		unknown := NewSeed(t, auth.Key{}).Secret
+		_, err := s.Lookup(ctx, unknown)
+		require.ErrorIs(t, err, auth.ErrKeyNotFound)
+	})
+
+	t.Run("DoesNotFindAKeyByItsID", func(t *testing.T) {
+		t.Parallel()
+		k := limited(10)
+		k.ID = "sk-" + strings.TrimPrefix(newID(), "key_") // an id shaped like a key
+		s, _ := setup(t, k)
+		_, err := s.Lookup(ctx, k.ID)
+		require.ErrorIs(t, err, auth.ErrKeyNotFound)
+	})
+
+	t.Run("DoesNotFindAKeyByTheHashOfItsSecret", func(t *testing.T) {
+		t.Parallel()
+		s, seeds := setup(t, limited(10))
+		h := auth.HashSecret(seeds[0].Secret)
+		for _, probe := range []string{h, strings.ToUpper(h), "sk-" + h, "sha256:" + h} {
+			_, err := s.Lookup(ctx, probe)
+			require.ErrorIs(t, err, auth.ErrKeyNotFound, "found by %q", probe)
+		}
+	})
+
+	t.Run("DoesNotFindAKeyByAVariantOfItsSecret", func(t *testing.T) {
+		t.Parallel()
+		s, seeds := setup(t, limited(10))
+		secret := seeds[0].Secret
+		for _, probe := range []string{
+			"",
+			secret[:len(secret)-1],
+			secret + "A",
+			strings.ToUpper(secret),
+			" " + secret,
+			strings.TrimPrefix(secret, auth.KeyPrefix),
+		} {
+			_, err := s.Lookup(ctx, probe)
+			require.ErrorIs(t, err, auth.ErrKeyNotFound, "found by a variant of the secret")
+		}
+	})
+
+	t.Run("ReturnsADisabledKeyWithDisabledSet", func(t *testing.T) {
+		t.Parallel()
+		k := limited(10)
+		k.Disabled = true
+		s, seeds := setup(t, k)
+		require.True(t, lookup(t, s, seeds[0].Secret).Disabled)
+	})
+
+	t.Run("ReturnsAnExpiredKeyWithItsExpiry", func(t *testing.T) {
+		t.Parallel()
+		k := limited(10)
+		k.ExpiresAt = time.Now().Add(-time.Hour).UTC().Truncate(time.Second)
+		s, seeds := setup(t, k)
+		got := lookup(t, s, seeds[0].Secret)
+		require.True(t, got.ExpiresAt.Equal(k.ExpiresAt), "ExpiresAt = %v, want %v", got.ExpiresAt, k.ExpiresAt)
+		require.True(t, got.Expired(time.Now()))
+	})
+
+	t.Run("ReturnsAKeyWithoutExpiryAsNeverExpiring", func(t *testing.T) {
+		t.Parallel()
+		s, seeds := setup(t, limited(10))
+		got := lookup(t, s, seeds[0].Secret)
+		require.True(t, got.ExpiresAt.IsZero(), "ExpiresAt = %v, want the zero time", got.ExpiresAt)
+	})
+
+	t.Run("KeepsUnlimitedAndLimitedQuotasApart", func(t *testing.T) {
+		t.Parallel()
+		s, seeds := setup(t, unlimited(), limited(0), limited(7))
+		require.Equal(t, auth.UnlimitedQuota(), lookup(t, s, seeds[0].Secret).Quota)
+		require.Equal(t, auth.LimitedQuota(0), lookup(t, s, seeds[1].Secret).Quota)
+		require.Equal(t, auth.LimitedQuota(7), lookup(t, s, seeds[2].Secret).Quota)
+	})
+
+	t.Run("KeepsRateLimitUnsetApartFromExplicitlyUnlimited", func(t *testing.T) {
+		t.Parallel()
+		unset, none := limited(1), limited(1)
+		none.RateLimit = &auth.Limit{}
+		s, seeds := setup(t, unset, none)
+		require.Nil(t, lookup(t, s, seeds[0].Secret).RateLimit)
+		got := lookup(t, s, seeds[1].Secret).RateLimit
+		require.NotNil(t, got)
+		require.True(t, got.Unlimited())
+	})
+
+	t.Run("ReturnsAKeyThatTheCallerMayModify", func(t *testing.T) {
+		t.Parallel()
+		k := limited(10)
+		k.RateLimit = &auth.Limit{Requests: 3, Period: time.Second}
+		k.AllowedModels = []string{"a", "b"}
+		s, seeds := setup(t, k)
+		got := lookup(t, s, seeds[0].Secret)
+		got.Quota.Remaining = 1 << 40
+		got.Disabled = true
+		got.RateLimit.Requests = 1000
+		got.AllowedModels[0] = "z"
+		if diff := cmp.Diff(&k, lookup(t, s, seeds[0].Secret), keyOpts); diff != "" {
+			t.Errorf("store changed by modifying a returned key (-want +got):\n%s", diff)
+		}
+	})
+
+	t.Run("ConsumeTakesFromALimitedQuota", func(t *testing.T) {
+		t.Parallel()
+		s, seeds := setup(t, limited(100))
+		q, err := s.Consume(ctx, seeds[0].Key.ID, 30)
+		require.NoError(t, err)
+		want := auth.Quota{Remaining: 70, Used: 30}
+		require.Equal(t, want, q)
+		require.Equal(t, want, lookup(t, s, seeds[0].Secret).Quota)
+	})
+
+	t.Run("ConsumeOfZeroChangesNothing", func(t *testing.T) {
+		t.Parallel()
+		s, seeds := setup(t, limited(100), limited(0))
+		for _, sd := range seeds {
+			q, err := s.Consume(ctx, sd.Key.ID, 0)
+			require.NoError(t, err)
+			require.Equal(t, sd.Key.Quota, q)
+			require.Equal(t, sd.Key.Quota, lookup(t, s, sd.Secret).Quota)
+		}
+	})
+
+	t.Run("ConsumeOfExactlyWhatIsLeftSucceedsAndLeavesZero", func(t *testing.T) {
+		t.Parallel()
+		s, seeds := setup(t, limited(100))
+		q, err := s.Consume(ctx, seeds[0].Key.ID, 100)
+		require.NoError(t, err)
+		require.Equal(t, auth.Quota{Remaining: 0, Used: 100}, q)
+		require.True(t, lookup(t, s, seeds[0].Secret).Quota.Exhausted())
+	})
+
+	t.Run("ConsumeBeyondWhatIsLeftClampsAtZeroAndReturnsErrQuotaExceeded", func(t *testing.T) {
+		t.Parallel()
+		s, seeds := setup(t, limited(100))
+		q, err := s.Consume(ctx, seeds[0].Key.ID, 150)
+		require.ErrorIs(t, err, auth.ErrQuotaExceeded)
+		want := auth.Quota{Remaining: 0, Used: 150}
+		require.Equal(t, want, q)
+		require.Equal(t, want, lookup(t, s, seeds[0].Secret).Quota)
+	})
+
+	t.Run("ConsumeOnAnExhaustedKeyReturnsErrQuotaExceeded", func(t *testing.T) {
+		t.Parallel()
+		s, seeds := setup(t, limited(0))
+		q, err := s.Consume(ctx, seeds[0].Key.ID, 1)
+		require.ErrorIs(t, err, auth.ErrQuotaExceeded)
+		require.Equal(t, auth.Quota{Remaining: 0, Used: 1}, q)
+	})
+
+	t.Run("ConsumeReturnsErrKeyNotFoundForAnUnknownKeyID", func(t *testing.T) {
+		t.Parallel()
+		s, seeds := setup(t, limited(10))
+		_, err := s.Consume(ctx, newID(), 1)
+		require.ErrorIs(t, err, auth.ErrKeyNotFound)
+		_, err = s.Consume(ctx, seeds[0].Secret, 1) // a secret is not an id
+		require.ErrorIs(t, err, auth.ErrKeyNotFound)
+		require.Equal(t, auth.LimitedQuota(10), lookup(t, s, seeds[0].Secret).Quota)
+	})
+
+	t.Run("UnlimitedKeysNeverRunOut", func(t *testing.T) {
+		t.Parallel()
+		s, seeds := setup(t, unlimited())
+		for range 3 {
+			q, err := s.Consume(ctx, seeds[0].Key.ID, math.MaxInt64/2)
+			require.NoError(t, err)
+			require.True(t, q.Unlimited)
+			require.False(t, q.Exhausted())
+		}
+		got := lookup(t, s, seeds[0].Secret).Quota
+		require.True(t, got.Unlimited)
+		require.Equal(t, int64(math.MaxInt64), got.Used, "Used must saturate, not wrap")
+	})
+
+	t.Run("ConsumeChargesDisabledAndExpiredKeys", func(t *testing.T) {
+		t.Parallel()
+		disabled, expired := limited(10), limited(10)
+		disabled.Disabled = true
+		expired.ExpiresAt = time.Now().Add(-time.Hour).UTC().Truncate(time.Second)
+		s, seeds := setup(t, disabled, expired)
+		for _, sd := range seeds {
+			q, err := s.Consume(ctx, sd.Key.ID, 4)
+			require.NoError(t, err)
+			require.Equal(t, auth.Quota{Remaining: 6, Used: 4}, q)
+		}
+	})
+
+	t.Run("ConsumeLeavesOtherKeysAlone", func(t *testing.T) {
+		t.Parallel()
+		s, seeds := setup(t, limited(10), limited(10))
+		_, err := s.Consume(ctx, seeds[0].Key.ID, 10)
+		require.NoError(t, err)
+		require.Equal(t, auth.LimitedQuota(10), lookup(t, s, seeds[1].Secret).Quota)
+	})
+
+	const goroutines = 128
+
+	t.Run("ConcurrentConsumptionLosesNoUpdate", func(t *testing.T) {
+		t.Parallel()
+		const perGoroutine, amount, budget = 8, 3, 1_000_000
+		s, seeds := setup(t, limited(budget))
+		var wg sync.WaitGroup
+		errs := make(chan error, goroutines*perGoroutine)
+		for range goroutines {
+			wg.Go(func() {
+				for range perGoroutine {
+					if _, err := s.Consume(ctx, seeds[0].Key.ID, amount); err != nil {
+						errs <- err
+					}
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			require.NoError(t, err)
+		}
+		const used = goroutines * perGoroutine * amount
+		require.Equal(t, auth.Quota{Remaining: budget - used, Used: used}, lookup(t, s, seeds[0].Secret).Quota)
+	})
+
+	t.Run("ConcurrentConsumptionNeverOverdrawsUnnoticed", func(t *testing.T) {
+		t.Parallel()
+		// 14 charges of 7 fit in 100; the 15th takes the last 2 and
+		// fails, as do all later ones, whatever the interleaving.
+		const amount, budget = 7, 100
+		s, seeds := setup(t, limited(budget))
+		var ok, exceeded atomic.Int64
+		var wg sync.WaitGroup
+		for range goroutines {
+			wg.Go(func() {
+				q, err := s.Consume(ctx, seeds[0].Key.ID, amount)
+				switch {
+				case err == nil:
+					ok.Add(1)
+				case errors.Is(err, auth.ErrQuotaExceeded):
+					exceeded.Add(1)
+					if q.Remaining != 0 {
+						t.Errorf("Consume returned ErrQuotaExceeded with Remaining %d, want 0", q.Remaining)
+					}
+				default:
+					t.Errorf("Consume: %v", err)
+				}
+				if q.Remaining < 0 {
+					t.Errorf("Consume returned a negative Remaining %d", q.Remaining)
+				}
+			})
+		}
+		wg.Wait()
+		require.Equal(t, int64(budget/amount), ok.Load(), "successful charges")
+		require.Equal(t, int64(goroutines-budget/amount), exceeded.Load(), "charges refused with ErrQuotaExceeded")
+		require.Equal(t, auth.Quota{Remaining: 0, Used: goroutines * amount}, lookup(t, s, seeds[0].Secret).Quota)
+	})
+
+	t.Run("ConcurrentConsumptionOnAnUnlimitedKeyRecordsAllUsage", func(t *testing.T) {
+		t.Parallel()
+		s, seeds := setup(t, unlimited())
+		var wg sync.WaitGroup
+		for range goroutines {
+			wg.Go(func() {
+				if _, err := s.Consume(ctx, seeds[0].Key.ID, 5); err != nil {
+					t.Errorf("Consume: %v", err)
+				}
+			})
+		}
+		wg.Wait()
+		require.Equal(t, auth.Quota{Unlimited: true, Used: goroutines * 5}, lookup(t, s, seeds[0].Secret).Quota)
+	})
+
+	t.Run("LookupSeesAConsistentQuotaDuringConsumption", func(t *testing.T) {
+		t.Parallel()
+		const budget = 1 << 20
+		s, seeds := setup(t, limited(budget))
+		var wg sync.WaitGroup
+		for range goroutines {
+			wg.Go(func() {
+				if _, err := s.Consume(ctx, seeds[0].Key.ID, 1); err != nil {
+					t.Errorf("Consume: %v", err)
+				}
+			})
+			wg.Go(func() {
+				k, err := s.Lookup(ctx, seeds[0].Secret)
+				if err != nil {
+					t.Errorf("Lookup: %v", err)
+					return
+				}
+				if k.Quota.Remaining+k.Quota.Used != budget {
+					t.Errorf("Lookup saw Remaining %d + Used %d, want %d", k.Quota.Remaining, k.Quota.Used, budget)
+				}
+			})
+		}
+		wg.Wait()
+	})
+}
+
+// newID returns a random key id, so that subtests sharing a database do
+// not collide.
+func newID() string { return "key_" + rand.Text() }

@@ -1,0 +1,104 @@
+// Package auth authenticates gateway requests with API keys (spec §5):
+// it reads the credential, refuses bad keys, exhausted quotas and excess
+// request rates in the general error shape, and puts the caller's
+// [Principal] in the request context for the handlers.
+//
+// Embedders implement a [KeyStore] (two methods: look a key up by its
+// secret, consume quota) or use [NewMemoryKeyStore], and mount the
+// middleware in front of the gateway's handlers:
+//
+//	keys := auth.NewMemoryKeyStore()
+//	secret, _ := auth.NewSecret()
+//	_ = keys.Add(ctx, secret, auth.Key{ID: "key_1", Owner: "acme", Quota: auth.UnlimitedQuota()})
+//	handler := auth.Middleware(keys, auth.WithDefaultRateLimit(auth.PerMinute(600)))(mux)
+//
+// Handlers read the caller with [PrincipalFrom] and record usage with
+// [Charge]. The conformance suites authtest.TestKeyStore and
+// authtest.TestLimiter check any KeyStore and [Limiter].
+//
+// # Credentials and precedence
+//
+// An API key is "sk-" followed by letters, digits, '-' and '_', at most
+// 256 bytes long ([ValidSecret]); [NewSecret] mints one with 256 random
+// bits. The middleware accepts it from four places (spec §5.1, §5.4),
+// and uses the first one present, in this order, ignoring the others:
+//
+//  1. Authorization: Bearer <key> ([CredentialBearer])
+//  2. x-api-key: <key> ([CredentialXAPIKey])
+//  3. x-goog-api-key: <key> ([CredentialGoogAPIKey])
+//  4. the query parameter key=<key> ([CredentialQueryKey])
+//
+// There is no fallback: an invalid Authorization header is refused even
+// if a valid x-api-key follows. [Principal.Credential] records the source,
+// which the model list uses to pick its reply format. [ParseCredential]
+// is the pure parser.
+//
+// A middleware built with [WithSessionAuthenticator] also accepts an
+// admin-console session ([CredentialSession]) when a request carries no
+// API key at all; the spec allows this on the video content endpoint
+// only (§4.7, §5.3), so mount such a middleware on that route alone.
+//
+// # Errors
+//
+// Refusals are *apierrors.Error values rendered by apierrors.Renderer in
+// the general shape {"error":{"message","type","param","code"}}:
+//
+//	401 missing_authorization  no credential (and no session, if accepted)
+//	401 invalid_api_key        wrong scheme (not Bearer), malformed key,
+//	                           the same source sent twice, unknown key,
+//	                           expired key, disabled key
+//	403 insufficient_quota     a limited key with no quota left
+//	429 rate_limit_exceeded    over the key's request rate
+//	500 internal_server_error  the KeyStore or Limiter failed
+//
+// Messages say what is wrong and how to send a key; they never contain the
+// secret, and neither do the logs: [Credential] redacts itself, a
+// KeyStore's error text is scrubbed of the secret before it is logged,
+// and the middleware logs key ids only. A request carrying its key in the
+// query string still exposes it to any access log that records URLs; the
+// renderer logs the path only.
+//
+// # Rate limits
+//
+// Each key may have its own [Limit] (Key.RateLimit); keys without one get
+// the default of [WithDefaultRateLimit], which is none unless set. A Limit
+// with Requests ≤ 0 means no limit, so a key can opt out of the default
+// with &auth.Limit{}. Limits are token buckets: Requests at once, then one
+// every Period/Requests. The [Limiter] is a [MemoryLimiter] per middleware
+// unless [WithLimiter] sets a shared one.
+//
+// Every rate-limited response, allowed or refused, carries OpenAI's
+// headers:
+//
+//	x-ratelimit-limit-requests      the limit's Requests
+//	x-ratelimit-remaining-requests  requests still allowed now
+//	x-ratelimit-reset-requests      time until the bucket is full, as
+//	                                OpenAI writes it: "12ms", "1s", "6m0s"
+//
+// A 429 adds Retry-After (whole seconds, rounded up) and Retry-After-Ms,
+// which the official SDKs prefer. Requests that are not rate-limited
+// carry none of these headers.
+//
+// # Quota
+//
+// A key's [Quota] is an integer budget, in tokens unless the embedder
+// decides otherwise (every caller of Charge must use the same unit).
+// Unlimited budgets are explicit ([UnlimitedQuota]); the zero Quota is an
+// empty limited budget, so a forgotten quota fails closed.
+//
+// The middleware refuses a limited key whose Remaining is ≤ 0 with 403
+// before doing any work; it does not reserve anything. After the work,
+// the handler calls [Charge] with the amount used, which calls
+// [KeyStore.Consume]. Consumption is atomic: concurrent charges lose no
+// update. A charge larger than what is left takes what is left, leaves
+// the budget at 0 and returns an error wrapping [ErrQuotaExceeded] (the
+// overdraft is reported and recorded in Quota.Used, never stored as a
+// negative budget), so one request can overrun a budget by at most its
+// own cost, and the next is refused.
+//
+// # Models
+//
+// Key.AllowedModels is carried to [Principal.AllowedModels]. The
+// middleware does not read request bodies, so handlers enforce it with
+// [Principal.AllowsModel].
+package auth

@@ -1,0 +1,192 @@
+package auth_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"time"
+
+	"github.com/gatewaykit/gatewaykit/auth"
+	"github.com/gatewaykit/gatewaykit/auth/authtest"
+)
+
+// exampleSecret is a fixed key, so that the examples' output is stable;
+// real keys come from auth.NewSecret.
+const exampleSecret = "sk-example0123456789abcdefABCDEF"
+
+func exampleStore(k auth.Key) *auth.MemoryKeyStore {
+	keys := auth.NewMemoryKeyStore()
+	if err := keys.Add(context.Background(), exampleSecret, k); err != nil {
+		panic(err)
+	}
+	return keys
+}
+
+func exampleGet(h http.Handler, header ...string) *httptest.ResponseRecorder {
+	r := httptest.NewRequest(http.MethodGet, "/v1/models", nil)
+	for i := 0; i+1 < len(header); i += 2 {
+		r.Header.Set(header[i], header[i+1])
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return w
+}
+
+func ExampleMiddleware() {
+	keys := exampleStore(auth.Key{ID: "key_1", Owner: "acme", Quota: auth.UnlimitedQuota()})
+	hello := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, _ := auth.PrincipalFrom(r.Context())
+		fmt.Fprintf(w, "hello %s (key %s, via %s)\n", p.Owner, p.KeyID, p.Credential)
+	})
+	h := auth.Middleware(keys)(hello)
+
+	for _, header := range [][]string{
+		{"Authorization", "Bearer " + exampleSecret},
+		{"X-Goog-Api-Key", exampleSecret},
+		{},
+		{"Authorization", "Basic dXNlcjpwYXNz"},
+		{"Authorization", "Bearer sk-unknown"},
+	} {
+		w := exampleGet(h, header...)
+		fmt.Print(w.Code, " ", w.Body)
+	}
+	// Output:
+	// 200 hello acme (key key_1, via bearer)
+	// 200 hello acme (key key_1, via x-goog-api-key)
+	// 401 {"error":{"message":"You didn't provide an API key. Send it in the Authorization header using the Bearer scheme: 'Authorization: Bearer sk-...'.","type":"invalid_request_error","param":null,"code":"missing_authorization"}}
+	// 401 {"error":{"message":"The Authorization header must use the Bearer scheme: 'Authorization: Bearer sk-...'.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}
+	// 401 {"error":{"message":"Incorrect API key provided. You can find your API key on the key page of the user centre.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}
+}
+
+func ExampleCharge() {
+	keys := exampleStore(auth.Key{ID: "key_1", Quota: auth.LimitedQuota(1000)})
+	generate := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// ... do the work, then charge what it used (tokens).
+		q, err := auth.Charge(r.Context(), 600)
+		if errors.Is(err, auth.ErrQuotaExceeded) {
+			fmt.Println("charged 600: budget overrun, now", q.Remaining)
+			return
+		}
+		fmt.Println("charged 600: remaining", q.Remaining)
+	})
+	h := auth.Middleware(keys)(generate)
+	for range 3 {
+		w := exampleGet(h, "Authorization", "Bearer "+exampleSecret)
+		if w.Code != http.StatusOK {
+			fmt.Print(w.Code, " ", w.Body)
+		}
+	}
+	// Output:
+	// charged 600: remaining 400
+	// charged 600: budget overrun, now 0
+	// 403 {"error":{"message":"You exceeded the quota of this API key. Please check your plan and billing details.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}
+}
+
+func ExampleWithDefaultRateLimit() {
+	keys := exampleStore(auth.Key{ID: "key_1", Quota: auth.UnlimitedQuota()})
+	clock := authtest.NewClock(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
+	h := auth.Middleware(keys,
+		auth.WithDefaultRateLimit(auth.PerMinute(2)),
+		auth.WithClock(clock.Now),
+	)(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+
+	for range 3 {
+		w := exampleGet(h, "Authorization", "Bearer "+exampleSecret)
+		fmt.Printf("%d limit=%s remaining=%s reset=%s retry-after=%q\n", w.Code,
+			w.Header().Get("x-ratelimit-limit-requests"),
+			w.Header().Get("x-ratelimit-remaining-requests"),
+			w.Header().Get("x-ratelimit-reset-requests"),
+			w.Header().Get("Retry-After"))
+	}
+	clock.Advance(30 * time.Second)
+	fmt.Println(exampleGet(h, "Authorization", "Bearer "+exampleSecret).Code)
+	// Output:
+	// 200 limit=2 remaining=1 reset=30s retry-after=""
+	// 200 limit=2 remaining=0 reset=1m0s retry-after=""
+	// 429 limit=2 remaining=0 reset=1m0s retry-after="30"
+	// 200
+}
+
+func ExampleWithSessionAuthenticator() {
+	keys := exampleStore(auth.Key{ID: "key_1", Quota: auth.UnlimitedQuota()})
+	// The admin console's session cookie, checked by the embedder.
+	sessions := auth.SessionAuthenticatorFunc(func(r *http.Request) (*auth.Principal, error) {
+		c, err := r.Cookie("console_session")
+		if err != nil || c.Value != "valid" {
+			return nil, nil // no session: 401 missing_authorization
+		}
+		return &auth.Principal{KeyID: "user_42", Owner: "acme", Quota: auth.UnlimitedQuota()}, nil
+	})
+	content := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, _ := auth.PrincipalFrom(r.Context())
+		fmt.Fprintf(w, "video for %s via %s\n", p.KeyID, p.Credential)
+	})
+	// A separate middleware for the content route only.
+	mux := http.NewServeMux()
+	mux.Handle("GET /v1/videos/{task_id}/content",
+		auth.Middleware(keys, auth.WithSessionAuthenticator(sessions))(content))
+
+	for _, header := range [][]string{
+		{"Cookie", "console_session=valid"},
+		{"Authorization", "Bearer " + exampleSecret},
+		{"Cookie", "console_session=forged"},
+	} {
+		r := httptest.NewRequest(http.MethodGet, "/v1/videos/task_1/content", nil)
+		r.Header.Set(header[0], header[1])
+		w := httptest.NewRecorder()
+		mux.ServeHTTP(w, r)
+		fmt.Print(w.Code, " ", strings.SplitAfter(w.Body.String(), "\n")[0])
+	}
+	// Output:
+	// 200 video for user_42 via session
+	// 200 video for key_1 via bearer
+	// 401 {"error":{"message":"You didn't provide an API key. Send it in the Authorization header using the Bearer scheme: 'Authorization: Bearer sk-...'.","type":"invalid_request_error","param":null,"code":"missing_authorization"}}
+}
+
+func ExampleParseCredential() {
+	r := httptest.NewRequest(http.MethodGet, "/v1beta/models?key="+exampleSecret, nil)
+	r.Header.Set("X-Api-Key", exampleSecret)
+	c, err := auth.ParseCredential(r)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(c.Kind, c.Secret == exampleSecret)
+	fmt.Println(c) // a Credential redacts its secret
+	// Output:
+	// x-api-key true
+	// x-api-key [REDACTED]
+}
+
+func ExampleNewSecret() {
+	secret, err := auth.NewSecret()
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(secret[:3], len(secret), auth.ValidSecret(secret))
+	// Output: sk- 46 true
+}
+
+func ExampleMemoryKeyStore() {
+	ctx := context.Background()
+	keys := auth.NewMemoryKeyStore()
+	secret, _ := auth.NewSecret()
+	_ = keys.Add(ctx, secret, auth.Key{
+		ID:            "key_1",
+		Owner:         "acme",
+		Quota:         auth.LimitedQuota(50_000), // tokens
+		RateLimit:     &auth.Limit{Requests: 60, Period: time.Minute},
+		AllowedModels: []string{"gpt-4o-mini"},
+	})
+	q, _ := keys.Consume(ctx, "key_1", 1_200)
+	fmt.Println(q.Remaining, q.Used)
+
+	_ = keys.Disable(ctx, "key_1")
+	k, _ := keys.Lookup(ctx, secret)
+	fmt.Println(k.ID, k.Disabled)
+	// Output:
+	// 48800 1200
+	// key_1 true
+}

@@ -1,0 +1,168 @@
+package auth
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"math"
+	"slices"
+	"time"
+)
+
+// Errors that are part of the contracts of this package. Compare with
+// errors.Is: implementations may wrap them.
+var (
+	// ErrKeyNotFound is returned by [KeyStore.Lookup] for a secret that
+	// belongs to no key, and by [KeyStore.Consume] for an unknown key id.
+	ErrKeyNotFound = errors.New("auth: key not found")
+	// ErrQuotaExceeded is returned by [KeyStore.Consume] when a limited
+	// budget held less than the amount consumed. The budget is then zero.
+	ErrQuotaExceeded = errors.New("auth: quota exceeded")
+	// ErrKeyDisabled is the cause of the 401 sent for a disabled key.
+	ErrKeyDisabled = errors.New("auth: key disabled")
+	// ErrKeyExpired is the cause of the 401 sent for an expired key.
+	ErrKeyExpired = errors.New("auth: key expired")
+	// ErrDuplicateKey is returned by [MemoryKeyStore.Add] for a key whose
+	// id or secret is already stored.
+	ErrDuplicateKey = errors.New("auth: duplicate key")
+)
+
+// A KeyStore holds API keys. Implementations must be safe for concurrent
+// use, and should store only a hash of each secret ([HashSecret]); they
+// must never log secrets.
+//
+// The conformance suite authtest.TestKeyStore checks this contract.
+type KeyStore interface {
+	// Lookup returns the key whose secret is secret, or an error wrapping
+	// ErrKeyNotFound. It returns disabled and expired keys as they are:
+	// the caller decides what to do with them. It must not find a key by
+	// anything but its exact secret (not by its id, nor by its hash). The
+	// returned Key is the caller's to modify.
+	Lookup(ctx context.Context, secret string) (*Key, error)
+
+	// Consume records amount (≥ 0, in the quota's unit) of usage against
+	// the key with id keyID and returns its quota afterwards. It adds
+	// amount to Quota.Used (saturating at math.MaxInt64), and on a limited
+	// key takes amount from Quota.Remaining. If Remaining held less than
+	// amount, Consume takes what is left, sets Remaining to 0 and returns
+	// the new quota with an error wrapping ErrQuotaExceeded: the overdraft
+	// is reported, never stored as a negative budget. Consuming exactly
+	// what is left succeeds and leaves 0. An unlimited key never returns
+	// ErrQuotaExceeded. Consume does not check Disabled or ExpiresAt: work
+	// already done is charged. Concurrent calls must lose no update.
+	// An unknown keyID returns an error wrapping ErrKeyNotFound.
+	Consume(ctx context.Context, keyID string, amount int64) (Quota, error)
+}
+
+// Key is an API key as a [KeyStore] holds it. It never carries the secret.
+type Key struct {
+	// ID identifies the key in logs, rate limits and usage records. It is
+	// not secret and never authenticates a request.
+	ID string
+	// Owner is the account the key belongs to.
+	Owner string
+	// Quota is the key's budget. The zero Quota is a limited budget of
+	// zero, which is refused with 403: set it explicitly, to
+	// [UnlimitedQuota] or [LimitedQuota].
+	Quota Quota
+	// ExpiresAt is when the key stops working; the zero time means never.
+	ExpiresAt time.Time
+	// Disabled keys are refused with 401 invalid_api_key.
+	Disabled bool
+	// RateLimit is the key's own request rate limit. nil means the
+	// middleware's default ([WithDefaultRateLimit]); a Limit with
+	// Requests ≤ 0 means the key is not rate-limited.
+	RateLimit *Limit
+	// AllowedModels lists the models the key may use; empty means all.
+	// The middleware does not enforce it (it does not read bodies):
+	// handlers check [Principal.AllowsModel].
+	AllowedModels []string
+}
+
+// Expired reports whether k has expired at now.
+func (k *Key) Expired(now time.Time) bool {
+	return !k.ExpiresAt.IsZero() && !now.Before(k.ExpiresAt)
+}
+
+// Clone returns a deep copy of k.
+func (k *Key) Clone() *Key {
+	c := *k
+	if k.RateLimit != nil {
+		l := *k.RateLimit
+		c.RateLimit = &l
+	}
+	c.AllowedModels = slices.Clone(k.AllowedModels)
+	return &c
+}
+
+// Quota is a key's budget and the usage recorded against it. Amounts are
+// integers in a unit that the embedder chooses and that every caller of
+// [Charge] must share: tokens (prompt plus completion) by default.
+//
+// The zero Quota is a limited budget of zero: unlimited must be said
+// explicitly with Unlimited, so that a forgotten budget fails closed.
+type Quota struct {
+	// Unlimited reports that the key has no budget: it never runs out and
+	// Remaining is meaningless (reported as 0).
+	Unlimited bool
+	// Remaining is what is left of a limited budget. It is never
+	// negative; a key with Remaining ≤ 0 is refused with 403
+	// insufficient_quota.
+	Remaining int64
+	// Used is the total usage recorded, including any overdraft that the
+	// budget could not cover.
+	Used int64
+}
+
+// UnlimitedQuota returns a budget that never runs out.
+func UnlimitedQuota() Quota { return Quota{Unlimited: true} }
+
+// LimitedQuota returns a budget of remaining units.
+func LimitedQuota(remaining int64) Quota { return Quota{Remaining: remaining} }
+
+// Exhausted reports whether q is a limited budget with nothing left.
+func (q Quota) Exhausted() bool { return !q.Unlimited && q.Remaining <= 0 }
+
+// take applies the consumption of amount to q following the rules of
+// [KeyStore.Consume] and reports whether the budget covered it.
+func (q Quota) take(amount int64) (next Quota, covered bool) {
+	if amount > math.MaxInt64-q.Used {
+		q.Used = math.MaxInt64
+	} else {
+		q.Used += amount
+	}
+	if q.Unlimited {
+		q.Remaining = 0
+		return q, true
+	}
+	if amount > q.Remaining {
+		q.Remaining = 0
+		return q, amount == 0
+	}
+	q.Remaining -= amount
+	return q, true
+}
+
+// HashSecret returns the hex SHA-256 of secret, the form in which a
+// [KeyStore] should keep it. API keys are high-entropy random strings, so
+// a fast unsalted hash is enough to make a leaked table useless.
+func HashSecret(secret string) string {
+	sum := sha256.Sum256([]byte(secret))
+	return hex.EncodeToString(sum[:])
+}
+
+// secretBytes is the randomness of a secret minted by NewSecret.
+const secretBytes = 32
+
+// NewSecret mints a new API key: [KeyPrefix] followed by 256 random bits
+// from crypto/rand in unpadded URL-safe base64 (46 characters in all).
+func NewSecret() (string, error) {
+	b := make([]byte, secretBytes)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return KeyPrefix + base64.RawURLEncoding.EncodeToString(b), nil
+}

@@ -1,0 +1,106 @@
+package auth
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"sync"
+)
+
+// MemoryKeyStore is the in-memory reference [KeyStore]. It keeps only the
+// SHA-256 of each secret, finds a key by that hash in O(1), and never
+// logs. It is safe for concurrent use; Consume serialises on one mutex,
+// which is exact and fast enough for one process.
+//
+// The zero value is not usable: call [NewMemoryKeyStore].
+type MemoryKeyStore struct {
+	mu     sync.RWMutex
+	byHash map[[sha256.Size]byte]*Key
+	byID   map[string]*Key
+}
+
+// NewMemoryKeyStore returns an empty store.
+func NewMemoryKeyStore() *MemoryKeyStore {
+	return &MemoryKeyStore{
+		byHash: make(map[[sha256.Size]byte]*Key),
+		byID:   make(map[string]*Key),
+	}
+}
+
+// Add stores k under secret, which must be a well-formed key
+// ([ValidSecret]); mint one with [NewSecret]. k is copied. Add returns an
+// error wrapping [ErrDuplicateKey] if k.ID or secret is already stored,
+// and an error (that does not contain the secret) for a malformed secret
+// or an empty id.
+func (s *MemoryKeyStore) Add(_ context.Context, secret string, k Key) error {
+	if k.ID == "" {
+		return errors.New("auth: MemoryKeyStore.Add: empty key id")
+	}
+	if !ValidSecret(secret) {
+		return fmt.Errorf("auth: MemoryKeyStore.Add: key %q: %w", k.ID, ErrMalformedCredential)
+	}
+	h := sha256.Sum256([]byte(secret))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.byID[k.ID]; ok {
+		return fmt.Errorf("auth: MemoryKeyStore.Add: key id %q: %w", k.ID, ErrDuplicateKey)
+	}
+	if _, ok := s.byHash[h]; ok {
+		return fmt.Errorf("auth: MemoryKeyStore.Add: key %q: secret already stored: %w", k.ID, ErrDuplicateKey)
+	}
+	c := k.Clone()
+	if c.Quota.Remaining < 0 {
+		c.Quota.Remaining = 0
+	}
+	s.byHash[h] = c
+	s.byID[c.ID] = c
+	return nil
+}
+
+// Disable marks the key with id keyID disabled: from then on the
+// middleware refuses it with 401. It returns an error wrapping
+// [ErrKeyNotFound] for an unknown id.
+func (s *MemoryKeyStore) Disable(_ context.Context, keyID string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k, ok := s.byID[keyID]
+	if !ok {
+		return fmt.Errorf("auth: key id %q: %w", keyID, ErrKeyNotFound)
+	}
+	k.Disabled = true
+	return nil
+}
+
+// Lookup implements [KeyStore].
+func (s *MemoryKeyStore) Lookup(_ context.Context, secret string) (*Key, error) {
+	h := sha256.Sum256([]byte(secret))
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	k, ok := s.byHash[h]
+	if !ok {
+		return nil, ErrKeyNotFound
+	}
+	return k.Clone(), nil
+}
+
+// Consume implements [KeyStore]. A negative amount is an error and
+// changes nothing.
+func (s *MemoryKeyStore) Consume(_ context.Context, keyID string, amount int64) (Quota, error) {
+	if amount < 0 {
+		return Quota{}, fmt.Errorf("auth: Consume: negative amount %d", amount)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k, ok := s.byID[keyID]
+	if !ok {
+		return Quota{}, fmt.Errorf("auth: key id %q: %w", keyID, ErrKeyNotFound)
+	}
+	before := k.Quota.Remaining
+	q, covered := k.Quota.take(amount)
+	k.Quota = q
+	if !covered {
+		return q, fmt.Errorf("auth: key id %q: consumed %d with %d left: %w", keyID, amount, before, ErrQuotaExceeded)
+	}
+	return q, nil
+}

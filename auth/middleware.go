@@ -1,0 +1,245 @@
+package auth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	apierrors "github.com/gatewaykit/gatewaykit/errors"
+)
+
+// The rate-limit response headers, in OpenAI's names.
+const (
+	HeaderLimitRequests     = "X-Ratelimit-Limit-Requests"
+	HeaderRemainingRequests = "X-Ratelimit-Remaining-Requests"
+	HeaderResetRequests     = "X-Ratelimit-Reset-Requests"
+	// HeaderRetryAfterMs is sent with 429s beside Retry-After; the official
+	// SDKs prefer it because it is precise to the millisecond.
+	HeaderRetryAfterMs = "Retry-After-Ms"
+)
+
+// Client-facing messages of the middleware. None contains the secret.
+const (
+	msgUnknownKey = "Incorrect API key provided. You can find your API key on the key page of the user centre."
+	msgExpired    = "The API key provided has expired."
+	msgDisabled   = "The API key provided has been disabled."
+	msgQuota      = "You exceeded the quota of this API key. Please check your plan and billing details."
+)
+
+// Middleware authenticates every request with keys and the options, in
+// this order, and answers in the general error shape when it refuses one:
+//
+//  1. Reads the credential with [ParseCredential] (401 missing_authorization
+//     or 401 invalid_api_key; every 401 carries WWW-Authenticate: Bearer). With no credential at all, a
+//     [SessionAuthenticator] set by [WithSessionAuthenticator] may accept
+//     a session instead.
+//  2. Looks the key up (401 invalid_api_key if unknown, expired or
+//     disabled).
+//  3. Checks the quota snapshot (403 insufficient_quota if a limited key
+//     has nothing left).
+//  4. Applies the rate limit (429 rate_limit_exceeded with Retry-After,
+//     Retry-After-Ms and the x-ratelimit-*-requests headers, which allowed
+//     requests carry too).
+//  5. Calls next with the [Principal] in the request context, and with
+//     [Charge] able to record usage against the key.
+//
+// A KeyStore or Limiter error is a 500 (a 504 on a context deadline)
+// whose cause is logged, with the secret redacted, and not sent. Middleware panics if keys is nil. The
+// returned middleware is safe for concurrent use.
+func Middleware(keys KeyStore, opts ...Option) func(http.Handler) http.Handler {
+	if keys == nil {
+		panic("auth: Middleware: nil KeyStore")
+	}
+	c := newConfig(opts)
+	rd := apierrors.Renderer{Logger: c.logger}
+	return func(next http.Handler) http.Handler {
+		if next == nil {
+			panic("auth: Middleware: nil next Handler")
+		}
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			ctx, err := c.authenticate(w, r, keys)
+			if err != nil {
+				rd.Write(w, r, challenge(err))
+				return
+			}
+			next.ServeHTTP(w, r.WithContext(ctx))
+		})
+	}
+}
+
+// authenticate returns the request context carrying the principal, and
+// sets the rate-limit headers on w.
+func (c *config) authenticate(w http.ResponseWriter, r *http.Request, keys KeyStore) (context.Context, error) {
+	ctx := r.Context()
+	cred, err := ParseCredential(r)
+	if errors.Is(err, ErrMissingCredentials) && c.sessions != nil {
+		return c.authenticateSession(w, r, err)
+	}
+	if err != nil {
+		return nil, err
+	}
+
+	k, err := keys.Lookup(ctx, cred.Secret)
+	switch {
+	case errors.Is(err, ErrKeyNotFound):
+		return nil, apierrors.InvalidAPIKey(msgUnknownKey).WithCause(ErrKeyNotFound)
+	case err != nil:
+		return nil, lookupError(err, cred.Secret)
+	case k == nil:
+		return nil, apierrors.Internal(errors.New("auth: KeyStore.Lookup returned a nil key and no error"))
+	case k.Disabled:
+		return nil, apierrors.InvalidAPIKey(msgDisabled).WithCause(fmt.Errorf("key id %q: %w", k.ID, ErrKeyDisabled))
+	case k.Expired(c.now()):
+		return nil, apierrors.InvalidAPIKey(msgExpired).WithCause(fmt.Errorf("key id %q: %w", k.ID, ErrKeyExpired))
+	case k.Quota.Exhausted():
+		return nil, apierrors.InsufficientQuota(msgQuota).WithCause(fmt.Errorf("key id %q: %w", k.ID, ErrQuotaExceeded))
+	}
+
+	limit := c.defaultLimit
+	if k.RateLimit != nil {
+		limit = *k.RateLimit
+	}
+	if err := c.rateLimit(w, r, k.ID, limit); err != nil {
+		return nil, err
+	}
+	p := &Principal{
+		KeyID:         k.ID,
+		Owner:         k.Owner,
+		AllowedModels: k.AllowedModels,
+		RateLimit:     limit,
+		Credential:    cred.Kind,
+		Quota:         k.Quota,
+	}
+	c.logAuthenticated(ctx, p)
+	return withCharging(ctx, p, keys), nil
+}
+
+func (c *config) authenticateSession(w http.ResponseWriter, r *http.Request, missing error) (context.Context, error) {
+	sp, err := c.sessions.AuthenticateSession(r)
+	if err != nil {
+		return nil, err
+	}
+	if sp == nil {
+		return nil, missing
+	}
+	p := *sp
+	p.Credential = CredentialSession
+	if p.RateLimit.Unlimited() {
+		p.RateLimit = c.defaultLimit
+	}
+	if err := c.rateLimit(w, r, "session:"+p.KeyID, p.RateLimit); err != nil {
+		return nil, err
+	}
+	ctx := r.Context()
+	c.logAuthenticated(ctx, &p)
+	return WithPrincipal(ctx, &p), nil
+}
+
+// rateLimit asks the limiter and sets the x-ratelimit headers; it returns
+// the 429 for a refused request.
+func (c *config) rateLimit(w http.ResponseWriter, r *http.Request, bucket string, limit Limit) error {
+	if limit.Unlimited() {
+		return nil
+	}
+	d, err := c.limiter.Allow(r.Context(), bucket, limit)
+	switch {
+	case errors.Is(err, context.Canceled):
+		return err
+	case errors.Is(err, context.DeadlineExceeded):
+		return apierrors.From(err)
+	case err != nil:
+		return apierrors.Internal(fmt.Errorf("auth: rate limiter: %w", err))
+	}
+	h := rateLimitHeader(d)
+	if d.Allowed {
+		for k, v := range h {
+			w.Header()[k] = v
+		}
+		return nil
+	}
+	retry := max(d.RetryAfter, time.Millisecond)
+	h.Set(HeaderRetryAfterMs, strconv.FormatInt(int64((retry+time.Millisecond-1)/time.Millisecond), 10))
+	e := apierrors.RateLimitExceeded(fmt.Sprintf(
+		"Rate limit reached for requests: limit %d per %s. Please try again in %s.",
+		limit.Requests, limit.Window(), FormatReset(retry)), retry)
+	e.Header = h
+	return e
+}
+
+func rateLimitHeader(d Decision) http.Header {
+	return http.Header{
+		HeaderLimitRequests:     {strconv.Itoa(d.Limit)},
+		HeaderRemainingRequests: {strconv.Itoa(max(d.Remaining, 0))},
+		HeaderResetRequests:     {FormatReset(d.Reset)},
+	}
+}
+
+// challenge adds the WWW-Authenticate header that RFC 6750 asks of a 401:
+// "Bearer" when credentials are missing, with error="invalid_token" when
+// they are wrong.
+func challenge(err error) error {
+	var e *apierrors.Error
+	if !errors.As(err, &e) || e.Status != http.StatusUnauthorized {
+		return err
+	}
+	c := *e
+	c.Header = e.Header.Clone()
+	if c.Header == nil {
+		c.Header = make(http.Header)
+	}
+	v := `Bearer error="invalid_token"`
+	if c.Code == apierrors.CodeMissingAuthorization {
+		v = "Bearer"
+	}
+	c.Header.Set("WWW-Authenticate", v)
+	return &c
+}
+
+// FormatReset formats d as OpenAI's x-ratelimit-reset-* headers do, the
+// form time.ParseDuration reads: "0s", "12ms", "1s", "8.64s", "6m0s".
+// It rounds up to the millisecond.
+func FormatReset(d time.Duration) string {
+	if d <= 0 {
+		return "0s"
+	}
+	return ((d + time.Millisecond - 1) / time.Millisecond * time.Millisecond).String()
+}
+
+func (c *config) logAuthenticated(ctx context.Context, p *Principal) {
+	c.logger.LogAttrs(ctx, slog.LevelDebug, "authenticated",
+		slog.String("key_id", p.KeyID),
+		slog.String("credential", p.Credential.String()),
+	)
+}
+
+// lookupError turns a KeyStore failure into a 500 (a 504 on a deadline),
+// making sure that a store that put the secret into its error text cannot
+// leak it to the log.
+func lookupError(err error, secret string) error {
+	cause := redacted{err: err, secret: secret}
+	switch {
+	case errors.Is(err, context.Canceled):
+		return cause // the client has gone: nothing is written
+	case errors.Is(err, context.DeadlineExceeded):
+		return apierrors.From(context.DeadlineExceeded).WithCause(cause)
+	default:
+		return apierrors.Internal(fmt.Errorf("auth: KeyStore.Lookup: %w", cause))
+	}
+}
+
+// redacted hides a secret in the text of an error it wraps.
+type redacted struct {
+	err    error
+	secret string
+}
+
+func (e redacted) Error() string {
+	return strings.ReplaceAll(e.err.Error(), e.secret, "[REDACTED]")
+}
+
+func (e redacted) Unwrap() error { return e.err }

@@ -1,0 +1,135 @@
+package auth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+)
+
+// ErrNoPrincipal is returned by [Charge] when the context carries no
+// principal: the handler is not behind [Middleware].
+var ErrNoPrincipal = errors.New("auth: no principal in context")
+
+// Principal is the authenticated caller of a request, as handlers see it.
+// The middleware puts it in the request context ([PrincipalFrom]). Treat
+// it as read-only: it is shared by everything that handles the request.
+type Principal struct {
+	// KeyID is the id of the API key, or the session's subject for
+	// [CredentialSession]. Handlers use it to scope resources (tasks,
+	// stored responses) and in logs.
+	KeyID string
+	// Owner is the account the key belongs to.
+	Owner string
+	// AllowedModels lists the models the key may use; empty means all.
+	// See [Principal.AllowsModel].
+	AllowedModels []string
+	// RateLimit is the request rate limit applied to this request (the
+	// key's own, or the default); Requests ≤ 0 means none.
+	RateLimit Limit
+	// Credential is where the credential came from.
+	Credential CredentialKind
+	// Quota is a snapshot of the key's budget when the request was
+	// authenticated. [Charge] returns the budget after charging; the
+	// snapshot is not updated.
+	Quota Quota
+}
+
+// AllowsModel reports whether p may use model: true if AllowedModels is
+// empty or contains model exactly.
+func (p *Principal) AllowsModel(model string) bool {
+	return len(p.AllowedModels) == 0 || slices.Contains(p.AllowedModels, model)
+}
+
+type ctxKey struct{}
+
+// ctxValue is what the middleware stores in the request context. keys is
+// the store to charge, nil for principals without one.
+type ctxValue struct {
+	p    *Principal
+	keys KeyStore
+}
+
+// WithPrincipal returns a copy of ctx carrying p, for tests and for custom
+// authentication in front of handlers. [Charge] on the result records
+// nothing (there is no store to charge) and returns p.Quota.
+func WithPrincipal(ctx context.Context, p *Principal) context.Context {
+	return context.WithValue(ctx, ctxKey{}, ctxValue{p: p})
+}
+
+// PrincipalFrom returns the principal that [Middleware] (or
+// [WithPrincipal]) put in ctx.
+func PrincipalFrom(ctx context.Context) (*Principal, bool) {
+	v, ok := ctx.Value(ctxKey{}).(ctxValue)
+	if !ok || v.p == nil {
+		return nil, false
+	}
+	return v.p, true
+}
+
+func withCharging(ctx context.Context, p *Principal, keys KeyStore) context.Context {
+	return context.WithValue(ctx, ctxKey{}, ctxValue{p: p, keys: keys})
+}
+
+// Charge records amount units of usage (tokens by default; see [Quota])
+// against the API key that authenticated the request of ctx, through the
+// [KeyStore] given to [Middleware], and returns the key's budget
+// afterwards. Handlers call it once the work is done, with the usage
+// they report to the client (for example usage.total_tokens):
+//
+//	if _, err := auth.Charge(r.Context(), int64(usage.TotalTokens)); err != nil &&
+//		!errors.Is(err, auth.ErrQuotaExceeded) {
+//		logger.LogAttrs(ctx, slog.LevelError, "charging usage", slog.Any("error", err))
+//	}
+//
+// Charge ignores ctx's cancellation and deadline (keeping its values), so
+// that work done for a client that has already gone is charged all the
+// same; a KeyStore that may block should bound its own calls.
+//
+// An error wrapping [ErrQuotaExceeded] means the budget did not cover
+// amount: it is now zero and the key's next request gets 403. The work
+// was done, so handlers usually log this rather than fail the reply.
+// Charge returns [ErrNoPrincipal] when ctx has no principal and an error
+// for a negative amount. For a principal without a store (a session, or
+// one set with [WithPrincipal]) it records nothing and returns p.Quota.
+//
+// Charge is safe for concurrent use.
+func Charge(ctx context.Context, amount int64) (Quota, error) {
+	v, ok := ctx.Value(ctxKey{}).(ctxValue)
+	if !ok || v.p == nil {
+		return Quota{}, ErrNoPrincipal
+	}
+	if amount < 0 {
+		return v.p.Quota, fmt.Errorf("auth: Charge: negative amount %d", amount)
+	}
+	if v.keys == nil {
+		return v.p.Quota, nil
+	}
+	return v.keys.Consume(context.WithoutCancel(ctx), v.p.KeyID, amount)
+}
+
+// A SessionAuthenticator accepts an admin-console session in place of an
+// API key, as the video content endpoint does (spec §4.7, §5.3). It must
+// be safe for concurrent use.
+//
+// AuthenticateSession returns (nil, nil) when r carries no session; the
+// middleware then answers 401 missing_authorization. It returns an
+// *apierrors.Error, rendered as is, to refuse a session (for example
+// apierrors.InvalidAPIKey("The session has expired.")); any other error
+// becomes a 500 whose text is only logged. The returned principal is
+// copied and its Credential set to [CredentialSession]. Its Quota is not
+// enforced, and its RateLimit, if Requests > 0, replaces the default
+// limit, which otherwise applies under the limiter key "session:" +
+// KeyID.
+type SessionAuthenticator interface {
+	AuthenticateSession(r *http.Request) (*Principal, error)
+}
+
+// SessionAuthenticatorFunc adapts a function to [SessionAuthenticator].
+type SessionAuthenticatorFunc func(r *http.Request) (*Principal, error)
+
+// AuthenticateSession calls f(r).
+func (f SessionAuthenticatorFunc) AuthenticateSession(r *http.Request) (*Principal, error) {
+	return f(r)
+}
