@@ -1,0 +1,227 @@
+package chat
+
+import (
+	"strconv"
+	"unicode/utf8"
+)
+
+// The replies are encoded by hand, by appending to a byte slice: they are
+// the hot path of the handler, and their shapes are fixed. Tests check
+// that the bytes decode to the same values as the exported wire types
+// ([Completion], [Chunk]) encode to.
+
+// appendCompletion appends the non-streaming reply.
+func appendCompletion(b []byte, id string, created int64, model string, outs []Output, u *Usage) []byte {
+	b = append(b, `{"id":`...)
+	b = appendString(b, id)
+	b = append(b, `,"object":"`+ObjectCompletion+`","created":`...)
+	b = strconv.AppendInt(b, created, 10)
+	b = append(b, `,"model":`...)
+	b = appendString(b, model)
+	b = append(b, `,"choices":[`...)
+	for i := range outs {
+		o := &outs[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"index":`...)
+		b = strconv.AppendInt(b, int64(i), 10)
+		b = append(b, `,"message":{"role":"assistant","content":`...)
+		if o.Content == "" && len(o.ToolCalls) > 0 {
+			b = append(b, "null"...)
+		} else {
+			b = appendString(b, o.Content)
+		}
+		if o.Reasoning != "" {
+			b = append(b, `,"reasoning_content":`...)
+			b = appendString(b, o.Reasoning)
+		}
+		if len(o.ToolCalls) > 0 {
+			b = append(b, `,"tool_calls":[`...)
+			for j := range o.ToolCalls {
+				tc := &o.ToolCalls[j]
+				if j > 0 {
+					b = append(b, ',')
+				}
+				b = append(b, `{"id":`...)
+				b = appendString(b, tc.ID)
+				b = append(b, `,"type":`...)
+				b = appendString(b, tc.Type)
+				b = append(b, `,"function":{"name":`...)
+				b = appendString(b, tc.Function.Name)
+				b = append(b, `,"arguments":`...)
+				b = appendString(b, tc.Function.Arguments)
+				b = append(b, `}}`...)
+			}
+			b = append(b, ']')
+		}
+		b = append(b, `},"finish_reason":`...)
+		b = appendString(b, string(o.FinishReason))
+		b = append(b, '}')
+	}
+	b = append(b, `],"usage":`...)
+	b = appendUsage(b, u)
+	return append(b, '}')
+}
+
+// appendUsage appends a usage object.
+func appendUsage(b []byte, u *Usage) []byte {
+	b = append(b, `{"prompt_tokens":`...)
+	b = strconv.AppendInt(b, int64(u.PromptTokens), 10)
+	b = append(b, `,"completion_tokens":`...)
+	b = strconv.AppendInt(b, int64(u.CompletionTokens), 10)
+	b = append(b, `,"total_tokens":`...)
+	b = strconv.AppendInt(b, int64(u.TotalTokens), 10)
+	if d := u.CompletionTokensDetails; d != nil {
+		b = append(b, `,"completion_tokens_details":{"reasoning_tokens":`...)
+		b = strconv.AppendInt(b, int64(d.ReasoningTokens), 10)
+		b = append(b, '}')
+	}
+	return append(b, '}')
+}
+
+// appendChunkPrefix appends the start of every chunk of a stream, up to
+// and including the opening bracket of "choices".
+func appendChunkPrefix(b []byte, id string, created int64, model string) []byte {
+	b = append(b, `{"id":`...)
+	b = appendString(b, id)
+	b = append(b, `,"object":"`+ObjectChunk+`","created":`...)
+	b = strconv.AppendInt(b, created, 10)
+	b = append(b, `,"model":`...)
+	b = appendString(b, model)
+	return append(b, `,"choices":[`...)
+}
+
+// appendChunkChoice appends one choice of a chunk and closes the chunk.
+// role adds "role":"assistant"; calls are the tool-call fragments; an
+// empty finish is null.
+func appendChunkChoice(b []byte, index int, role bool, content, reasoning string, calls []ToolCallChunk, finish FinishReason) []byte {
+	b = append(b, `{"index":`...)
+	b = strconv.AppendInt(b, int64(index), 10)
+	b = append(b, `,"delta":{`...)
+	sep := false
+	if role {
+		b, sep = appendField(b, sep, `"role":"assistant"`)
+	}
+	if content != "" {
+		b, sep = appendField(b, sep, `"content":`)
+		b = appendString(b, content)
+	}
+	if reasoning != "" {
+		b, sep = appendField(b, sep, `"reasoning_content":`)
+		b = appendString(b, reasoning)
+	}
+	if len(calls) > 0 {
+		b, _ = appendField(b, sep, `"tool_calls":[`)
+		for i := range calls {
+			c := &calls[i]
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"index":`...)
+			b = strconv.AppendInt(b, int64(c.Index), 10)
+			if c.ID != "" {
+				b = append(b, `,"id":`...)
+				b = appendString(b, c.ID)
+			}
+			if c.Type != "" {
+				b = append(b, `,"type":`...)
+				b = appendString(b, c.Type)
+			}
+			b = append(b, `,"function":{`...)
+			if c.Function.Name != "" {
+				b = append(b, `"name":`...)
+				b = appendString(b, c.Function.Name)
+				b = append(b, ',')
+			}
+			b = append(b, `"arguments":`...)
+			b = appendString(b, c.Function.Arguments)
+			b = append(b, `}}`...)
+		}
+		b = append(b, ']')
+	}
+	b = append(b, `},"finish_reason":`...)
+	if finish == "" {
+		b = append(b, "null"...)
+	} else {
+		b = appendString(b, string(finish))
+	}
+	return append(b, `}]}`...)
+}
+
+// appendField appends a comma unless the field is the first (sep false),
+// then the field's name.
+func appendField(b []byte, sep bool, name string) ([]byte, bool) {
+	if sep {
+		b = append(b, ',')
+	}
+	return append(b, name...), true
+}
+
+// appendUsageChunk appends the final usage chunk after the prefix: empty
+// choices and the usage.
+func appendUsageChunk(b []byte, u *Usage) []byte {
+	b = append(b, `],"usage":`...)
+	b = appendUsage(b, u)
+	return append(b, '}')
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendString appends s as a JSON string, escaped as encoding/json does
+// without HTML escaping: quotes, backslashes and control characters are
+// escaped, invalid UTF-8 becomes U+FFFD, and U+2028 and U+2029 are
+// escaped for JavaScript.
+func appendString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

@@ -1,0 +1,159 @@
+package chat
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"github.com/gatewaykit/gatewaykit/auth"
+	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/internal/httpjson"
+	"github.com/gatewaykit/gatewaykit/models"
+)
+
+// Pattern is the route served by [NewHandler], in [http.ServeMux] syntax.
+const Pattern = "POST /v1/chat/completions"
+
+type handler struct {
+	backend   Backend
+	streaming StreamingBackend // backend, if it streams
+	catalog   models.Catalog
+	cfg       config
+	rd        apierrors.Renderer
+}
+
+// NewHandler returns the handler of POST /v1/chat/completions: it decodes
+// and validates the request, checks the model against catalog (spec §1,
+// endpoint type compat), asks backend for the reply, answers with JSON or
+// an SSE stream, and charges the reply's total tokens to the API key
+// ([auth.Charge]). See the package documentation for the wire details.
+//
+// Mount it behind [auth.Middleware]:
+//
+//	mux.Handle(chat.Pattern, chat.NewHandler(catalog, backend))
+//
+// NewHandler panics if catalog or backend is nil. The handler is safe for
+// concurrent use.
+func NewHandler(catalog models.Catalog, backend Backend, opts ...Option) http.Handler {
+	if catalog == nil {
+		panic("chat: NewHandler: nil Catalog")
+	}
+	if backend == nil {
+		panic("chat: NewHandler: nil Backend")
+	}
+	h := &handler{backend: backend, catalog: catalog, cfg: newConfig(opts)}
+	h.streaming, _ = backend.(StreamingBackend)
+	h.rd = apierrors.Renderer{Logger: h.cfg.logger}
+	return h
+}
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	req := new(Request)
+	if err := httpjson.Decode(w, r, h.cfg.maxBytes, req); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	if err := validate(h.cfg.validate, req); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	m, err := models.Require(ctx, h.catalog, req.Model, models.Compat, h.cfg.allow)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	p := &Params{Request: req, Model: m}
+	if req.Stream {
+		h.serveStream(w, r, p)
+		return
+	}
+	res, err := h.backend.Complete(ctx, p)
+	if err == nil {
+		err = checkResult(res, req.Choices())
+	}
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	normalize(res.Choices)
+	usage := res.Usage
+	usage.TotalTokens = usage.PromptTokens + usage.CompletionTokens
+	model := res.Model
+	if model == "" {
+		model = req.Model
+	}
+	body := appendCompletion(make([]byte, 0, 512), newID(IDPrefix), h.cfg.now().Unix(), model, res.Choices, &usage)
+	httpjson.WriteRaw(w, http.StatusOK, body)
+	h.charge(ctx, &usage)
+}
+
+// fail reports err to the error hook and renders it, unless the client
+// has gone.
+func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error) {
+	h.hook(r, err)
+	h.rd.Write(w, r, err)
+}
+
+func (h *handler) hook(r *http.Request, err error) {
+	if h.cfg.errorHook == nil || r.Context().Err() != nil ||
+		(errors.Is(err, context.Canceled) && !isAPIError(err)) {
+		return
+	}
+	h.cfg.errorHook(r, apierrors.From(err))
+}
+
+func isAPIError(err error) bool {
+	var e *apierrors.Error
+	return errors.As(err, &e)
+}
+
+// charge records the reply's tokens against the API key. A request that is
+// not behind auth.Middleware has no key to charge.
+func (h *handler) charge(ctx context.Context, u *Usage) {
+	_, err := auth.Charge(ctx, int64(u.TotalTokens))
+	switch {
+	case err == nil, errors.Is(err, auth.ErrNoPrincipal):
+	case errors.Is(err, auth.ErrQuotaExceeded):
+		h.cfg.logger.LogAttrs(ctx, slog.LevelDebug, "usage exceeded the key's quota", slog.Int("tokens", u.TotalTokens))
+	default:
+		h.cfg.logger.LogAttrs(ctx, slog.LevelError, "charging usage failed", slog.Int("tokens", u.TotalTokens), slog.String("error", err.Error()))
+	}
+}
+
+// checkResult rejects a backend result that cannot be sent.
+func checkResult(res *Result, n int) error {
+	switch {
+	case res == nil:
+		return apierrors.Internal(errors.New("chat: backend returned a nil Result and no error"))
+	case len(res.Choices) != n:
+		return apierrors.Internal(errors.New("chat: backend returned " + itoa(len(res.Choices)) + " choices for n=" + itoa(n)))
+	}
+	return nil
+}
+
+// newID returns prefix followed by 128 random bits in base32 (26
+// characters).
+func newID(prefix string) string {
+	return prefix + rand.Text()
+}
+
+// normalize fills the defaults of the outputs: finish reasons, tool call
+// types and ids.
+func normalize(outs []Output) {
+	for i := range outs {
+		o := &outs[i]
+		o.FinishReason = finishReason(o)
+		for j := range o.ToolCalls {
+			tc := &o.ToolCalls[j]
+			if tc.Type == "" {
+				tc.Type = "function"
+			}
+			if tc.ID == "" {
+				tc.ID = newID("call_")
+			}
+		}
+	}
+}

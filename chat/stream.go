@@ -1,0 +1,213 @@
+package chat
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"net/http"
+
+	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/sse"
+)
+
+// serveStream answers a streaming request: one chunk per backend delta,
+// then the final chunks, the usage chunk if asked for, and [DONE].
+func (h *handler) serveStream(w http.ResponseWriter, r *http.Request, p *Params) {
+	ctx := r.Context()
+	s, err := sse.Start(w, r, sse.WithRenderer(h.rd), sse.WithKeepAlive(h.cfg.keepAlive))
+	if err != nil {
+		h.fail(w, r, apierrors.Internal(err))
+		return
+	}
+	defer s.Close()
+
+	cw := chunkWriter{s: s, n: p.Request.Choices()}
+	cw.init(newID(IDPrefix), h.cfg.now().Unix(), p.Request.Model)
+
+	var seq iter.Seq2[Delta, error]
+	if h.streaming != nil {
+		seq = h.streaming.Stream(ctx, p)
+	} else {
+		seq = resultDeltas(ctx, h.backend, p)
+	}
+	for d, err := range seq {
+		if err == nil {
+			err = cw.add(&d)
+		}
+		if err != nil {
+			cw.err = err
+			break
+		}
+	}
+	if cw.err == nil {
+		cw.err = cw.finish(p.Request.IncludeUsage())
+	}
+	if cw.err != nil {
+		h.hook(r, cw.err)
+		_ = s.Error(cw.err)
+	}
+	h.charge(ctx, &cw.usage)
+}
+
+// chunkWriter turns deltas into chunks: it keeps the state of each choice
+// and encodes every chunk into one reused buffer.
+type chunkWriter struct {
+	s       *sse.Stream
+	n       int
+	prefix  int // length of the chunk prefix at the start of buf
+	buf     []byte
+	calls   []ToolCallChunk // reused
+	choices []choiceState
+	one     [1]choiceState // backing of choices for n = 1
+	usage   Usage
+	err     error
+}
+
+type choiceState struct {
+	started  bool
+	finished bool
+	calls    int // tool calls begun
+}
+
+func (cw *chunkWriter) init(id string, created int64, model string) {
+	cw.buf = appendChunkPrefix(make([]byte, 0, 512), id, created, model)
+	cw.prefix = len(cw.buf)
+	if cw.n == 1 {
+		cw.choices = cw.one[:]
+	} else {
+		cw.choices = make([]choiceState, cw.n)
+	}
+}
+
+// add sends the chunk of one delta.
+func (cw *chunkWriter) add(d *Delta) error {
+	if d.Usage != nil {
+		cw.usage = *d.Usage
+		if d.empty() {
+			return nil
+		}
+	}
+	if d.Choice < 0 || d.Choice >= cw.n {
+		return backendError("delta for choice %d of a request with n=%d", d.Choice, cw.n)
+	}
+	st := &cw.choices[d.Choice]
+	if st.finished {
+		return backendError("delta for choice %d after its finish reason", d.Choice)
+	}
+	if d.empty() && st.started {
+		return nil
+	}
+	calls := cw.calls[:0]
+	for _, tc := range d.ToolCalls {
+		switch {
+		case tc.Index == st.calls:
+			if tc.Name == "" {
+				return backendError("tool call %d of choice %d begins without a name", tc.Index, d.Choice)
+			}
+			id := tc.ID
+			if id == "" {
+				id = newID("call_")
+			}
+			st.calls++
+			calls = append(calls, ToolCallChunk{Index: tc.Index, ID: id, Type: "function",
+				Function: FunctionCallChunk{Name: tc.Name, Arguments: tc.Arguments}})
+		case tc.Index >= 0 && tc.Index < st.calls:
+			calls = append(calls, ToolCallChunk{Index: tc.Index, Function: FunctionCallChunk{Arguments: tc.Arguments}})
+		default:
+			return backendError("tool call index %d of choice %d is not the next one (%d)", tc.Index, d.Choice, st.calls)
+		}
+	}
+	cw.calls = calls
+	role := !st.started
+	st.started = true
+	st.finished = d.FinishReason != ""
+	return cw.send(appendChunkChoice(cw.buf[:cw.prefix], d.Choice, role, d.Content, d.Reasoning, calls, d.FinishReason))
+}
+
+// finish ends the choices that are still open, sends the usage chunk if
+// asked, and [DONE].
+func (cw *chunkWriter) finish(includeUsage bool) error {
+	cw.usage.TotalTokens = cw.usage.PromptTokens + cw.usage.CompletionTokens
+	for i := range cw.choices {
+		st := &cw.choices[i]
+		if st.finished {
+			continue
+		}
+		reason := FinishStop
+		if st.calls > 0 {
+			reason = FinishToolCalls
+		}
+		role := !st.started
+		st.started, st.finished = true, true
+		if err := cw.send(appendChunkChoice(cw.buf[:cw.prefix], i, role, "", "", nil, reason)); err != nil {
+			return err
+		}
+	}
+	if includeUsage {
+		if err := cw.send(appendUsageChunk(cw.buf[:cw.prefix], &cw.usage)); err != nil {
+			return err
+		}
+	}
+	return cw.s.Done()
+}
+
+func (cw *chunkWriter) send(b []byte) error {
+	cw.buf = b[:cw.prefix]
+	return cw.s.SendRaw("", b)
+}
+
+// backendError is the error for a backend that broke the streaming
+// contract: a 500 whose text is only logged.
+func backendError(format string, args ...any) error {
+	return apierrors.Internal(fmt.Errorf("chat: backend sent a "+format, args...))
+}
+
+// resultDeltas streams the Result of a backend that does not stream: per
+// choice, its reasoning, its content and its tool calls (each whole), the
+// last with the finish reason; then the usage.
+func resultDeltas(ctx context.Context, b Backend, p *Params) iter.Seq2[Delta, error] {
+	return func(yield func(Delta, error) bool) {
+		res, err := b.Complete(ctx, p)
+		if err == nil {
+			err = checkResult(res, p.Request.Choices())
+		}
+		if err != nil {
+			yield(Delta{}, err)
+			return
+		}
+		for i := range res.Choices {
+			o := &res.Choices[i]
+			var ds []Delta
+			if o.Reasoning != "" {
+				ds = append(ds, Delta{Choice: i, Reasoning: o.Reasoning})
+			}
+			if o.Content != "" {
+				ds = append(ds, Delta{Choice: i, Content: o.Content})
+			}
+			for j, tc := range o.ToolCalls {
+				ds = append(ds, Delta{Choice: i, ToolCalls: []ToolCallDelta{{Index: j, ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments}}})
+			}
+			if len(ds) == 0 {
+				ds = append(ds, Delta{Choice: i})
+			}
+			ds[len(ds)-1].FinishReason = finishReason(o)
+			for _, d := range ds {
+				if !yield(d, nil) {
+					return
+				}
+			}
+		}
+		yield(Delta{Usage: &res.Usage}, nil)
+	}
+}
+
+// finishReason is o's finish reason, or its default.
+func finishReason(o *Output) FinishReason {
+	switch {
+	case o.FinishReason != "":
+		return o.FinishReason
+	case len(o.ToolCalls) > 0:
+		return FinishToolCalls
+	}
+	return FinishStop
+}

@@ -1,0 +1,492 @@
+package chat
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+
+	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/internal/jsonext"
+)
+
+// The message roles of spec §4.1, plus "developer", which OpenAI's current
+// API and SDKs send in place of "system" for some models.
+const (
+	RoleSystem    = "system"
+	RoleDeveloper = "developer"
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+	RoleTool      = "tool"
+)
+
+// The content part types of spec §4.1.
+const (
+	PartText     = "text"
+	PartImageURL = "image_url"
+)
+
+// The string forms of tool_choice.
+const (
+	ToolChoiceNone     = "none"
+	ToolChoiceAuto     = "auto"
+	ToolChoiceRequired = "required"
+)
+
+// The response_format types.
+const (
+	FormatText       = "text"
+	FormatJSONObject = "json_object"
+	FormatJSONSchema = "json_schema"
+)
+
+// MaxChoices is the largest n a request may ask for, as in OpenAI's API.
+const MaxChoices = 128
+
+// MaxStop is the largest number of stop sequences a request may send.
+const MaxStop = 4
+
+// Request is the body of POST /v1/chat/completions (spec §4.1).
+//
+// Fields that Request does not model (seed, user, logprobs,
+// parallel_tool_calls, reasoning_effort, …) are kept in Extra when it is
+// decoded and written back when it is encoded, so that a relay forwards
+// them unchanged. Message, ContentPart, Tool and StreamOptions keep
+// theirs the same way.
+type Request struct {
+	Model    string    `json:"model" validate:"required"`
+	Messages []Message `json:"messages" validate:"required,min=1,dive"`
+
+	Stream        bool           `json:"stream,omitempty"`
+	StreamOptions *StreamOptions `json:"stream_options,omitempty"`
+
+	// Temperature is 0 to 2; TopP 0 to 1 (spec §8). nil means the
+	// backend's default.
+	Temperature *float64 `json:"temperature,omitempty" validate:"omitempty,gte=0,lte=2"`
+	TopP        *float64 `json:"top_p,omitempty" validate:"omitempty,gte=0,lte=1"`
+
+	// N is the number of choices, 1 to [MaxChoices]; nil means 1. See
+	// [Request.Choices].
+	N *int `json:"n,omitempty" validate:"omitempty,gte=1,lte=128"`
+
+	// MaxTokens and MaxCompletionTokens cap the tokens of each choice;
+	// see [Request.TokenLimit].
+	MaxTokens           *int `json:"max_tokens,omitempty" validate:"omitempty,gte=1"`
+	MaxCompletionTokens *int `json:"max_completion_tokens,omitempty" validate:"omitempty,gte=1"`
+
+	Stop Stop `json:"stop,omitempty" validate:"max=4"`
+
+	Tools          []Tool          `json:"tools,omitempty" validate:"dive"`
+	ToolChoice     *ToolChoice     `json:"tool_choice,omitempty" validate:"-"`
+	ResponseFormat *ResponseFormat `json:"response_format,omitempty"`
+
+	// Extra holds the members of the JSON object that Request does not
+	// model, by name, as they were sent.
+	Extra map[string]json.RawMessage `json:"-"`
+}
+
+var requestFields = jsonext.Fields[Request]()
+
+// UnmarshalJSON decodes a request, keeping unmodelled fields in Extra.
+func (r *Request) UnmarshalJSON(b []byte) error {
+	type plain Request
+	var err error
+	r.Extra, err = jsonext.Unmarshal(b, (*plain)(r), requestFields)
+	return err
+}
+
+// MarshalJSON encodes a request with its Extra fields.
+func (r Request) MarshalJSON() ([]byte, error) {
+	type plain Request
+	return jsonext.Marshal(plain(r), r.Extra)
+}
+
+// Choices returns the number of choices the request asks for: N, or 1.
+func (r *Request) Choices() int {
+	if r.N == nil {
+		return 1
+	}
+	return *r.N
+}
+
+// TokenLimit returns the cap on each choice's completion tokens, or 0 for
+// none: MaxCompletionTokens if set, else MaxTokens. (OpenAI deprecated
+// max_tokens in favour of max_completion_tokens, which also counts
+// reasoning tokens.)
+func (r *Request) TokenLimit() int {
+	switch {
+	case r.MaxCompletionTokens != nil:
+		return *r.MaxCompletionTokens
+	case r.MaxTokens != nil:
+		return *r.MaxTokens
+	}
+	return 0
+}
+
+// IncludeUsage reports whether a streamed reply must end with a usage
+// chunk (stream_options.include_usage).
+func (r *Request) IncludeUsage() bool {
+	return r.StreamOptions != nil && r.StreamOptions.IncludeUsage
+}
+
+// StreamOptions are the options of a streamed reply.
+type StreamOptions struct {
+	IncludeUsage bool                       `json:"include_usage,omitempty"`
+	Extra        map[string]json.RawMessage `json:"-"`
+}
+
+var streamOptionsFields = jsonext.Fields[StreamOptions]()
+
+// UnmarshalJSON decodes stream options, keeping unmodelled fields in Extra.
+func (o *StreamOptions) UnmarshalJSON(b []byte) error {
+	type plain StreamOptions
+	var err error
+	o.Extra, err = jsonext.Unmarshal(b, (*plain)(o), streamOptionsFields)
+	return err
+}
+
+// MarshalJSON encodes stream options with their Extra fields.
+func (o StreamOptions) MarshalJSON() ([]byte, error) {
+	type plain StreamOptions
+	return jsonext.Marshal(plain(o), o.Extra)
+}
+
+// Message is one message of the conversation.
+//
+// Content is required, except on an assistant message that carries
+// ToolCalls. ToolCallID is required on tool messages.
+type Message struct {
+	Role       string     `json:"role" validate:"required,oneof=system developer user assistant tool"`
+	Content    Content    `json:"content" validate:"-"`
+	Name       string     `json:"name,omitempty"`
+	ToolCalls  []ToolCall `json:"tool_calls,omitempty" validate:"dive"`
+	ToolCallID string     `json:"tool_call_id,omitempty" validate:"required_if=Role tool"`
+
+	Extra map[string]json.RawMessage `json:"-"`
+}
+
+var messageFields = jsonext.Fields[Message]()
+
+// UnmarshalJSON decodes a message, keeping unmodelled fields in Extra.
+func (m *Message) UnmarshalJSON(b []byte) error {
+	type plain Message
+	var err error
+	m.Extra, err = jsonext.Unmarshal(b, (*plain)(m), messageFields)
+	return err
+}
+
+// MarshalJSON encodes a message with its Extra fields.
+func (m Message) MarshalJSON() ([]byte, error) {
+	type plain Message
+	return jsonext.Marshal(plain(m), m.Extra)
+}
+
+// Content is the content of a message: a string, an array of parts, or
+// null. Text is set for a string and Parts for an array (an empty array
+// is a non-nil empty slice); neither is set for null or an absent field.
+// Build one with [TextContent] or [PartsContent].
+type Content struct {
+	Text  *string
+	Parts []ContentPart
+
+	// invalid names the JSON kind of a value that is neither a string, an
+	// array nor null; validation reports it with the message's path.
+	invalid string
+}
+
+// TextContent returns string content.
+func TextContent(s string) Content { return Content{Text: &s} }
+
+// PartsContent returns array content.
+func PartsContent(parts ...ContentPart) Content {
+	if parts == nil {
+		parts = []ContentPart{}
+	}
+	return Content{Parts: parts}
+}
+
+// IsNull reports whether the content is null or absent.
+func (c Content) IsNull() bool { return c.Text == nil && c.Parts == nil && c.invalid == "" }
+
+// String returns the text of the content: the string, or the text of its
+// text parts joined with "\n". Other parts are left out; null is "".
+func (c Content) String() string {
+	if c.Text != nil {
+		return *c.Text
+	}
+	switch len(c.Parts) {
+	case 0:
+		return ""
+	case 1:
+		return c.Parts[0].Text
+	}
+	var b strings.Builder
+	first := true
+	for _, p := range c.Parts {
+		if p.Type != PartText {
+			continue
+		}
+		if !first {
+			b.WriteByte('\n')
+		}
+		first = false
+		b.WriteString(p.Text)
+	}
+	return b.String()
+}
+
+// UnmarshalJSON decodes a string, an array of parts or null. Another kind
+// of value is not a decoding error: validation reports it with the path
+// of the message.
+func (c *Content) UnmarshalJSON(b []byte) error {
+	*c = Content{}
+	b = bytes.TrimLeft(b, " \t\r\n")
+	if len(b) == 0 {
+		return nil
+	}
+	switch b[0] {
+	case '"':
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		c.Text = &s
+	case '[':
+		parts := []ContentPart{}
+		if err := json.Unmarshal(b, &parts); err != nil {
+			return err
+		}
+		c.Parts = parts
+	case 'n':
+		// null
+	default:
+		c.invalid = jsonKindOf(b[0])
+	}
+	return nil
+}
+
+// MarshalJSON encodes the content in the form it has.
+func (c Content) MarshalJSON() ([]byte, error) {
+	switch {
+	case c.Text != nil:
+		return json.Marshal(*c.Text)
+	case c.Parts != nil:
+		return json.Marshal(c.Parts)
+	}
+	return []byte("null"), nil
+}
+
+// ContentPart is one part of array content: {"type":"text","text"} or
+// {"type":"image_url","image_url":{"url"}}. Parts of other types are kept
+// (their fields in Extra) and handed to the backend, which may ignore
+// them.
+type ContentPart struct {
+	Type     string    `json:"type"`
+	Text     string    `json:"text,omitempty"`
+	ImageURL *ImageURL `json:"image_url,omitempty"`
+
+	Extra map[string]json.RawMessage `json:"-"`
+}
+
+var contentPartFields = jsonext.Fields[ContentPart]()
+
+// UnmarshalJSON decodes a part, keeping unmodelled fields in Extra.
+func (p *ContentPart) UnmarshalJSON(b []byte) error {
+	type plain ContentPart
+	var err error
+	p.Extra, err = jsonext.Unmarshal(b, (*plain)(p), contentPartFields)
+	return err
+}
+
+// MarshalJSON encodes a part with its Extra fields.
+func (p ContentPart) MarshalJSON() ([]byte, error) {
+	type plain ContentPart
+	return jsonext.Marshal(plain(p), p.Extra)
+}
+
+// ImageURL is the image of an image_url part: an http(s) URL or a data
+// URI holding a base64 image ("data:image/png;base64,…").
+type ImageURL struct {
+	URL    string `json:"url"`
+	Detail string `json:"detail,omitempty"`
+}
+
+// ToolCall is a call of a function tool, in an assistant message of the
+// request and in a reply (spec §2.1).
+type ToolCall struct {
+	ID       string       `json:"id" validate:"required"`
+	Type     string       `json:"type" validate:"required,oneof=function"`
+	Function FunctionCall `json:"function"`
+}
+
+// FunctionCall names the function of a [ToolCall] and carries its
+// arguments as a JSON string.
+type FunctionCall struct {
+	Name      string `json:"name" validate:"required"`
+	Arguments string `json:"arguments"`
+}
+
+// Tool is a tool the model may call. Only function tools are defined.
+type Tool struct {
+	Type     string              `json:"type" validate:"required,oneof=function"`
+	Function *FunctionDefinition `json:"function" validate:"required"`
+
+	Extra map[string]json.RawMessage `json:"-"`
+}
+
+var toolFields = jsonext.Fields[Tool]()
+
+// UnmarshalJSON decodes a tool, keeping unmodelled fields in Extra.
+func (t *Tool) UnmarshalJSON(b []byte) error {
+	type plain Tool
+	var err error
+	t.Extra, err = jsonext.Unmarshal(b, (*plain)(t), toolFields)
+	return err
+}
+
+// MarshalJSON encodes a tool with its Extra fields.
+func (t Tool) MarshalJSON() ([]byte, error) {
+	type plain Tool
+	return jsonext.Marshal(plain(t), t.Extra)
+}
+
+// FunctionDefinition describes a function tool. Parameters is its JSON
+// Schema, kept as sent.
+type FunctionDefinition struct {
+	Name        string          `json:"name" validate:"required"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters,omitempty"`
+	Strict      *bool           `json:"strict,omitempty"`
+}
+
+// ToolChoice is the tool selection policy: a string (Mode: "none",
+// "auto" or "required") or an object naming a function to call
+// ({"type":"function","function":{"name"}}, Function set, Mode empty).
+type ToolChoice struct {
+	Mode     string
+	Function string
+}
+
+// Forced reports whether the choice obliges the model to call a tool:
+// "required", or a named function.
+func (c *ToolChoice) Forced() bool {
+	return c != nil && (c.Mode == ToolChoiceRequired || c.Function != "")
+}
+
+type toolChoiceObject struct {
+	Type     string `json:"type"`
+	Function *struct {
+		Name string `json:"name"`
+	} `json:"function"`
+}
+
+// UnmarshalJSON decodes either form. An invalid value is a 400 with param
+// "tool_choice".
+func (c *ToolChoice) UnmarshalJSON(b []byte) error {
+	*c = ToolChoice{}
+	b = bytes.TrimLeft(b, " \t\r\n")
+	if len(b) > 0 && b[0] == '"' {
+		if err := json.Unmarshal(b, &c.Mode); err != nil {
+			return err
+		}
+		switch c.Mode {
+		case ToolChoiceNone, ToolChoiceAuto, ToolChoiceRequired:
+			return nil
+		}
+		return apierrors.InvalidRequestf("tool_choice", "tool_choice must be one of none, auto, required, or an object naming a function, got %q", c.Mode)
+	}
+	if len(b) == 0 {
+		return apierrors.InvalidRequest("tool_choice", "tool_choice must be a string or an object")
+	}
+	if b[0] != '{' {
+		return apierrors.InvalidRequestf("tool_choice", "tool_choice must be a string or an object, got %s", jsonKindOf(b[0]))
+	}
+	var o toolChoiceObject
+	if err := json.Unmarshal(b, &o); err != nil {
+		return apierrors.InvalidRequest("tool_choice", "tool_choice must be {\"type\":\"function\",\"function\":{\"name\":…}}").WithCause(err)
+	}
+	if o.Type != "function" {
+		return apierrors.InvalidRequestf("tool_choice.type", "tool_choice.type must be function, got %q", o.Type)
+	}
+	if o.Function == nil || o.Function.Name == "" {
+		return apierrors.InvalidRequest("tool_choice.function.name", "tool_choice.function.name is required")
+	}
+	c.Function = o.Function.Name
+	return nil
+}
+
+// MarshalJSON encodes the form that was set.
+func (c ToolChoice) MarshalJSON() ([]byte, error) {
+	if c.Function != "" {
+		o := toolChoiceObject{Type: "function"}
+		o.Function = &struct {
+			Name string `json:"name"`
+		}{c.Function}
+		return json.Marshal(o)
+	}
+	return json.Marshal(c.Mode)
+}
+
+// ResponseFormat asks for structured output: "text", "json_object", or
+// "json_schema" with JSONSchema.
+type ResponseFormat struct {
+	Type       string      `json:"type" validate:"required,oneof=text json_object json_schema"`
+	JSONSchema *JSONSchema `json:"json_schema,omitempty" validate:"required_if=Type json_schema"`
+}
+
+// JSONSchema is the schema of a json_schema response format.
+type JSONSchema struct {
+	Name        string          `json:"name" validate:"required"`
+	Description string          `json:"description,omitempty"`
+	Schema      json.RawMessage `json:"schema,omitempty"`
+	Strict      *bool           `json:"strict,omitempty"`
+}
+
+// Stop is the stop sequences of a request, sent as a string or an array
+// of strings; a string decodes to one element. It encodes as an array.
+// Completions requests use the same type.
+type Stop []string
+
+// UnmarshalJSON decodes a string, an array of strings or null. Another
+// value is a 400 with param "stop".
+func (s *Stop) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimLeft(b, " \t\r\n")
+	if len(b) == 0 {
+		return nil
+	}
+	switch b[0] {
+	case 'n':
+		*s = nil
+		return nil
+	case '"':
+		var one string
+		if err := json.Unmarshal(b, &one); err != nil {
+			return err
+		}
+		*s = Stop{one}
+		return nil
+	case '[':
+		var many []string
+		if err := json.Unmarshal(b, &many); err == nil {
+			*s = many
+			return nil
+		}
+	}
+	return apierrors.InvalidRequest("stop", "stop must be a string or an array of strings")
+}
+
+// jsonKindOf names the JSON kind of a value from its first byte.
+func jsonKindOf(c byte) string {
+	switch c {
+	case '"':
+		return "string"
+	case '[':
+		return "array"
+	case '{':
+		return "object"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
+	}
+	return "number"
+}

@@ -1,0 +1,89 @@
+package completions
+
+import (
+	"context"
+	"iter"
+
+	"github.com/gatewaykit/gatewaykit/chat"
+	"github.com/gatewaykit/gatewaykit/models"
+)
+
+// A Backend generates legacy completions: the content of a reply. The
+// handler owns the wire (ids, timestamps, object names, chunk framing,
+// usage totals); a Backend only says what the model produced.
+//
+// Complete returns the whole reply of a request. The context is the
+// request's: it is cancelled when the client goes away, and Complete
+// should then return promptly. To send a client-facing error, return (or
+// wrap) an *apierrors.Error; any other error is answered as a 500 whose
+// text is only logged.
+//
+// The Result must hold exactly p.Request.Choices() outputs: N for each
+// prompt, those of prompt i at indexes i*N to i*N+N-1. The handler owns
+// the Result once Complete returns. Backends must be safe for concurrent
+// use, and must not modify p.Request.
+type Backend interface {
+	Complete(ctx context.Context, p *Params) (*Result, error)
+}
+
+// A StreamingBackend is a [Backend] that also streams. The handler uses
+// Stream for requests with "stream": true when the backend implements it,
+// and otherwise streams the Result of Complete, one chunk per choice.
+//
+// Stream returns an iterator over the reply's increments, in order. The
+// handler ranges over it in the request's goroutine and writes one chunk
+// per [Delta] as it arrives; it does not keep a Delta after yield
+// returns. When the client goes away, ctx is cancelled and the loop stops
+// (yield returns false), so the iterator must return as soon as yield
+// returns false or ctx is done. To fail, yield a zero Delta with the
+// error and return: before anything was sent, the client gets a JSON
+// error with a real status; afterwards, an error event.
+type StreamingBackend interface {
+	Backend
+	Stream(ctx context.Context, p *Params) iter.Seq2[Delta, error]
+}
+
+// Params is what a [Backend] is asked: the decoded and validated request,
+// and the catalogue entry of its model. Both are shared with the handler:
+// read them, do not modify them.
+type Params struct {
+	Request *Request
+	Model   *models.Model
+}
+
+// Result is a backend's whole reply.
+type Result struct {
+	// Choices holds one output per choice, in order.
+	Choices []Output
+	// Usage is the reply's usage; the handler sets TotalTokens to
+	// PromptTokens + CompletionTokens.
+	Usage chat.Usage
+	// Model is the model that answered, sent as "model"; empty means the
+	// request's.
+	Model string
+}
+
+// Output is one choice of a [Result]. FinishReason defaults to stop.
+type Output struct {
+	Text         string
+	FinishReason chat.FinishReason
+}
+
+// Delta is one increment of a streamed reply: a fragment of the text of
+// the choice with index Choice. Deltas of different choices may
+// interleave. FinishReason ends the choice: no delta may follow for it.
+// Choices that the stream leaves unfinished get a final chunk with
+// finish_reason stop.
+//
+// Usage reports the reply's usage; the last one reported counts. A Delta
+// with only Usage set belongs to no choice and sends nothing by itself:
+// the usage is sent in a final chunk when the client asked for it
+// (stream_options.include_usage), and charged to the API key in any case.
+type Delta struct {
+	Choice       int
+	Text         string
+	FinishReason chat.FinishReason
+	Usage        *chat.Usage
+}
+
+func (d *Delta) empty() bool { return d.Text == "" && d.FinishReason == "" }

@@ -1,0 +1,149 @@
+package completions
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"net/http"
+
+	"github.com/gatewaykit/gatewaykit/chat"
+	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/sse"
+)
+
+// serveStream answers a streaming request: one chunk per backend delta,
+// then the final chunks, the usage chunk if asked for, and [DONE].
+func (h *handler) serveStream(w http.ResponseWriter, r *http.Request, p *Params) {
+	ctx := r.Context()
+	s, err := sse.Start(w, r, sse.WithRenderer(h.rd), sse.WithKeepAlive(h.cfg.keepAlive))
+	if err != nil {
+		h.fail(w, r, apierrors.Internal(err))
+		return
+	}
+	defer s.Close()
+
+	cw := chunkWriter{s: s, n: p.Request.Choices()}
+	cw.init(newID(IDPrefix), h.cfg.now().Unix())
+
+	var seq iter.Seq2[Delta, error]
+	if h.streaming != nil {
+		seq = h.streaming.Stream(ctx, p)
+	} else {
+		seq = resultDeltas(ctx, h.backend, p)
+	}
+	for d, err := range seq {
+		if err == nil {
+			err = cw.add(&d)
+		}
+		if err != nil {
+			cw.err = err
+			break
+		}
+	}
+	if cw.err == nil {
+		cw.err = cw.finish(p.Request.IncludeUsage())
+	}
+	if cw.err != nil {
+		h.hook(r, cw.err)
+		_ = s.Error(cw.err)
+	}
+	h.charge(ctx, &cw.usage)
+}
+
+// chunkWriter turns deltas into chunks: it keeps the state of each choice
+// and encodes every chunk into one reused buffer.
+type chunkWriter struct {
+	s        *sse.Stream
+	n        int
+	prefix   int // length of the chunk prefix at the start of buf
+	buf      []byte
+	finished []bool
+	one      [1]bool // backing of finished for one choice
+	usage    chat.Usage
+	err      error
+}
+
+func (cw *chunkWriter) init(id string, created int64) {
+	cw.buf = appendChunkPrefix(make([]byte, 0, 256), id, created)
+	cw.prefix = len(cw.buf)
+	if cw.n == 1 {
+		cw.finished = cw.one[:]
+	} else {
+		cw.finished = make([]bool, cw.n)
+	}
+}
+
+// add sends the chunk of one delta.
+func (cw *chunkWriter) add(d *Delta) error {
+	if d.Usage != nil {
+		cw.usage = *d.Usage
+		if d.empty() {
+			return nil
+		}
+	}
+	if d.Choice < 0 || d.Choice >= cw.n {
+		return backendError("delta for choice %d of %d", d.Choice, cw.n)
+	}
+	if cw.finished[d.Choice] {
+		return backendError("delta for choice %d after its finish reason", d.Choice)
+	}
+	if d.empty() {
+		return nil
+	}
+	cw.finished[d.Choice] = d.FinishReason != ""
+	return cw.send(appendChunkChoice(cw.buf[:cw.prefix], d.Choice, d.Text, d.FinishReason))
+}
+
+// finish ends the choices that are still open, sends the usage chunk if
+// asked, and [DONE].
+func (cw *chunkWriter) finish(includeUsage bool) error {
+	cw.usage.TotalTokens = cw.usage.PromptTokens + cw.usage.CompletionTokens
+	for i, done := range cw.finished {
+		if done {
+			continue
+		}
+		cw.finished[i] = true
+		if err := cw.send(appendChunkChoice(cw.buf[:cw.prefix], i, "", chat.FinishStop)); err != nil {
+			return err
+		}
+	}
+	if includeUsage {
+		if err := cw.send(appendUsageChunk(cw.buf[:cw.prefix], &cw.usage)); err != nil {
+			return err
+		}
+	}
+	return cw.s.Done()
+}
+
+func (cw *chunkWriter) send(b []byte) error {
+	cw.buf = b[:cw.prefix]
+	return cw.s.SendRaw("", b)
+}
+
+// backendError is the error for a backend that broke the streaming
+// contract: a 500 whose text is only logged.
+func backendError(format string, args ...any) error {
+	return apierrors.Internal(fmt.Errorf("completions: backend sent a "+format, args...))
+}
+
+// resultDeltas streams the Result of a backend that does not stream: one
+// delta per choice with its whole text and finish reason, then the usage.
+func resultDeltas(ctx context.Context, b Backend, p *Params) iter.Seq2[Delta, error] {
+	return func(yield func(Delta, error) bool) {
+		res, err := b.Complete(ctx, p)
+		if err == nil {
+			err = checkResult(res, p.Request.Choices())
+		}
+		if err != nil {
+			yield(Delta{}, err)
+			return
+		}
+		for i := range res.Choices {
+			o := &res.Choices[i]
+			if !yield(Delta{Choice: i, Text: o.Text, FinishReason: finishReason(o)}, nil) {
+				return
+			}
+		}
+		yield(Delta{Usage: &res.Usage}, nil)
+	}
+}

@@ -1,0 +1,81 @@
+package demo
+
+import (
+	"unicode"
+	"unicode/utf8"
+)
+
+// The demo tokenizer. A token is a run of letters and digits, or one other
+// non-space character, together with the whitespace just before it;
+// whitespace at the very end of a text is one more token. Concatenating
+// the tokens of a text gives the text back, so cutting a text at token
+// boundaries and streaming it token by token lose nothing.
+//
+//	"Hello, world!"  →  "Hello" "," " world" "!"            (4 tokens)
+//	"  3.14 apples"  →  "  3" "." "14" " apples"            (4 tokens)
+
+// nextToken returns the end of the token that starts at s[i:].
+func nextToken(s string, i int) int {
+	for i < len(s) {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if !unicode.IsSpace(r) {
+			break
+		}
+		i += size
+	}
+	if i >= len(s) {
+		return len(s)
+	}
+	r, size := utf8.DecodeRuneInString(s[i:])
+	i += size
+	if !isWord(r) {
+		return i
+	}
+	for i < len(s) {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if !isWord(r) {
+			break
+		}
+		i += size
+	}
+	return i
+}
+
+func isWord(r rune) bool {
+	return r < utf8.RuneSelf && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') ||
+		r >= utf8.RuneSelf && (unicode.IsLetter(r) || unicode.IsDigit(r))
+}
+
+// CountTokens returns the number of tokens of s for the demo tokenizer
+// (see the package documentation).
+func CountTokens(s string) int {
+	n := 0
+	for i := 0; i < len(s); i = nextToken(s, i) {
+		n++
+	}
+	return n
+}
+
+// cutTokens returns the first n tokens of s, and whether that is less than
+// all of s.
+func cutTokens(s string, n int) (string, bool) {
+	i := 0
+	for ; i < len(s) && n > 0; n-- {
+		i = nextToken(s, i)
+	}
+	return s[:i], i < len(s)
+}
+
+// lastTokens returns the last n tokens of s, and whether that is less than
+// all of s.
+func lastTokens(s string, n int) (string, bool) {
+	total := CountTokens(s)
+	if total <= n {
+		return s, false
+	}
+	i := 0
+	for k := total - n; k > 0; k-- {
+		i = nextToken(s, i)
+	}
+	return s[i:], true
+}
