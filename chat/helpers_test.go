@@ -101,7 +101,7 @@ func normalize(v any) any {
 			if s, ok := x.(string); ok && k == "id" {
 				for _, prefix := range []string{chat.IDPrefix, "call_"} {
 					if strings.HasPrefix(s, prefix) {
-						v[k] = prefix + "<id>"
+						v[k] = prefix + "*"
 					}
 				}
 				continue
@@ -118,7 +118,8 @@ func normalize(v any) any {
 
 // checkStream checks the rules of spec §2.2 and DESIGN.md on a chat
 // stream: one id, the object name, role in the first chunk of each choice
-// only, finish_reason null except in each choice's last chunk, no usage
+// only, finish_reason null except in each choice's last chunk, whose
+// delta is empty (the SDKs' accumulators rely on it), no usage
 // except in a final chunk with no choices (and only when asked), no
 // "error" key in normal chunks, contiguous tool-call indexes starting
 // with id, type and name, and [DONE] at the end — or, for a failed
@@ -175,6 +176,7 @@ func checkStream(t testing.TB, evs []event, choices int, includeUsage bool) {
 		}
 		require.Contains(t, ch, "finish_reason")
 		if ch["finish_reason"] != nil {
+			require.Empty(t, delta, "the finish reason comes in a chunk of its own")
 			finished[k] = true
 		}
 		if tcs, ok := delta["tool_calls"].([]any); ok {

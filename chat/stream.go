@@ -120,8 +120,16 @@ func (cw *chunkWriter) add(d *Delta) error {
 	cw.calls = calls
 	role := !st.started
 	st.started = true
-	st.finished = d.FinishReason != ""
-	return cw.send(appendChunkChoice(cw.buf[:cw.prefix], d.Choice, role, d.Content, d.Reasoning, calls, d.FinishReason))
+	if role || d.Content != "" || d.Reasoning != "" || len(calls) > 0 {
+		if err := cw.send(appendChunkChoice(cw.buf[:cw.prefix], d.Choice, role, d.Content, d.Reasoning, calls, "")); err != nil {
+			return err
+		}
+	}
+	if d.FinishReason == "" {
+		return nil
+	}
+	st.finished = true
+	return cw.send(appendChunkChoice(cw.buf[:cw.prefix], d.Choice, false, "", "", nil, d.FinishReason))
 }
 
 // finish ends the choices that are still open, sends the usage chunk if
@@ -137,9 +145,14 @@ func (cw *chunkWriter) finish(includeUsage bool) error {
 		if st.calls > 0 {
 			reason = FinishToolCalls
 		}
-		role := !st.started
-		st.started, st.finished = true, true
-		if err := cw.send(appendChunkChoice(cw.buf[:cw.prefix], i, role, "", "", nil, reason)); err != nil {
+		if !st.started {
+			st.started = true
+			if err := cw.send(appendChunkChoice(cw.buf[:cw.prefix], i, true, "", "", nil, "")); err != nil {
+				return err
+			}
+		}
+		st.finished = true
+		if err := cw.send(appendChunkChoice(cw.buf[:cw.prefix], i, false, "", "", nil, reason)); err != nil {
 			return err
 		}
 	}
