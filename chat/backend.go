@@ -17,8 +17,9 @@ import (
 // wrap) an *apierrors.Error; any other error is answered as a 500 whose
 // text is only logged.
 //
-// The Result must hold exactly p.Request.Choices() outputs. Backends must
-// be safe for concurrent use, and must not modify p.Request.
+// The Result must hold exactly p.Request.Choices() outputs; the handler
+// owns it once Complete returns (it fills in defaults). Backends must be
+// safe for concurrent use, and must not modify p.Request.
 type Backend interface {
 	Complete(ctx context.Context, p *Params) (*Result, error)
 }
@@ -28,8 +29,10 @@ type Backend interface {
 // and otherwise streams the Result of Complete in a few chunks.
 //
 // Stream returns an iterator over the reply's increments, in order. The
-// handler ranges over it in the request's goroutine and writes one chunk
-// per [Delta] as it arrives; when the client goes away, ctx is cancelled
+// handler ranges over it in the request's goroutine and writes the chunks
+// of each [Delta] as it arrives; it does not keep a Delta, nor its
+// ToolCalls, after yield returns, so an iterator may reuse them. When the
+// client goes away, ctx is cancelled
 // and the loop stops (yield returns false), so the iterator must return
 // as soon as yield returns false or ctx is done. To fail, yield a zero
 // Delta with the error and return: before anything was sent, the client
@@ -79,12 +82,15 @@ type Output struct {
 // Delta is one increment of a streamed reply.
 //
 // Each Delta belongs to the choice with index Choice (0-based, below
-// p.Request.Choices()) and becomes one chunk. Deltas of different choices
-// may interleave. The first chunk of each choice gets role "assistant";
-// a Delta with no fields set for a choice that has not started yet sends
-// just that role chunk. FinishReason ends the choice: no delta may follow
-// for it. Choices that the stream leaves unfinished get a final chunk with
-// finish_reason tool_calls (if they called tools) or stop.
+// p.Request.Choices()). Its content, reasoning and tool-call fragments
+// become one chunk, and its FinishReason one more (the finish reason
+// always comes in a chunk of its own, with an empty delta). Deltas of
+// different choices may interleave. The first chunk of each choice gets
+// role "assistant"; a Delta with no fields set for a choice that has not
+// started yet sends just that role chunk, and is otherwise ignored.
+// FinishReason ends the choice: no delta may follow for it. Choices that
+// the stream leaves unfinished get a final chunk with finish_reason
+// tool_calls (if they called tools) or stop.
 //
 // Usage reports the reply's usage; the last one reported counts. A Delta
 // with only Usage set belongs to no choice, and sends nothing by itself:

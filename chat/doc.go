@@ -1,0 +1,115 @@
+// Package chat serves POST /v1/chat/completions (spec §4.1): request and
+// reply types, validation, the [Backend] interface that produces replies,
+// and the handler that owns the wire, as JSON or as an SSE stream.
+//
+//	catalog := models.NewMemoryCatalog(demo.TextModels()...)
+//	mux.Handle(chat.Pattern, chat.NewHandler(catalog, demo.NewTextBackend().Chat()))
+//	server := auth.Middleware(keys)(mux)
+//
+// # A request's way through the handler
+//
+//  1. Decode: the body (at most 32 MiB, [WithMaxRequestBytes]) must be one
+//     JSON object; every way it can be wrong is a 400 invalid_request_error
+//     that says what is wrong, with param naming the field when there is
+//     one. Fields the types do not model are kept (Request.Extra, and the
+//     Extra of Message, ContentPart, Tool and StreamOptions) and reach the
+//     backend, so that a relay forwards them.
+//  2. Validate, with one go-playground validator per handler
+//     ([WithValidator]) and a few rules the tags cannot say. Each failure is
+//     a 400 whose message names the field and whose param is its JSON path
+//     ("messages[2].content[0].image_url.url"):
+//     model and messages are required, with at least one message; roles are
+//     system, developer, user, assistant or tool; content is a string or a
+//     non-empty array of parts, required except on an assistant message
+//     with tool_calls; a part has a type, and an image_url part an http(s)
+//     URL or a data:image/…;base64 URI; tool messages carry tool_call_id;
+//     temperature is 0 to 2 and top_p 0 to 1; n is 1 to 128 ([MaxChoices]);
+//     max_tokens and max_completion_tokens are at least 1; stop holds at
+//     most 4 sequences; tools are function tools with a name; tool_choice is
+//     none, auto, required or {"type":"function","function":{"name"}} naming
+//     one of the tools, and the forcing forms need tools; response_format is
+//     text, json_object or json_schema (with a named json_schema).
+//  3. Check the model (spec §1) with models.Require: unknown, or not
+//     allowed to the caller's key ([WithAllowed]), is 404 model_not_found;
+//     a model whose supported_endpoint_types lacks "compat" is a 400 with
+//     param "model".
+//  4. Ask the [Backend] with the request's context, then answer, and
+//     charge the reply's total_tokens to the API key with auth.Charge (a
+//     request not behind auth.Middleware is not charged). A backend error
+//     that is an *apierrors.Error is sent as it is; any other is a 500 whose
+//     text is only logged.
+//
+// # Replies
+//
+// The handler owns everything on the wire but the content: the id
+// ("chatcmpl-" and 26 base32 characters, 128 random bits), "created"
+// ([WithClock]), "model" (the request's, or [Result] Model), object
+// names, choice indexes, usage totals (total_tokens = prompt_tokens +
+// completion_tokens, always) and, when streaming, the framing below. A
+// [Backend] only says what the model produced, so every backend (the demo,
+// a relay, an embedder's) follows the spec's conventions.
+//
+// The JSON reply is the [Completion] of spec §2.1: n choices, each an
+// assistant message whose content is null when the choice only calls
+// tools, with reasoning_content from reasoning models, tool_calls (ids
+// "call_…" filled in when the backend gives none), a finish_reason (stop,
+// length, tool_calls or content_filter; by default tool_calls when the
+// choice calls tools and stop otherwise) and usage.
+//
+// # Streaming
+//
+// With "stream": true the reply is an SSE stream (spec §2.2, §6), written
+// with package sse: Content-Type: text/event-stream, Cache-Control:
+// no-cache, Connection: keep-alive, and one event per [Chunk]:
+//
+//   - Every chunk has the same id, created and model, and object
+//     chat.completion.chunk; it carries one choice.
+//   - The first chunk of each choice carries delta.role "assistant".
+//   - finish_reason is null in every chunk but the last of each choice,
+//     which carries the finish reason and an empty delta ("delta":{}), as
+//     OpenAI sends it: the official SDKs' accumulators see content and tool
+//     calls as finished on that chunk.
+//   - Tool calls are streamed as OpenAI does: the first fragment of a call
+//     carries its index (0-based, contiguous in its choice), id, type
+//     "function", the function name and empty arguments; later fragments
+//     carry the same index and a piece of the arguments.
+//   - With stream_options.include_usage, one more chunk follows, with
+//     "choices": [] and the usage; no other chunk carries usage. Without
+//     it, no chunk does (the usage is charged all the same).
+//   - The stream ends with data: [DONE].
+//   - Chunks never carry an "error" key.
+//
+// Errors: until the first event, a failure is answered as JSON with its
+// real status, like any other error. After it, the stream ends with one
+// event data: {"error":{"message","type","param","code"}} and no [DONE],
+// which the official SDKs surface as an error. While the backend is
+// silent, a ": keep-alive" comment line is written every 15 seconds
+// ([WithKeepAlive]); the first one sends the headers.
+//
+// # Backends
+//
+// A [Backend] has one method, Complete, that returns the whole reply of a
+// request: the non-streaming path. A [StreamingBackend] adds Stream, which
+// returns an iter.Seq2[Delta, error]; the handler ranges over it in the
+// request's goroutine (no goroutine per request is started for it; the
+// keep-alive comments of package sse use one timer goroutine per stream),
+// writing one chunk per [Delta]. A backend that does not stream still
+// serves streaming requests: the handler streams the Result of Complete
+// in a few chunks (reasoning, content, each tool call, finish).
+//
+// The context passed to a backend is the request's. When the client goes
+// away it is cancelled: the backend must return, Stream's loop stops (yield
+// returns false), and the handler returns without writing more; nothing is
+// left running. A backend that breaks the streaming contract (a choice
+// index out of range, a delta after the choice's finish reason, a tool
+// call index that skips one, a first tool-call fragment without a name) ends
+// the stream with a 500 error event.
+//
+// # Performance
+//
+// Replies and chunks are encoded by hand into one reused buffer, byte for
+// byte as encoding/json encodes [Completion] and [Chunk] (tests check it),
+// and each chunk is written and flushed with one call. The benchmarks
+// beside the package measure the whole stack against a raw net/http
+// handler; BENCHMARKS.md at the repository root records the figures.
+package chat
