@@ -1,0 +1,517 @@
+package videos
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sync/semaphore"
+
+	apierrors "github.com/gatewaykit/gatewaykit/errors"
+)
+
+// Defaults of the [Runner].
+const (
+	DefaultWorkers           = 4
+	DefaultPollInterval      = time.Second
+	DefaultGenerationTimeout = time.Hour
+)
+
+// storeTimeout bounds the store and content writes that finish a task
+// after its context is gone (a release at shutdown, a failure record).
+const storeTimeout = 10 * time.Second
+
+// A RunnerOption configures [NewRunner].
+type RunnerOption func(*runnerConfig)
+
+type runnerConfig struct {
+	workers     int
+	poll        time.Duration
+	lease       time.Duration
+	maxAttempts int
+	timeout     time.Duration
+	name        string
+	logger      *slog.Logger
+	now         func() time.Time
+}
+
+// WithWorkers sets how many tasks the runner generates at once. Default
+// [DefaultWorkers] (4); values below 1 mean 1.
+func WithWorkers(n int) RunnerOption {
+	return func(c *runnerConfig) { c.workers = max(n, 1) }
+}
+
+// WithPollInterval sets how long the runner waits before asking the store
+// again when it found nothing to claim (or the store failed). Default
+// [DefaultPollInterval] (1s). [Runner.Wake] cuts a wait short.
+func WithPollInterval(d time.Duration) RunnerOption {
+	return func(c *runnerConfig) {
+		if d > 0 {
+			c.poll = d
+		}
+	}
+}
+
+// WithLease sets the lease of a claim (see [TaskStore]). The runner
+// renews it at every progress report and every third of it. Default
+// [DefaultLease] (1 minute).
+func WithLease(d time.Duration) RunnerOption {
+	return func(c *runnerConfig) {
+		if d > 0 {
+			c.lease = d
+		}
+	}
+}
+
+// WithMaxAttempts sets how many times a task may be claimed before a run
+// out lease fails it (see [TaskStore]). Default [DefaultMaxAttempts] (3).
+func WithMaxAttempts(n int) RunnerOption {
+	return func(c *runnerConfig) {
+		if n > 0 {
+			c.maxAttempts = n
+		}
+	}
+}
+
+// WithGenerationTimeout bounds one call of [Generator.Generate]; a task
+// that takes longer fails with generation_failed. Default
+// [DefaultGenerationTimeout] (1 hour); 0 or less means no bound.
+func WithGenerationTimeout(d time.Duration) RunnerOption {
+	return func(c *runnerConfig) { c.timeout = max(d, 0) }
+}
+
+// WithWorkerName sets the name the runner claims tasks under (the Task's
+// Worker field, and logs). Default: host name, process id and a random
+// suffix.
+func WithWorkerName(name string) RunnerOption {
+	return func(c *runnerConfig) {
+		if name != "" {
+			c.name = name
+		}
+	}
+}
+
+// WithRunnerLogger sets the runner's logger: claims and outcomes at debug
+// level, failed tasks at info, store and content failures at error. By
+// default, and for nil, nothing is logged.
+func WithRunnerLogger(l *slog.Logger) RunnerOption {
+	return func(c *runnerConfig) {
+		if l != nil {
+			c.logger = l
+		}
+	}
+}
+
+// WithRunnerClock sets the clock whose time the runner passes to the
+// store (claims, lease renewals, completion times). Default time.Now.
+func WithRunnerClock(now func() time.Time) RunnerOption {
+	return func(c *runnerConfig) {
+		if now != nil {
+			c.now = now
+		}
+	}
+}
+
+func defaultWorkerName() string {
+	host, _ := os.Hostname()
+	if host == "" {
+		host = "runner"
+	}
+	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), rand.Text()[:6])
+}
+
+// Runner moves video tasks from queued to completed or failed: it claims
+// tasks from a [TaskStore], at most a fixed number at once, calls the
+// [Generator], saves the progress it reports, puts the result in the
+// [ContentStore] and records the outcome. Several runners (in several
+// processes) may share one store: the store's leases keep them from
+// running a task twice.
+//
+// Start it with [Runner.Run] and stop it with [Runner.Shutdown] or by
+// cancelling Run's context:
+//
+//	r := videos.NewRunner(store, gen, contents)
+//	go r.Run(ctx)
+//	…
+//	err := r.Shutdown(shutdownCtx) // waits for the running tasks
+//
+// A Runner runs once: Run may be called only once.
+type Runner struct {
+	store    TaskStore
+	gen      Generator
+	contents ContentStore
+	cfg      runnerConfig
+
+	wake     chan struct{}
+	started  atomic.Bool
+	stopOnce sync.Once
+	stopping chan struct{} // closed by Shutdown: claim no more
+	done     chan struct{} // closed when Run returns
+
+	mu          sync.Mutex
+	cancelTasks context.CancelFunc // cancels the running tasks
+}
+
+// NewRunner returns a runner. It panics if store, gen or contents is nil.
+func NewRunner(store TaskStore, gen Generator, contents ContentStore, opts ...RunnerOption) *Runner {
+	switch {
+	case store == nil:
+		panic("videos: NewRunner: nil TaskStore")
+	case gen == nil:
+		panic("videos: NewRunner: nil Generator")
+	case contents == nil:
+		panic("videos: NewRunner: nil ContentStore")
+	}
+	cfg := runnerConfig{
+		workers:     DefaultWorkers,
+		poll:        DefaultPollInterval,
+		lease:       DefaultLease,
+		maxAttempts: DefaultMaxAttempts,
+		timeout:     DefaultGenerationTimeout,
+		logger:      slog.New(slog.DiscardHandler),
+		now:         time.Now,
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if cfg.name == "" {
+		cfg.name = defaultWorkerName()
+	}
+	return &Runner{
+		store:    store,
+		gen:      gen,
+		contents: contents,
+		cfg:      cfg,
+		wake:     make(chan struct{}, 1),
+		stopping: make(chan struct{}),
+		done:     make(chan struct{}),
+	}
+}
+
+// Wake makes a waiting runner ask the store for work at once, instead of
+// at the end of its poll interval. Call it after creating a task (see
+// [WithNotify]). It never blocks and is safe for concurrent use.
+func (r *Runner) Wake() {
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Run claims and runs tasks until ctx is done or [Runner.Shutdown] is
+// called, and returns once every task it started has returned. When ctx
+// is done the running tasks are cancelled and their leases released, so
+// that another runner picks them up at once; after Shutdown they are
+// allowed to finish (see there). Run returns ctx.Err() if ctx ended it,
+// nil after Shutdown, and an error if called twice.
+func (r *Runner) Run(ctx context.Context) error {
+	if !r.started.CompareAndSwap(false, true) {
+		return errors.New("videos: Runner.Run called twice")
+	}
+	defer close(r.done)
+
+	taskCtx, cancelTasks := context.WithCancel(ctx)
+	defer cancelTasks()
+	r.mu.Lock()
+	r.cancelTasks = cancelTasks
+	r.mu.Unlock()
+
+	loopCtx, stopLoop := context.WithCancel(ctx)
+	defer stopLoop()
+	go func() {
+		select {
+		case <-r.stopping:
+			stopLoop()
+		case <-loopCtx.Done():
+		}
+	}()
+
+	sem := semaphore.NewWeighted(int64(r.cfg.workers))
+	var wg sync.WaitGroup
+	timer := time.NewTimer(r.cfg.poll)
+	timer.Stop()
+	for {
+		if err := sem.Acquire(loopCtx, 1); err != nil {
+			break
+		}
+		task, err := r.store.Claim(loopCtx, ClaimParams{
+			Worker:      r.cfg.name,
+			Now:         r.cfg.now(),
+			Lease:       r.cfg.lease,
+			MaxAttempts: r.cfg.maxAttempts,
+		})
+		if err == nil {
+			wg.Go(func() {
+				defer sem.Release(1)
+				r.runTask(taskCtx, task)
+			})
+			continue
+		}
+		sem.Release(1)
+		if loopCtx.Err() != nil {
+			break
+		}
+		if !errors.Is(err, ErrNoTask) {
+			r.cfg.logger.LogAttrs(ctx, slog.LevelError, "videos: claiming a task", slog.String("error", err.Error()))
+		}
+		timer.Reset(r.cfg.poll)
+		select {
+		case <-loopCtx.Done():
+		case <-r.wake:
+		case <-timer.C:
+		}
+		timer.Stop()
+	}
+	wg.Wait()
+	select {
+	case <-r.stopping:
+		return nil
+	default:
+		return ctx.Err()
+	}
+}
+
+// Shutdown stops the runner claiming tasks and waits for the running ones
+// to finish. If ctx ends first, it cancels them (their leases are
+// released, so another runner picks them up at once), waits for them to
+// return, and returns ctx.Err(). Shutdown before Run makes Run return at
+// once. It is safe to call more than once.
+func (r *Runner) Shutdown(ctx context.Context) error {
+	r.stopOnce.Do(func() { close(r.stopping) })
+	if !r.started.Load() {
+		return nil
+	}
+	select {
+	case <-r.done:
+		return nil
+	case <-ctx.Done():
+	}
+	r.mu.Lock()
+	cancel := r.cancelTasks
+	r.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+	<-r.done
+	return ctx.Err()
+}
+
+// errLeaseGone is the cancellation cause of a task that this runner may no
+// longer record: deleted, taken over, or finished elsewhere.
+var errLeaseGone = errors.New("videos: task no longer held")
+
+// runTask generates one claimed task and records the outcome.
+func (r *Runner) runTask(parent context.Context, t *Task) {
+	log := r.cfg.logger.With(slog.String("task_id", t.ID), slog.Int("attempt", t.Attempts))
+	log.LogAttrs(parent, slog.LevelDebug, "videos: task claimed")
+
+	ctx, cancel := context.WithCancelCause(parent)
+	defer cancel(nil)
+	genCtx, cancelGen := ctx, context.CancelFunc(func() {})
+	if r.cfg.timeout > 0 {
+		genCtx, cancelGen = context.WithTimeout(ctx, r.cfg.timeout)
+	}
+	defer cancelGen()
+
+	// Every store write of this attempt goes through update, which turns
+	// the loss of the task into a cancellation of the generator.
+	var deleted atomic.Bool
+	update := func(p UpdateParams) (*Task, error) {
+		p.ID, p.Attempt, p.Now = t.ID, t.Attempts, r.cfg.now()
+		wctx, wcancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
+		defer wcancel()
+		got, err := r.store.Update(wctx, p)
+		switch {
+		case errors.Is(err, ErrNotFound):
+			deleted.Store(true)
+			cancel(errLeaseGone)
+		case errors.Is(err, ErrLeaseLost), errors.Is(err, ErrFinished):
+			cancel(errLeaseGone)
+		case err != nil:
+			log.LogAttrs(ctx, slog.LevelError, "videos: updating a task", slog.String("error", err.Error()))
+		}
+		return got, err
+	}
+
+	// Heartbeat: renew the lease at a third of its length.
+	hbDone := make(chan struct{})
+	hbStopped := make(chan struct{})
+	go func() {
+		defer close(hbStopped)
+		tick := time.NewTicker(max(r.cfg.lease/3, time.Millisecond))
+		defer tick.Stop()
+		for {
+			select {
+			case <-hbDone:
+				return
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				_, _ = update(UpdateParams{Lease: r.cfg.lease})
+			}
+		}
+	}()
+
+	var (
+		progressMu sync.Mutex
+		last       = t.Progress
+	)
+	progress := func(p int) {
+		p = min(max(p, 0), 100)
+		progressMu.Lock()
+		defer progressMu.Unlock()
+		if p <= last || ctx.Err() != nil {
+			return
+		}
+		if _, err := update(UpdateParams{Progress: p, Lease: r.cfg.lease}); err == nil {
+			last = p
+		}
+	}
+
+	res, genErr := r.generate(genCtx, t, progress)
+	close(hbDone)
+	<-hbStopped
+
+	switch {
+	case context.Cause(ctx) == errLeaseGone:
+		log.LogAttrs(parent, slog.LevelDebug, "videos: task taken away", slog.Bool("deleted", deleted.Load()))
+		if deleted.Load() {
+			r.deleteContent(parent, t.ID, log)
+		}
+	case genErr == nil:
+		// Finished, even if the runner is stopping meanwhile: record it.
+		completion, err := r.storeResult(ctx, t, res)
+		if err != nil {
+			r.fail(ctx, update, err, log)
+			return
+		}
+		if _, err := update(UpdateParams{Complete: completion}); err != nil {
+			if deleted.Load() {
+				r.deleteContent(parent, t.ID, log)
+			}
+			return
+		}
+		log.LogAttrs(parent, slog.LevelDebug, "videos: task completed")
+	case parent.Err() != nil:
+		// The runner is stopping: hand the task back.
+		_, err := update(UpdateParams{Release: true})
+		log.LogAttrs(parent, slog.LevelDebug, "videos: task released", slog.Bool("ok", err == nil))
+	case errors.Is(genCtx.Err(), context.DeadlineExceeded):
+		r.fail(ctx, update, &Failure{
+			Message: fmt.Sprintf("Video generation timed out after %s.", r.cfg.timeout),
+			Err:     genErr,
+		}, log)
+	default:
+		r.fail(ctx, update, genErr, log)
+	}
+}
+
+// generate calls the generator, turning a panic into an error so that one
+// bad task cannot take the runner down.
+func (r *Runner) generate(ctx context.Context, t *Task, progress func(int)) (res *Result, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			res, err = nil, fmt.Errorf("videos: generator panic: %v", p)
+		}
+	}()
+	res, err = r.gen.Generate(ctx, t.Clone(), progress)
+	if err == nil && res == nil {
+		err = errors.New("videos: generator returned no result and no error")
+	}
+	return res, err
+}
+
+// fail records err as the task's failure.
+func (r *Runner) fail(ctx context.Context, update func(UpdateParams) (*Task, error), err error, log *slog.Logger) {
+	te := failureOf(err)
+	log.LogAttrs(ctx, slog.LevelInfo, "videos: task failed",
+		slog.String("code", te.Code), slog.String("error", err.Error()))
+	_, _ = update(UpdateParams{Fail: &te})
+}
+
+func failureOf(err error) TaskError {
+	var (
+		f   *Failure
+		api *apierrors.Error
+	)
+	switch {
+	case errors.As(err, &f):
+		msg := f.Message
+		if msg == "" {
+			msg = "Video generation failed."
+		}
+		return TaskError{Code: f.code(), Message: msg}
+	case errors.As(err, &api) && api.Message != "":
+		return TaskError{Code: CodeGenerationFailed, Message: api.Message}
+	default:
+		return TaskError{Code: CodeGenerationFailed, Message: "Video generation failed."}
+	}
+}
+
+// storeResult puts the result's bytes in the content store and returns
+// the completion to record.
+func (r *Runner) storeResult(ctx context.Context, t *Task, res *Result) (*Completion, error) {
+	c := &Completion{
+		Metadata:           res.Metadata,
+		ExpiresAt:          res.ExpiresAt,
+		RemixedFromVideoID: res.RemixedFromVideoID,
+	}
+	c.Metadata.URL, c.Metadata.ThumbnailURL = "", ""
+	if d := res.Metadata.Duration; d > 0 {
+		c.Seconds = FormatSeconds(d)
+	}
+	if w, h := res.Metadata.Width, res.Metadata.Height; w > 0 && h > 0 {
+		c.Size = fmt.Sprintf("%dx%d", w, h)
+	}
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
+	defer cancel()
+
+	url, err := r.putMedia(wctx, t.ID, VariantVideo, &res.Video)
+	if err != nil {
+		return nil, err
+	}
+	c.Metadata.URL = url
+	if res.Thumbnail != nil {
+		url, err := r.putMedia(wctx, t.ID, VariantThumbnail, res.Thumbnail)
+		if err != nil {
+			return nil, err
+		}
+		c.Metadata.ThumbnailURL = url
+		c.HasThumbnail = true
+	}
+	return c, nil
+}
+
+// putMedia stores m's bytes, or returns its URL.
+func (r *Runner) putMedia(ctx context.Context, id string, v Variant, m *Media) (string, error) {
+	switch {
+	case len(m.Data) > 0:
+		ct := m.ContentType
+		if ct == "" {
+			ct = "application/octet-stream"
+		}
+		if err := r.contents.Put(ctx, PutParams{TaskID: id, Variant: v, ContentType: ct, Data: m.Data}); err != nil {
+			return "", &Failure{Message: "The generated video could not be stored.", Err: err}
+		}
+		return "", nil
+	case m.URL != "":
+		return m.URL, nil
+	default:
+		return "", &Failure{Message: "Video generation produced no " + string(v) + ".",
+			Err: fmt.Errorf("videos: generator result has an empty %s", v)}
+	}
+}
+
+func (r *Runner) deleteContent(ctx context.Context, id string, log *slog.Logger) {
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
+	defer cancel()
+	if err := r.contents.Delete(wctx, id); err != nil {
+		log.LogAttrs(ctx, slog.LevelError, "videos: deleting content", slog.String("error", err.Error()))
+	}
+}
