@@ -1,0 +1,57 @@
+// Package completions serves the legacy POST /v1/completions (spec §4.2):
+// request and reply types, validation, the [Backend] interface that
+// produces replies, and the handler that owns the wire, as JSON or as an
+// SSE stream. It is built like package chat, and shares its Usage,
+// FinishReason, Stop and StreamOptions types.
+//
+//	catalog := models.NewMemoryCatalog(demo.TextModels()...)
+//	mux.Handle(completions.Pattern, completions.NewHandler(catalog, demo.NewTextBackend().Completions()))
+//	server := auth.Middleware(keys)(mux)
+//
+// # A request's way through the handler
+//
+//  1. Decode: the body (at most 32 MiB, [WithMaxRequestBytes]) must be one
+//     JSON object; every way it can be wrong is a 400 invalid_request_error
+//     that says what is wrong. Fields the [Request] does not model (suffix,
+//     echo, logprobs, best_of, seed, user, …) are kept in Request.Extra and
+//     reach the backend.
+//  2. Validate ([WithValidator]); each failure is a 400 naming the field,
+//     with param its JSON path: model and prompt are required; prompt is a
+//     string or a non-empty array of strings (arrays of token ids are
+//     refused); max_tokens is at least 1; temperature is 0 to 2 and top_p
+//     0 to 1, as for chat; n is 1 to 128, and n times the number of prompts
+//     at most 128 ([MaxChoices]); stop holds at most 4 sequences.
+//  3. Check the model (spec §1) with models.Require, for endpoint type
+//     compat: 404 model_not_found, or a 400 with param "model".
+//  4. Ask the [Backend] with the request's context, answer, and charge the
+//     reply's total_tokens to the API key with auth.Charge.
+//
+// # Replies
+//
+// An array prompt is a batch: each prompt gets n choices, those of prompt
+// i at indexes i*n to i*n+n-1, as in OpenAI's API. The handler owns the
+// id ("cmpl-" and 26 base32 characters), created ([WithClock]), model,
+// object (text_completion), indexes and usage totals; the backend gives
+// the text and finish reason (stop, length or content_filter; stop by
+// default) of each choice.
+//
+// The JSON reply is the [Completion] of spec §2.3. With "stream": true
+// the reply is an SSE stream of [Chunk] events with the spec's headers:
+// every chunk has the same id and no model (spec §2.3), carries one
+// choice with a fragment of its text, and finish_reason is null except in
+// each choice's last chunk. stream_options.include_usage, which the spec
+// does not list but OpenAI accepts, adds a final chunk with "choices": []
+// and the usage. The stream ends with data: [DONE]; an error after the
+// first event ends it with one data: {"error":{…}} event and no [DONE],
+// as in package chat; keep-alive comments bridge silences
+// ([WithKeepAlive]).
+//
+// # Backends
+//
+// A [Backend] returns the whole reply (Complete); a [StreamingBackend]
+// also streams it as an iter.Seq2[Delta, error] that the handler ranges
+// over in the request's goroutine. A backend that does not stream still
+// serves streams: the handler sends each choice's text in one chunk. The
+// context is the request's; a client that goes away cancels it, and
+// nothing is left running.
+package completions
