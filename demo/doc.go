@@ -1,4 +1,101 @@
-// Package demo is gatewaykit's deterministic demo backend.
+// Package demo is gatewaykit's deterministic demo backend: the embedded
+// default of the example server and the fixture of tests. Its replies
+// derive from the input only, so a test can predict them exactly; nothing
+// is random, and nothing is called over the network.
+//
+// # Text
+//
+// [NewTextBackend] returns a [TextBackend], which serves chat completions
+// through [TextBackend.Chat] (a chat.StreamingBackend) and legacy
+// completions through [TextBackend.Completions] (a
+// completions.StreamingBackend):
+//
+//	text := demo.NewTextBackend(demo.WithChunkDelay(50 * time.Millisecond))
+//	catalog := models.NewMemoryCatalog(demo.TextModels()...)
+//	mux.Handle(chat.Pattern, chat.NewHandler(catalog, text.Chat()))
+//	mux.Handle(completions.Pattern, completions.NewHandler(catalog, text.Completions()))
+//
+// [TextModels] lists two models for the catalogue: [ChatModel]
+// ("demo-chat") and [ReasonerModel] ("demo-reasoner", a reasoning model).
+// The backend serves any model id; what it reads from the catalogue entry
+// is the Reasoning flag.
+//
+// The reply. Each choice is one text, built from the input:
+//
+//	[Choice i of n. ]You said: "<input>".[ I see k image(s): <names>.] This is
+//	the gatewaykit demo model, counting to twenty: one, two, three, …, twenty.
+//
+// The prefix "Choice i of n. " is there when n > 1, so the n choices
+// differ. For chat, <input> is the text of the last user message (its
+// string, or its text parts joined with "\n"), cut to its first 64 tokens
+// (then "…" is appended); a conversation that ends with a tool message is
+// answered with The tool returned: "<its content>". instead. Images of the
+// last user message are named by their URL (cut to 100 characters) or, for
+// a data URI, as "an inline image/png image". For legacy completions,
+// <input> is the prompt, and an array of prompts gets n choices for each.
+// Every reply holds a few dozen tokens at least (60 for a one-word input),
+// so every token cap and stop sequence is observable.
+//
+// Tokens. The demo tokenizer counts a run of letters and digits, or any
+// other single non-space character, as one token, together with the
+// whitespace before it; whitespace at the very end is one more token.
+// [CountTokens] implements it: "Hello, world!" is 4 tokens ("Hello", ",",
+// " world", "!"). prompt_tokens counts the text of every message (string
+// content, text parts, tool call names and arguments) plus [ImageTokens]
+// (85) per image, or the text of every legacy prompt. completion_tokens
+// counts what the choices carry, reasoning included.
+//
+// Limits, in this order. Stop sequences cut the text before the first
+// occurrence of any of them (finish_reason stop; empty sequences are
+// ignored). max_completion_tokens, or else max_tokens, caps each choice's
+// tokens, reasoning first, then text: a choice cut short ends with
+// finish_reason length. Otherwise it ends with stop.
+//
+// Reasoning. When the catalogue marks the model Reasoning (demo-reasoner),
+// each chat choice carries reasoning_content first, "The prompt has <N>
+// tokens[ and k image(s)]. I will repeat the last message and count to
+// twenty." (or, before a tool call, "… The user needs the tool <name>, so I
+// will call it."), and usage reports its tokens in
+// completion_tokens_details.reasoning_tokens.
+//
+// Tools. A chat choice calls one tool, with content null and finish_reason
+// tool_calls, when tool_choice names a function (that one), is "required"
+// (the first tool), or is "auto" or absent and the last user message
+// contains the name of a tool (the first such tool) — unless the
+// conversation ends with a tool result. tool_choice "none" never calls.
+// The arguments are a JSON object holding the required properties of the
+// tool's parameters schema, in the order of "required", each a value of
+// its schema: const, else the first enum value, else the first of
+// anyOf/oneOf, else by type — strings are the <input> text, integers and
+// numbers their minimum or 1, booleans true, null null, arrays minItems
+// samples of items, objects their own required properties. A tool call is
+// never cut by the token cap, so its arguments are always valid JSON. The
+// backend leaves tool call ids empty: the chat handler fills them in
+// ("call_" and random characters).
+//
+// Structured output. With response_format json_object the content is
+// {"reply": "<the reply text>"}; with json_schema it is a sample of the
+// schema as for tool arguments, with the reply text as every string.
+//
+// Directives. A message (or prompt) containing [DirectiveContentFilter],
+// "[demo:content_filter]", gets empty choices with finish_reason
+// content_filter. One containing [DirectiveFail], "[demo:fail]", fails with
+// 502 bad_gateway: Complete at once, Stream after its first chunk (so a
+// streamed error after the first byte can be seen).
+//
+// Streaming. Stream sends each choice in chunks of one token
+// ([WithTokensPerChunk] sets more): reasoning, then content, then the tool
+// call (its name, then its arguments). The choices take turns, one chunk
+// each, the finish reason goes with each choice's last chunk, and the usage
+// follows. The streamed pieces put together are exactly what Complete
+// returns. [WithChunkDelay] waits before each chunk, to make streaming
+// visible with curl:
+//
+//	curl -N localhost:8080/v1/chat/completions -H "Authorization: Bearer $KEY" \
+//	  -d '{"model":"demo-chat","stream":true,"messages":[{"role":"user","content":"Hi"}]}'
+//
+// The request's context ends a stream (and a wait) at once. A TextBackend
+// is safe for concurrent use.
 //
 // # Video
 //

@@ -11,15 +11,17 @@ import (
 // demo understands, with str as the value of every string:
 //
 //   - const, then the first of enum, then the first of anyOf or oneOf;
-//   - "object" (or properties without a type): an object holding the
-//     required properties, in the order of required, each sampled from
-//     its own schema (a property without one is a string);
+//   - "object" (or properties, or the top level, without a type): an
+//     object holding the
+//     required properties, in the order of required, each sampled from its
+//     own schema (a property without one is a string);
 //   - "string": str; "integer" and "number": minimum (rounded up for an
 //     integer), or 1; "boolean": true; "null": null;
 //   - "array": minItems samples of items (none by default);
 //   - a list of types: the first that is not "null";
-//   - no type, an unknown one, a $ref or a schema that is not an object:
-//     str.
+//   - below the top level, no type, an unknown one, a $ref or a schema
+//     that is not an object: str. At the top level, a missing or invalid
+//     schema gives {}: tool arguments and structured output are objects.
 //
 // Nesting deeper than 16 levels is cut short with str.
 func sampleJSON(schema json.RawMessage, str string) string {
@@ -44,6 +46,10 @@ type schemaNode struct {
 func sample(b *bytes.Buffer, schema json.RawMessage, str string, depth int) {
 	var n schemaNode
 	if depth > 16 || len(schema) == 0 || json.Unmarshal(schema, &n) != nil {
+		if depth == 0 {
+			b.WriteString("{}")
+			return
+		}
 		writeString(b, str)
 		return
 	}
@@ -62,7 +68,7 @@ func sample(b *bytes.Buffer, schema json.RawMessage, str string, depth int) {
 		return
 	}
 	typ := schemaType(n.Type)
-	if typ == "" && n.Properties != nil {
+	if typ == "" && (n.Properties != nil || depth == 0) {
 		typ = "object"
 	}
 	switch typ {

@@ -65,17 +65,3 @@ func cutTokens(s string, n int) (string, bool) {
 	}
 	return s[:i], i < len(s)
 }
-
-// lastTokens returns the last n tokens of s, and whether that is less than
-// all of s.
-func lastTokens(s string, n int) (string, bool) {
-	total := CountTokens(s)
-	if total <= n {
-		return s, false
-	}
-	i := 0
-	for k := total - n; k > 0; k-- {
-		i = nextToken(s, i)
-	}
-	return s[i:], true
-}
