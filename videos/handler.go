@@ -1,0 +1,388 @@
+package videos
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+
+	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/internal/httpjson"
+	"github.com/gatewaykit/gatewaykit/models"
+)
+
+// The routes served by [NewHandler], in net/http.ServeMux syntax.
+// [Register] registers them all.
+const (
+	// PatternCreate creates a task (spec §4.5), from JSON or
+	// multipart/form-data.
+	PatternCreate = "POST /v1/videos"
+	// PatternList lists the caller's tasks, newest first.
+	PatternList = "GET /v1/videos"
+	// PatternGet is the status of a task (spec §4.6).
+	PatternGet = "GET /v1/videos/{task_id}"
+	// PatternDelete deletes a task and its content.
+	PatternDelete = "DELETE /v1/videos/{task_id}"
+	// PatternContent downloads a completed task's video or thumbnail (spec
+	// §4.7). GET also serves HEAD. This route takes an admin-console
+	// session as well as an API key: mount it behind an auth.Middleware
+	// with auth.WithSessionAuthenticator.
+	PatternContent = "GET /v1/videos/{task_id}/content"
+	// PatternMultimodal creates a task on the multimodal path (spec §4.8).
+	PatternMultimodal = "POST /v1/vendorai/videos"
+	// PatternMultimodalAlias is the spelling of the multimodal path that
+	// the spec's sample requests use.
+	PatternMultimodalAlias = "POST /v1/vendor/videos"
+)
+
+// Patterns lists every route of [NewHandler] but [PatternContent], which
+// usually sits behind a different middleware.
+var Patterns = []string{PatternCreate, PatternList, PatternGet, PatternDelete, PatternMultimodal, PatternMultimodalAlias}
+
+// Register registers h, normally the handler of [NewHandler], on mux
+// under every route: [Patterns] and [PatternContent]. Like mux.Handle, it
+// panics if a pattern conflicts with one already registered. To put the
+// content route behind another middleware, register the routes one by
+// one instead.
+func Register(mux *http.ServeMux, h http.Handler) {
+	for _, p := range Patterns {
+		mux.Handle(p, h)
+	}
+	mux.Handle(PatternContent, h)
+}
+
+// NewHandler returns the handler of every video route (see [Patterns] and
+// [PatternContent]): it finds the route from the end of the request's
+// path, so it works under any router or prefix. store holds the tasks,
+// catalog the models (each request's model must list compat-video), and
+// contents the results that a [Runner] sharing store and contents
+// generates.
+//
+// Every request needs an owner ([WithOwner]; by default the principal of
+// auth.Middleware), else 401 missing_authorization in the general error
+// shape. Errors of the create routes use the flat shape {code, message}
+// plus the mirrored "error" object, always with status 400 but for 429
+// and 5xx; those of the other routes use the content-download shape
+// {"error":{"message","type"}}. Another owner's task is answered 404, as
+// one that does not exist.
+//
+// NewHandler panics if store, catalog or contents is nil. The handler is
+// safe for concurrent use.
+func NewHandler(store TaskStore, catalog models.Catalog, contents ContentStore, opts ...Option) http.Handler {
+	switch {
+	case store == nil:
+		panic("videos: NewHandler: nil TaskStore")
+	case catalog == nil:
+		panic("videos: NewHandler: nil Catalog")
+	case contents == nil:
+		panic("videos: NewHandler: nil ContentStore")
+	}
+	cfg := newConfig(opts)
+	return &handler{
+		store:    store,
+		catalog:  catalog,
+		contents: contents,
+		cfg:      cfg,
+		general:  apierrors.Renderer{Shape: apierrors.General, Logger: cfg.logger},
+		flat:     apierrors.Renderer{Shape: apierrors.Flat, Logger: cfg.logger},
+		content:  apierrors.Renderer{Shape: apierrors.Content, Logger: cfg.logger},
+	}
+}
+
+type handler struct {
+	store    TaskStore
+	catalog  models.Catalog
+	contents ContentStore
+	cfg      *config
+	general  apierrors.Renderer
+	flat     apierrors.Renderer
+	content  apierrors.Renderer
+}
+
+// route is what a request path names.
+type route int
+
+const (
+	routeNone route = iota
+	routeCollection
+	routeMultimodal
+	routeTask
+	routeContent
+)
+
+// parseRoute finds the route from the end of path: …/videos,
+// …/videos/{id}, …/videos/{id}/content, …/vendorai/videos and
+// …/vendor/videos.
+func parseRoute(path string) (route, string) {
+	segs := strings.Split(strings.Trim(path, "/"), "/")
+	n := len(segs)
+	switch {
+	case n >= 1 && segs[n-1] == "videos":
+		if n >= 2 && (segs[n-2] == "vendorai" || segs[n-2] == "vendor") {
+			return routeMultimodal, ""
+		}
+		return routeCollection, ""
+	case n >= 3 && segs[n-1] == "content" && segs[n-3] == "videos" && segs[n-2] != "":
+		return routeContent, segs[n-2]
+	case n >= 2 && segs[n-2] == "videos" && segs[n-1] != "":
+		return routeTask, segs[n-1]
+	}
+	return routeNone, ""
+}
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rt, id := parseRoute(r.URL.Path)
+	if v := r.PathValue("task_id"); v != "" {
+		id = v
+	}
+	owner, ok := h.cfg.owner(r.Context())
+	if !ok || owner == "" {
+		h.general.Write(w, r, apierrors.MissingAuthorization("This endpoint needs an authenticated caller (an API key in the Authorization header)."))
+		return
+	}
+	switch {
+	case rt == routeCollection && r.Method == http.MethodPost:
+		h.create(w, r, owner)
+	case rt == routeMultimodal && r.Method == http.MethodPost:
+		h.createMultimodal(w, r, owner)
+	case rt == routeCollection && (r.Method == http.MethodGet || r.Method == http.MethodHead):
+		h.list(w, r, owner)
+	case rt == routeTask && (r.Method == http.MethodGet || r.Method == http.MethodHead):
+		h.get(w, r, owner, id)
+	case rt == routeTask && r.Method == http.MethodDelete:
+		h.delete(w, r, owner, id)
+	case rt == routeContent && (r.Method == http.MethodGet || r.Method == http.MethodHead):
+		h.serveContent(w, r, owner, id)
+	case rt == routeNone:
+		h.content.Write(w, r, apierrors.NotFound(fmt.Sprintf("No video route for %s %s.", r.Method, r.URL.Path)))
+	default:
+		allow := map[route]string{
+			routeCollection: "GET, HEAD, POST",
+			routeMultimodal: "POST",
+			routeTask:       "GET, HEAD, DELETE",
+			routeContent:    "GET, HEAD",
+		}[rt]
+		w.Header().Set("Allow", allow)
+		e := &apierrors.Error{Status: http.StatusMethodNotAllowed, Type: apierrors.TypeInvalidRequest,
+			Code: "method_not_allowed", Message: fmt.Sprintf("Method %s is not allowed here; use %s.", r.Method, allow)}
+		h.content.Write(w, r, e)
+	}
+}
+
+// create serves POST /v1/videos.
+func (h *handler) create(w http.ResponseWriter, r *http.Request, owner string) {
+	req, err := decodeCreate(w, r, h.cfg.maxBytes, h.cfg.maxImageBytes)
+	if err != nil {
+		h.flat.Write(w, r, err)
+		return
+	}
+	m, err := models.Require(r.Context(), h.catalog, req.Model, models.CompatVideo, h.cfg.allow)
+	if err != nil {
+		h.flat.Write(w, r, err)
+		return
+	}
+	t := h.newTask(owner, m.ID)
+	if err := h.checkCreate(req, m, t); err != nil {
+		h.flat.Write(w, r, err)
+		return
+	}
+	t.Request = Request{Create: req}
+	h.save(w, r, t)
+}
+
+// createMultimodal serves POST /v1/vendorai/videos.
+func (h *handler) createMultimodal(w http.ResponseWriter, r *http.Request, owner string) {
+	req, err := decodeMultimodal(w, r, h.cfg.maxBytes)
+	if err != nil {
+		h.flat.Write(w, r, err)
+		return
+	}
+	m, err := models.Require(r.Context(), h.catalog, req.Model, models.CompatVideo, h.cfg.allow)
+	if err != nil {
+		h.flat.Write(w, r, err)
+		return
+	}
+	t := h.newTask(owner, m.ID)
+	if err := h.checkMultimodal(req, m, t); err != nil {
+		h.flat.Write(w, r, err)
+		return
+	}
+	t.Request = Request{Multimodal: req}
+	h.save(w, r, t)
+}
+
+func (h *handler) newTask(owner, model string) *Task {
+	return &Task{
+		ID:        NewID(),
+		Owner:     owner,
+		Model:     model,
+		Status:    StatusQueued,
+		CreatedAt: h.cfg.now(),
+	}
+}
+
+// save stores a new task and answers the creation.
+func (h *handler) save(w http.ResponseWriter, r *http.Request, t *Task) {
+	if err := h.store.Create(r.Context(), t); err != nil {
+		h.flat.Write(w, r, storeError(err))
+		return
+	}
+	if h.cfg.notify != nil {
+		h.cfg.notify()
+	}
+	h.writeJSON(w, r, Created{ID: t.ID, Status: t.Status, Progress: t.Progress, CreatedAt: t.CreatedAt.Unix()})
+}
+
+// storeError turns a store failure into the error to render: context
+// errors pass through (the renderer knows them), anything else is a 500.
+func storeError(err error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	var api *apierrors.Error
+	if errors.As(err, &api) {
+		return err
+	}
+	return apierrors.Internal(err)
+}
+
+func notFound(id string) *apierrors.Error {
+	return apierrors.NotFound(fmt.Sprintf("No video task found with id %s.", quoteTrunc(id)))
+}
+
+// getTask loads owner's task, with the errors of the content shape.
+func (h *handler) getTask(ctx context.Context, owner, id string) (*Task, error) {
+	if !ValidID(id) {
+		return nil, notFound(id)
+	}
+	t, err := h.store.Get(ctx, owner, id)
+	if errors.Is(err, ErrNotFound) {
+		return nil, notFound(id).WithCause(err)
+	}
+	if err != nil {
+		return nil, storeError(err)
+	}
+	return t, nil
+}
+
+// get serves GET /v1/videos/{task_id}.
+func (h *handler) get(w http.ResponseWriter, r *http.Request, owner, id string) {
+	t, err := h.getTask(r.Context(), owner, id)
+	if err != nil {
+		h.content.Write(w, r, err)
+		return
+	}
+	if !t.Status.Terminal() && h.cfg.pollAfter > 0 {
+		w.Header().Set("Openai-Poll-After-Ms", strconv.FormatInt(h.cfg.pollAfter.Milliseconds(), 10))
+	}
+	h.writeJSON(w, r, wireVideo(t, h.contentURL(r, t.ID)))
+}
+
+// contentURL is the URL of task id's content endpoint, as the client
+// reaches it.
+func (h *handler) contentURL(r *http.Request, id string) string {
+	if u := h.cfg.publicURL; u != nil {
+		return u.JoinPath("v1", "videos", id, "content").String()
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	// The path up to and including …/videos, as the request has it.
+	path := r.URL.Path
+	if i := strings.LastIndex(path, "/videos"); i >= 0 {
+		path = path[:i+len("/videos")]
+	}
+	return scheme + "://" + r.Host + path + "/" + id + "/content"
+}
+
+// list serves GET /v1/videos.
+func (h *handler) list(w http.ResponseWriter, r *http.Request, owner string) {
+	q := r.URL.Query()
+	p := ListParams{Owner: owner, After: q.Get("after"), Limit: 20, Order: OrderDesc}
+	if s := q.Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > 100 {
+			h.content.Write(w, r, apierrors.InvalidRequestf("limit", "limit must be a whole number from 1 to 100, got %s", quoteTrunc(s)))
+			return
+		}
+		p.Limit = n
+	}
+	switch o := q.Get("order"); o {
+	case "", "desc":
+	case "asc":
+		p.Order = OrderAsc
+	default:
+		h.content.Write(w, r, apierrors.InvalidRequestf("order", `order must be "asc" or "desc", got %s`, quoteTrunc(o)))
+		return
+	}
+	if p.After != "" && !ValidID(p.After) {
+		h.content.Write(w, r, apierrors.InvalidRequestf("after", "after: no video task found with id %s", quoteTrunc(p.After)))
+		return
+	}
+	tasks, more, err := h.store.List(r.Context(), p)
+	if errors.Is(err, ErrNotFound) {
+		h.content.Write(w, r, apierrors.InvalidRequestf("after", "after: no video task found with id %s", quoteTrunc(p.After)).WithCause(err))
+		return
+	}
+	if err != nil {
+		h.content.Write(w, r, storeError(err))
+		return
+	}
+	out := VideoList{Object: "list", Data: make([]Video, len(tasks)), HasMore: more}
+	for i, t := range tasks {
+		out.Data[i] = wireVideo(t, h.contentURL(r, t.ID))
+	}
+	if len(tasks) > 0 {
+		first, last := tasks[0].ID, tasks[len(tasks)-1].ID
+		out.FirstID, out.LastID = &first, &last
+	}
+	h.writeJSON(w, r, out)
+}
+
+// delete serves DELETE /v1/videos/{task_id}. A task is deleted in any
+// state; a running one is abandoned by its worker at its next update.
+func (h *handler) delete(w http.ResponseWriter, r *http.Request, owner, id string) {
+	if !ValidID(id) {
+		h.content.Write(w, r, notFound(id))
+		return
+	}
+	err := h.store.Delete(r.Context(), owner, id)
+	if errors.Is(err, ErrNotFound) {
+		h.content.Write(w, r, notFound(id).WithCause(err))
+		return
+	}
+	if err != nil {
+		h.content.Write(w, r, storeError(err))
+		return
+	}
+	if err := h.contents.Delete(context.WithoutCancel(r.Context()), id); err != nil {
+		h.cfg.logger.LogAttrs(r.Context(), slog.LevelError, "videos: deleting content",
+			slog.String("task_id", id), slog.String("error", err.Error()))
+	}
+	h.writeJSON(w, r, Deleted{ID: id, Object: "video.deleted", Deleted: true})
+}
+
+func (h *handler) writeJSON(w http.ResponseWriter, r *http.Request, v any) {
+	if err := httpjson.Write(w, http.StatusOK, v); err != nil {
+		h.content.Write(w, r, apierrors.Internal(err))
+	}
+}
+
+// contentDisposition names the downloaded file.
+func contentDisposition(id string, v Variant, contentType string) string {
+	mt, _, _ := mime.ParseMediaType(contentType)
+	ext := contentExt[mt]
+	if ext == "" {
+		ext = ".bin"
+	}
+	name := id + ext
+	if v == VariantThumbnail {
+		name = id + "_thumbnail" + ext
+	}
+	return mime.FormatMediaType("attachment", map[string]string{"filename": name})
+}

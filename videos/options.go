@@ -1,0 +1,216 @@
+package videos
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/gatewaykit/gatewaykit/auth"
+	"github.com/gatewaykit/gatewaykit/internal/httpjson"
+	"github.com/gatewaykit/gatewaykit/models"
+)
+
+// Defaults of the handler.
+const (
+	// DefaultMaxImageBytes bounds one reference image (an uploaded file or
+	// a data URI, decoded): 10 MiB.
+	DefaultMaxImageBytes int64 = 10 << 20
+	// DefaultPollAfter is the poll interval suggested to clients in the
+	// openai-poll-after-ms header (spec §8 recommends 3 to 10 seconds).
+	DefaultPollAfter = 3 * time.Second
+)
+
+// An Option configures [NewHandler].
+type Option func(*config)
+
+type config struct {
+	logger        *slog.Logger
+	maxBytes      int64
+	maxImageBytes int64
+	owner         OwnerFunc
+	allow         models.AllowFunc
+	proxy         *http.Client
+	publicURL     *url.URL
+	notify        func()
+	pollAfter     time.Duration
+	now           func() time.Time
+}
+
+func newConfig(opts []Option) *config {
+	c := &config{
+		logger:        slog.New(slog.DiscardHandler),
+		maxBytes:      httpjson.DefaultMaxBytes,
+		maxImageBytes: DefaultMaxImageBytes,
+		owner:         PrincipalOwner,
+		allow:         principalAllows,
+		pollAfter:     DefaultPollAfter,
+		now:           time.Now,
+	}
+	for _, o := range opts {
+		o(c)
+	}
+	return c
+}
+
+// An OwnerFunc returns the owner that scopes the tasks of a request (see
+// [Task.Owner]), or false when the request has no authenticated caller;
+// the handler then answers 401 missing_authorization.
+type OwnerFunc func(ctx context.Context) (owner string, ok bool)
+
+// PrincipalOwner is the default [OwnerFunc]. It reads the principal that
+// auth.Middleware put in the context and scopes tasks by account: a task
+// belongs to "owner:" + Principal.Owner, so every key of an account, and
+// an admin-console session of that account, see the account's tasks.
+// A principal without an Owner falls back to its own key ("key:" +
+// KeyID, or "session:" + KeyID for a session), and then sees only what
+// it created itself.
+//
+// To scope tasks by key instead, pass [WithOwner]([KeyOwner]).
+func PrincipalOwner(ctx context.Context) (string, bool) {
+	p, ok := auth.PrincipalFrom(ctx)
+	if !ok {
+		return "", false
+	}
+	if p.Owner != "" {
+		return "owner:" + p.Owner, true
+	}
+	return KeyOwner(ctx)
+}
+
+// KeyOwner is an [OwnerFunc] that scopes tasks by API key: a task is
+// visible only to the key that created it ("key:" + KeyID), and to no
+// session ("session:" + KeyID).
+func KeyOwner(ctx context.Context) (string, bool) {
+	p, ok := auth.PrincipalFrom(ctx)
+	if !ok || p.KeyID == "" {
+		return "", false
+	}
+	if p.Credential == auth.CredentialSession {
+		return "session:" + p.KeyID, true
+	}
+	return "key:" + p.KeyID, true
+}
+
+func principalAllows(ctx context.Context, id string) bool {
+	p, ok := auth.PrincipalFrom(ctx)
+	return !ok || p.AllowsModel(id)
+}
+
+// WithLogger sets the logger that errors are logged to (through
+// apierrors.Renderer: client errors at debug level, server errors at
+// error level). By default, and for nil, nothing is logged.
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) {
+		if l == nil {
+			l = slog.New(slog.DiscardHandler)
+		}
+		c.logger = l
+	}
+}
+
+// WithMaxRequestBytes bounds the body of the create requests, JSON or
+// multipart. A larger body is refused with a 400 in the flat shape.
+// Default 32 MiB; values ≤ 0 mean the default.
+func WithMaxRequestBytes(n int64) Option {
+	return func(c *config) {
+		if n > 0 {
+			c.maxBytes = n
+		}
+	}
+}
+
+// WithMaxImageBytes bounds one reference image: an uploaded
+// input_reference file, or the decoded bytes of a data URI in
+// input_reference.image_url or in an image asset. Default
+// [DefaultMaxImageBytes] (10 MiB); values ≤ 0 mean the default.
+func WithMaxImageBytes(n int64) Option {
+	return func(c *config) {
+		if n > 0 {
+			c.maxImageBytes = n
+		}
+	}
+}
+
+// WithOwner sets how the owner of a request's tasks is found. Default
+// [PrincipalOwner]: by account, from auth.PrincipalFrom.
+func WithOwner(f OwnerFunc) Option {
+	return func(c *config) {
+		if f != nil {
+			c.owner = f
+		}
+	}
+}
+
+// WithAllowed sets which models a caller may create videos with (see
+// models.Require). Default: the models that the principal's
+// Principal.AllowsModel accepts (all, for a key without a list).
+func WithAllowed(allow models.AllowFunc) Option {
+	return func(c *config) {
+		if allow != nil {
+			c.allow = allow
+		}
+	}
+}
+
+// WithContentProxy makes the content endpoint stream content that lives
+// at a URL (a [URLStore], or a generator's result URL) through the
+// gateway, fetched with client, instead of answering 301. Nil means a
+// client with a 30-second connection timeout and no overall timeout.
+// By default the endpoint redirects.
+//
+// The trade-off: a redirect costs the gateway nothing and lets the client
+// download from the CDN directly, but the official OpenAI Go SDK (v3.53
+// and later) refuses to follow a redirect to another origin, so its
+// Videos.DownloadContent fails against a redirect to object storage;
+// other clients need to follow redirects too. Streaming works with every
+// client (Range and HEAD are passed through) at the price of the
+// gateway's bandwidth and a connection held for each download.
+func WithContentProxy(client *http.Client) Option {
+	return func(c *config) {
+		if client == nil {
+			client = defaultProxyClient()
+		}
+		c.proxy = client
+	}
+}
+
+// WithPublicURL sets the base URL under which clients reach the video
+// routes, such as "https://api.example.com" (the routes' /v1/... paths
+// are appended). It makes the metadata url and thumbnail_url of completed
+// tasks whose content the gateway serves. By default they are built from
+// the request: its Host, and https when it came over TLS.
+func WithPublicURL(base string) Option {
+	return func(c *config) {
+		u, err := url.Parse(strings.TrimSuffix(base, "/"))
+		if err != nil || !u.IsAbs() || u.Host == "" {
+			panic("videos: WithPublicURL: not an absolute URL: " + base)
+		}
+		c.publicURL = u
+	}
+}
+
+// WithNotify sets a function called after each task is created, such as
+// a [Runner]'s Wake, so that generation starts at once. Default none.
+func WithNotify(f func()) Option {
+	return func(c *config) { c.notify = f }
+}
+
+// WithPollAfter sets the poll interval suggested in the
+// openai-poll-after-ms header of the status of a queued or running task,
+// which the official SDKs' pollers follow (up to 8 seconds). Default
+// [DefaultPollAfter] (3s); 0 or less sends no header.
+func WithPollAfter(d time.Duration) Option {
+	return func(c *config) { c.pollAfter = d }
+}
+
+// WithClock sets the clock of the created_at times. Default time.Now.
+func WithClock(now func() time.Time) Option {
+	return func(c *config) {
+		if now != nil {
+			c.now = now
+		}
+	}
+}
