@@ -71,6 +71,11 @@ type testBundle struct {
 type bundleOptions struct {
 	contents videos.ContentStore
 	handler  []videos.Option
+	// runner starts a Runner with the demo generator (instant) and wakes
+	// it at each creation.
+	runner bool
+	// mux lets a test add routes to the server (a same-origin "CDN").
+	mux func(mux *http.ServeMux)
 }
 
 func setup(t *testing.T, bo bundleOptions) *testBundle {
@@ -98,8 +103,22 @@ func setup(t *testing.T, bo bundleOptions) *testBundle {
 		b.contents = videos.NewMemoryContentStore()
 	}
 	opts := append([]videos.Option{videos.WithClock(func() time.Time { return b.now })}, bo.handler...)
+	if bo.runner {
+		r := videos.NewRunner(b.store, demo.NewVideoGenerator(demo.WithVideoDuration(0)), b.contents,
+			videos.WithPollInterval(time.Hour), videos.WithWorkers(2))
+		go func() { _ = r.Run(context.Background()) }()
+		t.Cleanup(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			require.NoError(t, r.Shutdown(ctx))
+		})
+		opts = append(opts, videos.WithNotify(r.Wake))
+	}
 	h := videos.NewHandler(b.store, testCatalog(), b.contents, opts...)
 	mux := http.NewServeMux()
+	if bo.mux != nil {
+		bo.mux(mux)
+	}
 	for _, p := range videos.Patterns {
 		mux.Handle(p, auth.Middleware(keys)(h))
 	}
