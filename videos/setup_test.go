@@ -185,20 +185,41 @@ type formField struct {
 
 func multipartBody(t *testing.T, fields ...formField) (io.Reader, string) {
 	t.Helper()
+	body, ct := multipartBodyWith("", fields...)
+	return bytes.NewReader(body), ct
+}
+
+// multipartBodyWith encodes fields with the given boundary (a random one
+// if empty) and returns the body and its Content-Type.
+func multipartBodyWith(boundary string, fields ...formField) ([]byte, string) {
 	var buf bytes.Buffer
 	mw := multipart.NewWriter(&buf)
-	for _, f := range fields {
-		if f.filename != "" {
-			w, err := mw.CreateFormFile(f.name, f.filename)
-			require.NoError(t, err)
-			_, err = w.Write([]byte(f.value))
-			require.NoError(t, err)
-			continue
+	if boundary != "" {
+		if err := mw.SetBoundary(boundary); err != nil {
+			panic(err)
 		}
-		require.NoError(t, mw.WriteField(f.name, f.value))
 	}
-	require.NoError(t, mw.Close())
-	return &buf, mw.FormDataContentType()
+	for _, f := range fields {
+		var (
+			w   io.Writer
+			err error
+		)
+		if f.filename != "" {
+			w, err = mw.CreateFormFile(f.name, f.filename)
+		} else {
+			w, err = mw.CreateFormField(f.name)
+		}
+		if err != nil {
+			panic(err)
+		}
+		if _, err := w.Write([]byte(f.value)); err != nil {
+			panic(err)
+		}
+	}
+	if err := mw.Close(); err != nil {
+		panic(err)
+	}
+	return buf.Bytes(), mw.FormDataContentType()
 }
 
 func (b *testBundle) postForm(t *testing.T, key string, fields ...formField) reply {
