@@ -39,9 +39,11 @@ const (
 	PatternMultimodalAlias = "POST /v1/vendor/videos"
 )
 
-// Patterns lists every route of [NewHandler] but [PatternContent], which
-// usually sits behind a different middleware.
-var Patterns = []string{PatternCreate, PatternList, PatternGet, PatternDelete, PatternMultimodal, PatternMultimodalAlias}
+// Patterns returns every route of [NewHandler] but [PatternContent], which
+// usually sits behind a different middleware (a new slice each call).
+func Patterns() []string {
+	return []string{PatternCreate, PatternList, PatternGet, PatternDelete, PatternMultimodal, PatternMultimodalAlias}
+}
 
 // Register registers h, normally the handler of [NewHandler], on mux
 // under every route: [Patterns] and [PatternContent]. Like mux.Handle, it
@@ -49,7 +51,7 @@ var Patterns = []string{PatternCreate, PatternList, PatternGet, PatternDelete, P
 // content route behind another middleware, register the routes one by
 // one instead.
 func Register(mux *http.ServeMux, h http.Handler) {
-	for _, p := range Patterns {
+	for _, p := range Patterns() {
 		mux.Handle(p, h)
 	}
 	mux.Handle(PatternContent, h)

@@ -119,7 +119,7 @@ func setup(t *testing.T, bo bundleOptions) *testBundle {
 	if bo.mux != nil {
 		bo.mux(mux)
 	}
-	for _, p := range videos.Patterns {
+	for _, p := range videos.Patterns() {
 		mux.Handle(p, auth.Middleware(keys)(h))
 	}
 	mux.Handle(videos.PatternContent, auth.Middleware(keys, auth.WithSessionAuthenticator(sessions))(h))

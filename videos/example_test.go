@@ -1,0 +1,178 @@
+package videos_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/gatewaykit/gatewaykit/auth"
+	"github.com/gatewaykit/gatewaykit/demo"
+	"github.com/gatewaykit/gatewaykit/models"
+	"github.com/gatewaykit/gatewaykit/videos"
+)
+
+// send serves one request with h, as the principal of key key_1 (account
+// acme): in a real server, auth.Middleware puts the principal there.
+func send(h http.Handler, method, target, body string) *httptest.ResponseRecorder {
+	r := httptest.NewRequest(method, target, strings.NewReader(body))
+	r.Header.Set("Content-Type", "application/json")
+	r = r.WithContext(auth.WithPrincipal(r.Context(), &auth.Principal{KeyID: "key_1", Owner: "acme"}))
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return w
+}
+
+func idOf(w *httptest.ResponseRecorder) string {
+	var v struct{ ID string }
+	_ = json.Unmarshal(w.Body.Bytes(), &v)
+	return v.ID
+}
+
+// waitFor polls the store until the task is finished.
+func waitFor(store videos.TaskStore, id string) *videos.Task {
+	for {
+		t, err := store.Get(context.Background(), "owner:acme", id)
+		if err != nil || t.Status.Terminal() {
+			return t
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func ExampleNewHandler() {
+	store, contents := videos.NewMemoryStore(), videos.NewMemoryContentStore()
+	catalog := models.NewMemoryCatalog(demo.VideoModels()...)
+	h := videos.NewHandler(store, catalog, contents)
+
+	// A task is created queued.
+	w := send(h, "POST", "/v1/videos", `{"model":"demo-video","prompt":"a lighthouse at dusk","size":"1280x720","seconds":8}`)
+	var created videos.Created
+	_ = json.Unmarshal(w.Body.Bytes(), &created)
+	fmt.Println(w.Code, created.Status, created.Progress, strings.HasPrefix(created.ID, "task_"))
+
+	// Its status, as GET /v1/videos/{task_id} shows it while it waits.
+	w = send(h, "GET", "/v1/videos/"+created.ID, "")
+	var status videos.Video
+	_ = json.Unmarshal(w.Body.Bytes(), &status)
+	fmt.Println(w.Code, status.Status, status.Progress, status.Seconds, status.Size)
+
+	// Creation errors are 400s in the flat shape, with the mirrored error
+	// object that the official SDKs read.
+	w = send(h, "POST", "/v1/videos", `{"model":"demo-video","prompt":"x","size":"1280x720","seconds":5}`)
+	fmt.Print(w.Code, " ", w.Body)
+	// Output:
+	// 200 queued 0 true
+	// 200 queued 0 8 1280x720
+	// 400 {"code":"invalid_request","message":"seconds must be one of 4, 8, 12, 16, 20 for model \"demo-video\", got 5","error":{"message":"seconds must be one of 4, 8, 12, 16, 20 for model \"demo-video\", got 5","type":"invalid_request_error","param":"seconds","code":"invalid_request"}}
+}
+
+func ExampleNewRunner() {
+	store, contents := videos.NewMemoryStore(), videos.NewMemoryContentStore()
+	catalog := models.NewMemoryCatalog(demo.VideoModels()...)
+	runner := videos.NewRunner(store, demo.NewVideoGenerator(demo.WithVideoDuration(0)), contents,
+		videos.WithWorkers(2))
+	h := videos.NewHandler(store, catalog, contents, videos.WithNotify(runner.Wake))
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { _ = runner.Run(ctx) }()
+
+	id := idOf(send(h, "POST", "/v1/vendorai/videos", `{"model":"demo-video-multimodal","mode":"t2v","prompt":"waves","resolution":"720p","aspect_ratio":"9:16","duration_sec":2}`))
+	t := waitFor(store, id)
+	fmt.Println(t.Status, t.Progress, t.Size, t.Seconds, t.Metadata.Width, t.Metadata.Height, t.Metadata.FPS)
+
+	w := send(h, "GET", "/v1/videos/"+id+"/content", "")
+	fmt.Println(w.Code, w.Header().Get("Content-Type"), w.Body.String()[4:8])
+	w = send(h, "GET", "/v1/videos/"+id+"/content?variant=thumbnail", "")
+	fmt.Println(w.Code, w.Header().Get("Content-Type"))
+
+	shutdown, done := context.WithTimeout(context.Background(), 5*time.Second)
+	defer done()
+	fmt.Println(runner.Shutdown(shutdown))
+	// Output:
+	// completed 100 720x1280 2 720 1280 24
+	// 200 video/mp4 ftyp
+	// 200 image/png
+	// <nil>
+}
+
+// fileServer is an http.RoundTripper that answers from a handler, so that
+// the example needs no network.
+type fileServer struct{ h http.Handler }
+
+func (f fileServer) RoundTrip(r *http.Request) (*http.Response, error) {
+	w := httptest.NewRecorder()
+	f.h.ServeHTTP(w, r)
+	return w.Result(), nil
+}
+
+func ExampleWithContentProxy() {
+	dir, _ := tempDir()
+	defer removeAll(dir)
+	// Results are published by a CDN at https://cdn.example.com/media.
+	contents, _ := videos.NewURLStore(dir, "https://cdn.example.com/media")
+	cdn := &http.Client{Transport: fileServer{http.StripPrefix("/media/", http.FileServer(http.Dir(dir)))}}
+
+	store := videos.NewMemoryStore()
+	catalog := models.NewMemoryCatalog(demo.VideoModels()...)
+	runner := videos.NewRunner(store, demo.NewVideoGenerator(demo.WithVideoDuration(0)), contents)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { _ = runner.Run(ctx) }()
+
+	redirecting := videos.NewHandler(store, catalog, contents, videos.WithNotify(runner.Wake))
+	streaming := videos.NewHandler(store, catalog, contents, videos.WithContentProxy(cdn))
+
+	id := idOf(send(redirecting, "POST", "/v1/videos", `{"model":"demo-video","prompt":"a kite","size":"1280x720","seconds":4}`))
+	waitFor(store, id)
+
+	w := send(redirecting, "GET", "/v1/videos/"+id+"/content", "")
+	fmt.Println(w.Code, strings.Replace(w.Header().Get("Location"), id, "task_…", 1))
+	w = send(streaming, "GET", "/v1/videos/"+id+"/content", "")
+	fmt.Println(w.Code, w.Header().Get("Content-Type"), w.Body.String()[4:8])
+	// Output:
+	// 301 https://cdn.example.com/media/task_…/video.mp4
+	// 200 video/mp4 ftyp
+}
+
+func ExampleWithPollAfter() {
+	store := videos.NewMemoryStore()
+	catalog := models.NewMemoryCatalog(demo.VideoModels()...)
+	h := videos.NewHandler(store, catalog, videos.NewMemoryContentStore(), videos.WithPollAfter(5*time.Second))
+
+	id := idOf(send(h, "POST", "/v1/videos", `{"model":"demo-video","prompt":"x","size":"1280x720"}`))
+	w := send(h, "GET", "/v1/videos/"+id, "")
+	fmt.Println(w.Header().Get("openai-poll-after-ms"))
+	// Output:
+	// 5000
+}
+
+func ExampleWithPublicURL() {
+	store, contents := videos.NewMemoryStore(), videos.NewMemoryContentStore()
+	catalog := models.NewMemoryCatalog(demo.VideoModels()...)
+	runner := videos.NewRunner(store, demo.NewVideoGenerator(demo.WithVideoDuration(0)), contents)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { _ = runner.Run(ctx) }()
+	h := videos.NewHandler(store, catalog, contents,
+		videos.WithPublicURL("https://api.example.com"), videos.WithNotify(runner.Wake))
+
+	id := idOf(send(h, "POST", "/v1/videos", `{"model":"demo-video","prompt":"x","size":"1280x720"}`))
+	waitFor(store, id)
+	var v videos.Video
+	_ = json.Unmarshal(send(h, "GET", "/v1/videos/"+id, "").Body.Bytes(), &v)
+	fmt.Println(strings.ReplaceAll(v.Metadata.URL, id, "task_…"))
+	fmt.Println(strings.ReplaceAll(v.Metadata.ThumbnailURL, id, "task_…"))
+	// Output:
+	// https://api.example.com/v1/videos/task_…/content
+	// https://api.example.com/v1/videos/task_…/content?variant=thumbnail
+}
+
+func tempDir() (string, error) { return os.MkdirTemp("", "videos-example-") }
+
+func removeAll(dir string) { _ = os.RemoveAll(dir) }
