@@ -7,6 +7,7 @@ import (
 	"hash/fnv"
 	"image"
 	"image/color"
+	_ "image/jpeg" // reference images
 	"image/png"
 	"math"
 	"strconv"
@@ -107,7 +108,9 @@ func WithVideoFPS(fps int) VideoOption {
 //   - an MP4 (H.264 Constrained Baseline, yuv420p) of the task's size
 //     (1280x720 when it has none) and duration (4 s when none), at the
 //     configured frame rate, each second one flat colour derived from
-//     the prompt;
+//     the prompt — the first second takes the average colour of the
+//     reference image instead, when the request has a PNG or JPEG one as
+//     a data URI (or an uploaded file);
 //   - a PNG thumbnail of the first frame, at most 640 pixels wide.
 //
 // The metadata reports the duration, width, height, fps and a seed (an
@@ -154,7 +157,49 @@ func (g *VideoGenerator) Generate(ctx context.Context, task *videos.Task, progre
 			}
 		}
 	}
-	return plan.render(prompt), nil
+	return plan.render(prompt, referenceColour(task)), nil
+}
+
+// referenceColour returns the average colour of the task's first
+// reference image (input_reference, or an image, first_frame or
+// reference_images asset) when it is a PNG or JPEG data URI.
+func referenceColour(task *videos.Task) *color.RGBA {
+	var uris []string
+	if c := task.Request.Create; c != nil && c.InputReference != nil {
+		uris = append(uris, c.InputReference.ImageURL)
+	}
+	if m := task.Request.Multimodal; m != nil {
+		for _, a := range m.Assets {
+			if a.Role != videos.RoleSourceVideo {
+				uris = append(uris, a.URL)
+			}
+		}
+	}
+	for _, u := range uris {
+		_, data, err := videos.DecodeDataURI(u)
+		if err != nil {
+			continue
+		}
+		img, _, err := image.Decode(bytes.NewReader(data))
+		if err != nil {
+			continue
+		}
+		b := img.Bounds()
+		if b.Empty() {
+			continue
+		}
+		// Sample a grid of at most 64x64 points.
+		stepX, stepY := max(b.Dx()/64, 1), max(b.Dy()/64, 1)
+		var r, g, bl, n uint64
+		for y := b.Min.Y; y < b.Max.Y; y += stepY {
+			for x := b.Min.X; x < b.Max.X; x += stepX {
+				cr, cg, cb, _ := img.At(x, y).RGBA()
+				r, g, bl, n = r+uint64(cr>>8), g+uint64(cg>>8), bl+uint64(cb>>8), n+1
+			}
+		}
+		return &color.RGBA{R: uint8(r / n), G: uint8(g / n), B: uint8(bl / n), A: 255}
+	}
+	return nil
 }
 
 func videoWait(ctx context.Context, t **time.Timer, d time.Duration) error {
@@ -215,8 +260,9 @@ func demoFailure(format string, args ...any) error {
 	return &videos.Failure{Code: videos.CodeGenerationFailed, Message: strings.ToUpper(msg[:1]) + msg[1:] + "."}
 }
 
-// render writes the clip and its thumbnail.
-func (p *videoPlan) render(prompt string) *videos.Result {
+// render writes the clip and its thumbnail. The first second has the
+// colour of the reference image, if any.
+func (p *videoPlan) render(prompt string, reference *color.RGBA) *videos.Result {
 	frames := max(int(math.Round(p.seconds*float64(p.fps))), 1)
 	h := fnv.New64a()
 	h.Write([]byte(prompt))
@@ -227,6 +273,9 @@ func (p *videoPlan) render(prompt string) *videos.Result {
 	yuv := make([]color.YCbCr, n)
 	for i := range n {
 		rgb[i] = paletteColour(uint64(seed), i)
+		if i == 0 && reference != nil {
+			rgb[i] = *reference
+		}
 		yuv[i] = studioYCbCr(rgb[i].R, rgb[i].G, rgb[i].B)
 	}
 	clip := writeMP4(mp4Video{width: p.width, height: p.height, fps: p.fps, frames: frames, colours: yuv})

@@ -3,8 +3,10 @@ package demo_test
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/binary"
 	"fmt"
+	"image"
 	"image/png"
 	"os"
 	"os/exec"
@@ -374,4 +376,23 @@ func TestVideoMP4DecodesWithFFmpeg(t *testing.T) {
 	errOut, err := exec.Command(ffmpeg, "-v", "error", "-i", path, "-f", "null", "-").CombinedOutput()
 	require.NoError(t, err)
 	require.Empty(t, strings.TrimSpace(string(errOut)), "decoder warnings")
+}
+
+func TestVideoGeneratorStartsWithTheReferenceImagesColour(t *testing.T) {
+	t.Parallel()
+	img := image.NewRGBA(image.Rect(0, 0, 8, 8))
+	for i := range img.Pix {
+		img.Pix[i] = []byte{200, 40, 10, 255}[i%4]
+	}
+	var buf bytes.Buffer
+	require.NoError(t, png.Encode(&buf, img))
+	task := videoTask("x", "320x240", "2")
+	task.Request.Create.InputReference = &videos.InputReference{ImageURL: "data:image/png;base64," + base64.StdEncoding.EncodeToString(buf.Bytes())}
+	res := generateVideo(t, demo.NewVideoGenerator(demo.WithVideoDuration(0)), task)
+	thumb, err := png.Decode(bytes.NewReader(res.Thumbnail.Data))
+	require.NoError(t, err)
+	r, g, b, _ := thumb.At(0, 0).RGBA()
+	require.Equal(t, [3]uint32{200, 40, 10}, [3]uint32{r >> 8, g >> 8, b >> 8})
+	plain := generateVideo(t, demo.NewVideoGenerator(demo.WithVideoDuration(0)), videoTask("x", "320x240", "2"))
+	require.NotEqual(t, plain.Video.Data, res.Video.Data)
 }
