@@ -382,7 +382,7 @@ func TestRunnerStopsGeneratingADeletedTask(t *testing.T) {
 
 func TestRunnerRenewsTheLeaseWithProgress(t *testing.T) {
 	t.Parallel()
-	now := videostest.T0
+	now := videostest.T0()
 	var mu sync.Mutex
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
@@ -398,7 +398,7 @@ func TestRunnerRenewsTheLeaseWithProgress(t *testing.T) {
 	}), videos.WithRunnerClock(clock), videos.WithLease(time.Minute))
 	bundle.create(t, "alice", 0)
 	got := wait(t, checked)
-	require.True(t, got.LeaseExpiresAt.Equal(videostest.T0.Add(45*time.Second+time.Minute)), "lease until %v", got.LeaseExpiresAt)
+	require.True(t, got.LeaseExpiresAt.Equal(videostest.T0().Add(45*time.Second+time.Minute)), "lease until %v", got.LeaseExpiresAt)
 	require.Equal(t, videos.StatusCompleted, wait(t, bundle.store.finished).Status)
 }
 

@@ -26,8 +26,9 @@ import (
 	"github.com/gatewaykit/gatewaykit/videos"
 )
 
-// T0 is the time the suites start their clocks at.
-var T0 = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+// T0 returns the time the suites start their clocks at: 2025-06-01
+// 12:00 UTC.
+func T0() time.Time { return time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC) }
 
 // NewTask returns a queued task with a fresh id, for owner, created at
 // T0 + offset.
@@ -37,7 +38,7 @@ func NewTask(owner string, offset time.Duration) *videos.Task {
 		Owner:     owner,
 		Model:     "video-model",
 		Status:    videos.StatusQueued,
-		CreatedAt: T0.Add(offset),
+		CreatedAt: T0().Add(offset),
 		Seconds:   "8",
 		Size:      "1280x720",
 		Request: videos.Request{Create: &videos.CreateRequest{
@@ -142,7 +143,7 @@ func TestTaskStore(t *testing.T, newStore func(t *testing.T) videos.TaskStore) {
 
 	t.Run("ClaimReturnsErrNoTaskWhenNothingIsQueued", func(t *testing.T) {
 		s := setup(t)
-		_, err := claimAt(ctx, t, s, "w1", T0)
+		_, err := claimAt(ctx, t, s, "w1", T0())
 		require.ErrorIs(t, err, videos.ErrNoTask)
 	})
 
@@ -150,7 +151,7 @@ func TestTaskStore(t *testing.T, newStore func(t *testing.T) videos.TaskStore) {
 		s := setup(t)
 		newer, older := NewTask("alice", 2*time.Second), NewTask("bob", time.Second)
 		mustCreate(ctx, t, s, newer, older)
-		now := T0.Add(time.Hour)
+		now := T0().Add(time.Hour)
 		got, err := claimAt(ctx, t, s, "w1", now)
 		require.NoError(t, err)
 		require.Equal(t, older.ID, got.ID)
@@ -185,7 +186,7 @@ func TestTaskStore(t *testing.T, newStore func(t *testing.T) videos.TaskStore) {
 			wg.Go(func() {
 				worker := fmt.Sprint("w", w)
 				for {
-					task, err := claimAt(ctx, t, s, worker, T0.Add(time.Second))
+					task, err := claimAt(ctx, t, s, worker, T0().Add(time.Second))
 					if err != nil {
 						if !isNoTask(err) {
 							errs <- err
@@ -213,10 +214,10 @@ func TestTaskStore(t *testing.T, newStore func(t *testing.T) videos.TaskStore) {
 		s := setup(t)
 		task := NewTask("alice", 0)
 		mustCreate(ctx, t, s, task)
-		c, err := claimAt(ctx, t, s, "w1", T0)
+		c, err := claimAt(ctx, t, s, "w1", T0())
 		require.NoError(t, err)
 		for _, step := range []struct{ send, want int }{{30, 30}, {10, 30}, {0, 30}, {55, 55}, {100, 100}, {99, 100}} {
-			got, err := s.Update(ctx, videos.UpdateParams{ID: c.ID, Attempt: c.Attempts, Now: T0, Progress: step.send})
+			got, err := s.Update(ctx, videos.UpdateParams{ID: c.ID, Attempt: c.Attempts, Now: T0(), Progress: step.send})
 			require.NoError(t, err)
 			require.Equal(t, step.want, got.Progress, "after sending %d", step.send)
 			require.Equal(t, videos.StatusInProgress, got.Status)
@@ -226,10 +227,10 @@ func TestTaskStore(t *testing.T, newStore func(t *testing.T) videos.TaskStore) {
 	t.Run("ProgressOutside0To100IsRefused", func(t *testing.T) {
 		s := setup(t)
 		mustCreate(ctx, t, s, NewTask("alice", 0))
-		c, err := claimAt(ctx, t, s, "w1", T0)
+		c, err := claimAt(ctx, t, s, "w1", T0())
 		require.NoError(t, err)
 		for _, p := range []int{-1, 101, 1000} {
-			_, err := s.Update(ctx, videos.UpdateParams{ID: c.ID, Attempt: c.Attempts, Now: T0, Progress: p})
+			_, err := s.Update(ctx, videos.UpdateParams{ID: c.ID, Attempt: c.Attempts, Now: T0(), Progress: p})
 			require.ErrorIs(t, err, videos.ErrInvalidParams, "progress %d", p)
 		}
 		got, err := s.Get(ctx, "alice", c.ID)
@@ -241,7 +242,7 @@ func TestTaskStore(t *testing.T, newStore func(t *testing.T) videos.TaskStore) {
 		s := setup(t)
 		task := NewTask("alice", 0)
 		mustCreate(ctx, t, s, task)
-		c, err := claimAt(ctx, t, s, "w1", T0)
+		c, err := claimAt(ctx, t, s, "w1", T0())
 		require.NoError(t, err)
 		var wg sync.WaitGroup
 		stop := make(chan struct{})
@@ -271,7 +272,7 @@ func TestTaskStore(t *testing.T, newStore func(t *testing.T) videos.TaskStore) {
 			wg.Go(func() {
 				for i := range 100 {
 					p := (i*7 + g*13) % 101
-					_, _ = s.Update(ctx, videos.UpdateParams{ID: c.ID, Attempt: c.Attempts, Now: T0, Progress: p})
+					_, _ = s.Update(ctx, videos.UpdateParams{ID: c.ID, Attempt: c.Attempts, Now: T0(), Progress: p})
 				}
 			})
 		}
@@ -288,9 +289,9 @@ func TestTaskStore(t *testing.T, newStore func(t *testing.T) videos.TaskStore) {
 		task := NewTask("alice", 0)
 		task.Seconds, task.Size = "", ""
 		mustCreate(ctx, t, s, task)
-		c, err := claimAt(ctx, t, s, "w1", T0)
+		c, err := claimAt(ctx, t, s, "w1", T0())
 		require.NoError(t, err)
-		done := T0.Add(5 * time.Second)
+		done := T0().Add(5 * time.Second)
 		got, err := s.Update(ctx, videos.UpdateParams{ID: c.ID, Attempt: c.Attempts, Now: done, Progress: 40,
 			Complete: &videos.Completion{
 				Metadata:     videos.Metadata{Duration: 4, Width: 640, Height: 360, FPS: 24},
@@ -316,9 +317,9 @@ func TestTaskStore(t *testing.T, newStore func(t *testing.T) videos.TaskStore) {
 	t.Run("CompletionKeepsTheRequestedSecondsAndSize", func(t *testing.T) {
 		s := setup(t)
 		mustCreate(ctx, t, s, NewTask("alice", 0))
-		c, err := claimAt(ctx, t, s, "w1", T0)
+		c, err := claimAt(ctx, t, s, "w1", T0())
 		require.NoError(t, err)
-		got, err := s.Update(ctx, videos.UpdateParams{ID: c.ID, Attempt: c.Attempts, Now: T0,
+		got, err := s.Update(ctx, videos.UpdateParams{ID: c.ID, Attempt: c.Attempts, Now: T0(),
 			Complete: &videos.Completion{Seconds: "4", Size: "640x360"}})
 		require.NoError(t, err)
 		require.Equal(t, "8", got.Seconds)
@@ -330,9 +331,9 @@ func TestTaskStore(t *testing.T, newStore func(t *testing.T) videos.TaskStore) {
 			s := setup(t)
 			task := NewTask("alice", 0)
 			mustCreate(ctx, t, s, task)
-			c, err := claimAt(ctx, t, s, "w1", T0)
+			c, err := claimAt(ctx, t, s, "w1", T0())
 			require.NoError(t, err)
-			finish := videos.UpdateParams{ID: c.ID, Attempt: c.Attempts, Now: T0}
+			finish := videos.UpdateParams{ID: c.ID, Attempt: c.Attempts, Now: T0()}
 			if outcome == "Completed" {
 				finish.Complete = &videos.Completion{}
 			} else {
@@ -342,16 +343,16 @@ func TestTaskStore(t *testing.T, newStore func(t *testing.T) videos.TaskStore) {
 			before, err := s.Update(ctx, finish)
 			require.NoError(t, err)
 			for name, p := range map[string]videos.UpdateParams{
-				"progress": {ID: c.ID, Attempt: c.Attempts, Now: T0, Progress: 50},
-				"complete": {ID: c.ID, Attempt: c.Attempts, Now: T0, Complete: &videos.Completion{}},
-				"fail":     {ID: c.ID, Attempt: c.Attempts, Now: T0, Fail: &videos.TaskError{Code: "x", Message: "y"}},
-				"release":  {ID: c.ID, Attempt: c.Attempts, Now: T0, Release: true},
+				"progress": {ID: c.ID, Attempt: c.Attempts, Now: T0(), Progress: 50},
+				"complete": {ID: c.ID, Attempt: c.Attempts, Now: T0(), Complete: &videos.Completion{}},
+				"fail":     {ID: c.ID, Attempt: c.Attempts, Now: T0(), Fail: &videos.TaskError{Code: "x", Message: "y"}},
+				"release":  {ID: c.ID, Attempt: c.Attempts, Now: T0(), Release: true},
 			} {
 				_, err := s.Update(ctx, p)
 				require.ErrorIs(t, err, videos.ErrFinished, name)
 			}
 			// Not even a run-out lease reopens it.
-			_, err = claimAt(ctx, t, s, "w2", T0.Add(24*time.Hour))
+			_, err = claimAt(ctx, t, s, "w2", T0().Add(24*time.Hour))
 			require.ErrorIs(t, err, videos.ErrNoTask)
 			after, err := s.Get(ctx, "alice", task.ID)
 			require.NoError(t, err)
@@ -364,25 +365,25 @@ func TestTaskStore(t *testing.T, newStore func(t *testing.T) videos.TaskStore) {
 	t.Run("FailRecordsTheErrorAndKeepsProgress", func(t *testing.T) {
 		s := setup(t)
 		mustCreate(ctx, t, s, NewTask("alice", 0))
-		c, err := claimAt(ctx, t, s, "w1", T0)
+		c, err := claimAt(ctx, t, s, "w1", T0())
 		require.NoError(t, err)
-		_, err = s.Update(ctx, videos.UpdateParams{ID: c.ID, Attempt: c.Attempts, Now: T0, Progress: 35})
+		_, err = s.Update(ctx, videos.UpdateParams{ID: c.ID, Attempt: c.Attempts, Now: T0(), Progress: 35})
 		require.NoError(t, err)
-		got, err := s.Update(ctx, videos.UpdateParams{ID: c.ID, Attempt: c.Attempts, Now: T0.Add(time.Second),
+		got, err := s.Update(ctx, videos.UpdateParams{ID: c.ID, Attempt: c.Attempts, Now: T0().Add(time.Second),
 			Fail: &videos.TaskError{Code: "content_policy", Message: "no"}})
 		require.NoError(t, err)
 		require.Equal(t, videos.StatusFailed, got.Status)
 		require.Equal(t, &videos.TaskError{Code: "content_policy", Message: "no"}, got.Error)
 		require.Equal(t, 35, got.Progress)
-		require.True(t, got.CompletedAt.Equal(T0.Add(time.Second)))
+		require.True(t, got.CompletedAt.Equal(T0().Add(time.Second)))
 	})
 
 	t.Run("UpdateRefusesTwoOutcomesAtOnce", func(t *testing.T) {
 		s := setup(t)
 		mustCreate(ctx, t, s, NewTask("alice", 0))
-		c, err := claimAt(ctx, t, s, "w1", T0)
+		c, err := claimAt(ctx, t, s, "w1", T0())
 		require.NoError(t, err)
-		_, err = s.Update(ctx, videos.UpdateParams{ID: c.ID, Attempt: c.Attempts, Now: T0,
+		_, err = s.Update(ctx, videos.UpdateParams{ID: c.ID, Attempt: c.Attempts, Now: T0(),
 			Complete: &videos.Completion{}, Fail: &videos.TaskError{Code: "x", Message: "y"}})
 		require.ErrorIs(t, err, videos.ErrInvalidParams)
 	})
@@ -391,13 +392,13 @@ func TestTaskStore(t *testing.T, newStore func(t *testing.T) videos.TaskStore) {
 		s := setup(t)
 		task := NewTask("alice", 0)
 		mustCreate(ctx, t, s, task)
-		_, err := s.Update(ctx, videos.UpdateParams{ID: task.ID, Attempt: 0, Now: T0, Progress: 10})
+		_, err := s.Update(ctx, videos.UpdateParams{ID: task.ID, Attempt: 0, Now: T0(), Progress: 10})
 		require.ErrorIs(t, err, videos.ErrLeaseLost)
 	})
 
 	t.Run("UpdateReturnsErrNotFoundIfTaskDoesNotExist", func(t *testing.T) {
 		s := setup(t)
-		_, err := s.Update(ctx, videos.UpdateParams{ID: videos.NewID(), Attempt: 1, Now: T0, Progress: 10})
+		_, err := s.Update(ctx, videos.UpdateParams{ID: videos.NewID(), Attempt: 1, Now: T0(), Progress: 10})
 		require.ErrorIs(t, err, videos.ErrNotFound)
 	})
 
@@ -405,15 +406,15 @@ func TestTaskStore(t *testing.T, newStore func(t *testing.T) videos.TaskStore) {
 		s := setup(t)
 		task := NewTask("alice", 0)
 		mustCreate(ctx, t, s, task)
-		first, err := claimAt(ctx, t, s, "w1", T0)
+		first, err := claimAt(ctx, t, s, "w1", T0())
 		require.NoError(t, err)
-		_, err = s.Update(ctx, videos.UpdateParams{ID: task.ID, Attempt: first.Attempts, Now: T0, Progress: 40})
+		_, err = s.Update(ctx, videos.UpdateParams{ID: task.ID, Attempt: first.Attempts, Now: T0(), Progress: 40})
 		require.NoError(t, err)
 
-		_, err = claimAt(ctx, t, s, "w2", T0.Add(lease-time.Second))
+		_, err = claimAt(ctx, t, s, "w2", T0().Add(lease-time.Second))
 		require.ErrorIs(t, err, videos.ErrNoTask, "the lease still holds")
 
-		second, err := claimAt(ctx, t, s, "w2", T0.Add(lease))
+		second, err := claimAt(ctx, t, s, "w2", T0().Add(lease))
 		require.NoError(t, err, "the lease ran out")
 		require.Equal(t, task.ID, second.ID)
 		require.Equal(t, 2, second.Attempts)
@@ -421,9 +422,9 @@ func TestTaskStore(t *testing.T, newStore func(t *testing.T) videos.TaskStore) {
 		require.Equal(t, videos.StatusInProgress, second.Status)
 		require.Equal(t, 40, second.Progress, "progress is kept across attempts")
 
-		_, err = s.Update(ctx, videos.UpdateParams{ID: task.ID, Attempt: first.Attempts, Now: T0.Add(lease), Progress: 90})
+		_, err = s.Update(ctx, videos.UpdateParams{ID: task.ID, Attempt: first.Attempts, Now: T0().Add(lease), Progress: 90})
 		require.ErrorIs(t, err, videos.ErrLeaseLost, "the first worker lost the task")
-		got, err := s.Update(ctx, videos.UpdateParams{ID: task.ID, Attempt: second.Attempts, Now: T0.Add(lease), Progress: 50})
+		got, err := s.Update(ctx, videos.UpdateParams{ID: task.ID, Attempt: second.Attempts, Now: T0().Add(lease), Progress: 50})
 		require.NoError(t, err)
 		require.Equal(t, 50, got.Progress)
 	})
@@ -432,10 +433,10 @@ func TestTaskStore(t *testing.T, newStore func(t *testing.T) videos.TaskStore) {
 		s := setup(t)
 		old, young := NewTask("alice", 0), NewTask("alice", time.Second)
 		mustCreate(ctx, t, s, old)
-		_, err := claimAt(ctx, t, s, "w1", T0)
+		_, err := claimAt(ctx, t, s, "w1", T0())
 		require.NoError(t, err)
 		mustCreate(ctx, t, s, young)
-		got, err := claimAt(ctx, t, s, "w2", T0.Add(2*lease))
+		got, err := claimAt(ctx, t, s, "w2", T0().Add(2*lease))
 		require.NoError(t, err)
 		require.Equal(t, old.ID, got.ID)
 	})
@@ -443,24 +444,24 @@ func TestTaskStore(t *testing.T, newStore func(t *testing.T) videos.TaskStore) {
 	t.Run("RenewingTheLeaseKeepsTheTask", func(t *testing.T) {
 		s := setup(t)
 		mustCreate(ctx, t, s, NewTask("alice", 0))
-		c, err := claimAt(ctx, t, s, "w1", T0)
+		c, err := claimAt(ctx, t, s, "w1", T0())
 		require.NoError(t, err)
-		renewed, err := s.Update(ctx, videos.UpdateParams{ID: c.ID, Attempt: c.Attempts, Now: T0.Add(50 * time.Second), Lease: lease})
+		renewed, err := s.Update(ctx, videos.UpdateParams{ID: c.ID, Attempt: c.Attempts, Now: T0().Add(50 * time.Second), Lease: lease})
 		require.NoError(t, err)
-		require.True(t, renewed.LeaseExpiresAt.Equal(T0.Add(50*time.Second+lease)))
-		_, err = claimAt(ctx, t, s, "w2", T0.Add(lease+10*time.Second))
+		require.True(t, renewed.LeaseExpiresAt.Equal(T0().Add(50*time.Second+lease)))
+		_, err = claimAt(ctx, t, s, "w2", T0().Add(lease+10*time.Second))
 		require.ErrorIs(t, err, videos.ErrNoTask)
 	})
 
 	t.Run("ALateUpdateSucceedsIfNobodyClaimedTheTaskSince", func(t *testing.T) {
 		s := setup(t)
 		mustCreate(ctx, t, s, NewTask("alice", 0))
-		c, err := claimAt(ctx, t, s, "w1", T0)
+		c, err := claimAt(ctx, t, s, "w1", T0())
 		require.NoError(t, err)
-		got, err := s.Update(ctx, videos.UpdateParams{ID: c.ID, Attempt: c.Attempts, Now: T0.Add(3 * lease), Lease: lease, Progress: 60})
+		got, err := s.Update(ctx, videos.UpdateParams{ID: c.ID, Attempt: c.Attempts, Now: T0().Add(3 * lease), Lease: lease, Progress: 60})
 		require.NoError(t, err)
 		require.Equal(t, 60, got.Progress)
-		_, err = claimAt(ctx, t, s, "w2", T0.Add(3*lease+time.Second))
+		_, err = claimAt(ctx, t, s, "w2", T0().Add(3*lease+time.Second))
 		require.ErrorIs(t, err, videos.ErrNoTask, "the late update renewed the lease")
 	})
 
@@ -468,7 +469,7 @@ func TestTaskStore(t *testing.T, newStore func(t *testing.T) videos.TaskStore) {
 		s := setup(t)
 		task := NewTask("alice", 0)
 		mustCreate(ctx, t, s, task)
-		now := T0
+		now := T0()
 		for attempt := 1; attempt <= tries; attempt++ {
 			c, err := claimAt(ctx, t, s, fmt.Sprint("w", attempt), now)
 			require.NoError(t, err, "attempt %d", attempt)
@@ -494,16 +495,16 @@ func TestTaskStore(t *testing.T, newStore func(t *testing.T) videos.TaskStore) {
 		mustCreate(ctx, t, s, task)
 		var last *videos.Task
 		for i := range tries + 2 {
-			c, err := claimAt(ctx, t, s, fmt.Sprint("w", i), T0)
+			c, err := claimAt(ctx, t, s, fmt.Sprint("w", i), T0())
 			require.NoError(t, err, "claim %d", i)
 			require.Equal(t, task.ID, c.ID)
-			got, err := s.Update(ctx, videos.UpdateParams{ID: c.ID, Attempt: c.Attempts, Now: T0, Progress: 10 * (i + 1), Release: true})
+			got, err := s.Update(ctx, videos.UpdateParams{ID: c.ID, Attempt: c.Attempts, Now: T0(), Progress: 10 * (i + 1), Release: true})
 			require.NoError(t, err)
 			require.Equal(t, videos.StatusInProgress, got.Status)
 			require.Empty(t, got.Worker)
 			last = c
 		}
-		_, err := s.Update(ctx, videos.UpdateParams{ID: task.ID, Attempt: last.Attempts - 1, Now: T0, Progress: 90})
+		_, err := s.Update(ctx, videos.UpdateParams{ID: task.ID, Attempt: last.Attempts - 1, Now: T0(), Progress: 90})
 		require.ErrorIs(t, err, videos.ErrLeaseLost, "an earlier holder")
 		got, err := s.Get(ctx, "alice", task.ID)
 		require.NoError(t, err)
@@ -589,10 +590,10 @@ func TestTaskStore(t *testing.T, newStore func(t *testing.T) videos.TaskStore) {
 		require.Len(t, tasks, 1)
 		require.Equal(t, other.ID, tasks[0].ID)
 		// The deleted task, queued, is never claimed.
-		c, err := claimAt(ctx, t, s, "w1", T0)
+		c, err := claimAt(ctx, t, s, "w1", T0())
 		require.NoError(t, err)
 		require.Equal(t, other.ID, c.ID)
-		_, err = claimAt(ctx, t, s, "w1", T0)
+		_, err = claimAt(ctx, t, s, "w1", T0())
 		require.ErrorIs(t, err, videos.ErrNoTask)
 	})
 
@@ -600,12 +601,12 @@ func TestTaskStore(t *testing.T, newStore func(t *testing.T) videos.TaskStore) {
 		s := setup(t)
 		task := NewTask("alice", 0)
 		mustCreate(ctx, t, s, task)
-		c, err := claimAt(ctx, t, s, "w1", T0)
+		c, err := claimAt(ctx, t, s, "w1", T0())
 		require.NoError(t, err)
 		require.NoError(t, s.Delete(ctx, "alice", task.ID))
-		_, err = s.Update(ctx, videos.UpdateParams{ID: c.ID, Attempt: c.Attempts, Now: T0, Progress: 50})
+		_, err = s.Update(ctx, videos.UpdateParams{ID: c.ID, Attempt: c.Attempts, Now: T0(), Progress: 50})
 		require.ErrorIs(t, err, videos.ErrNotFound)
-		_, err = claimAt(ctx, t, s, "w2", T0.Add(10*lease))
+		_, err = claimAt(ctx, t, s, "w2", T0().Add(10*lease))
 		require.ErrorIs(t, err, videos.ErrNoTask)
 	})
 }
