@@ -69,6 +69,7 @@ func TestClientDisconnect(t *testing.T) {
 			req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/v1/chat/completions", strings.NewReader(body))
 			require.NoError(t, err)
 			done := make(chan struct{})
+			read := make(chan struct{}) // closed once the first event is read
 			go func() {
 				defer close(done)
 				res, err := client.Do(req)
@@ -78,13 +79,17 @@ func TestClientDisconnect(t *testing.T) {
 				defer res.Body.Close()
 				// Read the first event, then wait to be hung up on.
 				line, _ := bufio.NewReader(res.Body).ReadString('\n')
-				if stream && !strings.HasPrefix(line, "data: {") {
+				if !strings.HasPrefix(line, "data: {") {
 					t.Errorf("first line %q, want an event", line)
 				}
+				close(read)
 				<-ctx.Done()
 			}()
 
 			<-b.blocked
+			if stream {
+				<-read
+			}
 			hangUp()
 			<-b.returned // the backend saw the cancellation
 			<-served     // and the handler returned

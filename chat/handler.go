@@ -6,6 +6,8 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strconv"
+	"unsafe"
 
 	"github.com/gatewaykit/gatewaykit/auth"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
@@ -52,11 +54,11 @@ func NewHandler(catalog models.Catalog, backend Backend, opts ...Option) http.Ha
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	req := new(Request)
-	if err := httpjson.Decode(w, r, h.cfg.maxBytes, req); err != nil {
+	if err := h.decode(w, r, req); err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	if err := validate(h.cfg.validate, req); err != nil {
+	if err := validate(h.cfg.validate, h.cfg.customValidator, req); err != nil {
 		h.fail(w, r, err)
 		return
 	}
@@ -86,8 +88,22 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		model = req.Model
 	}
 	body := appendCompletion(make([]byte, 0, 512), newID(IDPrefix), h.cfg.now().Unix(), model, res.Choices, &usage)
-	httpjson.WriteRaw(w, http.StatusOK, body)
+	writeJSON(w, body)
 	h.charge(ctx, &usage)
+}
+
+// decode reads and decodes the request body.
+func (h *handler) decode(w http.ResponseWriter, r *http.Request, req *Request) error {
+	if ct := r.Header.Get("Content-Type"); ct != "application/json" {
+		if err := httpjson.CheckContentType(r); err != nil {
+			return err
+		}
+	}
+	body, err := httpjson.ReadBody(w, r, h.cfg.maxBytes)
+	if err != nil {
+		return err
+	}
+	return decodeRequest(body, req)
 }
 
 // fail reports err to the error hook and renders it, unless the client
@@ -103,11 +119,6 @@ func (h *handler) hook(r *http.Request, err error) {
 		return
 	}
 	h.cfg.errorHook(r, apierrors.From(err))
-}
-
-func isAPIError(err error) bool {
-	var e *apierrors.Error
-	return errors.As(err, &e)
 }
 
 // charge records the reply's tokens against the API key. A request that is
@@ -134,10 +145,31 @@ func checkResult(res *Result, n int) error {
 	return nil
 }
 
-// newID returns prefix followed by 128 random bits in base32 (26
-// characters).
+// jsonType is the Content-Type of JSON replies, shared by every reply
+// (net/http does not modify header values).
+var jsonType = []string{"application/json"}
+
+// writeJSON sends a 200 JSON reply with its Content-Length.
+func writeJSON(w http.ResponseWriter, body []byte) {
+	h := w.Header()
+	h["Content-Type"] = jsonType
+	h["Content-Length"] = []string{strconv.Itoa(len(body))}
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(body)
+}
+
+// newID returns prefix followed by 128 random bits in base32, in the
+// alphabet of crypto/rand.Text (26 characters).
 func newID(prefix string) string {
-	return prefix + rand.Text()
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
+	var src [26]byte
+	_, _ = rand.Read(src[:]) // never fails (crypto/rand)
+	b := make([]byte, len(prefix)+len(src))
+	n := copy(b, prefix)
+	for i, c := range src {
+		b[n+i] = alphabet[c&31]
+	}
+	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
 // normalize fills the defaults of the outputs: finish reasons, tool call

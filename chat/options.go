@@ -20,13 +20,16 @@ import (
 type Option func(*config)
 
 type config struct {
-	logger    *slog.Logger
-	maxBytes  int64
-	validate  *validator.Validate
-	allow     models.AllowFunc
-	keepAlive time.Duration
-	errorHook func(*http.Request, *apierrors.Error)
-	now       func() time.Time
+	logger   *slog.Logger
+	maxBytes int64
+	validate *validator.Validate
+	// customValidator is set by WithValidator: the validator may have
+	// rules of its own, so every request goes through it.
+	customValidator bool
+	allow           models.AllowFunc
+	keepAlive       time.Duration
+	errorHook       func(*http.Request, *apierrors.Error)
+	now             func() time.Time
 }
 
 func newConfig(opts []Option) config {
@@ -78,7 +81,7 @@ func WithMaxRequestBytes(n int64) Option {
 // uses it as it is. By default each handler builds its own, once, at
 // construction. nil restores the default.
 func WithValidator(v *validator.Validate) Option {
-	return func(c *config) { c.validate = v }
+	return func(c *config) { c.validate, c.customValidator = v, v != nil }
 }
 
 // WithAllowed sets the check of which models the caller may use. A model

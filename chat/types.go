@@ -3,9 +3,12 @@ package chat
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"strings"
+	"unsafe"
 
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/internal/httpjson"
 	"github.com/gatewaykit/gatewaykit/internal/jsonext"
 )
 
@@ -56,8 +59,8 @@ type Request struct {
 	Model    string    `json:"model" validate:"required"`
 	Messages []Message `json:"messages" validate:"required,min=1,dive"`
 
-	Stream        bool           `json:"stream,omitempty"`
-	StreamOptions *StreamOptions `json:"stream_options,omitempty"`
+	Stream        bool           `json:"stream,omitempty" validate:"-"`
+	StreamOptions *StreamOptions `json:"stream_options,omitempty" validate:"-"`
 
 	// Temperature is 0 to 2; TopP 0 to 1 (spec §8). nil means the
 	// backend's default.
@@ -81,17 +84,100 @@ type Request struct {
 
 	// Extra holds the members of the JSON object that Request does not
 	// model, by name, as they were sent.
-	Extra map[string]json.RawMessage `json:"-"`
+	Extra map[string]json.RawMessage `json:"-" validate:"-"`
 }
 
 var requestFields = jsonext.Fields[Request]()
 
-// UnmarshalJSON decodes a request, keeping unmodelled fields in Extra.
+// The types without their methods, for encoding/json.
+type (
+	plainRequest Request
+	plainMessage Message
+	plainTool    Tool
+)
+
+// requestShadow decodes a request in one pass of encoding/json. Its
+// Messages and Tools, at the top level, take the place of those of the
+// embedded request (encoding/json gives the shallower field the name),
+// and their elements have no UnmarshalJSON: decoding each one through its
+// own UnmarshalJSON would scan it twice more. [Request.decode] collects
+// their unknown members itself.
+type requestShadow struct {
+	*plainRequest
+	Messages []plainMessage `json:"messages"`
+	Tools    []plainTool    `json:"tools,omitempty"`
+}
+
+// UnmarshalJSON decodes a request, keeping unmodelled fields in Extra, and
+// those of its messages and tools in theirs.
 func (r *Request) UnmarshalJSON(b []byte) error {
-	type plain Request
-	var err error
-	r.Extra, err = jsonext.Unmarshal(b, (*plain)(r), requestFields)
+	err := r.decode(b, json.Unmarshal)
+	if err != nil && !isAPIError(err) {
+		// Decode again the plain way for encoding/json's error, whose
+		// field path would otherwise show the shadow type.
+		*r = Request{}
+		if perr := json.Unmarshal(b, (*plainRequest)(r)); perr != nil {
+			return perr
+		}
+	}
 	return err
+}
+
+// decodeRequest decodes a request body as [Request.UnmarshalJSON] does.
+// When that fails, it decodes the body again the plain way, through
+// httpjson, for the error message: the shadow type of the fast path would
+// show in the field paths of encoding/json's errors.
+func decodeRequest(body []byte, r *Request) error {
+	err := r.decode(body, json.Unmarshal)
+	if err == nil {
+		return nil
+	}
+	if isAPIError(err) {
+		return err
+	}
+	*r = Request{}
+	if err := httpjson.Unmarshal(body, (*plainRequest)(r)); err != nil {
+		return err
+	}
+	return apierrors.InvalidRequest("", "request body could not be decoded").WithCause(err)
+}
+
+// decode decodes data into r with unmarshal, then walks data once to
+// collect the members that r, its messages and its tools do not model.
+func (r *Request) decode(data []byte, unmarshal func([]byte, any) error) error {
+	sh := requestShadow{plainRequest: (*plainRequest)(r)}
+	if err := unmarshal(data, &sh); err != nil {
+		return err
+	}
+	// plainMessage and Message (plainTool and Tool) have the same
+	// underlying type, so the slices can be reinterpreted in place.
+	r.Messages = unsafe.Slice((*Message)(unsafe.Pointer(unsafe.SliceData(sh.Messages))), len(sh.Messages))
+	r.Tools = unsafe.Slice((*Tool)(unsafe.Pointer(unsafe.SliceData(sh.Tools))), len(sh.Tools))
+	r.Extra = nil
+	return walkObject(data, func(key, val []byte) error {
+		switch {
+		case keyIs(key, "messages"):
+			return collectExtras(val, r.Messages, messageFields, func(m *Message) *map[string]json.RawMessage { return &m.Extra })
+		case keyIs(key, "tools"):
+			return collectExtras(val, r.Tools, toolFields, func(t *Tool) *map[string]json.RawMessage { return &t.Extra })
+		}
+		return keepUnknown(&r.Extra, requestFields, key, val)
+	})
+}
+
+// collectExtras sets the Extra of each element of list to the unknown
+// members of the matching element of the JSON array data.
+func collectExtras[T any](data []byte, list []T, known jsonext.FieldSet, extra func(*T) *map[string]json.RawMessage) error {
+	i := 0
+	return walkArray(data, func(elem []byte) error {
+		if i >= len(list) {
+			return nil
+		}
+		ex, err := unknownMembers(elem, known)
+		*extra(&list[i]) = ex
+		i++
+		return err
+	})
 }
 
 // MarshalJSON encodes a request with its Extra fields.
@@ -140,7 +226,7 @@ var streamOptionsFields = jsonext.Fields[StreamOptions]()
 func (o *StreamOptions) UnmarshalJSON(b []byte) error {
 	type plain StreamOptions
 	var err error
-	o.Extra, err = jsonext.Unmarshal(b, (*plain)(o), streamOptionsFields)
+	o.Extra, err = unmarshalKeeping(b, (*plain)(o), streamOptionsFields)
 	return err
 }
 
@@ -157,11 +243,11 @@ func (o StreamOptions) MarshalJSON() ([]byte, error) {
 type Message struct {
 	Role       string     `json:"role" validate:"required,oneof=system developer user assistant tool"`
 	Content    Content    `json:"content" validate:"-"`
-	Name       string     `json:"name,omitempty"`
-	ToolCalls  []ToolCall `json:"tool_calls,omitempty" validate:"dive"`
+	Name       string     `json:"name,omitempty" validate:"-"`
+	ToolCalls  []ToolCall `json:"tool_calls,omitempty" validate:"omitempty,dive"`
 	ToolCallID string     `json:"tool_call_id,omitempty" validate:"required_if=Role tool"`
 
-	Extra map[string]json.RawMessage `json:"-"`
+	Extra map[string]json.RawMessage `json:"-" validate:"-"`
 }
 
 var messageFields = jsonext.Fields[Message]()
@@ -170,7 +256,7 @@ var messageFields = jsonext.Fields[Message]()
 func (m *Message) UnmarshalJSON(b []byte) error {
 	type plain Message
 	var err error
-	m.Extra, err = jsonext.Unmarshal(b, (*plain)(m), messageFields)
+	m.Extra, err = unmarshalKeeping(b, (*plain)(m), messageFields)
 	return err
 }
 
@@ -245,9 +331,11 @@ func (c *Content) UnmarshalJSON(b []byte) error {
 	}
 	switch b[0] {
 	case '"':
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
+		s, ok := simpleString(b)
+		if !ok {
+			if err := json.Unmarshal(b, &s); err != nil {
+				return err
+			}
 		}
 		c.Text = &s
 	case '[':
@@ -293,7 +381,7 @@ var contentPartFields = jsonext.Fields[ContentPart]()
 func (p *ContentPart) UnmarshalJSON(b []byte) error {
 	type plain ContentPart
 	var err error
-	p.Extra, err = jsonext.Unmarshal(b, (*plain)(p), contentPartFields)
+	p.Extra, err = unmarshalKeeping(b, (*plain)(p), contentPartFields)
 	return err
 }
 
@@ -322,7 +410,7 @@ type ToolCall struct {
 // arguments as a JSON string.
 type FunctionCall struct {
 	Name      string `json:"name" validate:"required"`
-	Arguments string `json:"arguments"`
+	Arguments string `json:"arguments" validate:"-"`
 }
 
 // Tool is a tool the model may call. Only function tools are defined.
@@ -330,7 +418,7 @@ type Tool struct {
 	Type     string              `json:"type" validate:"required,oneof=function"`
 	Function *FunctionDefinition `json:"function" validate:"required"`
 
-	Extra map[string]json.RawMessage `json:"-"`
+	Extra map[string]json.RawMessage `json:"-" validate:"-"`
 }
 
 var toolFields = jsonext.Fields[Tool]()
@@ -339,7 +427,7 @@ var toolFields = jsonext.Fields[Tool]()
 func (t *Tool) UnmarshalJSON(b []byte) error {
 	type plain Tool
 	var err error
-	t.Extra, err = jsonext.Unmarshal(b, (*plain)(t), toolFields)
+	t.Extra, err = unmarshalKeeping(b, (*plain)(t), toolFields)
 	return err
 }
 
@@ -353,9 +441,9 @@ func (t Tool) MarshalJSON() ([]byte, error) {
 // Schema, kept as sent.
 type FunctionDefinition struct {
 	Name        string          `json:"name" validate:"required"`
-	Description string          `json:"description,omitempty"`
-	Parameters  json.RawMessage `json:"parameters,omitempty"`
-	Strict      *bool           `json:"strict,omitempty"`
+	Description string          `json:"description,omitempty" validate:"-"`
+	Parameters  json.RawMessage `json:"parameters,omitempty" validate:"-"`
+	Strict      *bool           `json:"strict,omitempty" validate:"-"`
 }
 
 // ToolChoice is the tool selection policy: a string (Mode: "none",
@@ -436,9 +524,9 @@ type ResponseFormat struct {
 // JSONSchema is the schema of a json_schema response format.
 type JSONSchema struct {
 	Name        string          `json:"name" validate:"required"`
-	Description string          `json:"description,omitempty"`
-	Schema      json.RawMessage `json:"schema,omitempty"`
-	Strict      *bool           `json:"strict,omitempty"`
+	Description string          `json:"description,omitempty" validate:"-"`
+	Schema      json.RawMessage `json:"schema,omitempty" validate:"-"`
+	Strict      *bool           `json:"strict,omitempty" validate:"-"`
 }
 
 // Stop is the stop sequences of a request, sent as a string or an array
@@ -472,6 +560,11 @@ func (s *Stop) UnmarshalJSON(b []byte) error {
 		}
 	}
 	return apierrors.InvalidRequest("stop", "stop must be a string or an array of strings")
+}
+
+func isAPIError(err error) bool {
+	var e *apierrors.Error
+	return errors.As(err, &e)
 }
 
 // jsonKindOf names the JSON kind of a value from its first byte.

@@ -62,6 +62,7 @@ func TestClientDisconnect(t *testing.T) {
 				strings.NewReader(`{"model":"demo-chat","prompt":"x","stream":`+stream+`}`))
 			require.NoError(t, err)
 			done := make(chan struct{})
+			read := make(chan struct{}) // closed once the first event is read
 			go func() {
 				defer close(done)
 				res, err := client.Do(req)
@@ -69,10 +70,17 @@ func TestClientDisconnect(t *testing.T) {
 					return
 				}
 				defer res.Body.Close()
-				_, _ = bufio.NewReader(res.Body).ReadString('\n')
+				line, _ := bufio.NewReader(res.Body).ReadString('\n')
+				if !strings.HasPrefix(line, "data: {") {
+					t.Errorf("first line %q, want an event", line)
+				}
+				close(read)
 				<-ctx.Done()
 			}()
 			<-b.blocked
+			if stream == "true" {
+				<-read
+			}
 			hangUp()
 			<-b.returned
 			<-served

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gatewaykit/gatewaykit/chat"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
@@ -243,9 +244,27 @@ func (p *plan) finishText(l limits) {
 		p.content, more = cutTokens(p.content, l.maxTokens-p.reasoned)
 		if more {
 			p.finish = chat.FinishLength
+			p.tokens = l.maxTokens
+			return
 		}
 	}
-	p.tokens = p.reasoned + CountTokens(p.content)
+	p.tokens = p.reasoned + countReply(p.content)
+}
+
+// replyTailTokens is CountTokens(replyTail).
+var replyTailTokens = CountTokens(replyTail)
+
+// countReply is CountTokens(s), with the tokens of replyTail, with which
+// most replies end, counted once and for all: a reply text puts a
+// non-word, non-space character before the tail, so the tail's tokens are
+// the same in the reply as alone.
+func countReply(s string) int {
+	if head, ok := strings.CutSuffix(s, replyTail); ok && head != "" {
+		if c := head[len(head)-1]; c < utf8.RuneSelf && !asciiSpace[c] && !wordAt(head, len(head)-1) {
+			return CountTokens(head) + replyTailTokens
+		}
+	}
+	return CountTokens(s)
 }
 
 // stopIndex returns where the first stop sequence begins in s, or -1.

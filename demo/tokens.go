@@ -17,6 +17,13 @@ import (
 // nextToken returns the end of the token that starts at s[i:].
 func nextToken(s string, i int) int {
 	for i < len(s) {
+		if c := s[i]; c < utf8.RuneSelf {
+			if asciiSpace[c] {
+				i++
+				continue
+			}
+			break
+		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if !unicode.IsSpace(r) {
 			break
@@ -26,24 +33,31 @@ func nextToken(s string, i int) int {
 	if i >= len(s) {
 		return len(s)
 	}
-	r, size := utf8.DecodeRuneInString(s[i:])
-	i += size
-	if !isWord(r) {
-		return i
+	if !wordAt(s, i) {
+		_, size := utf8.DecodeRuneInString(s[i:])
+		return i + size
 	}
-	for i < len(s) {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if !isWord(r) {
-			break
+	for i < len(s) && wordAt(s, i) {
+		if s[i] < utf8.RuneSelf {
+			i++
+			continue
 		}
+		_, size := utf8.DecodeRuneInString(s[i:])
 		i += size
 	}
 	return i
 }
 
-func isWord(r rune) bool {
-	return r < utf8.RuneSelf && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') ||
-		r >= utf8.RuneSelf && (unicode.IsLetter(r) || unicode.IsDigit(r))
+// asciiSpace holds the ASCII characters that unicode.IsSpace accepts.
+var asciiSpace = [utf8.RuneSelf]bool{'\t': true, '\n': true, '\v': true, '\f': true, '\r': true, ' ': true}
+
+// wordAt reports whether the character at s[i] is a letter or a digit.
+func wordAt(s string, i int) bool {
+	if c := s[i]; c < utf8.RuneSelf {
+		return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+	}
+	r, _ := utf8.DecodeRuneInString(s[i:])
+	return unicode.IsLetter(r) || unicode.IsDigit(r)
 }
 
 // CountTokens returns the number of tokens of s for the demo tokenizer
