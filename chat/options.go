@@ -76,10 +76,12 @@ func WithMaxRequestBytes(n int64) Option {
 
 // WithValidator sets the validator that checks requests against the
 // validate tags of [Request], for example one with extra struct-level
-// rules registered. It must report fields by their JSON names
-// (RegisterTagNameFunc) so that errors carry the right param; the handler
-// uses it as it is. By default each handler builds its own, once, at
-// construction. nil restores the default.
+// rules registered; every request goes through it. It must report fields
+// by their JSON names (RegisterTagNameFunc) so that errors carry the right
+// param; the handler uses it as it is. By default each handler builds its
+// own, once, at construction, and shows it only the requests that a
+// reflection-free check of the same tags finds at fault, so that it
+// writes their error messages. nil restores the default.
 func WithValidator(v *validator.Validate) Option {
 	return func(c *config) { c.validate, c.customValidator = v, v != nil }
 }
