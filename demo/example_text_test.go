@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/gatewaykit/gatewaykit/chat"
 	"github.com/gatewaykit/gatewaykit/demo"
@@ -40,4 +41,20 @@ func ExampleWithTokensPerChunk() {
 	// " \"Hi\"" finish_reason=""
 	// ". This is" finish_reason="length"
 	// usage 10
+}
+
+func ExampleWithChunkDelay() {
+	var req chat.Request
+	_ = json.Unmarshal([]byte(`{"model":"demo-chat","max_tokens":4,"messages":[{"role":"user","content":"Hi"}]}`), &req)
+	// Each chunk waits a millisecond; the context's end stops the wait.
+	b := demo.NewTextBackend(demo.WithChunkDelay(time.Millisecond), demo.WithTokensPerChunk(2)).Chat()
+	for d, err := range b.Stream(context.Background(), &chat.Params{Request: &req, Model: &models.Model{ID: demo.ChatModel}}) {
+		if err != nil || d.Usage != nil {
+			continue
+		}
+		fmt.Printf("%q\n", d.Content)
+	}
+	// Output:
+	// "You said"
+	// ": \""
 }
