@@ -25,7 +25,7 @@ const (
 	VideoModelGeneral = "demo-video"
 	// VideoModelMultimodal serves both create paths, every mode of
 	// POST /v1/vendorai/videos, both resolutions and any duration.
-	VideoModelMultimodal = "demo-video-multimodal"
+	VideoModelMultimodal = "demo-video-pro"
 )
 
 // FailMarker in a prompt makes the demo generator fail the task, halfway,

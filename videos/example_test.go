@@ -82,7 +82,7 @@ func ExampleNewRunner() {
 	defer cancel()
 	go func() { _ = runner.Run(ctx) }()
 
-	id := idOf(send(h, "POST", "/v1/vendorai/videos", `{"model":"demo-video-multimodal","mode":"t2v","prompt":"waves","resolution":"720p","aspect_ratio":"9:16","duration_sec":2}`))
+	id := idOf(send(h, "POST", "/v1/vendorai/videos", `{"model":"demo-video-pro","mode":"t2v","prompt":"waves","resolution":"720p","aspect_ratio":"9:16","duration_sec":2}`))
 	t := waitFor(store, id)
 	fmt.Println(t.Status, t.Progress, t.Size, t.Seconds, t.Metadata.Width, t.Metadata.Height, t.Metadata.FPS)
 

@@ -212,7 +212,7 @@ func TestCreateJSONAndMultipartSucceed(t *testing.T) {
 		{
 			name: "json with a URL reference and the model's defaults",
 			send: func(t *testing.T) reply {
-				return b.postJSON(t, "/v1/videos", keyAlice, map[string]any{"model": "demo-video-multimodal", "prompt": "x",
+				return b.postJSON(t, "/v1/videos", keyAlice, map[string]any{"model": "demo-video-pro", "prompt": "x",
 					"input_reference": map[string]any{"image_url": "https://example.com/ref.jpg"}})
 			},
 			wantSeconds: "4", wantSize: "1280x720",
