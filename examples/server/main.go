@@ -45,6 +45,10 @@ func main() {
 	}
 }
 
+// demoRateLimit is the example server's per-key rate limit: bursts of 20
+// requests, refilled at 20 a second. Thirty quick curls show the 429.
+var demoRateLimit = auth.Limit{Requests: 20, Period: time.Second}
+
 // keyConfig is one key of a -config file.
 type keyConfig struct {
 	Secret string `json:"secret"`
@@ -125,7 +129,7 @@ func newGateway(c config, logger *slog.Logger, textOpts ...demo.TextOption) (htt
 	mux.Handle(completions.Pattern, completions.NewHandler(catalog, text.Completions(), completions.WithLogger(logger)))
 	videos.Register(mux, videos.NewHandler(tasks, catalog, contents, videos.WithNotify(runner.Wake), videos.WithLogger(logger)))
 
-	return logRequests(logger, auth.Middleware(keys, auth.WithLogger(logger))(captureKey(mux))), runner, nil
+	return logRequests(logger, auth.Middleware(keys, auth.WithLogger(logger), auth.WithDefaultRateLimit(demoRateLimit))(captureKey(mux))), runner, nil
 }
 
 func run(addr, configPath string, logger *slog.Logger) error {
