@@ -99,5 +99,23 @@
 //
 // # Video
 //
-// (The video generator is documented here by its author.)
+// The video generator, [VideoGenerator] ([NewVideoGenerator]), implements
+// videos.Generator for the models of [VideoModels]: demo-video, a model "of
+// the first kind" (4, 8, 12, 16 or 20 seconds; size required, one of
+// 1280x720, 720x1280, 1792x1024, 1024x1792) and demo-video-pro (every
+// mode of the multimodal path, both resolutions, any duration). It is
+// deterministic: the same request gives the same bytes. A generation waits
+// [WithVideoDuration] (3 seconds by default; 0 in tests) in
+// [WithVideoProgressSteps] equal steps (5), reporting rising progress, then
+// writes a real, playable MP4 (H.264 Constrained Baseline, yuv420p) of the
+// task's size (1280x720 when none) and duration (4 seconds when none) at
+// [WithVideoFPS] frames per second (24): each second is one flat colour
+// derived from the prompt, the first taking the average colour of a PNG or
+// JPEG reference image when the request has one, with a key frame per
+// second; ffprobe reports the requested width, height, frame rate and
+// duration, as the task's metadata does. It also writes a PNG thumbnail of
+// the first frame, at most 640 pixels wide, and reports a seed (a hash of
+// the prompt). A prompt containing #fail ([FailMarker]) fails the task
+// halfway with code generation_failed; so do odd sizes, frames over
+// 3840x2160 pixels and durations over 60 seconds.
 package demo
