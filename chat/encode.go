@@ -2,7 +2,8 @@ package chat
 
 import (
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/gatewaykit/gatewaykit/internal/jsonenc"
 )
 
 // The replies are encoded by hand, by appending to a byte slice: they are
@@ -13,11 +14,11 @@ import (
 // appendCompletion appends the non-streaming reply.
 func appendCompletion(b []byte, id string, created int64, model string, outs []Output, u *Usage) []byte {
 	b = append(b, `{"id":`...)
-	b = appendString(b, id)
+	b = jsonenc.AppendString(b, id)
 	b = append(b, `,"object":"`+ObjectCompletion+`","created":`...)
 	b = strconv.AppendInt(b, created, 10)
 	b = append(b, `,"model":`...)
-	b = appendString(b, model)
+	b = jsonenc.AppendString(b, model)
 	b = append(b, `,"choices":[`...)
 	for i := range outs {
 		o := &outs[i]
@@ -30,11 +31,11 @@ func appendCompletion(b []byte, id string, created int64, model string, outs []O
 		if o.Content == "" && len(o.ToolCalls) > 0 {
 			b = append(b, "null"...)
 		} else {
-			b = appendString(b, o.Content)
+			b = jsonenc.AppendString(b, o.Content)
 		}
 		if o.Reasoning != "" {
 			b = append(b, `,"reasoning_content":`...)
-			b = appendString(b, o.Reasoning)
+			b = jsonenc.AppendString(b, o.Reasoning)
 		}
 		if len(o.ToolCalls) > 0 {
 			b = append(b, `,"tool_calls":[`...)
@@ -44,19 +45,19 @@ func appendCompletion(b []byte, id string, created int64, model string, outs []O
 					b = append(b, ',')
 				}
 				b = append(b, `{"id":`...)
-				b = appendString(b, tc.ID)
+				b = jsonenc.AppendString(b, tc.ID)
 				b = append(b, `,"type":`...)
-				b = appendString(b, tc.Type)
+				b = jsonenc.AppendString(b, tc.Type)
 				b = append(b, `,"function":{"name":`...)
-				b = appendString(b, tc.Function.Name)
+				b = jsonenc.AppendString(b, tc.Function.Name)
 				b = append(b, `,"arguments":`...)
-				b = appendString(b, tc.Function.Arguments)
+				b = jsonenc.AppendString(b, tc.Function.Arguments)
 				b = append(b, `}}`...)
 			}
 			b = append(b, ']')
 		}
 		b = append(b, `},"finish_reason":`...)
-		b = appendString(b, string(o.FinishReason))
+		b = jsonenc.AppendString(b, string(o.FinishReason))
 		b = append(b, '}')
 	}
 	b = append(b, `],"usage":`...)
@@ -84,11 +85,11 @@ func appendUsage(b []byte, u *Usage) []byte {
 // and including the opening bracket of "choices".
 func appendChunkPrefix(b []byte, id string, created int64, model string) []byte {
 	b = append(b, `{"id":`...)
-	b = appendString(b, id)
+	b = jsonenc.AppendString(b, id)
 	b = append(b, `,"object":"`+ObjectChunk+`","created":`...)
 	b = strconv.AppendInt(b, created, 10)
 	b = append(b, `,"model":`...)
-	b = appendString(b, model)
+	b = jsonenc.AppendString(b, model)
 	return append(b, `,"choices":[`...)
 }
 
@@ -105,11 +106,11 @@ func appendChunkChoice(b []byte, index int, role bool, content, reasoning string
 	}
 	if content != "" {
 		b, sep = appendField(b, sep, `"content":`)
-		b = appendString(b, content)
+		b = jsonenc.AppendString(b, content)
 	}
 	if reasoning != "" {
 		b, sep = appendField(b, sep, `"reasoning_content":`)
-		b = appendString(b, reasoning)
+		b = jsonenc.AppendString(b, reasoning)
 	}
 	if len(calls) > 0 {
 		b, _ = appendField(b, sep, `"tool_calls":[`)
@@ -122,20 +123,20 @@ func appendChunkChoice(b []byte, index int, role bool, content, reasoning string
 			b = strconv.AppendInt(b, int64(c.Index), 10)
 			if c.ID != "" {
 				b = append(b, `,"id":`...)
-				b = appendString(b, c.ID)
+				b = jsonenc.AppendString(b, c.ID)
 			}
 			if c.Type != "" {
 				b = append(b, `,"type":`...)
-				b = appendString(b, c.Type)
+				b = jsonenc.AppendString(b, c.Type)
 			}
 			b = append(b, `,"function":{`...)
 			if c.Function.Name != "" {
 				b = append(b, `"name":`...)
-				b = appendString(b, c.Function.Name)
+				b = jsonenc.AppendString(b, c.Function.Name)
 				b = append(b, ',')
 			}
 			b = append(b, `"arguments":`...)
-			b = appendString(b, c.Function.Arguments)
+			b = jsonenc.AppendString(b, c.Function.Arguments)
 			b = append(b, `}}`...)
 		}
 		b = append(b, ']')
@@ -144,7 +145,7 @@ func appendChunkChoice(b []byte, index int, role bool, content, reasoning string
 	if finish == "" {
 		b = append(b, "null"...)
 	} else {
-		b = appendString(b, string(finish))
+		b = jsonenc.AppendString(b, string(finish))
 	}
 	return append(b, `}]}`...)
 }
@@ -164,64 +165,6 @@ func appendUsageChunk(b []byte, u *Usage) []byte {
 	b = append(b, `],"usage":`...)
 	b = appendUsage(b, u)
 	return append(b, '}')
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendString appends s as a JSON string, escaped as encoding/json does
-// without HTML escaping: quotes, backslashes and control characters are
-// escaped, invalid UTF-8 becomes U+FFFD, and U+2028 and U+2029 are
-// escaped for JavaScript.
-func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

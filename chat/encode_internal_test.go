@@ -7,6 +7,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gatewaykit/gatewaykit/internal/jsonenc"
 )
 
 // marshal encodes v as the sse package and httpjson would with
@@ -34,14 +36,14 @@ func FuzzAppendString(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		require.Equal(t, string(marshal(t, s)), string(appendString(nil, s)))
+		require.Equal(t, string(marshal(t, s)), string(jsonenc.AppendString(nil, s)))
 	})
 }
 
 func TestAppendStringMatchesEncodingJSON(t *testing.T) {
 	t.Parallel()
 	for _, s := range strs {
-		require.Equal(t, string(marshal(t, s)), string(appendString(nil, s)), "%q", s)
+		require.Equal(t, string(marshal(t, s)), string(jsonenc.AppendString(nil, s)), "%q", s)
 	}
 }
 

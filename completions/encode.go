@@ -2,9 +2,9 @@ package completions
 
 import (
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/gatewaykit/gatewaykit/chat"
+	"github.com/gatewaykit/gatewaykit/internal/jsonenc"
 )
 
 // The replies are encoded by hand, by appending to a byte slice, as in
@@ -15,11 +15,11 @@ import (
 // appendCompletion appends the non-streaming reply.
 func appendCompletion(b []byte, id string, created int64, model string, outs []Output, u *chat.Usage) []byte {
 	b = append(b, `{"id":`...)
-	b = appendString(b, id)
+	b = jsonenc.AppendString(b, id)
 	b = append(b, `,"object":"`+ObjectCompletion+`","created":`...)
 	b = strconv.AppendInt(b, created, 10)
 	b = append(b, `,"model":`...)
-	b = appendString(b, model)
+	b = jsonenc.AppendString(b, model)
 	b = append(b, `,"choices":[`...)
 	for i := range outs {
 		o := &outs[i]
@@ -29,9 +29,9 @@ func appendCompletion(b []byte, id string, created int64, model string, outs []O
 		b = append(b, `{"index":`...)
 		b = strconv.AppendInt(b, int64(i), 10)
 		b = append(b, `,"text":`...)
-		b = appendString(b, o.Text)
+		b = jsonenc.AppendString(b, o.Text)
 		b = append(b, `,"finish_reason":`...)
-		b = appendString(b, string(finishReason(o)))
+		b = jsonenc.AppendString(b, string(finishReason(o)))
 		b = append(b, '}')
 	}
 	b = append(b, `],"usage":`...)
@@ -60,7 +60,7 @@ func appendUsage(b []byte, u *chat.Usage) []byte {
 // model (spec §2.3).
 func appendChunkPrefix(b []byte, id string, created int64) []byte {
 	b = append(b, `{"id":`...)
-	b = appendString(b, id)
+	b = jsonenc.AppendString(b, id)
 	b = append(b, `,"object":"`+ObjectCompletion+`","created":`...)
 	b = strconv.AppendInt(b, created, 10)
 	return append(b, `,"choices":[`...)
@@ -72,12 +72,12 @@ func appendChunkChoice(b []byte, index int, text string, finish chat.FinishReaso
 	b = append(b, `{"index":`...)
 	b = strconv.AppendInt(b, int64(index), 10)
 	b = append(b, `,"text":`...)
-	b = appendString(b, text)
+	b = jsonenc.AppendString(b, text)
 	b = append(b, `,"finish_reason":`...)
 	if finish == "" {
 		b = append(b, "null"...)
 	} else {
-		b = appendString(b, string(finish))
+		b = jsonenc.AppendString(b, string(finish))
 	}
 	return append(b, `}]}`...)
 }
@@ -88,62 +88,4 @@ func appendUsageChunk(b []byte, u *chat.Usage) []byte {
 	b = append(b, `],"usage":`...)
 	b = appendUsage(b, u)
 	return append(b, '}')
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendString appends s as a JSON string, escaped as encoding/json does
-// without HTML escaping: quotes, backslashes and control characters are
-// escaped, invalid UTF-8 becomes U+FFFD, and U+2028 and U+2029 are
-// escaped for JavaScript.
-func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }

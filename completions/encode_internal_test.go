@@ -8,6 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gatewaykit/gatewaykit/chat"
+
+	"github.com/gatewaykit/gatewaykit/internal/jsonenc"
 )
 
 func marshal(t testing.TB, v any) string {
@@ -26,7 +28,7 @@ func FuzzAppendString(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		require.Equal(t, marshal(t, s), string(appendString(nil, s)))
+		require.Equal(t, marshal(t, s), string(jsonenc.AppendString(nil, s)))
 	})
 }
 
