@@ -124,7 +124,7 @@ func newGateway(c config, logger *slog.Logger, textOpts ...demo.TextOption) (htt
 	runner := videos.NewRunner(tasks, demo.NewVideoGenerator(), contents)
 
 	mux := http.NewServeMux()
-	models.Register(mux, models.NewHandler(catalog, models.WithLogger(logger)))
+	models.Register(mux, models.NewHandler(catalog, models.WithLogger(logger), models.WithAllowed(keyAllows)))
 	mux.Handle(chat.Pattern, chat.NewHandler(catalog, text.Chat(), chat.WithLogger(logger)))
 	mux.Handle(completions.Pattern, completions.NewHandler(catalog, text.Completions(), completions.WithLogger(logger)))
 	videos.Register(mux, videos.NewHandler(tasks, catalog, contents, videos.WithNotify(runner.Wake), videos.WithLogger(logger)))
@@ -235,4 +235,11 @@ func captureKey(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// keyAllows lists only the models that the request's key may use, as the
+// generation handlers allow only those.
+func keyAllows(ctx context.Context, id string) bool {
+	p, ok := auth.PrincipalFrom(ctx)
+	return !ok || p.AllowsModel(id)
 }
