@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/internal/ids"
 	"github.com/gatewaykit/gatewaykit/sse"
 )
 
@@ -22,7 +23,7 @@ func (h *handler) serveStream(w http.ResponseWriter, r *http.Request, p *Params)
 	defer s.Close()
 
 	cw := chunkWriter{s: s, n: p.Request.Choices()}
-	cw.init(newID(IDPrefix), h.cfg.now().Unix(), p.Request.Model)
+	cw.init(ids.New(IDPrefix), h.cfg.now().Unix(), p.Request.Model)
 
 	var seq iter.Seq2[Delta, error]
 	if h.streaming != nil {
@@ -106,7 +107,7 @@ func (cw *chunkWriter) add(d *Delta) error {
 			}
 			id := tc.ID
 			if id == "" {
-				id = newID("call_")
+				id = ids.New("call_")
 			}
 			st.calls++
 			calls = append(calls, ToolCallChunk{Index: tc.Index, ID: id, Type: "function",

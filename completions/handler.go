@@ -2,17 +2,16 @@ package completions
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"log/slog"
 	"net/http"
 	"strconv"
-	"unsafe"
 
 	"github.com/gatewaykit/gatewaykit/auth"
 	"github.com/gatewaykit/gatewaykit/chat"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
 	"github.com/gatewaykit/gatewaykit/internal/httpjson"
+	"github.com/gatewaykit/gatewaykit/internal/ids"
 	"github.com/gatewaykit/gatewaykit/models"
 )
 
@@ -87,8 +86,8 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if model == "" {
 		model = req.Model
 	}
-	body := appendCompletion(make([]byte, 0, 512), newID(IDPrefix), h.cfg.now().Unix(), model, res.Choices, &usage)
-	writeJSON(w, body)
+	body := appendCompletion(make([]byte, 0, 512), ids.New(IDPrefix), h.cfg.now().Unix(), model, res.Choices, &usage)
+	httpjson.WriteRaw(w, http.StatusOK, body)
 	h.charge(ctx, &usage)
 }
 
@@ -142,31 +141,4 @@ func finishReason(o *Output) chat.FinishReason {
 		return chat.FinishStop
 	}
 	return o.FinishReason
-}
-
-// jsonType is the Content-Type of JSON replies, shared by every reply
-// (net/http does not modify header values).
-var jsonType = []string{"application/json"}
-
-// writeJSON sends a 200 JSON reply with its Content-Length.
-func writeJSON(w http.ResponseWriter, body []byte) {
-	h := w.Header()
-	h["Content-Type"] = jsonType
-	h["Content-Length"] = []string{strconv.Itoa(len(body))}
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(body)
-}
-
-// newID returns prefix followed by 128 random bits in base32, in the
-// alphabet of crypto/rand.Text (26 characters).
-func newID(prefix string) string {
-	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
-	var src [26]byte
-	_, _ = rand.Read(src[:]) // never fails (crypto/rand)
-	b := make([]byte, len(prefix)+len(src))
-	n := copy(b, prefix)
-	for i, c := range src {
-		b[n+i] = alphabet[c&31]
-	}
-	return unsafe.String(unsafe.SliceData(b), len(b))
 }

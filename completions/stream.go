@@ -8,6 +8,7 @@ import (
 
 	"github.com/gatewaykit/gatewaykit/chat"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/internal/ids"
 	"github.com/gatewaykit/gatewaykit/sse"
 )
 
@@ -23,7 +24,7 @@ func (h *handler) serveStream(w http.ResponseWriter, r *http.Request, p *Params)
 	defer s.Close()
 
 	cw := chunkWriter{s: s, n: p.Request.Choices()}
-	cw.init(newID(IDPrefix), h.cfg.now().Unix())
+	cw.init(ids.New(IDPrefix), h.cfg.now().Unix())
 
 	var seq iter.Seq2[Delta, error]
 	if h.streaming != nil {

@@ -11,6 +11,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"strconv"
 	"strings"
 
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
@@ -151,6 +152,8 @@ func FormatBytes(n int64) string {
 	}
 }
 
+var jsonType = []string{"application/json"}
+
 // Write sends v as a JSON reply with the given status.
 func Write(w http.ResponseWriter, status int, v any) error {
 	b, err := json.Marshal(v)
@@ -165,8 +168,8 @@ func Write(w http.ResponseWriter, status int, v any) error {
 // Content-Length.
 func WriteRaw(w http.ResponseWriter, status int, b []byte) {
 	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", fmt.Sprint(len(b)))
+	h["Content-Type"] = jsonType
+	h["Content-Length"] = []string{strconv.Itoa(len(b))}
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
 }
