@@ -6,15 +6,12 @@
 //	go run ./examples/server -addr :9000
 //	go run ./examples/server -config gateway.json
 //
-// A -config file is JSON: {"keys": [...], "models": [...]}, where each key
-// is {"secret": "sk-…", "id": "…", "owner": "…", "quota": N or null for
-// unlimited} and models use the form documented in package models.
+// A -config file is JSON: {"keys": [...], "models": [...]}, as documented
+// by gateway.File. The wiring itself is package gateway's.
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -26,11 +23,9 @@ import (
 	"time"
 
 	"github.com/gatewaykit/gatewaykit/auth"
-	"github.com/gatewaykit/gatewaykit/chat"
-	"github.com/gatewaykit/gatewaykit/completions"
 	"github.com/gatewaykit/gatewaykit/demo"
+	"github.com/gatewaykit/gatewaykit/gateway"
 	"github.com/gatewaykit/gatewaykit/models"
-	"github.com/gatewaykit/gatewaykit/videos"
 )
 
 func main() {
@@ -49,87 +44,31 @@ func main() {
 // requests, refilled at 20 a second. Thirty quick curls show the 429.
 var demoRateLimit = auth.Limit{Requests: 20, Period: time.Second}
 
-// keyConfig is one key of a -config file.
-type keyConfig struct {
-	Secret string `json:"secret"`
-	ID     string `json:"id"`
-	Owner  string `json:"owner"`
-	Quota  *int64 `json:"quota"` // null or absent: unlimited
-}
-
-type config struct {
-	Keys   []keyConfig    `json:"keys"`
-	Models []models.Model `json:"models"`
-}
-
-// demoConfig is the built-in configuration used without -config.
-func demoConfig() config {
-	zero := int64(0)
-	ms := demo.TextModels()
-	ms = append(ms, models.Model{ID: "demo-instruct", OwnedBy: "gatewaykit", Created: 1735689600,
-		Description: "Deterministic demo model for legacy completions only.", EndpointTypes: []models.EndpointType{models.Compat}})
-	ms = append(ms, demo.VideoModels()...)
-	return config{
-		Keys: []keyConfig{
-			{Secret: "sk-demo", ID: "key-demo", Owner: "demo"},
-			{Secret: "sk-demo-empty", ID: "key-demo-empty", Owner: "demo", Quota: &zero},
-		},
-		Models: ms,
-	}
-}
-
-func loadConfig(path string) (config, error) {
+func loadConfig(path string) (gateway.File, error) {
 	if path == "" {
-		return demoConfig(), nil
+		return gateway.DemoFile(), nil
 	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return config{}, err
-	}
-	var c config
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&c); err != nil {
-		return config{}, fmt.Errorf("%s: %w", path, err)
-	}
-	if err := models.ValidateModels(c.Models); err != nil {
-		return config{}, fmt.Errorf("%s: %w", path, err)
-	}
-	return c, nil
+	return gateway.LoadFile(path)
 }
 
-// newGateway wires every handler of the gateway on a mux behind the auth
-// middleware and a request logger. The returned runner generates videos;
-// the caller runs and shuts it down.
-func newGateway(c config, logger *slog.Logger, textOpts ...demo.TextOption) (http.Handler, *videos.Runner, error) {
-	ctx := context.Background()
-	keys := auth.NewMemoryKeyStore()
-	for _, k := range c.Keys {
-		q := auth.UnlimitedQuota()
-		if k.Quota != nil {
-			q = auth.LimitedQuota(*k.Quota)
-		}
-		id := k.ID
-		if id == "" {
-			id = auth.HashSecret(k.Secret)[:12]
-		}
-		if err := keys.Add(ctx, k.Secret, auth.Key{ID: id, Owner: k.Owner, Quota: q}); err != nil {
-			return nil, nil, fmt.Errorf("key %s: %w", id, err)
-		}
+// newGateway assembles the example server: the demo backends for every
+// endpoint family, in-memory stores, the keys and models of c.
+func newGateway(c gateway.File, logger *slog.Logger, textOpts ...demo.TextOption) (*gateway.Gateway, error) {
+	keys, err := gateway.NewKeyStore(context.Background(), c.Keys)
+	if err != nil {
+		return nil, err
 	}
-	catalog := models.NewMemoryCatalog(c.Models...)
 	text := demo.NewTextBackend(textOpts...)
-
-	tasks, contents := videos.NewMemoryStore(), videos.NewMemoryContentStore()
-	runner := videos.NewRunner(tasks, demo.NewVideoGenerator(), contents)
-
-	mux := http.NewServeMux()
-	models.Register(mux, models.NewHandler(catalog, models.WithLogger(logger), models.WithAllowed(keyAllows)))
-	mux.Handle(chat.Pattern, chat.NewHandler(catalog, text.Chat(), chat.WithLogger(logger)))
-	mux.Handle(completions.Pattern, completions.NewHandler(catalog, text.Completions(), completions.WithLogger(logger)))
-	videos.Register(mux, videos.NewHandler(tasks, catalog, contents, videos.WithNotify(runner.Wake), videos.WithLogger(logger)))
-
-	return logRequests(logger, auth.Middleware(keys, auth.WithLogger(logger), auth.WithDefaultRateLimit(demoRateLimit))(captureKey(mux))), runner, nil
+	return gateway.New(gateway.Config{
+		Keys:        keys,
+		Catalog:     models.NewMemoryCatalog(c.Models...),
+		Chat:        text.Chat(),
+		Completions: text.Completions(),
+		Videos:      demo.NewVideoGenerator(),
+		RateLimit:   demoRateLimit,
+		Logger:      logger,
+		AccessLog:   true,
+	})
 }
 
 func run(addr, configPath string, logger *slog.Logger) error {
@@ -137,15 +76,15 @@ func run(addr, configPath string, logger *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	h, runner, err := newGateway(c, logger, demo.WithChunkDelay(20*time.Millisecond))
+	g, err := newGateway(c, logger, demo.WithChunkDelay(20*time.Millisecond))
 	if err != nil {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	go runner.Run(context.Background())
+	go g.Run(context.Background())
 
-	srv := &http.Server{Addr: addr, Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Addr: addr, Handler: g, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()
 	printBanner(addr, c, configPath == "")
@@ -159,7 +98,7 @@ func run(addr, configPath string, logger *slog.Logger) error {
 	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	err = srv.Shutdown(sctx)
-	if rerr := runner.Shutdown(sctx); err == nil {
+	if rerr := g.Shutdown(sctx); err == nil {
 		err = rerr
 	}
 	if errors.Is(err, http.ErrServerClosed) {
@@ -168,7 +107,7 @@ func run(addr, configPath string, logger *slog.Logger) error {
 	return err
 }
 
-func printBanner(addr string, c config, builtIn bool) {
+func printBanner(addr string, c gateway.File, builtIn bool) {
 	fmt.Printf("gatewaykit example server on http://%s\n", addr)
 	if builtIn {
 		fmt.Println("built-in demo configuration:")
@@ -179,67 +118,4 @@ func printBanner(addr string, c config, builtIn bool) {
 		fmt.Printf(" %s", m.ID)
 	}
 	fmt.Println()
-}
-
-// statusRecorder remembers the status a handler wrote.
-type statusRecorder struct {
-	http.ResponseWriter
-	status int
-}
-
-func (s *statusRecorder) WriteHeader(code int) {
-	if s.status == 0 {
-		s.status = code
-	}
-	s.ResponseWriter.WriteHeader(code)
-}
-
-func (s *statusRecorder) Write(b []byte) (int, error) {
-	if s.status == 0 {
-		s.status = http.StatusOK
-	}
-	return s.ResponseWriter.Write(b)
-}
-
-func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
-
-// logRequests logs one line per request: method, path, status, latency
-// and, when authenticated, the key id (never the secret).
-func logRequests(logger *slog.Logger, next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
-		rec := &statusRecorder{ResponseWriter: w}
-		var keyID string
-		next.ServeHTTP(rec, r.WithContext(withKeyCapture(r.Context(), &keyID)))
-		logger.LogAttrs(r.Context(), slog.LevelInfo, "request",
-			slog.String("method", r.Method), slog.String("path", r.URL.Path),
-			slog.Int("status", rec.status), slog.Duration("latency", time.Since(start)),
-			slog.String("key_id", keyID))
-	})
-}
-
-type keyCaptureKey struct{}
-
-func withKeyCapture(ctx context.Context, dst *string) context.Context {
-	return context.WithValue(ctx, keyCaptureKey{}, dst)
-}
-
-// captureKey runs inside the auth middleware and hands the key id of the
-// principal out to logRequests, which runs outside it.
-func captureKey(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if dst, ok := r.Context().Value(keyCaptureKey{}).(*string); ok {
-			if p, ok := auth.PrincipalFrom(r.Context()); ok {
-				*dst = p.KeyID
-			}
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-// keyAllows lists only the models that the request's key may use, as the
-// generation handlers allow only those.
-func keyAllows(ctx context.Context, id string) bool {
-	p, ok := auth.PrincipalFrom(ctx)
-	return !ok || p.AllowsModel(id)
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
@@ -10,14 +9,16 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gatewaykit/gatewaykit/gateway"
 )
 
-// TestDemoGateway drives the example server's handler as the README's
-// curl walk-through does.
-func TestDemoGateway(t *testing.T) {
-	h, _, err := newGateway(demoConfig(), slog.New(slog.DiscardHandler))
+// TestExampleServesTheREADMEWalkThrough makes the calls of the README's
+// curl walk-through; package gateway tests the wiring in detail.
+func TestExampleServesTheREADMEWalkThrough(t *testing.T) {
+	g, err := newGateway(gateway.DemoFile(), slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
-	srv := httptest.NewServer(h)
+	srv := httptest.NewServer(g)
 	t.Cleanup(srv.Close)
 
 	tests := []struct {
@@ -25,15 +26,10 @@ func TestDemoGateway(t *testing.T) {
 		status                        int
 		want                          string // substring of the reply
 	}{
-		{"model list", "GET", "/v1/models", "sk-demo", "", 200, `"demo-video-pro"`},
-		{"instruct model listed", "GET", "/v1/models", "sk-demo", "", 200, `"demo-instruct"`},
-		{"gemini list", "GET", "/v1beta/models?key=sk-demo", "", "", 200, `"models/demo-chat"`},
+		{"model list", "GET", "/v1/models", "sk-demo", "", 200, `"demo-instruct"`},
 		{"chat", "POST", "/v1/chat/completions", "sk-demo", `{"model":"demo-chat","messages":[{"role":"user","content":"hi"}]}`, 200, `"chat.completion"`},
 		{"completions", "POST", "/v1/completions", "sk-demo", `{"model":"demo-instruct","prompt":"hi"}`, 200, `"text_completion"`},
-		{"video model on chat", "POST", "/v1/chat/completions", "sk-demo", `{"model":"demo-video","messages":[{"role":"user","content":"hi"}]}`, 400, `compat`},
 		{"video create", "POST", "/v1/videos", "sk-demo", `{"model":"demo-video","prompt":"kite","seconds":"4","size":"1280x720"}`, 200, `"queued"`},
-		{"missing key", "GET", "/v1/models", "", "", 401, `"missing_authorization"`},
-		{"bad key", "GET", "/v1/models", "sk-nope", "", 401, `"invalid_api_key"`},
 		{"empty quota", "POST", "/v1/chat/completions", "sk-demo-empty", `{}`, 403, `"insufficient_quota"`},
 	}
 	for _, tc := range tests {
@@ -52,14 +48,13 @@ func TestDemoGateway(t *testing.T) {
 			b, err := io.ReadAll(res.Body)
 			require.NoError(t, err)
 			require.Equal(t, tc.status, res.StatusCode, "%s", b)
-			require.True(t, json.Valid(b), "%s", b)
 			require.Contains(t, string(b), tc.want)
 		})
 	}
 }
 
 func TestRateLimitGives429(t *testing.T) {
-	h, _, err := newGateway(demoConfig(), slog.New(slog.DiscardHandler))
+	g, err := newGateway(gateway.DemoFile(), slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
 	// The bucket refills while the loop runs; three times its size is
 	// still far more than it can hold however slow the machine.
@@ -68,7 +63,7 @@ func TestRateLimitGives429(t *testing.T) {
 		req := httptest.NewRequest("GET", "/v1/models", nil)
 		req.Header.Set("Authorization", "Bearer sk-demo")
 		last = httptest.NewRecorder()
-		h.ServeHTTP(last, req)
+		g.ServeHTTP(last, req)
 		if last.Code == 429 {
 			break
 		}

@@ -1,0 +1,36 @@
+// Package gateway assembles the whole gateway API on one [http.Handler]:
+// the model list, chat completions, legacy completions, video tasks, and
+// any extra routes, behind the auth middleware, with a one-line request
+// log. It is the wiring of the example server, importable: use it when
+// you want the entire API in one call, and the endpoint packages
+// directly when you want to choose routes, middleware and options one by
+// one.
+//
+//	keys := auth.NewMemoryKeyStore()
+//	_ = keys.Add(ctx, secret, auth.Key{ID: "team-a", Quota: auth.UnlimitedQuota()})
+//	text := demo.NewTextBackend()
+//	g, err := gateway.New(gateway.Config{
+//		Keys:        keys,
+//		Catalog:     models.NewMemoryCatalog(demo.TextModels()...),
+//		Chat:        text.Chat(),
+//		Completions: text.Completions(),
+//	})
+//	go g.Run(ctx)       // the video runner, if Videos is set
+//	http.ListenAndServe(addr, g)
+//	g.Shutdown(shutdownCtx)
+//
+// # What is mounted
+//
+// The model list (GET /v1/models, /v1/models/{id}, /v1beta/models…) is
+// always mounted and lists only the models that the caller's key may use.
+// Each generation family is mounted when its backend is set: [Config].Chat,
+// Completions, Videos. Routes added by [Config].Routes are mounted on the
+// same mux, behind the same middleware.
+//
+// # Configuration files
+//
+// [LoadFile] reads the JSON configuration that the example programs take
+// with -config: keys and models (see [File]). [DemoFile] is the built-in
+// configuration of the examples: the keys sk-demo (unlimited quota) and
+// sk-demo-empty (zero quota), and the demo models.
+package gateway

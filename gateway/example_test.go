@@ -1,0 +1,41 @@
+package gateway_test
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"strings"
+
+	"github.com/gatewaykit/gatewaykit/auth"
+	"github.com/gatewaykit/gatewaykit/demo"
+	"github.com/gatewaykit/gatewaykit/gateway"
+	"github.com/gatewaykit/gatewaykit/models"
+)
+
+// The whole API in one handler: keys, the model catalogue and the demo
+// text backend.
+func ExampleNew() {
+	ctx := context.Background()
+	keys := auth.NewMemoryKeyStore()
+	_ = keys.Add(ctx, "sk-example", auth.Key{ID: "team-a", Quota: auth.UnlimitedQuota()})
+	text := demo.NewTextBackend()
+
+	g, err := gateway.New(gateway.Config{
+		Keys:        keys,
+		Catalog:     models.NewMemoryCatalog(demo.TextModels()...),
+		Chat:        text.Chat(),
+		Completions: text.Completions(),
+	})
+	if err != nil {
+		panic(err)
+	}
+
+	req := httptest.NewRequest("POST", "/v1/chat/completions",
+		strings.NewReader(`{"model":"demo-chat","messages":[{"role":"user","content":"Hello"}]}`))
+	req.Header.Set("Authorization", "Bearer sk-example")
+	req.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	g.ServeHTTP(rec, req)
+	fmt.Println(rec.Code, rec.Header().Get("Content-Type"))
+	// Output: 200 application/json
+}

@@ -1,0 +1,158 @@
+package gateway_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gatewaykit/gatewaykit/auth"
+	"github.com/gatewaykit/gatewaykit/demo"
+	"github.com/gatewaykit/gatewaykit/gateway"
+	"github.com/gatewaykit/gatewaykit/models"
+)
+
+// newDemo assembles the demo gateway of the examples; extra edits the
+// config before New.
+func newDemo(t *testing.T, extra func(*gateway.Config)) *gateway.Gateway {
+	t.Helper()
+	f := gateway.DemoFile()
+	keys, err := gateway.NewKeyStore(context.Background(), f.Keys)
+	require.NoError(t, err)
+	text := demo.NewTextBackend()
+	c := gateway.Config{
+		Keys:        keys,
+		Catalog:     models.NewMemoryCatalog(f.Models...),
+		Chat:        text.Chat(),
+		Completions: text.Completions(),
+		Videos:      demo.NewVideoGenerator(demo.WithVideoDuration(time.Second)),
+	}
+	if extra != nil {
+		extra(&c)
+	}
+	g, err := gateway.New(c)
+	require.NoError(t, err)
+	return g
+}
+
+func do(t *testing.T, h http.Handler, method, path, key, body string) (int, string) {
+	t.Helper()
+	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec.Code, rec.Body.String()
+}
+
+func TestGatewayServesEveryFamily(t *testing.T) {
+	t.Parallel()
+	g := newDemo(t, nil)
+	tests := []struct {
+		name, method, path, key, body string
+		status                        int
+		want                          string // substring of the reply
+	}{
+		{"model list", "GET", "/v1/models", "sk-demo", "", 200, `"demo-video-pro"`},
+		{"one model", "GET", "/v1/models/demo-chat", "sk-demo", "", 200, `"id":"demo-chat"`},
+		{"gemini list", "GET", "/v1beta/models?key=sk-demo", "", "", 200, `"models/demo-chat"`},
+		{"chat", "POST", "/v1/chat/completions", "sk-demo", `{"model":"demo-chat","messages":[{"role":"user","content":"hi"}]}`, 200, `"chat.completion"`},
+		{"completions", "POST", "/v1/completions", "sk-demo", `{"model":"demo-instruct","prompt":"hi"}`, 200, `"text_completion"`},
+		{"video create", "POST", "/v1/videos", "sk-demo", `{"model":"demo-video","prompt":"kite","seconds":"4","size":"1280x720"}`, 200, `"queued"`},
+		{"video model on chat", "POST", "/v1/chat/completions", "sk-demo", `{"model":"demo-video","messages":[{"role":"user","content":"hi"}]}`, 400, `compat`},
+		{"missing key", "GET", "/v1/models", "", "", 401, `"missing_authorization"`},
+		{"bad key", "GET", "/v1/models", "sk-nope", "", 401, `"invalid_api_key"`},
+		{"empty quota", "POST", "/v1/chat/completions", "sk-demo-empty", `{}`, 403, `"insufficient_quota"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			status, body := do(t, g, tc.method, tc.path, tc.key, tc.body)
+			require.Equal(t, tc.status, status, "%s", body)
+			require.True(t, json.Valid([]byte(body)), "%s", body)
+			require.Contains(t, body, tc.want)
+		})
+	}
+}
+
+func TestGatewayLeavesUnsetFamiliesUnmounted(t *testing.T) {
+	t.Parallel()
+	g := newDemo(t, func(c *gateway.Config) { c.Completions, c.Videos = nil, nil })
+	status, _ := do(t, g, "POST", "/v1/completions", "sk-demo", `{"model":"demo-instruct","prompt":"hi"}`)
+	require.Equal(t, http.StatusNotFound, status)
+	status, _ = do(t, g, "GET", "/v1/videos/task_x", "sk-demo", "")
+	require.Equal(t, http.StatusNotFound, status)
+	require.NoError(t, g.Run(context.Background()), "Run without videos returns at once")
+	require.NoError(t, g.Shutdown(context.Background()))
+}
+
+func TestGatewayRoutesAreBehindAuth(t *testing.T) {
+	t.Parallel()
+	g := newDemo(t, func(c *gateway.Config) {
+		c.Routes = func(mux *http.ServeMux) {
+			mux.HandleFunc("GET /v1/whoami", func(w http.ResponseWriter, r *http.Request) {
+				p, _ := auth.PrincipalFrom(r.Context())
+				io.WriteString(w, p.KeyID)
+			})
+		}
+	})
+	status, body := do(t, g, "GET", "/v1/whoami", "sk-demo", "")
+	require.Equal(t, http.StatusOK, status)
+	require.Equal(t, "key-demo", body)
+	status, body = do(t, g, "GET", "/v1/whoami", "", "")
+	require.Equal(t, http.StatusUnauthorized, status)
+	require.Contains(t, body, `"missing_authorization"`)
+}
+
+func TestGatewayRateLimit(t *testing.T) {
+	t.Parallel()
+	limit := auth.Limit{Requests: 3, Period: time.Hour}
+	g := newDemo(t, func(c *gateway.Config) { c.RateLimit = limit })
+	for range limit.Requests {
+		status, body := do(t, g, "GET", "/v1/models", "sk-demo", "")
+		require.Equal(t, http.StatusOK, status, "%s", body)
+	}
+	status, body := do(t, g, "GET", "/v1/models", "sk-demo", "")
+	require.Equal(t, http.StatusTooManyRequests, status)
+	require.Contains(t, body, `"rate_limit_exceeded"`)
+}
+
+func TestGatewayAccessLogNamesTheKeyNotTheSecret(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	logger := slog.New(slog.NewTextHandler(&buf, nil))
+	g := newDemo(t, func(c *gateway.Config) { c.Logger, c.AccessLog = logger, true })
+	status, _ := do(t, g, "GET", "/v1/models", "sk-demo", "")
+	require.Equal(t, http.StatusOK, status)
+	status, _ = do(t, g, "GET", "/v1/models", "sk-nope", "")
+	require.Equal(t, http.StatusUnauthorized, status)
+
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	require.Len(t, lines, 2, buf.String())
+	require.Contains(t, lines[0], "status=200")
+	require.Contains(t, lines[0], "key_id=key-demo")
+	require.Contains(t, lines[1], "status=401")
+	require.Contains(t, lines[1], `key_id=""`)
+	require.NotContains(t, buf.String(), "sk-demo")
+	require.NotContains(t, buf.String(), "sk-nope")
+}
+
+func TestNewRejectsMissingStores(t *testing.T) {
+	t.Parallel()
+	_, err := gateway.New(gateway.Config{Catalog: models.NewMemoryCatalog()})
+	require.ErrorContains(t, err, "nil Keys")
+	_, err = gateway.New(gateway.Config{Keys: auth.NewMemoryKeyStore()})
+	require.ErrorContains(t, err, "nil Catalog")
+}
