@@ -29,7 +29,9 @@
 //
 // # Wire shapes
 //
-// [Renderer.Write] renders any error in one of three shapes ([Shape]):
+// [Renderer.Write] renders any error in one of the three shapes of the
+// spec ([Shape]), or in the error shape of one of the two other compatible
+// formats that the relay's access points serve (spec §4.4):
 //
 //   - [General]: {"error":{"message","type","param","code"}}, used by every
 //     endpoint and by the auth middleware. param is null when no field is at
@@ -41,6 +43,14 @@
 //     spec's example, and every client error but 429 is sent as a 400
 //     (model_not_found included), as the spec's create paths answer.
 //   - [Content]: the content-download shape, {"error":{"message","type"}}.
+//   - [Messages]: the messages-format (Anthropic) envelope,
+//     {"type":"error","error":{"type","message"}}, its type derived from the
+//     HTTP status ([MessagesBodyOf]).
+//   - [Google]: Google's error object, {"error":{"code","message","status",
+//     "details"}}, with the google.rpc.Code name of the HTTP status and the
+//     gateway's code in a google.rpc.ErrorInfo detail ([GoogleBodyOf]).
+//
+// Every shape keeps the error's HTTP status, except [Flat] as described.
 //
 // An error that is not an [*Error] renders as 500 internal_server_error with
 // the message "internal server error": its text goes to the log, never to

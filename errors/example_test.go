@@ -56,3 +56,31 @@ func ExampleFrom() {
 	// Output:
 	// 500 internal_server_error internal server error
 }
+
+func ExampleRenderer_messages() {
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodPost, "/v1/messages", nil)
+
+	rd := apierrors.Renderer{Shape: apierrors.Messages}
+	rd.Write(rec, req, apierrors.ModelNotFound("claude-x"))
+
+	fmt.Println(rec.Code)
+	fmt.Print(rec.Body.String())
+	// Output:
+	// 404
+	// {"type":"error","error":{"type":"not_found_error","message":"The model \"claude-x\" does not exist or you do not have access to it."}}
+}
+
+func ExampleRenderer_google() {
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodPost, "/v1beta/models/gemini-x:generateContent", nil)
+
+	rd := apierrors.Renderer{Shape: apierrors.Google}
+	rd.Write(rec, req, apierrors.InvalidAPIKey("Incorrect API key provided."))
+
+	fmt.Println(rec.Code)
+	fmt.Print(rec.Body.String())
+	// Output:
+	// 401
+	// {"error":{"code":401,"message":"Incorrect API key provided.","status":"UNAUTHENTICATED","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"INVALID_API_KEY","domain":"gatewaykit"}]}}
+}

@@ -8,7 +8,8 @@ import (
 	"net/http"
 )
 
-// Shape selects one of the three wire shapes of the spec.
+// Shape selects a wire shape: one of the three of the spec, or the error
+// shape of one of the other two compatible formats of spec §4.4.
 type Shape uint8
 
 const (
@@ -21,6 +22,12 @@ const (
 	Flat
 	// Content is the content-download shape: {"error":{"message","type"}}.
 	Content
+	// Messages is the messages-format (Anthropic) envelope:
+	// {"type":"error","error":{"type","message"}}; see [MessagesBodyOf].
+	Messages
+	// Google is Google's error object:
+	// {"error":{"code","message","status","details"}}; see [GoogleBodyOf].
+	Google
 )
 
 // WireError is the "error" object of the general shape. Param is a pointer
@@ -147,6 +154,10 @@ func (rd Renderer) body(e *Error) any {
 			code = string(CodeInternal)
 		}
 		return flatBody{Code: code, Message: e.Message, Error: wireError(e, code)}
+	case Messages:
+		return MessagesBodyOf(e)
+	case Google:
+		return GoogleBodyOf(e)
 	case Content:
 		typ := e.Type
 		if typ == "" {
