@@ -32,7 +32,8 @@ const (
 )
 
 // Middleware authenticates every request with keys and the options, in
-// this order, and answers in the general error shape when it refuses one:
+// this order, and answers in the general error shape (or the one that
+// [WithErrorShape] picks) when it refuses one:
 //
 //  1. Reads the credential with [ParseCredential] (401 missing_authorization
 //     or 401 invalid_api_key; every 401 carries WWW-Authenticate: Bearer). With no credential at all, a
@@ -64,6 +65,10 @@ func Middleware(keys KeyStore, opts ...Option) func(http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			ctx, err := c.authenticate(w, r, keys)
 			if err != nil {
+				rd := rd
+				if c.errorShape != nil {
+					rd.Shape = c.errorShape(r)
+				}
 				rd.Write(w, r, challenge(err))
 				return
 			}

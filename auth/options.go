@@ -2,7 +2,10 @@ package auth
 
 import (
 	"log/slog"
+	"net/http"
 	"time"
+
+	apierrors "github.com/gatewaykit/gatewaykit/errors"
 )
 
 // Option configures [Middleware].
@@ -14,6 +17,7 @@ type config struct {
 	defaultLimit Limit
 	sessions     SessionAuthenticator
 	now          func() time.Time
+	errorShape   func(*http.Request) apierrors.Shape
 }
 
 func newConfig(opts []Option) *config {
@@ -76,4 +80,15 @@ func WithClock(now func() time.Time) Option {
 		}
 		c.now = now
 	}
+}
+
+// WithErrorShape sets the function that picks, per request, the wire shape
+// in which the middleware renders its refusals (401, 403, 429 and 5xx), so
+// that clients of another format get errors they can parse: for example
+// relay.AccessErrorShape, which answers the messages-format and
+// Gemini-style paths in their own shapes. Status codes and headers
+// (WWW-Authenticate, Retry-After, x-ratelimit-*) are the same in every
+// shape. By default, and for nil, every refusal is in the general shape.
+func WithErrorShape(shape func(r *http.Request) apierrors.Shape) Option {
+	return func(c *config) { c.errorShape = shape }
 }
