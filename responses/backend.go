@@ -1,0 +1,173 @@
+package responses
+
+import (
+	"context"
+	"iter"
+
+	"github.com/gatewaykit/gatewaykit/models"
+)
+
+// A Backend generates responses: the content of a reply. The handler owns
+// the wire (ids, timestamps, object names, the event lifecycle, usage
+// totals) and the conversation store; a Backend only says what the model
+// produced, from the [Params] it is given, and never needs the [Store].
+//
+// Complete returns the whole reply of a request. The context is the
+// request's: it is cancelled when the client goes away, and Complete
+// should then return promptly. To send a client-facing error, return (or
+// wrap) an *apierrors.Error; any other error is answered as a 500 whose
+// text is only logged.
+//
+// The handler owns the Result once Complete returns. Backends must be
+// safe for concurrent use, and must not modify the Params.
+type Backend interface {
+	Complete(ctx context.Context, p *Params) (*Result, error)
+}
+
+// A StreamingBackend is a [Backend] that also streams. The handler uses
+// Stream for requests with "stream": true when the backend implements it,
+// and otherwise streams the Result of Complete.
+//
+// Stream returns an iterator over the reply's increments, in order. The
+// handler ranges over it in the request's goroutine and writes the events
+// of each [Delta] as it arrives; it does not keep a Delta after yield
+// returns, so an iterator may reuse one. When the client goes away, ctx
+// is cancelled and the loop stops (yield returns false), so the iterator
+// must return as soon as yield returns false or ctx is done. To fail,
+// yield a zero Delta with the error and return: before anything was sent
+// the client gets a JSON error with a real status; afterwards, the stream
+// ends with a response.failed event.
+type StreamingBackend interface {
+	Backend
+	Stream(ctx context.Context, p *Params) iter.Seq2[Delta, error]
+}
+
+// A Compactor is a [Backend] that also compacts conversations, for POST
+// /v1/responses/compact. A backend that is not a Compactor answers that
+// route with a 400 invalid_request_error, param "model": the model
+// cannot compact.
+//
+// Compact summarises the conversation of p (p.History, then the request's
+// input) into an opaque EncryptedContent that the same backend
+// understands when a later request sends it back in a compaction input
+// item. The handler builds the rest of the reply (the user messages, ids,
+// usage totals). Errors are as for Complete.
+type Compactor interface {
+	Backend
+	Compact(ctx context.Context, p *CompactParams) (*CompactResult, error)
+}
+
+// Params is what a [Backend] is asked: the decoded and validated request,
+// the catalogue entry of its model, and the conversation that the request
+// continues. They are shared with the handler: read them, do not modify
+// them.
+type Params struct {
+	Request *Request
+	Model   *models.Model
+	// History is the conversation before the request's input, oldest
+	// first, resolved from the store through previous_response_id: for
+	// each earlier response of the chain, its input items, then its output
+	// items (messages of role assistant with output_text parts, and
+	// function_call items). It is empty without previous_response_id. As
+	// in OpenAI's API, the instructions of earlier responses are not part
+	// of it.
+	History []Item
+}
+
+// Items returns the whole conversation the backend answers: History, then
+// the request's input ([Input.AsItems]). It returns a new slice, except
+// that with no History it returns the input's items themselves.
+func (p *Params) Items() []Item {
+	in := p.Request.Input.AsItems()
+	if len(p.History) == 0 {
+		return in
+	}
+	all := make([]Item, 0, len(p.History)+len(in))
+	return append(append(all, p.History...), in...)
+}
+
+// Result is a backend's whole reply.
+type Result struct {
+	// Output holds the output items, in order.
+	Output []Output
+	// Usage is the reply's usage; the handler sets TotalTokens to
+	// InputTokens + OutputTokens.
+	Usage Usage
+	// Model is the model that answered, sent as "model"; empty means the
+	// request's.
+	Model string
+	// Incomplete, when set, makes the response incomplete, with this
+	// reason (for example [ReasonMaxOutputTokens]); otherwise it is
+	// completed.
+	Incomplete string
+}
+
+// Output is one output item of a [Result]: a function call if Call is
+// set, and otherwise an assistant message whose text is Text.
+type Output struct {
+	Text string
+	Call *FunctionCall
+}
+
+// FunctionCall is a call of a function tool. An empty CallID is replaced
+// by a random "call_…" id. Arguments is a JSON string.
+type FunctionCall struct {
+	CallID    string
+	Name      string
+	Arguments string
+}
+
+// Delta is one increment of a streamed reply.
+//
+// Each Delta belongs to the output item with index Item (0-based). Items
+// come in order: a Delta either continues the current item or begins the
+// next one (Item one above the current), which ends the current one. The
+// first Delta of an item says what it is: a function call if Call is set
+// (Call.Name is required; an empty Call.CallID is replaced by a random
+// "call_…" id; Call.Arguments may hold the start of the arguments), and
+// otherwise a message. Later Deltas of the item carry pieces of its text
+// (Text, for a message) or of its arguments (Arguments, for a function
+// call); Call is then ignored.
+//
+// Usage reports the reply's usage and Incomplete makes the response
+// incomplete with that reason; for both, the last one reported counts. A
+// Delta with only these set belongs to no item. The response ends when the
+// iterator returns: the open item is closed and the terminal event
+// (response.completed or response.incomplete) carries the usage.
+type Delta struct {
+	Item       int
+	Text       string
+	Call       *FunctionCall
+	Arguments  string
+	Usage      *Usage
+	Incomplete string
+}
+
+// CompactParams is what a [Compactor] is asked: the decoded and validated
+// compact request, the catalogue entry of its model, and the conversation
+// of its previous_response_id, resolved as for [Params.History]. Read
+// them, do not modify them.
+type CompactParams struct {
+	Request *CompactRequest
+	Model   *models.Model
+	History []Item
+}
+
+// Items returns the whole conversation to compact: History, then the
+// request's input.
+func (p *CompactParams) Items() []Item {
+	in := p.Request.Input.AsItems()
+	if len(p.History) == 0 {
+		return in
+	}
+	all := make([]Item, 0, len(p.History)+len(in))
+	return append(append(all, p.History...), in...)
+}
+
+// CompactResult is a compactor's reply: the opaque content of the
+// compaction item, and the usage of the compaction pass (the handler sets
+// TotalTokens).
+type CompactResult struct {
+	EncryptedContent string
+	Usage            Usage
+}

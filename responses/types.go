@@ -1,0 +1,567 @@
+package responses
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+
+	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/internal/jsonext"
+)
+
+// The object names of the replies.
+const (
+	// ObjectResponse is the "object" of a [Response].
+	ObjectResponse = "response"
+	// ObjectCompaction is the "object" of a [CompactedResponse].
+	ObjectCompaction = "response.compaction"
+)
+
+// The prefixes of the ids the handler makes: response ids, output item
+// ids (message, function call, compaction item) and function call ids.
+const (
+	IDPrefix           = "resp_"
+	MessageIDPrefix    = "msg_"
+	FunctionIDPrefix   = "fc_"
+	CallIDPrefix       = "call_"
+	CompactionIDPrefix = "cmp_"
+)
+
+// Status is the status of a [Response] (spec §3.2) or of an output item.
+type Status string
+
+// The statuses of a response. Output items use completed, in_progress and
+// incomplete.
+const (
+	StatusCompleted  Status = "completed"
+	StatusInProgress Status = "in_progress"
+	StatusFailed     Status = "failed"
+	StatusIncomplete Status = "incomplete"
+)
+
+// The reasons of an incomplete response (incomplete_details.reason).
+const (
+	// ReasonMaxOutputTokens: max_output_tokens was reached.
+	ReasonMaxOutputTokens = "max_output_tokens"
+	// ReasonContentFilter: a safety policy stopped the reply.
+	ReasonContentFilter = "content_filter"
+)
+
+// The item types of input and output.
+const (
+	ItemMessage            = "message"
+	ItemFunctionCall       = "function_call"
+	ItemFunctionCallOutput = "function_call_output"
+	ItemCompaction         = "compaction"
+)
+
+// The message roles of input items.
+const (
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+	RoleSystem    = "system"
+	RoleDeveloper = "developer"
+)
+
+// The content part types.
+const (
+	PartInputText  = "input_text"
+	PartInputImage = "input_image"
+	PartInputFile  = "input_file"
+	PartOutputText = "output_text"
+	PartRefusal    = "refusal"
+)
+
+// The string forms of tool_choice.
+const (
+	ToolChoiceNone     = "none"
+	ToolChoiceAuto     = "auto"
+	ToolChoiceRequired = "required"
+)
+
+// ToolFunction is the type of a function tool.
+const ToolFunction = "function"
+
+// Metadata limits, as OpenAI's API sets them: at most 16 pairs, keys of at
+// most 64 characters, values of at most 512.
+const (
+	MaxMetadataPairs = 16
+	MaxMetadataKey   = 64
+	MaxMetadataValue = 512
+)
+
+// Request is the body of POST /v1/responses (spec §4.3).
+//
+// Fields that Request does not model (reasoning, text, truncation, user,
+// include, prompt_cache_key, …) are kept in Extra when it is decoded and
+// written back when it is encoded, so that a relay forwards the request
+// unchanged. Item, ContentPart and Tool keep theirs the same way.
+type Request struct {
+	Model string `json:"model" validate:"required"`
+	// Input is required: a string, or a non-empty array of items.
+	Input Input `json:"input" validate:"-"`
+
+	Instructions *string `json:"instructions,omitempty" validate:"-"`
+	Stream       bool    `json:"stream,omitempty" validate:"-"`
+
+	// Temperature is 0 to 2 and TopP 0 to 1, as for chat; nil means the
+	// backend's default.
+	Temperature *float64 `json:"temperature,omitempty" validate:"omitempty,gte=0,lte=2"`
+	TopP        *float64 `json:"top_p,omitempty" validate:"omitempty,gte=0,lte=1"`
+	// MaxOutputTokens caps the tokens of the reply (all its output items).
+	MaxOutputTokens *int `json:"max_output_tokens,omitempty" validate:"omitempty,gte=1"`
+
+	Tools             []Tool      `json:"tools,omitempty" validate:"dive"`
+	ToolChoice        *ToolChoice `json:"tool_choice,omitempty" validate:"-"`
+	ParallelToolCalls *bool       `json:"parallel_tool_calls,omitempty" validate:"-"`
+
+	// PreviousResponseID continues the conversation of a stored response.
+	PreviousResponseID string `json:"previous_response_id,omitempty" validate:"-"`
+	// Store is whether the response is kept; nil means true.
+	Store    *bool             `json:"store,omitempty" validate:"-"`
+	Metadata map[string]string `json:"metadata,omitempty" validate:"omitempty,max=16,dive,keys,max=64,endkeys,max=512"`
+
+	// Extra holds the members of the JSON object that Request does not
+	// model, by name, as they were sent.
+	Extra map[string]json.RawMessage `json:"-" validate:"-"`
+}
+
+var requestFields = jsonext.Fields[Request]()
+
+// UnmarshalJSON decodes a request, keeping unmodelled fields in Extra.
+func (r *Request) UnmarshalJSON(b []byte) error {
+	type plain Request
+	var err error
+	r.Extra, err = jsonext.Unmarshal(b, (*plain)(r), requestFields)
+	return err
+}
+
+// MarshalJSON encodes a request with its Extra fields.
+func (r Request) MarshalJSON() ([]byte, error) {
+	type plain Request
+	return jsonext.Marshal(plain(r), r.Extra)
+}
+
+// Stored reports whether the response is to be kept: Store, or true.
+func (r *Request) Stored() bool { return r.Store == nil || *r.Store }
+
+// Parallel reports whether tool calls may run in parallel:
+// ParallelToolCalls, or true.
+func (r *Request) Parallel() bool { return r.ParallelToolCalls == nil || *r.ParallelToolCalls }
+
+// TokenLimit returns MaxOutputTokens, or 0 for no cap.
+func (r *Request) TokenLimit() int {
+	if r.MaxOutputTokens == nil {
+		return 0
+	}
+	return *r.MaxOutputTokens
+}
+
+// Input is the input of a request: a string (Text set) or an array of
+// items (Items set; an empty array is a non-nil empty slice). Build one
+// with [TextInput] or [ItemsInput].
+type Input struct {
+	Text  *string
+	Items []Item
+
+	// invalid names the JSON kind of a value of another kind; validation
+	// reports it with param "input".
+	invalid string
+}
+
+// TextInput returns string input.
+func TextInput(s string) Input { return Input{Text: &s} }
+
+// ItemsInput returns array input.
+func ItemsInput(items ...Item) Input {
+	if items == nil {
+		items = []Item{}
+	}
+	return Input{Items: items}
+}
+
+// IsZero reports whether the input is absent or null.
+func (in Input) IsZero() bool { return in.Text == nil && in.Items == nil && in.invalid == "" }
+
+// AsItems returns the input as items: the items, or string input as one
+// user message. The result may share memory with in.
+func (in Input) AsItems() []Item {
+	if in.Text != nil {
+		return []Item{{Type: ItemMessage, Role: RoleUser, Content: TextContent(*in.Text)}}
+	}
+	return in.Items
+}
+
+// UnmarshalJSON decodes a string, an array of items or null. Another kind
+// of value is not a decoding error: validation reports it.
+func (in *Input) UnmarshalJSON(b []byte) error {
+	*in = Input{}
+	b = bytes.TrimLeft(b, " \t\r\n")
+	if len(b) == 0 {
+		return nil
+	}
+	switch b[0] {
+	case '"':
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		in.Text = &s
+	case '[':
+		items := []Item{}
+		if err := json.Unmarshal(b, &items); err != nil {
+			return err
+		}
+		in.Items = items
+	case 'n':
+	default:
+		in.invalid = jsonKindOf(b[0])
+	}
+	return nil
+}
+
+// MarshalJSON encodes the input in the form it has; absent input is null.
+func (in Input) MarshalJSON() ([]byte, error) {
+	switch {
+	case in.Text != nil:
+		return json.Marshal(*in.Text)
+	case in.Items != nil:
+		return json.Marshal(in.Items)
+	}
+	return []byte("null"), nil
+}
+
+// Item is one item of a conversation: an input item of a request, or an
+// earlier input or output handed to a backend in [Params.History]. Its
+// Type says which fields apply:
+//
+//   - "message" (also when Type is empty and Role is set, as OpenAI's
+//     "easy input message"): Role and Content.
+//   - "function_call": CallID, Name and Arguments (a JSON string).
+//   - "function_call_output": CallID and Output, the tool's result.
+//   - "compaction": EncryptedContent, from POST /v1/responses/compact.
+//
+// Items of other types (reasoning, web_search_call, item_reference, …) are
+// kept with their fields in Extra and handed to the backend, which may
+// ignore them.
+type Item struct {
+	Type   string `json:"type,omitempty"`
+	ID     string `json:"id,omitempty"`
+	Status string `json:"status,omitempty"`
+
+	Role    string  `json:"role,omitempty"`
+	Content Content `json:"content,omitzero"`
+
+	CallID    string   `json:"call_id,omitempty"`
+	Name      string   `json:"name,omitempty"`
+	Arguments string   `json:"arguments,omitempty"`
+	Output    *Content `json:"output,omitempty"`
+
+	EncryptedContent string `json:"encrypted_content,omitempty"`
+
+	Extra map[string]json.RawMessage `json:"-"`
+}
+
+var itemFields = jsonext.Fields[Item]()
+
+// UnmarshalJSON decodes an item, keeping unmodelled fields in Extra.
+func (it *Item) UnmarshalJSON(b []byte) error {
+	type plain Item
+	var err error
+	it.Extra, err = jsonext.Unmarshal(b, (*plain)(it), itemFields)
+	return err
+}
+
+// MarshalJSON encodes an item with its Extra fields.
+func (it Item) MarshalJSON() ([]byte, error) {
+	type plain Item
+	return jsonext.Marshal(plain(it), it.Extra)
+}
+
+// Kind returns the item's type, "message" for an item with no type and a
+// role.
+func (it *Item) Kind() string {
+	if it.Type == "" && it.Role != "" {
+		return ItemMessage
+	}
+	return it.Type
+}
+
+// Content is the content of a message item, or the output of a
+// function_call_output item: a string (Text set) or an array of parts
+// (Parts set).
+type Content struct {
+	Text  *string
+	Parts []ContentPart
+
+	invalid string
+}
+
+// TextContent returns string content.
+func TextContent(s string) Content { return Content{Text: &s} }
+
+// PartsContent returns array content.
+func PartsContent(parts ...ContentPart) Content {
+	if parts == nil {
+		parts = []ContentPart{}
+	}
+	return Content{Parts: parts}
+}
+
+// IsZero reports whether the content is absent or null.
+func (c Content) IsZero() bool { return c.Text == nil && c.Parts == nil && c.invalid == "" }
+
+// String returns the text of the content: the string, or the text of its
+// text parts (input_text, output_text, refusal) joined with "\n".
+func (c Content) String() string {
+	if c.Text != nil {
+		return *c.Text
+	}
+	var b []byte
+	first := true
+	for i := range c.Parts {
+		p := &c.Parts[i]
+		switch p.Type {
+		case PartInputText, PartOutputText:
+			if !first {
+				b = append(b, '\n')
+			}
+			first = false
+			b = append(b, p.Text...)
+		case PartRefusal:
+			if !first {
+				b = append(b, '\n')
+			}
+			first = false
+			b = append(b, p.Refusal...)
+		}
+	}
+	return string(b)
+}
+
+// UnmarshalJSON decodes a string, an array of parts or null. Another kind
+// of value is not a decoding error: validation reports it.
+func (c *Content) UnmarshalJSON(b []byte) error {
+	*c = Content{}
+	b = bytes.TrimLeft(b, " \t\r\n")
+	if len(b) == 0 {
+		return nil
+	}
+	switch b[0] {
+	case '"':
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		c.Text = &s
+	case '[':
+		parts := []ContentPart{}
+		if err := json.Unmarshal(b, &parts); err != nil {
+			return err
+		}
+		c.Parts = parts
+	case 'n':
+	default:
+		c.invalid = jsonKindOf(b[0])
+	}
+	return nil
+}
+
+// MarshalJSON encodes the content in the form it has; absent content is
+// null.
+func (c Content) MarshalJSON() ([]byte, error) {
+	switch {
+	case c.Text != nil:
+		return json.Marshal(*c.Text)
+	case c.Parts != nil:
+		return json.Marshal(c.Parts)
+	}
+	return []byte("null"), nil
+}
+
+// ContentPart is one part of array content: input_text {text},
+// input_image {image_url or file_id, detail}, input_file, and in earlier
+// assistant messages output_text {text, annotations} and refusal
+// {refusal}. Fields it does not model are kept in Extra.
+type ContentPart struct {
+	Type     string `json:"type"`
+	Text     string `json:"text,omitempty"`
+	ImageURL string `json:"image_url,omitempty"`
+	FileID   string `json:"file_id,omitempty"`
+	Detail   string `json:"detail,omitempty"`
+	Refusal  string `json:"refusal,omitempty"`
+
+	Extra map[string]json.RawMessage `json:"-"`
+}
+
+var contentPartFields = jsonext.Fields[ContentPart]()
+
+// UnmarshalJSON decodes a part, keeping unmodelled fields in Extra.
+func (p *ContentPart) UnmarshalJSON(b []byte) error {
+	type plain ContentPart
+	var err error
+	p.Extra, err = jsonext.Unmarshal(b, (*plain)(p), contentPartFields)
+	return err
+}
+
+// MarshalJSON encodes a part with its Extra fields.
+func (p ContentPart) MarshalJSON() ([]byte, error) {
+	type plain ContentPart
+	return jsonext.Marshal(plain(p), p.Extra)
+}
+
+// Tool is a tool the model may use. Function tools ({"type":"function",
+// "name","description","parameters","strict"}, flat as the responses API
+// has them) are the ones a backend can call; tools of other types
+// (web_search, file_search, …) are kept with their fields in Extra for
+// the backend, which may ignore them.
+type Tool struct {
+	Type        string          `json:"type" validate:"required"`
+	Name        string          `json:"name,omitempty" validate:"required_if=Type function"`
+	Description string          `json:"description,omitempty" validate:"-"`
+	Parameters  json.RawMessage `json:"parameters,omitempty" validate:"-"`
+	Strict      *bool           `json:"strict,omitempty" validate:"-"`
+
+	Extra map[string]json.RawMessage `json:"-" validate:"-"`
+}
+
+var toolFields = jsonext.Fields[Tool]()
+
+// UnmarshalJSON decodes a tool, keeping unmodelled fields in Extra.
+func (t *Tool) UnmarshalJSON(b []byte) error {
+	type plain Tool
+	var err error
+	t.Extra, err = jsonext.Unmarshal(b, (*plain)(t), toolFields)
+	return err
+}
+
+// MarshalJSON encodes a tool with its Extra fields.
+func (t Tool) MarshalJSON() ([]byte, error) {
+	type plain Tool
+	return jsonext.Marshal(plain(t), t.Extra)
+}
+
+// ToolChoice is the tool selection policy: a string (Mode: "none", "auto"
+// or "required") or an object. {"type":"function","name"} sets Function;
+// every object form, that one included, is kept as sent in Raw (the
+// responses API has others: allowed_tools, hosted tools…).
+type ToolChoice struct {
+	Mode     string
+	Function string
+	Raw      json.RawMessage
+}
+
+// Forced reports whether the choice obliges the model to call a tool:
+// "required", or a named function.
+func (c *ToolChoice) Forced() bool {
+	return c != nil && (c.Mode == ToolChoiceRequired || c.Function != "")
+}
+
+// UnmarshalJSON decodes either form. An invalid value is a 400 with param
+// "tool_choice".
+func (c *ToolChoice) UnmarshalJSON(b []byte) error {
+	*c = ToolChoice{}
+	b = bytes.TrimSpace(b)
+	if len(b) > 0 && b[0] == '"' {
+		if err := json.Unmarshal(b, &c.Mode); err != nil {
+			return err
+		}
+		switch c.Mode {
+		case ToolChoiceNone, ToolChoiceAuto, ToolChoiceRequired:
+			return nil
+		}
+		return apierrors.InvalidRequestf("tool_choice", "tool_choice must be one of none, auto, required, or an object, got %q", c.Mode)
+	}
+	if len(b) == 0 || b[0] != '{' {
+		kind := "nothing"
+		if len(b) > 0 {
+			kind = jsonKindOf(b[0])
+		}
+		return apierrors.InvalidRequestf("tool_choice", "tool_choice must be a string or an object, got %s", kind)
+	}
+	var o struct {
+		Type string `json:"type"`
+		Name string `json:"name"`
+	}
+	if err := json.Unmarshal(b, &o); err != nil {
+		return apierrors.InvalidRequest("tool_choice", `tool_choice must be a string or an object such as {"type":"function","name":…}`).WithCause(err)
+	}
+	switch {
+	case o.Type == "":
+		return apierrors.InvalidRequest("tool_choice.type", "tool_choice.type is required")
+	case o.Type == ToolFunction && o.Name == "":
+		return apierrors.InvalidRequest("tool_choice.name", "tool_choice.name is required")
+	case o.Type == ToolFunction:
+		c.Function = o.Name
+	}
+	c.Raw = bytes.Clone(b)
+	return nil
+}
+
+// MarshalJSON encodes the form that was set.
+func (c ToolChoice) MarshalJSON() ([]byte, error) {
+	switch {
+	case c.Raw != nil:
+		return c.Raw, nil
+	case c.Function != "":
+		return json.Marshal(struct {
+			Type string `json:"type"`
+			Name string `json:"name"`
+		}{ToolFunction, c.Function})
+	case c.Mode == "":
+		return []byte(`"` + ToolChoiceAuto + `"`), nil
+	}
+	return json.Marshal(c.Mode)
+}
+
+// CompactRequest is the body of POST /v1/responses/compact, as in OpenAI's
+// API reference: the conversation to compact is that of
+// PreviousResponseID (if set) followed by Input (if set); at least one of
+// them is required. Unmodelled fields are kept in Extra.
+type CompactRequest struct {
+	Model              string  `json:"model" validate:"required"`
+	Input              Input   `json:"input,omitzero" validate:"-"`
+	Instructions       *string `json:"instructions,omitempty" validate:"-"`
+	PreviousResponseID string  `json:"previous_response_id,omitempty" validate:"-"`
+
+	Extra map[string]json.RawMessage `json:"-" validate:"-"`
+}
+
+var compactRequestFields = jsonext.Fields[CompactRequest]()
+
+// UnmarshalJSON decodes a compact request, keeping unmodelled fields in
+// Extra.
+func (r *CompactRequest) UnmarshalJSON(b []byte) error {
+	type plain CompactRequest
+	var err error
+	r.Extra, err = jsonext.Unmarshal(b, (*plain)(r), compactRequestFields)
+	return err
+}
+
+// MarshalJSON encodes a compact request with its Extra fields.
+func (r CompactRequest) MarshalJSON() ([]byte, error) {
+	type plain CompactRequest
+	return jsonext.Marshal(plain(r), r.Extra)
+}
+
+func isAPIError(err error) bool {
+	var e *apierrors.Error
+	return errors.As(err, &e)
+}
+
+// jsonKindOf names the JSON kind of a value from its first byte.
+func jsonKindOf(c byte) string {
+	switch c {
+	case '"':
+		return "string"
+	case '[':
+		return "array"
+	case '{':
+		return "object"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
+	}
+	return "number"
+}

@@ -1,0 +1,148 @@
+package responses
+
+import "encoding/json"
+
+// Response is the response object (spec §2.4): the reply of POST
+// /v1/responses, of GET /v1/responses/{id}, and the "response" of the
+// lifecycle events of a stream.
+//
+// Every member is always sent, null when it does not apply, as OpenAI
+// sends it: error is set only when Status is failed, incomplete_details
+// only when it is incomplete, usage once the response has ended,
+// completed_at only when it completed. instructions, temperature, top_p,
+// max_output_tokens and previous_response_id echo the request (null when
+// it did not set them); tools is [] and metadata {} when there are none,
+// tool_choice "auto" and parallel_tool_calls true unless the request said
+// otherwise.
+type Response struct {
+	ID                 string             `json:"id"`
+	Object             string             `json:"object"`
+	CreatedAt          int64              `json:"created_at"`
+	Status             Status             `json:"status"`
+	CompletedAt        *int64             `json:"completed_at"`
+	Error              *ResponseError     `json:"error"`
+	IncompleteDetails  *IncompleteDetails `json:"incomplete_details"`
+	Instructions       *string            `json:"instructions"`
+	MaxOutputTokens    *int               `json:"max_output_tokens"`
+	Model              string             `json:"model"`
+	Output             []OutputItem       `json:"output"`
+	ParallelToolCalls  bool               `json:"parallel_tool_calls"`
+	PreviousResponseID *string            `json:"previous_response_id"`
+	Store              bool               `json:"store"`
+	Temperature        *float64           `json:"temperature"`
+	ToolChoice         ToolChoice         `json:"tool_choice"`
+	Tools              []Tool             `json:"tools"`
+	TopP               *float64           `json:"top_p"`
+	Metadata           map[string]string  `json:"metadata"`
+	Usage              *Usage             `json:"usage"`
+}
+
+// ResponseError is the error of a failed response: a machine-readable
+// code (the code of the *apierrors.Error that failed it, such as
+// "bad_gateway" or "internal_server_error") and the message the client
+// may read.
+type ResponseError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// IncompleteDetails says why a response is incomplete: Reason is
+// [ReasonMaxOutputTokens] or [ReasonContentFilter].
+type IncompleteDetails struct {
+	Reason string `json:"reason"`
+}
+
+// OutputItem is one output item of a [Response]: a message (Role and
+// Content) or a function call (CallID, Name and Arguments, a JSON string).
+// It is encoded with the members of its type only.
+type OutputItem struct {
+	Type   string `json:"type"`
+	ID     string `json:"id"`
+	Status Status `json:"status"`
+
+	Role    string       `json:"role,omitempty"`
+	Content []OutputText `json:"content,omitempty"`
+
+	CallID    string `json:"call_id,omitempty"`
+	Name      string `json:"name,omitempty"`
+	Arguments string `json:"arguments,omitempty"`
+}
+
+// MarshalJSON encodes the item with the members of its type.
+func (it OutputItem) MarshalJSON() ([]byte, error) {
+	return appendOutputItem(make([]byte, 0, 128+len(it.Arguments)), &it), nil
+}
+
+// Text returns the text of a message item: its parts' text, concatenated.
+func (it *OutputItem) Text() string {
+	if len(it.Content) == 1 {
+		return it.Content[0].Text
+	}
+	var s string
+	for _, c := range it.Content {
+		s += c.Text
+	}
+	return s
+}
+
+// OutputText is a content part of an output message: {"type":
+// "output_text","text","annotations":[]}.
+type OutputText struct {
+	Type        string            `json:"type"`
+	Text        string            `json:"text"`
+	Annotations []json.RawMessage `json:"annotations"`
+}
+
+// Usage is the token usage of a response (spec §2.6). TotalTokens is
+// always InputTokens + OutputTokens; the details are always sent (the
+// SDKs expect them), with zeros where the backend reports nothing.
+type Usage struct {
+	InputTokens         int                 `json:"input_tokens"`
+	InputTokensDetails  InputTokensDetails  `json:"input_tokens_details"`
+	OutputTokens        int                 `json:"output_tokens"`
+	OutputTokensDetails OutputTokensDetails `json:"output_tokens_details"`
+	TotalTokens         int                 `json:"total_tokens"`
+}
+
+// InputTokensDetails breaks input tokens down.
+type InputTokensDetails struct {
+	CachedTokens int `json:"cached_tokens"`
+}
+
+// OutputTokensDetails breaks output tokens down: reasoning tokens count as
+// output tokens.
+type OutputTokensDetails struct {
+	ReasoningTokens int `json:"reasoning_tokens"`
+}
+
+// CompactedResponse is the reply of POST /v1/responses/compact, as in
+// OpenAI's API reference: every user message of the conversation, in
+// order, then one compaction item (Type "compaction", ID and
+// EncryptedContent set), which a later request sends back in its input in
+// place of the conversation.
+type CompactedResponse struct {
+	ID        string           `json:"id"`
+	Object    string           `json:"object"`
+	CreatedAt int64            `json:"created_at"`
+	Output    []CompactionItem `json:"output"`
+	Usage     Usage            `json:"usage"`
+}
+
+// CompactionItem is an output item of a [CompactedResponse]: a user
+// message {type, id, status, role, content} or the compaction item {type,
+// id, encrypted_content}.
+type CompactionItem struct {
+	Type             string        `json:"type"`
+	ID               string        `json:"id"`
+	Status           Status        `json:"status,omitempty"`
+	Role             string        `json:"role,omitempty"`
+	Content          []ContentPart `json:"content,omitempty"`
+	EncryptedContent string        `json:"encrypted_content,omitempty"`
+}
+
+// DeletedResponse is the reply of DELETE /v1/responses/{id}.
+type DeletedResponse struct {
+	ID      string `json:"id"`
+	Object  string `json:"object"`
+	Deleted bool   `json:"deleted"`
+}
