@@ -1,0 +1,334 @@
+package relay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	apierrors "github.com/gatewaykit/gatewaykit/errors"
+)
+
+// Relay forwards requests for its routed models to their upstreams. Its
+// backends ([Relay.Chat], [Relay.Completions], [Relay.Videos], …) plug
+// into the endpoint handlers; [Relay.Do] is the one way every request goes
+// upstream. A Relay is safe for concurrent use.
+type Relay struct {
+	routes    map[string][]Upstream // public model → upstreams, in failover order
+	models    []string              // public model ids, in the order given
+	transport http.RoundTripper
+	timeouts  Timeouts
+	logger    *slog.Logger
+	poll      time.Duration // video status poll interval
+	maxMedia  int64         // largest video or thumbnail downloaded
+}
+
+// An Option configures [New].
+type Option func(*config)
+
+type config struct {
+	transport http.RoundTripper
+	timeouts  Timeouts
+	logger    *slog.Logger
+	poll      time.Duration
+	maxMedia  int64
+}
+
+// WithTransport sets the round tripper of every upstream call. The
+// default is a transport made by [NewTransport] (with the Connect timeout
+// of [WithTimeouts]), one per Relay. A transport given here keeps its own
+// dial and TLS timeouts: Timeouts.Connect does not apply to it, while
+// FirstByte and Idle still do. Redirects are never followed: a 3xx reply
+// is handed to the caller. nil restores the default.
+func WithTransport(rt http.RoundTripper) Option {
+	return func(c *config) { c.transport = rt }
+}
+
+// WithTimeouts sets the timeouts of upstream calls; zero fields keep
+// their defaults ([DefaultConnectTimeout], [DefaultFirstByteTimeout],
+// [DefaultIdleTimeout]). See [Timeouts].
+func WithTimeouts(t Timeouts) Option {
+	return func(c *config) { c.timeouts = t }
+}
+
+// WithLogger sets the logger of the relay: failovers are logged at warn
+// level with the upstream's name and the error (never its key). By
+// default, and when l is nil, nothing is logged.
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) { c.logger = l }
+}
+
+// DefaultPollInterval is how often the video backend polls an upstream
+// task's status unless [WithPollInterval] sets another interval: within the
+// 3 to 10 seconds that spec §8 recommends.
+const DefaultPollInterval = 5 * time.Second
+
+// DefaultMaxMediaBytes is the largest video or thumbnail that the video
+// backend downloads from an upstream unless [WithMaxMediaBytes] sets
+// another limit.
+const DefaultMaxMediaBytes int64 = 512 << 20
+
+// WithPollInterval sets how often the video backend ([Relay.Videos]) asks
+// the upstream for a task's status. The default is [DefaultPollInterval];
+// d ≤ 0 restores it.
+func WithPollInterval(d time.Duration) Option {
+	return func(c *config) {
+		if d <= 0 {
+			d = DefaultPollInterval
+		}
+		c.poll = d
+	}
+}
+
+// WithMaxMediaBytes sets the largest video or thumbnail that the video
+// backend downloads from an upstream; a larger one fails the task. The
+// default is [DefaultMaxMediaBytes]; n ≤ 0 restores it.
+func WithMaxMediaBytes(n int64) Option {
+	return func(c *config) {
+		if n <= 0 {
+			n = DefaultMaxMediaBytes
+		}
+		c.maxMedia = n
+	}
+}
+
+// New returns a relay for routes. Each route needs a public model id, not
+// used by another route, and at least one upstream with an absolute
+// http(s) BaseURL; New fills each upstream's Name and Model defaults (see
+// [Upstream]) in its own copy of routes.
+func New(routes []Route, opts ...Option) (*Relay, error) {
+	c := config{poll: DefaultPollInterval, maxMedia: DefaultMaxMediaBytes}
+	for _, o := range opts {
+		o(&c)
+	}
+	r := &Relay{
+		routes:    make(map[string][]Upstream, len(routes)),
+		transport: c.transport,
+		timeouts:  c.timeouts.withDefaults(),
+		logger:    c.logger,
+		poll:      c.poll,
+		maxMedia:  c.maxMedia,
+	}
+	if r.logger == nil {
+		r.logger = slog.New(slog.DiscardHandler)
+	}
+	if r.transport == nil {
+		r.transport = newTransport(r.timeouts.Connect)
+	}
+	for _, rt := range routes {
+		if rt.Model == "" {
+			return nil, errors.New("relay: New: a route has no model id")
+		}
+		if _, dup := r.routes[rt.Model]; dup {
+			return nil, fmt.Errorf("relay: New: model %q is routed twice", rt.Model)
+		}
+		if len(rt.Upstreams) == 0 {
+			return nil, fmt.Errorf("relay: New: model %q has no upstream", rt.Model)
+		}
+		ups := slices.Clone(rt.Upstreams)
+		for i := range ups {
+			if err := ups[i].normalize(rt.Model); err != nil {
+				return nil, err
+			}
+		}
+		r.routes[rt.Model] = ups
+		r.models = append(r.models, rt.Model)
+	}
+	return r, nil
+}
+
+// Models returns the public ids of the routed models, in the order of the
+// routes given to [New].
+func (r *Relay) Models() []string {
+	return slices.Clone(r.models)
+}
+
+// Upstreams returns copies of the upstreams of model, in failover order,
+// or nil if model is not routed.
+func (r *Relay) Upstreams(model string) []Upstream {
+	return slices.Clone(r.routes[model])
+}
+
+// Do sends the request that build makes for each upstream of model, in
+// failover order, and returns the first reply that is not a failover case,
+// with the upstream that gave it. The caller must close the reply's body.
+//
+// Do sets the request's context (derived from ctx, so a client that goes
+// away cancels the upstream call at once, before the headers as well as
+// while the body is read) and its Authorization header (the upstream's
+// [Upstream.Key]; build never needs, and must never copy, the client's
+// credentials). build is called once per attempt and must return a fresh
+// request each time: build its body from bytes (bytes.NewReader), or, for
+// a body that cannot be replayed, return an error on the second call,
+// which Do returns as it is. An error from build is never retried.
+//
+// Failover: Do tries the next upstream when one cannot be reached (a
+// connection error), does not send its headers within the FirstByte
+// timeout, or answers 5xx (whose body Do closes). It never fails over
+// after it has returned a reply, so nothing has gone to the client yet
+// when it does. Retrying is safe for generation requests: an upstream that
+// failed with a 5xx or a broken connection produced nothing the client
+// sees, and at worst spent tokens. It is not safe for requests with a
+// lasting effect, such as creating a video task, when the failed upstream
+// may have acted before failing: those send an Idempotency-Key so that an
+// upstream honouring it does not act twice.
+//
+// A reply of any other status, 4xx and 3xx included, is returned as it
+// is: turn an unwanted one into the client's error with [UpstreamError].
+// When every upstream fails, Do returns the last failure as an
+// *apierrors.Error: 502 bad_gateway for a 5xx or a connection error, 504
+// gateway_timeout for a FirstByte timeout. When ctx is done, Do returns
+// ctx's error without trying further. A model that is not routed is
+// apierrors.ModelNotFound.
+//
+// The reply's body enforces the Idle timeout on each read: a read that
+// waits longer fails with a 504 gateway_timeout *apierrors.Error.
+func (r *Relay) Do(ctx context.Context, model string, build func(u *Upstream) (*http.Request, error)) (*http.Response, *Upstream, error) {
+	ups, ok := r.routes[model]
+	if !ok {
+		return nil, nil, apierrors.ModelNotFound(model)
+	}
+	var last error
+	for i := range ups {
+		u := &ups[i]
+		res, retry, err := r.send(ctx, u, build)
+		if err == nil && res.StatusCode < 500 {
+			return res, u, nil
+		}
+		if err == nil {
+			err = UpstreamError(res, u)
+			retry = true
+		}
+		if !retry || ctx.Err() != nil {
+			return nil, nil, err
+		}
+		last = err
+		if i+1 < len(ups) {
+			r.logger.LogAttrs(ctx, slog.LevelWarn, "relay: upstream failed; trying the next one",
+				slog.String("model", model),
+				slog.String("upstream", u.Name),
+				slog.String("next", ups[i+1].Name),
+				slog.String("error", err.Error()))
+		}
+	}
+	return nil, nil, last
+}
+
+// send makes one attempt at u: build, send, and wait for the headers
+// within the FirstByte timeout. It reports whether a failure may be
+// retried on another upstream.
+func (r *Relay) send(ctx context.Context, u *Upstream, build func(u *Upstream) (*http.Request, error)) (_ *http.Response, retry bool, _ error) {
+	if err := ctx.Err(); err != nil {
+		return nil, false, err
+	}
+	req, err := build(u)
+	if err != nil {
+		return nil, false, err
+	}
+	if req.Header == nil {
+		req.Header = make(http.Header)
+	}
+	if u.Key != "" {
+		req.Header.Set("Authorization", "Bearer "+u.Key)
+	} else {
+		req.Header.Del("Authorization")
+	}
+	actx, cancel := context.WithCancelCause(ctx)
+	b := &body{ctx: actx, cancel: cancel, idle: r.timeouts.Idle, firstByte: r.timeouts.FirstByte, upstream: u.Name}
+	b.timer = time.AfterFunc(r.timeouts.FirstByte, b.expire)
+	res, err := r.transport.RoundTrip(req.WithContext(actx))
+	fired := !b.timer.Stop()
+	if err == nil && fired {
+		// The timer went off as the headers arrived: the body's reads
+		// would fail, so count it as the timeout.
+		res.Body.Close()
+		err = context.Cause(actx)
+	}
+	if err != nil {
+		cancel(nil)
+		if cerr := ctx.Err(); cerr != nil {
+			return nil, false, cerr
+		}
+		if errors.Is(context.Cause(actx), errFirstByte) {
+			return nil, true, b.timeoutError()
+		}
+		return nil, true, apierrors.BadGateway("The upstream could not be reached.",
+			fmt.Errorf("relay: upstream %s: %w", u.Name, err))
+	}
+	b.rc = res.Body
+	b.phase.Store(phaseBody)
+	res.Body = b
+	return res, false, nil
+}
+
+var (
+	errFirstByte = errors.New("relay: first-byte timeout")
+	errIdle      = errors.New("relay: idle timeout")
+)
+
+const (
+	phaseFirstByte int32 = iota
+	phaseBody
+)
+
+// body is an upstream reply's body: it enforces the Idle timeout on each
+// read, and releases the attempt's context when closed.
+type body struct {
+	rc        io.ReadCloser
+	ctx       context.Context
+	cancel    context.CancelCauseFunc
+	timer     *time.Timer
+	phase     atomic.Int32
+	idle      time.Duration
+	firstByte time.Duration
+	upstream  string
+}
+
+// expire is the timer's function: it cancels the attempt with the cause
+// of the phase it is in.
+func (b *body) expire() {
+	if b.phase.Load() == phaseFirstByte {
+		b.cancel(errFirstByte)
+	} else {
+		b.cancel(errIdle)
+	}
+}
+
+func (b *body) Read(p []byte) (int, error) {
+	b.timer.Reset(b.idle)
+	n, err := b.rc.Read(p)
+	b.timer.Stop()
+	if err != nil && err != io.EOF {
+		if errors.Is(context.Cause(b.ctx), errIdle) {
+			return n, b.timeoutError()
+		}
+		if cerr := b.ctx.Err(); cerr != nil {
+			// The client went away (or ctx's deadline passed): say so
+			// rather than with the transport's text.
+			return n, cerr
+		}
+	}
+	return n, err
+}
+
+func (b *body) Close() error {
+	b.timer.Stop()
+	err := b.rc.Close()
+	b.cancel(nil)
+	return err
+}
+
+// timeoutError is the client's error for the timeout that went off.
+func (b *body) timeoutError() *apierrors.Error {
+	if b.phase.Load() == phaseFirstByte {
+		return apierrors.New(apierrors.CodeGatewayTimeout,
+			fmt.Sprintf("The upstream did not answer within %s.", b.firstByte)).WithCause(fmt.Errorf("relay: upstream %s: %w", b.upstream, errFirstByte))
+	}
+	return apierrors.New(apierrors.CodeGatewayTimeout,
+		fmt.Sprintf("The upstream sent nothing for %s.", b.idle)).WithCause(fmt.Errorf("relay: upstream %s: %w", b.upstream, errIdle))
+}

@@ -1,0 +1,194 @@
+package relay
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	apierrors "github.com/gatewaykit/gatewaykit/errors"
+)
+
+// maxErrorBody is how much of an upstream's error reply is read.
+const maxErrorBody = 64 << 10
+
+// UpstreamError turns an upstream's reply that is not a success into the
+// client's *apierrors.Error, and closes its body after reading at most 64
+// KiB of it:
+//
+//   - 4xx keeps its status and the upstream's message, type, code and
+//     param, read from the OpenAI error envelope
+//     {"error":{"message","type","code","param"}} (or a top-level
+//     "message", as vLLM and others send); a reply without one gets a
+//     generic message naming the status. A code sent as a number is sent
+//     as its text (codes are always strings); a missing type or code is
+//     filled in from the status (400 invalid_request_error, 401
+//     invalid_api_key, 404 not_found, 429 rate_limit_exceeded, …).
+//   - 429 also keeps the upstream's Retry-After (seconds or an HTTP date;
+//     else retry-after-ms), which the error's renderer sends on.
+//   - 5xx, and any other status (an unexpected 1xx, 2xx or 3xx), is a 502
+//     bad_gateway. The upstream's text goes to the log only: it may name
+//     internal hosts.
+//
+// Upstream 401 and 403 replies are passed on as they are, as the 4xx
+// rule says; they usually mean the gateway's own upstream key is wrong,
+// which the log shows (the error's cause names the upstream).
+func UpstreamError(res *http.Response, u *Upstream) error {
+	defer res.Body.Close()
+	data, readErr := io.ReadAll(io.LimitReader(res.Body, maxErrorBody))
+	name := "upstream"
+	if u != nil {
+		name = u.Name
+	}
+	cause := fmt.Errorf("relay: upstream %s answered %s: %s", name, res.Status, snippet(data))
+	if readErr != nil {
+		cause = fmt.Errorf("%w (reading the body: %v)", cause, readErr)
+	}
+	status := res.StatusCode
+	if status < 400 || status > 499 {
+		return apierrors.BadGateway(fmt.Sprintf("The upstream failed (HTTP %d).", status), cause)
+	}
+	env := parseEnvelope(data)
+	typ, code := defaultTypeAndCode(status)
+	e := &apierrors.Error{
+		Status:  status,
+		Type:    typ,
+		Code:    apierrors.Code(code),
+		Param:   env.param,
+		Message: env.message,
+		Err:     cause,
+	}
+	if env.typ != "" {
+		e.Type = env.typ
+	}
+	if env.code != "" {
+		e.Code = apierrors.Code(env.code)
+	}
+	if e.Message == "" {
+		e.Message = fmt.Sprintf("The upstream refused the request (HTTP %d %s).", status, http.StatusText(status))
+	}
+	if status == http.StatusTooManyRequests {
+		e.RetryAfter = retryAfter(res.Header, time.Now())
+	}
+	return e
+}
+
+// defaultTypeAndCode are the type and code of an upstream 4xx that names
+// none.
+func defaultTypeAndCode(status int) (string, string) {
+	switch status {
+	case 401:
+		return apierrors.TypeInvalidRequest, string(apierrors.CodeInvalidAPIKey)
+	case 403:
+		return apierrors.TypeInvalidRequest, "permission_denied"
+	case 404:
+		return apierrors.TypeInvalidRequest, string(apierrors.CodeNotFound)
+	case 429:
+		return apierrors.TypeRateLimit, string(apierrors.CodeRateLimitExceeded)
+	default:
+		return apierrors.TypeInvalidRequest, string(apierrors.CodeInvalidRequest)
+	}
+}
+
+type envelope struct {
+	message, typ, code, param string
+}
+
+// parseEnvelope reads the OpenAI error envelope, or a top-level message,
+// from data. Unreadable data gives the zero envelope.
+func parseEnvelope(data []byte) envelope {
+	type fields struct {
+		Message json.RawMessage `json:"message"`
+		Type    json.RawMessage `json:"type"`
+		Code    json.RawMessage `json:"code"`
+		Param   json.RawMessage `json:"param"`
+	}
+	var v struct {
+		fields
+		Error json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(data, &v) != nil {
+		return envelope{}
+	}
+	f := v.fields
+	if s, ok := jsonString(v.Error); ok {
+		// {"error": "text"}
+		return envelope{message: s}
+	}
+	var inner fields
+	if json.Unmarshal(v.Error, &inner) == nil && inner.Message != nil {
+		f = inner
+	}
+	var e envelope
+	e.message, _ = jsonString(f.Message)
+	e.typ, _ = jsonString(f.Type)
+	e.code = jsonScalar(f.Code)
+	e.param, _ = jsonString(f.Param)
+	return e
+}
+
+// jsonString returns the string that raw holds, if it is one.
+func jsonString(raw json.RawMessage) (string, bool) {
+	var s string
+	if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
+
+// jsonScalar returns a string's value or a number's text; "" otherwise.
+func jsonScalar(raw json.RawMessage) string {
+	if s, ok := jsonString(raw); ok {
+		return s
+	}
+	var n json.Number
+	if json.Unmarshal(raw, &n) == nil {
+		return n.String()
+	}
+	return ""
+}
+
+// retryAfter reads the wait that an upstream 429 asks for: Retry-After in
+// seconds or as an HTTP date, else retry-after-ms. Zero when none is
+// given, or it is in the past.
+func retryAfter(h http.Header, now time.Time) time.Duration {
+	if v := strings.TrimSpace(h.Get("Retry-After")); v != "" {
+		if s, err := strconv.ParseFloat(v, 64); err == nil && s > 0 && s < 1e9 {
+			return time.Duration(s * float64(time.Second))
+		}
+		if t, err := http.ParseTime(v); err == nil {
+			return max(t.Sub(now), 0)
+		}
+	}
+	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 && ms < 1e12 {
+			return time.Duration(ms * float64(time.Millisecond))
+		}
+	}
+	return 0
+}
+
+// snippet is the start of an upstream reply for the log, on one line.
+func snippet(data []byte) string {
+	const max = 512
+	cut := len(data) > max
+	if cut {
+		data = data[:max]
+		for len(data) > 0 && !utf8.Valid(data) {
+			data = data[:len(data)-1]
+		}
+	}
+	s := string(bytes.Join(bytes.Fields(data), []byte(" ")))
+	if cut {
+		s += "…"
+	}
+	if s == "" {
+		s = "(empty body)"
+	}
+	return s
+}

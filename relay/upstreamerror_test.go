@@ -1,0 +1,113 @@
+package relay_test
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/relay"
+)
+
+func TestUpstreamError(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name       string
+		status     int
+		header     http.Header
+		body       string
+		wantStatus int
+		wantType   string
+		wantCode   apierrors.Code
+		wantParam  string
+		wantMsg    string
+		wantRetry  time.Duration
+	}{
+		{
+			name: "400 envelope", status: 400,
+			body:       `{"error":{"message":"temperature is too high","type":"invalid_request_error","param":"temperature","code":"invalid_value"}}`,
+			wantStatus: 400, wantType: "invalid_request_error", wantCode: "invalid_value", wantParam: "temperature", wantMsg: "temperature is too high",
+		},
+		{
+			name: "400 envelope without code", status: 400,
+			body:       `{"error":{"message":"bad","type":"invalid_request_error","param":null,"code":null}}`,
+			wantStatus: 400, wantType: "invalid_request_error", wantCode: "invalid_request_error", wantMsg: "bad",
+		},
+		{
+			name: "401 without body", status: 401,
+			wantStatus: 401, wantType: "invalid_request_error", wantCode: "invalid_api_key", wantMsg: "The upstream refused the request (HTTP 401 Unauthorized).",
+		},
+		{
+			name: "404 plain text", status: 404, body: "404 page not found",
+			wantStatus: 404, wantType: "invalid_request_error", wantCode: "not_found", wantMsg: "The upstream refused the request (HTTP 404 Not Found).",
+		},
+		{
+			name: "error as a string", status: 422, body: `{"error":"prompt too long"}`,
+			wantStatus: 422, wantType: "invalid_request_error", wantCode: "invalid_request_error", wantMsg: "prompt too long",
+		},
+		{
+			name: "vLLM shape with a numeric code", status: 400, body: `{"object":"error","message":"max_tokens is too large","type":"BadRequestError","param":null,"code":400}`,
+			wantStatus: 400, wantType: "BadRequestError", wantCode: "400", wantMsg: "max_tokens is too large",
+		},
+		{
+			name: "429 Retry-After seconds", status: 429, header: http.Header{"Retry-After": {"7"}},
+			body:       `{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}`,
+			wantStatus: 429, wantType: "requests", wantCode: "rate_limit_exceeded", wantMsg: "Rate limit reached", wantRetry: 7 * time.Second,
+		},
+		{
+			name: "429 retry-after-ms", status: 429, header: http.Header{"Retry-After-Ms": {"1500"}},
+			wantStatus: 429, wantType: "rate_limit_error", wantCode: "rate_limit_exceeded", wantMsg: "The upstream refused the request (HTTP 429 Too Many Requests).", wantRetry: 1500 * time.Millisecond,
+		},
+		{
+			name: "500", status: 500, body: `{"error":{"message":"internal detail at 10.0.0.3","type":"server_error"}}`,
+			wantStatus: 502, wantType: "upstream_error", wantCode: "bad_gateway", wantMsg: "The upstream failed (HTTP 500).",
+		},
+		{
+			name: "unexpected redirect", status: 302,
+			wantStatus: 502, wantType: "upstream_error", wantCode: "bad_gateway", wantMsg: "The upstream failed (HTTP 302).",
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			h := tc.header
+			if h == nil {
+				h = http.Header{}
+			}
+			body := &closeRecorder{Reader: strings.NewReader(tc.body)}
+			res := &http.Response{StatusCode: tc.status, Status: http.StatusText(tc.status), Header: h, Body: body}
+			err := relay.UpstreamError(res, &relay.Upstream{Name: "up"})
+			require.True(t, body.closed, "the body is closed")
+			var e *apierrors.Error
+			require.ErrorAs(t, err, &e)
+			require.Equal(t, tc.wantStatus, e.Status)
+			require.Equal(t, tc.wantType, e.Type)
+			require.Equal(t, tc.wantCode, e.Code)
+			require.Equal(t, tc.wantParam, e.Param)
+			require.Equal(t, tc.wantMsg, e.Message)
+			require.Equal(t, tc.wantRetry, e.RetryAfter)
+			require.Contains(t, e.Error(), "upstream up answered", "the cause names the upstream for the log")
+		})
+	}
+}
+
+func TestUpstreamErrorRetryAfterDate(t *testing.T) {
+	t.Parallel()
+	when := time.Now().Add(30 * time.Second).UTC().Format(http.TimeFormat)
+	res := &http.Response{StatusCode: 429, Header: http.Header{"Retry-After": {when}}, Body: io.NopCloser(strings.NewReader(""))}
+	var e *apierrors.Error
+	require.ErrorAs(t, relay.UpstreamError(res, nil), &e)
+	require.Greater(t, e.RetryAfter, 20*time.Second)
+	require.LessOrEqual(t, e.RetryAfter, 30*time.Second)
+}
+
+type closeRecorder struct {
+	io.Reader
+	closed bool
+}
+
+func (c *closeRecorder) Close() error { c.closed = true; return nil }
