@@ -45,11 +45,16 @@ type StreamingBackend interface {
 
 // Params is what a [Backend] is asked: the decoded and validated request,
 // and the catalogue entry of its model (for example, [models.Model]
-// Reasoning marks a model whose replies carry reasoning). Both are
-// shared with the handler: read them, do not modify them.
+// Reasoning marks a model whose replies carry reasoning). They are shared
+// with the handler: read them, do not modify them.
 type Params struct {
 	Request *Request
 	Model   *models.Model
+	// Body is the request body as the client sent it, which the handler
+	// decoded into Request; nil when the Params were made another way. A
+	// relay forwards it, with only the members it must change rewritten,
+	// so that every field reaches the upstream exactly as it was sent.
+	Body []byte
 }
 
 // Result is a backend's whole reply.

@@ -52,7 +52,8 @@ func NewHandler(catalog models.Catalog, backend Backend, opts ...Option) http.Ha
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	req := new(Request)
-	if err := h.decode(w, r, req); err != nil {
+	body, err := h.decode(w, r, req)
+	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
@@ -65,7 +66,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	p := &Params{Request: req, Model: m}
+	p := &Params{Request: req, Model: m, Body: body}
 	if req.Stream {
 		h.serveStream(w, r, p)
 		return
@@ -85,23 +86,23 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if model == "" {
 		model = req.Model
 	}
-	body := appendCompletion(make([]byte, 0, 512), ids.New(IDPrefix), h.cfg.now().Unix(), model, res.Choices, &usage)
-	httpjson.WriteRaw(w, http.StatusOK, body)
+	reply := appendCompletion(make([]byte, 0, 512), ids.New(IDPrefix), h.cfg.now().Unix(), model, res.Choices, &usage)
+	httpjson.WriteRaw(w, http.StatusOK, reply)
 	h.charge(ctx, &usage)
 }
 
-// decode reads and decodes the request body.
-func (h *handler) decode(w http.ResponseWriter, r *http.Request, req *Request) error {
+// decode reads and decodes the request body, and returns it.
+func (h *handler) decode(w http.ResponseWriter, r *http.Request, req *Request) ([]byte, error) {
 	if ct := r.Header.Get("Content-Type"); ct != "application/json" {
 		if err := httpjson.CheckContentType(r); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	body, err := httpjson.ReadBody(w, r, h.cfg.maxBytes)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return decodeRequest(body, req)
+	return body, decodeRequest(body, req)
 }
 
 // fail reports err to the error hook and renders it, unless the client

@@ -44,11 +44,16 @@ type StreamingBackend interface {
 }
 
 // Params is what a [Backend] is asked: the decoded and validated request,
-// and the catalogue entry of its model. Both are shared with the handler:
+// and the catalogue entry of its model. They are shared with the handler:
 // read them, do not modify them.
 type Params struct {
 	Request *Request
 	Model   *models.Model
+	// Body is the request body as the client sent it, which the handler
+	// decoded into Request; nil when the Params were made another way. A
+	// relay forwards it, with only the members it must change rewritten,
+	// so that every field reaches the upstream exactly as it was sent.
+	Body []byte
 }
 
 // Result is a backend's whole reply.

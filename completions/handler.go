@@ -54,7 +54,8 @@ func NewHandler(catalog models.Catalog, backend Backend, opts ...Option) http.Ha
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	req := new(Request)
-	if err := httpjson.Decode(w, r, h.cfg.maxBytes, req); err != nil {
+	body, err := decode(w, r, h.cfg.maxBytes, req)
+	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
@@ -67,7 +68,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	p := &Params{Request: req, Model: m}
+	p := &Params{Request: req, Model: m, Body: body}
 	if req.Stream {
 		h.serveStream(w, r, p)
 		return
@@ -86,9 +87,22 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if model == "" {
 		model = req.Model
 	}
-	body := appendCompletion(make([]byte, 0, 512), ids.New(IDPrefix), h.cfg.now().Unix(), model, res.Choices, &usage)
-	httpjson.WriteRaw(w, http.StatusOK, body)
+	reply := appendCompletion(make([]byte, 0, 512), ids.New(IDPrefix), h.cfg.now().Unix(), model, res.Choices, &usage)
+	httpjson.WriteRaw(w, http.StatusOK, reply)
 	h.charge(ctx, &usage)
+}
+
+// decode reads the request body, at most maxBytes of it, decodes it into
+// req as httpjson.Decode does, and returns it.
+func decode(w http.ResponseWriter, r *http.Request, maxBytes int64, req *Request) ([]byte, error) {
+	if err := httpjson.CheckContentType(r); err != nil {
+		return nil, err
+	}
+	body, err := httpjson.ReadBody(w, r, maxBytes)
+	if err != nil {
+		return nil, err
+	}
+	return body, httpjson.Unmarshal(body, req)
 }
 
 // fail reports err to the error hook and renders it, unless the client
