@@ -1,0 +1,93 @@
+package responses
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+
+	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/internal/httpjson"
+	"github.com/gatewaykit/gatewaykit/internal/ids"
+	"github.com/gatewaykit/gatewaykit/models"
+)
+
+// compact serves POST /v1/responses/compact: the backend's [Compactor]
+// summarises the conversation (that of previous_response_id, then the
+// input) into one compaction item; the reply lists the conversation's user
+// messages, then that item. Compactions are not stored.
+func (h *handler) compact(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	req := new(CompactRequest)
+	if err := httpjson.Decode(w, r, h.cfg.maxBytes, req); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	if err := validateCompact(h.cfg.validate, req); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	m, err := models.Require(ctx, h.catalog, req.Model, models.CompatResponse, h.cfg.allow)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	if h.compactor == nil {
+		h.fail(w, r, apierrors.InvalidRequestf("model", "model %q does not support compaction", req.Model))
+		return
+	}
+	history, err := h.history(ctx, h.cfg.owner(ctx), req.PreviousResponseID)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	p := &CompactParams{Request: req, Model: m, History: history}
+	res, err := h.compactor.Compact(ctx, p)
+	if err == nil && (res == nil || res.EncryptedContent == "") {
+		err = apierrors.Internal(errors.New("responses: compactor returned no content and no error"))
+	}
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	usage := res.Usage
+	usage.TotalTokens = usage.InputTokens + usage.OutputTokens
+	reply := CompactedResponse{
+		ID:        ids.New(IDPrefix),
+		Object:    ObjectCompaction,
+		CreatedAt: h.cfg.now().Unix(),
+		Output:    compactionOutput(p.Items(), res.EncryptedContent),
+		Usage:     usage,
+	}
+	body, err := json.Marshal(&reply)
+	if err != nil {
+		h.fail(w, r, apierrors.Internal(fmt.Errorf("responses: encode compaction: %w", err)))
+		return
+	}
+	httpjson.WriteRaw(w, http.StatusOK, body)
+	h.charge(ctx, &usage)
+}
+
+// compactionOutput lists the user messages of items, as input_text parts,
+// then the compaction item.
+func compactionOutput(items []Item, encrypted string) []CompactionItem {
+	var out []CompactionItem
+	for i := range items {
+		it := &items[i]
+		if it.Kind() != ItemMessage || it.Role != RoleUser {
+			continue
+		}
+		id := it.ID
+		if id == "" {
+			id = ids.New(MessageIDPrefix)
+		}
+		var parts []ContentPart
+		if it.Content.Text != nil {
+			parts = []ContentPart{{Type: PartInputText, Text: *it.Content.Text}}
+		} else {
+			parts = it.Content.Parts
+		}
+		out = append(out, CompactionItem{Type: ItemMessage, ID: id, Status: StatusCompleted, Role: RoleUser, Content: parts})
+	}
+	return append(out, CompactionItem{Type: ItemCompaction, ID: ids.New(CompactionIDPrefix), EncryptedContent: encrypted})
+}

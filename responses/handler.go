@@ -1,0 +1,437 @@
+package responses
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/gatewaykit/gatewaykit/auth"
+	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/internal/httpjson"
+	"github.com/gatewaykit/gatewaykit/internal/ids"
+	"github.com/gatewaykit/gatewaykit/models"
+)
+
+// The routes served by [NewHandler], in [http.ServeMux] syntax. [Register]
+// registers all four.
+const (
+	// Pattern creates a response (spec §4.3).
+	Pattern = "POST /v1/responses"
+	// PatternCompact compacts a conversation.
+	PatternCompact = "POST /v1/responses/compact"
+	// PatternGet retrieves a stored response.
+	PatternGet = "GET /v1/responses/{response_id}"
+	// PatternDelete deletes a stored response.
+	PatternDelete = "DELETE /v1/responses/{response_id}"
+)
+
+// MaxConversationDepth is the most earlier responses that a
+// previous_response_id chain replays; older ones are left out of
+// [Params.History].
+const MaxConversationDepth = 1000
+
+// Patterns returns every route of [NewHandler] (a new slice each call).
+func Patterns() []string {
+	return []string{Pattern, PatternCompact, PatternGet, PatternDelete}
+}
+
+// Register registers h, normally the handler of [NewHandler], on mux
+// under every route of [Patterns]. Like mux.Handle, it panics if a
+// pattern conflicts with one already registered.
+func Register(mux *http.ServeMux, h http.Handler) {
+	for _, p := range Patterns() {
+		mux.Handle(p, h)
+	}
+}
+
+type handler struct {
+	backend   Backend
+	streaming StreamingBackend // backend, if it streams
+	compactor Compactor        // backend, if it compacts
+	catalog   models.Catalog
+	cfg       config
+	rd        apierrors.Renderer
+}
+
+// NewHandler returns the handler of every route of [Patterns]: it finds
+// the route from the end of the request's path, so it works under any
+// router or prefix. It decodes and validates requests, checks the model
+// against catalog (spec §1, endpoint type compat-response), resolves the
+// conversation of previous_response_id from the store ([WithStore]; by
+// default an in-memory one), asks backend for the reply, answers with
+// JSON or an SSE stream, stores the response unless the request says
+// "store": false, and charges the reply's total tokens to the API key
+// ([auth.Charge]). See the package documentation for the wire details.
+//
+// Mount it behind [auth.Middleware]:
+//
+//	responses.Register(mux, responses.NewHandler(catalog, backend))
+//
+// NewHandler panics if catalog or backend is nil. The handler is safe for
+// concurrent use.
+func NewHandler(catalog models.Catalog, backend Backend, opts ...Option) http.Handler {
+	if catalog == nil {
+		panic("responses: NewHandler: nil Catalog")
+	}
+	if backend == nil {
+		panic("responses: NewHandler: nil Backend")
+	}
+	h := &handler{backend: backend, catalog: catalog, cfg: newConfig(opts)}
+	h.streaming, _ = backend.(StreamingBackend)
+	h.compactor, _ = backend.(Compactor)
+	h.rd = apierrors.Renderer{Logger: h.cfg.logger}
+	return h
+}
+
+// route is what a request path names.
+type route int
+
+const (
+	routeNone route = iota
+	routeCreate
+	routeCompact
+	routeResponse
+)
+
+// parseRoute finds the route from the end of path: …/responses,
+// …/responses/compact and …/responses/{id}.
+func parseRoute(path string) (route, string) {
+	path = strings.TrimSuffix(path, "/")
+	rest, last, ok := cutLast(path)
+	if !ok {
+		return routeNone, ""
+	}
+	if last == "responses" {
+		return routeCreate, ""
+	}
+	_, prev, ok := cutLast(rest)
+	switch {
+	case !ok || prev != "responses" || last == "":
+		return routeNone, ""
+	case last == "compact":
+		return routeCompact, ""
+	}
+	return routeResponse, last
+}
+
+func cutLast(path string) (rest, last string, ok bool) {
+	i := strings.LastIndexByte(path, '/')
+	if i < 0 {
+		return "", "", false
+	}
+	return path[:i], path[i+1:], true
+}
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rt, id := parseRoute(r.URL.Path)
+	if v := r.PathValue("response_id"); v != "" {
+		id = v
+	}
+	var allow string
+	switch rt {
+	case routeCreate:
+		if r.Method == http.MethodPost {
+			h.create(w, r)
+			return
+		}
+		allow = "POST"
+	case routeCompact:
+		if r.Method == http.MethodPost {
+			h.compact(w, r)
+			return
+		}
+		allow = "POST"
+	case routeResponse:
+		switch r.Method {
+		case http.MethodGet, http.MethodHead:
+			h.get(w, r, id)
+			return
+		case http.MethodDelete:
+			h.delete(w, r, id)
+			return
+		}
+		allow = "GET, HEAD, DELETE"
+	default:
+		h.fail(w, r, apierrors.NotFound(fmt.Sprintf("No responses route for %s %s.", r.Method, r.URL.Path)))
+		return
+	}
+	w.Header().Set("Allow", allow)
+	h.fail(w, r, &apierrors.Error{Status: http.StatusMethodNotAllowed, Type: apierrors.TypeInvalidRequest,
+		Code: "method_not_allowed", Message: fmt.Sprintf("Method %s is not allowed here; use %s.", r.Method, allow)})
+}
+
+// create serves POST /v1/responses.
+func (h *handler) create(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	req := new(Request)
+	if err := httpjson.Decode(w, r, h.cfg.maxBytes, req); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	if err := validate(h.cfg.validate, req); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	m, err := models.Require(ctx, h.catalog, req.Model, models.CompatResponse, h.cfg.allow)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	owner := h.cfg.owner(ctx)
+	history, err := h.history(ctx, owner, req.PreviousResponseID)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	p := &Params{Request: req, Model: m, History: history}
+	if req.Stream {
+		h.serveStream(w, r, p, owner)
+		return
+	}
+	res, err := h.backend.Complete(ctx, p)
+	if err == nil {
+		err = checkResult(res)
+	}
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	resp := newResponse(req, ids.New(IDPrefix), h.cfg.now().Unix())
+	if res.Model != "" {
+		resp.Model = res.Model
+	}
+	resp.Output = make([]OutputItem, 0, len(res.Output))
+	for i := range res.Output {
+		resp.Output = append(resp.Output, outputItem(&res.Output[i]))
+	}
+	usage := res.Usage
+	h.end(resp, res.Incomplete, &usage)
+	body, err := json.Marshal(resp)
+	if err != nil {
+		h.fail(w, r, apierrors.Internal(err))
+		return
+	}
+	h.save(ctx, owner, req, resp)
+	httpjson.WriteRaw(w, http.StatusOK, body)
+	h.charge(ctx, &usage)
+}
+
+// checkResult rejects a backend result that cannot be sent.
+func checkResult(res *Result) error {
+	if res == nil {
+		return apierrors.Internal(errors.New("responses: backend returned a nil Result and no error"))
+	}
+	for i := range res.Output {
+		if c := res.Output[i].Call; c != nil && c.Name == "" {
+			return backendError("function call (output item %d) without a name", i)
+		}
+	}
+	return nil
+}
+
+// newResponse returns the in_progress response to req, with its echoes.
+func newResponse(req *Request, id string, created int64) *Response {
+	resp := &Response{
+		ID:                id,
+		Object:            ObjectResponse,
+		CreatedAt:         created,
+		Status:            StatusInProgress,
+		Instructions:      req.Instructions,
+		MaxOutputTokens:   req.MaxOutputTokens,
+		Model:             req.Model,
+		Output:            []OutputItem{},
+		ParallelToolCalls: req.Parallel(),
+		Store:             req.Stored(),
+		Temperature:       req.Temperature,
+		TopP:              req.TopP,
+		Tools:             req.Tools,
+		Metadata:          req.Metadata,
+	}
+	if req.PreviousResponseID != "" {
+		resp.PreviousResponseID = &req.PreviousResponseID
+	}
+	if req.ToolChoice != nil {
+		resp.ToolChoice = *req.ToolChoice
+	} else {
+		resp.ToolChoice.Mode = ToolChoiceAuto
+	}
+	if resp.Tools == nil {
+		resp.Tools = []Tool{}
+	}
+	if resp.Metadata == nil {
+		resp.Metadata = map[string]string{}
+	}
+	return resp
+}
+
+// end gives resp its final status and usage: incomplete with reason if
+// reason is set (its last item too), else completed.
+func (h *handler) end(resp *Response, reason string, u *Usage) {
+	u.TotalTokens = u.InputTokens + u.OutputTokens
+	resp.Usage = u
+	if reason != "" {
+		resp.Status = StatusIncomplete
+		resp.IncompleteDetails = &IncompleteDetails{Reason: reason}
+		if n := len(resp.Output); n > 0 && resp.Output[n-1].Type == ItemMessage {
+			resp.Output[n-1].Status = StatusIncomplete
+		}
+		return
+	}
+	resp.Status = StatusCompleted
+	at := h.cfg.now().Unix()
+	resp.CompletedAt = &at
+}
+
+// outputItem makes the output item of o, with new ids.
+func outputItem(o *Output) OutputItem {
+	if c := o.Call; c != nil {
+		callID := c.CallID
+		if callID == "" {
+			callID = ids.New(CallIDPrefix)
+		}
+		return OutputItem{Type: ItemFunctionCall, ID: ids.New(FunctionIDPrefix), Status: StatusCompleted,
+			CallID: callID, Name: c.Name, Arguments: c.Arguments}
+	}
+	return OutputItem{Type: ItemMessage, ID: ids.New(MessageIDPrefix), Status: StatusCompleted, Role: RoleAssistant,
+		Content: []OutputText{{Type: PartOutputText, Text: o.Text, Annotations: []json.RawMessage{}}}}
+}
+
+// save stores resp unless the request said "store": false. A failure is
+// logged, not sent: the reply is good, only a later GET or
+// previous_response_id will miss it.
+func (h *handler) save(ctx context.Context, owner string, req *Request, resp *Response) {
+	if !req.Stored() {
+		return
+	}
+	sr := &StoredResponse{Owner: owner, Response: *resp, Input: req.Input.AsItems()}
+	if err := h.cfg.store.Put(ctx, sr); err != nil {
+		h.cfg.logger.LogAttrs(ctx, slog.LevelError, "storing the response failed",
+			slog.String("response_id", resp.ID), slog.String("error", err.Error()))
+	}
+}
+
+// history resolves the conversation that ends with owner's response id:
+// the input and output items of each response of the chain, oldest first.
+// An unknown (or foreign) id is a 400 naming previous_response_id; an
+// ancestor that is no longer stored ends the chain there.
+func (h *handler) history(ctx context.Context, owner, id string) ([]Item, error) {
+	if id == "" {
+		return nil, nil
+	}
+	var chain []*StoredResponse
+	n := 0
+	for id != "" && len(chain) < MaxConversationDepth {
+		sr, err := h.cfg.store.Get(ctx, owner, id)
+		switch {
+		case errors.Is(err, ErrNotFound) && len(chain) == 0:
+			return nil, apierrors.InvalidRequestf("previous_response_id", "Previous response with id %q not found.", id).WithCause(err)
+		case errors.Is(err, ErrNotFound):
+			id = ""
+			continue
+		case err != nil:
+			return nil, storeError(err)
+		}
+		chain = append(chain, sr)
+		n += len(sr.Input) + len(sr.Response.Output)
+		id = ""
+		if prev := sr.Response.PreviousResponseID; prev != nil {
+			id = *prev
+		}
+	}
+	items := make([]Item, 0, n)
+	for i := len(chain) - 1; i >= 0; i-- {
+		items = append(items, chain[i].Input...)
+		for j := range chain[i].Response.Output {
+			items = append(items, historyItem(&chain[i].Response.Output[j]))
+		}
+	}
+	return items, nil
+}
+
+// historyItem turns an output item into the item a backend sees.
+func historyItem(o *OutputItem) Item {
+	it := Item{Type: o.Type, ID: o.ID, Status: string(o.Status)}
+	if o.Type == ItemFunctionCall {
+		it.CallID, it.Name, it.Arguments = o.CallID, o.Name, o.Arguments
+		return it
+	}
+	it.Role = o.Role
+	parts := make([]ContentPart, len(o.Content))
+	for i, c := range o.Content {
+		parts[i] = ContentPart{Type: PartOutputText, Text: c.Text}
+	}
+	it.Content = PartsContent(parts...)
+	return it
+}
+
+// storeError is the error of a store that failed: passed through if it is
+// an *apierrors.Error or the client has gone, else a 500.
+func storeError(err error) error {
+	if isAPIError(err) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return apierrors.Internal(fmt.Errorf("responses: store: %w", err))
+}
+
+// get serves GET /v1/responses/{id}.
+func (h *handler) get(w http.ResponseWriter, r *http.Request, id string) {
+	sr, err := h.cfg.store.Get(r.Context(), h.cfg.owner(r.Context()), id)
+	if err != nil {
+		h.fail(w, r, h.lookupError(err, id))
+		return
+	}
+	body, err := json.Marshal(&sr.Response)
+	if err != nil {
+		h.fail(w, r, apierrors.Internal(err))
+		return
+	}
+	httpjson.WriteRaw(w, http.StatusOK, body)
+}
+
+// delete serves DELETE /v1/responses/{id}.
+func (h *handler) delete(w http.ResponseWriter, r *http.Request, id string) {
+	if err := h.cfg.store.Delete(r.Context(), h.cfg.owner(r.Context()), id); err != nil {
+		h.fail(w, r, h.lookupError(err, id))
+		return
+	}
+	_ = httpjson.Write(w, http.StatusOK, DeletedResponse{ID: id, Object: ObjectResponse, Deleted: true})
+}
+
+func (h *handler) lookupError(err error, id string) error {
+	if errors.Is(err, ErrNotFound) {
+		return apierrors.NotFound(fmt.Sprintf("Response with id %q not found.", id)).WithCause(err)
+	}
+	return storeError(err)
+}
+
+// fail reports err to the error hook and renders it, unless the client
+// has gone.
+func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error) {
+	h.hook(r, err)
+	h.rd.Write(w, r, err)
+}
+
+func (h *handler) hook(r *http.Request, err error) {
+	if h.cfg.errorHook == nil || r.Context().Err() != nil ||
+		(errors.Is(err, context.Canceled) && !isAPIError(err)) {
+		return
+	}
+	h.cfg.errorHook(r, apierrors.From(err))
+}
+
+// charge records the reply's tokens against the API key. A request that is
+// not behind auth.Middleware has no key to charge.
+func (h *handler) charge(ctx context.Context, u *Usage) {
+	_, err := auth.Charge(ctx, int64(u.TotalTokens))
+	switch {
+	case err == nil, errors.Is(err, auth.ErrNoPrincipal):
+	case errors.Is(err, auth.ErrQuotaExceeded):
+		h.cfg.logger.LogAttrs(ctx, slog.LevelDebug, "usage exceeded the key's quota", slog.Int("tokens", u.TotalTokens))
+	default:
+		h.cfg.logger.LogAttrs(ctx, slog.LevelError, "charging usage failed", slog.Int("tokens", u.TotalTokens), slog.String("error", err.Error()))
+	}
+}

@@ -1,0 +1,338 @@
+package responses
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/internal/ids"
+	"github.com/gatewaykit/gatewaykit/sse"
+)
+
+// The types of the stream events, sent both as the SSE event name and as
+// the "type" member of the data.
+const (
+	EventCreated                = "response.created"
+	EventInProgress             = "response.in_progress"
+	EventOutputItemAdded        = "response.output_item.added"
+	EventContentPartAdded       = "response.content_part.added"
+	EventOutputTextDelta        = "response.output_text.delta"
+	EventOutputTextDone         = "response.output_text.done"
+	EventContentPartDone        = "response.content_part.done"
+	EventFunctionArgumentsDelta = "response.function_call_arguments.delta"
+	EventFunctionArgumentsDone  = "response.function_call_arguments.done"
+	EventOutputItemDone         = "response.output_item.done"
+	EventCompleted              = "response.completed"
+	EventIncomplete             = "response.incomplete"
+	EventFailed                 = "response.failed"
+)
+
+// ResponseEvent is the data of the lifecycle events that carry the whole
+// response: created, in_progress, completed, incomplete and failed.
+type ResponseEvent struct {
+	Type           string    `json:"type"`
+	SequenceNumber int       `json:"sequence_number"`
+	Response       *Response `json:"response"`
+}
+
+// serveStream answers a streaming request: the lifecycle events of the
+// backend's deltas, ending with exactly one of response.completed,
+// response.incomplete and response.failed. The stream is stored as it
+// ended, unless the client went away first.
+func (h *handler) serveStream(w http.ResponseWriter, r *http.Request, p *Params, owner string) {
+	ctx := r.Context()
+	s, err := sse.Start(w, r, sse.WithRenderer(h.rd), sse.WithKeepAlive(h.cfg.keepAlive))
+	if err != nil {
+		h.fail(w, r, apierrors.Internal(err))
+		return
+	}
+	defer s.Close()
+
+	ew := eventWriter{s: s, h: h, cur: -1,
+		resp: newResponse(p.Request, ids.New(IDPrefix), h.cfg.now().Unix())}
+	var seq iter.Seq2[Delta, error]
+	if h.streaming != nil {
+		seq = h.streaming.Stream(ctx, p)
+	} else {
+		seq = resultDeltas(ctx, h.backend, p)
+	}
+	for d, err := range seq {
+		if err == nil {
+			err = ew.add(&d)
+		}
+		if err != nil {
+			ew.err = err
+			break
+		}
+	}
+	if ew.err == nil {
+		ew.err = ew.finish()
+	}
+	if ew.err != nil && !ew.fail(r, ew.err) {
+		h.charge(ctx, &ew.usage)
+		return
+	}
+	if ctx.Err() == nil {
+		h.save(ctx, owner, p.Request, ew.resp)
+	}
+	h.charge(ctx, &ew.usage)
+}
+
+// eventWriter turns deltas into events. It builds the response as it
+// goes (ew.resp.Output holds the finished items) and encodes the events
+// of the open item into one reused buffer.
+type eventWriter struct {
+	s     *sse.Stream
+	h     *handler
+	resp  *Response
+	seq   int
+	buf   []byte
+	begun bool // created and in_progress sent
+	ended bool // the terminal event was sent or attempted
+
+	cur  int        // index of the open item, -1 before the first
+	item OutputItem // the open item, if cur == len(resp.Output)
+	text strings.Builder
+
+	usage      Usage
+	incomplete string
+	err        error
+}
+
+func (ew *eventWriter) open() bool { return ew.cur >= 0 && ew.cur == len(ew.resp.Output) }
+
+// add sends the events of one delta.
+func (ew *eventWriter) add(d *Delta) error {
+	if d.Usage != nil {
+		ew.usage = *d.Usage
+	}
+	if d.Incomplete != "" {
+		ew.incomplete = d.Incomplete
+	}
+	noItem := d.Text == "" && d.Call == nil && d.Arguments == ""
+	if noItem && (d.Usage != nil || d.Incomplete != "") {
+		return nil
+	}
+	if err := ew.begin(); err != nil {
+		return err
+	}
+	switch d.Item {
+	case ew.cur + 1:
+		if ew.open() {
+			if err := ew.closeItem(StatusCompleted); err != nil {
+				return err
+			}
+		}
+		return ew.openItem(d)
+	case ew.cur:
+		if ew.item.Type == ItemFunctionCall {
+			if d.Text != "" {
+				return backendError("text for output item %d, a function call", d.Item)
+			}
+			return ew.arguments(d.Arguments)
+		}
+		if d.Arguments != "" {
+			return backendError("arguments for output item %d, a message", d.Item)
+		}
+		return ew.textDelta(d.Text)
+	}
+	return backendError("delta for output item %d while item %d is open (items come in order)", d.Item, ew.cur)
+}
+
+// begin sends response.created and response.in_progress, once. They wait
+// for the first delta so that a backend that fails at once gets a JSON
+// error with a real status.
+func (ew *eventWriter) begin() error {
+	if ew.begun {
+		return nil
+	}
+	ew.begun = true
+	if err := ew.sendResponse(EventCreated); err != nil {
+		return err
+	}
+	return ew.sendResponse(EventInProgress)
+}
+
+// openItem begins output item d.Item.
+func (ew *eventWriter) openItem(d *Delta) error {
+	ew.cur = d.Item
+	ew.text.Reset()
+	if c := d.Call; c != nil {
+		if c.Name == "" {
+			return backendError("function call (output item %d) without a name", d.Item)
+		}
+		callID := c.CallID
+		if callID == "" {
+			callID = ids.New(CallIDPrefix)
+		}
+		ew.item = OutputItem{Type: ItemFunctionCall, ID: ids.New(FunctionIDPrefix), Status: StatusInProgress,
+			CallID: callID, Name: c.Name}
+		if err := ew.send(EventOutputItemAdded, appendItemEvent(ew.buf[:0], EventOutputItemAdded, ew.seq, ew.cur, &ew.item)); err != nil {
+			return err
+		}
+		return ew.arguments(c.Arguments + d.Arguments)
+	}
+	ew.item = OutputItem{Type: ItemMessage, ID: ids.New(MessageIDPrefix), Status: StatusInProgress, Role: RoleAssistant}
+	if err := ew.send(EventOutputItemAdded, appendItemEvent(ew.buf[:0], EventOutputItemAdded, ew.seq, ew.cur, &ew.item)); err != nil {
+		return err
+	}
+	if err := ew.send(EventContentPartAdded, appendPartEvent(ew.buf[:0], EventContentPartAdded, ew.seq, ew.item.ID, ew.cur, "")); err != nil {
+		return err
+	}
+	return ew.textDelta(d.Text)
+}
+
+func (ew *eventWriter) textDelta(s string) error {
+	if s == "" {
+		return nil
+	}
+	ew.text.WriteString(s)
+	return ew.send(EventOutputTextDelta, appendTextEvent(ew.buf[:0], EventOutputTextDelta, ew.seq, ew.item.ID, ew.cur, "delta", s))
+}
+
+func (ew *eventWriter) arguments(s string) error {
+	if s == "" {
+		return nil
+	}
+	ew.text.WriteString(s)
+	return ew.send(EventFunctionArgumentsDelta, appendArgumentsEvent(ew.buf[:0], EventFunctionArgumentsDelta, ew.seq, ew.item.ID, ew.cur, "delta", s, ""))
+}
+
+// closeItem sends the done events of the open item and adds it to the
+// response's output with the given status.
+func (ew *eventWriter) closeItem(status Status) error {
+	it := &ew.item
+	text := ew.text.String()
+	it.Status = status
+	if it.Type == ItemFunctionCall {
+		it.Arguments = text
+		if err := ew.send(EventFunctionArgumentsDone, appendArgumentsEvent(ew.buf[:0], EventFunctionArgumentsDone, ew.seq, it.ID, ew.cur, "arguments", text, it.Name)); err != nil {
+			return err
+		}
+	} else {
+		it.Content = []OutputText{{Type: PartOutputText, Text: text, Annotations: []json.RawMessage{}}}
+		if err := ew.send(EventOutputTextDone, appendTextEvent(ew.buf[:0], EventOutputTextDone, ew.seq, it.ID, ew.cur, "text", text)); err != nil {
+			return err
+		}
+		if err := ew.send(EventContentPartDone, appendPartEvent(ew.buf[:0], EventContentPartDone, ew.seq, it.ID, ew.cur, text)); err != nil {
+			return err
+		}
+	}
+	ew.resp.Output = append(ew.resp.Output, *it)
+	return ew.send(EventOutputItemDone, appendItemEvent(ew.buf[:0], EventOutputItemDone, ew.seq, ew.cur, it))
+}
+
+// finish closes the open item and sends the terminal event:
+// response.incomplete if a delta said so, else response.completed.
+func (ew *eventWriter) finish() error {
+	if err := ew.begin(); err != nil {
+		return err
+	}
+	if ew.open() {
+		status := StatusCompleted
+		if ew.incomplete != "" && ew.item.Type == ItemMessage {
+			status = StatusIncomplete
+		}
+		if err := ew.closeItem(status); err != nil {
+			return err
+		}
+	}
+	ew.ended = true
+	ew.h.end(ew.resp, ew.incomplete, &ew.usage)
+	event := EventCompleted
+	if ew.resp.Status == StatusIncomplete {
+		event = EventIncomplete
+	}
+	return ew.sendResponse(event)
+}
+
+// fail ends the stream with err: a JSON error with its status if nothing
+// was sent yet, else a response.failed event whose response carries the
+// error and the output so far (an open item with status incomplete). It
+// reports whether the stream ended with a response the client saw
+// (response.failed), which is then stored.
+func (ew *eventWriter) fail(r *http.Request, err error) bool {
+	ctx := r.Context()
+	if ctx.Err() != nil || (errors.Is(err, context.Canceled) && !isAPIError(err)) {
+		return false // the client has gone: nothing to write
+	}
+	if ew.ended || !ew.s.Started() {
+		// Nothing sent yet, or the terminal event failed to go out.
+		ew.h.hook(r, err)
+		_ = ew.s.Error(err)
+		return false
+	}
+	e := apierrors.From(err)
+	ew.h.hook(r, e)
+	level := slog.LevelDebug
+	if e.Status >= 500 {
+		level = slog.LevelError
+	}
+	ew.h.cfg.logger.LogAttrs(ctx, level, "response stream failed", slog.String("response_id", ew.resp.ID), slog.String("error", e.Error()))
+	if err := ew.begin(); err != nil {
+		return false
+	}
+	if ew.open() {
+		ew.item.Status = StatusIncomplete
+		if ew.item.Type == ItemFunctionCall {
+			ew.item.Arguments = ew.text.String()
+		} else {
+			ew.item.Content = []OutputText{{Type: PartOutputText, Text: ew.text.String(), Annotations: []json.RawMessage{}}}
+		}
+		ew.resp.Output = append(ew.resp.Output, ew.item)
+	}
+	ew.usage.TotalTokens = ew.usage.InputTokens + ew.usage.OutputTokens
+	ew.resp.Usage = &ew.usage
+	ew.resp.Status = StatusFailed
+	ew.resp.Error = &ResponseError{Code: string(e.Code), Message: e.Message}
+	ew.ended = true
+	return ew.sendResponse(EventFailed) == nil
+}
+
+// sendResponse sends a lifecycle event carrying the whole response.
+func (ew *eventWriter) sendResponse(event string) error {
+	seq := ew.seq
+	ew.seq++
+	return ew.s.SendJSON(event, ResponseEvent{Type: event, SequenceNumber: seq, Response: ew.resp})
+}
+
+// send sends an event encoded in b (which becomes the reused buffer).
+func (ew *eventWriter) send(event string, b []byte) error {
+	ew.buf = b[:0]
+	ew.seq++
+	return ew.s.SendRaw(event, b)
+}
+
+// backendError is the error for a backend that broke the streaming
+// contract: a 500 whose text is only logged.
+func backendError(format string, args ...any) error {
+	return apierrors.Internal(fmt.Errorf("responses: backend sent a "+format, args...))
+}
+
+// resultDeltas streams the Result of a backend that does not stream: each
+// output item whole, then the usage and the incomplete reason.
+func resultDeltas(ctx context.Context, b Backend, p *Params) iter.Seq2[Delta, error] {
+	return func(yield func(Delta, error) bool) {
+		res, err := b.Complete(ctx, p)
+		if err == nil {
+			err = checkResult(res)
+		}
+		if err != nil {
+			yield(Delta{}, err)
+			return
+		}
+		for i := range res.Output {
+			o := &res.Output[i]
+			if !yield(Delta{Item: i, Text: o.Text, Call: o.Call}, nil) {
+				return
+			}
+		}
+		yield(Delta{Usage: &res.Usage, Incomplete: res.Incomplete}, nil)
+	}
+}
