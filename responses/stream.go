@@ -101,6 +101,7 @@ type eventWriter struct {
 	text strings.Builder
 
 	usage      Usage
+	hasUsage   bool // a delta reported the usage
 	incomplete string
 	err        error
 }
@@ -110,7 +111,7 @@ func (ew *eventWriter) open() bool { return ew.cur >= 0 && ew.cur == len(ew.resp
 // add sends the events of one delta.
 func (ew *eventWriter) add(d *Delta) error {
 	if d.Usage != nil {
-		ew.usage = *d.Usage
+		ew.usage, ew.hasUsage = *d.Usage, true
 	}
 	if d.Incomplete != "" {
 		ew.incomplete = d.Incomplete
@@ -254,7 +255,8 @@ func (ew *eventWriter) finish() error {
 
 // fail ends the stream with err: a JSON error with its status if nothing
 // was sent yet, else a response.failed event whose response carries the
-// error and the output so far (an open item with status incomplete). It
+// error, the output so far (an open item with status incomplete) and the
+// usage if the backend reported it (else null). It
 // reports whether the stream ended with a response the client saw
 // (response.failed), which is then stored.
 func (ew *eventWriter) fail(r *http.Request, err error) bool {
@@ -287,8 +289,10 @@ func (ew *eventWriter) fail(r *http.Request, err error) bool {
 		}
 		ew.resp.Output = append(ew.resp.Output, ew.item)
 	}
-	ew.usage.TotalTokens = ew.usage.InputTokens + ew.usage.OutputTokens
-	ew.resp.Usage = &ew.usage
+	if ew.hasUsage {
+		ew.usage.TotalTokens = ew.usage.InputTokens + ew.usage.OutputTokens
+		ew.resp.Usage = &ew.usage
+	}
 	ew.resp.Status = StatusFailed
 	ew.resp.Error = &ResponseError{Code: string(e.Code), Message: e.Message}
 	ew.ended = true
