@@ -1,0 +1,315 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+)
+
+// The requests of the load. The chat reply is 61 tokens (~600 bytes);
+// the stream is 64 chunks (63 one-token content chunks and the finish
+// chunk), the usage chunk, then [DONE]: 66 events.
+const (
+	pathChat   = "/v1/chat/completions"
+	pathVideos = "/v1/videos"
+
+	chatBody   = `{"model":"demo-chat","messages":[{"role":"system","content":"You are a helpful assistant."},{"role":"user","content":"Hello, how are you today?"}],"temperature":0.7}`
+	streamBody = `{"model":"demo-chat","stream":true,"stream_options":{"include_usage":true},"max_tokens":63,"messages":[{"role":"system","content":"You are a helpful assistant."},{"role":"user","content":"Hello, how are you today?"}],"temperature":0.7}`
+	videoBody  = `{"model":"demo-video","prompt":"A red kite over a green hill at dawn, slow pan, soft light.","seconds":"4","size":"1280x720"}`
+
+	streamEvents = 66
+)
+
+// A workload is one kind of operation that a client repeats.
+type workload struct {
+	name   string
+	stream bool
+	// do runs one operation against base and records it.
+	do func(c *client, base string, rec *recorder) error
+}
+
+var workloads = []workload{
+	{name: "chat", do: (*client).chat},
+	{name: "stream", stream: true, do: (*client).stream},
+	{name: "video", do: (*client).video},
+}
+
+func workloadByName(name string) (workload, bool) {
+	for _, w := range workloads {
+		if w.name == name {
+			return w, true
+		}
+	}
+	return workload{}, false
+}
+
+// client sends requests over a shared keep-alive transport; each worker
+// has its own client value with its own buffers.
+type client struct {
+	hc  *http.Client
+	buf []byte
+}
+
+func newTransport(conns int) *http.Transport {
+	return &http.Transport{
+		Proxy:               nil,
+		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: -1}).DialContext,
+		MaxIdleConns:        0,
+		MaxIdleConnsPerHost: conns,
+		IdleConnTimeout:     time.Minute,
+		DisableCompression:  true,
+	}
+}
+
+// recorder collects one worker's measurements.
+type recorder struct {
+	lat    []time.Duration // whole request (streams: to the last byte)
+	ttfb   []time.Duration // streams: to the first byte of the body
+	events int64
+	ops    int64
+	errs   int64
+	err    error // the first error
+}
+
+func (r *recorder) fail(err error) {
+	r.errs++
+	if r.err == nil {
+		r.err = err
+	}
+}
+
+func (c *client) post(base, path, body string) (*http.Response, error) {
+	req, err := http.NewRequest(http.MethodPost, base+path, bytes.NewReader([]byte(body)))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+benchSecret)
+	return c.hc.Do(req)
+}
+
+func (c *client) get(base, path string) (*http.Response, error) {
+	req, err := http.NewRequest(http.MethodGet, base+path, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+benchSecret)
+	return c.hc.Do(req)
+}
+
+// readAll reads res's body into c.buf and closes it; a status other
+// than 200 is an error.
+func (c *client) readAll(res *http.Response) ([]byte, error) {
+	defer res.Body.Close()
+	buf := bytes.NewBuffer(c.buf[:0])
+	_, err := buf.ReadFrom(res.Body)
+	c.buf = buf.Bytes()
+	if err != nil {
+		return nil, err
+	}
+	if res.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("status %d: %.200s", res.StatusCode, c.buf)
+	}
+	return c.buf, nil
+}
+
+func (c *client) chat(base string, rec *recorder) error {
+	start := time.Now()
+	res, err := c.post(base, pathChat, chatBody)
+	if err != nil {
+		return err
+	}
+	body, err := c.readAll(res)
+	if err != nil {
+		return err
+	}
+	if !bytes.Contains(body, []byte(`"chat.completion"`)) {
+		return fmt.Errorf("not a chat completion: %.200s", body)
+	}
+	rec.lat = append(rec.lat, time.Since(start))
+	return nil
+}
+
+// stream reads one chat stream, counting its events, and checks that it
+// has them all and ends with [DONE].
+func (c *client) stream(base string, rec *recorder) error {
+	start := time.Now()
+	res, err := c.post(base, pathChat, streamBody)
+	if err != nil {
+		return err
+	}
+	n, ttfb, tail, err := c.readEvents(res, start)
+	if err != nil {
+		return err
+	}
+	if n != streamEvents || !bytes.HasSuffix(tail, []byte("data: [DONE]\n\n")) {
+		return fmt.Errorf("stream of %d events ending %q, want %d ending with [DONE]", n, tail, streamEvents)
+	}
+	rec.lat = append(rec.lat, time.Since(start))
+	rec.ttfb = append(rec.ttfb, ttfb)
+	rec.events += int64(n)
+	return nil
+}
+
+// readEvents reads an SSE body to its end: the number of events (blank
+// lines), the time from start to the first byte, and the last bytes.
+func (c *client) readEvents(res *http.Response, start time.Time) (n int, ttfb time.Duration, tail []byte, err error) {
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(res.Body, 512))
+		return 0, 0, nil, fmt.Errorf("status %d: %s", res.StatusCode, b)
+	}
+	if cap(c.buf) < 32<<10 {
+		c.buf = make([]byte, 32<<10)
+	}
+	buf := c.buf[:cap(c.buf)]
+	var last [64]byte // the end of the stream so far
+	var prev byte     // the byte before the current read
+	tailLen := 0
+	for {
+		k, rerr := res.Body.Read(buf)
+		if k > 0 {
+			if ttfb == 0 {
+				ttfb = time.Since(start)
+			}
+			p := buf[:k]
+			if prev == '\n' && p[0] == '\n' {
+				n++
+			}
+			n += bytes.Count(p, []byte("\n\n"))
+			prev = p[k-1]
+			if k >= len(last) {
+				tailLen = copy(last[:], p[k-len(last):])
+			} else {
+				keep := min(tailLen, len(last)-k)
+				copy(last[:], last[tailLen-keep:tailLen])
+				tailLen = keep + copy(last[keep:], p)
+			}
+		}
+		if rerr == io.EOF {
+			return n, ttfb, last[:tailLen], nil
+		}
+		if rerr != nil {
+			return n, ttfb, last[:tailLen], rerr
+		}
+	}
+}
+
+// video creates a video task and polls its status once: one operation
+// is the two requests.
+func (c *client) video(base string, rec *recorder) error {
+	start := time.Now()
+	res, err := c.post(base, pathVideos, videoBody)
+	if err != nil {
+		return err
+	}
+	body, err := c.readAll(res)
+	if err != nil {
+		return err
+	}
+	var created struct {
+		ID     string `json:"id"`
+		Status string `json:"status"`
+	}
+	if err := json.Unmarshal(body, &created); err != nil || created.ID == "" || created.Status != "queued" {
+		return fmt.Errorf("video create reply %.200s", body)
+	}
+	res, err = c.get(base, pathVideos+"/"+created.ID)
+	if err != nil {
+		return err
+	}
+	body, err = c.readAll(res)
+	if err != nil {
+		return err
+	}
+	if !bytes.Contains(body, []byte(created.ID)) {
+		return fmt.Errorf("video status reply %.200s", body)
+	}
+	rec.lat = append(rec.lat, time.Since(start))
+	return nil
+}
+
+// loadResult is what a load run measured on the client side.
+type loadResult struct {
+	Ops     int64         `json:"ops"`
+	Errors  int64         `json:"errors"`
+	Err     string        `json:"first_error,omitempty"`
+	Elapsed time.Duration `json:"elapsed_ns"`
+	Events  int64         `json:"events,omitempty"`
+	Lat     percentiles   `json:"latency"`
+	TTFB    *percentiles  `json:"ttfb,omitempty"`
+}
+
+type percentiles struct {
+	P50 time.Duration `json:"p50_ns"`
+	P90 time.Duration `json:"p90_ns"`
+	P99 time.Duration `json:"p99_ns"`
+	Max time.Duration `json:"max_ns"`
+}
+
+func percentilesOf(d []time.Duration) percentiles {
+	if len(d) == 0 {
+		return percentiles{}
+	}
+	slices.Sort(d)
+	at := func(q float64) time.Duration { return d[int(q*float64(len(d)-1))] }
+	return percentiles{P50: at(0.50), P90: at(0.90), P99: at(0.99), Max: d[len(d)-1]}
+}
+
+// runLoad runs w against base with conc workers for d, each on its own
+// keep-alive connection, and waits for the operations in flight at the
+// end to finish.
+func runLoad(ctx context.Context, w workload, base string, conc int, d time.Duration) loadResult {
+	tr := newTransport(conc)
+	defer tr.CloseIdleConnections()
+	hc := &http.Client{Transport: tr, Timeout: time.Minute}
+	recs := make([]recorder, conc)
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	start := time.Now()
+	var wg sync.WaitGroup
+	for i := range recs {
+		rec := &recs[i]
+		wg.Go(func() {
+			c := &client{hc: hc}
+			for ctx.Err() == nil {
+				if err := w.do(c, base, rec); err != nil {
+					rec.fail(err)
+					continue
+				}
+				rec.ops++
+			}
+		})
+	}
+	wg.Wait()
+	res := loadResult{Elapsed: time.Since(start)}
+	var lat, ttfb []time.Duration
+	var errs []error
+	for i := range recs {
+		r := &recs[i]
+		res.Ops += r.ops
+		res.Errors += r.errs
+		res.Events += r.events
+		lat = append(lat, r.lat...)
+		ttfb = append(ttfb, r.ttfb...)
+		if r.err != nil {
+			errs = append(errs, r.err)
+		}
+	}
+	if len(errs) > 0 {
+		res.Err = errs[0].Error()
+	}
+	res.Lat = percentilesOf(lat)
+	if w.stream {
+		p := percentilesOf(ttfb)
+		res.TTFB = &p
+	}
+	return res
+}

@@ -1,0 +1,306 @@
+// Command bench is gatewaykit's load tool: it measures, side by side in one
+// run and on loopback only, what the gateway costs per request next to the
+// cheapest net/http server that writes the same bytes (the floor), and what
+// relaying costs next to a naive httputil.ReverseProxy.
+//
+//	go run ./bench                      # every scenario, 5s each, 32 clients
+//	go run ./bench -pin -duration 10s   # server on CPU 0, load on CPU 1
+//	go run ./bench -scenario 'gateway/chat|floor/chat' -concurrency 64
+//	go run ./bench -sweep               # 1…2048 clients, non-streaming chat
+//	go run ./bench -streams 10000       # open paced streams: memory per stream
+//	go run ./bench -store               # memory per stored item, key lookups
+//	go run ./bench -short               # a few seconds, all of it (smoke test)
+//	go run ./bench -json > bench.json   # the same figures for machines
+//
+// Each server runs in a child process (this program re-executed), so that
+// its CPU time, allocations and RSS are its own: the tool reads them from
+// the child's loopback debug endpoint (getrusage, runtime/metrics,
+// /proc/self/status), which also serves pprof (-profile). See BENCHMARKS.md,
+// section "load tool", for what each scenario sends and the figures.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"time"
+)
+
+// fileLimit is the open-file limit that the tool and its servers ask
+// for: 2048 clients, or 10 000 streams relayed (two sockets each).
+const fileLimit = 65536
+
+func main() {
+	if role := os.Getenv(childEnv); role != "" {
+		os.Exit(childMain(role, os.Args[1:]))
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+type options struct {
+	duration    time.Duration
+	warmup      time.Duration
+	concurrency int
+	short       bool
+	pin         bool
+	scenario    *regexp.Regexp
+	sweep       bool
+	streams     int
+	streamPace  time.Duration
+	store       bool
+	jsonOut     bool
+	profile     string
+}
+
+func parseFlags(args []string, stderr io.Writer) (*options, error) {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	o := &options{}
+	fs.DurationVar(&o.duration, "duration", 5*time.Second, "load duration of each scenario (and of each sweep point)")
+	fs.IntVar(&o.concurrency, "concurrency", 32, "concurrent keep-alive clients")
+	fs.BoolVar(&o.short, "short", false, "run everything in a few seconds, with small sizes (smoke test)")
+	fs.BoolVar(&o.pin, "pin", false, "pin the servers under test to CPU 0, and the load (and the fake upstream) to CPU 1")
+	filter := fs.String("scenario", "", "run only the scenarios whose name (target/workload, e.g. gateway/chat) matches this regexp")
+	fs.BoolVar(&o.sweep, "sweep", false, "also run the concurrency sweep (1, 8, 32, 64, 512, 2048 clients) of non-streaming chat")
+	fs.IntVar(&o.streams, "streams", 0, "also hold this many paced streams open at once and measure memory per stream")
+	fs.DurationVar(&o.streamPace, "stream-pace", 500*time.Millisecond, "pause before each event of the -streams streams")
+	fs.BoolVar(&o.store, "store", false, "also measure memory per stored item and key lookup cost (in process)")
+	fs.BoolVar(&o.jsonOut, "json", false, "write the report as JSON instead of tables")
+	fs.StringVar(&o.profile, "profile", "", "save CPU and allocation profiles of the gateway's scenarios into this directory")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	var err error
+	if o.scenario, err = regexp.Compile(*filter); err != nil {
+		return nil, fmt.Errorf("-scenario: %w", err)
+	}
+	if o.concurrency < 1 {
+		return nil, errors.New("-concurrency must be at least 1")
+	}
+	if o.short {
+		o.duration = min(o.duration, 150*time.Millisecond)
+		o.concurrency = min(o.concurrency, 8)
+		if o.streams > 200 {
+			o.streams = 200
+		}
+		o.streamPace = min(o.streamPace, 5*time.Millisecond)
+	}
+	o.warmup = min(o.duration/5, time.Second)
+	return o, nil
+}
+
+// run is the load tool: it parses args, runs what they ask for, and
+// writes the report to stdout.
+func run(ctx context.Context, args []string, stdout io.Writer) error {
+	o, err := parseFlags(args, os.Stderr)
+	if err != nil {
+		return err
+	}
+	limit, err := raiseFileLimit(fileLimit)
+	if err != nil {
+		return err
+	}
+	if o.pin {
+		if err := pinProcess(1); err != nil {
+			return err
+		}
+	}
+	if o.profile != "" {
+		if err := os.MkdirAll(o.profile, 0o755); err != nil {
+			return err
+		}
+	}
+	rep := &report{Config: reportConfig{
+		Duration: o.duration.String(), Concurrency: o.concurrency, Short: o.short,
+		Pinned: o.pin, FileLimit: limit, Started: time.Now().UTC().Format(time.RFC3339),
+	}}
+	b := &bench{o: o, rep: rep, progress: os.Stderr}
+	if err := b.all(ctx); err != nil {
+		return err
+	}
+	if o.jsonOut {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	rep.writeTables(stdout)
+	return nil
+}
+
+// bench holds one run of the tool.
+type bench struct {
+	o        *options
+	rep      *report
+	progress io.Writer
+	upstream *child
+}
+
+func (b *bench) logf(format string, args ...any) {
+	fmt.Fprintf(b.progress, "bench: "+format+"\n", args...)
+}
+
+// serverCPU is the CPU that the servers under test are pinned to (-1:
+// none), and loadCPU that of the load and the fake upstream.
+func (b *bench) serverCPU() int {
+	if b.o.pin {
+		return 0
+	}
+	return -1
+}
+
+func (b *bench) loadCPU() int {
+	if b.o.pin {
+		return 1
+	}
+	return -1
+}
+
+func (b *bench) all(ctx context.Context) error {
+	up, err := startChild(roleUpstream, b.loadCPU())
+	if err != nil {
+		return err
+	}
+	b.upstream = up
+	defer up.stop()
+
+	if err := b.scenarios(ctx); err != nil {
+		return err
+	}
+	if b.o.sweep {
+		if err := b.runSweep(ctx); err != nil {
+			return err
+		}
+	}
+	if b.o.streams > 0 {
+		if err := b.runStreams(ctx); err != nil {
+			return err
+		}
+	}
+	if b.o.store {
+		if err := b.runStore(ctx); err != nil {
+			return err
+		}
+	}
+	return ctx.Err()
+}
+
+// A target is a server under test.
+type target struct {
+	name string
+	role string
+	// relay targets forward to the fake upstream.
+	relay bool
+}
+
+var targets = []target{
+	{name: "floor", role: roleFloor},
+	{name: "gateway", role: roleGateway},
+	{name: "naive-relay", role: roleNaive, relay: true},
+}
+
+// start starts t's server as a child process, with extra flags.
+func (b *bench) start(t target, extra ...string) (*child, error) {
+	var args []string
+	if t.relay {
+		args = append(args, "-upstream", b.upstream.addr)
+	}
+	return startChild(t.role, b.serverCPU(), append(args, extra...)...)
+}
+
+// scenarios runs every workload against every target that the -scenario
+// filter lets through, then computes the ratios.
+func (b *bench) scenarios(ctx context.Context) error {
+	for _, w := range workloads {
+		for _, t := range targets {
+			name := t.name + "/" + w.name
+			if !b.o.scenario.MatchString(name) {
+				continue
+			}
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			r, err := b.scenario(ctx, t, w, b.o.concurrency)
+			if err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+			b.rep.Runs = append(b.rep.Runs, r)
+		}
+	}
+	b.rep.computeRatios()
+	return nil
+}
+
+// scenario runs one workload against a fresh server process.
+func (b *bench) scenario(ctx context.Context, t target, w workload, conc int) (runResult, error) {
+	c, err := b.start(t)
+	if err != nil {
+		return runResult{}, err
+	}
+	defer c.stop()
+	idle, err := c.stats(true)
+	if err != nil {
+		return runResult{}, err
+	}
+	b.logf("%s/%s: %d clients for %s", t.name, w.name, conc, b.o.duration)
+	runLoad(ctx, w, c.addr, conc, b.o.warmup)
+
+	var profErr chan error
+	if b.o.profile != "" && t.role == roleGateway {
+		profErr = make(chan error, 1)
+		path := filepath.Join(b.o.profile, t.name+"-"+w.name)
+		go func() { profErr <- c.profile(b.o.duration, path) }()
+	}
+	r, err := measure(ctx, c, w, conc, b.o.duration)
+	if err != nil {
+		return r, err
+	}
+	if profErr != nil {
+		if err := <-profErr; err != nil {
+			return r, fmt.Errorf("profile: %w", err)
+		}
+	}
+	r.Target, r.Workload, r.IdleRSS = t.name, w.name, idle.RSS
+	return r, nil
+}
+
+// measure runs the load once and turns the server's counters into
+// per-operation costs.
+func measure(ctx context.Context, c *child, w workload, conc int, d time.Duration) (runResult, error) {
+	before, err := c.stats(false)
+	if err != nil {
+		return runResult{}, err
+	}
+	res := runLoad(ctx, w, c.addr, conc, d)
+	after, err := c.stats(false)
+	if err != nil {
+		return runResult{}, err
+	}
+	r := runResult{Clients: conc, Load: res, RSS: after.RSS, PeakRSS: after.PeakRSS}
+	secs := res.Elapsed.Seconds()
+	r.OpsPerSec = float64(res.Ops) / secs
+	r.EventsPerSec = float64(res.Events) / secs
+	if ops := float64(res.Ops); ops > 0 {
+		r.CPUPerOp = time.Duration((after.CPUSeconds - before.CPUSeconds) / ops * 1e9)
+		r.AllocsPerOp = float64(after.AllocObjects-before.AllocObjects) / ops
+		r.BytesPerOp = float64(after.AllocBytes-before.AllocBytes) / ops
+		if res.Events > 0 {
+			r.CPUPerEvent = time.Duration((after.CPUSeconds - before.CPUSeconds) / float64(res.Events) * 1e9)
+		}
+	}
+	return r, nil
+}

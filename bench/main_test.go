@@ -1,0 +1,87 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestMain lets the test binary serve as the tool's server children: the
+// tool re-executes its own binary, which here is the test binary.
+func TestMain(m *testing.M) {
+	if role := os.Getenv(childEnv); role != "" {
+		os.Exit(childMain(role, os.Args[1:]))
+	}
+	os.Exit(m.Run())
+}
+
+// TestShortRun runs the whole tool in -short mode, as a smoke test that
+// keeps it working: every scenario, the sweep, the open streams and the
+// stores produce figures, and nothing fails. It asserts no timing.
+func TestShortRun(t *testing.T) {
+	var out bytes.Buffer
+	require.NoError(t, run(t.Context(), []string{"-short", "-json", "-sweep", "-streams", "100", "-store"}, &out))
+
+	var rep report
+	require.NoError(t, json.Unmarshal(out.Bytes(), &rep), out.String())
+	require.True(t, rep.Config.Short)
+
+	require.Len(t, rep.Runs, len(targets)*len(workloads))
+	for _, w := range workloads {
+		for _, tg := range targets {
+			r := rep.run(tg.name, w.name)
+			require.NotNil(t, r, "%s/%s did not run", tg.name, w.name)
+			require.Positive(t, r.Load.Ops, "%s/%s made no request", tg.name, w.name)
+			require.Zero(t, r.Load.Errors, "%s/%s: %s", tg.name, w.name, r.Load.Err)
+			require.Positive(t, r.CPUPerOp, "%s/%s", tg.name, w.name)
+			require.Positive(t, r.AllocsPerOp, "%s/%s", tg.name, w.name)
+			require.Positive(t, r.RSS, "%s/%s", tg.name, w.name)
+			require.Positive(t, r.Load.Lat.P50, "%s/%s", tg.name, w.name)
+			require.LessOrEqual(t, r.Load.Lat.P50, r.Load.Lat.Max, "%s/%s", tg.name, w.name)
+			if w.stream {
+				require.NotNil(t, r.Load.TTFB, "%s/%s", tg.name, w.name)
+				require.Equal(t, r.Load.Ops*streamEvents, r.Load.Events, "%s/%s", tg.name, w.name)
+			}
+		}
+	}
+	require.NotEmpty(t, rep.Ratios)
+
+	require.Len(t, rep.Sweep, len(targets)*4)
+	for _, p := range rep.Sweep {
+		require.Positive(t, p.Load.Ops, "sweep %s at %d clients", p.Target, p.Clients)
+		require.Zero(t, p.Load.Errors, "sweep %s at %d clients: %s", p.Target, p.Clients, p.Load.Err)
+	}
+
+	require.NotEmpty(t, rep.Streams)
+	for _, s := range rep.Streams {
+		require.Equal(t, int64(100), s.Completed, "%s: %s", s.Target, s.Err)
+		require.Zero(t, s.Errors, "%s: %s", s.Target, s.Err)
+		require.Positive(t, s.OpenAtOnce, s.Target)
+		require.LessOrEqual(t, s.GoroutinesAfter, s.GoroutinesBefore, "%s left goroutines behind", s.Target)
+	}
+
+	require.NotNil(t, rep.Store)
+	for _, it := range rep.Store.Items {
+		require.Positive(t, it.BytesPerItem, it.Name)
+	}
+	require.Len(t, rep.Store.Lookups, 2)
+	for _, l := range rep.Store.Lookups {
+		require.Positive(t, l.NsPerLookup, l.Name)
+	}
+}
+
+// TestFlags checks that bad flags are errors, not panics.
+func TestFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"-concurrency", "0"},
+		{"-scenario", "("},
+		{"extra"},
+		{"-nosuchflag"},
+	} {
+		_, err := parseFlags(args, &bytes.Buffer{})
+		require.Error(t, err, "%q", args)
+	}
+}

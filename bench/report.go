@@ -1,0 +1,189 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+)
+
+// report is everything one run of the tool measured; -json writes it as
+// it is.
+type report struct {
+	Config  reportConfig    `json:"config"`
+	Runs    []runResult     `json:"runs"`
+	Ratios  []ratio         `json:"ratios"`
+	Sweep   []sweepPoint    `json:"sweep,omitempty"`
+	Streams []streamsResult `json:"streams,omitempty"`
+	Store   *storeResult    `json:"store,omitempty"`
+}
+
+type reportConfig struct {
+	Started     string `json:"started"`
+	Duration    string `json:"duration"`
+	Concurrency int    `json:"concurrency"`
+	Short       bool   `json:"short"`
+	Pinned      bool   `json:"pinned"`
+	FileLimit   uint64 `json:"file_limit"`
+}
+
+// runResult is one scenario: a workload against a target.
+type runResult struct {
+	Target       string        `json:"target"`
+	Workload     string        `json:"workload"`
+	Clients      int           `json:"clients"`
+	Load         loadResult    `json:"load"`
+	OpsPerSec    float64       `json:"ops_per_sec"`
+	EventsPerSec float64       `json:"events_per_sec,omitempty"`
+	CPUPerOp     time.Duration `json:"cpu_per_op_ns"`
+	CPUPerEvent  time.Duration `json:"cpu_per_event_ns,omitempty"`
+	AllocsPerOp  float64       `json:"allocs_per_op"`
+	BytesPerOp   float64       `json:"bytes_per_op"`
+	IdleRSS      uint64        `json:"idle_rss_bytes,omitempty"`
+	RSS          uint64        `json:"rss_bytes"`
+	PeakRSS      uint64        `json:"peak_rss_bytes"`
+}
+
+// ratio compares two targets on one workload: Of / To.
+type ratio struct {
+	Workload   string  `json:"workload"`
+	Of         string  `json:"of"`
+	To         string  `json:"to"`
+	CPU        float64 `json:"cpu_per_op"`
+	Throughput float64 `json:"throughput"`
+	P50        float64 `json:"p50"`
+	Allocs     float64 `json:"allocs_per_op"`
+}
+
+// ratioPairs are the comparisons of the issue: the gateway against the
+// floor, relays against the naive relay.
+var ratioPairs = [][2]string{
+	{"gateway", "floor"},
+	{"naive-relay", "floor"},
+}
+
+func (rep *report) run(t, w string) *runResult {
+	for i := range rep.Runs {
+		if r := &rep.Runs[i]; r.Target == t && r.Workload == w {
+			return r
+		}
+	}
+	return nil
+}
+
+func (rep *report) computeRatios() {
+	rep.Ratios = nil
+	for _, w := range workloads {
+		for _, p := range ratioPairs {
+			of, to := rep.run(p[0], w.name), rep.run(p[1], w.name)
+			if of == nil || to == nil || to.CPUPerOp == 0 || to.OpsPerSec == 0 || to.Load.Lat.P50 == 0 || to.AllocsPerOp == 0 {
+				continue
+			}
+			rep.Ratios = append(rep.Ratios, ratio{
+				Workload: w.name, Of: p[0], To: p[1],
+				CPU:        float64(of.CPUPerOp) / float64(to.CPUPerOp),
+				Throughput: of.OpsPerSec / to.OpsPerSec,
+				P50:        float64(of.Load.Lat.P50) / float64(to.Load.Lat.P50),
+				Allocs:     of.AllocsPerOp / to.AllocsPerOp,
+			})
+		}
+	}
+}
+
+func us(d time.Duration) string {
+	return fmt.Sprintf("%.0f", float64(d)/1e3)
+}
+
+func mib(b uint64) string {
+	return fmt.Sprintf("%.1f", float64(b)/(1<<20))
+}
+
+func (rep *report) writeTables(w io.Writer) {
+	c := rep.Config
+	fmt.Fprintf(w, "gatewaykit load tool, %s: %s per scenario, %d clients, pinned=%v, open-file limit %d\n\n",
+		c.Started, c.Duration, c.Concurrency, c.Pinned, c.FileLimit)
+	if len(rep.Runs) > 0 {
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "scenario\tclients\tops/s\tevents/s\tp50 µs\tp90 µs\tp99 µs\tmax µs\tttfb p50\tttfb p99\tCPU µs/op\tCPU µs/event\tallocs/op\tKB/op\tRSS MB idle\tRSS MB end\terrors\t")
+		for _, r := range rep.Runs {
+			ttfb50, ttfb99, evs, cpuev := "", "", "", ""
+			if r.Load.TTFB != nil {
+				ttfb50, ttfb99 = us(r.Load.TTFB.P50), us(r.Load.TTFB.P99)
+				evs = fmt.Sprintf("%.0f", r.EventsPerSec)
+				cpuev = fmt.Sprintf("%.2f", float64(r.CPUPerEvent)/1e3)
+			}
+			l := r.Load.Lat
+			fmt.Fprintf(tw, "%s/%s\t%d\t%.0f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f\t%s\t%.1f\t%.1f\t%s\t%s\t%d\t\n",
+				r.Target, r.Workload, r.Clients, r.OpsPerSec, evs, us(l.P50), us(l.P90), us(l.P99), us(l.Max),
+				ttfb50, ttfb99, float64(r.CPUPerOp)/1e3, cpuev, r.AllocsPerOp, r.BytesPerOp/1e3, mib(r.IdleRSS), mib(r.RSS), r.Load.Errors)
+		}
+		tw.Flush()
+		fmt.Fprintln(w, "(video: one op is a create and one status poll; streams: latency to the last byte, ttfb to the first)")
+		for _, r := range rep.Runs {
+			if r.Load.Err != "" {
+				fmt.Fprintf(w, "  %s/%s first error: %s\n", r.Target, r.Workload, r.Load.Err)
+			}
+		}
+		fmt.Fprintln(w)
+	}
+	if len(rep.Ratios) > 0 {
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "ratio\tworkload\tCPU/op\tops/s\tp50\tallocs/op\t")
+		for _, r := range rep.Ratios {
+			fmt.Fprintf(tw, "%s / %s\t%s\t%.2f×\t%.2f×\t%.2f×\t%.1f×\t\n", r.Of, r.To, r.Workload, r.CPU, r.Throughput, r.P50, r.Allocs)
+		}
+		tw.Flush()
+		fmt.Fprintln(w)
+	}
+	if len(rep.Sweep) > 0 {
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "sweep (chat)\tclients\tops/s\tvs 32 clients\tp50 µs\tp99 µs\tmax µs\tCPU µs/op\terrors\t")
+		for _, p := range rep.Sweep {
+			rel := ""
+			if p.Relative > 0 {
+				rel = fmt.Sprintf("%.0f%%", p.Relative*100)
+			}
+			l := p.Load.Lat
+			fmt.Fprintf(tw, "%s\t%d\t%.0f\t%s\t%s\t%s\t%s\t%.1f\t%d\t\n", p.Target, p.Clients, p.OpsPerSec, rel,
+				us(l.P50), us(l.P99), us(l.Max), float64(p.CPUPerOp)/1e3, p.Load.Errors)
+		}
+		tw.Flush()
+		for _, p := range rep.Sweep {
+			if p.Load.Err != "" {
+				fmt.Fprintf(w, "  %s at %d clients, first error: %s\n", p.Target, p.Clients, p.Load.Err)
+			}
+		}
+		fmt.Fprintln(w)
+	}
+	if len(rep.Streams) > 0 {
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "open streams\tstreams\topen at once\topen in\tKB heap/stream\tKB RSS/stream\tcompleted\terrors\tgoroutines before/open/after\t")
+		for _, s := range rep.Streams {
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%.1f\t%.1f\t%d\t%d\t%d/%d/%d\t\n", s.Target, s.Streams, s.OpenAtOnce,
+				s.OpenIn.Round(time.Millisecond), s.HeapPerStream/1e3, s.RSSPerStream/1e3, s.Completed, s.Errors,
+				s.GoroutinesBefore, s.GoroutinesOpen, s.GoroutinesAfter)
+		}
+		tw.Flush()
+		for _, s := range rep.Streams {
+			if s.Err != "" {
+				fmt.Fprintf(w, "  %s first error: %s\n", s.Target, s.Err)
+			}
+		}
+		fmt.Fprintln(w)
+	}
+	if s := rep.Store; s != nil {
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "store\titems\theap MiB\tB/item\t")
+		for _, it := range s.Items {
+			fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.0f\t\n", it.Name, it.Items, float64(it.HeapBytes)/(1<<20), it.BytesPerItem)
+		}
+		tw.Flush()
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "key lookup\tkeys\tns/lookup\t")
+		for _, l := range s.Lookups {
+			fmt.Fprintf(tw, "%s\t%d\t%.0f\t\n", l.Name, l.Keys, l.NsPerLookup)
+		}
+		tw.Flush()
+		fmt.Fprintln(w)
+	}
+}
