@@ -243,3 +243,13 @@ func checkStream(t testing.TB, evs []event) map[string]any {
 	}
 	return terminal
 }
+
+// newDemo returns the demo backend, sending k tokens per chunk (8 if k
+// is not given).
+func newDemo(k ...int) *demo.ResponsesBackend {
+	n := 8
+	if len(k) > 0 {
+		n = k[0]
+	}
+	return demo.NewTextBackend(demo.WithTokensPerChunk(n)).Responses()
+}
