@@ -48,6 +48,9 @@ func (h *handler) serveStream(w http.ResponseWriter, r *http.Request, p *Params)
 		h.hook(r, cw.err)
 		_ = s.Error(cw.err)
 	}
+	// On every path, a failed or abandoned stream included, the charge
+	// is the total of the last usage reported.
+	cw.usage.TotalTokens = cw.usage.PromptTokens + cw.usage.CompletionTokens
 	h.charge(ctx, &cw.usage)
 }
 
