@@ -1,0 +1,400 @@
+package relay
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gatewaykit/gatewaykit/auth"
+	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/internal/httpjson"
+	"github.com/gatewaykit/gatewaykit/models"
+	"github.com/gatewaykit/gatewaykit/sse"
+)
+
+// The routes of [NewAccessHandler], in net/http.ServeMux syntax: the
+// pass-through access points of spec §4.4. [RegisterAccess] registers them
+// all.
+const (
+	PatternEmbeddings     = "POST /v1/embeddings"
+	PatternImages         = "POST /v1/images/generations"
+	PatternTranscriptions = "POST /v1/audio/transcriptions" // multipart/form-data
+	PatternTranslations   = "POST /v1/audio/translations"   // multipart/form-data
+	PatternSpeech         = "POST /v1/audio/speech"         // binary reply
+	PatternModerations    = "POST /v1/moderations"
+	PatternRerank         = "POST /v1/rerank"
+	// PatternMessages is the messages-format (Anthropic-compatible)
+	// endpoint.
+	PatternMessages = "POST /v1/messages"
+	// PatternGemini is the Gemini-style content generation of spec §4.4,
+	// POST /v1beta/models/{model}:generateContent and
+	// /v1beta/models/{model}:streamGenerateContent. ServeMux wildcards are
+	// whole path segments, so the pattern takes the rest of the path and
+	// the handler splits the model from the method at the last colon.
+	PatternGemini = "POST /v1beta/models/{action...}"
+)
+
+// AccessPatterns returns every route of [NewAccessHandler] (a new slice
+// each call).
+func AccessPatterns() []string {
+	return []string{
+		PatternEmbeddings, PatternImages, PatternTranscriptions, PatternTranslations,
+		PatternSpeech, PatternModerations, PatternRerank, PatternMessages, PatternGemini,
+	}
+}
+
+// RegisterAccess registers h, normally the handler of [NewAccessHandler],
+// on mux under every pattern of [AccessPatterns]. Like mux.Handle, it
+// panics if a pattern conflicts with one already registered. (PatternGemini
+// takes POST only, so it sits beside models.PatternBetaModel, which takes
+// GET.)
+func RegisterAccess(mux *http.ServeMux, h http.Handler) {
+	for _, p := range AccessPatterns() {
+		mux.Handle(p, h)
+	}
+}
+
+// format is the wire format of an access point: who its clients are, how
+// the upstream's key is sent, and the shape of its errors.
+type format uint8
+
+const (
+	formatOpenAI   format = iota // Authorization: Bearer; general errors
+	formatMessages               // x-api-key; messages-format errors
+	formatGemini                 // x-goog-api-key; Google errors
+)
+
+func (f format) shape() apierrors.Shape {
+	switch f {
+	case formatMessages:
+		return apierrors.Messages
+	case formatGemini:
+		return apierrors.Google
+	}
+	return apierrors.General
+}
+
+// endpoint describes one access point.
+type endpoint struct {
+	pattern   string
+	path      string // appended to the upstream's base URL (OpenAI and messages formats)
+	format    format
+	multipart bool // the body is multipart/form-data with a model field
+}
+
+// endpoints are the access points but the Gemini one, by the path that
+// ends the request's URL.
+var endpoints = map[string]*endpoint{
+	"/v1/embeddings":           {pattern: PatternEmbeddings, path: "/embeddings"},
+	"/v1/images/generations":   {pattern: PatternImages, path: "/images/generations"},
+	"/v1/audio/transcriptions": {pattern: PatternTranscriptions, path: "/audio/transcriptions", multipart: true},
+	"/v1/audio/translations":   {pattern: PatternTranslations, path: "/audio/translations", multipart: true},
+	"/v1/audio/speech":         {pattern: PatternSpeech, path: "/audio/speech"},
+	"/v1/moderations":          {pattern: PatternModerations, path: "/moderations"},
+	"/v1/rerank":               {pattern: PatternRerank, path: "/rerank"},
+	"/v1/messages":             {pattern: PatternMessages, path: "/messages", format: formatMessages},
+}
+
+var geminiEndpoint = &endpoint{pattern: PatternGemini, format: formatGemini}
+
+// geminiPrefix starts the path of every Gemini-style route.
+const geminiPrefix = "/v1beta/models/"
+
+// endpointOf finds the access point of path: one of endpoints by its end,
+// or the Gemini one by geminiPrefix, so the handler works under any prefix
+// a router strips or keeps.
+func endpointOf(path string) *endpoint {
+	if strings.Contains(path, geminiPrefix) {
+		return geminiEndpoint
+	}
+	if i := strings.LastIndex(path, "/v1/"); i >= 0 {
+		return endpoints[path[i:]]
+	}
+	return nil
+}
+
+// AccessErrorShape returns the error shape in which clients of r's path
+// expect errors: [apierrors.Messages] for the messages-format endpoint
+// (/v1/messages), [apierrors.Google] for the Gemini-style paths (under
+// /v1beta/), and [apierrors.General] for everything else. Give it to the
+// auth middleware, so that its 401, 403 and 429 come in the same shape as
+// the handler's own errors:
+//
+//	auth.Middleware(keys, auth.WithErrorShape(relay.AccessErrorShape))
+func AccessErrorShape(r *http.Request) apierrors.Shape {
+	p := r.URL.Path
+	switch {
+	case strings.Contains(p, "/v1beta/"):
+		return apierrors.Google
+	case strings.HasSuffix(p, "/v1/messages"):
+		return apierrors.Messages
+	}
+	return apierrors.General
+}
+
+// An AccessOption configures [NewAccessHandler].
+type AccessOption func(*accessConfig)
+
+type accessConfig struct {
+	maxBytes  int64
+	allow     models.AllowFunc
+	need      map[string]models.EndpointType // by pattern
+	keepAlive time.Duration
+}
+
+// WithAccessMaxBytes sets the largest request body accepted, JSON or
+// multipart; a larger one is answered with a 400 invalid_request_error
+// (in the endpoint's error shape) that names the limit. The default is 32
+// MiB; n ≤ 0 restores it.
+func WithAccessMaxBytes(n int64) AccessOption {
+	return func(c *accessConfig) {
+		if n <= 0 {
+			n = httpjson.DefaultMaxBytes
+		}
+		c.maxBytes = n
+	}
+}
+
+// WithAccessAllowed sets the check of which models the caller may use; a
+// model it rejects is answered 404, as if it did not exist. By default a
+// request may use the models its API key allows
+// ([auth.Principal.AllowsModel]; every model without a principal). nil
+// allows every model.
+func WithAccessAllowed(allow models.AllowFunc) AccessOption {
+	return func(c *accessConfig) { c.allow = allow }
+}
+
+// WithAccessEndpointType sets the endpoint type that the model of the
+// access point pattern (one of [AccessPatterns]) must list in its
+// supported_endpoint_types; "" checks only that the model exists and may
+// be used. The defaults: [models.Compat] for [PatternMessages] and
+// [PatternGemini], which generate text as chat completions do (and which
+// the Gemini-style model list advertises for compat models only); none for
+// the others, whose models (embedding, image, audio, moderation, rerank
+// models) have no endpoint type of their own in the spec. It panics if
+// pattern is not an access point.
+func WithAccessEndpointType(pattern string, t models.EndpointType) AccessOption {
+	ok := false
+	for _, p := range AccessPatterns() {
+		ok = ok || p == pattern
+	}
+	if !ok {
+		panic(fmt.Sprintf("relay: WithAccessEndpointType: %q is not an access point pattern", pattern))
+	}
+	return func(c *accessConfig) { c.need[pattern] = t }
+}
+
+// WithAccessKeepAlive sets the interval of silence after which a relayed
+// event stream writes a ": keep-alive" comment line to the client between
+// the upstream's events. The default is [sse.DefaultKeepAlive] (15s); 0
+// disables the comments. It panics if d is negative.
+func WithAccessKeepAlive(d time.Duration) AccessOption {
+	if d < 0 {
+		panic("relay: WithAccessKeepAlive: negative interval")
+	}
+	return func(c *accessConfig) { c.keepAlive = d }
+}
+
+// NewAccessHandler returns the handler of the access points of spec §4.4
+// ([AccessPatterns]): it relays each request to the upstreams of its model
+// through r ([Relay.Do]: failover, timeouts, cancellation), with the reply
+// streamed back. It finds the access point from the end of the request's
+// path, so it works under any router or prefix. Mount it with
+// [RegisterAccess], behind auth.Middleware for authentication and rate
+// limits, with auth.WithErrorShape([AccessErrorShape]) so that refusals
+// come in each format's shape.
+//
+// # The model
+//
+// It is read from the body's top-level "model" member on the JSON access
+// points (the body is read whole, up to [WithAccessMaxBytes], because the
+// model decides the upstream; every other member is forwarded byte for
+// byte), from the "model" form field on the multipart ones (see below),
+// and from the path on the Gemini-style ones. It is checked against
+// catalog with models.Require — 404 for a model that is unknown or that
+// [WithAccessAllowed] rejects, 400 for one that lacks the endpoint type of
+// [WithAccessEndpointType] (by default compat for /v1/messages and the
+// Gemini-style paths, none for the others) — and must be routed by r
+// (else 404 too). Upstream, it is renamed to [Upstream].Model: in the
+// body, the form field or the path. Replies are passed through unchanged,
+// so they name the model as the upstream does.
+//
+// # Upstream URLs and keys
+//
+// The OpenAI-format access points go to BaseURL + the path after /v1
+// (BaseURL/embeddings …) with the upstream's key as Authorization: Bearer;
+// /v1/messages goes to BaseURL/messages with the key as x-api-key, and
+// the client's anthropic-version (default [DefaultAnthropicVersion]) and
+// anthropic-beta headers; the Gemini-style paths go to
+// {root}/v1beta/models/{model}:{method}, where the root is BaseURL without
+// its /v1 (a BaseURL ending in /v1beta is used as it is, which suits
+// Google's own API), with the key as x-goog-api-key and the client's
+// query but its key parameter (alt=sse stays). The client's credentials
+// and cookies never go upstream; the headers of [ForwardHeaders] do.
+//
+// # Streaming
+//
+// Multipart uploads (/v1/audio/transcriptions and /v1/audio/translations)
+// are read part by part until the model field; the parts before it (the
+// official Go SDK sends the file first) are spooled, in memory up to 256
+// KiB and in a temporary file beyond, and the rest of the upload is read
+// from the client only as the upstream reads it. The Gemini-style bodies
+// are streamed to the upstream as they come. Streamed bodies fail over to
+// the next upstream only if the failed one read none of it.
+//
+// Replies: an event stream (text/event-stream: the messages format's
+// stream, :streamGenerateContent?alt=sse) is passed through event by
+// event, each flushed at once, with keep-alive comments
+// ([WithAccessKeepAlive]) during long silences; any other reply is copied
+// as it arrives, flushed after every read when its length is unknown (the
+// audio of /v1/audio/speech, a chunked JSON array). The upstream's status,
+// Content-Type, Content-Length, Content-Disposition and request id reach
+// the client.
+//
+// # Errors
+//
+// Every error is rendered in the access point's shape: the general shape
+// for the OpenAI-format ones, the messages-format envelope
+// {"type":"error","error":{"type","message"}} on /v1/messages, Google's
+// {"error":{"code","message","status","details"}} on the Gemini-style
+// paths (see apierrors.Messages and apierrors.Google). An upstream 4xx
+// keeps its status and message, a 429 its Retry-After; a 5xx, an
+// unreachable upstream or a reply that breaks off before its first byte
+// is a 502, a timeout a 504 ([UpstreamError], [Relay.Do]). A stream that
+// breaks off later ends with one error event in the format's shape (on
+// /v1/messages an "error" event, as that format sends); any other reply
+// that breaks off after its first byte has its connection aborted, so the
+// client cannot mistake it for a whole one.
+//
+// NewAccessHandler panics if r or catalog is nil. The handler is safe for
+// concurrent use.
+func NewAccessHandler(r *Relay, catalog models.Catalog, opts ...AccessOption) http.Handler {
+	if r == nil {
+		panic("relay: NewAccessHandler: nil Relay")
+	}
+	if catalog == nil {
+		panic("relay: NewAccessHandler: nil Catalog")
+	}
+	c := accessConfig{
+		maxBytes:  httpjson.DefaultMaxBytes,
+		allow:     allowPrincipalModels,
+		keepAlive: sse.DefaultKeepAlive,
+		need: map[string]models.EndpointType{
+			PatternMessages: models.Compat,
+			PatternGemini:   models.Compat,
+		},
+	}
+	for _, o := range opts {
+		o(&c)
+	}
+	h := &accessHandler{relay: r.withTransport(credentialPlacer{next: r.transport}), catalog: catalog, cfg: c, logger: r.logger}
+	return ForwardHeaders(h)
+}
+
+type accessHandler struct {
+	relay   *Relay // a copy of the Relay given, whose transport places the key as each format does
+	catalog models.Catalog
+	cfg     accessConfig
+	logger  *slog.Logger
+}
+
+// allowPrincipalModels is the default model check: the key's allowed
+// models.
+func allowPrincipalModels(ctx context.Context, id string) bool {
+	p, ok := auth.PrincipalFrom(ctx)
+	return !ok || p.AllowsModel(id)
+}
+
+func (h *accessHandler) renderer(f format) apierrors.Renderer {
+	return apierrors.Renderer{Shape: f.shape(), Logger: h.logger}
+}
+
+func (h *accessHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	ep := endpointOf(r.URL.Path)
+	if ep == nil {
+		h.renderer(formatOpenAI).Write(w, r, apierrors.NotFound(fmt.Sprintf("No access point at %s.", r.URL.Path)))
+		return
+	}
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		h.renderer(ep.format).Write(w, r, &apierrors.Error{
+			Status:  http.StatusMethodNotAllowed,
+			Type:    apierrors.TypeInvalidRequest,
+			Code:    "method_not_allowed",
+			Message: fmt.Sprintf("%s is not allowed here; use POST.", r.Method),
+		})
+		return
+	}
+	var err error
+	switch {
+	case ep.format == formatGemini:
+		err = h.serveGemini(w, r)
+	case ep.multipart:
+		err = h.serveMultipart(w, r, ep)
+	default:
+		err = h.serveJSON(w, r, ep)
+	}
+	if err != nil {
+		h.renderer(ep.format).Write(w, r, err)
+	}
+}
+
+// check runs the model prerequisite check of ep for model.
+func (h *accessHandler) check(ctx context.Context, ep *endpoint, model string) error {
+	_, err := models.Require(ctx, h.catalog, model, h.cfg.need[ep.pattern], h.cfg.allow)
+	return err
+}
+
+// serveJSON relays an access point whose body is a JSON object with a
+// "model" member: the body is read (up to the limit), the model checked
+// and renamed to the upstream's name, and the bytes forwarded otherwise
+// unchanged.
+func (h *accessHandler) serveJSON(w http.ResponseWriter, r *http.Request, ep *endpoint) error {
+	if err := httpjson.CheckContentType(r); err != nil {
+		return err
+	}
+	body, err := httpjson.ReadBody(w, r, h.cfg.maxBytes)
+	if err != nil {
+		return err
+	}
+	loc, err := findModel(body)
+	if err != nil {
+		return err
+	}
+	ctx := r.Context()
+	if err := h.check(ctx, ep, loc.model); err != nil {
+		return err
+	}
+	res, u, err := h.relay.Do(withFormat(ctx, ep.format), loc.model, func(u *Upstream) (*http.Request, error) {
+		b := loc.rename(body, u.Model)
+		req, err := http.NewRequest(http.MethodPost, u.URL(ep.path), bytes.NewReader(b))
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		h.setHeaders(r, req, ep.format)
+		return req, nil
+	})
+	if err != nil {
+		return err
+	}
+	return h.reply(w, r, ep.format, res, u)
+}
+
+// setHeaders sets the headers of an upstream request that come from the
+// client: Accept, the ones kept by ForwardHeaders, and the format's own.
+// The upstream's key is set by Relay.Do and the credential placer, never
+// here; the client's credentials are never copied.
+func (h *accessHandler) setHeaders(client, req *http.Request, f format) {
+	setForwarded(client.Context(), req.Header)
+	if v := client.Header.Get("Accept"); v != "" {
+		req.Header.Set("Accept", v)
+	}
+	if f == formatMessages {
+		setMessagesHeaders(client, req)
+	}
+}
