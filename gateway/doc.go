@@ -1,5 +1,6 @@
 // Package gateway assembles the whole gateway API on one [http.Handler]:
-// the model list, chat completions, legacy completions, video tasks, and
+// the model list, chat completions, legacy completions, responses, video
+// tasks, and
 // any extra routes, behind the auth middleware, with a one-line request
 // log. It is the wiring of the example server, importable: use it when
 // you want the entire API in one call, and the endpoint packages
@@ -24,7 +25,7 @@
 // The model list (GET /v1/models, /v1/models/{id}, /v1beta/models…) is
 // always mounted and lists only the models that the caller's key may use.
 // Each generation family is mounted when its backend is set: [Config].Chat,
-// Completions, Videos. Routes added by [Config].Routes are mounted on the
+// Completions, Responses, Videos. Routes added by [Config].Routes are mounted on the
 // same mux, behind the same middleware.
 //
 // # Configuration files

@@ -10,6 +10,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/chat"
 	"github.com/gatewaykit/gatewaykit/completions"
 	"github.com/gatewaykit/gatewaykit/models"
+	"github.com/gatewaykit/gatewaykit/responses"
 	"github.com/gatewaykit/gatewaykit/videos"
 )
 
@@ -26,6 +27,13 @@ type Config struct {
 	Chat chat.Backend
 	// Completions serves POST /v1/completions.
 	Completions completions.Backend
+	// Responses serves POST /v1/responses, its compact, retrieve and
+	// delete routes.
+	Responses responses.Backend
+	// ResponseStore keeps responses for previous_response_id and
+	// retrieval; nil means the default of [responses.WithStore] (an
+	// in-memory store).
+	ResponseStore responses.Store
 
 	// Videos generates videos; with it, the video task endpoints are
 	// mounted and [Gateway.Run] runs a [videos.Runner].
@@ -82,6 +90,13 @@ func New(c Config) (*Gateway, error) {
 	}
 	if c.Completions != nil {
 		mux.Handle(completions.Pattern, completions.NewHandler(c.Catalog, c.Completions, completions.WithLogger(logger)))
+	}
+	if c.Responses != nil {
+		opts := []responses.Option{responses.WithLogger(logger)}
+		if c.ResponseStore != nil {
+			opts = append(opts, responses.WithStore(c.ResponseStore))
+		}
+		responses.Register(mux, responses.NewHandler(c.Catalog, c.Responses, opts...))
 	}
 	if c.Videos != nil {
 		tasks, contents := c.Tasks, c.Contents

@@ -33,6 +33,7 @@ func newDemo(t *testing.T, extra func(*gateway.Config)) *gateway.Gateway {
 		Catalog:     models.NewMemoryCatalog(f.Models...),
 		Chat:        text.Chat(),
 		Completions: text.Completions(),
+		Responses:   text.Responses(),
 		Videos:      demo.NewVideoGenerator(demo.WithVideoDuration(time.Second)),
 	}
 	if extra != nil {
@@ -70,6 +71,7 @@ func TestGatewayServesEveryFamily(t *testing.T) {
 		{"gemini list", "GET", "/v1beta/models?key=sk-demo", "", "", 200, `"models/demo-chat"`},
 		{"chat", "POST", "/v1/chat/completions", "sk-demo", `{"model":"demo-chat","messages":[{"role":"user","content":"hi"}]}`, 200, `"chat.completion"`},
 		{"completions", "POST", "/v1/completions", "sk-demo", `{"model":"demo-instruct","prompt":"hi"}`, 200, `"text_completion"`},
+		{"responses", "POST", "/v1/responses", "sk-demo", `{"model":"demo-chat","input":"hi"}`, 200, `"object":"response"`},
 		{"video create", "POST", "/v1/videos", "sk-demo", `{"model":"demo-video","prompt":"kite","seconds":"4","size":"1280x720"}`, 200, `"queued"`},
 		{"video model on chat", "POST", "/v1/chat/completions", "sk-demo", `{"model":"demo-video","messages":[{"role":"user","content":"hi"}]}`, 400, `compat`},
 		{"missing key", "GET", "/v1/models", "", "", 401, `"missing_authorization"`},
@@ -89,8 +91,10 @@ func TestGatewayServesEveryFamily(t *testing.T) {
 
 func TestGatewayLeavesUnsetFamiliesUnmounted(t *testing.T) {
 	t.Parallel()
-	g := newDemo(t, func(c *gateway.Config) { c.Completions, c.Videos = nil, nil })
+	g := newDemo(t, func(c *gateway.Config) { c.Completions, c.Responses, c.Videos = nil, nil, nil })
 	status, _ := do(t, g, "POST", "/v1/completions", "sk-demo", `{"model":"demo-instruct","prompt":"hi"}`)
+	require.Equal(t, http.StatusNotFound, status)
+	status, _ = do(t, g, "POST", "/v1/responses", "sk-demo", `{"model":"demo-chat","input":"hi"}`)
 	require.Equal(t, http.StatusNotFound, status)
 	status, _ = do(t, g, "GET", "/v1/videos/task_x", "sk-demo", "")
 	require.Equal(t, http.StatusNotFound, status)

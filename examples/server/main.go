@@ -1,6 +1,7 @@
 // Command server runs the whole gatewaykit gateway on in-memory defaults:
 // the demo backend, the built-in demo keys and models, chat completions,
-// legacy completions, the model list in its three formats, and video tasks.
+// legacy completions, responses (with stored conversations), the model
+// list in its three formats, and video tasks.
 //
 //	go run ./examples/server                 # http://127.0.0.1:8080
 //	go run ./examples/server -addr :9000
@@ -64,6 +65,7 @@ func newGateway(c gateway.File, logger *slog.Logger, textOpts ...demo.TextOption
 		Catalog:     models.NewMemoryCatalog(c.Models...),
 		Chat:        text.Chat(),
 		Completions: text.Completions(),
+		Responses:   text.Responses(),
 		Videos:      demo.NewVideoGenerator(),
 		RateLimit:   demoRateLimit,
 		Logger:      logger,
