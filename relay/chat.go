@@ -1,0 +1,295 @@
+package relay
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"iter"
+	"net/http"
+
+	"github.com/gatewaykit/gatewaykit/chat"
+)
+
+// Chat returns the relay's backend for the chat handler: it forwards each
+// request to POST {base}/chat/completions of the model's upstreams.
+//
+// The request goes upstream as the client sent it (Params.Body: every
+// member, those that chat.Request does not model included), with "model"
+// replaced by the upstream's name for it and, when streaming,
+// stream_options.include_usage set; the headers kept by
+// [ForwardHeaders] go with it, the client's key never does. The reply is
+// handed back as a chat.Result or chat.Delta values: the handler writes
+// the wire, with the gateway's own ids, created time and public model
+// name.
+//
+// Streams are read event by event with package sse and turned into one
+// Delta per choice of each upstream chunk, as they arrive. The upstream's
+// usage, from its final chunk, is the one reported; until it comes, each
+// Delta reports a running estimate (the prompt's text and the streamed
+// fragments, at about four characters a token), so that a client that
+// goes away mid-stream is still charged for what was generated, and an
+// upstream that never reports usage is charged by that estimate.
+//
+// Errors follow [UpstreamError]. An upstream stream that breaks off
+// (without its final "data: [DONE]"), sends an event that is not a chunk,
+// or breaks the chunk rules (a choice index out of range, a tool call
+// index that skips one) is a 502 bad_gateway; after the first chunk, the
+// handler sends it as the stream's error event.
+func (r *Relay) Chat() chat.StreamingBackend { return chatBackend{r} }
+
+type chatBackend struct{ r *Relay }
+
+// chatReply is the part of an upstream's chat completion that the relay
+// reads.
+type chatReply struct {
+	Choices []struct {
+		Index   int `json:"index"`
+		Message struct {
+			Content          *string         `json:"content"`
+			ReasoningContent string          `json:"reasoning_content"`
+			Reasoning        string          `json:"reasoning"`
+			ToolCalls        []chat.ToolCall `json:"tool_calls"`
+		} `json:"message"`
+		FinishReason chat.FinishReason `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *chat.Usage `json:"usage"`
+}
+
+func (b chatBackend) Complete(ctx context.Context, p *chat.Params) (*chat.Result, error) {
+	body, err := parseRequestBody(p.Body, p.Request)
+	if err != nil {
+		return nil, err
+	}
+	res, u, err := b.r.Do(ctx, p.Request.Model, postJSON(ctx, "/chat/completions", body, false))
+	if err != nil {
+		return nil, err
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		return nil, UpstreamError(res, u)
+	}
+	var reply chatReply
+	if err := readReply(res.Body, u, &reply); err != nil {
+		return nil, err
+	}
+	n := p.Request.Choices()
+	if len(reply.Choices) != n {
+		return nil, malformed(u, "reply", fmt.Errorf("%d choices for n=%d", len(reply.Choices), n), nil)
+	}
+	out := &chat.Result{Choices: make([]chat.Output, n)}
+	seen := make([]bool, n)
+	var completion int
+	for _, c := range reply.Choices {
+		if c.Index < 0 || c.Index >= n || seen[c.Index] {
+			return nil, malformed(u, "reply", fmt.Errorf("choice index %d out of range or repeated", c.Index), nil)
+		}
+		seen[c.Index] = true
+		o := &out.Choices[c.Index]
+		if c.Message.Content != nil {
+			o.Content = *c.Message.Content
+		}
+		o.Reasoning = c.Message.ReasoningContent
+		if o.Reasoning == "" {
+			o.Reasoning = c.Message.Reasoning
+		}
+		o.ToolCalls = c.Message.ToolCalls
+		o.FinishReason = c.FinishReason
+		completion += estimateTokens(o.Content) + estimateTokens(o.Reasoning)
+		for _, tc := range o.ToolCalls {
+			completion += estimateTokens(tc.Function.Name) + estimateTokens(tc.Function.Arguments)
+		}
+	}
+	if reply.Usage != nil {
+		out.Usage = *reply.Usage
+	} else {
+		out.Usage = chat.Usage{PromptTokens: chatPromptTokens(p.Request), CompletionTokens: completion}
+	}
+	return out, nil
+}
+
+// postJSON is the build function of a POST of body to path, with each
+// upstream's model name, asking for a stream when stream is set.
+func postJSON(ctx context.Context, path string, body requestBody, stream bool) func(u *Upstream) (*http.Request, error) {
+	return func(u *Upstream) (*http.Request, error) {
+		data, err := body.encode(u.Model)
+		if err != nil {
+			return nil, err
+		}
+		req, err := newJSONRequest(ctx, http.MethodPost, u.URL(path), data)
+		if err != nil {
+			return nil, err
+		}
+		if stream {
+			req.Header["Accept"] = []string{"text/event-stream"}
+		}
+		return req, nil
+	}
+}
+
+// chatChunk is the part of an upstream's chat completion chunk that the
+// relay reads.
+type chatChunk struct {
+	Choices []struct {
+		Index int `json:"index"`
+		Delta struct {
+			Content          string `json:"content"`
+			ReasoningContent string `json:"reasoning_content"`
+			Reasoning        string `json:"reasoning"`
+			ToolCalls        []chunkToolCall `json:"tool_calls"`
+		} `json:"delta"`
+		FinishReason chat.FinishReason `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *chat.Usage      `json:"usage"`
+	Error json.RawMessage `json:"error"`
+}
+
+// chunkToolCall is a tool-call fragment of an upstream chunk.
+type chunkToolCall struct {
+	Index    int    `json:"index"`
+	ID       string `json:"id"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+func (b chatBackend) Stream(ctx context.Context, p *chat.Params) iter.Seq2[chat.Delta, error] {
+	return func(yield func(chat.Delta, error) bool) {
+		body, err := parseRequestBody(p.Body, p.Request)
+		if err == nil {
+			err = body.forStream()
+		}
+		if err != nil {
+			yield(chat.Delta{}, err)
+			return
+		}
+		res, u, err := b.r.openStream(ctx, p.Request.Model, postJSON(ctx, "/chat/completions", body, true))
+		if err != nil {
+			yield(chat.Delta{}, err)
+			return
+		}
+		defer res.Body.Close()
+		cs := newChatStream(p, u)
+		if err := readEvents(res.Body, u, cs.event(yield)); err != nil {
+			yield(chat.Delta{}, err)
+		}
+	}
+}
+
+// chatStream turns upstream chunks into Deltas, checking them against the
+// rules the handler relies on.
+type chatStream struct {
+	u        *Upstream
+	choices  []chatChoiceState
+	estimate chat.Usage // running estimate, reported until the upstream's usage arrives
+	reported bool       // the upstream reported its usage
+	chunk    chatChunk
+	calls    []chat.ToolCallDelta // reused
+}
+
+type chatChoiceState struct {
+	finished bool
+	calls    int // tool calls begun
+}
+
+func newChatStream(p *chat.Params, u *Upstream) *chatStream {
+	return &chatStream{
+		u:        u,
+		choices:  make([]chatChoiceState, p.Request.Choices()),
+		estimate: chat.Usage{PromptTokens: chatPromptTokens(p.Request)},
+	}
+}
+
+// event returns the function that handles the data of one upstream event.
+func (cs *chatStream) event(yield func(chat.Delta, error) bool) func(data []byte) (bool, error) {
+	return func(data []byte) (bool, error) {
+		// Reuse the choices' backing array, zeroed: encoding/json decodes
+		// into the elements it finds there without clearing them.
+		choices := cs.chunk.Choices
+		clear(choices[:cap(choices)])
+		cs.chunk = chatChunk{Choices: choices[:0]}
+		if err := json.Unmarshal(data, &cs.chunk); err != nil {
+			return false, malformed(cs.u, "stream event", err, data)
+		}
+		if isError(cs.chunk.Error) {
+			return false, streamError(cs.u, cs.chunk.Error)
+		}
+		for i := range cs.chunk.Choices {
+			c := &cs.chunk.Choices[i]
+			d, err := cs.delta(c.Index, c.Delta.Content, c.Delta.ReasoningContent+c.Delta.Reasoning, c.FinishReason, c.Delta.ToolCalls)
+			if err != nil {
+				return false, err
+			}
+			if d == nil {
+				continue
+			}
+			if !yield(*d, nil) {
+				return false, nil
+			}
+		}
+		if u := cs.chunk.Usage; u != nil {
+			cs.reported = true
+			if !yield(chat.Delta{Usage: u}, nil) {
+				return false, nil
+			}
+		}
+		return true, nil
+	}
+}
+
+// delta makes the Delta of one choice of a chunk, or nil when it carries
+// nothing.
+func (cs *chatStream) delta(index int, content, reasoning string, finish chat.FinishReason, calls []chunkToolCall) (*chat.Delta, error) {
+	if index < 0 || index >= len(cs.choices) {
+		return nil, malformed(cs.u, "stream event", fmt.Errorf("choice index %d of %d", index, len(cs.choices)), nil)
+	}
+	st := &cs.choices[index]
+	if content == "" && reasoning == "" && len(calls) == 0 && finish == "" {
+		// A role-only or empty delta: the handler sends the role itself.
+		return nil, nil
+	}
+	if st.finished {
+		return nil, malformed(cs.u, "stream event", fmt.Errorf("delta for choice %d after its finish reason", index), nil)
+	}
+	d := &chat.Delta{Choice: index, Content: content, Reasoning: reasoning, FinishReason: finish}
+	tokens := fragmentTokens(content) + fragmentTokens(reasoning)
+	cs.calls = cs.calls[:0]
+	for _, tc := range calls {
+		switch {
+		case tc.Index == st.calls:
+			if tc.Function.Name == "" {
+				return nil, malformed(cs.u, "stream event", fmt.Errorf("tool call %d of choice %d begins without a name", tc.Index, index), nil)
+			}
+			st.calls++
+		case tc.Index >= 0 && tc.Index < st.calls:
+		default:
+			return nil, malformed(cs.u, "stream event", fmt.Errorf("tool call index %d of choice %d skips %d", tc.Index, index, st.calls), nil)
+		}
+		cs.calls = append(cs.calls, chat.ToolCallDelta{Index: tc.Index, ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
+		tokens += fragmentTokens(tc.Function.Name) + fragmentTokens(tc.Function.Arguments)
+	}
+	if len(cs.calls) > 0 {
+		d.ToolCalls = cs.calls
+	}
+	st.finished = finish != ""
+	if !cs.reported {
+		cs.estimate.CompletionTokens += tokens
+		cs.estimate.TotalTokens = cs.estimate.PromptTokens + cs.estimate.CompletionTokens
+		d.Usage = &cs.estimate
+	}
+	return d, nil
+}
+
+// chatPromptTokens estimates the prompt tokens of a request: its messages'
+// text and tool calls, and a few tokens of framing per message.
+func chatPromptTokens(req *chat.Request) int {
+	n := 0
+	for i := range req.Messages {
+		m := &req.Messages[i]
+		n += 3 + estimateTokens(m.Content.String())
+		for _, tc := range m.ToolCalls {
+			n += estimateTokens(tc.Function.Name) + estimateTokens(tc.Function.Arguments)
+		}
+	}
+	return n
+}

@@ -1,0 +1,159 @@
+package relay
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"iter"
+	"net/http"
+
+	"github.com/gatewaykit/gatewaykit/chat"
+	"github.com/gatewaykit/gatewaykit/completions"
+)
+
+// Completions returns the relay's backend for the completions handler: it
+// forwards each request to POST {base}/completions of the model's
+// upstreams, as [Relay.Chat] does for chat completions (the same
+// forwarding, streaming, usage and error rules).
+func (r *Relay) Completions() completions.StreamingBackend { return completionsBackend{r} }
+
+type completionsBackend struct{ r *Relay }
+
+// completionsReply is the part of an upstream's completion that the relay
+// reads.
+type completionsReply struct {
+	Choices []struct {
+		Index        int               `json:"index"`
+		Text         string            `json:"text"`
+		FinishReason chat.FinishReason `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *chat.Usage      `json:"usage"`
+	Error json.RawMessage `json:"error"`
+}
+
+func (b completionsBackend) Complete(ctx context.Context, p *completions.Params) (*completions.Result, error) {
+	body, err := parseRequestBody(p.Body, p.Request)
+	if err != nil {
+		return nil, err
+	}
+	res, u, err := b.r.Do(ctx, p.Request.Model, postJSON(ctx, "/completions", body, false))
+	if err != nil {
+		return nil, err
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		return nil, UpstreamError(res, u)
+	}
+	var reply completionsReply
+	if err := readReply(res.Body, u, &reply); err != nil {
+		return nil, err
+	}
+	n := p.Request.Choices()
+	if len(reply.Choices) != n {
+		return nil, malformed(u, "reply", fmt.Errorf("%d choices for %d", len(reply.Choices), n), nil)
+	}
+	out := &completions.Result{Choices: make([]completions.Output, n)}
+	seen := make([]bool, n)
+	completion := 0
+	for _, c := range reply.Choices {
+		if c.Index < 0 || c.Index >= n || seen[c.Index] {
+			return nil, malformed(u, "reply", fmt.Errorf("choice index %d out of range or repeated", c.Index), nil)
+		}
+		seen[c.Index] = true
+		out.Choices[c.Index] = completions.Output{Text: c.Text, FinishReason: c.FinishReason}
+		completion += estimateTokens(c.Text)
+	}
+	if reply.Usage != nil {
+		out.Usage = *reply.Usage
+	} else {
+		out.Usage = chat.Usage{PromptTokens: completionsPromptTokens(p.Request), CompletionTokens: completion}
+	}
+	return out, nil
+}
+
+func (b completionsBackend) Stream(ctx context.Context, p *completions.Params) iter.Seq2[completions.Delta, error] {
+	return func(yield func(completions.Delta, error) bool) {
+		body, err := parseRequestBody(p.Body, p.Request)
+		if err == nil {
+			err = body.forStream()
+		}
+		if err != nil {
+			yield(completions.Delta{}, err)
+			return
+		}
+		res, u, err := b.r.openStream(ctx, p.Request.Model, postJSON(ctx, "/completions", body, true))
+		if err != nil {
+			yield(completions.Delta{}, err)
+			return
+		}
+		defer res.Body.Close()
+		cs := &completionsStream{
+			u:        u,
+			finished: make([]bool, p.Request.Choices()),
+			estimate: chat.Usage{PromptTokens: completionsPromptTokens(p.Request)},
+		}
+		if err := readEvents(res.Body, u, cs.event(yield)); err != nil {
+			yield(completions.Delta{}, err)
+		}
+	}
+}
+
+// completionsStream turns upstream chunks into Deltas.
+type completionsStream struct {
+	u        *Upstream
+	finished []bool
+	estimate chat.Usage
+	reported bool
+	chunk    completionsReply
+}
+
+func (cs *completionsStream) event(yield func(completions.Delta, error) bool) func(data []byte) (bool, error) {
+	return func(data []byte) (bool, error) {
+		choices := cs.chunk.Choices
+		clear(choices[:cap(choices)])
+		cs.chunk = completionsReply{Choices: choices[:0]}
+		if err := json.Unmarshal(data, &cs.chunk); err != nil {
+			return false, malformed(cs.u, "stream event", err, data)
+		}
+		if isError(cs.chunk.Error) {
+			return false, streamError(cs.u, cs.chunk.Error)
+		}
+		for _, c := range cs.chunk.Choices {
+			if c.Index < 0 || c.Index >= len(cs.finished) {
+				return false, malformed(cs.u, "stream event", fmt.Errorf("choice index %d of %d", c.Index, len(cs.finished)), nil)
+			}
+			if c.Text == "" && c.FinishReason == "" {
+				continue
+			}
+			if cs.finished[c.Index] {
+				return false, malformed(cs.u, "stream event", fmt.Errorf("text for choice %d after its finish reason", c.Index), nil)
+			}
+			cs.finished[c.Index] = c.FinishReason != ""
+			d := completions.Delta{Choice: c.Index, Text: c.Text, FinishReason: c.FinishReason}
+			if !cs.reported {
+				cs.estimate.CompletionTokens += fragmentTokens(c.Text)
+				cs.estimate.TotalTokens = cs.estimate.PromptTokens + cs.estimate.CompletionTokens
+				d.Usage = &cs.estimate
+			}
+			if !yield(d, nil) {
+				return false, nil
+			}
+		}
+		if u := cs.chunk.Usage; u != nil {
+			cs.reported = true
+			if !yield(completions.Delta{Usage: u}, nil) {
+				return false, nil
+			}
+		}
+		return true, nil
+	}
+}
+
+// completionsPromptTokens estimates the prompt tokens of a completions request.
+func completionsPromptTokens(req *completions.Request) int {
+	n := 0
+	for _, s := range req.Prompt {
+		n += estimateTokens(s)
+	}
+	return n
+}

@@ -1,0 +1,168 @@
+package relay_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gatewaykit/gatewaykit/auth"
+	"github.com/gatewaykit/gatewaykit/chat"
+	"github.com/gatewaykit/gatewaykit/completions"
+	"github.com/gatewaykit/gatewaykit/models"
+	"github.com/gatewaykit/gatewaykit/relay"
+	"github.com/gatewaykit/gatewaykit/relay/relaytest"
+	"github.com/gatewaykit/gatewaykit/sse"
+)
+
+// quota is the budget of the test key; charges are read off it.
+const quota = 1_000_000
+
+// The client's key: it must never reach the upstream.
+const clientKey = "sk-client-test-key"
+
+// The upstream's key.
+const upstreamKey = "sk-upstream-test-key"
+
+// gateway is a gateway in front of a fake upstream: auth middleware with
+// one key, ForwardHeaders, and the chat and completions handlers with the
+// relay's backends. The public model "pub-<mode>" is relayed to the
+// upstream model "<mode>" (see relaytest's modes).
+type gateway struct {
+	up    *relaytest.Upstream
+	relay *relay.Relay
+	srv   *httptest.Server
+	keys  *auth.MemoryKeyStore
+
+	// served is closed-and-replaced per request: wait on done() to know
+	// the gateway's handler has returned (and charged).
+	mu     sync.Mutex
+	served []chan struct{}
+}
+
+var modes = []string{
+	relaytest.ModeOK, relaytest.ModeSlow, relaytest.ModeTools, relaytest.ModeNoUsage, relaytest.ModeDie,
+	relaytest.ModeNoDone, relaytest.ModeHang, relaytest.ModeHangMidStream, relaytest.ModeMalformedJSON,
+	relaytest.ModeMalformedSSE, relaytest.ModeErrorEvent, relaytest.ModeStatus400, relaytest.ModeStatus401,
+	relaytest.ModeStatus429, relaytest.ModeStatus500,
+	relaytest.ModeVideoFail, relaytest.ModeVideoRedirect, relaytest.ModeVideoNoThumbnail,
+}
+
+func newGateway(t *testing.T, setup func(up *relaytest.Upstream), opts ...relay.Option) *gateway {
+	t.Helper()
+	up := relaytest.NewUpstream(t)
+	up.Key = upstreamKey
+	if setup != nil {
+		setup(up)
+	}
+	var routes []relay.Route
+	var list []models.Model
+	for _, m := range modes {
+		routes = append(routes, relay.Route{Model: "pub-" + m, Upstreams: []relay.Upstream{{BaseURL: up.BaseURL(), Key: upstreamKey, Model: m}}})
+		list = append(list, models.Model{ID: "pub-" + m, EndpointTypes: []models.EndpointType{models.Compat, models.CompatResponse, models.CompatVideo}})
+	}
+	r, err := relay.New(routes, opts...)
+	require.NoError(t, err)
+	keys := auth.NewMemoryKeyStore()
+	require.NoError(t, keys.Add(t.Context(), clientKey, auth.Key{ID: "key_test", Quota: auth.LimitedQuota(quota)}))
+	catalog := models.NewMemoryCatalog(list...)
+	g := &gateway{up: up, relay: r, keys: keys}
+	mux := http.NewServeMux()
+	mux.Handle(chat.Pattern, chat.NewHandler(catalog, r.Chat()))
+	mux.Handle(completions.Pattern, completions.NewHandler(catalog, r.Completions()))
+	g.srv = httptest.NewServer(auth.Middleware(keys)(relay.ForwardHeaders(g.track(mux))))
+	t.Cleanup(g.srv.Close)
+	return g
+}
+
+// track records the end of each request the gateway serves.
+func (g *gateway) track(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		done := make(chan struct{})
+		g.mu.Lock()
+		g.served = append(g.served, done)
+		g.mu.Unlock()
+		defer close(done)
+		next.ServeHTTP(w, r)
+	})
+}
+
+// waitServed waits until every request the gateway received has been
+// served.
+func (g *gateway) waitServed() {
+	g.mu.Lock()
+	served := append([]chan struct{}(nil), g.served...)
+	g.mu.Unlock()
+	for _, c := range served {
+		<-c
+	}
+}
+
+// charged returns the tokens charged to the test key so far, once every
+// request has been served.
+func (g *gateway) charged(t *testing.T) int64 {
+	t.Helper()
+	g.waitServed()
+	k, err := g.keys.Lookup(t.Context(), clientKey)
+	require.NoError(t, err)
+	return quota - k.Quota.Remaining
+}
+
+// post sends body to path on the gateway with the client's key and
+// headers.
+func (g *gateway) post(t *testing.T, path, body string, header ...string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, g.srv.URL+path, strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+clientKey)
+	req.Header.Set("Content-Type", "application/json")
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	res, err := g.srv.Client().Do(req)
+	require.NoError(t, err)
+	t.Cleanup(func() { res.Body.Close() })
+	return res
+}
+
+// decode reads a JSON body into a generic value.
+func decode(t *testing.T, r io.Reader) map[string]any {
+	t.Helper()
+	var v map[string]any
+	require.NoError(t, json.NewDecoder(r).Decode(&v))
+	return v
+}
+
+// events reads a whole SSE stream: the data of each event, and the read
+// error, if any.
+func events(t *testing.T, r io.Reader) []string {
+	t.Helper()
+	var out []string
+	for ev, err := range sse.Read(r) {
+		require.NoError(t, err)
+		out = append(out, ev.Data)
+	}
+	return out
+}
+
+// errorOf returns the "error" object of a JSON body or event.
+func errorOf(t *testing.T, data string) map[string]any {
+	t.Helper()
+	var v struct {
+		Error map[string]any `json:"error"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(data), &v), data)
+	require.NotNil(t, v.Error, data)
+	return v.Error
+}
+
+// jsonEq asserts that two JSON documents are equal as values.
+func jsonEq(t *testing.T, want, got []byte) {
+	t.Helper()
+	require.JSONEq(t, string(want), string(got))
+}

@@ -1,0 +1,408 @@
+// Package relaytest provides a fake OpenAI-compatible upstream for testing
+// relays: an httptest server that answers chat completions, completions
+// and video tasks the way real services do, and misbehaves in every way
+// a relay must survive, chosen by the model name of each request.
+package relaytest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// The model names that select a behaviour. Any other name is answered
+// normally ([ModeOK]).
+const (
+	// ModeOK answers normally: a JSON reply, or a stream of Chunks chunks
+	// ending with the usage chunk (when include_usage is asked) and
+	// "data: [DONE]".
+	ModeOK = "ok"
+	// ModeSlow streams as ModeOK, waiting Delay before each chunk.
+	ModeSlow = "slow"
+	// ModeTools answers with a call of the function "get_weather".
+	ModeTools = "tools"
+	// ModeNoUsage streams as ModeOK but never sends usage, even when
+	// asked.
+	ModeNoUsage = "no-usage"
+	// ModeDie sends two chunks, then drops the connection.
+	ModeDie = "die"
+	// ModeNoDone sends the chunks, then ends the stream without [DONE].
+	ModeNoDone = "no-done"
+	// ModeHang never answers: it waits until the request is cancelled.
+	ModeHang = "hang"
+	// ModeHangMidStream sends two chunks, then waits until the request is
+	// cancelled.
+	ModeHangMidStream = "hang-mid-stream"
+	// ModeMalformedJSON answers 200 with a body that is not JSON; when
+	// streaming, one chunk and then an event whose data is not JSON.
+	ModeMalformedJSON = "malformed-json"
+	// ModeMalformedSSE streams one chunk, then ends the stream in the
+	// middle of a line.
+	ModeMalformedSSE = "malformed-sse"
+	// ModeErrorEvent streams one chunk, then an error event
+	// (data: {"error":{…}}).
+	ModeErrorEvent = "error-event"
+	// ModeStatus400, ModeStatus401, ModeStatus429 (with Retry-After: 7)
+	// and ModeStatus500 answer that status with an OpenAI error envelope.
+	ModeStatus400 = "status-400"
+	ModeStatus401 = "status-401"
+	ModeStatus429 = "status-429"
+	ModeStatus500 = "status-500"
+)
+
+// PromptTokens is the prompt_tokens of every usage the fake reports; the
+// completion tokens are the number of chunks (one token each).
+const PromptTokens = 11
+
+// A Request is a request that the fake received.
+type Request struct {
+	Method string
+	Path   string // with the query, if any
+	Header http.Header
+	Body   []byte
+	// Cancelled is closed when the fake saw the request's context end
+	// before it had answered in full: the client (the relay) went away.
+	Cancelled chan struct{}
+	// Finished is closed when the fake's handler returned.
+	Finished chan struct{}
+}
+
+// Upstream is the fake upstream. Set its fields before the first request;
+// it is safe for concurrent use after that.
+type Upstream struct {
+	*httptest.Server
+
+	// Chunks is the number of content chunks of a stream (and of words
+	// of a JSON reply); 8 if zero.
+	Chunks int
+	// Delay is the wait before each chunk in ModeSlow.
+	Delay time.Duration
+	// Key, when set, is the only key accepted (Authorization: Bearer);
+	// other requests get a 401.
+	Key string
+	// Video is the video task behaviour; see [VideoOptions].
+	Video VideoOptions
+
+	mu       sync.Mutex
+	requests []*Request
+	videos   map[string]*video
+	nextID   int
+}
+
+// NewUpstream starts a fake upstream and stops it when the test ends. Its
+// base URL for a relay is srv.URL + "/v1" ([Upstream.BaseURL]).
+func NewUpstream(t interface{ Cleanup(func()) }) *Upstream {
+	u := &Upstream{videos: map[string]*video{}}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/chat/completions", u.chat)
+	mux.HandleFunc("POST /v1/completions", u.completions)
+	mux.HandleFunc("POST /v1/videos", u.createVideo)
+	mux.HandleFunc("POST /v1/vendorai/videos", u.createVideo)
+	mux.HandleFunc("GET /v1/videos/{id}", u.getVideo)
+	mux.HandleFunc("GET /v1/videos/{id}/content", u.videoContent)
+	mux.HandleFunc("GET /cdn/{name}", cdn)
+	u.Server = httptest.NewServer(u.record(mux))
+	t.Cleanup(u.Close)
+	return u
+}
+
+// BaseURL is the base URL a relay's Upstream takes: the server's URL and
+// /v1.
+func (u *Upstream) BaseURL() string { return u.URL + "/v1" }
+
+// Requests returns the requests received so far, in order.
+func (u *Upstream) Requests() []*Request {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return append([]*Request(nil), u.requests...)
+}
+
+// Last returns the last request received; nil if none.
+func (u *Upstream) Last() *Request {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if len(u.requests) == 0 {
+		return nil
+	}
+	return u.requests[len(u.requests)-1]
+}
+
+func (u *Upstream) chunks() int {
+	if u.Chunks <= 0 {
+		return 8
+	}
+	return u.Chunks
+}
+
+type recordKey struct{}
+
+// record keeps each request and watches its context.
+func (u *Upstream) record(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		rec := &Request{
+			Method: r.Method, Path: r.URL.RequestURI(), Header: r.Header.Clone(), Body: body,
+			Cancelled: make(chan struct{}), Finished: make(chan struct{}),
+		}
+		u.mu.Lock()
+		u.requests = append(u.requests, rec)
+		u.mu.Unlock()
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		stop := make(chan struct{})
+		watched := make(chan struct{})
+		go func() {
+			defer close(watched)
+			select {
+			case <-r.Context().Done():
+				close(rec.Cancelled)
+			case <-stop:
+			}
+		}()
+		defer func() {
+			close(stop)
+			<-watched
+			close(rec.Finished)
+		}()
+		if u.Key != "" && !strings.HasPrefix(r.URL.Path, "/cdn/") && r.Header.Get("Authorization") != "Bearer "+u.Key {
+			writeError(w, 401, "Incorrect API key provided.", "invalid_request_error", "invalid_api_key")
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// textRequest is what the fake reads of a chat or completions request.
+type textRequest struct {
+	Model         string `json:"model"`
+	Stream        bool   `json:"stream"`
+	N             *int   `json:"n"`
+	StreamOptions *struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
+}
+
+func (u *Upstream) chat(w http.ResponseWriter, r *http.Request)        { u.text(w, r, true) }
+func (u *Upstream) completions(w http.ResponseWriter, r *http.Request) { u.text(w, r, false) }
+
+func (u *Upstream) text(w http.ResponseWriter, r *http.Request, isChat bool) {
+	var req textRequest
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		writeError(w, 400, "We could not parse the JSON body of your request.", "invalid_request_error", "")
+		return
+	}
+	if statusMode(w, req.Model) {
+		return
+	}
+	switch req.Model {
+	case ModeHang:
+		<-r.Context().Done()
+		return
+	case ModeMalformedJSON:
+		if req.Stream {
+			break
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"id":"x","choices":[{"index":0,`)
+		return
+	}
+	n := 1
+	if req.N != nil {
+		n = *req.N
+	}
+	if !req.Stream {
+		u.textReply(w, req.Model, n, isChat)
+		return
+	}
+	u.stream(w, r, &req, n, isChat)
+}
+
+// statusMode answers the error statuses of the status-* modes.
+func statusMode(w http.ResponseWriter, model string) bool {
+	switch model {
+	case ModeStatus400:
+		writeError(w, 400, "Invalid value for 'temperature'.", "invalid_request_error", "invalid_value")
+	case ModeStatus401:
+		writeError(w, 401, "Incorrect API key provided.", "invalid_request_error", "invalid_api_key")
+	case ModeStatus429:
+		w.Header().Set("Retry-After", "7")
+		writeError(w, 429, "Rate limit reached for requests.", "requests", "rate_limit_exceeded")
+	case ModeStatus500:
+		writeError(w, 500, "The server had an error while processing your request.", "server_error", "")
+	default:
+		return false
+	}
+	return true
+}
+
+// Word returns the text of content chunk i: "tok0", then " tok1", …
+func Word(i int) string {
+	if i == 0 {
+		return "tok0"
+	}
+	return " tok" + strconv.Itoa(i)
+}
+
+// Text is the whole text of a reply of n chunks.
+func Text(n int) string {
+	var b strings.Builder
+	for i := range n {
+		b.WriteString(Word(i))
+	}
+	return b.String()
+}
+
+func usage(completion int) map[string]int {
+	return map[string]int{"prompt_tokens": PromptTokens, "completion_tokens": completion, "total_tokens": PromptTokens + completion}
+}
+
+func (u *Upstream) textReply(w http.ResponseWriter, model string, n int, isChat bool) {
+	k := u.chunks()
+	choices := make([]map[string]any, n)
+	for i := range choices {
+		if !isChat {
+			choices[i] = map[string]any{"index": i, "text": Text(k), "finish_reason": "stop", "logprobs": nil}
+			continue
+		}
+		msg := map[string]any{"role": "assistant", "content": Text(k), "refusal": nil}
+		finish := "stop"
+		if model == ModeTools {
+			msg["content"] = nil
+			msg["tool_calls"] = []map[string]any{{"id": "call_up1", "type": "function",
+				"function": map[string]any{"name": "get_weather", "arguments": `{"city":"Paris"}`}}}
+			finish = "tool_calls"
+		}
+		choices[i] = map[string]any{"index": i, "message": msg, "finish_reason": finish, "logprobs": nil}
+	}
+	obj := "text_completion"
+	if isChat {
+		obj = "chat.completion"
+	}
+	writeJSON(w, 200, map[string]any{
+		"id": "upstream-id", "object": obj, "created": 1, "model": model + "-upstream",
+		"choices": choices, "usage": usage(k * n), "system_fingerprint": "fp_up",
+	})
+}
+
+func (u *Upstream) stream(w http.ResponseWriter, r *http.Request, req *textRequest, n int, isChat bool) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(200)
+	fl := w.(http.Flusher)
+	fl.Flush()
+	send := func(v any) bool {
+		b, _ := json.Marshal(v)
+		_, err := fmt.Fprintf(w, "data: %s\n\n", b)
+		fl.Flush()
+		return err == nil && r.Context().Err() == nil
+	}
+	obj := "text_completion"
+	if isChat {
+		obj = "chat.completion.chunk"
+	}
+	chunk := func(choices ...map[string]any) map[string]any {
+		return map[string]any{"id": "upstream-id", "object": obj, "created": 1, "model": req.Model + "-upstream", "choices": choices}
+	}
+	k := u.chunks()
+	for c := 0; c < n; c++ {
+		if isChat && !send(chunk(map[string]any{"index": c, "delta": map[string]any{"role": "assistant", "content": ""}, "finish_reason": nil})) {
+			return
+		}
+	}
+	if isChat && req.Model == ModeTools {
+		for c := 0; c < n; c++ {
+			first := map[string]any{"index": 0, "id": "call_up1", "type": "function", "function": map[string]any{"name": "get_weather", "arguments": ""}}
+			rest := map[string]any{"index": 0, "function": map[string]any{"arguments": `{"city":"Paris"}`}}
+			for _, tc := range []map[string]any{first, rest} {
+				if !send(chunk(map[string]any{"index": c, "delta": map[string]any{"tool_calls": []any{tc}}, "finish_reason": nil})) {
+					return
+				}
+			}
+			if !send(chunk(map[string]any{"index": c, "delta": map[string]any{}, "finish_reason": "tool_calls"})) {
+				return
+			}
+		}
+		k = 2
+	} else {
+		for i := 0; i < k; i++ {
+			switch {
+			case req.Model == ModeSlow:
+				select {
+				case <-time.After(u.Delay):
+				case <-r.Context().Done():
+					return
+				}
+			case i == 2 && req.Model == ModeDie:
+				panic(http.ErrAbortHandler)
+			case i == 2 && req.Model == ModeHangMidStream:
+				<-r.Context().Done()
+				return
+			case i == 1 && req.Model == ModeMalformedJSON:
+				io.WriteString(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"}\n\n")
+				fl.Flush()
+				return
+			case i == 1 && req.Model == ModeMalformedSSE:
+				io.WriteString(w, "data: {\"choices\":[")
+				fl.Flush()
+				return
+			case i == 1 && req.Model == ModeErrorEvent:
+				send(map[string]any{"error": map[string]any{"message": "upstream overloaded at 10.1.2.3", "type": "server_error", "code": nil}})
+				return
+			}
+			for c := 0; c < n; c++ {
+				var ch map[string]any
+				if isChat {
+					ch = map[string]any{"index": c, "delta": map[string]any{"content": Word(i)}, "finish_reason": nil}
+				} else {
+					ch = map[string]any{"index": c, "text": Word(i), "finish_reason": nil, "logprobs": nil}
+				}
+				if !send(chunk(ch)) {
+					return
+				}
+			}
+		}
+		for c := 0; c < n; c++ {
+			var ch map[string]any
+			if isChat {
+				ch = map[string]any{"index": c, "delta": map[string]any{}, "finish_reason": "stop"}
+			} else {
+				ch = map[string]any{"index": c, "text": "", "finish_reason": "stop", "logprobs": nil}
+			}
+			if !send(chunk(ch)) {
+				return
+			}
+		}
+	}
+	if req.StreamOptions != nil && req.StreamOptions.IncludeUsage && req.Model != ModeNoUsage {
+		c := chunk()
+		c["usage"] = usage(k * n)
+		if !send(c) {
+			return
+		}
+	}
+	if req.Model == ModeNoDone {
+		return
+	}
+	io.WriteString(w, "data: [DONE]\n\n")
+	fl.Flush()
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}
+
+func writeError(w http.ResponseWriter, status int, message, typ, code string) {
+	e := map[string]any{"message": message, "type": typ, "param": nil, "code": nil}
+	if code != "" {
+		e["code"] = code
+	}
+	writeJSON(w, status, map[string]any{"error": e})
+}

@@ -1,0 +1,89 @@
+package relay
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"unsafe"
+
+	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/sse"
+)
+
+// openStream sends a streaming request with [Relay.Do] and returns the
+// reply once it is known to be a stream: a status other than 200 is the
+// client's error ([UpstreamError]), and a JSON reply where events were
+// expected is a 502.
+func (r *Relay) openStream(ctx context.Context, model string, build func(u *Upstream) (*http.Request, error)) (*http.Response, *Upstream, error) {
+	res, u, err := r.Do(ctx, model, build)
+	if err != nil {
+		return nil, nil, err
+	}
+	if res.StatusCode != http.StatusOK {
+		return nil, nil, UpstreamError(res, u)
+	}
+	if mt, _, _ := mime.ParseMediaType(res.Header.Get("Content-Type")); mt == "application/json" {
+		data, _ := io.ReadAll(io.LimitReader(res.Body, maxErrorBody))
+		res.Body.Close()
+		return nil, nil, malformed(u, "reply", errors.New("a JSON reply to a streaming request"), data)
+	}
+	return res, u, nil
+}
+
+// readEvents reads the SSE stream body, and calls fn with the data of each
+// event until the "data: [DONE]" that ends it, or until fn returns false
+// (the consumer has stopped) or an error. Comments (keep-alives) and
+// events without data are skipped. fn must not keep data after it
+// returns.
+//
+// A stream that ends without [DONE], that cannot be read, or that carries
+// an event named "error" is a 502; an idle timeout is a 504, and the
+// client's departure is the context's error (both from the reply's
+// body).
+func readEvents(body io.Reader, u *Upstream, fn func(data []byte) (bool, error)) error {
+	for ev, err := range sse.Read(body) {
+		if err != nil {
+			return streamReadError(err, u)
+		}
+		if ev.Type == "error" {
+			return streamError(u, json.RawMessage(ev.Data))
+		}
+		if ev.Data == "" {
+			continue
+		}
+		if ev.IsDone() {
+			return nil
+		}
+		more, err := fn(unsafe.Slice(unsafe.StringData(ev.Data), len(ev.Data)))
+		if err != nil || !more {
+			return err
+		}
+	}
+	return apierrors.BadGateway("The upstream's stream ended early.",
+		fmt.Errorf("relay: upstream %s: the stream ended without [DONE]", u.Name))
+}
+
+// streamReadError is the error of a failed read of an upstream stream.
+func streamReadError(err error, u *Upstream) error {
+	if isAPIError(err) || isContextError(err) {
+		return err
+	}
+	return apierrors.BadGateway("The upstream's stream could not be read.", fmt.Errorf("relay: upstream %s: %w", u.Name, err))
+}
+
+// isError reports whether raw, the "error" member of an event, holds an
+// error (not absent, not null).
+func isError(raw json.RawMessage) bool {
+	return len(raw) > 0 && string(raw) != "null"
+}
+
+// streamError is the 502 for an error that an upstream sent inside its
+// stream. Its text goes to the log only, like that of a 5xx.
+func streamError(u *Upstream, raw json.RawMessage) error {
+	return apierrors.BadGateway("The upstream failed in the middle of the reply.",
+		fmt.Errorf("relay: upstream %s sent an error event: %s", u.Name, snippet(raw)))
+}
