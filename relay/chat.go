@@ -132,14 +132,14 @@ type chatChunk struct {
 	Choices []struct {
 		Index int `json:"index"`
 		Delta struct {
-			Content          string `json:"content"`
-			ReasoningContent string `json:"reasoning_content"`
-			Reasoning        string `json:"reasoning"`
+			Content          string          `json:"content"`
+			ReasoningContent string          `json:"reasoning_content"`
+			Reasoning        string          `json:"reasoning"`
 			ToolCalls        []chunkToolCall `json:"tool_calls"`
 		} `json:"delta"`
 		FinishReason chat.FinishReason `json:"finish_reason"`
 	} `json:"choices"`
-	Usage *chat.Usage      `json:"usage"`
+	Usage *chat.Usage     `json:"usage"`
 	Error json.RawMessage `json:"error"`
 }
 

@@ -27,7 +27,7 @@ type completionsReply struct {
 		Text         string            `json:"text"`
 		FinishReason chat.FinishReason `json:"finish_reason"`
 	} `json:"choices"`
-	Usage *chat.Usage      `json:"usage"`
+	Usage *chat.Usage     `json:"usage"`
 	Error json.RawMessage `json:"error"`
 }
 
