@@ -1,6 +1,7 @@
 package relay_test
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -18,6 +20,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/relay"
 	"github.com/gatewaykit/gatewaykit/relay/relaytest"
 	"github.com/gatewaykit/gatewaykit/sse"
+	"github.com/gatewaykit/gatewaykit/videos"
 )
 
 // quota is the budget of the test key; charges are read off it.
@@ -66,7 +69,7 @@ func newGateway(t *testing.T, setup func(up *relaytest.Upstream), opts ...relay.
 		routes = append(routes, relay.Route{Model: "pub-" + m, Upstreams: []relay.Upstream{{BaseURL: up.BaseURL(), Key: upstreamKey, Model: m}}})
 		list = append(list, models.Model{ID: "pub-" + m, EndpointTypes: []models.EndpointType{models.Compat, models.CompatResponse, models.CompatVideo}})
 	}
-	r, err := relay.New(routes, opts...)
+	r, err := relay.New(routes, append([]relay.Option{relay.WithPollInterval(5 * time.Millisecond)}, opts...)...)
 	require.NoError(t, err)
 	keys := auth.NewMemoryKeyStore()
 	require.NoError(t, keys.Add(t.Context(), clientKey, auth.Key{ID: "key_test", Quota: auth.LimitedQuota(quota)}))
@@ -75,9 +78,30 @@ func newGateway(t *testing.T, setup func(up *relaytest.Upstream), opts ...relay.
 	mux := http.NewServeMux()
 	mux.Handle(chat.Pattern, chat.NewHandler(catalog, r.Chat()))
 	mux.Handle(completions.Pattern, completions.NewHandler(catalog, r.Completions()))
+	g.mountVideos(t, mux, catalog)
 	g.srv = httptest.NewServer(auth.Middleware(keys)(relay.ForwardHeaders(g.track(mux))))
 	t.Cleanup(g.srv.Close)
 	return g
+}
+
+// mountVideos mounts the video routes, with a runner whose generator is
+// the relay's.
+func (g *gateway) mountVideos(t *testing.T, mux *http.ServeMux, catalog models.Catalog, opts ...videos.Option) {
+	store := videos.NewMemoryStore()
+	contents := videos.NewMemoryContentStore()
+	runner := videos.NewRunner(store, g.relay.Videos(), contents, videos.WithPollInterval(time.Hour), videos.WithWorkers(2))
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { _ = runner.Run(ctx) }()
+	t.Cleanup(func() {
+		ctx, stop := context.WithTimeout(context.Background(), 10*time.Second)
+		defer stop()
+		require.NoError(t, runner.Shutdown(ctx))
+		cancel()
+	})
+	h := videos.NewHandler(store, catalog, contents, append([]videos.Option{videos.WithNotify(runner.Wake)}, opts...)...)
+	for _, p := range append(videos.Patterns(), videos.PatternContent) {
+		mux.Handle(p, h)
+	}
 }
 
 // track records the end of each request the gateway serves.
@@ -111,6 +135,20 @@ func (g *gateway) charged(t *testing.T) int64 {
 	k, err := g.keys.Lookup(t.Context(), clientKey)
 	require.NoError(t, err)
 	return quota - k.Quota.Remaining
+}
+
+// get sends a GET of path to the gateway with the client's key, without
+// following redirects.
+func (g *gateway) get(t *testing.T, path string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, g.srv.URL+path, nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+clientKey)
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	res, err := client.Do(req)
+	require.NoError(t, err)
+	t.Cleanup(func() { res.Body.Close() })
+	return res
 }
 
 // post sends body to path on the gateway with the client's key and

@@ -1,0 +1,324 @@
+package relay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/videos"
+)
+
+// maxPollFailures is how many status requests in a row may fail (an
+// unreachable upstream, a 5xx, a timeout) before a video task is given up.
+const maxPollFailures = 5
+
+// Videos returns the relay's video backend, a videos.Generator for the
+// videos runner. For each gateway task it:
+//
+//  1. creates the task upstream: POST {base}/videos with the task's
+//     request as JSON (every field of it, unmodelled ones included; a
+//     multipart upload's input_reference as its data URI), or POST
+//     {base}/vendorai/videos for a task of the multimodal path, with
+//     "model" replaced by the upstream's name. The create request fails
+//     over between the model's upstreams like any other, and carries
+//     "Idempotency-Key: <gateway task id>", so that an upstream that
+//     honours it creates one task even when the request is retried, or
+//     the gateway runs the task again after a restart;
+//  2. polls GET {base}/videos/{upstream id} on the same upstream every
+//     poll interval ([WithPollInterval], default 5s), reporting the
+//     upstream's progress; up to 5 failed polls in a row are tolerated;
+//  3. when the upstream task completes, fetches GET
+//     {base}/videos/{upstream id}/content, and the same with
+//     ?variant=thumbnail. Content answered with bytes is downloaded (up
+//     to [WithMaxMediaBytes]) and stored by the gateway. Content answered
+//     with a redirect (301, 302, 307 or 308, as an upstream with object
+//     storage does) is not followed: its Location is handed back as the
+//     result's URL, so the video is not copied through the gateway. The
+//     gateway's content endpoint then redirects its client there, or
+//     streams it with videos.WithContentProxy, which the official Go
+//     SDK needs (it refuses cross-origin redirects). A missing thumbnail
+//     (404, or any failure to fetch it) leaves the task without one.
+//
+// The gateway's task ids stay its own: the upstream's id is kept by the
+// generator for the life of the task (and logged with the gateway's id
+// when the task is created upstream). A task that fails upstream fails
+// with the upstream's error code and message; a create request refused
+// with a 4xx fails with the upstream's code and message too, and other
+// failures (unreachable upstream, 5xx, unreadable replies) with the
+// codes bad_gateway or gateway_timeout.
+func (r *Relay) Videos() videos.Generator { return videoBackend{r} }
+
+type videoBackend struct{ r *Relay }
+
+// upstreamVideo is the part of an upstream's video task that the relay
+// reads.
+type upstreamVideo struct {
+	ID       string `json:"id"`
+	Status   string `json:"status"`
+	Progress *int   `json:"progress"`
+	Seconds  any    `json:"seconds"`
+	Size     string `json:"size"`
+	Error    *struct {
+		Code    any    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+	ExpiresAt          int64  `json:"expires_at"`
+	RemixedFromVideoID string `json:"remixed_from_video_id"`
+	Metadata           *struct {
+		Duration float64 `json:"duration"`
+		Width    int     `json:"width"`
+		Height   int     `json:"height"`
+		FPS      int     `json:"fps"`
+		Seed     *int64  `json:"seed"`
+	} `json:"metadata"`
+}
+
+func (b videoBackend) Generate(ctx context.Context, task *videos.Task, progress func(percent int)) (*videos.Result, error) {
+	v, u, err := b.create(ctx, task)
+	if err != nil {
+		return nil, failure(err)
+	}
+	b.r.logger.LogAttrs(ctx, slog.LevelInfo, "relay: video task created upstream",
+		slog.String("task", task.ID), slog.String("upstream", u.Name), slog.String("upstream_task", v.ID))
+	path := "/videos/" + url.PathEscape(v.ID)
+	t := time.NewTicker(b.r.poll)
+	defer t.Stop()
+	failures := 0
+	for {
+		if v.Progress != nil {
+			progress(*v.Progress)
+		}
+		switch v.Status {
+		case "completed", "succeeded":
+			return b.result(ctx, u, path, v)
+		case "failed", "cancelled", "canceled", "expired":
+			return nil, upstreamFailure(v)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+		next, err := b.poll(ctx, u, path)
+		switch {
+		case err == nil:
+			v, failures = next, 0
+		case ctx.Err() != nil:
+			return nil, ctx.Err()
+		case retriable(err) && failures+1 < maxPollFailures:
+			failures++
+			b.r.logger.LogAttrs(ctx, slog.LevelWarn, "relay: polling a video task failed; retrying",
+				slog.String("task", task.ID), slog.String("upstream", u.Name), slog.String("error", err.Error()))
+		default:
+			return nil, failure(err)
+		}
+	}
+}
+
+// create makes the task upstream.
+func (b videoBackend) create(ctx context.Context, task *videos.Task) (*upstreamVideo, *Upstream, error) {
+	var (
+		path string
+		req  any
+	)
+	switch {
+	case task.Request.Multimodal != nil:
+		path, req = "/vendorai/videos", task.Request.Multimodal
+	case task.Request.Create != nil:
+		path, req = "/videos", task.Request.Create
+	default:
+		return nil, nil, apierrors.Internal(errors.New("relay: video task without a request"))
+	}
+	body, err := parseRequestBody(nil, req)
+	if err != nil {
+		return nil, nil, err
+	}
+	build := postJSON(ctx, path, body, false)
+	res, u, err := b.r.Do(ctx, task.Model, func(u *Upstream) (*http.Request, error) {
+		req, err := build(u)
+		if err == nil {
+			req.Header.Set("Idempotency-Key", task.ID)
+		}
+		return req, err
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	v, err := readVideo(res, u)
+	if err != nil {
+		return nil, nil, err
+	}
+	return v, u, nil
+}
+
+// poll reads the upstream task once, from the upstream that has it: no
+// failover.
+func (b videoBackend) poll(ctx context.Context, u *Upstream, path string) (*upstreamVideo, error) {
+	res, _, err := b.r.send(ctx, u, func(u *Upstream) (*http.Request, error) {
+		return newJSONRequest(ctx, http.MethodGet, u.URL(path), nil)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return readVideo(res, u)
+}
+
+// readVideo reads an upstream's video task reply, and closes it.
+func readVideo(res *http.Response, u *Upstream) (*upstreamVideo, error) {
+	if res.StatusCode != http.StatusOK {
+		return nil, UpstreamError(res, u)
+	}
+	defer res.Body.Close()
+	var v upstreamVideo
+	if err := readReply(res.Body, u, &v); err != nil {
+		return nil, err
+	}
+	if v.ID == "" {
+		return nil, malformed(u, "video task", errors.New("no id"), nil)
+	}
+	if v.Progress != nil {
+		p := min(max(*v.Progress, 0), 100)
+		v.Progress = &p
+	}
+	return &v, nil
+}
+
+// result fetches the content of a completed upstream task.
+func (b videoBackend) result(ctx context.Context, u *Upstream, path string, v *upstreamVideo) (*videos.Result, error) {
+	video, err := b.media(ctx, u, path+"/content")
+	if err != nil {
+		return nil, failure(err)
+	}
+	res := &videos.Result{Video: *video, RemixedFromVideoID: v.RemixedFromVideoID}
+	thumb, err := b.media(ctx, u, path+"/content?variant=thumbnail")
+	switch {
+	case err == nil:
+		res.Thumbnail = thumb
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	default:
+		b.r.logger.LogAttrs(ctx, slog.LevelDebug, "relay: no thumbnail for a video task",
+			slog.String("upstream", u.Name), slog.String("upstream_task", v.ID), slog.String("error", err.Error()))
+	}
+	if v.ExpiresAt > 0 {
+		res.ExpiresAt = time.Unix(v.ExpiresAt, 0)
+	}
+	if md := v.Metadata; md != nil {
+		res.Metadata = videos.Metadata{Duration: md.Duration, Width: md.Width, Height: md.Height, FPS: md.FPS, Seed: md.Seed}
+	}
+	if res.Metadata.Duration == 0 {
+		res.Metadata.Duration = secondsOf(v.Seconds)
+	}
+	if res.Metadata.Width == 0 {
+		var w, h int
+		if _, err := fmt.Sscanf(v.Size, "%dx%d", &w, &h); err == nil && w > 0 && h > 0 {
+			res.Metadata.Width, res.Metadata.Height = w, h
+		}
+	}
+	return res, nil
+}
+
+// media fetches a video or thumbnail: its bytes, or the URL that the
+// upstream redirects to.
+func (b videoBackend) media(ctx context.Context, u *Upstream, path string) (*videos.Media, error) {
+	res, _, err := b.r.send(ctx, u, func(u *Upstream) (*http.Request, error) {
+		req, err := newJSONRequest(ctx, http.MethodGet, u.URL(path), nil)
+		if err == nil {
+			req.Header.Del("Accept")
+		}
+		return req, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	switch res.StatusCode {
+	case http.StatusOK:
+	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther, http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+		res.Body.Close()
+		loc, err := res.Location()
+		if err != nil {
+			return nil, malformed(u, "redirect", err, nil)
+		}
+		return &videos.Media{URL: loc.String()}, nil
+	default:
+		return nil, UpstreamError(res, u)
+	}
+	defer res.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(res.Body, b.r.maxMedia+1))
+	if err != nil {
+		return nil, readError(err, u)
+	}
+	if int64(len(data)) > b.r.maxMedia {
+		return nil, apierrors.BadGateway("The upstream's video is too large.",
+			fmt.Errorf("relay: upstream %s: %s is larger than %d bytes", u.Name, path, b.r.maxMedia))
+	}
+	ct := res.Header.Get("Content-Type")
+	if mt, _, err := mime.ParseMediaType(ct); err != nil || mt == "application/octet-stream" {
+		ct = http.DetectContentType(data)
+	}
+	return &videos.Media{ContentType: ct, Data: data}, nil
+}
+
+// failure turns an error into the task's failure: an *apierrors.Error
+// keeps its code and message; the client's departure and other errors
+// pass as they are.
+func failure(err error) error {
+	var e *apierrors.Error
+	if errors.As(err, &e) {
+		return &videos.Failure{Code: string(e.Code), Message: e.Message, Err: err}
+	}
+	return err
+}
+
+// upstreamFailure is the failure of a task that failed upstream.
+func upstreamFailure(v *upstreamVideo) error {
+	f := &videos.Failure{Message: "Video generation failed upstream.", Err: fmt.Errorf("relay: upstream task %s: %s", v.ID, v.Status)}
+	if v.Error != nil {
+		if code := codeText(v.Error.Code); code != "" {
+			f.Code = code
+		}
+		if v.Error.Message != "" {
+			f.Message = v.Error.Message
+		}
+	}
+	return f
+}
+
+// retriable reports whether a failed poll may be tried again: the
+// upstream was unreachable, slow, or failed with a 5xx (502/504 here).
+func retriable(err error) bool {
+	var e *apierrors.Error
+	return errors.As(err, &e) && (e.Code == apierrors.CodeBadGateway || e.Code == apierrors.CodeGatewayTimeout)
+}
+
+// codeText spells a JSON code (string or number) as text.
+func codeText(c any) string {
+	switch c := c.(type) {
+	case string:
+		return c
+	case float64:
+		return strconv.FormatFloat(c, 'f', -1, 64)
+	}
+	return ""
+}
+
+// secondsOf reads a task's seconds, sent as a string or a number.
+func secondsOf(s any) float64 {
+	switch s := s.(type) {
+	case float64:
+		return s
+	case string:
+		f, _ := strconv.ParseFloat(s, 64)
+		return f
+	}
+	return 0
+}
+
