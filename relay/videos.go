@@ -321,4 +321,3 @@ func secondsOf(s any) float64 {
 	}
 	return 0
 }
-
