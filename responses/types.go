@@ -164,9 +164,10 @@ type Input struct {
 	Text  *string
 	Items []Item
 
-	// invalid names the JSON kind of a value of another kind; validation
-	// reports it with param "input".
+	// invalid names the JSON kind of a value of another kind, kept as
+	// sent in raw; validation reports it with param "input".
 	invalid string
+	raw     json.RawMessage
 }
 
 // TextInput returns string input.
@@ -215,14 +216,17 @@ func (in *Input) UnmarshalJSON(b []byte) error {
 		in.Items = items
 	case 'n':
 	default:
-		in.invalid = jsonKindOf(b[0])
+		in.invalid, in.raw = jsonKindOf(b[0]), bytes.Clone(b)
 	}
 	return nil
 }
 
-// MarshalJSON encodes the input in the form it has; absent input is null.
+// MarshalJSON encodes the input in the form it has; absent input is null,
+// and a value of another kind is written back as it was sent.
 func (in Input) MarshalJSON() ([]byte, error) {
 	switch {
+	case in.raw != nil:
+		return in.raw, nil
 	case in.Text != nil:
 		return json.Marshal(*in.Text)
 	case in.Items != nil:
@@ -294,7 +298,8 @@ type Content struct {
 	Text  *string
 	Parts []ContentPart
 
-	invalid string
+	invalid string // as for Input
+	raw     json.RawMessage
 }
 
 // TextContent returns string content.
@@ -362,15 +367,17 @@ func (c *Content) UnmarshalJSON(b []byte) error {
 		c.Parts = parts
 	case 'n':
 	default:
-		c.invalid = jsonKindOf(b[0])
+		c.invalid, c.raw = jsonKindOf(b[0]), bytes.Clone(b)
 	}
 	return nil
 }
 
 // MarshalJSON encodes the content in the form it has; absent content is
-// null.
+// null, and a value of another kind is written back as it was sent.
 func (c Content) MarshalJSON() ([]byte, error) {
 	switch {
+	case c.raw != nil:
+		return c.raw, nil
 	case c.Text != nil:
 		return json.Marshal(*c.Text)
 	case c.Parts != nil:
