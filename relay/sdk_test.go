@@ -184,4 +184,3 @@ func TestSDKVideos(t *testing.T) {
 	require.Equal(t, "content_policy", v.Error.Code)
 	require.Equal(t, "The prompt was rejected.", v.Error.Message)
 }
-
