@@ -1,5 +1,166 @@
-// Package responses serves the responses endpoint of the gateway API: POST
-// /v1/responses (spec §4.3), with its stored conversations
+// Package responses serves the responses endpoint of the gateway API:
+// POST /v1/responses (spec §4.3), its stored conversations
 // (previous_response_id), GET and DELETE /v1/responses/{id}, and POST
-// /v1/responses/compact.
+// /v1/responses/compact. It holds the request and reply types, the typed
+// stream events, the [Backend] interface that produces replies, the
+// [Store] that keeps responses, and the handler that owns the wire.
+//
+//	catalog := models.NewMemoryCatalog(demo.TextModels()...)
+//	responses.Register(mux, responses.NewHandler(catalog, demo.NewTextBackend().Responses()))
+//	server := auth.Middleware(keys)(mux)
+//
+// One handler serves the four routes of [Patterns] ([Register] mounts
+// them); it finds the route from the end of the path, so it also works
+// under a prefix or another router.
+//
+// # Creating a response
+//
+//  1. Decode: the body (at most 32 MiB, [WithMaxRequestBytes]) must be one
+//     JSON object; every way it can be wrong is a 400 invalid_request_error
+//     that says what is wrong, with param naming the field. Fields the
+//     types do not model (reasoning, text, truncation, user, include…) are
+//     kept in Request.Extra (and the Extra of Item, ContentPart and Tool)
+//     and reach the backend, so that a relay forwards the request as sent.
+//  2. Validate, with one go-playground validator per handler
+//     ([WithValidator]) and the rules the tags cannot say: model and input
+//     are required; input is a string or a non-empty array of items; a
+//     message item (type "message", or no type and a role) has a role
+//     (user, assistant, system, developer) and content (a string or a
+//     non-empty array of parts, each with a type; an input_image part an
+//     http(s) URL or a data:image/…;base64 URI, or a file_id); a
+//     function_call item has call_id and name; a function_call_output item
+//     call_id and output; a compaction item encrypted_content; other item
+//     types pass through. temperature is 0 to 2, top_p 0 to 1,
+//     max_output_tokens at least 1; tools have a type, function tools a
+//     name; tool_choice is none, auto, required or an object with a type
+//     ({"type":"function","name"} must name one of the tools, and the
+//     forcing forms need tools); metadata holds at most 16 pairs, keys of
+//     at most 64 characters and values of at most 512, as OpenAI limits it.
+//  3. Check the model (spec §1) with models.Require: unknown, or not allowed
+//     to the caller's key ([WithAllowed]), is 404 model_not_found; a model
+//     whose supported_endpoint_types lacks "compat-response" is a 400 with
+//     param "model".
+//  4. Resolve the conversation of previous_response_id from the [Store]
+//     (see below) into [Params] History.
+//  5. Ask the [Backend] with the request's context; answer; store the
+//     response unless "store" is false; charge the reply's total_tokens to
+//     the API key with auth.Charge (a request not behind auth.Middleware
+//     is not charged). A backend error that is an *apierrors.Error is sent
+//     as it is; any other is a 500 whose text is only logged.
+//
+// # The response object
+//
+// The handler owns everything on the wire but the content: the id
+// ("resp_" and 26 base32 characters, 128 random bits), item ids ("msg_…"
+// for messages, "fc_…" for function calls) and call ids ("call_…", when
+// the backend gives none), created_at and completed_at ([WithClock]),
+// object names, usage totals (total_tokens = input_tokens +
+// output_tokens, always) and the echoes of the request. [Response]
+// documents every member; all are always sent, null when they do not
+// apply, as OpenAI sends them, so the official SDKs parse them exactly.
+//
+// status is one of:
+//
+//   - completed: the reply is whole.
+//   - incomplete: the backend stopped early ([Result] Incomplete, or a
+//     [Delta] with Incomplete); incomplete_details.reason says why
+//     ("max_output_tokens" when the cap was reached, "content_filter"), and
+//     the last message item has status incomplete.
+//   - failed: only in a stream that failed after it started (see
+//     Streaming); error is {"code","message"}, the code of the
+//     *apierrors.Error that failed it ("bad_gateway",
+//     "internal_server_error"…) and its client-facing message. A request
+//     without "stream" that fails is answered with the error itself, as
+//     JSON with its real status (for example 502 bad_gateway): its response
+//     id was never sent, and the SDKs surface an HTTP error as an error.
+//   - in_progress: only in the created and in_progress events.
+//
+// # Streaming
+//
+// With "stream": true the reply is an SSE stream (spec §6) written with
+// package sse. Each event has an event: line naming its type, and data
+// holding the same "type" and a "sequence_number" counting from 0:
+//
+//	event: response.output_text.delta
+//	data: {"type":"response.output_text.delta","sequence_number":4,"item_id":"msg_…","output_index":0,"content_index":0,"delta":"Hi","logprobs":[]}
+//
+// The events follow OpenAI's lifecycle, the one the official SDKs
+// accumulate: response.created and response.in_progress (the response,
+// status in_progress, output []); then for each output item, in order,
+// response.output_item.added, and for a message
+// response.content_part.added, response.output_text.delta…,
+// response.output_text.done, response.content_part.done, or for a
+// function call response.function_call_arguments.delta… and
+// response.function_call_arguments.done; then response.output_item.done
+// with the whole item. Exactly one terminal event ends the stream:
+// response.completed, response.incomplete or response.failed, carrying
+// the whole response with its usage. There is no data: [DONE]: OpenAI's
+// responses streams have none, and the SDKs end on the terminal event.
+// No event has a top-level "error" member (the SDKs would stop on it).
+//
+// The created event waits for the backend's first delta, so a backend
+// that fails at once is answered as JSON with a real status. A failure
+// after the stream started ends it with response.failed, whose response
+// holds the output so far (an unfinished item with status incomplete) and
+// the usage if the backend reported any. While the backend is silent a
+// ": keep-alive" comment line is written every 15 seconds
+// ([WithKeepAlive]). The streamed response is stored as it ended
+// (completed, incomplete or failed); one whose client went away is not.
+//
+// # Stored conversations
+//
+// Unless the request says "store": false, the response is kept in the
+// [Store] ([WithStore]; by default a [MemoryStore] per handler, bounded to
+// [DefaultMaxResponses] responses of at most [DefaultMaxAge], least
+// recently stored evicted first) with its input items. A stored response
+// belongs to the owner of the request that created it ([WithOwner]; by
+// default [PrincipalOwner], the API key's account), and every other owner
+// is answered as if it did not exist: GET and DELETE /v1/responses/{id}
+// give 404 not_found in the general error shape, and a previous_response_id
+// naming it (or no stored response at all) is a 400 invalid_request_error
+// with param "previous_response_id". DELETE answers {"id","object":
+// "response","deleted":true}.
+//
+// previous_response_id continues a conversation: the handler follows the
+// chain of previous_response_id back (at most [MaxConversationDepth]
+// responses) and hands the backend, in [Params] History, the input items
+// and then the output items of each earlier response, oldest first;
+// [Params.Items] appends the new input. As in OpenAI's API, earlier
+// instructions are not carried over. An earlier response that has been
+// deleted or evicted ends the chain: the conversation starts after it.
+//
+// # Compaction
+//
+// POST /v1/responses/compact takes OpenAI's compact request ([CompactRequest]:
+// model, and input and/or previous_response_id) and answers OpenAI's
+// compacted response ([CompactedResponse], object "response.compaction"):
+// the conversation's user messages, then one compaction item whose
+// encrypted_content a later request sends back as an input item
+// {"type":"compaction","encrypted_content"} in place of the conversation.
+// The content comes from the backend's [Compactor] capability and is
+// opaque to the handler. A backend that is not a Compactor answers 400
+// invalid_request_error, param "model" ("does not support compaction"):
+// only the model's backend can read what it would write there.
+// Compactions are charged but not stored.
+//
+// # Backends
+//
+// A [Backend] has one method, Complete, that returns the whole reply. A
+// [StreamingBackend] adds Stream, an iter.Seq2[Delta, error] that the
+// handler ranges over in the request's goroutine; a backend that does not
+// stream still serves streaming requests, each output item sent whole.
+// The context is the request's: when the client goes away it is
+// cancelled, the backend must return, and nothing is left running. A
+// backend that breaks the streaming contract (an item index that is not
+// the current or the next one, a function call without a name, text for
+// a function call or arguments for a message) ends the stream with
+// response.failed and a 500 internal_server_error.
+//
+// # Performance
+//
+// The per-token events (text and argument deltas) and the item events
+// are encoded by hand into one reused buffer, as encoding/json would
+// encode them (tests check it); the few events that carry the whole
+// response go through encoding/json. The benchmarks beside the package
+// measure the whole stack against a raw net/http handler.
 package responses
