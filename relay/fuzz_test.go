@@ -1,0 +1,117 @@
+package relay_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gatewaykit/gatewaykit/chat"
+	"github.com/gatewaykit/gatewaykit/completions"
+	"github.com/gatewaykit/gatewaykit/models"
+	"github.com/gatewaykit/gatewaykit/relay"
+	"github.com/gatewaykit/gatewaykit/sse"
+)
+
+// roundTripper answers every upstream request with a 200 event stream
+// whose body is the fuzz input.
+type roundTripper string
+
+func (rt roundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
+	return &http.Response{
+		StatusCode: 200, Status: "200 OK", Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header:  http.Header{"Content-Type": {"text/event-stream"}},
+		Body:    io.NopCloser(strings.NewReader(string(rt))),
+		Request: r,
+	}, nil
+}
+
+var fuzzSeeds = []string{
+	"data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}]}\n\n" +
+		"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hel\"}}]}\n\n" +
+		"data: {\"choices\":[{\"index\":1,\"delta\":{\"content\":\"lo\"}}]}\n\n" +
+		"data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n" +
+		"data: {\"choices\":[],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":2,\"total_tokens\":5}}\n\n" +
+		"data: [DONE]\n\n",
+	"data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"call_1\",\"type\":\"function\",\"function\":{\"name\":\"f\",\"arguments\":\"\"}}]}}]}\n\n" +
+		"data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"{}\"}}]}}]}\n\n" +
+		"data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":2,\"function\":{\"name\":\"g\"}}]}}]}\n\n" +
+		"data: [DONE]\n\n",
+	"data: {\"choices\":[{\"index\":0,\"text\":\"hi\",\"finish_reason\":null}]}\n\n: keep-alive\n\ndata: [DONE]\n\n",
+	"event: error\ndata: {\"error\":{\"message\":\"x\"}}\n\n",
+	"data: {\"error\":{\"message\":\"overloaded\"}}\n\n",
+	"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\"},\"finish_reason\":\"stop\"}]}\n\ndata: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"b\"}}]}\n\n",
+	"data: {\"choices\":[{\"index\":7,\"delta\":{\"content\":\"a\"}}]}\n\n",
+	"data: {not json\n\n",
+	"data: {\"choices\":[",
+	"\xef\xbb\xbfdata: [DONE]\r\n\r\n",
+	"",
+}
+
+// FuzzStream feeds arbitrary upstream streams through the relay's chat
+// and completions backends and their handlers: nothing panics, and the
+// client always gets a well-formed stream that ends with [DONE] or with
+// one error event, whose chunks never carry an "error" key.
+func FuzzStream(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add(s, uint8(2))
+	}
+	f.Fuzz(func(t *testing.T, upstream string, n uint8) {
+		choices := int(n%3) + 1
+		r, err := relay.New([]relay.Route{{Model: "m", Upstreams: []relay.Upstream{{BaseURL: "http://upstream.test/v1"}}}},
+			relay.WithTransport(roundTripper(upstream)))
+		require.NoError(t, err)
+		catalog := models.NewMemoryCatalog(models.Model{ID: "m", EndpointTypes: []models.EndpointType{models.Compat}})
+		for _, tc := range []struct {
+			h    http.Handler
+			path string
+			body string
+		}{
+			{chat.NewHandler(catalog, r.Chat(), chat.WithKeepAlive(0)), "/v1/chat/completions",
+				`{"model":"m","stream":true,"stream_options":{"include_usage":true},"n":` + string(rune('0'+choices)) + `,"messages":[{"role":"user","content":"hi"}]}`},
+			{completions.NewHandler(catalog, r.Completions(), completions.WithKeepAlive(0)), "/v1/completions",
+				`{"model":"m","stream":true,"n":` + string(rune('0'+choices)) + `,"prompt":"hi"}`},
+		} {
+			w := httptest.NewRecorder()
+			req := httptest.NewRequest(http.MethodPost, tc.path, strings.NewReader(tc.body))
+			req.Header.Set("Content-Type", "application/json")
+			tc.h.ServeHTTP(w, req)
+			if w.Code != 200 {
+				var body struct {
+					Error struct {
+						Code string `json:"code"`
+					} `json:"error"`
+				}
+				require.NoError(t, json.Unmarshal(w.Body.Bytes(), &body), w.Body.String())
+				require.Contains(t, []string{"bad_gateway", "gateway_timeout"}, body.Error.Code, w.Body.String())
+				continue
+			}
+			var evs []string
+			for ev, err := range sse.Read(w.Body) {
+				require.NoError(t, err)
+				evs = append(evs, ev.Data)
+			}
+			require.NotEmpty(t, evs)
+			last := evs[len(evs)-1]
+			for _, e := range evs[:len(evs)-1] {
+				var v map[string]json.RawMessage
+				require.NoError(t, json.Unmarshal([]byte(e), &v), e)
+				require.NotContains(t, v, "error", e)
+			}
+			if last == sse.DoneData {
+				continue
+			}
+			var v struct {
+				Error struct {
+					Code string `json:"code"`
+				} `json:"error"`
+			}
+			require.NoError(t, json.Unmarshal([]byte(last), &v), last)
+			require.Contains(t, []string{"bad_gateway", "gateway_timeout"}, v.Error.Code, last)
+		}
+	})
+}
