@@ -269,3 +269,47 @@ func BenchmarkEventHTTP(b *testing.B) {
 		}
 	})
 }
+
+// flushCounter is a discarding ResponseWriter that counts the calls that
+// reach the connection in net/http: writes and flushes.
+type flushCounter struct {
+	discardWriter
+	writes, flushes int
+}
+
+func (f *flushCounter) Write(p []byte) (int, error) { f.writes++; return len(p), nil }
+func (f *flushCounter) Flush()                      { f.flushes++ }
+
+// BenchmarkStream measures a whole chat stream as a handler writes it:
+// Start, 64 pre-encoded chunks and the usage chunk (SendRaw), Done and
+// Close, with the default keep-alive. It shows what each stream costs on
+// top of its events (the keep-alive timer, the first write with the
+// headers). writes/stream and flushes/stream count the calls into the
+// ResponseWriter: each one is a write system call on a real connection.
+func BenchmarkStream(b *testing.B) {
+	payload, err := json.Marshal(benchChunk())
+	if err != nil {
+		b.Fatal(err)
+	}
+	req := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", nil)
+	w := &flushCounter{discardWriter: *newDiscardWriter()}
+	b.ReportAllocs()
+	for b.Loop() {
+		clear(w.h)
+		s, err := sse.Start(w, req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for range 65 {
+			if err := s.SendRaw("", payload); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := s.Done(); err != nil {
+			b.Fatal(err)
+		}
+		s.Close()
+	}
+	b.ReportMetric(float64(w.writes)/float64(b.N), "writes/stream")
+	b.ReportMetric(float64(w.flushes)/float64(b.N), "flushes/stream")
+}

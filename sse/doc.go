@@ -100,9 +100,10 @@
 //	: keep-alive
 //
 // The interval restarts with every write. The comments come from one
-// timer goroutine per stream, started by [Start] and stopped by
-// [Stream.Close], [Stream.Done] or [Stream.Error] (and by the end of the
-// request's context); when Close returns, the goroutine has exited.
+// timer per stream ([time.AfterFunc]: no goroutine waits on it), started
+// by [Start] and stopped by [Stream.Close], [Stream.Done] or
+// [Stream.Error] (and by the end of the request's context); when Close
+// returns, nothing more is written.
 //
 // # Reading
 //

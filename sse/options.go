@@ -38,7 +38,7 @@ func newConfig(opts []Option) config {
 // [Stream.Started].
 //
 // The default is [DefaultKeepAlive] (15s); 0 disables keep-alive comments,
-// and with them the stream's timer goroutine. WithKeepAlive panics if d is
+// and with them the stream's timer. WithKeepAlive panics if d is
 // negative.
 func WithKeepAlive(d time.Duration) Option {
 	if d < 0 {

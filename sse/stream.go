@@ -59,17 +59,16 @@ type Stream struct {
 	rd        apierrors.Renderer
 	keepAlive time.Duration
 
-	// stop and stopped are nil when keep-alive comments are disabled.
-	stopOnce sync.Once
-	stop     chan struct{}
-	stopped  chan struct{}
+	// timer writes the keep-alive comments (see tick); nil when they are
+	// disabled. It runs no goroutine while it waits.
+	timer *time.Timer
 
 	mu      sync.Mutex
 	sess    *gosse.Session
 	out     *frameWriter
 	msg     gosse.Message
 	buf     bytes.Buffer  // JSON encoding buffer, reused across events
-	enc     *json.Encoder // writes to buf
+	enc     *json.Encoder // writes to buf; made by the first encoding
 	started bool          // headers sent
 	ended   bool          // Done, Error or Close called
 	err     error         // sticky: the write or context error that broke the stream
@@ -91,8 +90,8 @@ type Stream struct {
 //
 // Start returns an error wrapping [gosse.ErrUpgradeUnsupported] when w
 // cannot flush (it is not an [http.Flusher], even through Unwrap). It
-// starts the keep-alive timer goroutine unless [WithKeepAlive] disabled
-// it; call [Stream.Close] before the handler returns.
+// starts the keep-alive timer unless [WithKeepAlive] disabled it; call
+// [Stream.Close] before the handler returns.
 func Start(w http.ResponseWriter, r *http.Request, opts ...Option) (*Stream, error) {
 	cfg := newConfig(opts)
 	sess, err := gosse.Upgrade(w, r)
@@ -112,13 +111,11 @@ func Start(w http.ResponseWriter, r *http.Request, opts ...Option) (*Stream, err
 	// call into net/http per event instead of one per field.
 	s.out = &frameWriter{ResponseWriter: sess.Res}
 	sess.Res = s.out
-	s.enc = json.NewEncoder(&s.buf)
-	s.enc.SetEscapeHTML(false)
 	if s.keepAlive > 0 {
 		s.last = time.Now()
-		s.stop = make(chan struct{})
-		s.stopped = make(chan struct{})
-		go s.keepAliveLoop()
+		s.mu.Lock() // the first tick may come before the assignment
+		s.timer = time.AfterFunc(s.keepAlive, s.tick)
+		s.mu.Unlock()
 	}
 	return s, nil
 }
@@ -236,16 +233,17 @@ func (s *Stream) Error(err error) error {
 	if err == nil {
 		return nil
 	}
-	// Stop the timer first, without the lock that the timer goroutine
-	// takes: once it has exited, nothing else writes before the JSON error.
-	s.stopKeepAlive()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.ended {
 		return ErrClosed
 	}
 	werr := s.writableLocked()
+	// Once ended is set, under the lock that the keep-alive timer takes
+	// to write, nothing else is written: a comment either went out before
+	// (and the stream has started) or never will.
 	s.ended = true
+	s.stopKeepAlive()
 	if werr != nil {
 		// The client has gone, or a write already failed.
 		s.log(slog.LevelDebug, "client went away", err)
@@ -273,8 +271,8 @@ func (s *Stream) Error(err error) error {
 }
 
 // Close ends the stream, if Done or Error has not, and stops the keep-alive
-// timer. When Close returns, the stream's goroutine has exited and nothing
-// more is written to the response. Close is idempotent; it writes nothing.
+// timer. When Close returns, nothing more is written to the response.
+// Close is idempotent; it writes nothing.
 func (s *Stream) Close() {
 	s.mu.Lock()
 	s.ended = true
@@ -304,6 +302,11 @@ func (s *Stream) writableLocked() error {
 func (s *Stream) encodeLocked(v any) (string, error) {
 	if s.buf.Cap() > maxRetained {
 		s.buf = bytes.Buffer{}
+		s.enc = nil
+	}
+	if s.enc == nil {
+		s.enc = json.NewEncoder(&s.buf)
+		s.enc.SetEscapeHTML(false)
 	}
 	s.buf.Reset()
 	if err := s.enc.Encode(v); err != nil {
@@ -352,55 +355,37 @@ func (s *Stream) sendLocked(m *gosse.Message) error {
 	return nil
 }
 
-func (s *Stream) keepAliveLoop() {
-	defer close(s.stopped)
-	t := time.NewTimer(s.keepAlive)
-	defer t.Stop()
-	done := s.ctx.Done()
-	for {
-		select {
-		case <-s.stop:
-			return
-		case <-done:
-			return
-		case <-t.C:
-		}
-		next, ok := s.tick()
-		if !ok {
-			return
-		}
-		t.Reset(next)
-	}
-}
-
-// tick writes a keep-alive comment if the stream has been silent for the
-// keep-alive interval. It returns the time until the next check, and false
-// once the stream can no longer be written.
-func (s *Stream) tick() (time.Duration, bool) {
+// tick runs on the keep-alive timer. It writes a keep-alive comment if
+// the stream has been silent for the keep-alive interval, and arms the
+// timer for the next check, until the stream can no longer be written.
+// It writes under s.mu, like every write, and writes nothing once the
+// stream has ended: that is what makes Close final without waiting for
+// a tick in progress.
+func (s *Stream) tick() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.writableLocked() != nil {
-		return 0, false
+		return
 	}
 	if idle := time.Since(s.last); idle < s.keepAlive {
-		return s.keepAlive - idle, true
+		s.timer.Reset(s.keepAlive - idle)
+		return
 	}
 	var m gosse.Message
 	m.AppendComment(keepAliveComment)
 	if s.sendLocked(&m) != nil {
-		return 0, false
-	}
-	return s.keepAlive, true
-}
-
-// stopKeepAlive stops the keep-alive goroutine and waits for it to exit.
-// It must not be called with s.mu held.
-func (s *Stream) stopKeepAlive() {
-	if s.stop == nil {
 		return
 	}
-	s.stopOnce.Do(func() { close(s.stop) })
-	<-s.stopped
+	s.timer.Reset(s.keepAlive)
+}
+
+// stopKeepAlive stops the keep-alive timer. A tick that is already
+// running finds the stream ended and neither writes nor re-arms the
+// timer.
+func (s *Stream) stopKeepAlive() {
+	if s.timer != nil {
+		s.timer.Stop()
+	}
 }
 
 func (s *Stream) log(level slog.Level, msg string, err error) {
@@ -478,17 +463,22 @@ func (f *frameWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// Flush writes the collected frame and flushes it. The Session also
+// flushes once before the first frame, to send the headers: that flush
+// finds nothing collected and is skipped, so that the headers leave with
+// the first frame, in one write.
 func (f *frameWriter) Flush() error {
-	if len(f.buf) > 0 {
-		_, err := f.ResponseWriter.Write(f.buf)
-		if cap(f.buf) > maxRetained {
-			f.buf = nil
-		} else {
-			f.buf = f.buf[:0]
-		}
-		if err != nil {
-			return err
-		}
+	if len(f.buf) == 0 {
+		return nil
+	}
+	_, err := f.ResponseWriter.Write(f.buf)
+	if cap(f.buf) > maxRetained {
+		f.buf = nil
+	} else {
+		f.buf = f.buf[:0]
+	}
+	if err != nil {
+		return err
 	}
 	return f.ResponseWriter.Flush()
 }

@@ -564,12 +564,17 @@ func TestCloseStopsKeepAlive(t *testing.T) {
 		require.NoError(t, err)
 		streams = append(streams, pair{s, rec})
 	}
-	require.Greater(t, runtime.NumGoroutine(), baseline, "each stream runs a timer goroutine")
+	for _, p := range streams {
+		for !p.s.Started() { // the timer is writing comments
+			time.Sleep(time.Millisecond)
+		}
+	}
 	lens := make([]int, len(streams))
 	for i, p := range streams {
 		p.s.Close()
 		lens[i] = p.rec.Body.Len() // the race detector flags any write after Close
 	}
+	time.Sleep(10 * time.Millisecond) // ten thousand intervals: a tick that ran late would have written
 	waitForGoroutines(t, baseline)
 	for i, p := range streams {
 		require.Equal(t, lens[i], p.rec.Body.Len(), "nothing written after Close")
