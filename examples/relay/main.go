@@ -1,0 +1,240 @@
+// Command relay runs gatewaykit as a gateway in front of any
+// OpenAI-compatible service: it serves the models that the upstream lists
+// at /v1/models, under the built-in demo keys, and relays every call to
+// the upstream with the upstream's own key.
+//
+//	go run ./examples/server &                               # an upstream on :8080
+//	go run ./examples/relay -upstream http://127.0.0.1:8080/v1 -upstream-key sk-demo
+//	GATEWAY_UPSTREAM_KEY=sk-... go run ./examples/relay -upstream https://api.openai.com/v1
+//	go run ./examples/relay -addr :9000 -upstream ...
+//
+// Flags:
+//
+//	-addr          address to listen on (default 127.0.0.1:8081)
+//	-upstream      the upstream's base URL, ending in /v1 (required)
+//	-upstream-key  the upstream's API key (default: $GATEWAY_UPSTREAM_KEY)
+//
+// Clients use the demo keys of examples/server: sk-demo (unlimited quota)
+// and sk-demo-empty (zero quota, to see the 403). The upstream's key is
+// never shown to them, and theirs never reaches the upstream.
+//
+// # What is served
+//
+// The model list is the upstream's, read once at start-up: each model
+// keeps its supported_endpoint_types where the upstream gives them (as
+// gatewaykit's own servers do); a plain OpenAI-compatible upstream gives
+// none, and such a model is taken to serve compat and compat-response
+// (chat, completions and responses), as the design documents. Mounted:
+// the model list (in its three formats), chat completions, legacy
+// completions, video tasks (created, polled and downloaded
+// upstream; the gateway keeps its own task ids) and the access points of
+// spec §4.4 (embeddings, images, audio, moderations, rerank, the
+// messages format, and the Gemini-style generateContent), all relayed.
+// Client headers such as OpenAI-Organization and Idempotency-Key are
+// forwarded.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/gatewaykit/gatewaykit/gateway"
+	"github.com/gatewaykit/gatewaykit/models"
+	"github.com/gatewaykit/gatewaykit/relay"
+	"github.com/gatewaykit/gatewaykit/videos"
+)
+
+func main() {
+	addr := flag.String("addr", "127.0.0.1:8081", "address to listen on")
+	upstream := flag.String("upstream", "", "the upstream's base URL, ending in /v1 (required)")
+	key := flag.String("upstream-key", os.Getenv("GATEWAY_UPSTREAM_KEY"), "the upstream's API key (default $GATEWAY_UPSTREAM_KEY)")
+	flag.Parse()
+
+	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	if *upstream == "" {
+		fmt.Fprintln(os.Stderr, "relay: -upstream is required, e.g. -upstream http://127.0.0.1:8080/v1")
+		flag.Usage()
+		os.Exit(2)
+	}
+	if err := run(*addr, config{upstream: *upstream, key: *key, logger: logger}); err != nil {
+		logger.Error("relay stopped", "error", err)
+		os.Exit(1)
+	}
+}
+
+// config is what the relay example is made of.
+type config struct {
+	upstream string // base URL, ending in /v1
+	key      string // the upstream's key
+	logger   *slog.Logger
+	// relayOptions, for tests (a faster video poll, say).
+	relayOptions []relay.Option
+	// runnerOptions configure the video runner, for tests.
+	runnerOptions []videos.RunnerOption
+}
+
+// newGateway reads the upstream's models and assembles the relaying
+// gateway.
+func newGateway(ctx context.Context, c config) (*gateway.Gateway, []models.Model, error) {
+	base := strings.TrimRight(c.upstream, "/")
+	if !strings.HasSuffix(base, "/v1") {
+		return nil, nil, fmt.Errorf("-upstream %q must end in /v1", c.upstream)
+	}
+	transport := relay.NewTransport()
+	ms, err := fetchModels(ctx, &http.Client{Transport: transport, Timeout: 30 * time.Second}, base, c.key)
+	if err != nil {
+		return nil, nil, err
+	}
+	routes := make([]relay.Route, len(ms))
+	for i, m := range ms {
+		routes[i] = relay.Route{Model: m.ID, Upstreams: []relay.Upstream{{BaseURL: base, Key: c.key}}}
+	}
+	opts := append([]relay.Option{relay.WithLogger(c.logger), relay.WithTransport(transport)}, c.relayOptions...)
+	r, err := relay.New(routes, opts...)
+	if err != nil {
+		return nil, nil, err
+	}
+	keys, err := gateway.NewKeyStore(ctx, gateway.DemoKeys())
+	if err != nil {
+		return nil, nil, err
+	}
+	catalog := models.NewMemoryCatalog(ms...)
+	gc := gateway.Config{
+		Keys:        keys,
+		Catalog:     catalog,
+		Chat:        r.Chat(),
+		Completions: r.Completions(),
+		Videos:      r.Videos(),
+		Routes: func(mux *http.ServeMux) {
+			relay.RegisterAccess(mux, relay.NewAccessHandler(r, catalog))
+		},
+		RunnerOptions: c.runnerOptions,
+		Logger:        c.logger,
+		AccessLog:     true,
+	}
+	g, err := gateway.New(gc)
+	if err != nil {
+		return nil, nil, err
+	}
+	return g, ms, nil
+}
+
+// upstreamModel is a model as an upstream's /v1/models lists it.
+type upstreamModel struct {
+	ID            string                `json:"id"`
+	OwnedBy       string                `json:"owned_by"`
+	Created       int64                 `json:"created"`
+	EndpointTypes []models.EndpointType `json:"supported_endpoint_types"`
+}
+
+// knownTypes are the endpoint types that this gateway serves.
+var knownTypes = []models.EndpointType{models.Compat, models.CompatResponse, models.CompatVideo}
+
+// fetchModels reads the upstream's model list (GET base/models). Each
+// model keeps the endpoint types it lists that this gateway knows; a model
+// that lists none serves compat and compat-response.
+func fetchModels(ctx context.Context, client *http.Client, base, key string) ([]models.Model, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/models", nil)
+	if err != nil {
+		return nil, err
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	res, err := client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("reading the upstream's models: %w", err)
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(res.Body, 16<<20))
+	if err != nil {
+		return nil, fmt.Errorf("reading the upstream's models: %w", err)
+	}
+	if res.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("the upstream answered GET %s/models with %s: %.200s", base, res.Status, body)
+	}
+	var list struct {
+		Data []upstreamModel `json:"data"`
+	}
+	if err := json.Unmarshal(body, &list); err != nil {
+		return nil, fmt.Errorf("the upstream's model list: %w", err)
+	}
+	var ms []models.Model
+	seen := make(map[string]bool)
+	for _, u := range list.Data {
+		if u.ID == "" || seen[u.ID] {
+			continue
+		}
+		seen[u.ID] = true
+		m := models.Model{ID: u.ID, OwnedBy: u.OwnedBy, Created: u.Created}
+		for _, t := range u.EndpointTypes {
+			if slices.Contains(knownTypes, t) && !slices.Contains(m.EndpointTypes, t) {
+				m.EndpointTypes = append(m.EndpointTypes, t)
+			}
+		}
+		if len(u.EndpointTypes) == 0 {
+			m.EndpointTypes = []models.EndpointType{models.Compat, models.CompatResponse}
+		}
+		if len(m.EndpointTypes) == 0 {
+			continue // only types this gateway does not serve
+		}
+		ms = append(ms, m)
+	}
+	if len(ms) == 0 {
+		return nil, fmt.Errorf("the upstream at %s lists no model", base)
+	}
+	return ms, models.ValidateModels(ms)
+}
+
+func run(addr string, c config) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	g, ms, err := newGateway(ctx, c)
+	if err != nil {
+		return err
+	}
+	go g.Run(context.Background())
+
+	// ForwardHeaders around everything: the relay backends of chat,
+	// completions, responses and videos find the client's forwardable
+	// headers in the request context.
+	srv := &http.Server{Addr: addr, Handler: relay.ForwardHeaders(g), ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.ListenAndServe() }()
+	fmt.Printf("gatewaykit relay on http://%s, in front of %s\n", addr, c.upstream)
+	fmt.Println("  keys:   sk-demo (unlimited quota), sk-demo-empty (zero quota)")
+	fmt.Print("  models:")
+	for _, m := range ms {
+		fmt.Printf(" %s", m.ID)
+	}
+	fmt.Println()
+
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	c.logger.Info("shutting down; letting in-flight requests finish", "deadline", "30s")
+	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err = srv.Shutdown(sctx)
+	if rerr := g.Shutdown(sctx); err == nil {
+		err = rerr
+	}
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return err
+}

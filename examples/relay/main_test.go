@@ -1,0 +1,202 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gatewaykit/gatewaykit/demo"
+	"github.com/gatewaykit/gatewaykit/gateway"
+	"github.com/gatewaykit/gatewaykit/models"
+	"github.com/gatewaykit/gatewaykit/relay"
+	"github.com/gatewaykit/gatewaykit/videos"
+)
+
+// exampleServer serves what examples/server serves (its wiring: package
+// gateway with the demo backends and the demo configuration), as the
+// upstream of the relay.
+func exampleServer(t *testing.T) *httptest.Server {
+	t.Helper()
+	file := gateway.DemoFile()
+	keys, err := gateway.NewKeyStore(context.Background(), file.Keys)
+	require.NoError(t, err)
+	text := demo.NewTextBackend()
+	g, err := gateway.New(gateway.Config{
+		Keys:          keys,
+		Catalog:       models.NewMemoryCatalog(file.Models...),
+		Chat:          text.Chat(),
+		Completions:   text.Completions(),
+		Responses:     text.Responses(),
+		Videos:        demo.NewVideoGenerator(),
+		RunnerOptions: []videos.RunnerOption{videos.WithPollInterval(20 * time.Millisecond)},
+	})
+	require.NoError(t, err)
+	return serve(t, g, g)
+}
+
+// serve runs g's video runner and serves h until the test ends.
+func serve(t *testing.T, g *gateway.Gateway, h http.Handler) *httptest.Server {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = g.Run(ctx); close(done) }()
+	srv := httptest.NewServer(h)
+	t.Cleanup(func() {
+		srv.Close()
+		cancel()
+		<-done
+	})
+	return srv
+}
+
+// relayTo starts the relay example in front of upstream.
+func relayTo(t *testing.T, upstream string) *httptest.Server {
+	t.Helper()
+	g, ms, err := newGateway(context.Background(), config{
+		upstream:      upstream,
+		key:           "sk-demo",
+		logger:        slog.New(slog.DiscardHandler),
+		relayOptions:  []relay.Option{relay.WithPollInterval(50 * time.Millisecond)},
+		runnerOptions: []videos.RunnerOption{videos.WithPollInterval(20 * time.Millisecond)},
+	})
+	require.NoError(t, err)
+	require.NotEmpty(t, ms)
+	return serve(t, g, relay.ForwardHeaders(g))
+}
+
+func sdk(srv *httptest.Server, key string) openai.Client {
+	return openai.NewClient(option.WithBaseURL(srv.URL+"/v1/"), option.WithAPIKey(key), option.WithMaxRetries(0))
+}
+
+func TestRelayInFrontOfTheExampleServer(t *testing.T) {
+	up := exampleServer(t)
+	gw := relayTo(t, up.URL+"/v1")
+	client := sdk(gw, "sk-demo")
+	ctx := t.Context()
+
+	t.Run("ModelsKeepTheirEndpointTypes", func(t *testing.T) {
+		var want, got struct {
+			Data []struct {
+				ID    string   `json:"id"`
+				Types []string `json:"supported_endpoint_types"`
+			} `json:"data"`
+		}
+		for _, tc := range []struct {
+			srv *httptest.Server
+			dst any
+		}{{up, &want}, {gw, &got}} {
+			req, _ := http.NewRequest(http.MethodGet, tc.srv.URL+"/v1/models", nil)
+			req.Header.Set("Authorization", "Bearer sk-demo")
+			res, err := http.DefaultClient.Do(req)
+			require.NoError(t, err)
+			require.NoError(t, json.NewDecoder(res.Body).Decode(tc.dst))
+			res.Body.Close()
+		}
+		require.NotEmpty(t, got.Data)
+		require.Equal(t, want, got)
+	})
+
+	t.Run("Chat", func(t *testing.T) {
+		c, err := client.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{
+			Model:    "demo-chat",
+			Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Say hello")},
+		})
+		require.NoError(t, err)
+		require.Equal(t, "demo-chat", c.Model)
+		require.NotEmpty(t, c.Choices[0].Message.Content)
+		require.Positive(t, c.Usage.TotalTokens)
+	})
+
+	t.Run("ChatStreaming", func(t *testing.T) {
+		stream := client.Chat.Completions.NewStreaming(ctx, openai.ChatCompletionNewParams{
+			Model:    "demo-chat",
+			Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Say hello")},
+		})
+		var acc openai.ChatCompletionAccumulator
+		for stream.Next() {
+			acc.AddChunk(stream.Current())
+		}
+		require.NoError(t, stream.Err())
+		require.NotEmpty(t, acc.Choices[0].Message.Content)
+		require.Equal(t, "stop", acc.Choices[0].FinishReason)
+	})
+
+	t.Run("Completions", func(t *testing.T) {
+		c, err := client.Completions.New(ctx, openai.CompletionNewParams{
+			Model:  "demo-instruct",
+			Prompt: openai.CompletionNewParamsPromptUnion{OfString: openai.String("Once upon a time")},
+		})
+		require.NoError(t, err)
+		require.NotEmpty(t, c.Choices[0].Text)
+	})
+
+	t.Run("Video", func(t *testing.T) {
+		v, err := client.Videos.NewAndPoll(ctx, openai.VideoNewParams{Model: "demo-video", Prompt: "a kite", Seconds: "4", Size: "1280x720"}, 50)
+		require.NoError(t, err)
+		require.Equal(t, openai.VideoStatusCompleted, v.Status, "%+v", v.Error)
+		res, err := client.Videos.DownloadContent(ctx, v.ID, openai.VideoDownloadContentParams{})
+		require.NoError(t, err)
+		mp4, err := io.ReadAll(res.Body)
+		res.Body.Close()
+		require.NoError(t, err)
+		require.Greater(t, len(mp4), 8)
+		require.Equal(t, "ftyp", string(mp4[4:8]), "an MP4 file")
+
+		res, err = client.Videos.DownloadContent(ctx, v.ID, openai.VideoDownloadContentParams{Variant: openai.VideoDownloadContentParamsVariantThumbnail})
+		require.NoError(t, err)
+		thumb, err := io.ReadAll(res.Body)
+		res.Body.Close()
+		require.NoError(t, err)
+		require.True(t, bytes.HasPrefix(thumb, []byte("\x89PNG")), "a PNG thumbnail")
+	})
+
+	t.Run("EmptyQuotaKey", func(t *testing.T) {
+		empty := sdk(gw, "sk-demo-empty")
+		_, err := empty.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{
+			Model:    "demo-chat",
+			Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")},
+		})
+		var apiErr *openai.Error
+		require.True(t, errors.As(err, &apiErr), "%v", err)
+		require.Equal(t, http.StatusForbidden, apiErr.StatusCode)
+		require.Equal(t, "insufficient_quota", apiErr.Code)
+	})
+}
+
+func TestFetchModelsDefaultsAndErrors(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer up-key" {
+			http.Error(w, `{"error":{"message":"bad key"}}`, http.StatusUnauthorized)
+			return
+		}
+		_, _ = io.WriteString(w, `{"object":"list","data":[
+			{"id":"gpt-plain","object":"model","owned_by":"openai","created":1},
+			{"id":"vid","supported_endpoint_types":["compat-video","image-generation"]},
+			{"id":"only-unknown","supported_endpoint_types":["embeddings"]},
+			{"id":"gpt-plain"}]}`)
+	}))
+	t.Cleanup(up.Close)
+	ms, err := fetchModels(context.Background(), up.Client(), up.URL+"/v1", "up-key")
+	require.NoError(t, err)
+	require.Equal(t, []models.Model{
+		{ID: "gpt-plain", OwnedBy: "openai", Created: 1, EndpointTypes: []models.EndpointType{models.Compat, models.CompatResponse}},
+		{ID: "vid", EndpointTypes: []models.EndpointType{models.CompatVideo}},
+	}, ms)
+
+	_, err = fetchModels(context.Background(), up.Client(), up.URL+"/v1", "wrong")
+	require.ErrorContains(t, err, "401")
+
+	_, _, err = newGateway(context.Background(), config{upstream: up.URL + "/v2", logger: slog.New(slog.DiscardHandler)})
+	require.ErrorContains(t, err, "must end in /v1")
+}
