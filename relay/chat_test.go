@@ -335,7 +335,8 @@ func TestChatFirstByteTimeout(t *testing.T) {
 // client gets keep-alive comments, and then every chunk.
 func TestChatSlowStreamKeepsAlive(t *testing.T) {
 	t.Parallel()
-	up := relaytest.NewUpstream(t)
+	up := relaytest.NewUpstream()
+	t.Cleanup(up.Close)
 	up.Delay, up.Chunks = 60*time.Millisecond, 3
 	r, err := relay.New([]relay.Route{{Model: "pub", Upstreams: []relay.Upstream{{BaseURL: up.BaseURL(), Model: relaytest.ModeSlow}}}})
 	require.NoError(t, err)
@@ -415,12 +416,16 @@ func waitRequests(t *testing.T, up *relaytest.Upstream, n int) {
 
 func TestChatFailover(t *testing.T) {
 	t.Parallel()
-	dead := relaytest.NewUpstream(t)
+	dead := relaytest.NewUpstream()
+	t.Cleanup(dead.Close)
 	deadURL := dead.BaseURL()
 	dead.Close()
-	failing := relaytest.NewUpstream(t)
-	good := relaytest.NewUpstream(t)
-	spare := relaytest.NewUpstream(t)
+	failing := relaytest.NewUpstream()
+	t.Cleanup(failing.Close)
+	good := relaytest.NewUpstream()
+	t.Cleanup(good.Close)
+	spare := relaytest.NewUpstream()
+	t.Cleanup(spare.Close)
 	r, err := relay.New([]relay.Route{{Model: "pub", Upstreams: []relay.Upstream{
 		{Name: "dead", BaseURL: deadURL},
 		{Name: "failing", BaseURL: failing.BaseURL(), Model: relaytest.ModeStatus500},

@@ -58,7 +58,8 @@ var modes = []string{
 
 func newGateway(t *testing.T, setup func(up *relaytest.Upstream), opts ...relay.Option) *gateway {
 	t.Helper()
-	up := relaytest.NewUpstream(t)
+	up := relaytest.NewUpstream()
+	t.Cleanup(up.Close)
 	up.Key = upstreamKey
 	if setup != nil {
 		setup(up)

@@ -96,9 +96,10 @@ type Upstream struct {
 	nextID   int
 }
 
-// NewUpstream starts a fake upstream and stops it when the test ends. Its
-// base URL for a relay is srv.URL + "/v1" ([Upstream.BaseURL]).
-func NewUpstream(t interface{ Cleanup(func()) }) *Upstream {
+// NewUpstream starts a fake upstream, which the caller stops with Close,
+// as with httptest.NewServer. Its base URL for a relay is its URL and
+// "/v1" ([Upstream.BaseURL]).
+func NewUpstream() *Upstream {
 	u := &Upstream{videos: map[string]*video{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", u.chat)
@@ -109,7 +110,6 @@ func NewUpstream(t interface{ Cleanup(func()) }) *Upstream {
 	mux.HandleFunc("GET /v1/videos/{id}/content", u.videoContent)
 	mux.HandleFunc("GET /cdn/{name}", cdn)
 	u.Server = httptest.NewServer(u.record(mux))
-	t.Cleanup(u.Close)
 	return u
 }
 

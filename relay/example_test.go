@@ -1,0 +1,132 @@
+package relay_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+
+	"github.com/gatewaykit/gatewaykit/chat"
+	"github.com/gatewaykit/gatewaykit/completions"
+	"github.com/gatewaykit/gatewaykit/models"
+	"github.com/gatewaykit/gatewaykit/relay"
+	"github.com/gatewaykit/gatewaykit/relay/relaytest"
+	"github.com/gatewaykit/gatewaykit/sse"
+)
+
+// A gateway that serves the public model "gpt-4o-mini" from an upstream
+// that calls it "ok" (here a fake OpenAI-compatible service).
+func ExampleNew() {
+	upstream := relaytest.NewUpstream()
+	defer upstream.Close()
+	upstream.Chunks = 3
+
+	r, err := relay.New([]relay.Route{{
+		Model: "gpt-4o-mini",
+		Upstreams: []relay.Upstream{
+			{BaseURL: upstream.BaseURL(), Key: "sk-upstream", Model: relaytest.ModeOK},
+		},
+	}})
+	if err != nil {
+		panic(err)
+	}
+	catalog := models.NewMemoryCatalog(models.Model{ID: "gpt-4o-mini", EndpointTypes: []models.EndpointType{models.Compat}})
+	mux := http.NewServeMux()
+	mux.Handle(chat.Pattern, chat.NewHandler(catalog, r.Chat()))
+	mux.Handle(completions.Pattern, completions.NewHandler(catalog, r.Completions()))
+	gateway := httptest.NewServer(relay.ForwardHeaders(mux))
+	defer gateway.Close()
+
+	res, err := http.Post(gateway.URL+"/v1/chat/completions", "application/json",
+		strings.NewReader(`{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Hi"}],"seed":7}`))
+	if err != nil {
+		panic(err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	fmt.Println(res.StatusCode, strings.Contains(string(body), `"content":"tok0 tok1 tok2"`))
+	fmt.Printf("upstream got: %s\n", upstream.Last().Body)
+	fmt.Println("with:", upstream.Last().Header.Get("Authorization"))
+	// Output:
+	// 200 true
+	// upstream got: {"messages":[{"role":"user","content":"Hi"}],"model":"ok","seed":7}
+	// with: Bearer sk-upstream
+}
+
+// Streams are read from the upstream event by event and re-emitted with
+// the gateway's ids; the upstream is asked for its usage whatever the
+// client asked, so that the reply can be charged.
+func ExampleRelay_Chat_streaming() {
+	upstream := relaytest.NewUpstream()
+	defer upstream.Close()
+	upstream.Chunks = 3
+	r, err := relay.New([]relay.Route{{Model: "m", Upstreams: []relay.Upstream{{BaseURL: upstream.BaseURL(), Model: relaytest.ModeOK}}}})
+	if err != nil {
+		panic(err)
+	}
+	catalog := models.NewMemoryCatalog(models.Model{ID: "m", EndpointTypes: []models.EndpointType{models.Compat}})
+	gateway := httptest.NewServer(chat.NewHandler(catalog, r.Chat()))
+	defer gateway.Close()
+
+	res, err := http.Post(gateway.URL, "application/json",
+		strings.NewReader(`{"model":"m","stream":true,"messages":[{"role":"user","content":"Hi"}]}`))
+	if err != nil {
+		panic(err)
+	}
+	defer res.Body.Close()
+	for ev, err := range sse.Read(res.Body) {
+		if err != nil {
+			panic(err)
+		}
+		if ev.IsDone() {
+			fmt.Println(ev.Data)
+			break
+		}
+		var c chat.Chunk
+		if err := json.Unmarshal([]byte(ev.Data), &c); err != nil {
+			panic(err)
+		}
+		d := c.Choices[0]
+		fmt.Printf("%s… %q finish=%v\n", c.ID[:9], d.Delta.Content, d.FinishReason != nil)
+	}
+	fmt.Printf("upstream got: %s\n", upstream.Last().Body)
+	// Output:
+	// chatcmpl-… "tok0" finish=false
+	// chatcmpl-… " tok1" finish=false
+	// chatcmpl-… " tok2" finish=false
+	// chatcmpl-… "" finish=true
+	// [DONE]
+	// upstream got: {"messages":[{"role":"user","content":"Hi"}],"model":"ok","stream":true,"stream_options":{"include_usage":true}}
+}
+
+// Several upstreams serve one model in failover order: the second is
+// asked only when the first cannot be reached or answers 5xx.
+func ExampleRelay_Do() {
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "overloaded", http.StatusServiceUnavailable)
+	}))
+	defer down.Close()
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, `{"object":"list","data":[],"auth":%q}`, r.Header.Get("Authorization"))
+	}))
+	defer up.Close()
+	r, err := relay.New([]relay.Route{{Model: "m", Upstreams: []relay.Upstream{
+		{Name: "primary", BaseURL: down.URL + "/v1", Key: "sk-1"},
+		{Name: "secondary", BaseURL: up.URL + "/v1", Key: "sk-2"},
+	}}})
+	if err != nil {
+		panic(err)
+	}
+	ctx := httptest.NewRequest(http.MethodGet, "/", nil).Context()
+	res, u, err := r.Do(ctx, "m", relay.JSONRequest(ctx, http.MethodGet, "/models", nil))
+	if err != nil {
+		panic(err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	fmt.Println(u.Name, res.StatusCode, string(body))
+	// Output:
+	// secondary 200 {"object":"list","data":[],"auth":"Bearer sk-2"}
+}
