@@ -11,33 +11,46 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/gatewaykit/gatewaykit/sse"
 )
 
 // The requests of the load. The chat reply is 61 tokens (~600 bytes);
-// the stream is 64 chunks (63 one-token content chunks and the finish
-// chunk), the usage chunk, then [DONE]: 66 events.
+// the chat stream is 64 chunks (63 one-token content chunks and the
+// finish chunk), the usage chunk, then [DONE]: 66 events. The responses
+// stream is the same reply as typed events, from response.created to
+// response.completed.
 const (
-	pathChat   = "/v1/chat/completions"
-	pathVideos = "/v1/videos"
+	pathChat      = "/v1/chat/completions"
+	pathResponses = "/v1/responses"
+	pathVideos    = "/v1/videos"
 
-	chatBody   = `{"model":"demo-chat","messages":[{"role":"system","content":"You are a helpful assistant."},{"role":"user","content":"Hello, how are you today?"}],"temperature":0.7}`
-	streamBody = `{"model":"demo-chat","stream":true,"stream_options":{"include_usage":true},"max_tokens":63,"messages":[{"role":"system","content":"You are a helpful assistant."},{"role":"user","content":"Hello, how are you today?"}],"temperature":0.7}`
-	videoBody  = `{"model":"demo-video","prompt":"A red kite over a green hill at dawn, slow pan, soft light.","seconds":"4","size":"1280x720"}`
+	chatBody      = `{"model":"demo-chat","messages":[{"role":"system","content":"You are a helpful assistant."},{"role":"user","content":"Hello, how are you today?"}],"temperature":0.7}`
+	streamBody    = `{"model":"demo-chat","stream":true,"stream_options":{"include_usage":true},"max_tokens":63,"messages":[{"role":"system","content":"You are a helpful assistant."},{"role":"user","content":"Hello, how are you today?"}],"temperature":0.7}`
+	responsesBody = `{"model":"demo-chat","stream":true,"instructions":"You are a helpful assistant.","input":"Hello, how are you today?","temperature":0.7,"store":false}`
+	videoBody     = `{"model":"demo-video","prompt":"A red kite over a green hill at dawn, slow pan, soft light.","seconds":"4","size":"1280x720"}`
 
 	streamEvents = 66
 )
 
 // A workload is one kind of operation that a client repeats.
 type workload struct {
-	name   string
-	stream bool
-	// do runs one operation against base and records it.
-	do func(c *client, base string, rec *recorder) error
+	name string
+	// Streams: the request, and the event that must end the stream.
+	stream     bool
+	path, body string
+	lastEvent  func(sse.Event) bool
+	// do runs one operation against base and records it; events is the
+	// number of events a stream must have.
+	do func(c *client, w *workload, base string, events int, rec *recorder) error
 }
 
 var workloads = []workload{
 	{name: "chat", do: (*client).chat},
-	{name: "stream", stream: true, do: (*client).stream},
+	{name: "stream", stream: true, path: pathChat, body: streamBody, do: (*client).stream,
+		lastEvent: func(ev sse.Event) bool { return ev.IsDone() }},
+	{name: "responses", stream: true, path: pathResponses, body: responsesBody, do: (*client).stream,
+		lastEvent: func(ev sse.Event) bool { return ev.Type == "response.completed" }},
 	{name: "video", do: (*client).video},
 }
 
@@ -48,6 +61,36 @@ func workloadByName(name string) (workload, bool) {
 		}
 	}
 	return workload{}, false
+}
+
+// probe sends one request of a streaming workload, parses the whole
+// stream with sse.Read and checks its last event; it returns the number
+// of events, which every stream of the load must then have.
+func probe(w *workload, base string) (int, error) {
+	c := &client{hc: &http.Client{Timeout: time.Minute}}
+	defer c.hc.CloseIdleConnections()
+	res, err := c.post(base, w.path, w.body)
+	if err != nil {
+		return 0, err
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(res.Body, 512))
+		return 0, fmt.Errorf("probe: status %d: %s", res.StatusCode, b)
+	}
+	var last sse.Event
+	n := 0
+	for ev, err := range sse.Read(res.Body) {
+		if err != nil {
+			return 0, fmt.Errorf("probe: %w", err)
+		}
+		last = ev
+		n++
+	}
+	if n < 2 || !w.lastEvent(last) {
+		return 0, fmt.Errorf("probe: a stream of %d events ending with %q %.100q", n, last.Type, last.Data)
+	}
+	return n, nil
 }
 
 // client sends requests over a shared keep-alive transport; each worker
@@ -120,7 +163,7 @@ func (c *client) readAll(res *http.Response) ([]byte, error) {
 	return c.buf, nil
 }
 
-func (c *client) chat(base string, rec *recorder) error {
+func (c *client) chat(_ *workload, base string, _ int, rec *recorder) error {
 	start := time.Now()
 	res, err := c.post(base, pathChat, chatBody)
 	if err != nil {
@@ -137,11 +180,11 @@ func (c *client) chat(base string, rec *recorder) error {
 	return nil
 }
 
-// stream reads one chat stream, counting its events, and checks that it
-// has them all and ends with [DONE].
-func (c *client) stream(base string, rec *recorder) error {
+// stream reads one stream, counting its events, and checks that it has
+// as many as the probe had (and, for chat, that it ends with [DONE]).
+func (c *client) stream(w *workload, base string, events int, rec *recorder) error {
 	start := time.Now()
-	res, err := c.post(base, pathChat, streamBody)
+	res, err := c.post(base, w.path, w.body)
 	if err != nil {
 		return err
 	}
@@ -149,8 +192,8 @@ func (c *client) stream(base string, rec *recorder) error {
 	if err != nil {
 		return err
 	}
-	if n != streamEvents || !bytes.HasSuffix(tail, []byte("data: [DONE]\n\n")) {
-		return fmt.Errorf("stream of %d events ending %q, want %d ending with [DONE]", n, tail, streamEvents)
+	if n != events || (w.path == pathChat && !bytes.HasSuffix(tail, []byte("data: [DONE]\n\n"))) {
+		return fmt.Errorf("stream of %d events ending %q, want %d", n, tail, events)
 	}
 	rec.lat = append(rec.lat, time.Since(start))
 	rec.ttfb = append(rec.ttfb, ttfb)
@@ -204,7 +247,7 @@ func (c *client) readEvents(res *http.Response, start time.Time) (n int, ttfb ti
 
 // video creates a video task and polls its status once: one operation
 // is the two requests.
-func (c *client) video(base string, rec *recorder) error {
+func (c *client) video(_ *workload, base string, _ int, rec *recorder) error {
 	start := time.Now()
 	res, err := c.post(base, pathVideos, videoBody)
 	if err != nil {
@@ -265,8 +308,8 @@ func percentilesOf(d []time.Duration) percentiles {
 
 // runLoad runs w against base with conc workers for d, each on its own
 // keep-alive connection, and waits for the operations in flight at the
-// end to finish.
-func runLoad(ctx context.Context, w workload, base string, conc int, d time.Duration) loadResult {
+// end to finish. Streams must have events events.
+func runLoad(ctx context.Context, w *workload, base string, events, conc int, d time.Duration) loadResult {
 	tr := newTransport(conc)
 	defer tr.CloseIdleConnections()
 	hc := &http.Client{Transport: tr, Timeout: time.Minute}
@@ -280,7 +323,7 @@ func runLoad(ctx context.Context, w workload, base string, conc int, d time.Dura
 		wg.Go(func() {
 			c := &client{hc: hc}
 			for ctx.Err() == nil {
-				if err := w.do(c, base, rec); err != nil {
+				if err := w.do(c, w, base, events, rec); err != nil {
 					rec.fail(err)
 					continue
 				}

@@ -30,6 +30,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"time"
 )
 
@@ -181,6 +182,9 @@ func (b *bench) all(ctx context.Context) error {
 	if err := b.scenarios(ctx); err != nil {
 		return err
 	}
+	if err := b.latency(ctx); err != nil {
+		return err
+	}
 	if b.o.sweep {
 		if err := b.runSweep(ctx); err != nil {
 			return err
@@ -205,12 +209,20 @@ type target struct {
 	role string
 	// relay targets forward to the fake upstream.
 	relay bool
+	// skip lists the workloads that the target does not serve.
+	skip []string
 }
 
 var targets = []target{
 	{name: "floor", role: roleFloor},
 	{name: "gateway", role: roleGateway},
 	{name: "naive-relay", role: roleNaive, relay: true},
+	// The relay has no responses backend yet (issue 6).
+	{name: "gateway-relay", role: roleGatewayRelay, relay: true, skip: []string{"responses"}},
+}
+
+func (t target) serves(w string) bool {
+	return !slices.Contains(t.skip, w)
 }
 
 // start starts t's server as a child process, with extra flags.
@@ -225,10 +237,11 @@ func (b *bench) start(t target, extra ...string) (*child, error) {
 // scenarios runs every workload against every target that the -scenario
 // filter lets through, then computes the ratios.
 func (b *bench) scenarios(ctx context.Context) error {
-	for _, w := range workloads {
+	for i := range workloads {
+		w := &workloads[i]
 		for _, t := range targets {
 			name := t.name + "/" + w.name
-			if !b.o.scenario.MatchString(name) {
+			if !t.serves(w.name) || !b.o.scenario.MatchString(name) {
 				continue
 			}
 			if err := ctx.Err(); err != nil {
@@ -245,8 +258,59 @@ func (b *bench) scenarios(ctx context.Context) error {
 	return nil
 }
 
+// latency measures, with one client, the latency that each relay adds to
+// calling the upstream directly, for chat and the chat stream.
+func (b *bench) latency(ctx context.Context) error {
+	direct := target{name: "upstream-direct", role: roleUpstream}
+	for _, name := range []string{"chat", "stream"} {
+		w, _ := workloadByName(name)
+		var base *runResult
+		for _, t := range append([]target{direct}, targets...) {
+			if !t.relay && t.name != direct.name || !b.o.scenario.MatchString(t.name+"/"+name) {
+				continue
+			}
+			var r runResult
+			var err error
+			if t.name == direct.name {
+				r, err = b.measureOn(ctx, b.upstream, &w, 1)
+			} else {
+				r, err = b.scenario(ctx, t, &w, 1)
+			}
+			if err != nil {
+				return fmt.Errorf("latency %s/%s: %w", t.name, name, err)
+			}
+			r.Target, r.Workload = t.name, name
+			if base == nil {
+				base = &r
+			} else {
+				r.AddedP50 = r.Load.Lat.P50 - base.Load.Lat.P50
+				if r.Load.TTFB != nil && base.Load.TTFB != nil {
+					r.AddedTTFB = r.Load.TTFB.P50 - base.Load.TTFB.P50
+				}
+			}
+			b.rep.Latency = append(b.rep.Latency, r)
+		}
+	}
+	return nil
+}
+
+// measureOn runs a workload against a running child: probe, warm-up,
+// measurement.
+func (b *bench) measureOn(ctx context.Context, c *child, w *workload, conc int) (runResult, error) {
+	events := 0
+	var err error
+	if w.stream {
+		if events, err = probe(w, c.addr); err != nil {
+			return runResult{}, err
+		}
+	}
+	b.logf("%s/%s: %d clients for %s", c.role, w.name, conc, b.o.duration)
+	runLoad(ctx, w, c.addr, events, conc, b.o.warmup)
+	return measure(ctx, c, w, events, conc, b.o.duration)
+}
+
 // scenario runs one workload against a fresh server process.
-func (b *bench) scenario(ctx context.Context, t target, w workload, conc int) (runResult, error) {
+func (b *bench) scenario(ctx context.Context, t target, w *workload, conc int) (runResult, error) {
 	c, err := b.start(t)
 	if err != nil {
 		return runResult{}, err
@@ -256,16 +320,22 @@ func (b *bench) scenario(ctx context.Context, t target, w workload, conc int) (r
 	if err != nil {
 		return runResult{}, err
 	}
+	events := 0
+	if w.stream {
+		if events, err = probe(w, c.addr); err != nil {
+			return runResult{}, err
+		}
+	}
 	b.logf("%s/%s: %d clients for %s", t.name, w.name, conc, b.o.duration)
-	runLoad(ctx, w, c.addr, conc, b.o.warmup)
+	runLoad(ctx, w, c.addr, events, conc, b.o.warmup)
 
 	var profErr chan error
-	if b.o.profile != "" && t.role == roleGateway {
+	if b.o.profile != "" && (t.role == roleGateway || t.role == roleGatewayRelay) && conc == b.o.concurrency {
 		profErr = make(chan error, 1)
 		path := filepath.Join(b.o.profile, t.name+"-"+w.name)
 		go func() { profErr <- c.profile(b.o.duration, path) }()
 	}
-	r, err := measure(ctx, c, w, conc, b.o.duration)
+	r, err := measure(ctx, c, w, events, conc, b.o.duration)
 	if err != nil {
 		return r, err
 	}
@@ -280,12 +350,12 @@ func (b *bench) scenario(ctx context.Context, t target, w workload, conc int) (r
 
 // measure runs the load once and turns the server's counters into
 // per-operation costs.
-func measure(ctx context.Context, c *child, w workload, conc int, d time.Duration) (runResult, error) {
+func measure(ctx context.Context, c *child, w *workload, events, conc int, d time.Duration) (runResult, error) {
 	before, err := c.stats(false)
 	if err != nil {
 		return runResult{}, err
 	}
-	res := runLoad(ctx, w, c.addr, conc, d)
+	res := runLoad(ctx, w, c.addr, events, conc, d)
 	after, err := c.stats(false)
 	if err != nil {
 		return runResult{}, err

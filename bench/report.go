@@ -13,6 +13,7 @@ type report struct {
 	Config  reportConfig    `json:"config"`
 	Runs    []runResult     `json:"runs"`
 	Ratios  []ratio         `json:"ratios"`
+	Latency []runResult     `json:"latency,omitempty"`
 	Sweep   []sweepPoint    `json:"sweep,omitempty"`
 	Streams []streamsResult `json:"streams,omitempty"`
 	Store   *storeResult    `json:"store,omitempty"`
@@ -42,6 +43,11 @@ type runResult struct {
 	IdleRSS      uint64        `json:"idle_rss_bytes,omitempty"`
 	RSS          uint64        `json:"rss_bytes"`
 	PeakRSS      uint64        `json:"peak_rss_bytes"`
+	// AddedP50 and AddedTTFB are, in the latency runs, what a relay adds
+	// to the median latency (and time to first byte) of calling the
+	// upstream directly.
+	AddedP50  time.Duration `json:"added_p50_ns,omitempty"`
+	AddedTTFB time.Duration `json:"added_ttfb_p50_ns,omitempty"`
 }
 
 // ratio compares two targets on one workload: Of / To.
@@ -59,6 +65,7 @@ type ratio struct {
 // floor, relays against the naive relay.
 var ratioPairs = [][2]string{
 	{"gateway", "floor"},
+	{"gateway-relay", "naive-relay"},
 	{"naive-relay", "floor"},
 }
 
@@ -131,6 +138,27 @@ func (rep *report) writeTables(w io.Writer) {
 		fmt.Fprintln(tw, "ratio\tworkload\tCPU/op\tops/s\tp50\tallocs/op\t")
 		for _, r := range rep.Ratios {
 			fmt.Fprintf(tw, "%s / %s\t%s\t%.2f×\t%.2f×\t%.2f×\t%.1f×\t\n", r.Of, r.To, r.Workload, r.CPU, r.Throughput, r.P50, r.Allocs)
+		}
+		tw.Flush()
+		fmt.Fprintln(w)
+	}
+	if len(rep.Latency) > 0 {
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "latency, 1 client	p50 µs	p90 µs	p99 µs	ttfb p50	added p50	added ttfb	errors	")
+		for _, r := range rep.Latency {
+			ttfb, added, addedTTFB := "", "", ""
+			if r.Load.TTFB != nil {
+				ttfb = us(r.Load.TTFB.P50)
+			}
+			if r.Target != "upstream-direct" {
+				added = us(r.AddedP50)
+				if r.Load.TTFB != nil {
+					addedTTFB = us(r.AddedTTFB)
+				}
+			}
+			l := r.Load.Lat
+			fmt.Fprintf(tw, "%s/%s	%s	%s	%s	%s	%s	%s	%d	\n", r.Target, r.Workload, us(l.P50), us(l.P90), us(l.P99),
+				ttfb, added, addedTTFB, r.Load.Errors)
 		}
 		tw.Flush()
 		fmt.Fprintln(w)

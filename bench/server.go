@@ -26,6 +26,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/demo"
 	"github.com/gatewaykit/gatewaykit/gateway"
 	"github.com/gatewaykit/gatewaykit/models"
+	"github.com/gatewaykit/gatewaykit/relay"
 )
 
 // childEnv names the environment variable that makes the program (or the
@@ -39,6 +40,8 @@ const (
 	roleUpstream = "upstream" // the fake OpenAI-compatible upstream (canned too)
 	roleNaive    = "naive"    // httputil.ReverseProxy to the upstream
 	roleGateway  = "gateway"  // the gateway on the demo backend
+	// roleGatewayRelay is the gateway relaying to the upstream.
+	roleGatewayRelay = "gateway-relay"
 )
 
 // benchSecret is the API key that the load sends to the gateway.
@@ -133,16 +136,32 @@ func newRole(role, upstream string, chunkDelay time.Duration) (h http.Handler, c
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		ctx, cancel := context.WithCancel(context.Background())
-		go func() { _ = g.Run(ctx) }()
-		return g, nop, func() {
-			cancel()
-			sctx, scancel := context.WithTimeout(context.Background(), time.Second)
-			defer scancel()
-			_ = g.Shutdown(sctx)
-		}, nil
+		return g, nop, runGateway(g), nil
+	case roleGatewayRelay:
+		if upstream == "" {
+			return nil, nil, nil, errors.New("gateway-relay: no -upstream")
+		}
+		tr := relay.NewTransport()
+		g, err := newRelayGateway(upstream, tr)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		return relay.ForwardHeaders(g), tr.CloseIdleConnections, runGateway(g), nil
 	}
 	return nil, nil, nil, fmt.Errorf("unknown role %q", role)
+}
+
+// runGateway runs g's video runner and returns the function that stops
+// it.
+func runGateway(g *gateway.Gateway) func() {
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { _ = g.Run(ctx) }()
+	return func() {
+		cancel()
+		sctx, scancel := context.WithTimeout(context.Background(), time.Second)
+		defer scancel()
+		_ = g.Shutdown(sctx)
+	}
 }
 
 // newDemoGateway is the gateway as the example server wires it (package
@@ -161,9 +180,44 @@ func newDemoGateway(textOpts ...demo.TextOption) (*gateway.Gateway, error) {
 		Catalog:     models.NewMemoryCatalog(c.Models...),
 		Chat:        text.Chat(),
 		Completions: text.Completions(),
+		Responses:   text.Responses(),
 		Videos:      demo.NewVideoGenerator(),
 		RateLimit:   unlimitedRate,
 		AccessLog:   true,
+	})
+}
+
+// newRelayGateway is the gateway as the relay example wires it: every
+// demo model routed to the upstream (base URL upstream), the relay's
+// backends for chat, completions and videos, its pass-through access
+// points, behind the same auth, rate limit and access log as
+// newDemoGateway.
+func newRelayGateway(upstream string, tr *http.Transport) (*gateway.Gateway, error) {
+	ms := append(demo.TextModels(), demo.VideoModels()...)
+	routes := make([]relay.Route, len(ms))
+	for i, m := range ms {
+		routes[i] = relay.Route{Model: m.ID, Upstreams: []relay.Upstream{{BaseURL: upstream + "/v1", Key: "sk-upstream"}}}
+	}
+	r, err := relay.New(routes, relay.WithTransport(tr))
+	if err != nil {
+		return nil, err
+	}
+	keys, err := gateway.NewKeyStore(context.Background(), gateway.DemoKeys())
+	if err != nil {
+		return nil, err
+	}
+	catalog := models.NewMemoryCatalog(ms...)
+	return gateway.New(gateway.Config{
+		Keys:        keys,
+		Catalog:     catalog,
+		Chat:        r.Chat(),
+		Completions: r.Completions(),
+		Videos:      r.Videos(),
+		Routes: func(mux *http.ServeMux) {
+			relay.RegisterAccess(mux, relay.NewAccessHandler(r, catalog))
+		},
+		RateLimit: unlimitedRate,
+		AccessLog: true,
 	})
 }
 
@@ -232,9 +286,9 @@ type cannedReply struct {
 // net/http server would: the floor of every scenario, and the fake
 // upstream of the relays.
 type canned struct {
-	chat, stream, created, status, modelList cannedReply
-	pace                                     time.Duration
-	bufs                                     sync.Pool
+	chat, stream, responses, created, status, modelList cannedReply
+	pace                                                time.Duration
+	bufs                                                sync.Pool
 }
 
 // recordCanned records the demo gateway's replies to the load's requests.
@@ -254,6 +308,7 @@ func recordCanned() (*canned, error) {
 	}{
 		{&c.chat, http.MethodPost, pathChat, chatBody, false},
 		{&c.stream, http.MethodPost, pathChat, streamBody, true},
+		{&c.responses, http.MethodPost, pathResponses, responsesBody, true},
 		{&c.created, http.MethodPost, pathVideos, videoBody, false},
 		{&c.modelList, http.MethodGet, "/v1/models", "", false},
 	} {
@@ -310,6 +365,8 @@ func (c *canned) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		reply = &c.stream
 	case r.Method == http.MethodPost && r.URL.Path == pathChat:
 		reply = &c.chat
+	case r.Method == http.MethodPost && r.URL.Path == pathResponses:
+		reply = &c.responses
 	case r.Method == http.MethodPost && r.URL.Path == pathVideos:
 		reply = &c.created
 	case r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, pathVideos+"/"):

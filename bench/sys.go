@@ -134,10 +134,13 @@ func raiseFileLimit(want uint64) (uint64, error) {
 // as taskset -p would. Threads that the runtime starts later inherit the
 // mask of the thread that creates them, so the whole process stays there.
 func pinProcess(cpu int) error {
-	if cpu < 0 || cpu >= runtime.NumCPU() {
-		return fmt.Errorf("pin: no CPU %d on this machine (%d CPUs)", cpu, runtime.NumCPU())
-	}
+	// runtime.NumCPU counts the CPUs of the affinity mask that the
+	// process inherited, which may already be one; the kernel says
+	// EINVAL for a CPU that is not there.
 	var mask [16]uint64 // 1024 CPUs
+	if cpu < 0 || cpu >= len(mask)*64 {
+		return fmt.Errorf("pin: no CPU %d", cpu)
+	}
 	mask[cpu/64] = 1 << (cpu % 64)
 	entries, err := os.ReadDir("/proc/self/task")
 	if err != nil {
