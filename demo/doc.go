@@ -8,7 +8,8 @@
 // [NewTextBackend] returns a [TextBackend], which serves chat completions
 // through [TextBackend.Chat] (a chat.StreamingBackend) and legacy
 // completions through [TextBackend.Completions] (a
-// completions.StreamingBackend):
+// completions.StreamingBackend), and responses through
+// [TextBackend.Responses] (see Responses below):
 //
 //	text := demo.NewTextBackend(demo.WithChunkDelay(50 * time.Millisecond))
 //	catalog := models.NewMemoryCatalog(demo.TextModels()...)
@@ -96,6 +97,42 @@
 //
 // The request's context ends a stream (and a wait) at once. A TextBackend
 // is safe for concurrent use.
+//
+// # Responses
+//
+// [TextBackend.Responses] returns the responses side, a
+// responses.StreamingBackend and responses.Compactor, with the same
+// tokenizer, limits and directives:
+//
+//	responses.Register(mux, responses.NewHandler(catalog, text.Responses()))
+//
+// A response has one output item: a message whose text is the chat reply
+// text above, for the last user message of the conversation (Params
+// History, then the input), or for the output of a function_call_output
+// item that ends it; or a function call. When the conversation has user
+// messages before the one answered (earlier turns of a
+// previous_response_id chain, or a compaction), the text starts with
+// Earlier you said: "<the user message before it>" (<k> earlier
+// message[s]). — that is how a test sees that the backend got the earlier
+// turns. input_tokens counts the instructions and the text of every item
+// (messages, function call names and arguments, function outputs,
+// compacted messages) plus [ImageTokens] per input_image; output_tokens
+// the output. max_output_tokens cuts the text (status incomplete, reason
+// max_output_tokens). Tools follow the chat rules, over the function
+// tools of the request (other tool types are ignored): tool_choice naming
+// a function, "required" (the first function tool), or "auto" and a tool
+// name in the last user message; never right after a function output.
+// [DirectiveContentFilter] gives no output and reason content_filter;
+// [DirectiveFail] fails as for chat. Streams send the text (or the
+// arguments, after a delta naming the function) in chunks of
+// [WithTokensPerChunk] tokens, then the usage.
+//
+// Compact returns a compaction whose encrypted_content is
+// "demo-compaction:" and the base64 of a JSON array of the conversation's
+// user messages (not encrypted: the demo has nothing to hide); a later
+// request that sends it back as a compaction input item is answered as if
+// those messages came before its input. A compaction item the demo did
+// not make is a 400.
 //
 // # Video
 //

@@ -90,8 +90,9 @@ func WithTokensPerChunk(n int) TextOption {
 }
 
 // TextBackend is the deterministic demo text backend. It serves chat
-// completions through [TextBackend.Chat] and legacy completions through
-// [TextBackend.Completions]; the package documentation says what it
+// completions through [TextBackend.Chat], legacy completions through
+// [TextBackend.Completions] and responses through
+// [TextBackend.Responses]; the package documentation says what it
 // answers. It is safe for concurrent use.
 type TextBackend struct {
 	cfg textConfig
