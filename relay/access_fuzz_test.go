@@ -14,8 +14,64 @@ import (
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
 )
 
-// FuzzFindModel checks that findModel never panics, accepts only valid
-// JSON objects, and that renaming the model changes nothing else.
+// findModelDecoder is the reference for findModel: the same contract,
+// with encoding/json's Decoder. It reads the top-level "model" member of a JSON object body,
+// without decoding the rest into values: a gateway forwards every member,
+// modelled or not, as the client sent it. Errors are 400
+// invalid_request_error values for a body that is not one JSON object,
+// a model that is not a string, and a model named twice.
+//
+// Members whose name equals "model" ignoring case count as the model too:
+// encoding/json, and so many upstreams, match member names that way, so a
+// second "MODEL" could otherwise choose another model than the one
+// checked. Such a body is refused.
+func findModelDecoder(body []byte) (modelLoc, error) {
+	var loc modelLoc
+	if len(bytes.TrimSpace(body)) == 0 {
+		return loc, apierrors.InvalidRequest("", "request body is empty; expected a JSON object")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	tok, err := dec.Token()
+	if err != nil {
+		return loc, syntaxError(err)
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return loc, apierrors.InvalidRequest("", "request body must be a JSON object")
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return loc, syntaxError(err)
+		}
+		key, _ := tok.(string) // a member name: the decoder guarantees a string here
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return loc, syntaxError(err)
+		}
+		if !strings.EqualFold(key, "model") {
+			continue
+		}
+		if loc.end != 0 {
+			return loc, apierrors.InvalidRequest("model", "model must appear once in the request body")
+		}
+		if err := json.Unmarshal(raw, &loc.model); err != nil {
+			return loc, apierrors.InvalidRequestf("model", "model must be a string, got %s", truncate(raw, 40))
+		}
+		loc.end = int(dec.InputOffset())
+		loc.start = loc.end - len(raw)
+	}
+	if _, err := dec.Token(); err != nil { // the closing brace
+		return loc, syntaxError(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return loc, apierrors.InvalidRequest("", "request body must hold a single JSON value")
+	}
+	return loc, nil
+}
+
+// FuzzFindModel checks that findModel never panics, agrees with the
+// Decoder-based reference, accepts only valid JSON objects, and that
+// renaming the model changes nothing else.
 func FuzzFindModel(f *testing.F) {
 	for _, s := range []string{
 		`{"model":"m","input":"x"}`,
@@ -30,6 +86,10 @@ func FuzzFindModel(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		loc, err := findModel(body)
+		ref, refErr := findModelDecoder(body)
+		if (err == nil) != (refErr == nil) || (err == nil && loc != ref) {
+			t.Fatalf("findModel(%q) = %+v, %v; the decoder finds %+v, %v", body, loc, err, ref, refErr)
+		}
 		if err != nil {
 			return
 		}

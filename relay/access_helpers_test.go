@@ -50,7 +50,7 @@ type fakeUpstream struct {
 	handler http.HandlerFunc
 }
 
-func newFakeUpstream(t *testing.T, handler http.HandlerFunc) *fakeUpstream {
+func newFakeUpstream(t testing.TB, handler http.HandlerFunc) *fakeUpstream {
 	t.Helper()
 	f := &fakeUpstream{handler: handler}
 	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -100,7 +100,7 @@ type accessGateway struct {
 	upstream *fakeUpstream
 }
 
-func newAccessGateway(t *testing.T, up *fakeUpstream, opts ...relay.AccessOption) *accessGateway {
+func newAccessGateway(t testing.TB, up *fakeUpstream, opts ...relay.AccessOption) *accessGateway {
 	t.Helper()
 	var routes []relay.Route
 	for _, m := range accessModels {
@@ -113,7 +113,7 @@ func newAccessGateway(t *testing.T, up *fakeUpstream, opts ...relay.AccessOption
 	return &accessGateway{srv: serveAccess(t, r, opts...), upstream: up}
 }
 
-func serveAccess(t *testing.T, r *relay.Relay, opts ...relay.AccessOption) *httptest.Server {
+func serveAccess(t testing.TB, r *relay.Relay, opts ...relay.AccessOption) *httptest.Server {
 	t.Helper()
 	keys := auth.NewMemoryKeyStore()
 	ctx := context.Background()

@@ -17,57 +17,125 @@ type modelLoc struct {
 }
 
 // findModel reads the top-level "model" member of a JSON object body,
-// without decoding the rest into values: a gateway forwards every member,
-// modelled or not, as the client sent it. Errors are 400
-// invalid_request_error values for a body that is not one JSON object,
-// a model that is not a string, and a model named twice.
+// without decoding the rest: a gateway forwards every member, modelled or
+// not, as the client sent it. Errors are 400 invalid_request_error values
+// for a body that is not one JSON object, a model that is not a string,
+// and a model named twice.
 //
 // Members whose name equals "model" ignoring case count as the model too:
 // encoding/json, and so many upstreams, match member names that way, so a
 // second "MODEL" could otherwise choose another model than the one
 // checked. Such a body is refused.
+//
+// The body is validated in one pass (json.Valid) and then walked member
+// by member, skipping values without decoding them; only the model's
+// string is decoded.
 func findModel(body []byte) (modelLoc, error) {
 	var loc modelLoc
-	if len(bytes.TrimSpace(body)) == 0 {
+	i := skipSpace(body, 0)
+	if i == len(body) {
 		return loc, apierrors.InvalidRequest("", "request body is empty; expected a JSON object")
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	tok, err := dec.Token()
-	if err != nil {
-		return loc, syntaxError(err)
+	if !json.Valid(body) {
+		return loc, syntaxError(json.Unmarshal(body, new(json.RawMessage)))
 	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
+	if body[i] != '{' {
 		return loc, apierrors.InvalidRequest("", "request body must be a JSON object")
 	}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return loc, syntaxError(err)
+	i++
+	for {
+		i = skipSpace(body, i)
+		if body[i] == '}' {
+			return loc, nil
 		}
-		key, _ := tok.(string) // a member name: the decoder guarantees a string here
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return loc, syntaxError(err)
+		keyStart := i
+		i = skipString(body, i)
+		key := body[keyStart:i]
+		i = skipSpace(body, i) + 1 // the colon
+		i = skipSpace(body, i)
+		valStart := i
+		i = skipValue(body, i)
+		if isModelKey(key) {
+			if loc.end != 0 {
+				return loc, apierrors.InvalidRequest("model", "model must appear once in the request body")
+			}
+			raw := body[valStart:i]
+			if raw[0] != '"' {
+				return loc, apierrors.InvalidRequestf("model", "model must be a string, got %s", truncate(raw, 40))
+			}
+			if err := json.Unmarshal(raw, &loc.model); err != nil {
+				return loc, syntaxError(err) // unreachable: the body is valid
+			}
+			loc.start, loc.end = valStart, i
 		}
-		if !strings.EqualFold(key, "model") {
-			continue
+		i = skipSpace(body, i)
+		if body[i] == '}' {
+			return loc, nil
 		}
-		if loc.end != 0 {
-			return loc, apierrors.InvalidRequest("model", "model must appear once in the request body")
-		}
-		if err := json.Unmarshal(raw, &loc.model); err != nil {
-			return loc, apierrors.InvalidRequestf("model", "model must be a string, got %s", truncate(raw, 40))
-		}
-		loc.end = int(dec.InputOffset())
-		loc.start = loc.end - len(raw)
+		i++ // the comma
 	}
-	if _, err := dec.Token(); err != nil { // the closing brace
-		return loc, syntaxError(err)
+}
+
+// The skip functions walk a body that json.Valid accepted: they need no
+// error checks. Each takes the index of the first byte of what it skips
+// and returns the index just past it.
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return loc, apierrors.InvalidRequest("", "request body must hold a single JSON value")
+	return i
+}
+
+func skipString(b []byte, i int) int {
+	for i++; ; i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
 	}
-	return loc, nil
+}
+
+func skipValue(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for {
+			switch b[i] {
+			case '"':
+				i = skipString(b, i)
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+	default: // a number, true, false or null
+		for i < len(b) && !strings.ContainsRune(" \t\n\r,}]", rune(b[i])) {
+			i++
+		}
+		return i
+	}
+}
+
+// isModelKey reports whether the quoted member name key is "model",
+// ignoring case.
+func isModelKey(key []byte) bool {
+	name := key[1 : len(key)-1]
+	if bytes.IndexByte(name, '\\') >= 0 {
+		var s string
+		return json.Unmarshal(key, &s) == nil && strings.EqualFold(s, "model")
+	}
+	return len(name) == 5 && strings.EqualFold(string(name), "model")
 }
 
 // rename returns body with its model replaced by name, or body itself when
