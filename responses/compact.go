@@ -19,7 +19,7 @@ import (
 func (h *handler) compact(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	req := new(CompactRequest)
-	if err := httpjson.Decode(w, r, h.cfg.maxBytes, req); err != nil {
+	if err := h.decode(w, r, req); err != nil {
 		h.fail(w, r, err)
 		return
 	}

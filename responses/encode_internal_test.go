@@ -136,3 +136,41 @@ func FuzzAppendTextEvent(f *testing.F) {
 		require.Equal(t, want, ev.Delta)
 	})
 }
+
+func TestAppendResponseMatchesEncodingJSON(t *testing.T) {
+	t.Parallel()
+	type plain Response
+	n := func(v int) *int { return &v }
+	at := int64(1700000001)
+	temp, topP := 0.7, 1e-7
+	for _, s := range strs {
+		prev := "resp_" + s
+		full := Response{
+			ID: "resp_1", Object: ObjectResponse, CreatedAt: 1700000000, Status: StatusIncomplete, CompletedAt: &at,
+			Error:             &ResponseError{Code: "bad_gateway", Message: s},
+			IncompleteDetails: &IncompleteDetails{Reason: ReasonMaxOutputTokens},
+			Instructions:      &s, MaxOutputTokens: n(12), Model: s,
+			Output: []OutputItem{
+				{Type: ItemMessage, ID: "msg_1", Status: StatusIncomplete, Role: RoleAssistant, Content: []OutputText{{Type: PartOutputText, Text: s, Annotations: []json.RawMessage{json.RawMessage(`{"type":"url_citation"}`)}}}},
+				{Type: ItemFunctionCall, ID: "fc_1", Status: StatusCompleted, CallID: "call_1", Name: s, Arguments: "{}"},
+			},
+			ParallelToolCalls: true, PreviousResponseID: &prev, Store: true, Temperature: &temp, TopP: &topP,
+			ToolChoice: ToolChoice{Function: "f" + s},
+			Tools:      []Tool{{Type: ToolFunction, Name: "f" + s, Parameters: json.RawMessage(`{"type":"object"}`), Extra: map[string]json.RawMessage{"x": json.RawMessage(`1`)}}},
+			Metadata:   map[string]string{"b": s, "a": "1", s: "c"},
+			Usage:      &Usage{InputTokens: 1, OutputTokens: 2, TotalTokens: 3, OutputTokensDetails: OutputTokensDetails{ReasoningTokens: 1}},
+		}
+		for _, r := range []Response{full, {ID: s, Output: []OutputItem{}, Tools: []Tool{}, Metadata: map[string]string{}, ToolChoice: ToolChoice{Mode: ToolChoiceAuto}}, {}} {
+			got, err := appendResponse(nil, &r)
+			require.NoError(t, err)
+			want := marshal(t, plain(r))
+			if diff := cmp.Diff(decodeAny(t, want), decodeAny(t, got)); diff != "" {
+				t.Errorf("%q (-want +got):\n%s", s, diff)
+			}
+		}
+	}
+	for _, v := range []float64{0, 1, 0.7, -2, 1e-7, 123456789, 1e21, 2.5e-9} {
+		got := appendFloatPtr(nil, &v)
+		require.Equal(t, string(marshal(t, v)), string(got))
+	}
+}

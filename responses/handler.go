@@ -168,7 +168,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (h *handler) create(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	req := new(Request)
-	if err := httpjson.Decode(w, r, h.cfg.maxBytes, req); err != nil {
+	if err := h.decode(w, r, req); err != nil {
 		h.fail(w, r, err)
 		return
 	}
@@ -210,7 +210,7 @@ func (h *handler) create(w http.ResponseWriter, r *http.Request) {
 	}
 	usage := res.Usage
 	h.end(resp, res.Incomplete, &usage)
-	body, err := json.Marshal(resp)
+	body, err := appendResponse(make([]byte, 0, 1024), resp)
 	if err != nil {
 		h.fail(w, r, apierrors.Internal(err))
 		return
@@ -231,6 +231,29 @@ func checkResult(res *Result) error {
 		}
 	}
 	return nil
+}
+
+// decode reads and decodes a request body into v. It decodes with
+// json.Unmarshal, once; when that fails, it decodes again through
+// httpjson for an error message that says what is wrong.
+func (h *handler) decode(w http.ResponseWriter, r *http.Request, v any) error {
+	if ct := r.Header.Get("Content-Type"); ct != "application/json" {
+		if err := httpjson.CheckContentType(r); err != nil {
+			return err
+		}
+	}
+	body, err := httpjson.ReadBody(w, r, h.cfg.maxBytes)
+	if err != nil {
+		return err
+	}
+	err = json.Unmarshal(body, v)
+	if err == nil || isAPIError(err) {
+		return err
+	}
+	if err := httpjson.Unmarshal(body, v); err != nil {
+		return err
+	}
+	return apierrors.InvalidRequest("", "request body could not be decoded").WithCause(err)
 }
 
 // newResponse returns the in_progress response to req, with its echoes.
@@ -384,7 +407,7 @@ func (h *handler) get(w http.ResponseWriter, r *http.Request, id string) {
 		h.fail(w, r, h.lookupError(err, id))
 		return
 	}
-	body, err := json.Marshal(&sr.Response)
+	body, err := appendResponse(make([]byte, 0, 1024), &sr.Response)
 	if err != nil {
 		h.fail(w, r, apierrors.Internal(err))
 		return

@@ -54,7 +54,7 @@ func (h *handler) serveStream(w http.ResponseWriter, r *http.Request, p *Params,
 	}
 	defer s.Close()
 
-	ew := eventWriter{s: s, h: h, cur: -1,
+	ew := eventWriter{s: s, h: h, cur: -1, buf: make([]byte, 0, 2048),
 		resp: newResponse(p.Request, ids.New(IDPrefix), h.cfg.now().Unix())}
 	var seq iter.Seq2[Delta, error]
 	if h.streaming != nil {
@@ -301,9 +301,11 @@ func (ew *eventWriter) fail(r *http.Request, err error) bool {
 
 // sendResponse sends a lifecycle event carrying the whole response.
 func (ew *eventWriter) sendResponse(event string) error {
-	seq := ew.seq
-	ew.seq++
-	return ew.s.SendJSON(event, ResponseEvent{Type: event, SequenceNumber: seq, Response: ew.resp})
+	b, err := appendResponseEvent(ew.buf[:0], event, ew.seq, ew.resp)
+	if err != nil {
+		return apierrors.Internal(err)
+	}
+	return ew.send(event, b)
 }
 
 // send sends an event encoded in b (which becomes the reused buffer).

@@ -132,7 +132,7 @@ var requestFields = jsonext.Fields[Request]()
 func (r *Request) UnmarshalJSON(b []byte) error {
 	type plain Request
 	var err error
-	r.Extra, err = jsonext.Unmarshal(b, (*plain)(r), requestFields)
+	r.Extra, err = unmarshalKeeping(b, (*plain)(r), requestFields)
 	return err
 }
 
@@ -272,7 +272,7 @@ var itemFields = jsonext.Fields[Item]()
 func (it *Item) UnmarshalJSON(b []byte) error {
 	type plain Item
 	var err error
-	it.Extra, err = jsonext.Unmarshal(b, (*plain)(it), itemFields)
+	it.Extra, err = unmarshalKeeping(b, (*plain)(it), itemFields)
 	return err
 }
 
@@ -407,7 +407,7 @@ var contentPartFields = jsonext.Fields[ContentPart]()
 func (p *ContentPart) UnmarshalJSON(b []byte) error {
 	type plain ContentPart
 	var err error
-	p.Extra, err = jsonext.Unmarshal(b, (*plain)(p), contentPartFields)
+	p.Extra, err = unmarshalKeeping(b, (*plain)(p), contentPartFields)
 	return err
 }
 
@@ -438,7 +438,7 @@ var toolFields = jsonext.Fields[Tool]()
 func (t *Tool) UnmarshalJSON(b []byte) error {
 	type plain Tool
 	var err error
-	t.Extra, err = jsonext.Unmarshal(b, (*plain)(t), toolFields)
+	t.Extra, err = unmarshalKeeping(b, (*plain)(t), toolFields)
 	return err
 }
 
@@ -541,7 +541,7 @@ var compactRequestFields = jsonext.Fields[CompactRequest]()
 func (r *CompactRequest) UnmarshalJSON(b []byte) error {
 	type plain CompactRequest
 	var err error
-	r.Extra, err = jsonext.Unmarshal(b, (*plain)(r), compactRequestFields)
+	r.Extra, err = unmarshalKeeping(b, (*plain)(r), compactRequestFields)
 	return err
 }
 
