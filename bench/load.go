@@ -209,7 +209,7 @@ func (c *client) readEvents(res *http.Response, start time.Time) (n int, ttfb ti
 		b, _ := io.ReadAll(io.LimitReader(res.Body, 512))
 		return 0, 0, nil, fmt.Errorf("status %d: %s", res.StatusCode, b)
 	}
-	if cap(c.buf) < 32<<10 {
+	if cap(c.buf) < 4<<10 { // holdStreams gives 4 KiB, to hold 10 000 streams
 		c.buf = make([]byte, 32<<10)
 	}
 	buf := c.buf[:cap(c.buf)]

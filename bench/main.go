@@ -56,6 +56,7 @@ type options struct {
 	concurrency int
 	short       bool
 	pin         bool
+	runs        bool
 	scenario    *regexp.Regexp
 	sweep       bool
 	streams     int
@@ -72,6 +73,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.DurationVar(&o.duration, "duration", 5*time.Second, "load duration of each scenario (and of each sweep point)")
 	fs.IntVar(&o.concurrency, "concurrency", 32, "concurrent keep-alive clients")
 	fs.BoolVar(&o.short, "short", false, "run everything in a few seconds, with small sizes (smoke test)")
+	fs.BoolVar(&o.runs, "runs", true, "run the scenarios and the one-client latencies (-runs=false: only what -sweep, -streams and -store ask for)")
 	fs.BoolVar(&o.pin, "pin", false, "pin the servers under test to CPU 0, and the load (and the fake upstream) to CPU 1")
 	filter := fs.String("scenario", "", "run only the scenarios whose name (target/workload, e.g. gateway/chat) matches this regexp")
 	fs.BoolVar(&o.sweep, "sweep", false, "also run the concurrency sweep (1, 8, 32, 64, 512, 2048 clients) of non-streaming chat")
@@ -179,11 +181,13 @@ func (b *bench) all(ctx context.Context) error {
 	b.upstream = up
 	defer up.stop()
 
-	if err := b.scenarios(ctx); err != nil {
-		return err
-	}
-	if err := b.latency(ctx); err != nil {
-		return err
+	if b.o.runs {
+		if err := b.scenarios(ctx); err != nil {
+			return err
+		}
+		if err := b.latency(ctx); err != nil {
+			return err
+		}
 	}
 	if b.o.sweep {
 		if err := b.runSweep(ctx); err != nil {
@@ -264,9 +268,13 @@ func (b *bench) latency(ctx context.Context) error {
 	direct := target{name: "upstream-direct", role: roleUpstream}
 	for _, name := range []string{"chat", "stream"} {
 		w, _ := workloadByName(name)
+		if !slices.ContainsFunc(targets, func(t target) bool { return t.relay && b.o.scenario.MatchString(t.name+"/"+name) }) {
+			continue
+		}
 		var base *runResult
 		for _, t := range append([]target{direct}, targets...) {
-			if !t.relay && t.name != direct.name || !b.o.scenario.MatchString(t.name+"/"+name) {
+			// The direct baseline always runs, unless no relay does.
+			if !t.relay && t.name != direct.name || t.relay && !b.o.scenario.MatchString(t.name+"/"+name) {
 				continue
 			}
 			var r runResult

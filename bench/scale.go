@@ -113,16 +113,23 @@ func (b *bench) runStreams(ctx context.Context) error {
 		if t.role == roleFloor || !b.o.scenario.MatchString(t.name+"/stream") {
 			continue
 		}
+		n := b.o.streams
 		args := []string{"-chunk-delay", pace.String()}
 		if t.relay {
 			args = []string{"-upstream", paced.addr}
+			// A relay holds two sockets per stream; stay within the
+			// open-file limit (which only a privileged process raises).
+			if most := (int(b.rep.Config.FileLimit) - 64) / 2; n > most {
+				b.logf("streams %s: %d streams, not %d: the open-file limit is %d", t.name, most, n, b.rep.Config.FileLimit)
+				n = most
+			}
 		}
 		c, err := startChild(t.role, b.serverCPU(), args...)
 		if err != nil {
 			return err
 		}
-		b.logf("streams %s: %d streams paced at %s", t.name, b.o.streams, pace)
-		r, err := holdStreams(ctx, c, b.o.streams)
+		b.logf("streams %s: %d streams paced at %s", t.name, n, pace)
+		r, err := holdStreams(ctx, c, n)
 		c.stop()
 		if err != nil {
 			return fmt.Errorf("streams %s: %w", t.name, err)
@@ -171,7 +178,7 @@ func holdStreams(ctx context.Context, c *child, n int) (streamsResult, error) {
 					once.Do(func() { close(allOpen) })
 				}
 				defer open.Add(-1)
-				cl := &client{}
+				cl := &client{buf: make([]byte, 4<<10)}
 				k, _, tail, err := cl.readEvents(res, time.Now())
 				if err != nil {
 					return err
