@@ -255,6 +255,17 @@ func WithAccessKeepAlive(d time.Duration) AccessOption {
 // Content-Type, Content-Length, Content-Disposition and request id reach
 // the client.
 //
+// # Usage
+//
+// The tokens that the upstream reports are charged against the client's
+// key (auth.Charge), read from the reply as it passes, never held: the
+// top-level "usage" (OpenAI and messages formats; total_tokens, else the
+// sum of the parts) or "usageMetadata" (Gemini style; totalTokenCount) of
+// a JSON reply, and of each event of a stream (a messages-format stream
+// adds the input tokens of message_start to the output tokens of its last
+// message_delta; a Gemini stream's last count wins). A reply that reports
+// none (an audio file, most moderations) is not charged.
+//
 // # Errors
 //
 // Every error is rendered in the access point's shape: the general shape

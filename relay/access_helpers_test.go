@@ -30,6 +30,9 @@ const (
 	keyBroke = "sk-access-broke" // zero quota: 403
 	keyRate  = "sk-access-rate"  // one request a minute: the second is 429
 	upKey    = "up-secret"       // the upstream's key
+
+	keyMetered   = "sk-access-metered" // a quota of meteredQuota tokens
+	meteredQuota = 1000
 )
 
 // upstreamCall is what the fake upstream received.
@@ -115,12 +118,20 @@ func newAccessGateway(t testing.TB, up *fakeUpstream, opts ...relay.AccessOption
 
 func serveAccess(t testing.TB, r *relay.Relay, opts ...relay.AccessOption) *httptest.Server {
 	t.Helper()
+	srv, _ := serveAccessKeys(t, r, opts...)
+	return srv
+}
+
+// serveAccessKeys is serveAccess, and returns the key store too.
+func serveAccessKeys(t testing.TB, r *relay.Relay, opts ...relay.AccessOption) (*httptest.Server, *auth.MemoryKeyStore) {
+	t.Helper()
 	keys := auth.NewMemoryKeyStore()
 	ctx := context.Background()
 	require.NoError(t, keys.Add(ctx, keyOK, auth.Key{ID: "ok", Quota: auth.UnlimitedQuota()}))
 	require.NoError(t, keys.Add(ctx, keyBroke, auth.Key{ID: "broke", Quota: auth.LimitedQuota(0)}))
 	one := auth.PerMinute(1)
 	require.NoError(t, keys.Add(ctx, keyRate, auth.Key{ID: "rate", Quota: auth.UnlimitedQuota(), RateLimit: &one}))
+	require.NoError(t, keys.Add(ctx, keyMetered, auth.Key{ID: "metered", Quota: auth.LimitedQuota(meteredQuota)}))
 
 	mux := http.NewServeMux()
 	relay.RegisterAccess(mux, relay.NewAccessHandler(r, models.NewMemoryCatalog(accessModels...), opts...))
@@ -129,7 +140,7 @@ func serveAccess(t testing.TB, r *relay.Relay, opts ...relay.AccessOption) *http
 	stopped := func() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) }
 	srv := httptest.NewServer(auth.Middleware(keys, auth.WithErrorShape(relay.AccessErrorShape), auth.WithClock(stopped))(mux))
 	t.Cleanup(srv.Close)
-	return srv
+	return srv, keys
 }
 
 // post sends a request to the gateway with the header set.

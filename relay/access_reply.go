@@ -8,6 +8,7 @@ import (
 	"mime"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
@@ -43,10 +44,16 @@ func (h *accessHandler) reply(w http.ResponseWriter, r *http.Request, f format, 
 			w.Header()[k] = vs
 		}
 	}
-	if mt, _, _ := mime.ParseMediaType(res.Header.Get("Content-Type")); mt == "text/event-stream" {
-		return h.relayStream(w, r, f, res)
+	var usage usageScanner
+	defer func() { h.charge(r.Context(), &usage.usage) }()
+	mt, _, _ := mime.ParseMediaType(res.Header.Get("Content-Type"))
+	switch {
+	case mt == "text/event-stream":
+		return h.relayStream(w, r, f, res, &usage)
+	case mt == "application/json" || strings.HasSuffix(mt, "+json"):
+		return h.relayBody(w, r, res, &usage)
 	}
-	return h.relayBody(w, r, res)
+	return h.relayBody(w, r, res, nil)
 }
 
 // relayBody copies a reply body to the client as it arrives. A reply of
@@ -58,7 +65,9 @@ func (h *accessHandler) reply(w http.ResponseWriter, r *http.Request, f format, 
 // later cannot be: the handler then aborts the connection (panicking with
 // http.ErrAbortHandler, as httputil.ReverseProxy does), so that the client
 // sees a broken transfer rather than a body that looks complete.
-func (h *accessHandler) relayBody(w http.ResponseWriter, r *http.Request, res *http.Response) error {
+//
+// A non-nil usage scans the body as it passes.
+func (h *accessHandler) relayBody(w http.ResponseWriter, r *http.Request, res *http.Response, usage *usageScanner) error {
 	bp := copyBufPool.Get().(*[]byte)
 	defer copyBufPool.Put(bp)
 	buf := *bp
@@ -77,6 +86,9 @@ func (h *accessHandler) relayBody(w http.ResponseWriter, r *http.Request, res *h
 		if n > 0 {
 			if !started {
 				start()
+			}
+			if usage != nil {
+				_, _ = usage.Write(buf[:n])
 			}
 			if _, werr := w.Write(buf[:n]); werr != nil {
 				return nil // the client has gone
@@ -108,7 +120,7 @@ func (h *accessHandler) relayBody(w http.ResponseWriter, r *http.Request, res *h
 // ([sse.Read] and [sse.Stream.SendEvent]): each event is flushed as it
 // comes, keep-alive comments bridge long silences, and a stream that
 // breaks off ends with an error event in the format's shape.
-func (h *accessHandler) relayStream(w http.ResponseWriter, r *http.Request, f format, res *http.Response) error {
+func (h *accessHandler) relayStream(w http.ResponseWriter, r *http.Request, f format, res *http.Response, usage *usageScanner) error {
 	s, err := sse.Start(w, r, sse.WithKeepAlive(h.cfg.keepAlive), sse.WithRenderer(h.renderer(f)))
 	if err != nil {
 		return apierrors.Internal(err)
@@ -122,6 +134,7 @@ func (h *accessHandler) relayStream(w http.ResponseWriter, r *http.Request, f fo
 		if s.SendEvent(ev) != nil {
 			return nil // the client has gone
 		}
+		usage.scanEvent(ev.Type, ev.Data)
 	}
 	return nil
 }

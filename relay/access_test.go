@@ -419,3 +419,52 @@ func TestAccessRejectsOtherMethodsAndPaths(t *testing.T) {
 	}
 	require.Zero(t, up.callCount())
 }
+
+func TestAccessChargesTheUpstreamsUsage(t *testing.T) {
+	t.Parallel()
+	up := newFakeUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/v1/embeddings":
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = io.WriteString(w, `{"object":"list","data":[{"embedding":[0.5]}],"usage":{"prompt_tokens":8,"total_tokens":8}}`)
+		case "/v1/messages":
+			w.Header().Set("Content-Type", "text/event-stream")
+			_, _ = io.WriteString(w, "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":25,\"output_tokens\":1}}}\n\n"+
+				"event: message_delta\ndata: {\"type\":\"message_delta\",\"usage\":{\"output_tokens\":15}}\n\n"+
+				"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n")
+		default: // Gemini-style
+			w.Header().Set("Content-Type", "text/event-stream")
+			_, _ = io.WriteString(w, "data: {\"usageMetadata\":{\"totalTokenCount\":3}}\n\ndata: {\"usageMetadata\":{\"totalTokenCount\":7}}\n\n")
+		}
+	})
+	var routes []relay.Route
+	for _, m := range accessModels {
+		routes = append(routes, relay.Route{Model: m.ID, Upstreams: []relay.Upstream{{BaseURL: up.srv.URL + "/v1"}}})
+	}
+	r, err := relay.New(routes)
+	require.NoError(t, err)
+	srv, keys := serveAccessKeys(t, r)
+	g := &accessGateway{srv: srv, upstream: up}
+
+	remaining := func() int64 {
+		k, err := keys.Lookup(context.Background(), keyMetered)
+		require.NoError(t, err)
+		return k.Quota.Remaining
+	}
+	for _, step := range []struct {
+		path, body string
+		header     map[string]string
+		want       int64
+	}{
+		{"/v1/embeddings", `{"model":"embed-1","input":"x"}`, map[string]string{"Authorization": "Bearer " + keyMetered}, meteredQuota - 8},
+		{"/v1/messages", `{"model":"chat-1","stream":true}`, map[string]string{"X-Api-Key": keyMetered}, meteredQuota - 8 - 40},
+		{"/v1beta/models/gem-1:streamGenerateContent?alt=sse", `{}`, map[string]string{"X-Goog-Api-Key": keyMetered}, meteredQuota - 8 - 40 - 7},
+	} {
+		res := g.post(t, step.path, "application/json", strings.NewReader(step.body), step.header)
+		require.Equal(t, http.StatusOK, res.StatusCode)
+		_ = readAll(t, res.Body)
+		res.Body.Close()
+		require.Eventually(t, func() bool { return remaining() == step.want }, 5*time.Second, 5*time.Millisecond,
+			"%s: remaining %d, want %d", step.path, remaining(), step.want)
+	}
+}

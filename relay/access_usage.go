@@ -1,0 +1,240 @@
+package relay
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+
+	"github.com/gatewaykit/gatewaykit/auth"
+)
+
+// The access points charge the tokens that the upstream reports against
+// the client's key (auth.Charge), read from the reply as it passes
+// through, without holding it: a usageScanner follows the JSON structure
+// byte by byte and keeps only the value of a "usage" (OpenAI and messages
+// formats) or "usageMetadata" (Gemini style) member of the top-level
+// object, or of the objects of a top-level array (the Gemini style's
+// streamed JSON array). Event streams are scanned event by event. Fields
+// seen later replace earlier ones, so a messages-format stream's
+// input_tokens (message_start) and final output_tokens (message_delta)
+// add up, and a Gemini stream's last usageMetadata wins. A reply that
+// reports no usage is not charged.
+
+// maxUsageValue bounds the usage value kept.
+const maxUsageValue = 16 << 10
+
+// usageFields are the token counts of the formats' usage objects.
+type usageFields struct {
+	TotalTokens      *int64 `json:"total_tokens"`      // OpenAI
+	PromptTokens     *int64 `json:"prompt_tokens"`     // OpenAI
+	CompletionTokens *int64 `json:"completion_tokens"` // OpenAI
+	InputTokens      *int64 `json:"input_tokens"`      // messages format, OpenAI's newer objects
+	OutputTokens     *int64 `json:"output_tokens"`
+	CacheCreation    *int64 `json:"cache_creation_input_tokens"` // messages format
+	CacheRead        *int64 `json:"cache_read_input_tokens"`
+	TotalTokenCount  *int64 `json:"totalTokenCount"` // Gemini style
+}
+
+// merge sets the fields that o reports.
+func (u *usageFields) merge(o usageFields) {
+	for _, p := range [...]struct{ dst, src **int64 }{
+		{&u.TotalTokens, &o.TotalTokens}, {&u.PromptTokens, &o.PromptTokens},
+		{&u.CompletionTokens, &o.CompletionTokens}, {&u.InputTokens, &o.InputTokens},
+		{&u.OutputTokens, &o.OutputTokens}, {&u.CacheCreation, &o.CacheCreation},
+		{&u.CacheRead, &o.CacheRead}, {&u.TotalTokenCount, &o.TotalTokenCount},
+	} {
+		if *p.src != nil {
+			*p.dst = *p.src
+		}
+	}
+}
+
+// tokens is the total that the usage reports: total_tokens or
+// totalTokenCount when given, else the sum of its parts.
+func (u *usageFields) tokens() int64 {
+	v := func(p *int64) int64 {
+		if p == nil || *p < 0 {
+			return 0
+		}
+		return *p
+	}
+	switch {
+	case u.TotalTokens != nil:
+		return v(u.TotalTokens)
+	case u.TotalTokenCount != nil:
+		return v(u.TotalTokenCount)
+	}
+	return v(u.PromptTokens) + v(u.CompletionTokens) + v(u.InputTokens) + v(u.OutputTokens) + v(u.CacheCreation) + v(u.CacheRead)
+}
+
+// usageScanner finds the usage members of a JSON text written to it in
+// pieces. It assumes nothing of the text: on malformed JSON it finds
+// nothing, or a value that does not decode, which is ignored.
+type usageScanner struct {
+	usage usageFields
+
+	depth     int
+	level     int  // the depth of the objects whose members count: 1, or 2 under a top-level array
+	started   bool // the first non-space byte is seen
+	inString  bool
+	escape    bool
+	objects   uint64 // bit d-1: the container at depth d is an object (depths ≤ 64)
+	wantKey   bool   // the next string at level is a member name
+	key       []byte // the member name being read, at most 16 bytes
+	keyLong   bool
+	inKey     bool
+	capturing bool   // inside the value of a usage member
+	value     []byte // the usage value so far
+}
+
+// reset prepares s for another JSON text (the next event of a stream),
+// keeping the usage found so far.
+func (s *usageScanner) reset() {
+	u := s.usage
+	*s = usageScanner{usage: u, key: s.key[:0], value: s.value[:0]}
+}
+
+func (s *usageScanner) isObject(depth int) bool {
+	return depth >= 1 && depth <= 64 && s.objects&(1<<(depth-1)) != 0
+}
+
+// Write scans p; it never fails.
+func (s *usageScanner) Write(p []byte) (int, error) {
+	for _, c := range p {
+		s.scan(c)
+	}
+	return len(p), nil
+}
+
+// WriteString scans p, as Write does.
+func (s *usageScanner) WriteString(p string) (int, error) {
+	for i := 0; i < len(p); i++ {
+		s.scan(p[i])
+	}
+	return len(p), nil
+}
+
+// scanEvent scans the data of one event of a stream. The messages
+// format's message_start event carries its usage (the input tokens) in
+// its message object rather than at the top.
+func (s *usageScanner) scanEvent(typ, data string) {
+	if typ == "message_start" {
+		var ev struct {
+			Message struct {
+				Usage usageFields `json:"usage"`
+			} `json:"message"`
+		}
+		if json.Unmarshal([]byte(data), &ev) == nil {
+			s.usage.merge(ev.Message.Usage)
+		}
+		return
+	}
+	s.reset()
+	_, _ = s.WriteString(data)
+}
+
+func (s *usageScanner) scan(c byte) {
+	if s.capturing {
+		if len(s.value) < maxUsageValue {
+			s.value = append(s.value, c)
+		}
+	}
+	if s.inString {
+		switch {
+		case s.escape:
+			s.escape = false
+		case c == '\\':
+			s.escape = true
+		case c == '"':
+			s.inString, s.inKey = false, false
+			return
+		}
+		if s.inKey {
+			if len(s.key) < 16 {
+				s.key = append(s.key, c)
+			} else {
+				s.keyLong = true
+			}
+		}
+		return
+	}
+	switch c {
+	case ' ', '\t', '\n', '\r':
+		return
+	case '"':
+		s.inString = true
+		if s.wantKey && s.depth == s.level && s.isObject(s.depth) {
+			s.inKey, s.wantKey = true, false
+			s.key, s.keyLong = s.key[:0], false
+		}
+	case ':':
+		if s.depth == s.level && s.isObject(s.depth) && !s.keyLong &&
+			(string(s.key) == "usage" || string(s.key) == "usageMetadata") {
+			s.capturing = true
+			s.value = s.value[:0]
+		}
+	case '{', '[':
+		if !s.started {
+			s.started = true
+			s.level = 1
+			if c == '[' {
+				s.level = 2
+			}
+		}
+		s.depth++
+		if s.depth <= 64 {
+			if c == '{' {
+				s.objects |= 1 << (s.depth - 1)
+			} else {
+				s.objects &^= 1 << (s.depth - 1)
+			}
+		}
+		if c == '{' && s.depth == s.level {
+			s.wantKey = true
+		}
+	case '}', ']':
+		if s.capturing && s.depth == s.level {
+			s.endValue()
+		}
+		s.depth--
+	case ',':
+		if s.depth == s.level && s.isObject(s.depth) {
+			if s.capturing {
+				s.endValue()
+			}
+			s.wantKey = true
+		}
+	}
+}
+
+// endValue ends the capture of a usage value; the last byte captured is
+// the delimiter that ended it.
+func (s *usageScanner) endValue() {
+	s.capturing = false
+	v := s.value
+	if len(v) > 0 {
+		v = v[:len(v)-1]
+	}
+	var u usageFields
+	if len(s.value) < maxUsageValue && json.Unmarshal(v, &u) == nil {
+		s.usage.merge(u)
+	}
+}
+
+// charge records the usage found against the request's key. A request
+// without a principal (not behind auth.Middleware) has none to charge.
+func (h *accessHandler) charge(ctx context.Context, u *usageFields) {
+	n := u.tokens()
+	if n <= 0 {
+		return
+	}
+	_, err := auth.Charge(ctx, n)
+	switch {
+	case err == nil, errors.Is(err, auth.ErrNoPrincipal):
+	case errors.Is(err, auth.ErrQuotaExceeded):
+		h.logger.LogAttrs(ctx, slog.LevelDebug, "relay: usage exceeded the key's quota", slog.Int64("tokens", n))
+	default:
+		h.logger.LogAttrs(ctx, slog.LevelError, "relay: charging usage", slog.Int64("tokens", n), slog.String("error", err.Error()))
+	}
+}
