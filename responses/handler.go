@@ -172,7 +172,7 @@ func (h *handler) create(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	if err := validate(h.cfg.validate, req); err != nil {
+	if err := validate(h.cfg.validate, h.cfg.customValidator, req); err != nil {
 		h.fail(w, r, err)
 		return
 	}

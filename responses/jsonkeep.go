@@ -99,6 +99,58 @@ func walkObject(data []byte, fn func(key, val []byte) error) error {
 	}
 }
 
+// walkArray calls fn with each element of the JSON array data, in order.
+// It does nothing if data is not an array.
+func walkArray(data []byte, fn func(elem []byte) error) error {
+	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != '[' {
+		return nil
+	}
+	for i++; ; {
+		i = skipSpace(data, i)
+		if i >= len(data) {
+			return errMalformed
+		}
+		switch data[i] {
+		case ']':
+			return nil
+		case ',':
+			i++
+			continue
+		}
+		end := skipValue(data, i)
+		if end < 0 {
+			return errMalformed
+		}
+		if err := fn(data[i:end]); err != nil {
+			return err
+		}
+		i = end
+	}
+}
+
+// unquote returns the string that the JSON string q holds: directly when
+// it needs no unescaping (no backslash, no control character, valid
+// UTF-8), else through encoding/json.
+func unquote(q []byte) (string, error) {
+	if len(q) >= 2 && q[0] == '"' && q[len(q)-1] == '"' {
+		inner := q[1 : len(q)-1]
+		simple := true
+		for _, c := range inner {
+			if c < 0x20 || c == '\\' || c == '"' {
+				simple = false
+				break
+			}
+		}
+		if simple && utf8.Valid(inner) {
+			return string(inner), nil
+		}
+	}
+	var s string
+	err := json.Unmarshal(q, &s)
+	return s, err
+}
+
 // memberName unquotes a JSON string key.
 func memberName(q []byte) (string, bool) {
 	inner := q[1 : len(q)-1]

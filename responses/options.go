@@ -20,15 +20,18 @@ import (
 type Option func(*config)
 
 type config struct {
-	logger    *slog.Logger
-	maxBytes  int64
-	validate  *validator.Validate
-	allow     models.AllowFunc
-	keepAlive time.Duration
-	errorHook func(*http.Request, *apierrors.Error)
-	now       func() time.Time
-	store     Store
-	owner     OwnerFunc
+	logger   *slog.Logger
+	maxBytes int64
+	validate *validator.Validate
+	// customValidator is set by WithValidator: the validator may have
+	// rules of its own, so every request goes through it.
+	customValidator bool
+	allow           models.AllowFunc
+	keepAlive       time.Duration
+	errorHook       func(*http.Request, *apierrors.Error)
+	now             func() time.Time
+	store           Store
+	owner           OwnerFunc
 }
 
 func newConfig(opts []Option) config {
@@ -82,10 +85,12 @@ func WithMaxRequestBytes(n int64) Option {
 // validate tags of [Request] and [CompactRequest], for example one with
 // extra struct-level rules registered. It must report fields by their
 // JSON names (RegisterTagNameFunc) so that errors carry the right param.
-// By default each handler builds its own, once, at construction. nil
+// By default each handler builds its own, once, at construction, and
+// shows it only the requests that a reflection-free check of the same
+// tags finds at fault, so that it writes their error messages. nil
 // restores the default.
 func WithValidator(v *validator.Validate) Option {
-	return func(c *config) { c.validate = v }
+	return func(c *config) { c.validate, c.customValidator = v, v != nil }
 }
 
 // WithAllowed sets the check of which models the caller may use. A model

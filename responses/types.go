@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"unsafe"
 
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
 	"github.com/gatewaykit/gatewaykit/internal/jsonext"
@@ -203,23 +204,40 @@ func (in *Input) UnmarshalJSON(b []byte) error {
 	}
 	switch b[0] {
 	case '"':
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
+		s, err := unquote(b)
+		if err != nil {
 			return err
 		}
 		in.Text = &s
 	case '[':
-		items := []Item{}
+		// Decode the items through their method-less type, in this one
+		// pass, then collect their unmodelled members with a scan: going
+		// through Item.UnmarshalJSON would validate each item again.
+		items := []plainItem{}
 		if err := json.Unmarshal(b, &items); err != nil {
 			return err
 		}
-		in.Items = items
+		in.Items = unsafe.Slice((*Item)(unsafe.Pointer(unsafe.SliceData(items))), len(items))
+		i := 0
+		return walkArray(b, func(elem []byte) error {
+			if i >= len(in.Items) {
+				return nil
+			}
+			var err error
+			in.Items[i].Extra, err = unknownMembers(elem, itemFields)
+			i++
+			return err
+		})
 	case 'n':
 	default:
 		in.invalid, in.raw = jsonKindOf(b[0]), bytes.Clone(b)
 	}
 	return nil
 }
+
+// plainItem is Item without its methods; the two have the same memory
+// layout, so a []plainItem can be viewed as a []Item.
+type plainItem Item
 
 // MarshalJSON encodes the input in the form it has; absent input is null,
 // and a value of another kind is written back as it was sent.
@@ -354,8 +372,8 @@ func (c *Content) UnmarshalJSON(b []byte) error {
 	}
 	switch b[0] {
 	case '"':
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
+		s, err := unquote(b)
+		if err != nil {
 			return err
 		}
 		c.Text = &s

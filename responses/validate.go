@@ -2,6 +2,7 @@ package responses
 
 import (
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/go-playground/validator/v10"
 
@@ -13,9 +14,16 @@ import (
 // validate checks req: first the validate tags of the types, then the
 // rules the tags cannot express (the input's forms and items, tool_choice
 // against tools). It returns the first failure as a 400 naming the field.
-func validate(v *validator.Validate, req *Request) error {
-	if err := validation.Struct(v, req); err != nil {
-		return err
+//
+// The validator reflects over every field and allocates, so unless custom
+// says it has rules of its own, a request that [tagsHold] is not shown to
+// it. The validator stays the definition of the rules and the source of
+// every error message; a fuzz test checks that tagsHold agrees with it.
+func validate(v *validator.Validate, custom bool, req *Request) error {
+	if custom || !tagsHold(req) {
+		if err := validation.Struct(v, req); err != nil {
+			return err
+		}
 	}
 	if err := checkInput(req.Input, true); err != nil {
 		return err
@@ -146,4 +154,30 @@ func checkToolChoice(req *Request) error {
 		}
 	}
 	return apierrors.InvalidRequestf("tool_choice.name", "tool_choice.name %q names no function in tools", tc.Function)
+}
+
+// tagsHold reports whether req satisfies the validate tags of Request and
+// the types it holds, without reflection. Keep it in step with the tags.
+func tagsHold(req *Request) bool {
+	switch {
+	case req.Model == "",
+		req.Temperature != nil && !(*req.Temperature >= 0 && *req.Temperature <= 2),
+		req.TopP != nil && !(*req.TopP >= 0 && *req.TopP <= 1),
+		req.MaxOutputTokens != nil && *req.MaxOutputTokens < 1,
+		len(req.Metadata) > MaxMetadataPairs:
+		return false
+	}
+	for i := range req.Tools {
+		if t := &req.Tools[i]; t.Type == "" || (t.Type == ToolFunction && t.Name == "") {
+			return false
+		}
+	}
+	for k, v := range req.Metadata {
+		// The validator counts characters (runes), not bytes.
+		if (len(k) > MaxMetadataKey && utf8.RuneCountInString(k) > MaxMetadataKey) ||
+			(len(v) > MaxMetadataValue && utf8.RuneCountInString(v) > MaxMetadataValue) {
+			return false
+		}
+	}
+	return true
 }
