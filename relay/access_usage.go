@@ -183,7 +183,7 @@ func (s *usageScanner) scan(c byte) {
 			}
 		}
 		s.depth++
-		if s.depth <= 64 {
+		if s.depth >= 1 && s.depth <= 64 {
 			if c == '{' {
 				s.objects |= 1 << (s.depth - 1)
 			} else {
@@ -197,7 +197,9 @@ func (s *usageScanner) scan(c byte) {
 		if s.capturing && s.depth == s.level {
 			s.endValue()
 		}
-		s.depth--
+		if s.depth > 0 { // malformed JSON closes more than it opened
+			s.depth--
+		}
 	case ',':
 		if s.depth == s.level && s.isObject(s.depth) {
 			if s.capturing {
