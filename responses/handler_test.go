@@ -9,10 +9,12 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/gatewaykit/gatewaykit/auth"
+	"github.com/gatewaykit/gatewaykit/demo"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
 	"github.com/gatewaykit/gatewaykit/responses"
 )
@@ -499,4 +501,26 @@ type nilResult struct{}
 
 func (nilResult) Complete(context.Context, *responses.Params) (*responses.Result, error) {
 	return nil, nil
+}
+
+func TestFailedStreamIsStoredAsFailed(t *testing.T) {
+	t.Parallel()
+	h := newTestHandler()
+	w := post(t, h, `{"model":"demo-chat","input":"Break [demo:fail]","stream":true}`)
+	final := checkStream(t, readEvents(t, w.Body.String()))
+	require.Equal(t, "failed", final["status"])
+	require.Nil(t, final["usage"], "the demo reports no usage before failing")
+	w = do(t, h, http.MethodGet, "/v1/responses/"+final["id"].(string), "")
+	require.Equal(t, 200, w.Code)
+	require.Equal(t, final, decode(t, w.Body.String()), "GET shows the response as the stream ended it")
+}
+
+func TestStreamKeepAlive(t *testing.T) {
+	t.Parallel()
+	slow := demo.NewTextBackend(demo.WithChunkDelay(20*time.Millisecond), demo.WithTokensPerChunk(32)).Responses()
+	h := newHandlerWith(slow, responses.WithKeepAlive(5*time.Millisecond))
+	w := post(t, h, `{"model":"demo-chat","input":"Take your time.","stream":true}`)
+	require.Contains(t, w.Body.String(), ": keep-alive\n")
+	final := checkStream(t, readEvents(t, w.Body.String()))
+	require.Equal(t, "completed", final["status"], "comments do not disturb the events")
 }
