@@ -468,3 +468,37 @@ func TestAccessChargesTheUpstreamsUsage(t *testing.T) {
 			"%s: remaining %d, want %d", step.path, remaining(), step.want)
 	}
 }
+
+func TestAccessClientDisconnectMidStreamCancelsUpstream(t *testing.T) {
+	t.Parallel()
+	cancelled := make(chan struct{})
+	up := newFakeUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, "event: message_start\ndata: {\"type\":\"message_start\"}\n\n")
+		w.(http.Flusher).Flush()
+		select {
+		case <-r.Context().Done():
+			close(cancelled)
+		case <-time.After(10 * time.Second):
+		}
+	})
+	g := newAccessGateway(t, up)
+	ctx, cancel := context.WithCancel(context.Background())
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, g.srv.URL+"/v1/messages", strings.NewReader(`{"model":"chat-1","stream":true}`))
+	require.NoError(t, err)
+	req.Header.Set("X-Api-Key", keyOK)
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	for ev, err := range sse.Read(res.Body) {
+		require.NoError(t, err)
+		require.Equal(t, "message_start", ev.Type)
+		break
+	}
+	cancel()
+	select {
+	case <-cancelled:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the upstream stream was not cancelled when the client went away")
+	}
+}
