@@ -524,3 +524,34 @@ func TestStreamKeepAlive(t *testing.T) {
 	final := checkStream(t, readEvents(t, w.Body.String()))
 	require.Equal(t, "completed", final["status"], "comments do not disturb the events")
 }
+
+func TestUsageIsChargedToTheKey(t *testing.T) {
+	t.Parallel()
+	keys := auth.NewMemoryKeyStore()
+	secret, err := auth.NewSecret()
+	require.NoError(t, err)
+	require.NoError(t, keys.Add(t.Context(), secret, auth.Key{ID: "key_q", Quota: auth.LimitedQuota(10000)}))
+	h := auth.Middleware(keys)(newTestHandler())
+	bearer := func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+secret) }
+	remaining := func() int64 {
+		k, err := keys.Lookup(t.Context(), secret)
+		require.NoError(t, err)
+		return k.Quota.Remaining
+	}
+
+	w := post(t, h, `{"model":"demo-chat","input":"Charge me."}`, bearer)
+	require.Equal(t, 200, w.Code)
+	total := decode(t, w.Body.String())["usage"].(map[string]any)["total_tokens"].(float64)
+	require.Equal(t, int64(10000-total), remaining())
+
+	w = post(t, h, `{"model":"demo-chat","input":"Charge me.","stream":true}`, bearer)
+	require.Equal(t, 200, w.Code)
+	streamed := checkStream(t, readEvents(t, w.Body.String()))["usage"].(map[string]any)["total_tokens"].(float64)
+	require.Equal(t, int64(10000-total-streamed), remaining())
+
+	w = do(t, h, http.MethodPost, "/v1/responses/compact", `{"model":"demo-chat","input":"Compact me."}`, bearer)
+	require.Equal(t, 200, w.Code)
+	compacted := decode(t, w.Body.String())["usage"].(map[string]any)["total_tokens"].(float64)
+	require.Positive(t, compacted)
+	require.Equal(t, int64(10000-total-streamed-compacted), remaining())
+}

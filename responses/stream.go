@@ -74,13 +74,13 @@ func (h *handler) serveStream(w http.ResponseWriter, r *http.Request, p *Params,
 	if ew.err == nil {
 		ew.err = ew.finish()
 	}
-	if ew.err != nil && !ew.fail(r, ew.err) {
-		h.charge(ctx, &ew.usage)
-		return
-	}
-	if ctx.Err() == nil {
+	// ended: the client got a terminal event (completed, incomplete, or
+	// failed after the stream started).
+	ended := ew.err == nil || ew.fail(r, ew.err)
+	if ended && ctx.Err() == nil {
 		h.save(ctx, owner, p.Request, ew.resp)
 	}
+	ew.usage.TotalTokens = ew.usage.InputTokens + ew.usage.OutputTokens
 	h.charge(ctx, &ew.usage)
 }
 

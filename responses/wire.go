@@ -1,6 +1,9 @@
 package responses
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"strings"
+)
 
 // Response is the response object (spec §2.4): the reply of POST
 // /v1/responses, of GET /v1/responses/{id}, and the "response" of the
@@ -84,11 +87,11 @@ func (it *OutputItem) Text() string {
 	if len(it.Content) == 1 {
 		return it.Content[0].Text
 	}
-	var s string
+	var b strings.Builder
 	for _, c := range it.Content {
-		s += c.Text
+		b.WriteString(c.Text)
 	}
-	return s
+	return b.String()
 }
 
 // OutputText is a content part of an output message: {"type":
