@@ -29,7 +29,8 @@
 // completions, video tasks (created, polled and downloaded
 // upstream; the gateway keeps its own task ids) and the access points of
 // spec §4.4 (embeddings, images, audio, moderations, rerank, the
-// messages format, and the Gemini-style generateContent), all relayed.
+// messages format, and the Gemini-style generateContent), all relayed;
+// the access points refuse a bad key in their own format's error shape.
 // Client headers such as OpenAI-Organization and Idempotency-Key are
 // forwarded.
 package main
@@ -50,6 +51,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gatewaykit/gatewaykit/auth"
 	"github.com/gatewaykit/gatewaykit/gateway"
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/relay"
@@ -87,7 +89,7 @@ type config struct {
 
 // newGateway reads the upstream's models and assembles the relaying
 // gateway.
-func newGateway(ctx context.Context, c config) (*gateway.Gateway, []models.Model, error) {
+func newGateway(ctx context.Context, c config) (*server, []models.Model, error) {
 	base := strings.TrimRight(c.upstream, "/")
 	if !strings.HasSuffix(base, "/v1") {
 		return nil, nil, fmt.Errorf("-upstream %q must end in /v1", c.upstream)
@@ -112,14 +114,11 @@ func newGateway(ctx context.Context, c config) (*gateway.Gateway, []models.Model
 	}
 	catalog := models.NewMemoryCatalog(ms...)
 	gc := gateway.Config{
-		Keys:        keys,
-		Catalog:     catalog,
-		Chat:        r.Chat(),
-		Completions: r.Completions(),
-		Videos:      r.Videos(),
-		Routes: func(mux *http.ServeMux) {
-			relay.RegisterAccess(mux, relay.NewAccessHandler(r, catalog))
-		},
+		Keys:          keys,
+		Catalog:       catalog,
+		Chat:          r.Chat(),
+		Completions:   r.Completions(),
+		Videos:        r.Videos(),
 		RunnerOptions: c.runnerOptions,
 		Logger:        c.logger,
 		AccessLog:     true,
@@ -128,7 +127,26 @@ func newGateway(ctx context.Context, c config) (*gateway.Gateway, []models.Model
 	if err != nil {
 		return nil, nil, err
 	}
-	return g, ms, nil
+	// The access points sit beside the gateway, behind an auth middleware
+	// of their own (same keys) that refuses in each format's error shape;
+	// every other route is the gateway's.
+	mux := http.NewServeMux()
+	relay.RegisterAccess(mux, auth.Middleware(keys, auth.WithLogger(c.logger), auth.WithErrorShape(relay.AccessErrorShape))(
+		relay.NewAccessHandler(r, catalog)))
+	mux.Handle("/", g)
+	return &server{Gateway: g, handler: relay.ForwardHeaders(mux)}, ms, nil
+}
+
+// server is the relay example's handler: the gateway and the access
+// points, with the client headers worth forwarding kept for the relay's
+// backends. Run and Shutdown are the gateway's (the video runner).
+type server struct {
+	*gateway.Gateway
+	handler http.Handler
+}
+
+func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.handler.ServeHTTP(w, r)
 }
 
 // upstreamModel is a model as an upstream's /v1/models lists it.
@@ -207,10 +225,7 @@ func run(addr string, c config) error {
 	}
 	go g.Run(context.Background())
 
-	// ForwardHeaders around everything: the relay backends of chat,
-	// completions, responses and videos find the client's forwardable
-	// headers in the request context.
-	srv := &http.Server{Addr: addr, Handler: relay.ForwardHeaders(g), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Addr: addr, Handler: g, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()
 	fmt.Printf("gatewaykit relay on http://%s, in front of %s\n", addr, c.upstream)

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -46,7 +47,7 @@ func exampleServer(t *testing.T) *httptest.Server {
 }
 
 // serve runs g's video runner and serves h until the test ends.
-func serve(t *testing.T, g *gateway.Gateway, h http.Handler) *httptest.Server {
+func serve(t *testing.T, g interface{ Run(context.Context) error }, h http.Handler) *httptest.Server {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -72,7 +73,7 @@ func relayTo(t *testing.T, upstream string) *httptest.Server {
 	})
 	require.NoError(t, err)
 	require.NotEmpty(t, ms)
-	return serve(t, g, relay.ForwardHeaders(g))
+	return serve(t, g, g)
 }
 
 func sdk(srv *httptest.Server, key string) openai.Client {
@@ -172,6 +173,38 @@ func TestRelayInFrontOfTheExampleServer(t *testing.T) {
 		require.Equal(t, http.StatusForbidden, apiErr.StatusCode)
 		require.Equal(t, "insufficient_quota", apiErr.Code)
 	})
+}
+
+func TestRelayAccessPointsAnswerInTheirFormats(t *testing.T) {
+	up := exampleServer(t)
+	gw := relayTo(t, up.URL+"/v1")
+	for _, tc := range []struct {
+		name, path string
+		header     map[string]string
+		status     int
+		want       string
+	}{
+		{"MessagesEmptyQuota", "/v1/messages", map[string]string{"X-Api-Key": "sk-demo-empty", "Anthropic-Version": "2023-06-01"}, 403,
+			`{"type":"error","error":{"type":"permission_error"`},
+		{"GeminiUnknownKey", "/v1beta/models/demo-chat:generateContent?key=sk-nobody", nil, 401, `"status":"UNAUTHENTICATED"`},
+		{"EmbeddingsUnknownModel", "/v1/embeddings", map[string]string{"Authorization": "Bearer sk-demo"}, 404, `"code":"model_not_found"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req, err := http.NewRequest(http.MethodPost, gw.URL+tc.path, strings.NewReader(`{"model":"no-such-model"}`))
+			require.NoError(t, err)
+			req.Header.Set("Content-Type", "application/json")
+			for k, v := range tc.header {
+				req.Header.Set(k, v)
+			}
+			res, err := http.DefaultClient.Do(req)
+			require.NoError(t, err)
+			defer res.Body.Close()
+			b, err := io.ReadAll(res.Body)
+			require.NoError(t, err)
+			require.Equal(t, tc.status, res.StatusCode, "%s", b)
+			require.Contains(t, string(b), tc.want)
+		})
+	}
 }
 
 func TestFetchModelsDefaultsAndErrors(t *testing.T) {
