@@ -65,8 +65,11 @@ func (h *accessHandler) serveMultipart(w http.ResponseWriter, r *http.Request, e
 	defer fm.close()
 	if err != nil {
 		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
+		switch {
+		case errors.As(err, &mbe):
 			return httpjson.TooLarge(limit)
+		case r.Context().Err() != nil:
+			return r.Context().Err() // the client has gone: nothing to answer
 		}
 		return err
 	}
