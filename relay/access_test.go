@@ -502,3 +502,53 @@ func TestAccessClientDisconnectMidStreamCancelsUpstream(t *testing.T) {
 		t.Fatal("the upstream stream was not cancelled when the client went away")
 	}
 }
+
+func TestAccessTimeoutsAndKeepAlive(t *testing.T) {
+	t.Parallel()
+	up := newFakeUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/v1/embeddings": // headers, then silence
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusOK)
+			w.(http.Flusher).Flush()
+		case "/v1/messages": // one event, a pause within the idle timeout, one event, then silence
+			w.Header().Set("Content-Type", "text/event-stream")
+			_, _ = io.WriteString(w, "event: message_start\ndata: {\"type\":\"message_start\"}\n\n")
+			w.(http.Flusher).Flush()
+			time.Sleep(300 * time.Millisecond)
+			_, _ = io.WriteString(w, "event: ping\ndata: {\"type\":\"ping\"}\n\n")
+			w.(http.Flusher).Flush()
+		}
+		select {
+		case <-r.Context().Done():
+		case <-time.After(5 * time.Second):
+		}
+	})
+	var routes []relay.Route
+	for _, m := range accessModels {
+		routes = append(routes, relay.Route{Model: m.ID, Upstreams: []relay.Upstream{{BaseURL: up.srv.URL + "/v1"}}})
+	}
+	r, err := relay.New(routes, relay.WithTimeouts(relay.Timeouts{Idle: time.Second}))
+	require.NoError(t, err)
+	g := &accessGateway{srv: serveAccess(t, r, relay.WithAccessKeepAlive(50*time.Millisecond)), upstream: up}
+
+	// Nothing of the body within the idle timeout: a 504 in the format's shape.
+	res := g.post(t, "/v1/embeddings", "application/json", strings.NewReader(`{"model":"embed-1"}`), map[string]string{"Authorization": "Bearer " + keyOK})
+	require.Equal(t, http.StatusGatewayTimeout, res.StatusCode)
+	require.Contains(t, string(readAll(t, res.Body)), `"code":"gateway_timeout"`)
+
+	// A stream: keep-alive comments bridge the pause; the silence after
+	// the second event ends it with an error event.
+	res = g.post(t, "/v1/messages", "application/json", strings.NewReader(`{"model":"chat-1","stream":true}`), map[string]string{"X-Api-Key": keyOK})
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	raw := string(readAll(t, res.Body))
+	require.Contains(t, raw, ": keep-alive")
+	var got []sse.Event
+	for ev, err := range sse.Read(strings.NewReader(raw)) {
+		require.NoError(t, err)
+		got = append(got, ev)
+	}
+	require.Len(t, got, 3, raw)
+	require.Equal(t, []string{"message_start", "ping", "error"}, []string{got[0].Type, got[1].Type, got[2].Type})
+	require.Contains(t, got[2].Data, `{"type":"error","error":{"type":"api_error","message":"The upstream sent nothing for 1s."}}`)
+}
