@@ -122,6 +122,8 @@
 // tools of the request (other tool types are ignored): tool_choice naming
 // a function, "required" (the first function tool), or "auto" and a tool
 // name in the last user message; never right after a function output.
+// text.format json_object and json_schema give JSON as response_format
+// does for chat.
 // [DirectiveContentFilter] gives no output and reason content_filter;
 // [DirectiveFail] fails as for chat. Streams send the text (or the
 // arguments, after a delta naming the function) in chunks of

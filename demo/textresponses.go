@@ -283,9 +283,26 @@ func responsesReply(p *responses.Params) (responsesReplyData, error) {
 		pl.tokens = CountTokens(pl.toolName) + CountTokens(pl.toolArgs)
 		return r, nil
 	}
-	r.plan.content = earlierTurn(&conv, &r.in) + replyText(&r.in, 0, 1)
+	r.plan.content = responsesContent(req, earlierTurn(&conv, &r.in)+replyText(&r.in, 0, 1))
 	r.plan.finishText(limits{maxTokens: req.TokenLimit()})
 	return r, nil
+}
+
+// responsesContent is the message's text: the reply text, or a JSON
+// document when text.format asks for one, as chatContent does for
+// response_format.
+func responsesContent(req *responses.Request, text string) string {
+	if req.Text == nil || req.Text.Format == nil {
+		return text
+	}
+	switch f := req.Text.Format; f.Type {
+	case responses.FormatJSONObject:
+		q, _ := json.Marshal(text)
+		return `{"reply":` + string(q) + `}`
+	case responses.FormatJSONSchema:
+		return sampleJSON(f.Schema, text)
+	}
+	return text
 }
 
 // earlierTurn is the sentence that shows the demo saw the conversation

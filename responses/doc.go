@@ -18,7 +18,7 @@
 //  1. Decode: the body (at most 32 MiB, [WithMaxRequestBytes]) must be one
 //     JSON object; every way it can be wrong is a 400 invalid_request_error
 //     that says what is wrong, with param naming the field. Fields the
-//     types do not model (reasoning, text, truncation, user, include…) are
+//     types do not model (reasoning, truncation, user, include…) are
 //     kept in Request.Extra (and the Extra of Item, ContentPart and Tool)
 //     and reach the backend, so that a relay forwards the request as sent.
 //  2. Validate, with one go-playground validator per handler
@@ -34,8 +34,12 @@
 //     max_output_tokens at least 1; tools have a type, function tools a
 //     name; tool_choice is none, auto, required or an object with a type
 //     ({"type":"function","name"} must name one of the tools, and the
-//     forcing forms need tools); metadata holds at most 16 pairs, keys of
-//     at most 64 characters and values of at most 512, as OpenAI limits it.
+//     forcing forms need tools); text.format (structured output) is text,
+//     json_object, or json_schema with a name; metadata holds at most 16
+//     pairs, keys of at most 64 characters and values of at most 512, as
+//     OpenAI limits it. (With the default validator, a reflection-free
+//     check of the same tags lets valid requests skip it; the validator
+//     still writes every error.)
 //  3. Check the model (spec §1) with models.Require: unknown, or not allowed
 //     to the caller's key ([WithAllowed]), is 404 model_not_found; a model
 //     whose supported_endpoint_types lacks "compat-response" is a 400 with
@@ -158,9 +162,13 @@
 //
 // # Performance
 //
-// The per-token events (text and argument deltas) and the item events
+// A request is decoded in one pass of encoding/json (input items through
+// a method-less shadow type), and the fields that no type models are
+// collected by a scan of the body, which allocates only for the fields it
+// keeps. The per-token events (text and argument deltas) and the item events
 // are encoded by hand into one reused buffer, as encoding/json would
-// encode them (tests check it); the few events that carry the whole
-// response go through encoding/json. The benchmarks beside the package
-// measure the whole stack against a raw net/http handler.
+// encode them (tests check it), and so is the response object, in the
+// JSON reply and in the lifecycle events. The benchmarks beside the
+// package measure the whole stack against a raw net/http handler;
+// BENCHMARKS.md at the repository root records the figures.
 package responses

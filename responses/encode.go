@@ -209,6 +209,16 @@ func appendResponse(b []byte, r *Response) ([]byte, error) {
 		return b, err
 	}
 	b = append(b, tc...)
+	b = append(b, `,"text":`...)
+	if r.Text.Format == nil && len(r.Text.Extra) == 0 {
+		b = append(b, "{}"...)
+	} else {
+		text, err := r.Text.MarshalJSON()
+		if err != nil {
+			return b, err
+		}
+		b = append(b, text...)
+	}
 	b = append(b, `,"tools":`...)
 	if len(r.Tools) == 0 && r.Tools != nil {
 		b = append(b, "[]"...)

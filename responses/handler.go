@@ -282,6 +282,12 @@ func newResponse(req *Request, id string, created int64) *Response {
 	} else {
 		resp.ToolChoice.Mode = ToolChoiceAuto
 	}
+	if req.Text != nil {
+		resp.Text = *req.Text
+	}
+	if resp.Text.Format == nil {
+		resp.Text.Format = &TextFormat{Type: FormatText}
+	}
 	if resp.Tools == nil {
 		resp.Tools = []Tool{}
 	}

@@ -327,3 +327,32 @@ func TestSDKResponsesCompact(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, strings.HasPrefix(next.OutputText(), `Earlier you said: "The code word is falcon."`), next.OutputText())
 }
+
+func TestSDKStructuredOutput(t *testing.T) {
+	t.Parallel()
+	s := newSDKServer(t)
+	resp, err := s.client(s.alice).New(t.Context(), oresponses.ResponseNewParams{
+		Model: demo.ChatModel,
+		Input: text("A city, please."),
+		Text: oresponses.ResponseTextConfigParam{Format: oresponses.ResponseFormatTextConfigUnionParam{
+			OfJSONSchema: &oresponses.ResponseFormatTextJSONSchemaConfigParam{
+				Name: "city",
+				Schema: map[string]any{
+					"type":       "object",
+					"properties": map[string]any{"name": map[string]any{"type": "string"}, "population": map[string]any{"type": "integer"}},
+					"required":   []string{"name", "population"},
+				},
+			},
+		}},
+	})
+	require.NoError(t, err)
+	var city struct {
+		Name       string `json:"name"`
+		Population int    `json:"population"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(resp.OutputText()), &city), resp.OutputText())
+	require.True(t, strings.HasPrefix(city.Name, `You said: "A city, please."`), city.Name)
+	require.Equal(t, 1, city.Population)
+	require.Equal(t, "json_schema", resp.Text.Format.Type)
+	require.Equal(t, "city", resp.Text.Format.Name)
+}

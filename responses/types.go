@@ -93,7 +93,7 @@ const (
 
 // Request is the body of POST /v1/responses (spec §4.3).
 //
-// Fields that Request does not model (reasoning, text, truncation, user,
+// Fields that Request does not model (reasoning, truncation, user,
 // include, prompt_cache_key, …) are kept in Extra when it is decoded and
 // written back when it is encoded, so that a relay forwards the request
 // unchanged. Item, ContentPart and Tool keep theirs the same way.
@@ -115,6 +115,10 @@ type Request struct {
 	Tools             []Tool      `json:"tools,omitempty" validate:"dive"`
 	ToolChoice        *ToolChoice `json:"tool_choice,omitempty" validate:"-"`
 	ParallelToolCalls *bool       `json:"parallel_tool_calls,omitempty" validate:"-"`
+
+	// Text configures the text output: structured output with
+	// text.format (nil means plain text).
+	Text *TextConfig `json:"text,omitempty"`
 
 	// PreviousResponseID continues the conversation of a stored response.
 	PreviousResponseID string `json:"previous_response_id,omitempty" validate:"-"`
@@ -537,6 +541,49 @@ func (c ToolChoice) MarshalJSON() ([]byte, error) {
 		return []byte(`"` + ToolChoiceAuto + `"`), nil
 	}
 	return json.Marshal(c.Mode)
+}
+
+// The text.format types.
+const (
+	FormatText       = "text"
+	FormatJSONObject = "json_object"
+	FormatJSONSchema = "json_schema"
+)
+
+// TextConfig is the "text" member of a request and of a response: Format
+// asks for structured output. Members it does not model (verbosity, …)
+// are kept in Extra.
+type TextConfig struct {
+	Format *TextFormat `json:"format,omitempty" validate:"omitempty"`
+
+	Extra map[string]json.RawMessage `json:"-" validate:"-"`
+}
+
+var textConfigFields = jsonext.Fields[TextConfig]()
+
+// UnmarshalJSON decodes a text config, keeping unmodelled fields in Extra.
+func (t *TextConfig) UnmarshalJSON(b []byte) error {
+	type plain TextConfig
+	var err error
+	t.Extra, err = unmarshalKeeping(b, (*plain)(t), textConfigFields)
+	return err
+}
+
+// MarshalJSON encodes a text config with its Extra fields.
+func (t TextConfig) MarshalJSON() ([]byte, error) {
+	type plain TextConfig
+	return jsonext.Marshal(plain(t), t.Extra)
+}
+
+// TextFormat is the format of the text output, flat as the responses API
+// has it: {"type":"text"}, {"type":"json_object"}, or
+// {"type":"json_schema","name","schema","description","strict"}.
+type TextFormat struct {
+	Type        string          `json:"type" validate:"required,oneof=text json_object json_schema"`
+	Name        string          `json:"name,omitempty" validate:"required_if=Type json_schema"`
+	Description string          `json:"description,omitempty" validate:"-"`
+	Schema      json.RawMessage `json:"schema,omitempty" validate:"-"`
+	Strict      *bool           `json:"strict,omitempty" validate:"-"`
 }
 
 // CompactRequest is the body of POST /v1/responses/compact, as in OpenAI's

@@ -172,6 +172,17 @@ func tagsHold(req *Request) bool {
 			return false
 		}
 	}
+	if t := req.Text; t != nil && t.Format != nil {
+		switch f := t.Format; f.Type {
+		case FormatText, FormatJSONObject:
+		case FormatJSONSchema:
+			if f.Name == "" {
+				return false
+			}
+		default:
+			return false
+		}
+	}
 	for k, v := range req.Metadata {
 		// The validator counts characters (runes), not bytes.
 		if (len(k) > MaxMetadataKey && utf8.RuneCountInString(k) > MaxMetadataKey) ||

@@ -15,8 +15,8 @@ import (
 // completed_at only when it completed. instructions, temperature, top_p,
 // max_output_tokens and previous_response_id echo the request (null when
 // it did not set them); tools is [] and metadata {} when there are none,
-// tool_choice "auto" and parallel_tool_calls true unless the request said
-// otherwise.
+// tool_choice "auto", parallel_tool_calls true and text
+// {"format":{"type":"text"}} unless the request said otherwise.
 type Response struct {
 	ID                 string             `json:"id"`
 	Object             string             `json:"object"`
@@ -34,6 +34,7 @@ type Response struct {
 	Store              bool               `json:"store"`
 	Temperature        *float64           `json:"temperature"`
 	ToolChoice         ToolChoice         `json:"tool_choice"`
+	Text               TextConfig         `json:"text"`
 	Tools              []Tool             `json:"tools"`
 	TopP               *float64           `json:"top_p"`
 	Metadata           map[string]string  `json:"metadata"`
