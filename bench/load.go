@@ -201,7 +201,11 @@ func (c *client) stream(w *workload, base string, events int, rec *recorder) err
 	return nil
 }
 
-// readEvents reads an SSE body to its end: the number of events (blank
+// dataField starts a data: line; every event of the load's streams has
+// exactly one, and comment lines (": keep-alive") none.
+var dataField = []byte("\ndata:")
+
+// readEvents reads an SSE body to its end: the number of events (data:
 // lines), the time from start to the first byte, and the last bytes.
 func (c *client) readEvents(res *http.Response, start time.Time) (n int, ttfb time.Duration, tail []byte, err error) {
 	defer res.Body.Close()
@@ -214,8 +218,12 @@ func (c *client) readEvents(res *http.Response, start time.Time) (n int, ttfb ti
 	}
 	buf := c.buf[:cap(c.buf)]
 	var last [64]byte // the end of the stream so far
-	var prev byte     // the byte before the current read
 	tailLen := 0
+	// seam holds the bytes before the current read that a data: line
+	// start may straddle; a stream starts as if after a line break.
+	var seam [2 * 8]byte
+	seam[0] = '\n'
+	seamLen := 1
 	for {
 		k, rerr := res.Body.Read(buf)
 		if k > 0 {
@@ -223,11 +231,16 @@ func (c *client) readEvents(res *http.Response, start time.Time) (n int, ttfb ti
 				ttfb = time.Since(start)
 			}
 			p := buf[:k]
-			if prev == '\n' && p[0] == '\n' {
-				n++
+			n += bytes.Count(p, dataField)
+			head := p[:min(k, len(dataField)-1)]
+			seamLen += copy(seam[seamLen:], head)
+			n += bytes.Count(seam[:seamLen], dataField) // straddling ones only: each part is too short
+			if k >= len(dataField)-1 {
+				seamLen = copy(seam[:], p[k-(len(dataField)-1):])
+			} else {
+				keep := min(seamLen, len(dataField)-1)
+				seamLen = copy(seam[:], seam[seamLen-keep:seamLen])
 			}
-			n += bytes.Count(p, []byte("\n\n"))
-			prev = p[k-1]
 			if k >= len(last) {
 				tailLen = copy(last[:], p[k-len(last):])
 			} else {

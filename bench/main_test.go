@@ -3,8 +3,13 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"io"
+	"net/http"
 	"os"
+	"strings"
 	"testing"
+	"testing/iotest"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -99,5 +104,29 @@ func TestFlags(t *testing.T) {
 	} {
 		_, err := parseFlags(args, &bytes.Buffer{})
 		require.Error(t, err, "%q", args)
+	}
+}
+
+// TestReadEventsCountsDataLines checks the load's event counter against
+// streams cut at every possible place: comments do not count, events
+// whose data: line straddles two reads count once.
+func TestReadEventsCountsDataLines(t *testing.T) {
+	stream := ": keep-alive\n\ndata: {\"a\":1}\n\nevent: x\ndata: {\"b\":2}\n\n: keep-alive\n\ndata: [DONE]\n\n"
+	for _, tc := range []struct {
+		name string
+		r    func(io.Reader) io.Reader
+	}{
+		{"whole", func(r io.Reader) io.Reader { return r }},
+		{"one byte at a time", iotest.OneByteReader},
+		{"half", iotest.HalfReader},
+		{"data first", func(io.Reader) io.Reader { return strings.NewReader(stream[len(": keep-alive\n\n"):]) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := &http.Response{StatusCode: http.StatusOK, Body: io.NopCloser(tc.r(strings.NewReader(stream)))}
+			n, _, tail, err := (&client{}).readEvents(res, time.Now())
+			require.NoError(t, err)
+			require.Equal(t, 3, n)
+			require.True(t, strings.HasSuffix(string(tail), "data: [DONE]\n\n"), "%q", tail)
+		})
 	}
 }
