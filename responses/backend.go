@@ -103,10 +103,13 @@ type Result struct {
 }
 
 // Output is one output item of a [Result]: a function call if Call is
-// set, and otherwise an assistant message whose text is Text.
+// set; else a reasoning item whose summary is Reasoning, if it is set
+// (Text must then be empty); and otherwise an assistant message whose
+// text is Text. Reasoning models put their reasoning item first.
 type Output struct {
-	Text string
-	Call *FunctionCall
+	Text      string
+	Call      *FunctionCall
+	Reasoning string
 }
 
 // FunctionCall is a call of a function tool. An empty CallID is replaced
@@ -124,10 +127,11 @@ type FunctionCall struct {
 // next one (Item one above the current), which ends the current one. The
 // first Delta of an item says what it is: a function call if Call is set
 // (Call.Name is required; an empty Call.CallID is replaced by a random
-// "call_…" id; Call.Arguments may hold the start of the arguments), and
-// otherwise a message. Later Deltas of the item carry pieces of its text
-// (Text, for a message) or of its arguments (Arguments, for a function
-// call); Call is then ignored.
+// "call_…" id; Call.Arguments may hold the start of the arguments), a
+// reasoning item if Reasoning is set, and otherwise a message. Later
+// Deltas of the item carry pieces of its text (Text, for a message), of
+// its arguments (Arguments, for a function call) or of its reasoning
+// summary (Reasoning); Call is then ignored.
 //
 // Usage reports the reply's usage and Incomplete makes the response
 // incomplete with that reason; for both, the last one reported counts. A
@@ -139,6 +143,7 @@ type Delta struct {
 	Text       string
 	Call       *FunctionCall
 	Arguments  string
+	Reasoning  string
 	Usage      *Usage
 	Incomplete string
 }

@@ -26,6 +26,15 @@ func appendOutputItem(b []byte, it *OutputItem) []byte {
 	b = append(b, `,"status":`...)
 	b = jsonenc.AppendString(b, string(it.Status))
 	switch it.Type {
+	case ItemReasoning:
+		b = append(b, `,"summary":[`...)
+		for i := range it.Summary {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendSummaryText(b, it.Summary[i].Text)
+		}
+		b = append(b, ']')
 	case ItemFunctionCall:
 		b = append(b, `,"call_id":`...)
 		b = jsonenc.AppendString(b, it.CallID)
@@ -69,6 +78,31 @@ func appendOutputText(b []byte, p *OutputText) []byte {
 		b = append(b, a...)
 	}
 	return append(b, "]}"...)
+}
+
+// appendSummaryText appends a summary_text part.
+func appendSummaryText(b []byte, text string) []byte {
+	b = append(b, `{"type":"`+PartSummary+`","text":`...)
+	b = jsonenc.AppendString(b, text)
+	return append(b, '}')
+}
+
+// appendSummaryEvent appends an event of summary part 0 of a reasoning
+// item: response.reasoning_summary_text.delta (key "delta"), .done (key
+// "text"), or response.reasoning_summary_part.added or .done (key "part",
+// the part with text).
+func appendSummaryEvent(b []byte, typ string, seq int, itemID string, output int, key, text string) []byte {
+	b = appendEventHead(b, typ, seq)
+	b = appendItemRef(b, itemID, output)
+	b = append(b, `,"summary_index":0,"`...)
+	b = append(b, key...)
+	b = append(b, `":`...)
+	if key == "part" {
+		b = appendSummaryText(b, text)
+	} else {
+		b = jsonenc.AppendString(b, text)
+	}
+	return append(b, '}')
 }
 
 // appendEventHead appends the start of an event object, up to and

@@ -58,6 +58,16 @@ type (
 		ContentIndex   int        `json:"content_index"`
 		Part           OutputText `json:"part"`
 	}
+	summaryEvent struct {
+		Type           string       `json:"type"`
+		SequenceNumber int          `json:"sequence_number"`
+		ItemID         string       `json:"item_id"`
+		OutputIndex    int          `json:"output_index"`
+		SummaryIndex   int          `json:"summary_index"`
+		Delta          string       `json:"delta,omitempty"`
+		Text           string       `json:"text,omitempty"`
+		Part           *SummaryText `json:"part,omitempty"`
+	}
 	itemEvent struct {
 		Type           string `json:"type"`
 		SequenceNumber int    `json:"sequence_number"`
@@ -69,6 +79,14 @@ type (
 // itemMap is an output item as the spec shapes it, by type.
 func itemMap(it *OutputItem) map[string]any {
 	m := map[string]any{"id": it.ID, "type": it.Type, "status": string(it.Status)}
+	if it.Type == ItemReasoning {
+		summary := []any{}
+		for _, p := range it.Summary {
+			summary = append(summary, map[string]any{"type": PartSummary, "text": p.Text})
+		}
+		m["summary"] = summary
+		return m
+	}
 	if it.Type == ItemFunctionCall {
 		m["call_id"], m["name"], m["arguments"] = it.CallID, it.Name, it.Arguments
 		return m
@@ -89,6 +107,8 @@ func TestHandEncodedEventsMatchEncodingJSON(t *testing.T) {
 				Content: []OutputText{{Type: PartOutputText, Text: s, Annotations: []json.RawMessage{}}}},
 			{Type: ItemMessage, ID: "msg_1", Status: StatusInProgress, Role: RoleAssistant},
 			{Type: ItemFunctionCall, ID: "fc_1", Status: StatusCompleted, CallID: "call_" + s, Name: s, Arguments: `{"a":"` + s + `"}`},
+			{Type: ItemReasoning, ID: "rs_1", Status: StatusCompleted, Summary: []SummaryText{{Type: PartSummary, Text: s}}},
+			{Type: ItemReasoning, ID: "rs_2", Status: StatusInProgress, Summary: []SummaryText{}},
 		}
 		for i := range items {
 			it := &items[i]
@@ -113,6 +133,12 @@ func TestHandEncodedEventsMatchEncodingJSON(t *testing.T) {
 				argumentsEvent{Type: EventFunctionArgumentsDelta, SequenceNumber: 5, ItemID: "fc_1", OutputIndex: 2, Delta: s + "{"}},
 			{appendArgumentsEvent(nil, EventFunctionArgumentsDone, 6, "fc_1", 2, "arguments", s+"{}", "f"+s),
 				argumentsEvent{Type: EventFunctionArgumentsDone, SequenceNumber: 6, ItemID: "fc_1", OutputIndex: 2, Arguments: s + "{}", Name: "f" + s}},
+			{appendSummaryEvent(nil, EventReasoningTextDelta, 9, "rs_1", 0, "delta", s+"x"),
+				summaryEvent{Type: EventReasoningTextDelta, SequenceNumber: 9, ItemID: "rs_1", Delta: s + "x"}},
+			{appendSummaryEvent(nil, EventReasoningTextDone, 9, "rs_1", 0, "text", s+"x"),
+				summaryEvent{Type: EventReasoningTextDone, SequenceNumber: 9, ItemID: "rs_1", Text: s + "x"}},
+			{appendSummaryEvent(nil, EventReasoningPartAdded, 9, "rs_1", 3, "part", s),
+				summaryEvent{Type: EventReasoningPartAdded, SequenceNumber: 9, ItemID: "rs_1", OutputIndex: 3, Part: &SummaryText{Type: PartSummary, Text: s}}},
 			{appendPartEvent(nil, EventContentPartDone, 8, "msg_1", 0, s),
 				partEvent{Type: EventContentPartDone, SequenceNumber: 8, ItemID: "msg_1", Part: OutputText{Type: PartOutputText, Text: s, Annotations: []json.RawMessage{}}}},
 		} {

@@ -226,8 +226,12 @@ func checkResult(res *Result) error {
 		return apierrors.Internal(errors.New("responses: backend returned a nil Result and no error"))
 	}
 	for i := range res.Output {
-		if c := res.Output[i].Call; c != nil && c.Name == "" {
+		o := &res.Output[i]
+		switch {
+		case o.Call != nil && o.Call.Name == "":
 			return backendError("function call (output item %d) without a name", i)
+		case o.Call == nil && o.Reasoning != "" && o.Text != "":
+			return backendError("reasoning item (output item %d) with text", i)
 		}
 	}
 	return nil
@@ -298,14 +302,15 @@ func newResponse(req *Request, id string, created int64) *Response {
 }
 
 // end gives resp its final status and usage: incomplete with reason if
-// reason is set (its last item too), else completed.
+// reason is set (its last item too, unless it is a function call, which is
+// never cut), else completed.
 func (h *handler) end(resp *Response, reason string, u *Usage) {
 	u.TotalTokens = u.InputTokens + u.OutputTokens
 	resp.Usage = u
 	if reason != "" {
 		resp.Status = StatusIncomplete
 		resp.IncompleteDetails = &IncompleteDetails{Reason: reason}
-		if n := len(resp.Output); n > 0 && resp.Output[n-1].Type == ItemMessage {
+		if n := len(resp.Output); n > 0 && resp.Output[n-1].Type != ItemFunctionCall {
 			resp.Output[n-1].Status = StatusIncomplete
 		}
 		return
@@ -324,6 +329,10 @@ func outputItem(o *Output) OutputItem {
 		}
 		return OutputItem{Type: ItemFunctionCall, ID: ids.New(FunctionIDPrefix), Status: StatusCompleted,
 			CallID: callID, Name: c.Name, Arguments: c.Arguments}
+	}
+	if o.Reasoning != "" {
+		return OutputItem{Type: ItemReasoning, ID: ids.New(ReasoningIDPrefix), Status: StatusCompleted,
+			Summary: []SummaryText{{Type: PartSummary, Text: o.Reasoning}}}
 	}
 	return OutputItem{Type: ItemMessage, ID: ids.New(MessageIDPrefix), Status: StatusCompleted, Role: RoleAssistant,
 		Content: []OutputText{{Type: PartOutputText, Text: o.Text, Annotations: []json.RawMessage{}}}}
@@ -384,8 +393,13 @@ func (h *handler) history(ctx context.Context, owner, id string) ([]Item, error)
 // historyItem turns an output item into the item a backend sees.
 func historyItem(o *OutputItem) Item {
 	it := Item{Type: o.Type, ID: o.ID, Status: string(o.Status)}
-	if o.Type == ItemFunctionCall {
+	switch o.Type {
+	case ItemFunctionCall:
 		it.CallID, it.Name, it.Arguments = o.CallID, o.Name, o.Arguments
+		return it
+	case ItemReasoning:
+		summary, _ := json.Marshal(o.Summary) // plain strings: cannot fail
+		it.Extra = map[string]json.RawMessage{"summary": summary}
 		return it
 	}
 	it.Role = o.Role

@@ -416,6 +416,9 @@ func TestBackendContractViolationsAreServerErrors(t *testing.T) {
 		{"call without name", []responses.Delta{{Item: 0, Call: &responses.FunctionCall{}}}},
 		{"text for a call", []responses.Delta{{Item: 0, Call: &responses.FunctionCall{Name: "f"}}, {Item: 0, Text: "x"}}},
 		{"arguments for a message", []responses.Delta{{Item: 0, Text: "x"}, {Item: 0, Arguments: "{}"}}},
+		{"text for a reasoning item", []responses.Delta{{Item: 0, Reasoning: "x"}, {Item: 0, Text: "y"}}},
+		{"reasoning for a message", []responses.Delta{{Item: 0, Text: "x"}, {Item: 0, Reasoning: "y"}}},
+		{"reasoning and text at once", []responses.Delta{{Item: 0, Reasoning: "x", Text: "y"}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -439,20 +442,26 @@ func TestStreamWithSeveralItems(t *testing.T) {
 	t.Parallel()
 	u := responses.Usage{InputTokens: 2, OutputTokens: 3}
 	w := post(t, newHandlerWith(scripted([]responses.Delta{
-		{Item: 0, Text: "Let me check."},
-		{Item: 1, Call: &responses.FunctionCall{CallID: "call_a", Name: "f", Arguments: `{"a":`}},
-		{Item: 1, Arguments: `1}`},
-		{Item: 2, Call: &responses.FunctionCall{Name: "g"}},
+		{Item: 0, Reasoning: "Think"},
+		{Item: 0, Reasoning: "ing."},
+		{Item: 1, Text: "Let me check."},
+		{Item: 2, Call: &responses.FunctionCall{CallID: "call_a", Name: "f", Arguments: `{"a":`}},
+		{Item: 2, Arguments: `1}`},
+		{Item: 3, Call: &responses.FunctionCall{Name: "g"}},
 		{Usage: &u},
 	})), `{"model":"demo-chat","input":"Hi","stream":true}`)
 	final := checkStream(t, readEvents(t, w.Body.String()))
 	out := final["output"].([]any)
-	require.Len(t, out, 3)
+	require.Len(t, out, 4)
+	rs := out[0].(map[string]any)
+	require.Equal(t, "reasoning", rs["type"])
+	require.True(t, strings.HasPrefix(rs["id"].(string), responses.ReasoningIDPrefix))
+	require.Equal(t, []any{map[string]any{"type": "summary_text", "text": "Thinking."}}, rs["summary"])
 	require.Equal(t, "Let me check.", outputText(final))
-	require.Equal(t, "call_a", out[1].(map[string]any)["call_id"])
-	require.Equal(t, `{"a":1}`, out[1].(map[string]any)["arguments"])
-	require.Equal(t, "", out[2].(map[string]any)["arguments"])
-	require.True(t, strings.HasPrefix(out[2].(map[string]any)["call_id"].(string), responses.CallIDPrefix))
+	require.Equal(t, "call_a", out[2].(map[string]any)["call_id"])
+	require.Equal(t, `{"a":1}`, out[2].(map[string]any)["arguments"])
+	require.Equal(t, "", out[3].(map[string]any)["arguments"])
+	require.True(t, strings.HasPrefix(out[3].(map[string]any)["call_id"].(string), responses.CallIDPrefix))
 	require.Equal(t, float64(5), final["usage"].(map[string]any)["total_tokens"])
 }
 

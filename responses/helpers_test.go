@@ -137,6 +137,7 @@ func outputText(resp map[string]any) string {
 // created then in_progress first, then, per output item in order,
 // output_item.added, (for a message) content_part.added, its deltas,
 // output_text.done with the deltas' text, content_part.done, (for a
+// reasoning item) the same with reasoning_summary events, (for a
 // function call) arguments deltas and arguments.done with their
 // concatenation, then output_item.done with the whole item; and exactly
 // one terminal event at the end (completed, incomplete or failed) whose
@@ -198,10 +199,25 @@ func checkStream(t testing.TB, evs []event) map[string]any {
 			itemID, kind = it["id"].(string), it["type"].(string)
 			require.Equal(t, "in_progress", it["status"])
 			text.Reset()
-		case responses.EventContentPartAdded:
-			require.Equal(t, "message", kind)
+		case responses.EventContentPartAdded, responses.EventReasoningPartAdded:
+			if ev.Name == responses.EventContentPartAdded {
+				require.Equal(t, "message", kind)
+			} else {
+				require.Equal(t, "reasoning", kind)
+				require.Equal(t, float64(0), d["summary_index"])
+			}
 			require.False(t, partOpen)
 			partOpen = true
+		case responses.EventReasoningTextDelta:
+			require.Equal(t, itemID, d["item_id"], "event %d", i)
+			require.Equal(t, float64(item), d["output_index"], "event %d", i)
+			require.True(t, partOpen, "event %d: reasoning in an open part", i)
+			text.WriteString(d["delta"].(string))
+		case responses.EventReasoningTextDone:
+			require.Equal(t, text.String(), d["text"], "event %d", i)
+		case responses.EventReasoningPartDone:
+			require.Equal(t, text.String(), d["part"].(map[string]any)["text"], "event %d", i)
+			partOpen = false
 		case responses.EventOutputTextDelta, responses.EventFunctionArgumentsDelta:
 			require.Equal(t, itemID, d["item_id"], "event %d", i)
 			require.Equal(t, float64(item), d["output_index"], "event %d", i)
@@ -223,9 +239,12 @@ func checkStream(t testing.TB, evs []event) map[string]any {
 			it := d["item"].(map[string]any)
 			require.Equal(t, itemID, it["id"])
 			require.False(t, partOpen, "event %d: the part is done before the item", i)
-			if kind == "message" {
+			switch kind {
+			case "message":
 				require.Equal(t, text.String(), it["content"].([]any)[0].(map[string]any)["text"])
-			} else {
+			case "reasoning":
+				require.Equal(t, text.String(), it["summary"].([]any)[0].(map[string]any)["text"])
+			default:
 				require.Equal(t, text.String(), it["arguments"])
 			}
 			done = append(done, it)

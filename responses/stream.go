@@ -28,6 +28,10 @@ const (
 	EventFunctionArgumentsDelta = "response.function_call_arguments.delta"
 	EventFunctionArgumentsDone  = "response.function_call_arguments.done"
 	EventOutputItemDone         = "response.output_item.done"
+	EventReasoningPartAdded     = "response.reasoning_summary_part.added"
+	EventReasoningTextDelta     = "response.reasoning_summary_text.delta"
+	EventReasoningTextDone      = "response.reasoning_summary_text.done"
+	EventReasoningPartDone      = "response.reasoning_summary_part.done"
 	EventCompleted              = "response.completed"
 	EventIncomplete             = "response.incomplete"
 	EventFailed                 = "response.failed"
@@ -116,7 +120,7 @@ func (ew *eventWriter) add(d *Delta) error {
 	if d.Incomplete != "" {
 		ew.incomplete = d.Incomplete
 	}
-	noItem := d.Text == "" && d.Call == nil && d.Arguments == ""
+	noItem := d.Text == "" && d.Call == nil && d.Arguments == "" && d.Reasoning == ""
 	if noItem && (d.Usage != nil || d.Incomplete != "") {
 		return nil
 	}
@@ -132,14 +136,20 @@ func (ew *eventWriter) add(d *Delta) error {
 		}
 		return ew.openItem(d)
 	case ew.cur:
-		if ew.item.Type == ItemFunctionCall {
-			if d.Text != "" {
-				return backendError("text for output item %d, a function call", d.Item)
+		switch ew.item.Type {
+		case ItemFunctionCall:
+			if d.Text != "" || d.Reasoning != "" {
+				return backendError("text or reasoning for output item %d, a function call", d.Item)
 			}
 			return ew.arguments(d.Arguments)
+		case ItemReasoning:
+			if d.Text != "" || d.Arguments != "" {
+				return backendError("text or arguments for output item %d, a reasoning item", d.Item)
+			}
+			return ew.reasoning(d.Reasoning)
 		}
-		if d.Arguments != "" {
-			return backendError("arguments for output item %d, a message", d.Item)
+		if d.Arguments != "" || d.Reasoning != "" {
+			return backendError("arguments or reasoning for output item %d, a message", d.Item)
 		}
 		return ew.textDelta(d.Text)
 	}
@@ -179,6 +189,19 @@ func (ew *eventWriter) openItem(d *Delta) error {
 		}
 		return ew.arguments(c.Arguments + d.Arguments)
 	}
+	if d.Reasoning != "" {
+		if d.Text != "" || d.Arguments != "" {
+			return backendError("text or arguments in the first delta of output item %d, a reasoning item", d.Item)
+		}
+		ew.item = OutputItem{Type: ItemReasoning, ID: ids.New(ReasoningIDPrefix), Status: StatusInProgress, Summary: []SummaryText{}}
+		if err := ew.send(EventOutputItemAdded, appendItemEvent(ew.buf[:0], EventOutputItemAdded, ew.seq, ew.cur, &ew.item)); err != nil {
+			return err
+		}
+		if err := ew.send(EventReasoningPartAdded, appendSummaryEvent(ew.buf[:0], EventReasoningPartAdded, ew.seq, ew.item.ID, ew.cur, "part", "")); err != nil {
+			return err
+		}
+		return ew.reasoning(d.Reasoning)
+	}
 	ew.item = OutputItem{Type: ItemMessage, ID: ids.New(MessageIDPrefix), Status: StatusInProgress, Role: RoleAssistant}
 	if err := ew.send(EventOutputItemAdded, appendItemEvent(ew.buf[:0], EventOutputItemAdded, ew.seq, ew.cur, &ew.item)); err != nil {
 		return err
@@ -197,6 +220,14 @@ func (ew *eventWriter) textDelta(s string) error {
 	return ew.send(EventOutputTextDelta, appendTextEvent(ew.buf[:0], EventOutputTextDelta, ew.seq, ew.item.ID, ew.cur, "delta", s))
 }
 
+func (ew *eventWriter) reasoning(s string) error {
+	if s == "" {
+		return nil
+	}
+	ew.text.WriteString(s)
+	return ew.send(EventReasoningTextDelta, appendSummaryEvent(ew.buf[:0], EventReasoningTextDelta, ew.seq, ew.item.ID, ew.cur, "delta", s))
+}
+
 func (ew *eventWriter) arguments(s string) error {
 	if s == "" {
 		return nil
@@ -211,12 +242,21 @@ func (ew *eventWriter) closeItem(status Status) error {
 	it := &ew.item
 	text := ew.text.String()
 	it.Status = status
-	if it.Type == ItemFunctionCall {
+	switch it.Type {
+	case ItemFunctionCall:
 		it.Arguments = text
 		if err := ew.send(EventFunctionArgumentsDone, appendArgumentsEvent(ew.buf[:0], EventFunctionArgumentsDone, ew.seq, it.ID, ew.cur, "arguments", text, it.Name)); err != nil {
 			return err
 		}
-	} else {
+	case ItemReasoning:
+		it.Summary = []SummaryText{{Type: PartSummary, Text: text}}
+		if err := ew.send(EventReasoningTextDone, appendSummaryEvent(ew.buf[:0], EventReasoningTextDone, ew.seq, it.ID, ew.cur, "text", text)); err != nil {
+			return err
+		}
+		if err := ew.send(EventReasoningPartDone, appendSummaryEvent(ew.buf[:0], EventReasoningPartDone, ew.seq, it.ID, ew.cur, "part", text)); err != nil {
+			return err
+		}
+	default:
 		it.Content = []OutputText{{Type: PartOutputText, Text: text, Annotations: []json.RawMessage{}}}
 		if err := ew.send(EventOutputTextDone, appendTextEvent(ew.buf[:0], EventOutputTextDone, ew.seq, it.ID, ew.cur, "text", text)); err != nil {
 			return err
@@ -237,7 +277,7 @@ func (ew *eventWriter) finish() error {
 	}
 	if ew.open() {
 		status := StatusCompleted
-		if ew.incomplete != "" && ew.item.Type == ItemMessage {
+		if ew.incomplete != "" && ew.item.Type != ItemFunctionCall {
 			status = StatusIncomplete
 		}
 		if err := ew.closeItem(status); err != nil {
@@ -282,9 +322,12 @@ func (ew *eventWriter) fail(r *http.Request, err error) bool {
 	}
 	if ew.open() {
 		ew.item.Status = StatusIncomplete
-		if ew.item.Type == ItemFunctionCall {
+		switch ew.item.Type {
+		case ItemFunctionCall:
 			ew.item.Arguments = ew.text.String()
-		} else {
+		case ItemReasoning:
+			ew.item.Summary = []SummaryText{{Type: PartSummary, Text: ew.text.String()}}
+		default:
 			ew.item.Content = []OutputText{{Type: PartOutputText, Text: ew.text.String(), Annotations: []json.RawMessage{}}}
 		}
 		ew.resp.Output = append(ew.resp.Output, ew.item)
@@ -335,7 +378,7 @@ func resultDeltas(ctx context.Context, b Backend, p *Params) iter.Seq2[Delta, er
 		}
 		for i := range res.Output {
 			o := &res.Output[i]
-			if !yield(Delta{Item: i, Text: o.Text, Call: o.Call}, nil) {
+			if !yield(Delta{Item: i, Text: o.Text, Call: o.Call, Reasoning: o.Reasoning}, nil) {
 				return
 			}
 		}

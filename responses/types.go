@@ -24,6 +24,7 @@ const (
 	IDPrefix           = "resp_"
 	MessageIDPrefix    = "msg_"
 	FunctionIDPrefix   = "fc_"
+	ReasoningIDPrefix  = "rs_"
 	CallIDPrefix       = "call_"
 	CompactionIDPrefix = "cmp_"
 )
@@ -54,6 +55,7 @@ const (
 	ItemFunctionCall       = "function_call"
 	ItemFunctionCallOutput = "function_call_output"
 	ItemCompaction         = "compaction"
+	ItemReasoning          = "reasoning"
 )
 
 // The message roles of input items.
@@ -71,6 +73,7 @@ const (
 	PartInputFile  = "input_file"
 	PartOutputText = "output_text"
 	PartRefusal    = "refusal"
+	PartSummary    = "summary_text"
 )
 
 // The string forms of tool_choice.

@@ -63,8 +63,9 @@ type IncompleteDetails struct {
 }
 
 // OutputItem is one output item of a [Response]: a message (Role and
-// Content) or a function call (CallID, Name and Arguments, a JSON string).
-// It is encoded with the members of its type only.
+// Content), a function call (CallID, Name and Arguments, a JSON string)
+// or the reasoning of a reasoning model (Summary). It is encoded with the
+// members of its type only.
 type OutputItem struct {
 	Type   string `json:"type"`
 	ID     string `json:"id"`
@@ -76,6 +77,15 @@ type OutputItem struct {
 	CallID    string `json:"call_id,omitempty"`
 	Name      string `json:"name,omitempty"`
 	Arguments string `json:"arguments,omitempty"`
+
+	Summary []SummaryText `json:"summary,omitempty"`
+}
+
+// SummaryText is a part of the summary of a reasoning item:
+// {"type":"summary_text","text"}.
+type SummaryText struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
 }
 
 // MarshalJSON encodes the item with the members of its type.
