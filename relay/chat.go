@@ -172,7 +172,9 @@ func (b chatBackend) Stream(ctx context.Context, p *chat.Params) iter.Seq2[chat.
 		cs := newChatStream(p, u)
 		if err := readEvents(res.Body, u, cs.event(yield)); err != nil {
 			yield(chat.Delta{}, err)
+			return
 		}
+		finishStream(res.Body)
 	}
 }
 

@@ -94,7 +94,9 @@ func (b completionsBackend) Stream(ctx context.Context, p *completions.Params) i
 		}
 		if err := readEvents(res.Body, u, cs.event(yield)); err != nil {
 			yield(completions.Delta{}, err)
+			return
 		}
+		finishStream(res.Body)
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/relay"
 	"github.com/gatewaykit/gatewaykit/relay/relaytest"
+	"github.com/gatewaykit/gatewaykit/responses"
 	"github.com/gatewaykit/gatewaykit/sse"
 	"github.com/gatewaykit/gatewaykit/videos"
 )
@@ -53,7 +54,7 @@ var modes = []string{
 	relaytest.ModeNoDone, relaytest.ModeHang, relaytest.ModeHangMidStream, relaytest.ModeMalformedJSON,
 	relaytest.ModeMalformedSSE, relaytest.ModeErrorEvent, relaytest.ModeStatus400, relaytest.ModeStatus401,
 	relaytest.ModeStatus429, relaytest.ModeStatus500,
-	relaytest.ModeVideoFail, relaytest.ModeVideoRedirect, relaytest.ModeVideoNoThumbnail,
+	relaytest.ModeVideoFail, relaytest.ModeVideoRedirect, relaytest.ModeVideoNoThumbnail, relaytest.ModeIncomplete,
 }
 
 func newGateway(t *testing.T, setup func(up *relaytest.Upstream), opts ...relay.Option) *gateway {
@@ -79,6 +80,7 @@ func newGateway(t *testing.T, setup func(up *relaytest.Upstream), opts ...relay.
 	mux := http.NewServeMux()
 	mux.Handle(chat.Pattern, chat.NewHandler(catalog, r.Chat()))
 	mux.Handle(completions.Pattern, completions.NewHandler(catalog, r.Completions()))
+	responses.Register(mux, responses.NewHandler(catalog, r.Responses()))
 	g.mountVideos(t, mux, catalog)
 	g.srv = httptest.NewServer(auth.Middleware(keys)(relay.ForwardHeaders(g.track(mux))))
 	t.Cleanup(g.srv.Close)

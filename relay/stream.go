@@ -8,6 +8,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"time"
 	"unsafe"
 
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
@@ -86,4 +87,19 @@ func isError(raw json.RawMessage) bool {
 func streamError(u *Upstream, raw json.RawMessage) error {
 	return apierrors.BadGateway("The upstream failed in the middle of the reply.",
 		fmt.Errorf("relay: upstream %s sent an error event: %s", u.Name, snippet(raw)))
+}
+
+// drainTimeout bounds the wait for the end of an upstream reply whose
+// last event has been read.
+const drainTimeout = 100 * time.Millisecond
+
+// finishStream reads what is left of a stream whose last event has been
+// handled (the end of the chunked body, usually already on its way), so
+// that the connection goes back to the pool instead of being closed. It
+// waits at most drainTimeout for it, and reads at most 4 KiB.
+func finishStream(rc io.ReadCloser) {
+	if b, ok := rc.(*body); ok {
+		b.idle = min(b.idle, drainTimeout)
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(rc, 4<<10))
 }

@@ -1,6 +1,6 @@
 // Package relaytest provides a fake OpenAI-compatible upstream for testing
-// relays: an httptest server that answers chat completions, completions
-// and video tasks the way real services do, and misbehaves in every way
+// relays: an httptest server that answers chat completions, completions,
+// responses and video tasks the way real services do, and misbehaves in every way
 // a relay must survive, chosen by the model name of each request.
 package relaytest
 
@@ -104,6 +104,7 @@ func NewUpstream() *Upstream {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", u.chat)
 	mux.HandleFunc("POST /v1/completions", u.completions)
+	mux.HandleFunc("POST /v1/responses", u.responses)
 	mux.HandleFunc("POST /v1/videos", u.createVideo)
 	mux.HandleFunc("POST /v1/vendorai/videos", u.createVideo)
 	mux.HandleFunc("GET /v1/videos/{id}", u.getVideo)

@@ -1,0 +1,136 @@
+package relaytest
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+)
+
+// ModeIncomplete answers a response that stops at max_output_tokens
+// (status incomplete). Only the responses endpoint knows it.
+const ModeIncomplete = "incomplete"
+
+// responses answers POST /v1/responses as OpenAI's API does: a response
+// object whose output is a reasoning item and then a message (or, in
+// ModeTools, a function call), or the typed event stream of that
+// response. The modes are those of chat completions; ModeNoDone ends the
+// stream without its terminal event.
+func (u *Upstream) responses(w http.ResponseWriter, r *http.Request) {
+	var req textRequest
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		writeError(w, 400, "We could not parse the JSON body of your request.", "invalid_request_error", "")
+		return
+	}
+	if statusMode(w, req.Model) {
+		return
+	}
+	switch req.Model {
+	case ModeHang:
+		<-r.Context().Done()
+		return
+	case ModeMalformedJSON:
+		if !req.Stream {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"id":"resp_up","output":[`)
+			return
+		}
+	}
+	k := u.chunks()
+	reasoning := map[string]any{"type": "reasoning", "id": "rs_up", "summary": []any{}}
+	var item map[string]any
+	if req.Model == ModeTools {
+		item = map[string]any{"type": "function_call", "id": "fc_up", "call_id": "call_up1", "name": "get_weather", "arguments": `{"city":"Paris"}`, "status": "completed"}
+	} else {
+		item = map[string]any{"type": "message", "id": "msg_up", "status": "completed", "role": "assistant",
+			"content": []any{map[string]any{"type": "output_text", "text": Text(k), "annotations": []any{}}}}
+	}
+	resp := func(status string, output []any, withUsage bool) map[string]any {
+		out := map[string]any{"id": "resp_up", "object": "response", "created_at": 1, "status": status, "model": req.Model + "-upstream", "output": output}
+		if withUsage {
+			out["usage"] = map[string]any{"input_tokens": PromptTokens, "output_tokens": k, "total_tokens": PromptTokens + k}
+		}
+		if status == "incomplete" {
+			out["incomplete_details"] = map[string]any{"reason": "max_output_tokens"}
+		}
+		return out
+	}
+	final := "completed"
+	if req.Model == ModeIncomplete {
+		final = "incomplete"
+	}
+	if !req.Stream {
+		writeJSON(w, 200, resp(final, []any{reasoning, item}, true))
+		return
+	}
+
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(200)
+	fl := w.(http.Flusher)
+	seq := 0
+	send := func(typ string, v map[string]any) bool {
+		v["type"] = typ
+		v["sequence_number"] = seq
+		seq++
+		b, _ := json.Marshal(v)
+		_, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", typ, b)
+		fl.Flush()
+		return err == nil && r.Context().Err() == nil
+	}
+	if !send("response.created", map[string]any{"response": resp("in_progress", []any{}, false)}) ||
+		!send("response.in_progress", map[string]any{"response": resp("in_progress", []any{}, false)}) ||
+		!send("response.output_item.added", map[string]any{"output_index": 0, "item": reasoning}) ||
+		!send("response.output_item.done", map[string]any{"output_index": 0, "item": reasoning}) {
+		return
+	}
+	if req.Model == ModeTools {
+		added := map[string]any{"type": "function_call", "id": "fc_up", "call_id": "call_up1", "name": "get_weather", "arguments": "", "status": "in_progress"}
+		if !send("response.output_item.added", map[string]any{"output_index": 1, "item": added}) {
+			return
+		}
+		for _, part := range []string{`{"city":`, `"Paris"}`} {
+			if !send("response.function_call_arguments.delta", map[string]any{"output_index": 1, "item_id": "fc_up", "delta": part}) {
+				return
+			}
+		}
+		if !send("response.function_call_arguments.done", map[string]any{"output_index": 1, "item_id": "fc_up", "arguments": `{"city":"Paris"}`}) {
+			return
+		}
+	} else {
+		added := map[string]any{"type": "message", "id": "msg_up", "status": "in_progress", "role": "assistant", "content": []any{}}
+		if !send("response.output_item.added", map[string]any{"output_index": 1, "item": added}) ||
+			!send("response.content_part.added", map[string]any{"output_index": 1, "item_id": "msg_up", "content_index": 0, "part": map[string]any{"type": "output_text", "text": ""}}) {
+			return
+		}
+		for i := 0; i < k; i++ {
+			switch {
+			case i == 2 && req.Model == ModeDie:
+				panic(http.ErrAbortHandler)
+			case i == 2 && req.Model == ModeHangMidStream:
+				<-r.Context().Done()
+				return
+			case i == 1 && req.Model == ModeMalformedJSON:
+				io.WriteString(w, "event: response.output_text.delta\ndata: {\"type\":\n\n")
+				fl.Flush()
+				return
+			case i == 1 && req.Model == ModeMalformedSSE:
+				io.WriteString(w, "data: {\"type\":")
+				fl.Flush()
+				return
+			case i == 1 && req.Model == ModeErrorEvent:
+				send("error", map[string]any{"code": "server_error", "message": "upstream overloaded at 10.1.2.3", "param": nil})
+				return
+			}
+			if !send("response.output_text.delta", map[string]any{"output_index": 1, "item_id": "msg_up", "content_index": 0, "delta": Word(i)}) {
+				return
+			}
+		}
+		if !send("response.output_text.done", map[string]any{"output_index": 1, "item_id": "msg_up", "content_index": 0, "text": Text(k)}) {
+			return
+		}
+	}
+	if !send("response.output_item.done", map[string]any{"output_index": 1, "item": item}) || req.Model == ModeNoDone {
+		return
+	}
+	send("response."+final, map[string]any{"response": resp(final, []any{reasoning, item}, req.Model != ModeNoUsage)})
+}

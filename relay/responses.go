@@ -1,0 +1,303 @@
+package relay
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"net/http"
+	"strings"
+
+	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/responses"
+)
+
+// Responses returns the relay's backend for the responses handler: it
+// forwards each request to POST {base}/responses of the model's
+// upstreams.
+//
+// The gateway keeps the conversations (previous_response_id is resolved
+// from its own store), so the upstream is sent the whole conversation
+// and keeps nothing: "input" is the conversation's items (Params.History,
+// then the request's input; a string input with no history stays a
+// string), without the gateway's item ids, which the upstream does not
+// know; previous_response_id is left out and "store" is false. Every other
+// field of the request goes as the client sent it (unmodelled ones
+// included), with "model" replaced by the upstream's name, and the
+// headers kept by [ForwardHeaders].
+//
+// The upstream's output messages and function calls become the reply's
+// items (with the gateway's own ids); its other items (reasoning, hosted
+// tool calls) are not relayed. A stream is read event by event:
+// response.output_item.added begins an item, output_text and
+// function-call-argument deltas continue it, and the terminal event
+// (response.completed or response.incomplete) gives the usage and the
+// incomplete reason. Until that usage arrives, each Delta reports a
+// running estimate, so that a client that goes away is charged for what
+// was streamed.
+//
+// Errors are as for [Relay.Chat]; an upstream response that failed
+// (status failed, or a response.failed or error event) is a 502
+// bad_gateway whose upstream text is only logged. The backend is not a
+// responses.Compactor: POST /v1/responses/compact answers that the model
+// cannot compact.
+func (r *Relay) Responses() responses.StreamingBackend { return responsesBackend{r} }
+
+type responsesBackend struct{ r *Relay }
+
+// responsesBody is the upstream request of p.
+func responsesBody(p *responses.Params, stream bool) (requestBody, error) {
+	body, err := parseRequestBody(nil, p.Request)
+	if err != nil {
+		return body, err
+	}
+	if len(p.History) > 0 || p.Request.Input.Text == nil {
+		items := p.Items()
+		out := make([]responses.Item, len(items))
+		for i, it := range items {
+			if k := it.Kind(); k == responses.ItemMessage || k == responses.ItemFunctionCall || k == responses.ItemFunctionCallOutput {
+				it.ID = ""
+			}
+			out[i] = it
+		}
+		raw, err := json.Marshal(out)
+		if err != nil {
+			return body, apierrors.Internal(fmt.Errorf("relay: encode the input: %w", err))
+		}
+		body.set("input", raw)
+	}
+	delete(body.members, "previous_response_id")
+	body.set("store", json.RawMessage("false"))
+	if stream {
+		body.set("stream", json.RawMessage("true"))
+	} else {
+		delete(body.members, "stream")
+	}
+	return body, nil
+}
+
+// responsesReply is the part of an upstream's response object that the
+// relay reads.
+type responsesReply struct {
+	Status string `json:"status"`
+	Output []struct {
+		Type      string `json:"type"`
+		CallID    string `json:"call_id"`
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+		Content   []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"content"`
+	} `json:"output"`
+	Usage             *responses.Usage `json:"usage"`
+	IncompleteDetails *struct {
+		Reason string `json:"reason"`
+	} `json:"incomplete_details"`
+	Error json.RawMessage `json:"error"`
+}
+
+func (b responsesBackend) Complete(ctx context.Context, p *responses.Params) (*responses.Result, error) {
+	body, err := responsesBody(p, false)
+	if err != nil {
+		return nil, err
+	}
+	res, u, err := b.r.Do(ctx, p.Request.Model, postJSON(ctx, "/responses", body, false))
+	if err != nil {
+		return nil, err
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		return nil, UpstreamError(res, u)
+	}
+	var reply responsesReply
+	if err := readReply(res.Body, u, &reply); err != nil {
+		return nil, err
+	}
+	if reply.Status == string(responses.StatusFailed) {
+		return nil, upstreamResponseFailed(u, reply.Error)
+	}
+	out := &responses.Result{}
+	outTokens := 0
+	for _, o := range reply.Output {
+		switch o.Type {
+		case responses.ItemMessage:
+			var text strings.Builder
+			for _, c := range o.Content {
+				if c.Type == responses.PartOutputText {
+					text.WriteString(c.Text)
+				}
+			}
+			out.Output = append(out.Output, responses.Output{Text: text.String()})
+			outTokens += estimateTokens(text.String())
+		case responses.ItemFunctionCall:
+			if o.Name == "" {
+				return nil, malformed(u, "reply", errors.New("a function call without a name"), nil)
+			}
+			out.Output = append(out.Output, responses.Output{Call: &responses.FunctionCall{CallID: o.CallID, Name: o.Name, Arguments: o.Arguments}})
+			outTokens += estimateTokens(o.Name) + estimateTokens(o.Arguments)
+		}
+	}
+	if reply.Status == string(responses.StatusIncomplete) {
+		out.Incomplete = responses.ReasonMaxOutputTokens
+		if d := reply.IncompleteDetails; d != nil && d.Reason != "" {
+			out.Incomplete = d.Reason
+		}
+	}
+	if reply.Usage != nil {
+		out.Usage = *reply.Usage
+	} else {
+		out.Usage = responses.Usage{InputTokens: responsesInputTokens(p), OutputTokens: outTokens}
+	}
+	return out, nil
+}
+
+// upstreamResponseFailed is the 502 of a response that failed upstream.
+func upstreamResponseFailed(u *Upstream, raw json.RawMessage) error {
+	return apierrors.BadGateway("The upstream failed to generate the response.",
+		fmt.Errorf("relay: upstream %s: response failed: %s", u.Name, snippet(raw)))
+}
+
+// responsesEvent is the part of an upstream's stream event that the relay
+// reads.
+type responsesEvent struct {
+	Type        string `json:"type"`
+	OutputIndex int    `json:"output_index"`
+	Delta       string `json:"delta"`
+	Item        *struct {
+		Type      string `json:"type"`
+		CallID    string `json:"call_id"`
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"item"`
+	Response *responsesReply `json:"response"`
+}
+
+func (b responsesBackend) Stream(ctx context.Context, p *responses.Params) iter.Seq2[responses.Delta, error] {
+	return func(yield func(responses.Delta, error) bool) {
+		body, err := responsesBody(p, true)
+		if err != nil {
+			yield(responses.Delta{}, err)
+			return
+		}
+		res, u, err := b.r.openStream(ctx, p.Request.Model, postJSON(ctx, "/responses", body, true))
+		if err != nil {
+			yield(responses.Delta{}, err)
+			return
+		}
+		defer res.Body.Close()
+		rs := &responsesStream{u: u, items: map[int]int{}, cur: -1,
+			estimate: responses.Usage{InputTokens: responsesInputTokens(p)}}
+		if err := readEvents(res.Body, u, rs.event(yield)); err != nil {
+			yield(responses.Delta{}, err)
+			return
+		}
+		finishStream(res.Body)
+	}
+}
+
+// responsesStream turns upstream events into Deltas.
+type responsesStream struct {
+	u        *Upstream
+	items    map[int]int // upstream output_index → the gateway's item index
+	cur      int         // the gateway's open item
+	estimate responses.Usage
+	reported bool
+}
+
+func (rs *responsesStream) event(yield func(responses.Delta, error) bool) func(data []byte) (bool, error) {
+	return func(data []byte) (bool, error) {
+		var ev responsesEvent
+		if err := json.Unmarshal(data, &ev); err != nil {
+			return false, malformed(rs.u, "stream event", err, data)
+		}
+		var d responses.Delta
+		switch ev.Type {
+		case "response.output_item.added":
+			it := ev.Item
+			if it == nil {
+				return false, malformed(rs.u, "stream event", errors.New("output_item.added without an item"), data)
+			}
+			switch it.Type {
+			case responses.ItemMessage:
+			case responses.ItemFunctionCall:
+				if it.Name == "" {
+					return false, malformed(rs.u, "stream event", errors.New("a function call without a name"), data)
+				}
+				d.Call = &responses.FunctionCall{CallID: it.CallID, Name: it.Name, Arguments: it.Arguments}
+			default:
+				return true, nil // reasoning and hosted tool items are not relayed
+			}
+			if _, dup := rs.items[ev.OutputIndex]; dup {
+				return false, malformed(rs.u, "stream event", fmt.Errorf("output item %d added twice", ev.OutputIndex), data)
+			}
+			rs.cur++
+			rs.items[ev.OutputIndex] = rs.cur
+			d.Item = rs.cur
+		case "response.output_text.delta", "response.function_call_arguments.delta":
+			k, ok := rs.items[ev.OutputIndex]
+			if !ok || k != rs.cur {
+				return false, malformed(rs.u, "stream event", fmt.Errorf("a delta for output item %d, which is not the open one", ev.OutputIndex), data)
+			}
+			if ev.Delta == "" {
+				return true, nil
+			}
+			d.Item = k
+			if ev.Type == "response.output_text.delta" {
+				d.Text = ev.Delta
+			} else {
+				d.Arguments = ev.Delta
+			}
+			if !rs.reported {
+				rs.estimate.OutputTokens += fragmentTokens(ev.Delta)
+				rs.estimate.TotalTokens = rs.estimate.InputTokens + rs.estimate.OutputTokens
+				d.Usage = &rs.estimate
+			}
+		case "response.completed", "response.incomplete":
+			if resp := ev.Response; resp != nil {
+				if resp.Usage != nil {
+					rs.reported = true
+					d.Usage = resp.Usage
+				}
+				if ev.Type == "response.incomplete" {
+					d.Incomplete = responses.ReasonMaxOutputTokens
+					if det := resp.IncompleteDetails; det != nil && det.Reason != "" {
+						d.Incomplete = det.Reason
+					}
+				}
+			}
+			if d.Usage != nil || d.Incomplete != "" {
+				yield(d, nil)
+			}
+			return false, nil // the terminal event: the stream is over
+		case "response.failed":
+			var raw json.RawMessage
+			if ev.Response != nil {
+				raw = ev.Response.Error
+			}
+			return false, upstreamResponseFailed(rs.u, raw)
+		case "error":
+			return false, streamError(rs.u, json.RawMessage(data))
+		default:
+			return true, nil
+		}
+		return yield(d, nil), nil
+	}
+}
+
+// responsesInputTokens estimates the input tokens of a request: its
+// instructions and the text of its conversation.
+func responsesInputTokens(p *responses.Params) int {
+	n := 0
+	if in := p.Request.Instructions; in != nil {
+		n += estimateTokens(*in)
+	}
+	for _, it := range p.Items() {
+		n += 3 + estimateTokens(it.Content.String()) + estimateTokens(it.Arguments)
+		if it.Output != nil {
+			n += estimateTokens(it.Output.String())
+		}
+	}
+	return n
+}
