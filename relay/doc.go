@@ -1,7 +1,8 @@
 // Package relay forwards the gateway's requests to upstream
 // OpenAI-compatible services over HTTP: backends for the chat,
 // completions, responses and videos handlers, and pass-through handlers
-// for the other access points of spec §4.4.
+// for the other access points of spec §4.4. Package relaytest beside it
+// is a fake upstream for tests.
 //
 // # Routes and failover
 //
@@ -27,6 +28,47 @@
 // that cannot be read) is 502 bad_gateway; timeouts are 504
 // gateway_timeout.
 //
+// # Backends
+//
+// [Relay.Chat], [Relay.Completions] and [Relay.Responses] plug into the
+// handlers of packages chat, completions and responses; [Relay.Videos]
+// is the videos.Generator of a videos.Runner:
+//
+//	mux.Handle(chat.Pattern, chat.NewHandler(catalog, r.Chat()))
+//	mux.Handle(completions.Pattern, completions.NewHandler(catalog, r.Completions()))
+//	responses.Register(mux, responses.NewHandler(catalog, r.Responses()))
+//	runner := videos.NewRunner(store, r.Videos(), contents)
+//	server := auth.Middleware(keys)(relay.ForwardHeaders(mux))
+//
+// The handlers own the wire: replies carry the gateway's ids, timestamps
+// and public model names, whatever the upstream sent. The backends
+// forward what the client sent, every field included (chat and
+// completions forward the request body byte for byte, from
+// Params.Body, with only "model" and, when streaming, stream_options
+// rewritten), and hand back what the upstream produced.
+//
+// Streams are read event by event with package sse and passed on as they
+// arrive; nothing is buffered. The upstream is always asked for its usage
+// (stream_options.include_usage), and the handler shows the client the
+// usage chunk only if the client asked for it. The usage charged to the
+// API key is the upstream's; until it arrives (and if it never does),
+// each increment reports a running estimate — the prompt's text and the
+// streamed fragments, at about four characters a token — so that a client
+// that goes away in the middle of a stream is charged for what was
+// generated.
+//
+// # Errors
+//
+// Before anything was sent to the client, an error is the client's JSON
+// error with a real status: an upstream 4xx keeps its status and
+// message, an upstream 429 its Retry-After, and a 5xx, a connection
+// failure or a reply that is not what the API says (malformed JSON,
+// malformed SSE, a stream that ends without [DONE], chunks that break the
+// API's rules) is 502 bad_gateway; timeouts are 504 gateway_timeout.
+// After the first event, the same errors end the client's stream with the
+// handler's streamed error (an error event, or response.failed). The text
+// of upstream 5xx replies and error events goes to the log only.
+//
 // # Credentials and headers
 //
 // The upstream's key, never the client's, is sent as Authorization:
@@ -41,6 +83,19 @@
 // events). Every upstream request carries the client request's context:
 // a client that goes away closes the upstream request at once, before
 // its first byte as well as in the middle of a stream.
+//
+// # Videos
+//
+// A video task is created upstream (POST {base}/videos, or
+// {base}/vendorai/videos for the multimodal path), with the gateway's task
+// id as its Idempotency-Key, and polled on the same upstream
+// ([WithPollInterval]); the gateway's task ids stay its own. Finished
+// content that the upstream serves as bytes is downloaded into the
+// gateway's content store; content that it redirects to (object storage)
+// is not copied: its URL becomes the task's, and the gateway's content
+// endpoint redirects there, or streams it with videos.WithContentProxy
+// (needed by the official Go SDK, which refuses cross-origin redirects).
+// See [Relay.Videos].
 //
 // # Transport
 //
