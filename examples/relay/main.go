@@ -26,7 +26,8 @@
 // none, and such a model is taken to serve compat and compat-response
 // (chat, completions and responses), as the design documents. Mounted:
 // the model list (in its three formats), chat completions, legacy
-// completions, video tasks (created, polled and downloaded
+// completions, responses (stored here, so previous_response_id works
+// across calls), video tasks (created, polled and downloaded
 // upstream; the gateway keeps its own task ids) and the access points of
 // spec §4.4 (embeddings, images, audio, moderations, rerank, the
 // messages format, and the Gemini-style generateContent), all relayed;
@@ -118,6 +119,7 @@ func newGateway(ctx context.Context, c config) (*server, []models.Model, error) 
 		Catalog:       catalog,
 		Chat:          r.Chat(),
 		Completions:   r.Completions(),
+		Responses:     r.Responses(),
 		Videos:        r.Videos(),
 		RunnerOptions: c.runnerOptions,
 		Logger:        c.logger,

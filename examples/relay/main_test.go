@@ -15,6 +15,7 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/responses"
 	"github.com/stretchr/testify/require"
 
 	"github.com/gatewaykit/gatewaykit/demo"
@@ -140,6 +141,34 @@ func TestRelayInFrontOfTheExampleServer(t *testing.T) {
 		})
 		require.NoError(t, err)
 		require.NotEmpty(t, c.Choices[0].Text)
+	})
+
+	t.Run("ResponsesWithPreviousResponseID", func(t *testing.T) {
+		first, err := client.Responses.New(ctx, responses.ResponseNewParams{
+			Model: "demo-chat",
+			Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("My name is Ada.")},
+		})
+		require.NoError(t, err)
+		require.Equal(t, responses.ResponseStatusCompleted, first.Status)
+		require.NotEmpty(t, first.OutputText())
+
+		second, err := client.Responses.New(ctx, responses.ResponseNewParams{
+			Model:              "demo-chat",
+			Input:              responses.ResponseNewParamsInputUnion{OfString: openai.String("What is my name?")},
+			PreviousResponseID: openai.String(first.ID),
+		})
+		require.NoError(t, err)
+		require.Equal(t, first.ID, second.PreviousResponseID)
+		require.NotEmpty(t, second.OutputText())
+
+		_, err = client.Responses.New(ctx, responses.ResponseNewParams{
+			Model:              "demo-chat",
+			Input:              responses.ResponseNewParamsInputUnion{OfString: openai.String("?")},
+			PreviousResponseID: openai.String("resp_unknown"),
+		})
+		var apiErr *openai.Error
+		require.True(t, errors.As(err, &apiErr), "%v", err)
+		require.Equal(t, http.StatusBadRequest, apiErr.StatusCode)
 	})
 
 	t.Run("Video", func(t *testing.T) {
