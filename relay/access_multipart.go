@@ -31,8 +31,9 @@ import (
 //     upstream reads them, never held whole.
 //
 // A client that sends the model first has its file streamed straight
-// through. Each part keeps its headers (file name, content type); the
-// body keeps the client's boundary. The model field is the first part
+// through. Each part keeps its headers (file name, content type; written
+// anew, so the upstream body's length is not known in advance and it is
+// sent chunked); the body keeps the client's boundary. The model field is the first part
 // named "model" (a file or not); any later one is dropped, so the upstream
 // sees only the model that was checked.
 
