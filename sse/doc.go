@@ -119,7 +119,11 @@
 //
 // The write path reuses its buffers: one JSON encoding buffer and one
 // frame buffer per stream, so that each event reaches the
-// http.ResponseWriter in one Write followed by one Flush. See
-// BenchmarkEvent for the cost per event against a raw fmt.Fprintf and
-// Flush baseline.
+// http.ResponseWriter in one Write followed by one Flush; the headers
+// leave with the first event. An open stream holds no goroutine of its
+// own: the keep-alive timer runs only when it fires. See BenchmarkEvent
+// for the cost per event against a raw fmt.Fprintf and Flush baseline,
+// BenchmarkStream for the cost of a whole stream, and the load tool
+// (go run ./bench, BENCHMARKS.md) for the cost per request and per open
+// stream of the whole gateway.
 package sse
