@@ -1,7 +1,3 @@
-// Package relaytest provides a fake OpenAI-compatible upstream for testing
-// relays: an httptest server that answers chat completions, completions,
-// responses and video tasks the way real services do, and misbehaves in every way
-// a relay must survive, chosen by the model name of each request.
 package relaytest
 
 import (
