@@ -106,8 +106,8 @@
 //
 //	responses.Register(mux, responses.NewHandler(catalog, text.Responses()))
 //
-// A response has one output item: a message whose text is the chat reply
-// text above, for the last user message of the conversation (Params
+// A response has one output item (two for a reasoning model, below): a
+// message whose text is the chat reply text above, for the last user message of the conversation (Params
 // History, then the input), or for the output of a function_call_output
 // item that ends it; or a function call. When the conversation has user
 // messages before the one answered (earlier turns of a
@@ -123,7 +123,10 @@
 // a function, "required" (the first function tool), or "auto" and a tool
 // name in the last user message; never right after a function output.
 // text.format json_object and json_schema give JSON as response_format
-// does for chat.
+// does for chat. A reasoning model (demo-reasoner) puts a reasoning item
+// first, whose summary is the chat reasoning text; its tokens count as
+// output tokens and in output_tokens_details.reasoning_tokens, and the
+// cap cuts it first (leaving no message when it is used up).
 // [DirectiveContentFilter] gives no output and reason content_filter;
 // [DirectiveFail] fails as for chat. Streams send the text (or the
 // arguments, after a delta naming the function) in chunks of

@@ -46,18 +46,23 @@ func (b *ResponsesBackend) Complete(ctx context.Context, p *responses.Params) (*
 		return nil, errFail
 	}
 	res := &responses.Result{Usage: r.usage(), Incomplete: r.incomplete()}
-	switch pl := &r.plan; {
+	pl := &r.plan
+	if pl.reasoning != "" {
+		res.Output = append(res.Output, responses.Output{Reasoning: pl.reasoning})
+	}
+	switch {
 	case pl.toolName != "":
-		res.Output = []responses.Output{{Call: &responses.FunctionCall{Name: pl.toolName, Arguments: pl.toolArgs}}}
-	case !r.in.filter:
-		res.Output = []responses.Output{{Text: pl.content}}
+		res.Output = append(res.Output, responses.Output{Call: &responses.FunctionCall{Name: pl.toolName, Arguments: pl.toolArgs}})
+	case r.hasMessage():
+		res.Output = append(res.Output, responses.Output{Text: pl.content})
 	}
 	return res, nil
 }
 
-// Stream implements responses.StreamingBackend: the message's text in
-// chunks of the configured number of tokens, or the function call (its
-// name, then its arguments in chunks), then the usage.
+// Stream implements responses.StreamingBackend: the reasoning of a
+// reasoning model, then the message's text, in chunks of the configured
+// number of tokens, or the function call (its name, then its arguments in
+// chunks); then the usage.
 func (b *ResponsesBackend) Stream(ctx context.Context, p *responses.Params) iter.Seq2[responses.Delta, error] {
 	return func(yield func(responses.Delta, error) bool) {
 		r, err := responsesReply(p)
@@ -82,26 +87,36 @@ func (b *ResponsesBackend) Stream(ctx context.Context, p *responses.Params) iter
 			return true
 		}
 		pl := &r.plan
-		switch {
-		case pl.toolName != "":
-			if !send(responses.Delta{Call: &responses.FunctionCall{Name: pl.toolName}}) {
-				return
-			}
-			for pos := 0; pos < len(pl.toolArgs); {
-				end := advance(pl.toolArgs, pos, k)
-				if !send(responses.Delta{Arguments: pl.toolArgs[pos:end]}) {
+		item := 0
+		if pl.reasoning != "" {
+			for pos := 0; pos < len(pl.reasoning); {
+				end := advance(pl.reasoning, pos, k)
+				if !send(responses.Delta{Item: item, Reasoning: pl.reasoning[pos:end]}) {
 					return
 				}
 				pos = end
 			}
-		case r.in.filter:
-		default:
-			if pl.content == "" && !send(responses.Delta{}) {
+			item++
+		}
+		switch {
+		case pl.toolName != "":
+			if !send(responses.Delta{Item: item, Call: &responses.FunctionCall{Name: pl.toolName}}) {
+				return
+			}
+			for pos := 0; pos < len(pl.toolArgs); {
+				end := advance(pl.toolArgs, pos, k)
+				if !send(responses.Delta{Item: item, Arguments: pl.toolArgs[pos:end]}) {
+					return
+				}
+				pos = end
+			}
+		case r.hasMessage():
+			if pl.content == "" && !send(responses.Delta{Item: item}) {
 				return
 			}
 			for pos := 0; pos < len(pl.content); {
 				end := advance(pl.content, pos, k)
-				if !send(responses.Delta{Text: pl.content[pos:end]}) {
+				if !send(responses.Delta{Item: item, Text: pl.content[pos:end]}) {
 					return
 				}
 				pos = end
@@ -146,7 +161,15 @@ type responsesReplyData struct {
 
 func (r *responsesReplyData) usage() responses.Usage {
 	return responses.Usage{InputTokens: r.prompt, OutputTokens: r.plan.tokens,
-		TotalTokens: r.prompt + r.plan.tokens}
+		OutputTokensDetails: responses.OutputTokensDetails{ReasoningTokens: r.plan.reasoned},
+		TotalTokens:         r.prompt + r.plan.tokens}
+}
+
+// hasMessage reports whether the reply has a message item: not when the
+// reply is filtered or calls a tool, nor when the token cap left nothing
+// after the reasoning.
+func (r *responsesReplyData) hasMessage() bool {
+	return !r.in.filter && r.plan.toolName == "" && (r.plan.content != "" || r.plan.reasoning == "")
 }
 
 func (r *responsesReplyData) incomplete() string {
@@ -276,12 +299,20 @@ func responsesReply(p *responses.Params) (responsesReplyData, error) {
 	if r.in.filter {
 		return r, nil
 	}
+	reasoning := p.Model != nil && p.Model.Reasoning
 	if tool := responsesTool(req, &r.in); tool != nil {
 		pl := &r.plan
+		if reasoning {
+			pl.reasoning = reasoningText(&r.in, r.prompt, tool.Name)
+			pl.reasoned = CountTokens(pl.reasoning)
+		}
 		// A tool call is never cut: its arguments stay valid JSON.
 		pl.toolName, pl.toolArgs = tool.Name, sampleJSON(tool.Parameters, sampleString(&r.in))
-		pl.tokens = CountTokens(pl.toolName) + CountTokens(pl.toolArgs)
+		pl.tokens = pl.reasoned + CountTokens(pl.toolName) + CountTokens(pl.toolArgs)
 		return r, nil
+	}
+	if reasoning {
+		r.plan.reasoning = reasoningText(&r.in, r.prompt, "")
 	}
 	r.plan.content = responsesContent(req, earlierTurn(&conv, &r.in)+replyText(&r.in, 0, 1))
 	r.plan.finishText(limits{maxTokens: req.TokenLimit()})

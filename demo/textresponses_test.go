@@ -234,3 +234,52 @@ func ExampleTextBackend_Responses() {
 	// Output:
 	// "Earlier you said: \"Hello.\" (1 earlier message" max_output_tokens {InputTokens:4 InputTokensDetails:{CachedTokens:0} OutputTokens:12 OutputTokensDetails:{ReasoningTokens:0} TotalTokens:16}
 }
+
+func TestResponsesReasoner(t *testing.T) {
+	t.Parallel()
+	reasoner := &models.Model{ID: demo.ReasonerModel, EndpointTypes: []models.EndpointType{models.CompatResponse}, Reasoning: true}
+	b := demo.NewTextBackend(demo.WithTokensPerChunk(4)).Responses()
+	params := func(body string) *responses.Params {
+		p := responsesParams(t, body)
+		p.Model = reasoner
+		return p
+	}
+
+	p := params(`{"model":"demo-reasoner","input":"Think."}`)
+	res, err := b.Complete(context.Background(), p)
+	require.NoError(t, err)
+	require.Len(t, res.Output, 2)
+	require.Equal(t, "The prompt has 2 tokens. I will repeat the last message and count to twenty.", res.Output[0].Reasoning)
+	require.True(t, strings.HasPrefix(res.Output[1].Text, `You said: "Think.".`))
+	reasoned := demo.CountTokens(res.Output[0].Reasoning)
+	require.Equal(t, reasoned, res.Usage.OutputTokensDetails.ReasoningTokens)
+	require.Equal(t, reasoned+demo.CountTokens(res.Output[1].Text), res.Usage.OutputTokens)
+	var reasoning, text string
+	items := map[int]bool{}
+	for d, err := range b.Stream(context.Background(), p) {
+		require.NoError(t, err)
+		reasoning += d.Reasoning
+		text += d.Text
+		if d.Reasoning != "" || d.Text != "" {
+			items[d.Item] = true
+			require.Equal(t, d.Reasoning != "", d.Item == 0, "reasoning is item 0, the message item 1")
+		}
+	}
+	require.Equal(t, res.Output[0].Reasoning, reasoning)
+	require.Equal(t, res.Output[1].Text, text)
+	require.Len(t, items, 2)
+
+	// The cap cuts the reasoning first; nothing is left for a message.
+	res, err = b.Complete(context.Background(), params(`{"model":"demo-reasoner","input":"Think.","max_output_tokens":5}`))
+	require.NoError(t, err)
+	require.Len(t, res.Output, 1)
+	require.Equal(t, "The prompt has 2 tokens", res.Output[0].Reasoning)
+	require.Equal(t, responses.ReasonMaxOutputTokens, res.Incomplete)
+
+	// Before a tool call, the reasoning names the tool.
+	res, err = b.Complete(context.Background(), params(`{"model":"demo-reasoner","input":"Weather?","tool_choice":"required","tools":[{"type":"function","name":"get_weather"}]}`))
+	require.NoError(t, err)
+	require.Len(t, res.Output, 2)
+	require.Contains(t, res.Output[0].Reasoning, "The user needs the tool get_weather")
+	require.Equal(t, "get_weather", res.Output[1].Call.Name)
+}

@@ -56,7 +56,9 @@
 //
 // The handler owns everything on the wire but the content: the id
 // ("resp_" and 26 base32 characters, 128 random bits), item ids ("msg_…"
-// for messages, "fc_…" for function calls) and call ids ("call_…", when
+// for messages, "fc_…" for function calls, "rs_…" for the reasoning items
+// of reasoning models, {"type":"reasoning","summary":[{"type":
+// "summary_text","text"}]}) and call ids ("call_…", when
 // the backend gives none), created_at and completed_at ([WithClock]),
 // object names, usage totals (total_tokens = input_tokens +
 // output_tokens, always) and the echoes of the request. [Response]
@@ -93,8 +95,11 @@
 // status in_progress, output []); then for each output item, in order,
 // response.output_item.added, and for a message
 // response.content_part.added, response.output_text.delta…,
-// response.output_text.done, response.content_part.done, or for a
-// function call response.function_call_arguments.delta… and
+// response.output_text.done, response.content_part.done; for a
+// reasoning item the same with response.reasoning_summary_part.added,
+// response.reasoning_summary_text.delta… and .done, and
+// response.reasoning_summary_part.done (summary_index 0); for a function
+// call response.function_call_arguments.delta… and
 // response.function_call_arguments.done; then response.output_item.done
 // with the whole item. Exactly one terminal event ends the stream:
 // response.completed, response.incomplete or response.failed, carrying
@@ -156,8 +161,8 @@
 // The context is the request's: when the client goes away it is
 // cancelled, the backend must return, and nothing is left running. A
 // backend that breaks the streaming contract (an item index that is not
-// the current or the next one, a function call without a name, text for
-// a function call or arguments for a message) ends the stream with
+// the current or the next one, a function call without a name, a delta
+// of the wrong kind for its item) ends the stream with
 // response.failed and a 500 internal_server_error.
 //
 // # Performance

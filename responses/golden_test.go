@@ -15,7 +15,7 @@ import (
 )
 
 // randomIDs matches the random ids of responses, items and calls.
-var randomIDs = regexp.MustCompile(`"(resp_|msg_|fc_|call_|cmp_)[A-Z2-7]{26}"`)
+var randomIDs = regexp.MustCompile(`"(resp_|msg_|fc_|rs_|call_|cmp_)[A-Z2-7]{26}"`)
 
 // normalizeIDs replaces the random ids of raw reply text with "<prefix>*".
 func normalizeIDs(s string) string {

@@ -356,3 +356,34 @@ func TestSDKStructuredOutput(t *testing.T) {
 	require.Equal(t, "json_schema", resp.Text.Format.Type)
 	require.Equal(t, "city", resp.Text.Format.Name)
 }
+
+func TestSDKReasoningItems(t *testing.T) {
+	t.Parallel()
+	s := newSDKServer(t)
+	params := oresponses.ResponseNewParams{Model: demo.ReasonerModel, Input: text("Think it over.")}
+	resp, err := s.client(s.alice).New(t.Context(), params)
+	require.NoError(t, err)
+	require.Len(t, resp.Output, 2)
+	rs := resp.Output[0].AsReasoning()
+	require.Equal(t, "reasoning", string(rs.Type))
+	require.Len(t, rs.Summary, 1)
+	require.True(t, strings.HasPrefix(rs.Summary[0].Text, "The prompt has"), rs.Summary[0].Text)
+	require.Equal(t, int64(demo.CountTokens(rs.Summary[0].Text)), resp.Usage.OutputTokensDetails.ReasoningTokens)
+	require.True(t, strings.HasPrefix(resp.OutputText(), `You said: "Think it over."`))
+
+	stream := s.client(s.alice).NewStreaming(t.Context(), params)
+	var summary strings.Builder
+	var final oresponses.Response
+	for stream.Next() {
+		switch e := stream.Current().AsAny().(type) {
+		case oresponses.ResponseReasoningSummaryTextDeltaEvent:
+			summary.WriteString(e.Delta)
+		case oresponses.ResponseCompletedEvent:
+			final = e.Response
+		}
+	}
+	require.NoError(t, stream.Err())
+	require.Equal(t, rs.Summary[0].Text, summary.String())
+	require.Equal(t, summary.String(), final.Output[0].AsReasoning().Summary[0].Text)
+	require.Equal(t, resp.OutputText(), final.OutputText())
+}
