@@ -192,6 +192,7 @@ func (h *handler) create(w http.ResponseWriter, r *http.Request) {
 		h.serveStream(w, r, p, owner)
 		return
 	}
+	created := h.cfg.now().Unix()
 	res, err := h.backend.Complete(ctx, p)
 	if err == nil {
 		err = checkResult(res)
@@ -200,7 +201,7 @@ func (h *handler) create(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	resp := newResponse(req, ids.New(IDPrefix), h.cfg.now().Unix())
+	resp := newResponse(req, ids.New(IDPrefix), created)
 	if res.Model != "" {
 		resp.Model = res.Model
 	}
