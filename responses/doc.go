@@ -57,8 +57,8 @@
 // The handler owns everything on the wire but the content: the id
 // ("resp_" and 26 base32 characters, 128 random bits), item ids ("msg_…"
 // for messages, "fc_…" for function calls, "rs_…" for the reasoning items
-// of reasoning models, {"type":"reasoning","summary":[{"type":
-// "summary_text","text"}]}) and call ids ("call_…", when
+// of reasoning models, whose summary is one summary_text part) and call
+// ids ("call_…", when
 // the backend gives none), created_at and completed_at ([WithClock]),
 // object names, usage totals (total_tokens = input_tokens +
 // output_tokens, always) and the echoes of the request. [Response]
@@ -71,7 +71,8 @@
 //   - incomplete: the backend stopped early ([Result] Incomplete, or a
 //     [Delta] with Incomplete); incomplete_details.reason says why
 //     ("max_output_tokens" when the cap was reached, "content_filter"), and
-//     the last message item has status incomplete.
+//     the last item, unless it is a function call (never cut), has status
+//     incomplete.
 //   - failed: only in a stream that failed after it started (see
 //     Streaming); error is {"code","message"}, the code of the
 //     *apierrors.Error that failed it ("bad_gateway",
