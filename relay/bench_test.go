@@ -167,3 +167,48 @@ func BenchmarkRelay(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRelayAdded sends, in each iteration, the same request directly
+// and through the gateway, so that both see the same load on a shared
+// machine, and reports the latency the gateway adds: the medians and p99
+// of each, their differences (added-p50-µs, added-p99-µs) and the ratio of
+// the medians; for streams also the median cost per event of each.
+func BenchmarkRelayAdded(b *testing.B) {
+	up := benchUpstream(b)
+	gw := benchGateway(b, up)
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16, DisableCompression: true}}
+	direct := benchClient{client: client, url: up.URL}
+	gateway := benchClient{client: client, url: gw.URL}
+	for _, shape := range []struct {
+		name string
+		body string
+	}{
+		{"JSON", benchJSONRequest},
+		{"Stream64", benchStreamRequest},
+	} {
+		b.Run(shape.name, func(b *testing.B) {
+			direct.do(b, shape.body)
+			gateway.do(b, shape.body)
+			var d, g []time.Duration
+			for b.Loop() {
+				start := time.Now()
+				direct.do(b, shape.body)
+				mid := time.Now()
+				gateway.do(b, shape.body)
+				d, g = append(d, mid.Sub(start)), append(g, time.Since(mid))
+			}
+			slices.Sort(d)
+			slices.Sort(g)
+			pct := func(l []time.Duration, p int) float64 { return float64(l[len(l)*p/100].Nanoseconds()) / 1e3 }
+			b.ReportMetric(pct(d, 50), "direct-p50-µs")
+			b.ReportMetric(pct(g, 50), "gateway-p50-µs")
+			b.ReportMetric(pct(g, 50)-pct(d, 50), "added-p50-µs")
+			b.ReportMetric(pct(g, 99)-pct(d, 99), "added-p99-µs")
+			b.ReportMetric(pct(g, 50)/pct(d, 50), "ratio-p50")
+			if shape.name == "Stream64" {
+				b.ReportMetric(pct(d, 50)*1e3/(benchChunks+2), "direct-ns/event")
+				b.ReportMetric(pct(g, 50)*1e3/(benchChunks+2), "gateway-ns/event")
+			}
+		})
+	}
+}
