@@ -251,9 +251,11 @@ func readCompaction(s string) ([]string, error) {
 	return said, nil
 }
 
+// contentTokens counts the tokens of a content. Earlier demo replies,
+// which end with replyTail, are counted with countReply's shortcut.
 func contentTokens(c *responses.Content) int {
 	if c.Text != nil {
-		return CountTokens(*c.Text)
+		return countReply(*c.Text)
 	}
 	n := 0
 	for i := range c.Parts {
@@ -263,7 +265,7 @@ func contentTokens(c *responses.Content) int {
 		case responses.PartRefusal:
 			n += CountTokens(part.Refusal)
 		default:
-			n += CountTokens(part.Text)
+			n += countReply(part.Text)
 		}
 	}
 	return n

@@ -2,6 +2,7 @@ package responses_test
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -201,5 +202,34 @@ func BenchmarkStack(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// BenchmarkConversation measures a request that continues a stored
+// conversation of depth earlier turns through previous_response_id, in
+// process, with the demo backend: the cost of resolving the chain from
+// the in-memory store and of the longer input.
+func BenchmarkConversation(b *testing.B) {
+	for _, depth := range []int{1, 10, 100} {
+		b.Run(fmt.Sprint("depth=", depth), func(b *testing.B) {
+			h := responses.NewHandler(models.NewMemoryCatalog(demo.TextModels()...), demo.NewTextBackend().Responses())
+			prev := ""
+			for i := range depth {
+				body := fmt.Sprintf(`{"model":"demo-chat","input":"Turn %d of the conversation."`, i)
+				if prev != "" {
+					body += `,"previous_response_id":"` + prev + `"`
+				}
+				w := post(b, h, body+`}`)
+				require.Equal(b, 200, w.Code, w.Body.String())
+				prev = decode(b, w.Body.String())["id"].(string)
+			}
+			body := `{"model":"demo-chat","store":false,"input":"And now?","previous_response_id":"` + prev + `"}`
+			do := inProcess(h, body, "")
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				do(b)
+			}
+		})
 	}
 }
