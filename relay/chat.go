@@ -129,18 +129,41 @@ func postJSON(ctx context.Context, path string, body requestBody, stream bool) f
 // chatChunk is the part of an upstream's chat completion chunk that the
 // relay reads.
 type chatChunk struct {
-	Choices []struct {
-		Index int `json:"index"`
-		Delta struct {
-			Content          string          `json:"content"`
-			ReasoningContent string          `json:"reasoning_content"`
-			Reasoning        string          `json:"reasoning"`
-			ToolCalls        []chunkToolCall `json:"tool_calls"`
-		} `json:"delta"`
-		FinishReason chat.FinishReason `json:"finish_reason"`
-	} `json:"choices"`
-	Usage *chat.Usage     `json:"usage"`
-	Error json.RawMessage `json:"error"`
+	Choices []chatChunkChoice `json:"choices"`
+	Usage   *chat.Usage       `json:"usage"`
+	Error   json.RawMessage   `json:"error"`
+}
+
+// chatChunkChoice is one choice of a [chatChunk].
+type chatChunkChoice struct {
+	Index int `json:"index"`
+	Delta struct {
+		Content          string          `json:"content"`
+		ReasoningContent string          `json:"reasoning_content"`
+		Reasoning        string          `json:"reasoning"`
+		ToolCalls        []chunkToolCall `json:"tool_calls"`
+	} `json:"delta"`
+	FinishReason chat.FinishReason `json:"finish_reason"`
+}
+
+// reset empties c for the next chunk, keeping the choices' backing array,
+// zeroed: encoding/json decodes into the elements it finds there without
+// clearing them.
+func (c *chatChunk) reset() {
+	choices := c.Choices
+	clear(choices[:cap(choices)])
+	*c = chatChunk{Choices: choices[:0]}
+}
+
+// decode decodes data into c: by hand for the usual shape of a chunk,
+// with encoding/json otherwise.
+func (c *chatChunk) decode(data []byte) error {
+	c.reset()
+	if decodeChatChunk(data, c) {
+		return nil
+	}
+	c.reset()
+	return json.Unmarshal(data, c)
 }
 
 // chunkToolCall is a tool-call fragment of an upstream chunk.
@@ -205,12 +228,7 @@ func newChatStream(p *chat.Params, u *Upstream) *chatStream {
 // event returns the function that handles the data of one upstream event.
 func (cs *chatStream) event(yield func(chat.Delta, error) bool) func(data []byte) (bool, error) {
 	return func(data []byte) (bool, error) {
-		// Reuse the choices' backing array, zeroed: encoding/json decodes
-		// into the elements it finds there without clearing them.
-		choices := cs.chunk.Choices
-		clear(choices[:cap(choices)])
-		cs.chunk = chatChunk{Choices: choices[:0]}
-		if err := json.Unmarshal(data, &cs.chunk); err != nil {
+		if err := cs.chunk.decode(data); err != nil {
 			return false, malformed(cs.u, "stream event", err, data)
 		}
 		if isError(cs.chunk.Error) {

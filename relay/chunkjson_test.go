@@ -1,0 +1,63 @@
+package relay
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+var chunkSeeds = []string{
+	`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","system_fingerprint":"fp","choices":[{"index":0,"delta":{"role":"assistant","content":"","refusal":null},"logprobs":null,"finish_reason":null}],"usage":null}`,
+	`{"choices":[{"index":1,"delta":{"content":" fox"},"finish_reason":null}]}`,
+	`{"choices":[{"index":0,"delta":{"content":"line\nbreak \"q\" \u00e9 é"},"finish_reason":null}]}`,
+	`{"choices":[{"index":0,"delta":{"reasoning_content":"think","reasoning":"more"},"finish_reason":"stop"}]}`,
+	`{"choices":[{"index":0,"delta":{},"finish_reason":"length"}],"usage":{"prompt_tokens":1,"completion_tokens":2,"total_tokens":3}}`,
+	`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c","function":{"name":"f","arguments":""}}]}}]}`,
+	`{"choices":[{"Index":2,"delta":{"Content":"x"}}]}`,
+	`{"choices":[{"index":0,"delta":{"content":"a"}},{"index":0,"delta":{"content":"b"},"index":3}]}`,
+	`{"choices":[],"choices":[{"index":1}]}`,
+	`{"choices":null}`,
+	`{"choices":[{"index":1.5}]}`,
+	`{"choices":[{"index":12345678901}]}`,
+	`{"error":{"message":"x"}}`,
+	`[1,2]`,
+	`{"choices":[{"index":0,"delta":{"content":"\ud800"}}]}`,
+	`{"choices":[{"index":-1,"delta":null}]}`,
+	`{"x":{"choices":[1]},"choices":[{"finish_reason":"stop","delta":{"content":null}}]}`,
+}
+
+// FuzzDecodeChatChunk checks the hand decoder against encoding/json:
+// whenever it decodes a chunk, encoding/json decodes the same chunk to
+// the same value.
+func FuzzDecodeChatChunk(f *testing.F) {
+	for _, s := range chunkSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, data string) {
+		var fast chatChunk
+		if !decodeChatChunk([]byte(data), &fast) {
+			return
+		}
+		var slow chatChunk
+		if err := json.Unmarshal([]byte(data), &slow); err != nil {
+			t.Fatalf("the hand decoder accepted %q, which encoding/json refuses: %v", data, err)
+		}
+		if len(fast.Choices) == 0 && len(slow.Choices) == 0 {
+			fast.Choices, slow.Choices = nil, nil
+		}
+		if diff := cmp.Diff(slow, fast); diff != "" {
+			t.Fatalf("decoding %q (-encoding/json +hand):\n%s", data, diff)
+		}
+	})
+}
+
+func TestDecodeChatChunkTakesTheUsualShape(t *testing.T) {
+	t.Parallel()
+	for i, s := range chunkSeeds[:4] {
+		var c chatChunk
+		if !decodeChatChunk([]byte(s), &c) {
+			t.Errorf("seed %d: the hand decoder refused the usual shape %s", i, s)
+		}
+	}
+}
