@@ -353,6 +353,14 @@ func TestCompactWithoutCompactor(t *testing.T) {
 	w = do(t, newTestHandler(), http.MethodPost, "/v1/responses/compact", `{"model":"demo-chat"}`)
 	require.Equal(t, 400, w.Code)
 	require.JSONEq(t, errorBody("input or previous_response_id is required", invalid, "input", "invalid_request_error"), w.Body.String())
+
+	w = do(t, newTestHandler(), http.MethodPost, "/v1/responses/compact", `{"model":"demo-chat","previous_response_id":"resp_nope"}`)
+	require.Equal(t, 400, w.Code)
+	require.JSONEq(t, errorBody(`Previous response with id "resp_nope" not found.`, invalid, "previous_response_id", "invalid_request_error"), w.Body.String())
+
+	w = do(t, newTestHandler(), http.MethodPost, "/v1/responses/compact", `{"model":"`+chatOnlyModel+`","input":"Hi"}`)
+	require.Equal(t, 400, w.Code)
+	require.Equal(t, "model", decode(t, w.Body.String())["error"].(map[string]any)["param"])
 }
 
 func TestNonStreamingBackendIsStreamed(t *testing.T) {
