@@ -236,14 +236,14 @@ func (cs *chatStream) event(yield func(chat.Delta, error) bool) func(data []byte
 		}
 		for i := range cs.chunk.Choices {
 			c := &cs.chunk.Choices[i]
-			d, err := cs.delta(c.Index, c.Delta.Content, c.Delta.ReasoningContent+c.Delta.Reasoning, c.FinishReason, c.Delta.ToolCalls)
+			d, ok, err := cs.delta(c.Index, c.Delta.Content, c.Delta.ReasoningContent+c.Delta.Reasoning, c.FinishReason, c.Delta.ToolCalls)
 			if err != nil {
 				return false, err
 			}
-			if d == nil {
+			if !ok {
 				continue
 			}
-			if !yield(*d, nil) {
+			if !yield(d, nil) {
 				return false, nil
 			}
 		}
@@ -257,33 +257,33 @@ func (cs *chatStream) event(yield func(chat.Delta, error) bool) func(data []byte
 	}
 }
 
-// delta makes the Delta of one choice of a chunk, or nil when it carries
+// delta makes the Delta of one choice of a chunk; !ok when it carries
 // nothing.
-func (cs *chatStream) delta(index int, content, reasoning string, finish chat.FinishReason, calls []chunkToolCall) (*chat.Delta, error) {
+func (cs *chatStream) delta(index int, content, reasoning string, finish chat.FinishReason, calls []chunkToolCall) (_ chat.Delta, ok bool, _ error) {
 	if index < 0 || index >= len(cs.choices) {
-		return nil, malformed(cs.u, "stream event", fmt.Errorf("choice index %d of %d", index, len(cs.choices)), nil)
+		return chat.Delta{}, false, malformed(cs.u, "stream event", fmt.Errorf("choice index %d of %d", index, len(cs.choices)), nil)
 	}
 	st := &cs.choices[index]
 	if content == "" && reasoning == "" && len(calls) == 0 && finish == "" {
 		// A role-only or empty delta: the handler sends the role itself.
-		return nil, nil
+		return chat.Delta{}, false, nil
 	}
 	if st.finished {
-		return nil, malformed(cs.u, "stream event", fmt.Errorf("delta for choice %d after its finish reason", index), nil)
+		return chat.Delta{}, false, malformed(cs.u, "stream event", fmt.Errorf("delta for choice %d after its finish reason", index), nil)
 	}
-	d := &chat.Delta{Choice: index, Content: content, Reasoning: reasoning, FinishReason: finish}
+	d := chat.Delta{Choice: index, Content: content, Reasoning: reasoning, FinishReason: finish}
 	tokens := fragmentTokens(content) + fragmentTokens(reasoning)
 	cs.calls = cs.calls[:0]
 	for _, tc := range calls {
 		switch {
 		case tc.Index == st.calls:
 			if tc.Function.Name == "" {
-				return nil, malformed(cs.u, "stream event", fmt.Errorf("tool call %d of choice %d begins without a name", tc.Index, index), nil)
+				return chat.Delta{}, false, malformed(cs.u, "stream event", fmt.Errorf("tool call %d of choice %d begins without a name", tc.Index, index), nil)
 			}
 			st.calls++
 		case tc.Index >= 0 && tc.Index < st.calls:
 		default:
-			return nil, malformed(cs.u, "stream event", fmt.Errorf("tool call index %d of choice %d skips %d", tc.Index, index, st.calls), nil)
+			return chat.Delta{}, false, malformed(cs.u, "stream event", fmt.Errorf("tool call index %d of choice %d skips %d", tc.Index, index, st.calls), nil)
 		}
 		cs.calls = append(cs.calls, chat.ToolCallDelta{Index: tc.Index, ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
 		tokens += fragmentTokens(tc.Function.Name) + fragmentTokens(tc.Function.Arguments)
@@ -297,7 +297,7 @@ func (cs *chatStream) delta(index int, content, reasoning string, finish chat.Fi
 		cs.estimate.TotalTokens = cs.estimate.PromptTokens + cs.estimate.CompletionTokens
 		d.Usage = &cs.estimate
 	}
-	return d, nil
+	return d, true, nil
 }
 
 // chatPromptTokens estimates the prompt tokens of a request: its messages'

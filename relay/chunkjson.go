@@ -26,20 +26,34 @@ func decodeChatChunk(data []byte, c *chatChunk) bool {
 		return false
 	}
 	s := scanner{d: data}
+	if !s.open() {
+		return false
+	}
 	var seen bool
-	return s.object(func(key []byte) bool {
+	for {
+		key, done, ok := s.key()
+		switch {
+		case !ok:
+			return false
+		case done:
+			return true
+		}
 		switch string(key) {
 		case "choices":
-			return once(&seen) && s.choices(c)
+			if !once(&seen) || !s.choices(c) {
+				return false
+			}
 		case "usage":
-			return s.null()
+			if !s.null() {
+				return false
+			}
+		default:
+			if foldsTo(key, "choices", "usage", "error") {
+				return false
+			}
+			s.skip()
 		}
-		if foldsTo(key, "choices", "usage", "error") {
-			return false
-		}
-		s.skip()
-		return true
-	})
+	}
 }
 
 // choices decodes the choices array.
@@ -59,26 +73,41 @@ func (s *scanner) choices(c *chatChunk) bool {
 			continue
 		}
 		c.Choices = append(c.Choices, chatChunkChoice{})
-		ch := &c.Choices[len(c.Choices)-1]
-		var seen [3]bool
-		ok := s.object(func(key []byte) bool {
-			switch string(key) {
-			case "index":
-				return once(&seen[0]) && s.int(&ch.Index)
-			case "delta":
-				return once(&seen[1]) && s.delta(ch)
-			case "finish_reason":
-				var f string
-				ok := once(&seen[2]) && s.stringOrNull(&f)
-				ch.FinishReason = chat.FinishReason(f)
-				return ok
-			}
-			if foldsTo(key, "index", "delta", "finish_reason") {
-				return false
-			}
-			s.skip()
+		if !s.choice(&c.Choices[len(c.Choices)-1]) {
+			return false
+		}
+	}
+}
+
+// choice decodes one choice.
+func (s *scanner) choice(ch *chatChunkChoice) bool {
+	if !s.open() {
+		return false
+	}
+	var seen [3]bool
+	for {
+		key, done, ok := s.key()
+		switch {
+		case !ok:
+			return false
+		case done:
 			return true
-		})
+		}
+		switch string(key) {
+		case "index":
+			ok = once(&seen[0]) && s.int(&ch.Index)
+		case "delta":
+			ok = once(&seen[1]) && s.delta(ch)
+		case "finish_reason":
+			var f string
+			ok = once(&seen[2]) && s.stringOrNull(&f)
+			ch.FinishReason = chat.FinishReason(f)
+		default:
+			ok = !foldsTo(key, "index", "delta", "finish_reason")
+			if ok {
+				s.skip()
+			}
+		}
 		if !ok {
 			return false
 		}
@@ -87,25 +116,35 @@ func (s *scanner) choices(c *chatChunk) bool {
 
 // delta decodes a choice's delta.
 func (s *scanner) delta(ch *chatChunkChoice) bool {
-	if s.peek() != '{' {
+	if !s.open() {
 		return false
 	}
 	var seen [3]bool
-	return s.object(func(key []byte) bool {
+	for {
+		key, done, ok := s.key()
+		switch {
+		case !ok:
+			return false
+		case done:
+			return true
+		}
 		switch string(key) {
 		case "content":
-			return once(&seen[0]) && s.stringOrNull(&ch.Delta.Content)
+			ok = once(&seen[0]) && s.stringOrNull(&ch.Delta.Content)
 		case "reasoning_content":
-			return once(&seen[1]) && s.stringOrNull(&ch.Delta.ReasoningContent)
+			ok = once(&seen[1]) && s.stringOrNull(&ch.Delta.ReasoningContent)
 		case "reasoning":
-			return once(&seen[2]) && s.stringOrNull(&ch.Delta.Reasoning)
+			ok = once(&seen[2]) && s.stringOrNull(&ch.Delta.Reasoning)
+		default:
+			ok = !foldsTo(key, "content", "reasoning_content", "reasoning", "tool_calls")
+			if ok {
+				s.skip()
+			}
 		}
-		if foldsTo(key, "content", "reasoning_content", "reasoning", "tool_calls") {
+		if !ok {
 			return false
 		}
-		s.skip()
-		return true
-	})
+	}
 }
 
 // once marks a member as seen, and reports false for a second one.
@@ -151,35 +190,39 @@ func (s *scanner) peek() byte {
 	return s.d[s.i]
 }
 
-// object calls member with the unquoted key of each member of the object
-// that starts at the next value, positioned at the member's value; member
-// must consume the value or report false. Keys with escapes report false.
-func (s *scanner) object(member func(key []byte) bool) bool {
+// open consumes the '{' that starts the next value, or reports false
+// for another value.
+func (s *scanner) open() bool {
 	if s.peek() != '{' {
 		return false
 	}
 	s.i++
+	return true
+}
+
+// key moves to the next member of the object being read and returns its
+// unquoted key, positioned at its value; done reports (and consumes) the
+// end of the object. A key with escapes reports !ok.
+func (s *scanner) key() (key []byte, done, ok bool) {
 	for {
 		s.ws()
 		switch s.d[s.i] {
 		case '}':
 			s.i++
-			return true
+			return nil, true, true
 		case ',':
 			s.i++
 			continue
 		}
 		start := s.i + 1
 		s.skipString()
-		key := s.d[start : s.i-1]
+		key = s.d[start : s.i-1]
 		if bytes.IndexByte(key, '\\') >= 0 {
-			return false
+			return nil, false, false
 		}
 		s.ws()
 		s.i++ // ':'
-		if !member(key) {
-			return false
-		}
+		return key, false, true
 	}
 }
 
