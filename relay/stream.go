@@ -38,8 +38,9 @@ func (r *Relay) openStream(ctx context.Context, model string, build func(u *Upst
 // readEvents reads the SSE stream body, and calls fn with the data of each
 // event until the "data: [DONE]" that ends it, or until fn returns false
 // (the consumer has stopped) or an error. Comments (keep-alives) and
-// events without data are skipped. fn must not keep data after it
-// returns.
+// events without data are skipped. data is the bytes of an immutable
+// string: fn must not modify them, and may keep them (or strings that
+// share them).
 //
 // A stream that ends without [DONE], that cannot be read, or that carries
 // an event named "error" is a 502; an idle timeout is a 504, and the
