@@ -238,20 +238,29 @@ func appendResponse(b []byte, r *Response) ([]byte, error) {
 	b = append(b, `,"temperature":`...)
 	b = appendFloatPtr(b, r.Temperature)
 	b = append(b, `,"tool_choice":`...)
-	tc, err := r.ToolChoice.MarshalJSON()
-	if err != nil {
-		return b, err
-	}
-	b = append(b, tc...)
-	b = append(b, `,"text":`...)
-	if r.Text.Format == nil && len(r.Text.Extra) == 0 {
-		b = append(b, "{}"...)
+	if tc := &r.ToolChoice; tc.Raw == nil && tc.Function == "" && tc.Mode != "" {
+		b = jsonenc.AppendString(b, tc.Mode)
 	} else {
+		raw, err := tc.MarshalJSON()
+		if err != nil {
+			return b, err
+		}
+		b = append(b, raw...)
+	}
+	b = append(b, `,"text":`...)
+	switch f := r.Text.Format; {
+	case len(r.Text.Extra) > 0 || (f != nil && (f.Name != "" || f.Description != "" || f.Schema != nil || f.Strict != nil)):
 		text, err := r.Text.MarshalJSON()
 		if err != nil {
 			return b, err
 		}
 		b = append(b, text...)
+	case f != nil:
+		b = append(b, `{"format":{"type":`...)
+		b = jsonenc.AppendString(b, f.Type)
+		b = append(b, "}}"...)
+	default:
+		b = append(b, "{}"...)
 	}
 	b = append(b, `,"tools":`...)
 	if len(r.Tools) == 0 && r.Tools != nil {

@@ -182,11 +182,13 @@ func TestAppendResponseMatchesEncodingJSON(t *testing.T) {
 			},
 			ParallelToolCalls: true, PreviousResponseID: &prev, Store: true, Temperature: &temp, TopP: &topP,
 			ToolChoice: ToolChoice{Function: "f" + s},
-			Tools:      []Tool{{Type: ToolFunction, Name: "f" + s, Parameters: json.RawMessage(`{"type":"object"}`), Extra: map[string]json.RawMessage{"x": json.RawMessage(`1`)}}},
-			Metadata:   map[string]string{"b": s, "a": "1", s: "c"},
-			Usage:      &Usage{InputTokens: 1, OutputTokens: 2, TotalTokens: 3, OutputTokensDetails: OutputTokensDetails{ReasoningTokens: 1}},
+			Text: TextConfig{Format: &TextFormat{Type: FormatJSONSchema, Name: s, Schema: json.RawMessage(`{"type":"object"}`)},
+				Extra: map[string]json.RawMessage{"verbosity": json.RawMessage(`"low"`)}},
+			Tools:    []Tool{{Type: ToolFunction, Name: "f" + s, Parameters: json.RawMessage(`{"type":"object"}`), Extra: map[string]json.RawMessage{"x": json.RawMessage(`1`)}}},
+			Metadata: map[string]string{"b": s, "a": "1", s: "c"},
+			Usage:    &Usage{InputTokens: 1, OutputTokens: 2, TotalTokens: 3, OutputTokensDetails: OutputTokensDetails{ReasoningTokens: 1}},
 		}
-		for _, r := range []Response{full, {ID: s, Output: []OutputItem{}, Tools: []Tool{}, Metadata: map[string]string{}, ToolChoice: ToolChoice{Mode: ToolChoiceAuto}}, {}} {
+		for _, r := range []Response{full, {ID: s, Output: []OutputItem{}, Tools: []Tool{}, Metadata: map[string]string{}, ToolChoice: ToolChoice{Mode: ToolChoiceAuto}, Text: TextConfig{Format: &TextFormat{Type: s}}}, {}} {
 			got, err := appendResponse(nil, &r)
 			require.NoError(t, err)
 			want := marshal(t, plain(r))
