@@ -17,6 +17,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/demo"
 	"github.com/gatewaykit/gatewaykit/gateway"
 	"github.com/gatewaykit/gatewaykit/models"
+	"github.com/gatewaykit/gatewaykit/responses"
 	"github.com/gatewaykit/gatewaykit/videos"
 )
 
@@ -288,6 +289,13 @@ func (b *bench) runStore(ctx context.Context) error {
 	}
 	res.Items = append(res.Items, it)
 
+	b.logf("store: %d responses", items)
+	it, err = storeResponses(ctx, items)
+	if err != nil {
+		return err
+	}
+	res.Items = append(res.Items, it)
+
 	for _, k := range []int{1000, keys} { // at 1000 keys the table fits in cache: the baseline of the lookup
 		if err := ctx.Err(); err != nil {
 			return err
@@ -339,6 +347,50 @@ func storeVideoTasks(ctx context.Context, n int) (storeItems, error) {
 	}
 	runtime.KeepAlive(g)
 	return storeItems{Name: "video task (videos.MemoryStore)", Items: n, HeapBytes: after - before,
+		BytesPerItem: float64(after-before) / float64(n)}, nil
+}
+
+// storeResponses stores n responses, each created through the whole
+// demo gateway by a non-streaming POST /v1/responses (store defaults to
+// true): the request of the load, and its 61-token reply.
+func storeResponses(ctx context.Context, n int) (storeItems, error) {
+	c := gateway.DemoFile()
+	keys, err := gateway.NewKeyStore(ctx, c.Keys)
+	if err != nil {
+		return storeItems{}, err
+	}
+	store := responses.NewMemoryStore(&responses.MemoryStoreOptions{MaxResponses: -1, MaxAge: -1})
+	before := liveHeap()
+	g, err := gateway.New(gateway.Config{
+		Keys:          keys,
+		Catalog:       models.NewMemoryCatalog(c.Models...),
+		Responses:     demo.NewTextBackend().Responses(),
+		ResponseStore: store,
+	})
+	if err != nil {
+		return storeItems{}, err
+	}
+	body := strings.Replace(responsesBody, `"stream":true,`, "", 1)
+	body = strings.Replace(body, `,"store":false`, "", 1)
+	for i := range n {
+		if i%1024 == 0 && ctx.Err() != nil {
+			return storeItems{}, ctx.Err()
+		}
+		w := httptest.NewRecorder()
+		r := httptest.NewRequest(http.MethodPost, pathResponses, strings.NewReader(body))
+		r.Header.Set("Authorization", "Bearer "+benchSecret)
+		r.Header.Set("Content-Type", "application/json")
+		g.ServeHTTP(w, r)
+		if w.Code != http.StatusOK {
+			return storeItems{}, fmt.Errorf("response create: %d %s", w.Code, w.Body)
+		}
+	}
+	after := liveHeap()
+	if store.Len() != n {
+		return storeItems{}, fmt.Errorf("stored %d responses, want %d", store.Len(), n)
+	}
+	runtime.KeepAlive(g)
+	return storeItems{Name: "response (responses.MemoryStore)", Items: n, HeapBytes: after - before,
 		BytesPerItem: float64(after-before) / float64(n)}, nil
 }
 
