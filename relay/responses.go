@@ -39,10 +39,22 @@ import (
 //
 // Errors are as for [Relay.Chat]; an upstream response that failed
 // (status failed, or a response.failed or error event) is a 502
-// bad_gateway whose upstream text is only logged. The backend is not a
-// responses.Compactor: POST /v1/responses/compact answers that the model
-// cannot compact.
-func (r *Relay) Responses() responses.StreamingBackend { return responsesBackend{r} }
+// bad_gateway whose upstream text is only logged.
+//
+// The backend is also a responses.Compactor: POST /v1/responses/compact is
+// relayed to POST {base}/responses/compact with the whole conversation,
+// and the upstream's compaction item (its encrypted_content, which only
+// that upstream can read) becomes the gateway's. A later request that
+// sends it back in its input forwards it to the upstream unchanged (but
+// for the gateway's item id).
+func (r *Relay) Responses() ResponsesBackend { return responsesBackend{r} }
+
+// ResponsesBackend is the type of [Relay.Responses]: a streaming responses
+// backend that also compacts.
+type ResponsesBackend interface {
+	responses.StreamingBackend
+	responses.Compactor
+}
 
 type responsesBackend struct{ r *Relay }
 
@@ -53,19 +65,9 @@ func responsesBody(p *responses.Params, stream bool) (requestBody, error) {
 		return body, err
 	}
 	if len(p.History) > 0 || p.Request.Input.Text == nil {
-		items := p.Items()
-		out := make([]responses.Item, len(items))
-		for i, it := range items {
-			if k := it.Kind(); k == responses.ItemMessage || k == responses.ItemFunctionCall || k == responses.ItemFunctionCallOutput {
-				it.ID = ""
-			}
-			out[i] = it
+		if err := setInput(body, p.Items()); err != nil {
+			return body, err
 		}
-		raw, err := json.Marshal(out)
-		if err != nil {
-			return body, apierrors.Internal(fmt.Errorf("relay: encode the input: %w", err))
-		}
-		body.set("input", raw)
 	}
 	delete(body.members, "previous_response_id")
 	body.set("store", json.RawMessage("false"))
@@ -75,6 +77,70 @@ func responsesBody(p *responses.Params, stream bool) (requestBody, error) {
 		delete(body.members, "stream")
 	}
 	return body, nil
+}
+
+// setInput sets the body's input to items, without the gateway's item
+// ids, which the upstream does not know.
+func setInput(body requestBody, items []responses.Item) error {
+	out := make([]responses.Item, len(items))
+	for i, it := range items {
+		switch it.Kind() {
+		case responses.ItemMessage, responses.ItemFunctionCall, responses.ItemFunctionCallOutput, responses.ItemCompaction:
+			it.ID = ""
+		}
+		out[i] = it
+	}
+	raw, err := json.Marshal(out)
+	if err != nil {
+		return apierrors.Internal(fmt.Errorf("relay: encode the input: %w", err))
+	}
+	body.set("input", raw)
+	return nil
+}
+
+// Compact relays a compaction: the upstream compacts the whole
+// conversation, and its compaction item's encrypted content is handed
+// back.
+func (b responsesBackend) Compact(ctx context.Context, p *responses.CompactParams) (*responses.CompactResult, error) {
+	body, err := parseRequestBody(nil, p.Request)
+	if err != nil {
+		return nil, err
+	}
+	if err := setInput(body, p.Items()); err != nil {
+		return nil, err
+	}
+	delete(body.members, "previous_response_id")
+	res, u, err := b.r.Do(ctx, p.Request.Model, postJSON(ctx, "/responses/compact", body, false))
+	if err != nil {
+		return nil, err
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		return nil, UpstreamError(res, u)
+	}
+	var reply struct {
+		Output []struct {
+			Type             string `json:"type"`
+			EncryptedContent string `json:"encrypted_content"`
+		} `json:"output"`
+		Usage *responses.Usage `json:"usage"`
+	}
+	if err := readReply(res.Body, u, &reply); err != nil {
+		return nil, err
+	}
+	out := &responses.CompactResult{}
+	for _, o := range reply.Output {
+		if o.Type == responses.ItemCompaction && o.EncryptedContent != "" {
+			out.EncryptedContent = o.EncryptedContent
+		}
+	}
+	if out.EncryptedContent == "" {
+		return nil, malformed(u, "compaction", errors.New("no compaction item"), nil)
+	}
+	if reply.Usage != nil {
+		out.Usage = *reply.Usage
+	}
+	return out, nil
 }
 
 // responsesReply is the part of an upstream's response object that the

@@ -199,3 +199,35 @@ func TestSDKResponses(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, final.OutputText(), got.OutputText())
 }
+
+// TestResponsesCompact: a compaction is relayed with the whole
+// conversation, and the upstream's compaction item, sent back in a later
+// input, reaches the upstream as it gave it.
+func TestResponsesCompact(t *testing.T) {
+	t.Parallel()
+	g := newGateway(t, nil)
+	res := g.post(t, "/v1/responses", `{"model":"pub-ok","input":"My colour is teal."}`)
+	require.Equal(t, 200, res.StatusCode)
+	first := decode(t, res.Body)["id"].(string)
+	res = g.post(t, "/v1/responses/compact", `{"model":"pub-ok","previous_response_id":"`+first+`","input":"And?"}`)
+	b, _ := io.ReadAll(res.Body)
+	require.Equal(t, 200, res.StatusCode, string(b))
+	v := decode(t, strings.NewReader(string(b)))
+	require.Equal(t, "response.compaction", v["object"])
+	out := v["output"].([]any)
+	item := out[len(out)-1].(map[string]any)
+	require.Equal(t, "compaction", item["type"])
+	require.Equal(t, "enc:3", item["encrypted_content"], "the upstream compacted the whole conversation")
+	require.NotEqual(t, "cmp_up", item["id"])
+	require.Equal(t, "/v1/responses/compact", g.up.Last().Path)
+	require.NotContains(t, upstreamSaw(t, g), "previous_response_id")
+
+	itemJSON, err := json.Marshal(item)
+	require.NoError(t, err)
+	res = g.post(t, "/v1/responses", `{"model":"pub-ok","input":[`+string(itemJSON)+`,{"role":"user","content":"Go on."}]}`)
+	b, _ = io.ReadAll(res.Body)
+	require.Equal(t, 200, res.StatusCode, string(b))
+	var input []map[string]any
+	require.NoError(t, json.Unmarshal(upstreamSaw(t, g)["input"], &input))
+	require.Equal(t, map[string]any{"type": "compaction", "encrypted_content": "enc:3"}, input[0])
+}

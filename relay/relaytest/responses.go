@@ -134,3 +134,25 @@ func (u *Upstream) responses(w http.ResponseWriter, r *http.Request) {
 	}
 	send("response."+final, map[string]any{"response": resp(final, []any{reasoning, item}, req.Model != ModeNoUsage)})
 }
+
+// compact answers POST /v1/responses/compact: the user messages of the
+// input, then a compaction item whose encrypted content names the number
+// of input items ("enc:<n>").
+func (u *Upstream) compact(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Model string            `json:"model"`
+		Input []json.RawMessage `json:"input"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		writeError(w, 400, "We could not parse the JSON body of your request.", "invalid_request_error", "")
+		return
+	}
+	if statusMode(w, req.Model) {
+		return
+	}
+	writeJSON(w, 200, map[string]any{
+		"id": "resp_upc", "object": "response.compaction", "created_at": 1,
+		"output": []any{map[string]any{"type": "compaction", "id": "cmp_up", "encrypted_content": fmt.Sprintf("enc:%d", len(req.Input))}},
+		"usage":  map[string]any{"input_tokens": PromptTokens, "output_tokens": 3, "total_tokens": PromptTokens + 3},
+	})
+}

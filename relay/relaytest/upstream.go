@@ -101,6 +101,7 @@ func NewUpstream() *Upstream {
 	mux.HandleFunc("POST /v1/chat/completions", u.chat)
 	mux.HandleFunc("POST /v1/completions", u.completions)
 	mux.HandleFunc("POST /v1/responses", u.responses)
+	mux.HandleFunc("POST /v1/responses/compact", u.compact)
 	mux.HandleFunc("POST /v1/videos", u.createVideo)
 	mux.HandleFunc("POST /v1/vendorai/videos", u.createVideo)
 	mux.HandleFunc("GET /v1/videos/{id}", u.getVideo)
