@@ -157,6 +157,8 @@ func (r *Relay) Upstreams(model string) []Upstream {
 // Do sends the request that build makes for each upstream of model, in
 // failover order, and returns the first reply that is not a failover case,
 // with the upstream that gave it. The caller must close the reply's body.
+// The *Upstream (also the one passed to build) is the relay's own: read
+// it, never modify it.
 //
 // Do sets the request's context (derived from ctx, so a client that goes
 // away cancels the upstream call at once, before the headers as well as
