@@ -91,9 +91,9 @@ func appendSummaryText(b []byte, text string) []byte {
 // item: response.reasoning_summary_text.delta (key "delta"), .done (key
 // "text"), or response.reasoning_summary_part.added or .done (key "part",
 // the part with text).
-func appendSummaryEvent(b []byte, typ string, seq int, itemID string, output int, key, text string) []byte {
+func appendSummaryEvent(b []byte, typ string, seq int, ref []byte, key, text string) []byte {
 	b = appendEventHead(b, typ, seq)
-	b = appendItemRef(b, itemID, output)
+	b = append(b, ref...)
 	b = append(b, `,"summary_index":0,"`...)
 	b = append(b, key...)
 	b = append(b, `":`...)
@@ -115,7 +115,8 @@ func appendEventHead(b []byte, typ string, seq int) []byte {
 }
 
 // appendItemRef appends the members that place an event in the output:
-// ,"item_id":…,"output_index":n.
+// ,"item_id":…,"output_index":n. The event encoders take them encoded
+// (ref), once per item rather than once per event.
 func appendItemRef(b []byte, itemID string, output int) []byte {
 	b = append(b, `,"item_id":`...)
 	b = jsonenc.AppendString(b, itemID)
@@ -125,9 +126,9 @@ func appendItemRef(b []byte, itemID string, output int) []byte {
 
 // appendTextEvent appends response.output_text.delta (delta set) or
 // response.output_text.done (text set) for content part 0.
-func appendTextEvent(b []byte, typ string, seq int, itemID string, output int, key, text string) []byte {
+func appendTextEvent(b []byte, typ string, seq int, ref []byte, key, text string) []byte {
 	b = appendEventHead(b, typ, seq)
-	b = appendItemRef(b, itemID, output)
+	b = append(b, ref...)
 	b = append(b, `,"content_index":0,"`...)
 	b = append(b, key...)
 	b = append(b, `":`...)
@@ -137,9 +138,9 @@ func appendTextEvent(b []byte, typ string, seq int, itemID string, output int, k
 
 // appendArgumentsEvent appends response.function_call_arguments.delta
 // (key "delta") or the .done event (key "arguments", with the name).
-func appendArgumentsEvent(b []byte, typ string, seq int, itemID string, output int, key, args, name string) []byte {
+func appendArgumentsEvent(b []byte, typ string, seq int, ref []byte, key, args, name string) []byte {
 	b = appendEventHead(b, typ, seq)
-	b = appendItemRef(b, itemID, output)
+	b = append(b, ref...)
 	b = append(b, `,"`...)
 	b = append(b, key...)
 	b = append(b, `":`...)
@@ -153,9 +154,9 @@ func appendArgumentsEvent(b []byte, typ string, seq int, itemID string, output i
 
 // appendPartEvent appends response.content_part.added or .done, with its
 // output_text part.
-func appendPartEvent(b []byte, typ string, seq int, itemID string, output int, text string) []byte {
+func appendPartEvent(b []byte, typ string, seq int, ref []byte, text string) []byte {
 	b = appendEventHead(b, typ, seq)
-	b = appendItemRef(b, itemID, output)
+	b = append(b, ref...)
 	b = append(b, `,"content_index":0,"part":`...)
 	b = appendOutputText(b, &OutputText{Text: text})
 	return append(b, '}')

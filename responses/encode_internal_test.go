@@ -125,21 +125,21 @@ func TestHandEncodedEventsMatchEncodingJSON(t *testing.T) {
 			got  []byte
 			want any
 		}{
-			{appendTextEvent(nil, EventOutputTextDelta, 3, "msg_1", 1, "delta", s+"x"),
+			{appendTextEvent(nil, EventOutputTextDelta, 3, appendItemRef(nil, "msg_1", 1), "delta", s+"x"),
 				textEvent{Type: EventOutputTextDelta, SequenceNumber: 3, ItemID: "msg_1", OutputIndex: 1, Delta: s + "x", Logprobs: []any{}}},
-			{appendTextEvent(nil, EventOutputTextDone, 4, s, 0, "text", s+"x"),
+			{appendTextEvent(nil, EventOutputTextDone, 4, appendItemRef(nil, s, 0), "text", s+"x"),
 				textEvent{Type: EventOutputTextDone, SequenceNumber: 4, ItemID: s, Text: s + "x", Logprobs: []any{}}},
-			{appendArgumentsEvent(nil, EventFunctionArgumentsDelta, 5, "fc_1", 2, "delta", s+"{", ""),
+			{appendArgumentsEvent(nil, EventFunctionArgumentsDelta, 5, appendItemRef(nil, "fc_1", 2), "delta", s+"{", ""),
 				argumentsEvent{Type: EventFunctionArgumentsDelta, SequenceNumber: 5, ItemID: "fc_1", OutputIndex: 2, Delta: s + "{"}},
-			{appendArgumentsEvent(nil, EventFunctionArgumentsDone, 6, "fc_1", 2, "arguments", s+"{}", "f"+s),
+			{appendArgumentsEvent(nil, EventFunctionArgumentsDone, 6, appendItemRef(nil, "fc_1", 2), "arguments", s+"{}", "f"+s),
 				argumentsEvent{Type: EventFunctionArgumentsDone, SequenceNumber: 6, ItemID: "fc_1", OutputIndex: 2, Arguments: s + "{}", Name: "f" + s}},
-			{appendSummaryEvent(nil, EventReasoningTextDelta, 9, "rs_1", 0, "delta", s+"x"),
+			{appendSummaryEvent(nil, EventReasoningTextDelta, 9, appendItemRef(nil, "rs_1", 0), "delta", s+"x"),
 				summaryEvent{Type: EventReasoningTextDelta, SequenceNumber: 9, ItemID: "rs_1", Delta: s + "x"}},
-			{appendSummaryEvent(nil, EventReasoningTextDone, 9, "rs_1", 0, "text", s+"x"),
+			{appendSummaryEvent(nil, EventReasoningTextDone, 9, appendItemRef(nil, "rs_1", 0), "text", s+"x"),
 				summaryEvent{Type: EventReasoningTextDone, SequenceNumber: 9, ItemID: "rs_1", Text: s + "x"}},
-			{appendSummaryEvent(nil, EventReasoningPartAdded, 9, "rs_1", 3, "part", s),
+			{appendSummaryEvent(nil, EventReasoningPartAdded, 9, appendItemRef(nil, "rs_1", 3), "part", s),
 				summaryEvent{Type: EventReasoningPartAdded, SequenceNumber: 9, ItemID: "rs_1", OutputIndex: 3, Part: &SummaryText{Type: PartSummary, Text: s}}},
-			{appendPartEvent(nil, EventContentPartDone, 8, "msg_1", 0, s),
+			{appendPartEvent(nil, EventContentPartDone, 8, appendItemRef(nil, "msg_1", 0), s),
 				partEvent{Type: EventContentPartDone, SequenceNumber: 8, ItemID: "msg_1", Part: OutputText{Type: PartOutputText, Text: s, Annotations: []json.RawMessage{}}}},
 		} {
 			if diff := cmp.Diff(decodeAny(t, marshal(t, c.want)), decodeAny(t, c.got)); diff != "" {
@@ -154,7 +154,7 @@ func FuzzAppendTextEvent(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		got := appendTextEvent(nil, EventOutputTextDelta, 1, "msg_1", 0, "delta", s)
+		got := appendTextEvent(nil, EventOutputTextDelta, 1, appendItemRef(nil, "msg_1", 0), "delta", s)
 		var ev textEvent
 		require.NoError(t, json.Unmarshal(got, &ev), "%s", got)
 		var want string

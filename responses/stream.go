@@ -58,7 +58,7 @@ func (h *handler) serveStream(w http.ResponseWriter, r *http.Request, p *Params,
 	}
 	defer s.Close()
 
-	ew := eventWriter{s: s, h: h, cur: -1, buf: make([]byte, 0, 2048),
+	ew := eventWriter{s: s, h: h, cur: -1, buf: make([]byte, 0, 2048), ref: make([]byte, 0, 64),
 		resp: newResponse(p.Request, ids.New(IDPrefix), h.cfg.now().Unix())}
 	var seq iter.Seq2[Delta, error]
 	if h.streaming != nil {
@@ -102,6 +102,7 @@ type eventWriter struct {
 
 	cur  int        // index of the open item, -1 before the first
 	item OutputItem // the open item, if cur == len(resp.Output)
+	ref  []byte     // its encoded item_id and output_index (appendItemRef)
 	text strings.Builder
 
 	usage      Usage
@@ -184,6 +185,7 @@ func (ew *eventWriter) openItem(d *Delta) error {
 		}
 		ew.item = OutputItem{Type: ItemFunctionCall, ID: ids.New(FunctionIDPrefix), Status: StatusInProgress,
 			CallID: callID, Name: c.Name}
+		ew.ref = appendItemRef(ew.ref[:0], ew.item.ID, ew.cur)
 		if err := ew.send(EventOutputItemAdded, appendItemEvent(ew.buf[:0], EventOutputItemAdded, ew.seq, ew.cur, &ew.item)); err != nil {
 			return err
 		}
@@ -194,19 +196,21 @@ func (ew *eventWriter) openItem(d *Delta) error {
 			return backendError("text or arguments in the first delta of output item %d, a reasoning item", d.Item)
 		}
 		ew.item = OutputItem{Type: ItemReasoning, ID: ids.New(ReasoningIDPrefix), Status: StatusInProgress, Summary: []SummaryText{}}
+		ew.ref = appendItemRef(ew.ref[:0], ew.item.ID, ew.cur)
 		if err := ew.send(EventOutputItemAdded, appendItemEvent(ew.buf[:0], EventOutputItemAdded, ew.seq, ew.cur, &ew.item)); err != nil {
 			return err
 		}
-		if err := ew.send(EventReasoningPartAdded, appendSummaryEvent(ew.buf[:0], EventReasoningPartAdded, ew.seq, ew.item.ID, ew.cur, "part", "")); err != nil {
+		if err := ew.send(EventReasoningPartAdded, appendSummaryEvent(ew.buf[:0], EventReasoningPartAdded, ew.seq, ew.ref, "part", "")); err != nil {
 			return err
 		}
 		return ew.reasoning(d.Reasoning)
 	}
 	ew.item = OutputItem{Type: ItemMessage, ID: ids.New(MessageIDPrefix), Status: StatusInProgress, Role: RoleAssistant}
+	ew.ref = appendItemRef(ew.ref[:0], ew.item.ID, ew.cur)
 	if err := ew.send(EventOutputItemAdded, appendItemEvent(ew.buf[:0], EventOutputItemAdded, ew.seq, ew.cur, &ew.item)); err != nil {
 		return err
 	}
-	if err := ew.send(EventContentPartAdded, appendPartEvent(ew.buf[:0], EventContentPartAdded, ew.seq, ew.item.ID, ew.cur, "")); err != nil {
+	if err := ew.send(EventContentPartAdded, appendPartEvent(ew.buf[:0], EventContentPartAdded, ew.seq, ew.ref, "")); err != nil {
 		return err
 	}
 	return ew.textDelta(d.Text)
@@ -217,7 +221,7 @@ func (ew *eventWriter) textDelta(s string) error {
 		return nil
 	}
 	ew.text.WriteString(s)
-	return ew.send(EventOutputTextDelta, appendTextEvent(ew.buf[:0], EventOutputTextDelta, ew.seq, ew.item.ID, ew.cur, "delta", s))
+	return ew.send(EventOutputTextDelta, appendTextEvent(ew.buf[:0], EventOutputTextDelta, ew.seq, ew.ref, "delta", s))
 }
 
 func (ew *eventWriter) reasoning(s string) error {
@@ -225,7 +229,7 @@ func (ew *eventWriter) reasoning(s string) error {
 		return nil
 	}
 	ew.text.WriteString(s)
-	return ew.send(EventReasoningTextDelta, appendSummaryEvent(ew.buf[:0], EventReasoningTextDelta, ew.seq, ew.item.ID, ew.cur, "delta", s))
+	return ew.send(EventReasoningTextDelta, appendSummaryEvent(ew.buf[:0], EventReasoningTextDelta, ew.seq, ew.ref, "delta", s))
 }
 
 func (ew *eventWriter) arguments(s string) error {
@@ -233,7 +237,7 @@ func (ew *eventWriter) arguments(s string) error {
 		return nil
 	}
 	ew.text.WriteString(s)
-	return ew.send(EventFunctionArgumentsDelta, appendArgumentsEvent(ew.buf[:0], EventFunctionArgumentsDelta, ew.seq, ew.item.ID, ew.cur, "delta", s, ""))
+	return ew.send(EventFunctionArgumentsDelta, appendArgumentsEvent(ew.buf[:0], EventFunctionArgumentsDelta, ew.seq, ew.ref, "delta", s, ""))
 }
 
 // closeItem sends the done events of the open item and adds it to the
@@ -245,23 +249,23 @@ func (ew *eventWriter) closeItem(status Status) error {
 	switch it.Type {
 	case ItemFunctionCall:
 		it.Arguments = text
-		if err := ew.send(EventFunctionArgumentsDone, appendArgumentsEvent(ew.buf[:0], EventFunctionArgumentsDone, ew.seq, it.ID, ew.cur, "arguments", text, it.Name)); err != nil {
+		if err := ew.send(EventFunctionArgumentsDone, appendArgumentsEvent(ew.buf[:0], EventFunctionArgumentsDone, ew.seq, ew.ref, "arguments", text, it.Name)); err != nil {
 			return err
 		}
 	case ItemReasoning:
 		it.Summary = []SummaryText{{Type: PartSummary, Text: text}}
-		if err := ew.send(EventReasoningTextDone, appendSummaryEvent(ew.buf[:0], EventReasoningTextDone, ew.seq, it.ID, ew.cur, "text", text)); err != nil {
+		if err := ew.send(EventReasoningTextDone, appendSummaryEvent(ew.buf[:0], EventReasoningTextDone, ew.seq, ew.ref, "text", text)); err != nil {
 			return err
 		}
-		if err := ew.send(EventReasoningPartDone, appendSummaryEvent(ew.buf[:0], EventReasoningPartDone, ew.seq, it.ID, ew.cur, "part", text)); err != nil {
+		if err := ew.send(EventReasoningPartDone, appendSummaryEvent(ew.buf[:0], EventReasoningPartDone, ew.seq, ew.ref, "part", text)); err != nil {
 			return err
 		}
 	default:
 		it.Content = []OutputText{{Type: PartOutputText, Text: text, Annotations: []json.RawMessage{}}}
-		if err := ew.send(EventOutputTextDone, appendTextEvent(ew.buf[:0], EventOutputTextDone, ew.seq, it.ID, ew.cur, "text", text)); err != nil {
+		if err := ew.send(EventOutputTextDone, appendTextEvent(ew.buf[:0], EventOutputTextDone, ew.seq, ew.ref, "text", text)); err != nil {
 			return err
 		}
-		if err := ew.send(EventContentPartDone, appendPartEvent(ew.buf[:0], EventContentPartDone, ew.seq, it.ID, ew.cur, text)); err != nil {
+		if err := ew.send(EventContentPartDone, appendPartEvent(ew.buf[:0], EventContentPartDone, ew.seq, ew.ref, text)); err != nil {
 			return err
 		}
 	}
