@@ -300,9 +300,9 @@ func (ew *eventWriter) finish() error {
 // fail ends the stream with err: a JSON error with its status if nothing
 // was sent yet, else a response.failed event whose response carries the
 // error, the output so far (an open item with status incomplete) and the
-// usage if the backend reported it (else null). It
-// reports whether the stream ended with a response the client saw
-// (response.failed), which is then stored.
+// usage if the backend reported it (else null). It reports whether the
+// stream ended with a response the client saw (response.failed), which
+// is then stored.
 func (ew *eventWriter) fail(r *http.Request, err error) bool {
 	ctx := r.Context()
 	if ctx.Err() != nil || (errors.Is(err, context.Canceled) && !isAPIError(err)) {
