@@ -97,15 +97,25 @@ func TestAccessSpeechStreamsBinaryReply(t *testing.T) {
 		w.Header().Set("Content-Type", "audio/mpeg")
 		_, _ = w.Write(chunk)
 		w.(http.Flusher).Flush()
-		<-second // the rest only once the client has the first piece
-		_, _ = w.Write(chunk)
+		select { // the rest only once the client has the first piece
+		case <-second:
+			_, _ = w.Write(chunk)
+		case <-r.Context().Done():
+		}
 	})
 	g := newAccessGateway(t, up)
 	res := g.post(t, "/v1/audio/speech", "application/json", strings.NewReader(`{"model":"embed-1","input":"hi","voice":"alloy"}`), map[string]string{"Authorization": "Bearer " + keyOK})
 	require.Equal(t, http.StatusOK, res.StatusCode)
 	require.Equal(t, "audio/mpeg", res.Header.Get("Content-Type"))
 	first := make([]byte, len(chunk))
+	// A gateway that buffered the reply would never hand over the first
+	// piece: fail then, rather than hang.
+	stop := time.AfterFunc(10*time.Second, func() { res.Body.Close() })
 	_, err := io.ReadFull(res.Body, first)
+	stop.Stop()
+	if err != nil {
+		close(second)
+	}
 	require.NoError(t, err, "the first piece arrives before the upstream sends the second: the reply is streamed")
 	require.Equal(t, chunk, first)
 	close(second)
