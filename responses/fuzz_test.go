@@ -2,6 +2,7 @@ package responses_test
 
 import (
 	"encoding/json"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,9 +14,10 @@ import (
 )
 
 // FuzzDecodeRequest checks that no body makes the request decoder or the
-// handler panic, that every answer is a JSON reply, a JSON error or a
-// well-formed stream, and that a request that decodes encodes to JSON
-// that decodes to the same request.
+// handler panic (on POST /v1/responses and /v1/responses/compact), that
+// every answer is a JSON reply, a JSON error or a well-formed stream, and
+// that a request that decodes encodes to JSON that decodes to the same
+// request.
 func FuzzDecodeRequest(f *testing.F) {
 	seeds, err := filepath.Glob(filepath.Join("testdata", "*.request.json"))
 	require.NoError(f, err)
@@ -55,6 +57,14 @@ func FuzzDecodeRequest(f *testing.F) {
 		if strings.HasPrefix(w.Header().Get("Content-Type"), "text/event-stream") {
 			checkStream(t, readEvents(t, w.Body.String()))
 			return
+		}
+		require.True(t, json.Valid(w.Body.Bytes()), "%s", w.Body)
+
+		w = do(t, h, http.MethodPost, "/v1/responses/compact", string(body))
+		switch w.Code {
+		case 200, 400, 404:
+		default:
+			t.Fatalf("compact: status %d: %s", w.Code, w.Body)
 		}
 		require.True(t, json.Valid(w.Body.Bytes()), "%s", w.Body)
 	})
