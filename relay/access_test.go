@@ -244,7 +244,13 @@ func TestAccessClientDisconnectCancelsUpstream(t *testing.T) {
 		}
 		errc <- err
 	}()
-	<-arrived
+	select {
+	case <-arrived:
+	case err := <-errc:
+		t.Fatalf("the request ended before reaching the upstream: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the request did not reach the upstream")
+	}
 	cancel()
 	require.ErrorIs(t, <-errc, context.Canceled)
 	select {
@@ -494,6 +500,7 @@ func TestAccessClientDisconnectMidStreamCancelsUpstream(t *testing.T) {
 	})
 	g := newAccessGateway(t, up)
 	ctx, cancel := context.WithCancel(context.Background())
+	defer time.AfterFunc(10*time.Second, cancel).Stop() // never hang
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, g.srv.URL+"/v1/messages", strings.NewReader(`{"model":"chat-1","stream":true}`))
 	require.NoError(t, err)
 	req.Header.Set("X-Api-Key", keyOK)
