@@ -1,13 +1,15 @@
 package relay
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"unicode/utf8"
 
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/internal/jsonenc"
 )
 
 // maxReplyBytes is the largest JSON reply read from an upstream: as large
@@ -15,15 +17,26 @@ import (
 const maxReplyBytes = 32 << 20
 
 // requestBody is a client's JSON request object, ready to be sent to each
-// upstream with that upstream's model name. Members are kept as the
-// client sent them (the relay must not drop or alter what it does not
-// understand); only those set with [requestBody.set] are replaced.
+// upstream with that upstream's model name. Its members are kept as the
+// client sent them, byte for byte and in order (the relay must not drop
+// or alter what it does not understand); only those replaced with
+// [requestBody.set] or removed with [requestBody.del] change, and the
+// value of "model", which [requestBody.encode] replaces in place.
 type requestBody struct {
-	members map[string]json.RawMessage
+	members *[]member
+}
+
+// member is one member of a JSON object: its name, its key as it was
+// written (quoted, escapes and all) and its raw value.
+type member struct {
+	name string
+	key  []byte
+	val  []byte
 }
 
 // parseRequestBody parses raw, the body as the client sent it; when raw is
-// nil (a caller that built the Params itself) it encodes v instead.
+// nil (a caller that built the Params itself) it encodes v instead. raw is
+// not copied: the body must not change while the requestBody is in use.
 func parseRequestBody(raw []byte, v any) (requestBody, error) {
 	if raw == nil {
 		var err error
@@ -31,47 +44,140 @@ func parseRequestBody(raw []byte, v any) (requestBody, error) {
 			return requestBody{}, apierrors.Internal(fmt.Errorf("relay: encode the request: %w", err))
 		}
 	}
-	var b requestBody
-	if err := json.Unmarshal(raw, &b.members); err != nil || b.members == nil {
+	members, ok := objectMembers(raw)
+	if !ok {
 		// The handler decoded this very body, so it is an object.
-		return requestBody{}, apierrors.Internal(fmt.Errorf("relay: the request body is not a JSON object: %v", err))
+		return requestBody{}, apierrors.Internal(errors.New("relay: the request body is not a JSON object"))
 	}
-	return b, nil
+	return requestBody{members: &members}, nil
 }
 
-// set replaces (or adds) the member name.
-func (b requestBody) set(name string, v json.RawMessage) { b.members[name] = v }
+// objectMembers returns the members of the JSON object data, or false if
+// data is not one.
+func objectMembers(data []byte) ([]member, bool) {
+	if !json.Valid(data) {
+		return nil, false
+	}
+	s := scanner{d: data}
+	if s.peek() != '{' {
+		return nil, false
+	}
+	s.i++
+	members := make([]member, 0, 8)
+	for {
+		s.ws()
+		switch s.d[s.i] {
+		case '}':
+			return members, true
+		case ',':
+			s.i++
+			continue
+		}
+		start := s.i
+		s.skipString()
+		key := s.d[start:s.i]
+		s.ws()
+		s.i++ // ':'
+		s.ws()
+		vstart := s.i
+		s.skip()
+		m := member{key: key, val: s.d[vstart:s.i]}
+		if inner := key[1 : len(key)-1]; bytes.IndexByte(inner, '\\') < 0 {
+			m.name = string(inner)
+		} else if json.Unmarshal(key, &m.name) != nil {
+			return nil, false
+		}
+		members = append(members, m)
+	}
+}
+
+// get returns the value of the last member called name, as a JSON parser
+// would read it.
+func (b requestBody) get(name string) ([]byte, bool) {
+	ms := *b.members
+	for i := len(ms) - 1; i >= 0; i-- {
+		if ms[i].name == name {
+			return ms[i].val, true
+		}
+	}
+	return nil, false
+}
+
+// del removes every member called name.
+func (b requestBody) del(name string) {
+	ms := (*b.members)[:0]
+	for _, m := range *b.members {
+		if m.name != name {
+			ms = append(ms, m)
+		}
+	}
+	*b.members = ms
+}
+
+// set replaces the members called name with one of value v, at the end.
+func (b requestBody) set(name string, v []byte) {
+	b.del(name)
+	*b.members = append(*b.members, member{name: name, key: jsonenc.AppendString(nil, name), val: v})
+}
 
 // forStream asks the upstream for a stream, with
 // stream_options.include_usage true (keeping the client's other stream
 // options), so that the reply's usage can be recorded whatever the client
 // asked: the handler decides what the client sees.
 func (b requestBody) forStream() error {
-	b.set("stream", json.RawMessage("true"))
-	opts := map[string]json.RawMessage{}
-	if raw, ok := b.members["stream_options"]; ok && string(raw) != "null" {
-		if err := json.Unmarshal(raw, &opts); err != nil || opts == nil {
+	b.set("stream", []byte("true"))
+	opts := []byte(`{"include_usage":true}`)
+	if raw, ok := b.get("stream_options"); ok && string(raw) != "null" {
+		inner, ok := objectMembers(raw)
+		if !ok {
 			return apierrors.InvalidRequest("stream_options", "stream_options must be an object")
 		}
+		opts = append(opts[:0], '{')
+		for _, m := range inner {
+			if m.name != "include_usage" {
+				opts = append(append(append(append(opts, m.key...), ':'), m.val...), ',')
+			}
+		}
+		opts = append(opts, `"include_usage":true}`...)
 	}
-	opts["include_usage"] = json.RawMessage("true")
-	raw, err := json.Marshal(opts)
-	if err != nil {
-		return apierrors.Internal(fmt.Errorf("relay: encode stream_options: %w", err))
-	}
-	b.set("stream_options", raw)
+	b.set("stream_options", opts)
 	return nil
 }
 
 // encode returns the body for an upstream whose name for the model is
-// model.
+// model: the members as they were, in order, with the value of the first
+// "model" replaced (and any later one dropped).
 func (b requestBody) encode(model string) ([]byte, error) {
-	b.members["model"] = json.RawMessage(strconv.Quote(model))
-	out, err := json.Marshal(b.members)
-	if err != nil {
-		return nil, apierrors.Internal(fmt.Errorf("relay: encode the request: %w", err))
+	n := len(model) + 16
+	for _, m := range *b.members {
+		n += len(m.key) + len(m.val) + 2
 	}
-	return out, nil
+	out := append(make([]byte, 0, n), '{')
+	wrote := false
+	for _, m := range *b.members {
+		if m.name == "model" {
+			if wrote {
+				continue
+			}
+			wrote = true
+			if len(out) > 1 {
+				out = append(out, ',')
+			}
+			out = jsonenc.AppendString(append(append(out, m.key...), ':'), model)
+			continue
+		}
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = append(append(append(out, m.key...), ':'), m.val...)
+	}
+	if !wrote {
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = jsonenc.AppendString(append(out, `"model":`...), model)
+	}
+	return append(out, '}'), nil
 }
 
 // readReply reads an upstream's JSON reply into v. A body that cannot be

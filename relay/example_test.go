@@ -17,7 +17,9 @@ import (
 )
 
 // A gateway that serves the public model "gpt-4o-mini" from an upstream
-// that calls it "ok" (here a fake OpenAI-compatible service).
+// that calls it "ok" (here a fake OpenAI-compatible service). The
+// upstream gets the client's body as it was sent, but for the model, and
+// the upstream's key, not the client's.
 func ExampleNew() {
 	upstream := relaytest.NewUpstream()
 	defer upstream.Close()
@@ -51,7 +53,7 @@ func ExampleNew() {
 	fmt.Println("with:", upstream.Last().Header.Get("Authorization"))
 	// Output:
 	// 200 true
-	// upstream got: {"messages":[{"role":"user","content":"Hi"}],"model":"ok","seed":7}
+	// upstream got: {"model":"ok","messages":[{"role":"user","content":"Hi"}],"seed":7}
 	// with: Bearer sk-upstream
 }
 
@@ -98,7 +100,7 @@ func ExampleRelay_Chat_streaming() {
 	// chatcmpl-… " tok2" finish=false
 	// chatcmpl-… "" finish=true
 	// [DONE]
-	// upstream got: {"messages":[{"role":"user","content":"Hi"}],"model":"ok","stream":true,"stream_options":{"include_usage":true}}
+	// upstream got: {"model":"ok","messages":[{"role":"user","content":"Hi"}],"stream":true,"stream_options":{"include_usage":true}}
 }
 
 // Several upstreams serve one model in failover order: the second is

@@ -69,12 +69,12 @@ func responsesBody(p *responses.Params, stream bool) (requestBody, error) {
 			return body, err
 		}
 	}
-	delete(body.members, "previous_response_id")
-	body.set("store", json.RawMessage("false"))
+	body.del("previous_response_id")
+	body.set("store", []byte("false"))
 	if stream {
-		body.set("stream", json.RawMessage("true"))
+		body.set("stream", []byte("true"))
 	} else {
-		delete(body.members, "stream")
+		body.del("stream")
 	}
 	return body, nil
 }
@@ -109,7 +109,7 @@ func (b responsesBackend) Compact(ctx context.Context, p *responses.CompactParam
 	if err := setInput(body, p.Items()); err != nil {
 		return nil, err
 	}
-	delete(body.members, "previous_response_id")
+	body.del("previous_response_id")
 	res, u, err := b.r.Do(ctx, p.Request.Model, postJSON(ctx, "/responses/compact", body, false))
 	if err != nil {
 		return nil, err
