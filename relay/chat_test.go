@@ -54,6 +54,7 @@ func TestChatForwardsEveryFieldAndTheRightHeaders(t *testing.T) {
 	for k, v := range want {
 		require.Equal(t, string(v), string(got[k]), "member %s", k)
 	}
+	require.Equal(t, strings.Replace(body, `"model":"pub-ok"`, `"model":"ok"`, 1), string(g.up.Last().Body), "byte for byte")
 	h := g.up.Last().Header
 	require.Equal(t, "Bearer "+upstreamKey, h.Get("Authorization"))
 	require.Equal(t, "org-7", h.Get("OpenAI-Organization"))
