@@ -53,6 +53,10 @@ type Config struct {
 	// RateLimit is the per-key rate limit of keys that have none of their
 	// own; zero means none.
 	RateLimit auth.Limit
+	// AuthOptions are given to the auth middleware after the gateway's
+	// own (logger, rate limit), for example auth.WithErrorShape so that
+	// extra routes of another format refuse in their own error shape.
+	AuthOptions []auth.Option
 	// Logger receives the handlers' logs and, with AccessLog, one line per
 	// request. Nil discards everything.
 	Logger *slog.Logger
@@ -119,6 +123,7 @@ func New(c Config) (*Gateway, error) {
 	if c.RateLimit.Requests > 0 {
 		authOpts = append(authOpts, auth.WithDefaultRateLimit(c.RateLimit))
 	}
+	authOpts = append(authOpts, c.AuthOptions...)
 	if c.AccessLog {
 		g.handler = logRequests(logger, auth.Middleware(c.Keys, authOpts...)(captureKey(mux)))
 	} else {

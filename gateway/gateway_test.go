@@ -16,6 +16,7 @@ import (
 
 	"github.com/gatewaykit/gatewaykit/auth"
 	"github.com/gatewaykit/gatewaykit/demo"
+	apierrors "github.com/gatewaykit/gatewaykit/errors"
 	"github.com/gatewaykit/gatewaykit/gateway"
 	"github.com/gatewaykit/gatewaykit/models"
 )
@@ -159,4 +160,29 @@ func TestNewRejectsMissingStores(t *testing.T) {
 	require.ErrorContains(t, err, "nil Keys")
 	_, err = gateway.New(gateway.Config{Keys: auth.NewMemoryKeyStore()})
 	require.ErrorContains(t, err, "nil Catalog")
+}
+
+func TestGatewayAuthOptionsPickTheErrorShape(t *testing.T) {
+	t.Parallel()
+	g := newDemo(t, func(c *gateway.Config) {
+		c.AuthOptions = []auth.Option{auth.WithErrorShape(func(r *http.Request) apierrors.Shape {
+			if r.URL.Path == "/v1/messages" {
+				return apierrors.Messages
+			}
+			return apierrors.General
+		})}
+	})
+	status, body := do(t, g, "POST", "/v1/messages", "", `{}`)
+	require.Equal(t, http.StatusUnauthorized, status)
+	require.JSONEq(t, `"error"`, mustField(t, body, "type"), "the messages-format envelope: %s", body)
+	status, body = do(t, g, "GET", "/v1/models", "", "")
+	require.Equal(t, http.StatusUnauthorized, status)
+	require.Contains(t, body, `"missing_authorization"`, "other paths keep the general shape")
+}
+
+func mustField(t *testing.T, body, name string) string {
+	t.Helper()
+	var m map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal([]byte(body), &m), body)
+	return string(m[name])
 }

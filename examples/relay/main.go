@@ -114,7 +114,7 @@ func newGateway(ctx context.Context, c config) (*server, []models.Model, error) 
 		return nil, nil, err
 	}
 	catalog := models.NewMemoryCatalog(ms...)
-	gc := gateway.Config{
+	g, err := gateway.New(gateway.Config{
 		Keys:          keys,
 		Catalog:       catalog,
 		Chat:          r.Chat(),
@@ -122,26 +122,24 @@ func newGateway(ctx context.Context, c config) (*server, []models.Model, error) 
 		Responses:     r.Responses(),
 		Videos:        r.Videos(),
 		RunnerOptions: c.runnerOptions,
-		Logger:        c.logger,
-		AccessLog:     true,
-	}
-	g, err := gateway.New(gc)
+		// The access points of spec §4.4, behind the same keys; the auth
+		// middleware refuses in each format's own error shape.
+		Routes: func(mux *http.ServeMux) {
+			relay.RegisterAccess(mux, relay.NewAccessHandler(r, catalog))
+		},
+		AuthOptions: []auth.Option{auth.WithErrorShape(relay.AccessErrorShape)},
+		Logger:      c.logger,
+		AccessLog:   true,
+	})
 	if err != nil {
 		return nil, nil, err
 	}
-	// The access points sit beside the gateway, behind an auth middleware
-	// of their own (same keys) that refuses in each format's error shape;
-	// every other route is the gateway's.
-	mux := http.NewServeMux()
-	relay.RegisterAccess(mux, auth.Middleware(keys, auth.WithLogger(c.logger), auth.WithErrorShape(relay.AccessErrorShape))(
-		relay.NewAccessHandler(r, catalog)))
-	mux.Handle("/", g)
-	return &server{Gateway: g, handler: relay.ForwardHeaders(mux)}, ms, nil
+	return &server{Gateway: g, handler: relay.ForwardHeaders(g)}, ms, nil
 }
 
-// server is the relay example's handler: the gateway and the access
-// points, with the client headers worth forwarding kept for the relay's
-// backends. Run and Shutdown are the gateway's (the video runner).
+// server is the relay example's handler: the gateway, with the client
+// headers worth forwarding kept for the relay's backends. Run and
+// Shutdown are the gateway's (the video runner).
 type server struct {
 	*gateway.Gateway
 	handler http.Handler
