@@ -121,8 +121,9 @@
 //
 // Unless the request says "store": false, the response is kept in the
 // [Store] ([WithStore]; by default a [MemoryStore] per handler, bounded to
-// [DefaultMaxResponses] responses of at most [DefaultMaxAge], least
-// recently stored evicted first) with its input items. A stored response
+// [DefaultMaxResponses] responses, [DefaultMaxBytes] of estimated size and
+// [DefaultMaxAge], least recently stored evicted first) with its input
+// items. A stored response
 // belongs to the owner of the request that created it ([WithOwner]; by
 // default [PrincipalOwner], the API key's account), and every other owner
 // is answered as if it did not exist: GET and DELETE /v1/responses/{id}

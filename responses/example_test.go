@@ -222,8 +222,8 @@ func ExampleWithKeepAlive() {
 	catalog := models.NewMemoryCatalog(demo.TextModels()...)
 	// A backend slow to its first token: a keep-alive comment bridges the
 	// silence.
-	slow := demo.NewTextBackend(demo.WithChunkDelay(30*time.Millisecond), demo.WithTokensPerChunk(64))
-	h := responses.NewHandler(catalog, slow.Responses(), responses.WithKeepAlive(10*time.Millisecond))
+	slow := demo.NewTextBackend(demo.WithChunkDelay(200*time.Millisecond), demo.WithTokensPerChunk(64))
+	h := responses.NewHandler(catalog, slow.Responses(), responses.WithKeepAlive(5*time.Millisecond))
 
 	w := send(h, "POST", "/v1/responses", `{"model":"demo-chat","stream":true,"input":"Hi"}`)
 	fmt.Println(strings.HasPrefix(w.Body.String(), ": keep-alive\n\n"))

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"iter"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -536,13 +537,53 @@ func TestFailedStreamIsStoredAsFailed(t *testing.T) {
 	require.Equal(t, final, decode(t, w.Body.String()), "GET shows the response as the stream ended it")
 }
 
+// keepAliveWatcher is a ResponseWriter that closes seen at the first
+// keep-alive comment written through it.
+type keepAliveWatcher struct {
+	*httptest.ResponseRecorder
+	once sync.Once
+	seen chan struct{}
+}
+
+func (w *keepAliveWatcher) Write(p []byte) (int, error) {
+	if strings.Contains(string(p), ": keep-alive\n") {
+		w.once.Do(func() { close(w.seen) })
+	}
+	return w.ResponseRecorder.Write(p)
+}
+
+// waitingBackend streams the demo's reply once the watcher has seen a
+// keep-alive comment: a backend slow to its first token, without timing.
+type waitingBackend struct {
+	*demo.ResponsesBackend
+	seen <-chan struct{}
+}
+
+func (b waitingBackend) Stream(ctx context.Context, p *responses.Params) iter.Seq2[responses.Delta, error] {
+	return func(yield func(responses.Delta, error) bool) {
+		select {
+		case <-b.seen:
+		case <-ctx.Done():
+			yield(responses.Delta{}, ctx.Err())
+			return
+		}
+		for d, err := range b.ResponsesBackend.Stream(ctx, p) {
+			if !yield(d, err) {
+				return
+			}
+		}
+	}
+}
+
 func TestStreamKeepAlive(t *testing.T) {
 	t.Parallel()
-	slow := demo.NewTextBackend(demo.WithChunkDelay(20*time.Millisecond), demo.WithTokensPerChunk(32)).Responses()
-	h := newHandlerWith(slow, responses.WithKeepAlive(5*time.Millisecond))
-	w := post(t, h, `{"model":"demo-chat","input":"Take your time.","stream":true}`)
-	require.Contains(t, w.Body.String(), ": keep-alive\n")
-	final := checkStream(t, readEvents(t, w.Body.String()))
+	w := &keepAliveWatcher{ResponseRecorder: httptest.NewRecorder(), seen: make(chan struct{})}
+	h := newHandlerWith(waitingBackend{newDemo(), w.seen}, responses.WithKeepAlive(time.Millisecond))
+	r := httptest.NewRequest(http.MethodPost, "/v1/responses", strings.NewReader(`{"model":"demo-chat","input":"Take your time.","stream":true}`))
+	h.ServeHTTP(w, r)
+	body := w.Body.String()
+	require.True(t, strings.HasPrefix(body, ": keep-alive\n\n"), body)
+	final := checkStream(t, readEvents(t, body))
 	require.Equal(t, "completed", final["status"], "comments do not disturb the events")
 }
 

@@ -3,6 +3,7 @@ package responses
 import (
 	"container/list"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -16,6 +17,10 @@ const (
 	// DefaultMaxAge is how long a MemoryStore keeps a response: 30 days,
 	// as OpenAI keeps stored responses.
 	DefaultMaxAge = 30 * 24 * time.Hour
+	// DefaultMaxBytes bounds the estimated size of the responses a
+	// MemoryStore keeps: 256 MiB. Inputs may hold images as data URIs, so
+	// a count alone does not bound memory.
+	DefaultMaxBytes int64 = 256 << 20
 )
 
 // MemoryStoreOptions are the bounds of a [MemoryStore]. The zero value
@@ -27,6 +32,10 @@ type MemoryStoreOptions struct {
 	// MaxAge is how long a response is kept after its last Put; 0 means
 	// DefaultMaxAge, a negative value forever.
 	MaxAge time.Duration
+	// MaxBytes bounds the estimated size of the responses kept (their
+	// texts, arguments, image URLs and unmodelled fields, in bytes); 0
+	// means DefaultMaxBytes, a negative value no limit.
+	MaxBytes int64
 	// Now is the store's clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -34,31 +43,36 @@ type MemoryStoreOptions struct {
 // MemoryStore is the in-memory [Store]. It is safe for concurrent use.
 //
 // Eviction policy: responses are kept in the order of their last Put.
-// A Put that brings the count above MaxResponses evicts the least
-// recently put response; a response older than MaxAge (since its last
-// Put) is gone for Get and Delete, and is dropped at the next Put. So the
-// store holds at most MaxResponses responses, none older than MaxAge, and
-// a conversation continued through previous_response_id loses its oldest
-// turns first (see the package documentation).
+// A Put that brings the count above MaxResponses, or the estimated size
+// above MaxBytes, evicts the least recently put responses until both
+// bounds hold; a response older than MaxAge (since its last Put) is gone
+// for Get and Delete, and is dropped at the next Put. So the store holds
+// at most MaxResponses responses and about MaxBytes bytes, none older
+// than MaxAge, and a conversation continued through previous_response_id
+// loses its oldest turns first (see the package documentation). A single
+// response larger than MaxBytes is not kept: Put returns an error.
 //
 // It keeps the *StoredResponse it is given and returns it from Get, as
 // the [Store] contract allows: records are immutable once stored.
 type MemoryStore struct {
-	maxN   int
-	maxAge time.Duration
-	now    func() time.Time
+	maxN     int
+	maxAge   time.Duration
+	maxBytes int64
+	now      func() time.Time
 
 	mu    sync.Mutex
 	order *list.List // of *memEntry, least recently put first
 	byKey map[memKey]*list.Element
+	bytes int64 // estimated size of the entries held
 }
 
 type memKey struct{ owner, id string }
 
 type memEntry struct {
-	key memKey
-	r   *StoredResponse
-	at  time.Time
+	key  memKey
+	r    *StoredResponse
+	at   time.Time
+	size int64
 }
 
 // NewMemoryStore returns an empty store with the bounds of opts; nil
@@ -74,10 +88,13 @@ func NewMemoryStore(opts *MemoryStoreOptions) *MemoryStore {
 	if o.MaxAge == 0 {
 		o.MaxAge = DefaultMaxAge
 	}
+	if o.MaxBytes == 0 {
+		o.MaxBytes = DefaultMaxBytes
+	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &MemoryStore{maxN: o.MaxResponses, maxAge: o.MaxAge, now: o.Now,
+	return &MemoryStore{maxN: o.MaxResponses, maxAge: o.MaxAge, maxBytes: o.MaxBytes, now: o.Now,
 		order: list.New(), byKey: make(map[memKey]*list.Element)}
 }
 
@@ -88,28 +105,39 @@ func (s *MemoryStore) Put(_ context.Context, r *StoredResponse) error {
 	if r == nil || r.Response.ID == "" {
 		return errEmptyID
 	}
+	size := storedSize(r)
+	if s.maxBytes >= 0 && size > s.maxBytes {
+		return fmt.Errorf("responses: response %q of about %d bytes is larger than the store's MaxBytes (%d)", r.Response.ID, size, s.maxBytes)
+	}
 	now := s.now()
 	k := memKey{r.Owner, r.Response.ID}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if el, ok := s.byKey[k]; ok {
-		s.order.Remove(el)
+		s.removeLocked(el)
 	}
-	s.byKey[k] = s.order.PushBack(&memEntry{key: k, r: r, at: now})
+	s.byKey[k] = s.order.PushBack(&memEntry{key: k, r: r, at: now, size: size})
+	s.bytes += size
 	s.pruneLocked(now)
 	return nil
 }
 
+func (s *MemoryStore) removeLocked(el *list.Element) {
+	e := el.Value.(*memEntry)
+	s.order.Remove(el)
+	delete(s.byKey, e.key)
+	s.bytes -= e.size
+}
+
 // pruneLocked drops the responses that are too old, then the least
-// recently put ones above the count.
+// recently put ones above the count or the size.
 func (s *MemoryStore) pruneLocked(now time.Time) {
 	for el := s.order.Front(); el != nil; el = s.order.Front() {
 		e := el.Value.(*memEntry)
-		if !s.expired(e, now) && (s.maxN < 0 || s.order.Len() <= s.maxN) {
+		if !s.expired(e, now) && (s.maxN < 0 || s.order.Len() <= s.maxN) && (s.maxBytes < 0 || s.bytes <= s.maxBytes) {
 			return
 		}
-		s.order.Remove(el)
-		delete(s.byKey, e.key)
+		s.removeLocked(el)
 	}
 }
 
@@ -134,13 +162,11 @@ func (s *MemoryStore) Delete(_ context.Context, owner, id string) error {
 	now := s.now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	k := memKey{owner, id}
-	el, ok := s.byKey[k]
+	el, ok := s.byKey[memKey{owner, id}]
 	if !ok {
 		return notFound(id)
 	}
-	s.order.Remove(el)
-	delete(s.byKey, k)
+	s.removeLocked(el)
 	if s.expired(el.Value.(*memEntry), now) {
 		return notFound(id)
 	}
@@ -157,4 +183,65 @@ func (s *MemoryStore) Len() int {
 
 func notFound(id string) error {
 	return fmt.Errorf("%w: %q", ErrNotFound, id)
+}
+
+// storedSize estimates the memory a stored response holds: the bytes of
+// its strings and raw JSON, plus a fixed overhead per item.
+func storedSize(r *StoredResponse) int64 {
+	const overhead = 64
+	n := int64(overhead + len(r.Response.ID) + len(r.Response.Model))
+	for i := range r.Input {
+		n += itemSize(&r.Input[i])
+	}
+	resp := &r.Response
+	for i := range resp.Output {
+		o := &resp.Output[i]
+		n += overhead + int64(len(o.ID)+len(o.CallID)+len(o.Name)+len(o.Arguments))
+		for _, c := range o.Content {
+			n += int64(len(c.Text))
+		}
+		for _, p := range o.Summary {
+			n += int64(len(p.Text))
+		}
+	}
+	for i := range resp.Tools {
+		t := &resp.Tools[i]
+		n += overhead + int64(len(t.Name)+len(t.Description)+len(t.Parameters)) + rawSize(t.Extra)
+	}
+	if resp.Instructions != nil {
+		n += int64(len(*resp.Instructions))
+	}
+	for k, v := range resp.Metadata {
+		n += int64(len(k) + len(v))
+	}
+	return n
+}
+
+func itemSize(it *Item) int64 {
+	n := int64(64+len(it.ID)+len(it.CallID)+len(it.Name)+len(it.Arguments)+len(it.EncryptedContent)) + rawSize(it.Extra)
+	n += contentSize(&it.Content)
+	if it.Output != nil {
+		n += contentSize(it.Output)
+	}
+	return n
+}
+
+func contentSize(c *Content) int64 {
+	n := int64(len(c.raw))
+	if c.Text != nil {
+		n += int64(len(*c.Text))
+	}
+	for i := range c.Parts {
+		p := &c.Parts[i]
+		n += int64(32+len(p.Text)+len(p.ImageURL)+len(p.FileID)+len(p.Refusal)) + rawSize(p.Extra)
+	}
+	return n
+}
+
+func rawSize(m map[string]json.RawMessage) int64 {
+	var n int64
+	for k, v := range m {
+		n += int64(len(k) + len(v))
+	}
+	return n
 }

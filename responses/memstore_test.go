@@ -3,6 +3,7 @@ package responses_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -87,4 +88,30 @@ func TestMemoryStoreWithoutBounds(t *testing.T) {
 	require.Equal(t, responses.DefaultMaxResponses+10, s.Len())
 	_, err := s.Get(ctx, "o", "resp_0")
 	require.NoError(t, err)
+}
+
+func TestMemoryStoreBoundsTheEstimatedSize(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	big := func(id string) *responses.StoredResponse {
+		sr := responsestest.NewStoredResponse("o", id, "")
+		sr.Input = append(sr.Input, responses.Item{Type: responses.ItemMessage, Role: responses.RoleUser, Content: responses.PartsContent(
+			responses.ContentPart{Type: responses.PartInputImage, ImageURL: "data:image/png;base64," + strings.Repeat("A", 4000)})})
+		return sr
+	}
+	s := responses.NewMemoryStore(&responses.MemoryStoreOptions{MaxBytes: 10000})
+	for i := range 3 {
+		require.NoError(t, s.Put(ctx, big(fmt.Sprint("resp_", i))))
+	}
+	require.Equal(t, 2, s.Len(), "two 4 KB images fit in 10 KB, not three")
+	_, err := s.Get(ctx, "o", "resp_0")
+	require.ErrorIs(t, err, responses.ErrNotFound, "the least recently put went first")
+
+	huge := big("resp_huge")
+	huge.Input[1].Content.Parts[0].ImageURL += strings.Repeat("A", 10000)
+	require.Error(t, s.Put(ctx, huge), "larger than MaxBytes on its own")
+	require.Equal(t, 2, s.Len(), "a refused Put evicts nothing")
+	require.NoError(t, s.Delete(ctx, "o", "resp_1"))
+	require.NoError(t, s.Put(ctx, big("resp_3")))
+	require.Equal(t, 2, s.Len(), "Delete gave its bytes back")
 }
