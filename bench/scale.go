@@ -154,31 +154,28 @@ func holdStreams(ctx context.Context, c *child, n int) (streamsResult, error) {
 
 	tr := newTransport(n)
 	hc := &http.Client{Transport: tr}
-	var open, maxOpen, completed, errs atomic.Int64
-	var allOpen = make(chan struct{})
-	var once sync.Once
+	var open, opened, completed, errs atomic.Int64
+	allOpen := make(chan struct{})
 	var firstErr atomic.Value
-	var opened atomic.Int64
 	start := time.Now()
 	var wg sync.WaitGroup
 	for range n {
 		wg.Go(func() {
+			// settled counts the stream once, when its headers arrive or
+			// when it fails before: the measurement waits for all.
+			settled := sync.OnceFunc(func() {
+				if opened.Add(1) == int64(n) {
+					close(allOpen)
+				}
+			})
 			err := func() error {
 				res, err := (&client{hc: hc}).post(c.addr, pathChat, streamBody)
 				if err != nil {
 					return err
 				}
-				cur := open.Add(1)
-				for {
-					m := maxOpen.Load()
-					if cur <= m || maxOpen.CompareAndSwap(m, cur) {
-						break
-					}
-				}
-				if opened.Add(1) == int64(n) {
-					once.Do(func() { close(allOpen) })
-				}
+				open.Add(1)
 				defer open.Add(-1)
+				settled()
 				cl := &client{buf: make([]byte, 4<<10)}
 				k, _, tail, err := cl.readEvents(res, time.Now())
 				if err != nil {
@@ -189,12 +186,10 @@ func holdStreams(ctx context.Context, c *child, n int) (streamsResult, error) {
 				}
 				return nil
 			}()
+			settled()
 			if err != nil {
 				errs.Add(1)
 				firstErr.CompareAndSwap(nil, err.Error())
-				if opened.Add(1) == int64(n) {
-					once.Do(func() { close(allOpen) })
-				}
 				return
 			}
 			completed.Add(1)

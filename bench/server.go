@@ -510,11 +510,15 @@ func (c *child) closeIdle() error {
 // over the same d, to path+".cpu.pprof" and path+".allocs.pprof".
 func (c *child) profile(d time.Duration, path string) error {
 	secs := fmt.Sprint(int(d.Round(time.Second) / time.Second))
+	profiles := []struct{ endpoint, suffix string }{
+		{"profile", ".cpu.pprof"},
+		{"allocs", ".allocs.pprof"},
+	}
+	errs := make([]error, len(profiles))
 	var wg sync.WaitGroup
-	errs := make([]error, 2)
-	for i, kind := range []string{"profile", "allocs"} {
+	for i, p := range profiles {
 		wg.Go(func() {
-			errs[i] = fetchTo(c.debug+"/debug/pprof/"+kind+"?seconds="+secs, path+map[string]string{"profile": ".cpu.pprof", "allocs": ".allocs.pprof"}[kind])
+			errs[i] = fetchTo(c.debug+"/debug/pprof/"+p.endpoint+"?seconds="+secs, path+p.suffix)
 		})
 	}
 	wg.Wait()
