@@ -14,6 +14,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/completions"
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/relay"
+	"github.com/gatewaykit/gatewaykit/responses"
 	"github.com/gatewaykit/gatewaykit/sse"
 )
 
@@ -50,12 +51,21 @@ var fuzzSeeds = []string{
 	"data: {\"choices\":[",
 	"\xef\xbb\xbfdata: [DONE]\r\n\r\n",
 	"",
+	"event: response.output_item.added\ndata: {\"type\":\"response.output_item.added\",\"output_index\":0,\"item\":{\"type\":\"message\"}}\n\n" +
+		"event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"output_index\":0,\"delta\":\"hi\"}\n\n" +
+		"event: response.output_item.added\ndata: {\"type\":\"response.output_item.added\",\"output_index\":1,\"item\":{\"type\":\"function_call\",\"name\":\"f\",\"call_id\":\"c\"}}\n\n" +
+		"event: response.function_call_arguments.delta\ndata: {\"type\":\"response.function_call_arguments.delta\",\"output_index\":1,\"delta\":\"{}\"}\n\n" +
+		"event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"status\":\"completed\",\"usage\":{\"input_tokens\":1,\"output_tokens\":2,\"total_tokens\":3}}}\n\n",
+	"data: {\"type\":\"response.incomplete\",\"response\":{\"incomplete_details\":{\"reason\":\"max_output_tokens\"}}}\n\n",
+	"data: {\"type\":\"response.failed\",\"response\":{\"error\":{\"code\":\"x\"}}}\n\n",
 }
 
-// FuzzStream feeds arbitrary upstream streams through the relay's chat
-// and completions backends and their handlers: nothing panics, and the
-// client always gets a well-formed stream that ends with [DONE] or with
-// one error event, whose chunks never carry an "error" key.
+// FuzzStream feeds arbitrary upstream streams through the relay's chat,
+// completions and responses backends and their handlers: nothing panics,
+// and the client always gets a well-formed stream: for chat and
+// completions, chunks that never carry an "error" key and then [DONE] or
+// one error event; for responses, JSON events ending with one terminal
+// event.
 func FuzzStream(f *testing.F) {
 	for _, s := range fuzzSeeds {
 		f.Add(s, uint8(2))
@@ -65,7 +75,7 @@ func FuzzStream(f *testing.F) {
 		r, err := relay.New([]relay.Route{{Model: "m", Upstreams: []relay.Upstream{{BaseURL: "http://upstream.test/v1"}}}},
 			relay.WithTransport(roundTripper(upstream)))
 		require.NoError(t, err)
-		catalog := models.NewMemoryCatalog(models.Model{ID: "m", EndpointTypes: []models.EndpointType{models.Compat}})
+		catalog := models.NewMemoryCatalog(models.Model{ID: "m", EndpointTypes: []models.EndpointType{models.Compat, models.CompatResponse}})
 		for _, tc := range []struct {
 			h    http.Handler
 			path string
@@ -75,6 +85,8 @@ func FuzzStream(f *testing.F) {
 				`{"model":"m","stream":true,"stream_options":{"include_usage":true},"n":` + string(rune('0'+choices)) + `,"messages":[{"role":"user","content":"hi"}]}`},
 			{completions.NewHandler(catalog, r.Completions(), completions.WithKeepAlive(0)), "/v1/completions",
 				`{"model":"m","stream":true,"n":` + string(rune('0'+choices)) + `,"prompt":"hi"}`},
+			{responses.NewHandler(catalog, r.Responses(), responses.WithKeepAlive(0)), "/v1/responses",
+				`{"model":"m","stream":true,"input":"hi"}`},
 		} {
 			w := httptest.NewRecorder()
 			req := httptest.NewRequest(http.MethodPost, tc.path, strings.NewReader(tc.body))
@@ -91,11 +103,21 @@ func FuzzStream(f *testing.F) {
 				continue
 			}
 			var evs []string
+			var lastType string
 			for ev, err := range sse.Read(w.Body) {
 				require.NoError(t, err)
 				evs = append(evs, ev.Data)
+				lastType = ev.Type
 			}
 			require.NotEmpty(t, evs)
+			if tc.path == "/v1/responses" {
+				// One terminal event, last.
+				require.Contains(t, []string{"response.completed", "response.incomplete", "response.failed"}, lastType, w.Body.String())
+				for _, e := range evs {
+					require.True(t, json.Valid([]byte(e)), e)
+				}
+				continue
+			}
 			last := evs[len(evs)-1]
 			for _, e := range evs[:len(evs)-1] {
 				var v map[string]json.RawMessage
