@@ -1,0 +1,149 @@
+package relay_test
+
+import (
+	"bytes"
+	"context"
+	"image/png"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	oresponses "github.com/openai/openai-go/v3/responses"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gatewaykit/gatewaykit/auth"
+	"github.com/gatewaykit/gatewaykit/chat"
+	"github.com/gatewaykit/gatewaykit/completions"
+	"github.com/gatewaykit/gatewaykit/demo"
+	"github.com/gatewaykit/gatewaykit/models"
+	"github.com/gatewaykit/gatewaykit/relay"
+	"github.com/gatewaykit/gatewaykit/responses"
+	"github.com/gatewaykit/gatewaykit/videos"
+)
+
+// kitServer is a gatewaykit server as the example server builds it (auth,
+// chat, completions, responses, videos with a runner), answering only
+// key, on the backends given: the demo's for the upstream of the
+// end-to-end test, the relay's for the gateway in front of it.
+func kitServer(t *testing.T, key string, catalog models.Catalog, text chat.Backend, comp completions.Backend, resp responses.Backend, gen videos.Generator) *httptest.Server {
+	t.Helper()
+	keys := auth.NewMemoryKeyStore()
+	require.NoError(t, keys.Add(t.Context(), key, auth.Key{ID: "key_e2e", Quota: auth.UnlimitedQuota()}))
+	mux := http.NewServeMux()
+	mux.Handle(chat.Pattern, chat.NewHandler(catalog, text))
+	mux.Handle(completions.Pattern, completions.NewHandler(catalog, comp))
+	responses.Register(mux, responses.NewHandler(catalog, resp))
+	store, contents := videos.NewMemoryStore(), videos.NewMemoryContentStore()
+	runner := videos.NewRunner(store, gen, contents, videos.WithPollInterval(time.Hour), videos.WithWorkers(2))
+	go func() { _ = runner.Run(context.Background()) }()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = runner.Shutdown(ctx)
+	})
+	vh := videos.NewHandler(store, catalog, contents, videos.WithNotify(runner.Wake))
+	for _, p := range append(videos.Patterns(), videos.PatternContent) {
+		mux.Handle(p, vh)
+	}
+	srv := httptest.NewServer(auth.Middleware(keys)(relay.ForwardHeaders(mux)))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// TestEndToEndThroughARelayToAGatewaykitServer: the official SDK against
+// a relaying gateway in front of a gatewaykit server on the demo backends
+// gets what it gets from that server directly: chat, completions,
+// responses with previous_response_id, and videos through to the MP4 and
+// its thumbnail.
+func TestEndToEndThroughARelayToAGatewaykitServer(t *testing.T) {
+	t.Parallel()
+	list := append(demo.TextModels(), demo.VideoModels()...)
+	catalog := models.NewMemoryCatalog(list...)
+	tb := demo.NewTextBackend()
+	upstream := kitServer(t, upstreamKey, catalog, tb.Chat(), tb.Completions(), tb.Responses(), demo.NewVideoGenerator(demo.WithVideoDuration(0)))
+
+	var routes []relay.Route
+	for _, m := range list {
+		routes = append(routes, relay.Route{Model: m.ID, Upstreams: []relay.Upstream{{BaseURL: upstream.URL + "/v1", Key: upstreamKey}}})
+	}
+	r, err := relay.New(routes, relay.WithPollInterval(5*time.Millisecond))
+	require.NoError(t, err)
+	gateway := kitServer(t, clientKey, catalog, r.Chat(), r.Completions(), r.Responses(), r.Videos())
+
+	client := func(srv *httptest.Server, key string) openai.Client {
+		return openai.NewClient(option.WithBaseURL(srv.URL+"/v1/"), option.WithAPIKey(key),
+			option.WithMaxRetries(0), option.WithHTTPClient(srv.Client()))
+	}
+	direct, relayed := client(upstream, upstreamKey), client(gateway, clientKey)
+	ctx := t.Context()
+
+	// Chat, as JSON and streamed.
+	params := openai.ChatCompletionNewParams{Model: demo.ChatModel, Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Hello through the relay")}}
+	want, err := direct.Chat.Completions.New(ctx, params)
+	require.NoError(t, err)
+	got, err := relayed.Chat.Completions.New(ctx, params)
+	require.NoError(t, err)
+	require.Equal(t, want.Choices[0].Message.Content, got.Choices[0].Message.Content)
+	require.Equal(t, want.Usage.TotalTokens, got.Usage.TotalTokens)
+	params.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
+	stream := relayed.Chat.Completions.NewStreaming(ctx, params)
+	acc := openai.ChatCompletionAccumulator{}
+	for stream.Next() {
+		acc.AddChunk(stream.Current())
+	}
+	require.NoError(t, stream.Err())
+	require.Equal(t, want.Choices[0].Message.Content, acc.Choices[0].Message.Content)
+	require.Equal(t, want.Usage.TotalTokens, acc.Usage.TotalTokens)
+
+	// Completions.
+	cp := openai.CompletionNewParams{Model: demo.ChatModel, Prompt: openai.CompletionNewParamsPromptUnion{OfString: openai.String("Continue this")}}
+	wantC, err := direct.Completions.New(ctx, cp)
+	require.NoError(t, err)
+	gotC, err := relayed.Completions.New(ctx, cp)
+	require.NoError(t, err)
+	require.Equal(t, wantC.Choices[0].Text, gotC.Choices[0].Text)
+
+	// Responses, with previous_response_id kept by the relaying gateway.
+	in := func(s string) oresponses.ResponseNewParamsInputUnion {
+		return oresponses.ResponseNewParamsInputUnion{OfString: openai.String(s)}
+	}
+	first, err := relayed.Responses.New(ctx, oresponses.ResponseNewParams{Model: demo.ChatModel, Input: in("My favourite colour is teal.")})
+	require.NoError(t, err)
+	second, err := relayed.Responses.New(ctx, oresponses.ResponseNewParams{Model: demo.ChatModel, Input: in("What did I tell you?"), PreviousResponseID: openai.String(first.ID)})
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(second.OutputText(), `Earlier you said: "My favourite colour is teal."`), second.OutputText())
+	rs := relayed.Responses.NewStreaming(ctx, oresponses.ResponseNewParams{Model: demo.ChatModel, Input: in("Stream it")})
+	var final oresponses.Response
+	for rs.Next() {
+		if e, ok := rs.Current().AsAny().(oresponses.ResponseCompletedEvent); ok {
+			final = e.Response
+		}
+	}
+	require.NoError(t, rs.Err())
+	wantR, err := direct.Responses.New(ctx, oresponses.ResponseNewParams{Model: demo.ChatModel, Input: in("Stream it")})
+	require.NoError(t, err)
+	require.Equal(t, wantR.OutputText(), final.OutputText())
+
+	// Videos, through to the MP4 and the thumbnail.
+	v, err := relayed.Videos.NewAndPoll(ctx, openai.VideoNewParams{Model: demo.VideoModelGeneral, Prompt: "a paper boat", Seconds: "4", Size: "1280x720"}, 5)
+	require.NoError(t, err)
+	require.Equal(t, openai.VideoStatusCompleted, v.Status)
+	res, err := relayed.Videos.DownloadContent(ctx, v.ID, openai.VideoDownloadContentParams{})
+	require.NoError(t, err)
+	mp4, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	require.NoError(t, err)
+	require.Equal(t, "video/mp4", res.Header.Get("Content-Type"))
+	require.True(t, bytes.Contains(mp4[:min(len(mp4), 64)], []byte("ftyp")), "an MP4")
+	res, err = relayed.Videos.DownloadContent(ctx, v.ID, openai.VideoDownloadContentParams{Variant: openai.VideoDownloadContentParamsVariantThumbnail})
+	require.NoError(t, err)
+	img, err := png.Decode(res.Body)
+	res.Body.Close()
+	require.NoError(t, err)
+	require.Positive(t, img.Bounds().Dx())
+}
