@@ -14,6 +14,7 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	oresponses "github.com/openai/openai-go/v3/responses"
+	"github.com/openai/openai-go/v3/shared"
 	"github.com/stretchr/testify/require"
 
 	"github.com/gatewaykit/gatewaykit/auth"
@@ -99,6 +100,30 @@ func TestEndToEndThroughARelayToAGatewaykitServer(t *testing.T) {
 	require.NoError(t, stream.Err())
 	require.Equal(t, want.Choices[0].Message.Content, acc.Choices[0].Message.Content)
 	require.Equal(t, want.Usage.TotalTokens, acc.Usage.TotalTokens)
+
+	// A reasoning model's reasoning, and tool calls.
+	rp := openai.ChatCompletionNewParams{Model: demo.ReasonerModel,
+		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Weather in Oslo?")},
+		Tools: []openai.ChatCompletionToolUnionParam{openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{
+			Name: "get_weather", Parameters: shared.FunctionParameters{"type": "object", "properties": map[string]any{"city": map[string]any{"type": "string"}}},
+		})},
+		ToolChoice: openai.ChatCompletionToolChoiceOptionUnionParam{OfAuto: openai.String("required")},
+	}
+	wantR1, err := direct.Chat.Completions.New(ctx, rp)
+	require.NoError(t, err)
+	gotR1, err := relayed.Chat.Completions.New(ctx, rp)
+	require.NoError(t, err)
+	require.Equal(t, wantR1.Choices[0].Message.JSON.ExtraFields["reasoning_content"].Raw(), gotR1.Choices[0].Message.JSON.ExtraFields["reasoning_content"].Raw())
+	require.Equal(t, wantR1.Choices[0].Message.ToolCalls[0].Function.Arguments, gotR1.Choices[0].Message.ToolCalls[0].Function.Arguments)
+	require.Equal(t, "tool_calls", gotR1.Choices[0].FinishReason)
+
+	// The demo's failure in the middle of a stream is an error for the SDK
+	// through the relay as well.
+	fail := relayed.Chat.Completions.NewStreaming(ctx, openai.ChatCompletionNewParams{Model: demo.ChatModel,
+		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Please " + demo.DirectiveFail)}})
+	for fail.Next() {
+	}
+	require.Error(t, fail.Err())
 
 	// Completions.
 	cp := openai.CompletionNewParams{Model: demo.ChatModel, Prompt: openai.CompletionNewParamsPromptUnion{OfString: openai.String("Continue this")}}
