@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -283,3 +284,37 @@ func TestForwardHeaders(t *testing.T) {
 	require.Empty(t, hdr.Get("Cookie"))
 	require.Empty(t, hdr.Get("X-Unrelated"))
 }
+
+// TestDoLogsFailoverWithoutSecrets: a failover is logged at warn level
+// with the upstreams' names and the error, never a key.
+func TestDoLogsFailoverWithoutSecrets(t *testing.T) {
+	t.Parallel()
+	rc := &recorder{}
+	a := rc.server(t, "a", 503)
+	b := rc.server(t, "b", 200)
+	var logs strings.Builder
+	var mu sync.Mutex
+	logger := slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return logs.Write(p)
+	}), nil))
+	r := newRelay(t, "m", []relay.Upstream{
+		{Name: "primary", BaseURL: a.URL + "/v1", Key: "sk-secret-primary"},
+		{Name: "secondary", BaseURL: b.URL + "/v1", Key: "sk-secret-secondary"},
+	}, relay.WithLogger(logger))
+	res, _, err := r.Do(t.Context(), "m", get(t.Context(), "/x"))
+	require.NoError(t, err)
+	res.Body.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	require.Contains(t, logs.String(), "level=WARN")
+	require.Contains(t, logs.String(), "upstream=primary")
+	require.Contains(t, logs.String(), "next=secondary")
+	require.Contains(t, logs.String(), "503")
+	require.NotContains(t, logs.String(), "sk-secret")
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
