@@ -96,7 +96,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		return nil, errors.New("-concurrency must be at least 1")
 	}
 	if o.short {
-		o.duration = min(o.duration, 150*time.Millisecond)
+		o.duration = min(o.duration, 100*time.Millisecond)
 		o.concurrency = min(o.concurrency, 8)
 		if o.streams > 200 {
 			o.streams = 200

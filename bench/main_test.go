@@ -70,7 +70,7 @@ func TestShortRun(t *testing.T) {
 		require.Equal(t, 1, r.Clients)
 	}
 
-	require.Len(t, rep.Sweep, len(targets)*4)
+	require.Len(t, rep.Sweep, len(targets)*2)
 	for _, p := range rep.Sweep {
 		require.Positive(t, p.Load.Ops, "sweep %s at %d clients", p.Target, p.Clients)
 		require.Zero(t, p.Load.Errors, "sweep %s at %d clients: %s", p.Target, p.Clients, p.Load.Err)
