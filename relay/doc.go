@@ -57,6 +57,14 @@
 // that goes away in the middle of a stream is charged for what was
 // generated.
 //
+// # Access points
+//
+// [NewAccessHandler] serves the other access points of spec §4.4
+// (embeddings, images, audio, moderations, rerank, the messages format and
+// the Gemini-style generateContent), passing requests and replies through
+// to the model's upstreams with [Relay.Do]; its documentation gives the
+// credentials, model lookup and error shapes of each format.
+//
 // # Errors
 //
 // Before anything was sent to the client, an error is the client's JSON
