@@ -321,8 +321,11 @@ func percentilesOf(d []time.Duration) percentiles {
 
 // runLoad runs w against base with conc workers for d, each on its own
 // keep-alive connection, and waits for the operations in flight at the
-// end to finish. Streams must have events events.
-func runLoad(ctx context.Context, w *workload, base string, events, conc int, d time.Duration) loadResult {
+// end to finish. Streams must have events events. With rate > 0 the
+// workers together start at most rate operations a second, evenly
+// spaced (a worker that falls behind does not catch up in a burst);
+// otherwise each starts its next operation as soon as one ends.
+func runLoad(ctx context.Context, w *workload, base string, events, conc int, d time.Duration, rate float64) loadResult {
 	tr := newTransport(conc)
 	defer tr.CloseIdleConnections()
 	hc := &http.Client{Transport: tr, Timeout: time.Minute}
@@ -335,7 +338,25 @@ func runLoad(ctx context.Context, w *workload, base string, events, conc int, d 
 		rec := &recs[i]
 		wg.Go(func() {
 			c := &client{hc: hc}
+			var interval time.Duration
+			next := start
+			if rate > 0 {
+				interval = time.Duration(float64(conc) / rate * float64(time.Second))
+				next = start.Add(interval * time.Duration(i) / time.Duration(conc))
+			}
 			for ctx.Err() == nil {
+				if interval > 0 {
+					if wait := time.Until(next); wait > 0 {
+						time.Sleep(wait)
+						if ctx.Err() != nil {
+							break
+						}
+					}
+					next = next.Add(interval)
+					if now := time.Now(); next.Before(now) {
+						next = now
+					}
+				}
 				if err := w.do(c, w, base, events, rec); err != nil {
 					rec.fail(err)
 					continue

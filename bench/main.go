@@ -57,6 +57,7 @@ type options struct {
 	short       bool
 	pin         bool
 	runs        bool
+	rate        float64
 	scenario    *regexp.Regexp
 	sweep       bool
 	streams     int
@@ -72,6 +73,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	o := &options{}
 	fs.DurationVar(&o.duration, "duration", 5*time.Second, "load duration of each scenario (and of each sweep point)")
 	fs.IntVar(&o.concurrency, "concurrency", 32, "concurrent keep-alive clients")
+	fs.Float64Var(&o.rate, "rate", 0, "start at most this many operations a second in each scenario, to compare servers at the same rate (0: as fast as they go)")
 	fs.BoolVar(&o.short, "short", false, "run everything in a few seconds, with small sizes (smoke test)")
 	fs.BoolVar(&o.runs, "runs", true, "run the scenarios and the one-client latencies (-runs=false: only what -sweep, -streams and -store ask for)")
 	fs.BoolVar(&o.pin, "pin", false, "pin the servers under test to CPU 0, and the load (and the fake upstream) to CPU 1")
@@ -94,6 +96,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	}
 	if o.concurrency < 1 {
 		return nil, errors.New("-concurrency must be at least 1")
+	}
+	if o.rate < 0 {
+		return nil, errors.New("-rate must not be negative")
 	}
 	if o.short {
 		o.duration = min(o.duration, 100*time.Millisecond)
@@ -129,7 +134,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 	}
 	rep := &report{Config: reportConfig{
-		Duration: o.duration.String(), Concurrency: o.concurrency, Short: o.short,
+		Duration: o.duration.String(), Concurrency: o.concurrency, Rate: o.rate, Short: o.short,
 		Pinned: o.pin, FileLimit: limit, Started: time.Now().UTC().Format(time.RFC3339),
 	}}
 	b := &bench{o: o, rep: rep, progress: os.Stderr}
@@ -313,8 +318,8 @@ func (b *bench) measureOn(ctx context.Context, c *child, w *workload, conc int) 
 		}
 	}
 	b.logf("%s/%s: %d clients for %s", c.role, w.name, conc, b.o.duration)
-	runLoad(ctx, w, c.addr, events, conc, b.o.warmup)
-	return measure(ctx, c, w, events, conc, b.o.duration)
+	runLoad(ctx, w, c.addr, events, conc, b.o.warmup, 0)
+	return measure(ctx, c, w, events, conc, b.o.duration, 0)
 }
 
 // scenario runs one workload against a fresh server process.
@@ -335,7 +340,11 @@ func (b *bench) scenario(ctx context.Context, t target, w *workload, conc int) (
 		}
 	}
 	b.logf("%s/%s: %d clients for %s", t.name, w.name, conc, b.o.duration)
-	runLoad(ctx, w, c.addr, events, conc, b.o.warmup)
+	rate := b.o.rate
+	if conc != b.o.concurrency {
+		rate = 0 // the one-client latencies
+	}
+	runLoad(ctx, w, c.addr, events, conc, b.o.warmup, rate)
 
 	var profErr chan error
 	if b.o.profile != "" && (t.role == roleGateway || t.role == roleGatewayRelay) && conc == b.o.concurrency {
@@ -343,7 +352,7 @@ func (b *bench) scenario(ctx context.Context, t target, w *workload, conc int) (
 		path := filepath.Join(b.o.profile, t.name+"-"+w.name)
 		go func() { profErr <- c.profile(b.o.duration, path) }()
 	}
-	r, err := measure(ctx, c, w, events, conc, b.o.duration)
+	r, err := measure(ctx, c, w, events, conc, b.o.duration, rate)
 	if err != nil {
 		return r, err
 	}
@@ -358,12 +367,12 @@ func (b *bench) scenario(ctx context.Context, t target, w *workload, conc int) (
 
 // measure runs the load once and turns the server's counters into
 // per-operation costs.
-func measure(ctx context.Context, c *child, w *workload, events, conc int, d time.Duration) (runResult, error) {
+func measure(ctx context.Context, c *child, w *workload, events, conc int, d time.Duration, rate float64) (runResult, error) {
 	before, err := c.stats(false)
 	if err != nil {
 		return runResult{}, err
 	}
-	res := runLoad(ctx, w, c.addr, events, conc, d)
+	res := runLoad(ctx, w, c.addr, events, conc, d, rate)
 	after, err := c.stats(false)
 	if err != nil {
 		return runResult{}, err

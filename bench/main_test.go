@@ -98,6 +98,7 @@ func TestShortRun(t *testing.T) {
 func TestFlags(t *testing.T) {
 	for _, args := range [][]string{
 		{"-concurrency", "0"},
+		{"-rate", "-1"},
 		{"-scenario", "("},
 		{"extra"},
 		{"-nosuchflag"},

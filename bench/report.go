@@ -20,12 +20,13 @@ type report struct {
 }
 
 type reportConfig struct {
-	Started     string `json:"started"`
-	Duration    string `json:"duration"`
-	Concurrency int    `json:"concurrency"`
-	Short       bool   `json:"short"`
-	Pinned      bool   `json:"pinned"`
-	FileLimit   uint64 `json:"file_limit"`
+	Started     string  `json:"started"`
+	Duration    string  `json:"duration"`
+	Concurrency int     `json:"concurrency"`
+	Rate        float64 `json:"rate,omitempty"`
+	Short       bool    `json:"short"`
+	Pinned      bool    `json:"pinned"`
+	FileLimit   uint64  `json:"file_limit"`
 }
 
 // runResult is one scenario: a workload against a target.
@@ -107,8 +108,12 @@ func mib(b uint64) string {
 
 func (rep *report) writeTables(w io.Writer) {
 	c := rep.Config
-	fmt.Fprintf(w, "gatewaykit load tool, %s: %s per scenario, %d clients, pinned=%v, open-file limit %d\n\n",
-		c.Started, c.Duration, c.Concurrency, c.Pinned, c.FileLimit)
+	rate := "as fast as they go"
+	if c.Rate > 0 {
+		rate = fmt.Sprintf("at most %.0f ops/s", c.Rate)
+	}
+	fmt.Fprintf(w, "gatewaykit load tool, %s: %s per scenario, %d clients %s, pinned=%v, open-file limit %d\n\n",
+		c.Started, c.Duration, c.Concurrency, rate, c.Pinned, c.FileLimit)
 	if len(rep.Runs) > 0 {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "scenario\tclients\tops/s\tevents/s\tp50 µs\tp90 µs\tp99 µs\tmax µs\tttfb p50\tttfb p99\tCPU µs/op\tCPU µs/event\tallocs/op\tKB/op\tRSS MB idle\tRSS MB end\terrors\t")

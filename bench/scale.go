@@ -59,8 +59,8 @@ func (b *bench) runSweep(ctx context.Context) error {
 				return err
 			}
 			b.logf("sweep %s/chat: %d clients for %s", t.name, n, b.o.duration)
-			runLoad(ctx, &w, c.addr, 0, n, b.o.warmup)
-			r, err := measure(ctx, c, &w, 0, n, b.o.duration)
+			runLoad(ctx, &w, c.addr, 0, n, b.o.warmup, 0)
+			r, err := measure(ctx, c, &w, 0, n, b.o.duration, 0)
 			if err != nil {
 				c.stop()
 				return err
