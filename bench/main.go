@@ -6,6 +6,7 @@
 //	go run ./bench                      # every scenario, 5s each, 32 clients
 //	go run ./bench -pin -duration 10s   # server on CPU 0, load on CPU 1
 //	go run ./bench -scenario 'gateway/chat|floor/chat' -concurrency 64
+//	go run ./bench -rate 4000 -scenario '/chat$'   # every server at the same rate
 //	go run ./bench -sweep               # 1…2048 clients, non-streaming chat
 //	go run ./bench -streams 10000       # open paced streams: memory per stream
 //	go run ./bench -store               # memory per stored item, key lookups
