@@ -227,8 +227,7 @@ var targets = []target{
 	{name: "floor", role: roleFloor},
 	{name: "gateway", role: roleGateway},
 	{name: "naive-relay", role: roleNaive, relay: true},
-	// The relay has no responses backend yet (issue 6).
-	{name: "gateway-relay", role: roleGatewayRelay, relay: true, skip: []string{"responses"}},
+	{name: "gateway-relay", role: roleGatewayRelay, relay: true},
 }
 
 func (t target) serves(w string) bool {

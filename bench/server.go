@@ -189,7 +189,7 @@ func newDemoGateway(textOpts ...demo.TextOption) (*gateway.Gateway, error) {
 
 // newRelayGateway is the gateway as the relay example wires it: every
 // demo model routed to the upstream (base URL upstream), the relay's
-// backends for chat, completions and videos, its pass-through access
+// backends for chat, completions, responses and videos, its pass-through access
 // points, behind the same auth, rate limit and access log as
 // newDemoGateway.
 func newRelayGateway(upstream string, tr *http.Transport) (*gateway.Gateway, error) {
@@ -212,6 +212,7 @@ func newRelayGateway(upstream string, tr *http.Transport) (*gateway.Gateway, err
 		Catalog:     catalog,
 		Chat:        r.Chat(),
 		Completions: r.Completions(),
+		Responses:   r.Responses(),
 		Videos:      r.Videos(),
 		Routes: func(mux *http.ServeMux) {
 			relay.RegisterAccess(mux, relay.NewAccessHandler(r, catalog))
