@@ -130,7 +130,8 @@
 // give 404 not_found in the general error shape, and a previous_response_id
 // naming it (or no stored response at all) is a 400 invalid_request_error
 // with param "previous_response_id". DELETE answers {"id","object":
-// "response","deleted":true}.
+// "response","deleted":true}. A response is stored when it has ended:
+// while a stream is still running, GET answers 404 for it.
 //
 // previous_response_id continues a conversation: the handler follows the
 // chain of previous_response_id back (at most [MaxConversationDepth]
