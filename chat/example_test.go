@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -200,4 +201,57 @@ func ExampleWithKeepAlive() {
 	lines := strings.Split(w.Body.String(), "\n")
 	fmt.Println(lines[0])
 	// Output: : keep-alive
+}
+
+// byModel is a chat backend that routes each request by its model: the
+// kind of backend that wraps others and uses [chat.Deltas] to stream
+// whatever it routes to, streaming or not.
+type byModel struct {
+	routes   map[string]chat.Backend
+	fallback chat.Backend
+}
+
+func (b byModel) pick(model string) chat.Backend {
+	if r, ok := b.routes[model]; ok {
+		return r
+	}
+	return b.fallback
+}
+
+func (b byModel) Complete(ctx context.Context, p *chat.Params) (*chat.Result, error) {
+	return b.pick(p.Request.Model).Complete(ctx, p)
+}
+
+func (b byModel) Stream(ctx context.Context, p *chat.Params) iter.Seq2[chat.Delta, error] {
+	return chat.Deltas(ctx, b.pick(p.Request.Model), p)
+}
+
+// fixedBackend answers every request with the same text; it does not
+// stream.
+type fixedBackend struct{}
+
+func (fixedBackend) Complete(context.Context, *chat.Params) (*chat.Result, error) {
+	return &chat.Result{Choices: []chat.Output{{Content: "Hello from the fixed backend."}},
+		Usage: chat.Usage{PromptTokens: 3, CompletionTokens: 6}}, nil
+}
+
+// A backend that does not stream is streamed in whole pieces by Deltas.
+func ExampleDeltas() {
+	b := byModel{routes: map[string]chat.Backend{"fixed": fixedBackend{}}, fallback: demo.NewTextBackend().Chat()}
+
+	p := &chat.Params{Request: &chat.Request{Model: "fixed"}}
+	for d, err := range b.Stream(context.Background(), p) {
+		if err != nil {
+			fmt.Println("error:", err)
+			return
+		}
+		if d.Usage != nil {
+			fmt.Println("usage:", d.Usage.PromptTokens, d.Usage.CompletionTokens)
+			continue
+		}
+		fmt.Printf("choice %d: %q finish=%s\n", d.Choice, d.Content, d.FinishReason)
+	}
+	// Output:
+	// choice 0: "Hello from the fixed backend." finish=stop
+	// usage: 3 6
 }

@@ -18,7 +18,6 @@ const Pattern = "POST /v1/chat/completions"
 
 type handler struct {
 	backend   Backend
-	streaming StreamingBackend // backend, if it streams
 	catalog   models.Catalog
 	cfg       config
 	rd        apierrors.Renderer
@@ -44,7 +43,6 @@ func NewHandler(catalog models.Catalog, backend Backend, opts ...Option) http.Ha
 		panic("chat: NewHandler: nil Backend")
 	}
 	h := &handler{backend: backend, catalog: catalog, cfg: newConfig(opts)}
-	h.streaming, _ = backend.(StreamingBackend)
 	h.rd = apierrors.Renderer{Logger: h.cfg.logger}
 	return h
 }

@@ -20,7 +20,6 @@ const Pattern = "POST /v1/completions"
 
 type handler struct {
 	backend   Backend
-	streaming StreamingBackend // backend, if it streams
 	catalog   models.Catalog
 	cfg       config
 	rd        apierrors.Renderer
@@ -46,7 +45,6 @@ func NewHandler(catalog models.Catalog, backend Backend, opts ...Option) http.Ha
 		panic("completions: NewHandler: nil Backend")
 	}
 	h := &handler{backend: backend, catalog: catalog, cfg: newConfig(opts)}
-	h.streaming, _ = backend.(StreamingBackend)
 	h.rd = apierrors.Renderer{Logger: h.cfg.logger}
 	return h
 }
