@@ -10,6 +10,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/chat"
 	"github.com/gatewaykit/gatewaykit/completions"
 	"github.com/gatewaykit/gatewaykit/models"
+	"github.com/gatewaykit/gatewaykit/relay"
 	"github.com/gatewaykit/gatewaykit/responses"
 	"github.com/gatewaykit/gatewaykit/videos"
 )
@@ -45,6 +46,19 @@ type Config struct {
 	Contents videos.ContentStore
 	// RunnerOptions configure the video runner.
 	RunnerOptions []videos.RunnerOption
+
+	// Relay, when set, relays the models it routes to their upstreams,
+	// and serves the access points of spec §4.4 (embeddings, images,
+	// audio, moderations, rerank, the messages format, the Gemini-style
+	// generateContent) through it: chat, completions, responses and video
+	// requests for a routed model go to the relay's backends, and those
+	// for any other model to the backends above. A family without a
+	// backend of its own is relayed whole. The auth middleware then
+	// refuses requests of the messages and Gemini formats in their own
+	// error shapes ([relay.AccessErrorShape]), and client headers such as
+	// OpenAI-Organization and Idempotency-Key are forwarded
+	// ([relay.ForwardHeaders]).
+	Relay *relay.Relay
 
 	// Routes, when set, adds routes to the mux, behind the same
 	// authentication and rate limit (for example relay access points).
@@ -86,6 +100,10 @@ func New(c Config) (*Gateway, error) {
 		logger = slog.New(slog.DiscardHandler)
 	}
 
+	if c.Relay != nil {
+		c = withRelay(c)
+	}
+
 	g := &Gateway{}
 	mux := http.NewServeMux()
 	models.Register(mux, models.NewHandler(c.Catalog, models.WithLogger(logger), models.WithAllowed(keyAllows)))
@@ -124,12 +142,37 @@ func New(c Config) (*Gateway, error) {
 		authOpts = append(authOpts, auth.WithDefaultRateLimit(c.RateLimit))
 	}
 	authOpts = append(authOpts, c.AuthOptions...)
+	var h http.Handler = mux
 	if c.AccessLog {
-		g.handler = logRequests(logger, auth.Middleware(c.Keys, authOpts...)(captureKey(mux)))
-	} else {
-		g.handler = auth.Middleware(c.Keys, authOpts...)(mux)
+		h = captureKey(h)
 	}
+	h = auth.Middleware(c.Keys, authOpts...)(h)
+	if c.Relay != nil {
+		h = relay.ForwardHeaders(h)
+	}
+	if c.AccessLog {
+		h = logRequests(logger, h)
+	}
+	g.handler = h
 	return g, nil
+}
+
+// withRelay routes c's families through c.Relay and adds its access
+// points.
+func withRelay(c Config) Config {
+	r := c.Relay
+	c.Chat = chatRouter{relay: r, relayed: r.Chat(), fallback: c.Chat}
+	c.Completions = completionsRouter{relay: r, relayed: r.Completions(), fallback: c.Completions}
+	c.Videos = videoRouter{relay: r, relayed: r.Videos(), fallback: c.Videos}
+	routes, catalog := c.Routes, c.Catalog
+	c.Routes = func(mux *http.ServeMux) {
+		relay.RegisterAccess(mux, relay.NewAccessHandler(r, catalog))
+		if routes != nil {
+			routes(mux)
+		}
+	}
+	c.AuthOptions = append([]auth.Option{auth.WithErrorShape(relay.AccessErrorShape)}, c.AuthOptions...)
+	return c
 }
 
 // ServeHTTP serves the API.

@@ -148,6 +148,12 @@ func (r *Relay) Models() []string {
 	return slices.Clone(r.models)
 }
 
+// Serves reports whether model is routed.
+func (r *Relay) Serves(model string) bool {
+	_, ok := r.routes[model]
+	return ok
+}
+
 // Upstreams returns copies of the upstreams of model, in failover order,
 // or nil if model is not routed.
 func (r *Relay) Upstreams(model string) []Upstream {
