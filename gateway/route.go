@@ -1,0 +1,72 @@
+package gateway
+
+import (
+	"context"
+	"iter"
+
+	"github.com/gatewaykit/gatewaykit/chat"
+	"github.com/gatewaykit/gatewaykit/completions"
+	"github.com/gatewaykit/gatewaykit/relay"
+	"github.com/gatewaykit/gatewaykit/videos"
+)
+
+// The backends below send the models that a [relay.Relay] routes to its
+// upstreams, and every other model to the backend they wrap (the demo
+// backend, say). A nil wrapped backend is never asked: the catalogue
+// lists only routed models then, and a model that is in the catalogue but
+// in neither is answered by the relay, with model_not_found.
+
+type chatRouter struct {
+	relay    *relay.Relay
+	relayed  chat.Backend
+	fallback chat.Backend
+}
+
+func (b chatRouter) pick(model string) chat.Backend {
+	if b.fallback == nil || b.relay.Serves(model) {
+		return b.relayed
+	}
+	return b.fallback
+}
+
+func (b chatRouter) Complete(ctx context.Context, p *chat.Params) (*chat.Result, error) {
+	return b.pick(p.Request.Model).Complete(ctx, p)
+}
+
+func (b chatRouter) Stream(ctx context.Context, p *chat.Params) iter.Seq2[chat.Delta, error] {
+	return chat.Deltas(ctx, b.pick(p.Request.Model), p)
+}
+
+type completionsRouter struct {
+	relay    *relay.Relay
+	relayed  completions.Backend
+	fallback completions.Backend
+}
+
+func (b completionsRouter) pick(model string) completions.Backend {
+	if b.fallback == nil || b.relay.Serves(model) {
+		return b.relayed
+	}
+	return b.fallback
+}
+
+func (b completionsRouter) Complete(ctx context.Context, p *completions.Params) (*completions.Result, error) {
+	return b.pick(p.Request.Model).Complete(ctx, p)
+}
+
+func (b completionsRouter) Stream(ctx context.Context, p *completions.Params) iter.Seq2[completions.Delta, error] {
+	return completions.Deltas(ctx, b.pick(p.Request.Model), p)
+}
+
+type videoRouter struct {
+	relay    *relay.Relay
+	relayed  videos.Generator
+	fallback videos.Generator
+}
+
+func (g videoRouter) Generate(ctx context.Context, t *videos.Task, progress func(int)) (*videos.Result, error) {
+	if g.fallback == nil || g.relay.Serves(t.Model) {
+		return g.relayed.Generate(ctx, t, progress)
+	}
+	return g.fallback.Generate(ctx, t, progress)
+}
