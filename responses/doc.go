@@ -1,15 +1,16 @@
 // Package responses serves the responses endpoint of the gateway API:
 // POST /v1/responses (spec §4.3), its stored conversations
-// (previous_response_id), GET and DELETE /v1/responses/{id}, and POST
-// /v1/responses/compact. It holds the request and reply types, the typed
-// stream events, the [Backend] interface that produces replies, the
-// [Store] that keeps responses, and the handler that owns the wire.
+// (previous_response_id), GET and DELETE /v1/responses/{id}, GET
+// /v1/responses/{id}/input_items, and POST /v1/responses/compact. It
+// holds the request and reply types, the typed stream events, the
+// [Backend] interface that produces replies, the [Store] that keeps
+// responses, and the handler that owns the wire.
 //
 //	catalog := models.NewMemoryCatalog(demo.TextModels()...)
 //	responses.Register(mux, responses.NewHandler(catalog, demo.NewTextBackend().Responses()))
 //	server := auth.Middleware(keys)(mux)
 //
-// One handler serves the four routes of [Patterns] ([Register] mounts
+// One handler serves the five routes of [Patterns] ([Register] mounts
 // them); it finds the route from the end of the path, so it also works
 // under a prefix or another router.
 //
@@ -132,6 +133,14 @@
 // with param "previous_response_id". DELETE answers {"id","object":
 // "response","deleted":true}. A response is stored when it has ended:
 // while a stream is still running, GET answers 404 for it.
+//
+// GET /v1/responses/{id}/input_items lists a stored response's input
+// items as OpenAI does ([InputItemList]: newest first unless order=asc,
+// limit 1 to 100, default 20, after an item id). Stored input items carry
+// ids (the request's, or new ones: "msg_…", "fc_…", "fco_…" for function
+// outputs, "cmp_…", "item_…"), and messages have their content as an
+// array of parts and status completed; [Params] History hands the
+// backends the items in that form.
 //
 // previous_response_id continues a conversation: the handler follows the
 // chain of previous_response_id back (at most [MaxConversationDepth]

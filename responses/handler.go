@@ -17,7 +17,7 @@ import (
 )
 
 // The routes served by [NewHandler], in [http.ServeMux] syntax. [Register]
-// registers all four.
+// registers all five.
 const (
 	// Pattern creates a response (spec §4.3).
 	Pattern = "POST /v1/responses"
@@ -27,6 +27,8 @@ const (
 	PatternGet = "GET /v1/responses/{response_id}"
 	// PatternDelete deletes a stored response.
 	PatternDelete = "DELETE /v1/responses/{response_id}"
+	// PatternInputItems lists the input items of a stored response.
+	PatternInputItems = "GET /v1/responses/{response_id}/input_items"
 )
 
 // MaxConversationDepth is the most earlier responses that a
@@ -36,7 +38,7 @@ const MaxConversationDepth = 1000
 
 // Patterns returns every route of [NewHandler] (a new slice each call).
 func Patterns() []string {
-	return []string{Pattern, PatternCompact, PatternGet, PatternDelete}
+	return []string{Pattern, PatternCompact, PatternGet, PatternDelete, PatternInputItems}
 }
 
 // Register registers h, normally the handler of [NewHandler], on mux
@@ -95,10 +97,11 @@ const (
 	routeCreate
 	routeCompact
 	routeResponse
+	routeInputItems
 )
 
 // parseRoute finds the route from the end of path: …/responses,
-// …/responses/compact and …/responses/{id}.
+// …/responses/compact, …/responses/{id} and …/responses/{id}/input_items.
 func parseRoute(path string) (route, string) {
 	path = strings.TrimSuffix(path, "/")
 	rest, last, ok := cutLast(path)
@@ -107,6 +110,13 @@ func parseRoute(path string) (route, string) {
 	}
 	if last == "responses" {
 		return routeCreate, ""
+	}
+	if last == "input_items" {
+		rest2, id, ok := cutLast(rest)
+		if _, prev, ok2 := cutLast(rest2); ok && ok2 && prev == "responses" && id != "" {
+			return routeInputItems, id
+		}
+		return routeNone, ""
 	}
 	_, prev, ok := cutLast(rest)
 	switch {
@@ -155,6 +165,12 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		allow = "GET, HEAD, DELETE"
+	case routeInputItems:
+		if r.Method == http.MethodGet || r.Method == http.MethodHead {
+			h.inputItems(w, r, id)
+			return
+		}
+		allow = "GET, HEAD"
 	default:
 		h.fail(w, r, apierrors.NotFound(fmt.Sprintf("No responses route for %s %s.", r.Method, r.URL.Path)))
 		return
@@ -348,7 +364,7 @@ func (h *handler) save(ctx context.Context, owner string, req *Request, resp *Re
 	if !req.Stored() {
 		return
 	}
-	sr := &StoredResponse{Owner: owner, Response: *resp, Input: req.Input.AsItems()}
+	sr := &StoredResponse{Owner: owner, Response: *resp, Input: storedInput(req.Input.AsItems())}
 	if err := h.cfg.store.Put(ctx, sr); err != nil {
 		h.cfg.logger.LogAttrs(ctx, slog.LevelError, "storing the response failed",
 			slog.String("response_id", resp.ID), slog.String("error", err.Error()))

@@ -617,3 +617,68 @@ func TestUsageIsChargedToTheKey(t *testing.T) {
 	require.Positive(t, compacted)
 	require.Equal(t, int64(10000-total-streamed-compacted), remaining())
 }
+
+func TestInputItems(t *testing.T) {
+	t.Parallel()
+	h := newTestHandler()
+	w := post(t, h, `{"model":"demo-chat","input":[`+
+		`{"role":"developer","content":"Be brief."},`+
+		`{"role":"user","content":"One."},`+
+		`{"role":"assistant","content":"Two."},`+
+		`{"type":"message","id":"msg_mine","role":"user","content":[{"type":"input_text","text":"Three."}]},`+
+		`{"type":"function_call","call_id":"c1","name":"f","arguments":"{}"},`+
+		`{"type":"function_call_output","call_id":"c1","output":"4"}]}`)
+	require.Equal(t, 200, w.Code, w.Body.String())
+	id := decode(t, w.Body.String())["id"].(string)
+	list := func(query string) map[string]any {
+		t.Helper()
+		w := do(t, h, http.MethodGet, "/v1/responses/"+id+"/input_items"+query, "")
+		require.Equal(t, 200, w.Code, w.Body.String())
+		return decode(t, w.Body.String())
+	}
+
+	all := list("?order=asc")
+	require.Equal(t, "list", all["object"])
+	require.Equal(t, false, all["has_more"])
+	data := all["data"].([]any)
+	require.Len(t, data, 6)
+	var ids []string
+	for _, x := range data {
+		ids = append(ids, x.(map[string]any)["id"].(string))
+	}
+	require.Equal(t, "msg_mine", ids[3], "a given id is kept")
+	for i, prefix := range []string{"msg_", "msg_", "msg_", "msg_", "fc_", "fco_"} {
+		require.True(t, strings.HasPrefix(ids[i], prefix), "%d: %s", i, ids[i])
+	}
+	require.Equal(t, ids[0], all["first_id"])
+	require.Equal(t, ids[5], all["last_id"])
+	require.Equal(t, map[string]any{"id": ids[1], "type": "message", "status": "completed", "role": "user",
+		"content": []any{map[string]any{"type": "input_text", "text": "One."}}}, data[1])
+	require.Equal(t, []any{map[string]any{"type": "output_text", "text": "Two."}}, data[2].(map[string]any)["content"])
+
+	page := list("?limit=2")
+	require.Equal(t, true, page["has_more"])
+	require.Equal(t, []any{data[5], data[4]}, page["data"], "newest first by default")
+	page = list("?limit=2&after=" + page["last_id"].(string))
+	require.Equal(t, []any{data[3], data[2]}, page["data"])
+	page = list("?order=asc&after=" + ids[5])
+	require.Equal(t, []any{}, page["data"])
+	require.Equal(t, false, page["has_more"])
+
+	for query, want := range map[string]string{
+		"?limit=0":      errorBody(`limit must be an integer from 1 to 100, got "0"`, invalid, "limit", "invalid_request_error"),
+		"?limit=101":    errorBody(`limit must be an integer from 1 to 100, got "101"`, invalid, "limit", "invalid_request_error"),
+		"?order=random": errorBody(`order must be asc or desc, got "random"`, invalid, "order", "invalid_request_error"),
+		"?after=nope":   errorBody(`after names no input item of response "`+id+`": "nope"`, invalid, "after", "invalid_request_error"),
+	} {
+		w := do(t, h, http.MethodGet, "/v1/responses/"+id+"/input_items"+query, "")
+		require.Equal(t, 400, w.Code, query)
+		require.JSONEq(t, want, w.Body.String(), query)
+	}
+	w = do(t, h, http.MethodGet, "/v1/responses/resp_nope/input_items", "")
+	require.Equal(t, 404, w.Code)
+	w = do(t, h, http.MethodGet, "/v1/responses/"+id+"/input_items", "", withPrincipal("key_x", "other"))
+	require.Equal(t, 404, w.Code, "another owner's")
+	w = do(t, h, http.MethodPost, "/v1/responses/"+id+"/input_items", "")
+	require.Equal(t, 405, w.Code)
+}

@@ -387,3 +387,30 @@ func TestSDKReasoningItems(t *testing.T) {
 	require.Equal(t, summary.String(), final.Output[0].AsReasoning().Summary[0].Text)
 	require.Equal(t, resp.OutputText(), final.OutputText())
 }
+
+func TestSDKInputItemsList(t *testing.T) {
+	t.Parallel()
+	s := newSDKServer(t)
+	c := openai.NewClient(option.WithBaseURL(s.url+"/v1/"), option.WithAPIKey(s.alice), option.WithMaxRetries(0), option.WithHTTPClient(s.srv.Client()))
+	resp, err := c.Responses.New(t.Context(), oresponses.ResponseNewParams{
+		Model: demo.ChatModel,
+		Input: oresponses.ResponseNewParamsInputUnion{OfInputItemList: oresponses.ResponseInputParam{
+			oresponses.ResponseInputItemParamOfMessage("First.", oresponses.EasyInputMessageRoleUser),
+			oresponses.ResponseInputItemParamOfMessage("Second.", oresponses.EasyInputMessageRoleUser),
+			oresponses.ResponseInputItemParamOfMessage("Third.", oresponses.EasyInputMessageRoleUser),
+		}},
+	})
+	require.NoError(t, err)
+	var texts []string
+	iter := c.Responses.InputItems.ListAutoPaging(t.Context(), resp.ID, oresponses.InputItemListParams{
+		Limit: openai.Int(2), Order: oresponses.InputItemListParamsOrderAsc,
+	})
+	for iter.Next() {
+		msg := iter.Current().AsMessage()
+		require.True(t, strings.HasPrefix(msg.ID, responses.MessageIDPrefix), msg.ID)
+		require.Equal(t, "user", string(msg.Role))
+		texts = append(texts, msg.Content[0].Text)
+	}
+	require.NoError(t, iter.Err())
+	require.Equal(t, []string{"First.", "Second.", "Third."}, texts, "two pages, in order")
+}
