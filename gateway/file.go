@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 
 	"github.com/gatewaykit/gatewaykit/auth"
 	"github.com/gatewaykit/gatewaykit/demo"
 	"github.com/gatewaykit/gatewaykit/models"
+	"github.com/gatewaykit/gatewaykit/relay"
 )
 
 // File is the JSON configuration of the example programs (their -config
@@ -17,14 +19,74 @@ import (
 //
 //	{
 //	  "keys": [{"secret": "sk-…", "id": "team-a", "owner": "a", "quota": 100000}],
-//	  "models": [{"id": "demo-chat", "supported_endpoint_types": ["compat"]}]
+//	  "models": [
+//	    {"id": "demo-chat", "supported_endpoint_types": ["compat", "compat-response"]},
+//	    {"id": "gpt-4o-mini", "supported_endpoint_types": ["compat", "compat-response"]}
+//	  ],
+//	  "routes": [
+//	    {"model": "gpt-4o-mini", "upstreams": [
+//	      {"base_url": "https://api.openai.com/v1", "key_env": "OPENAI_API_KEY"}
+//	    ]}
+//	  ]
 //	}
 //
-// Models take the form documented in package models. Unknown fields are
-// an error, so that a typo does not go unnoticed.
+// Models take the form documented in package models. Routes relay models
+// to upstreams (see [File.Relay]); a routed model must also be listed in
+// models, which says what it serves. Unknown fields are an error, so that
+// a typo does not go unnoticed.
 type File struct {
 	Keys   []KeyConfig    `json:"keys"`
 	Models []models.Model `json:"models"`
+	Routes []RouteConfig  `json:"routes,omitempty"`
+}
+
+// RouteConfig relays one model of a [File] to its upstreams, in failover
+// order (see [relay.Route]).
+type RouteConfig struct {
+	Model     string           `json:"model"`
+	Upstreams []UpstreamConfig `json:"upstreams"`
+}
+
+// UpstreamConfig is one upstream of a [RouteConfig] (see [relay.Upstream]).
+type UpstreamConfig struct {
+	// Name names the upstream in logs; empty means the host of BaseURL.
+	Name string `json:"name,omitempty"`
+	// BaseURL is the upstream's API base, ending in /v1.
+	BaseURL string `json:"base_url"`
+	// Key is the upstream's API key. Prefer KeyEnv, which keeps the
+	// secret out of the file.
+	Key string `json:"key,omitempty"`
+	// KeyEnv names the environment variable that holds the key; it is
+	// read by [File.Relay].
+	KeyEnv string `json:"key_env,omitempty"`
+	// Model is the upstream's name of the model; empty means the public
+	// one.
+	Model string `json:"model,omitempty"`
+}
+
+// Relay returns a relay for the routes of f, or nil when f has none. An
+// upstream's KeyEnv is read from the environment now; a variable that is
+// not set is an error.
+func (f File) Relay(opts ...relay.Option) (*relay.Relay, error) {
+	if len(f.Routes) == 0 {
+		return nil, nil
+	}
+	routes := make([]relay.Route, len(f.Routes))
+	for i, rc := range f.Routes {
+		routes[i].Model = rc.Model
+		for _, uc := range rc.Upstreams {
+			key := uc.Key
+			if uc.KeyEnv != "" {
+				v, ok := os.LookupEnv(uc.KeyEnv)
+				if !ok {
+					return nil, fmt.Errorf("gateway: route %s: the environment variable %s (key_env) is not set", rc.Model, uc.KeyEnv)
+				}
+				key = v
+			}
+			routes[i].Upstreams = append(routes[i].Upstreams, relay.Upstream{Name: uc.Name, BaseURL: uc.BaseURL, Key: key, Model: uc.Model})
+		}
+	}
+	return relay.New(routes, opts...)
 }
 
 // KeyConfig is one API key of a [File].
@@ -76,6 +138,16 @@ func LoadFile(path string) (File, error) {
 	}
 	if err := models.ValidateModels(f.Models); err != nil {
 		return File{}, fmt.Errorf("%s: %w", path, err)
+	}
+	for _, rc := range f.Routes {
+		if !slices.ContainsFunc(f.Models, func(m models.Model) bool { return m.ID == rc.Model }) {
+			return File{}, fmt.Errorf("%s: route %q: the model is not in models (which says what it serves)", path, rc.Model)
+		}
+		for _, uc := range rc.Upstreams {
+			if uc.Key != "" && uc.KeyEnv != "" {
+				return File{}, fmt.Errorf("%s: route %q: an upstream has both key and key_env; give one", path, rc.Model)
+			}
+		}
 	}
 	return f, nil
 }

@@ -22,6 +22,8 @@ func TestLoadFile(t *testing.T) {
 		{"unknown field", `{"keys":[],"modles":[]}`, `unknown field "modles"`},
 		{"bad model", `{"models":[{"id":""}]}`, "id"},
 		{"not json", `keys: []`, "invalid character"},
+		{"route of an unlisted model", `{"models":[{"id":"m","supported_endpoint_types":["compat"]}],"routes":[{"model":"x","upstreams":[{"base_url":"http://127.0.0.1:1/v1"}]}]}`, `route "x"`},
+		{"key and key_env", `{"models":[{"id":"m","supported_endpoint_types":["compat"]}],"routes":[{"model":"m","upstreams":[{"base_url":"http://127.0.0.1:1/v1","key":"a","key_env":"B"}]}]}`, "both key and key_env"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -61,4 +63,29 @@ func TestNewKeyStore(t *testing.T) {
 	require.Error(t, err, "a duplicate secret is refused")
 	_, err = keys.Lookup(ctx, "sk-unknown")
 	require.ErrorIs(t, err, auth.ErrKeyNotFound)
+}
+
+func TestFileRelay(t *testing.T) {
+	// Not parallel: it sets an environment variable.
+	f := gateway.File{Routes: []gateway.RouteConfig{{Model: "m", Upstreams: []gateway.UpstreamConfig{
+		{BaseURL: "http://127.0.0.1:1/v1", KeyEnv: "GATEWAYKIT_TEST_UPSTREAM_KEY", Model: "upstream-m"},
+		{BaseURL: "http://127.0.0.1:2/v1", Key: "sk-inline"},
+	}}}}
+	_, err := f.Relay()
+	require.ErrorContains(t, err, "GATEWAYKIT_TEST_UPSTREAM_KEY")
+
+	t.Setenv("GATEWAYKIT_TEST_UPSTREAM_KEY", "sk-from-env")
+	r, err := f.Relay()
+	require.NoError(t, err)
+	require.True(t, r.Serves("m"))
+	ups := r.Upstreams("m")
+	require.Len(t, ups, 2)
+	require.Equal(t, "sk-from-env", ups[0].Key)
+	require.Equal(t, "upstream-m", ups[0].Model)
+	require.Equal(t, "sk-inline", ups[1].Key)
+	require.Equal(t, "m", ups[1].Model, "an empty upstream name is the public one")
+
+	r, err = gateway.File{}.Relay()
+	require.NoError(t, err)
+	require.Nil(t, r, "no routes, no relay")
 }

@@ -7,8 +7,13 @@
 //	go run ./examples/server -addr :9000
 //	go run ./examples/server -config gateway.json
 //
-// A -config file is JSON: {"keys": [...], "models": [...]}, as documented
-// by gateway.File. The wiring itself is package gateway's.
+// A -config file is JSON: {"keys": [...], "models": [...], "routes": [...]},
+// as documented by gateway.File. Routes relay models to upstream
+// OpenAI-compatible services (with failover, in the order given), which
+// also mounts the access points of spec §4.4 (embeddings, images, audio,
+// moderations, rerank, the messages format, Gemini-style generateContent);
+// every model without a route is answered by the demo backend. The wiring
+// itself is package gateway's.
 package main
 
 import (
@@ -27,6 +32,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/demo"
 	"github.com/gatewaykit/gatewaykit/gateway"
 	"github.com/gatewaykit/gatewaykit/models"
+	"github.com/gatewaykit/gatewaykit/relay"
 )
 
 func main() {
@@ -59,6 +65,10 @@ func newGateway(c gateway.File, logger *slog.Logger, textOpts ...demo.TextOption
 	if err != nil {
 		return nil, err
 	}
+	rl, err := c.Relay(relay.WithLogger(logger))
+	if err != nil {
+		return nil, err
+	}
 	text := demo.NewTextBackend(textOpts...)
 	return gateway.New(gateway.Config{
 		Keys:        keys,
@@ -67,6 +77,7 @@ func newGateway(c gateway.File, logger *slog.Logger, textOpts ...demo.TextOption
 		Completions: text.Completions(),
 		Responses:   text.Responses(),
 		Videos:      demo.NewVideoGenerator(),
+		Relay:       rl,
 		RateLimit:   demoRateLimit,
 		Logger:      logger,
 		AccessLog:   true,
@@ -120,4 +131,11 @@ func printBanner(addr string, c gateway.File, builtIn bool) {
 		fmt.Printf(" %s", m.ID)
 	}
 	fmt.Println()
+	for _, rc := range c.Routes {
+		fmt.Printf("  relayed: %s →", rc.Model)
+		for _, u := range rc.Upstreams {
+			fmt.Printf(" %s", u.BaseURL)
+		}
+		fmt.Println()
+	}
 }

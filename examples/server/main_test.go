@@ -6,11 +6,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/gatewaykit/gatewaykit/gateway"
+	"github.com/gatewaykit/gatewaykit/models"
 )
 
 // TestExampleServesTheREADMEWalkThrough makes the calls of the README's
@@ -72,4 +74,39 @@ func TestRateLimitGives429(t *testing.T) {
 	require.Equal(t, 429, last.Code)
 	require.Contains(t, last.Body.String(), `"rate_limit_exceeded"`)
 	require.NotEmpty(t, last.Header().Get("Retry-After"))
+}
+
+// TestConfigRoutesRelayAModel runs the example server with a -config that
+// routes one model to another gatewaykit server (itself on the demo
+// backends): that model is relayed, the demo models are answered here.
+func TestConfigRoutesRelayAModel(t *testing.T) {
+	upstream, err := newGateway(gateway.DemoFile(), slog.New(slog.DiscardHandler))
+	require.NoError(t, err)
+	var calls atomic.Int32
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		upstream.ServeHTTP(w, r)
+	}))
+	t.Cleanup(up.Close)
+
+	f := gateway.DemoFile()
+	f.Models = append(f.Models, models.Model{ID: "remote-chat", OwnedBy: "upstream", Created: 1,
+		EndpointTypes: []models.EndpointType{models.Compat, models.CompatResponse}})
+	f.Routes = []gateway.RouteConfig{{Model: "remote-chat", Upstreams: []gateway.UpstreamConfig{
+		{BaseURL: up.URL + "/v1", Key: "sk-demo", Model: "demo-chat"}}}}
+	g, err := newGateway(f, slog.New(slog.DiscardHandler))
+	require.NoError(t, err)
+
+	for _, model := range []string{"remote-chat", "demo-chat"} {
+		req := httptest.NewRequest("POST", "/v1/chat/completions",
+			strings.NewReader(`{"model":"`+model+`","messages":[{"role":"user","content":"hi"}]}`))
+		req.Header.Set("Authorization", "Bearer sk-demo")
+		req.Header.Set("Content-Type", "application/json")
+		rec := httptest.NewRecorder()
+		g.ServeHTTP(rec, req)
+		require.Equal(t, 200, rec.Code, rec.Body.String())
+		require.Contains(t, rec.Body.String(), `"model":"`+model+`"`, "the gateway's public name")
+		require.Contains(t, rec.Body.String(), `You said: \"hi\"`, "the demo text, here or upstream")
+	}
+	require.Equal(t, int32(1), calls.Load(), "only remote-chat went upstream")
 }
