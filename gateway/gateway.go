@@ -163,6 +163,7 @@ func withRelay(c Config) Config {
 	r := c.Relay
 	c.Chat = chatRouter{relay: r, relayed: r.Chat(), fallback: c.Chat}
 	c.Completions = completionsRouter{relay: r, relayed: r.Completions(), fallback: c.Completions}
+	c.Responses = responsesRouter{relay: r, relayed: r.Responses(), fallback: c.Responses}
 	c.Videos = videoRouter{relay: r, relayed: r.Videos(), fallback: c.Videos}
 	routes, catalog := c.Routes, c.Catalog
 	c.Routes = func(mux *http.ServeMux) {

@@ -7,6 +7,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/chat"
 	"github.com/gatewaykit/gatewaykit/completions"
 	"github.com/gatewaykit/gatewaykit/relay"
+	"github.com/gatewaykit/gatewaykit/responses"
 	"github.com/gatewaykit/gatewaykit/videos"
 )
 
@@ -69,4 +70,29 @@ func (g videoRouter) Generate(ctx context.Context, t *videos.Task, progress func
 		return g.relayed.Generate(ctx, t, progress)
 	}
 	return g.fallback.Generate(ctx, t, progress)
+}
+
+type responsesRouter struct {
+	relay    *relay.Relay
+	relayed  responses.Backend
+	fallback responses.Backend
+}
+
+func (b responsesRouter) pick(model string) responses.Backend {
+	if b.fallback == nil || b.relay.Serves(model) {
+		return b.relayed
+	}
+	return b.fallback
+}
+
+func (b responsesRouter) Complete(ctx context.Context, p *responses.Params) (*responses.Result, error) {
+	return b.pick(p.Request.Model).Complete(ctx, p)
+}
+
+func (b responsesRouter) Stream(ctx context.Context, p *responses.Params) iter.Seq2[responses.Delta, error] {
+	return responses.Deltas(ctx, b.pick(p.Request.Model), p)
+}
+
+func (b responsesRouter) Compact(ctx context.Context, p *responses.CompactParams) (*responses.CompactResult, error) {
+	return responses.Compact(ctx, b.pick(p.Request.Model), p)
 }

@@ -43,6 +43,8 @@ func TestGatewayRelaysRoutedModelsOnly(t *testing.T) {
 		{"chat, demo", "/v1/chat/completions", `{"model":"demo-chat","messages":[{"role":"user","content":"hi"}]}`, false, 200, `gatewaykit demo model`},
 		{"chat stream, routed", "/v1/chat/completions", `{"model":"remote","stream":true,"messages":[{"role":"user","content":"hi"}]}`, true, 200, `data: [DONE]`},
 		{"completions, routed", "/v1/completions", `{"model":"remote","prompt":"hi"}`, true, 200, `"text_completion"`},
+		{"responses, routed", "/v1/responses", `{"model":"remote","input":"hi"}`, true, 200, `"object":"response"`},
+		{"responses, demo", "/v1/responses", `{"model":"demo-chat","input":"hi"}`, false, 200, `gatewaykit demo model`},
 		{"completions, demo", "/v1/completions", `{"model":"demo-instruct","prompt":"hi"}`, false, 200, `"text_completion"`},
 		// The fake upstream has no embeddings: its 404 comes back.
 		{"embeddings, routed", "/v1/embeddings", `{"model":"remote","input":"hi"}`, true, 404, `"not_found"`},

@@ -1,6 +1,7 @@
 package responses
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -32,8 +33,8 @@ func (h *handler) compact(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	if h.compactor == nil {
-		h.fail(w, r, apierrors.InvalidRequestf("model", "model %q does not support compaction", req.Model))
+	if _, ok := h.backend.(Compactor); !ok {
+		h.fail(w, r, errNoCompaction(req.Model))
 		return
 	}
 	history, err := h.history(ctx, h.cfg.owner(ctx), req.PreviousResponseID)
@@ -42,7 +43,7 @@ func (h *handler) compact(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := &CompactParams{Request: req, Model: m, History: history}
-	res, err := h.compactor.Compact(ctx, p)
+	res, err := Compact(ctx, h.backend, p)
 	if err == nil && (res == nil || res.EncryptedContent == "") {
 		err = apierrors.Internal(errors.New("responses: compactor returned no content and no error"))
 	}
@@ -70,6 +71,22 @@ func (h *handler) compact(w http.ResponseWriter, r *http.Request) {
 
 // compactionOutput lists the user messages of items, as input_text parts,
 // then the compaction item.
+// Compact asks b to compact the conversation of p when b is a
+// [Compactor], and otherwise returns the error the handler answers for a
+// backend that cannot: a 400 invalid_request_error, param "model". Like
+// [Deltas], it serves backends that wrap others.
+func Compact(ctx context.Context, b Backend, p *CompactParams) (*CompactResult, error) {
+	c, ok := b.(Compactor)
+	if !ok {
+		return nil, errNoCompaction(p.Request.Model)
+	}
+	return c.Compact(ctx, p)
+}
+
+func errNoCompaction(model string) error {
+	return apierrors.InvalidRequestf("model", "model %q does not support compaction", model)
+}
+
 func compactionOutput(items []Item, encrypted string) []CompactionItem {
 	var out []CompactionItem
 	for i := range items {

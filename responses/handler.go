@@ -51,12 +51,10 @@ func Register(mux *http.ServeMux, h http.Handler) {
 }
 
 type handler struct {
-	backend   Backend
-	streaming StreamingBackend // backend, if it streams
-	compactor Compactor        // backend, if it compacts
-	catalog   models.Catalog
-	cfg       config
-	rd        apierrors.Renderer
+	backend Backend
+	catalog models.Catalog
+	cfg     config
+	rd      apierrors.Renderer
 }
 
 // NewHandler returns the handler of every route of [Patterns]: it finds
@@ -83,8 +81,6 @@ func NewHandler(catalog models.Catalog, backend Backend, opts ...Option) http.Ha
 		panic("responses: NewHandler: nil Backend")
 	}
 	h := &handler{backend: backend, catalog: catalog, cfg: newConfig(opts)}
-	h.streaming, _ = backend.(StreamingBackend)
-	h.compactor, _ = backend.(Compactor)
 	h.rd = apierrors.Renderer{Logger: h.cfg.logger}
 	return h
 }

@@ -60,13 +60,7 @@ func (h *handler) serveStream(w http.ResponseWriter, r *http.Request, p *Params,
 
 	ew := eventWriter{s: s, h: h, cur: -1, buf: make([]byte, 0, 2048), ref: make([]byte, 0, 64),
 		resp: newResponse(p.Request, ids.New(IDPrefix), h.cfg.now().Unix())}
-	var seq iter.Seq2[Delta, error]
-	if h.streaming != nil {
-		seq = h.streaming.Stream(ctx, p)
-	} else {
-		seq = resultDeltas(ctx, h.backend, p)
-	}
-	for d, err := range seq {
+	for d, err := range Deltas(ctx, h.backend, p) {
 		if err == nil {
 			err = ew.add(&d)
 		}
@@ -366,6 +360,17 @@ func (ew *eventWriter) send(event string, b []byte) error {
 // contract: a 500 whose text is only logged.
 func backendError(format string, args ...any) error {
 	return apierrors.Internal(fmt.Errorf("responses: backend sent a "+format, args...))
+}
+
+// Deltas returns b's reply to p as the handler streams it: b.Stream's
+// deltas when b is a [StreamingBackend], and otherwise the [Result] of
+// b.Complete in whole pieces. It serves backends that wrap others (one
+// that routes by model, say) and must stream whatever they wrap.
+func Deltas(ctx context.Context, b Backend, p *Params) iter.Seq2[Delta, error] {
+	if sb, ok := b.(StreamingBackend); ok {
+		return sb.Stream(ctx, p)
+	}
+	return resultDeltas(ctx, b, p)
 }
 
 // resultDeltas streams the Result of a backend that does not stream: each
