@@ -105,8 +105,11 @@ func (c Credential) LogValue() slog.Value {
 // Client-facing messages. None of them may contain the secret.
 const (
 	msgMissing = "You didn't provide an API key. Send it in the Authorization header using the Bearer scheme: 'Authorization: Bearer sk-...'."
-	msgScheme  = "The Authorization header must use the Bearer scheme: 'Authorization: Bearer sk-...'."
-	msgEmpty   = "The Authorization header uses the Bearer scheme but carries no API key."
+	// The same, for clients of the messages and Gemini formats.
+	msgMissingMessages = "You didn't provide an API key. Send it in the x-api-key header."
+	msgMissingGoogle   = "You didn't provide an API key. Send it in the x-goog-api-key header or the key query parameter."
+	msgScheme          = "The Authorization header must use the Bearer scheme: 'Authorization: Bearer sk-...'."
+	msgEmpty           = "The Authorization header uses the Bearer scheme but carries no API key."
 )
 
 func msgDuplicate(k CredentialKind) string {

@@ -34,6 +34,8 @@ func TestMiddlewareErrorShape(t *testing.T) {
 		want   string // a fragment of the body
 	}{
 		{"MessagesMissing", nil, "shape=messages", 401, `{"type":"error","error":{"type":"authentication_error"`},
+		{"MessagesMissingNamesItsHeader", nil, "shape=messages", 401, `Send it in the x-api-key header.`},
+		{"GoogleMissingNamesItsHeader", nil, "shape=google", 401, `Send it in the x-goog-api-key header or the key query parameter.`},
 		{"MessagesQuota", map[string][]string{"X-Api-Key": {"{key_broke}"}}, "shape=messages", 403, `"type":"permission_error"`},
 		{"GoogleUnknownKey", map[string][]string{"X-Goog-Api-Key": {"sk-unknown"}}, "shape=google", 401, `"status":"UNAUTHENTICATED"`},
 		{"GoogleQuota", nil, "shape=google&key={key_broke}", 403, `"status":"RESOURCE_EXHAUSTED"`},

@@ -69,7 +69,7 @@ func Middleware(keys KeyStore, opts ...Option) func(http.Handler) http.Handler {
 				if c.errorShape != nil {
 					rd.Shape = c.errorShape(r)
 				}
-				rd.Write(w, r, challenge(err))
+				rd.Write(w, r, hintFor(rd.Shape, challenge(err)))
 				return
 			}
 			next.ServeHTTP(w, r.WithContext(ctx))
@@ -202,6 +202,24 @@ func challenge(err error) error {
 		v = "Bearer"
 	}
 	c.Header.Set("WWW-Authenticate", v)
+	return &c
+}
+
+// hintFor tells a client of the messages or Gemini formats where its own
+// SDKs send the key, instead of the general message's Authorization
+// header.
+func hintFor(shape apierrors.Shape, err error) error {
+	var e *apierrors.Error
+	if shape == apierrors.General || !errors.As(err, &e) || e.Code != apierrors.CodeMissingAuthorization {
+		return err
+	}
+	c := *e
+	switch shape {
+	case apierrors.Messages:
+		c.Message = msgMissingMessages
+	case apierrors.Google:
+		c.Message = msgMissingGoogle
+	}
 	return &c
 }
 

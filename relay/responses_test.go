@@ -61,7 +61,10 @@ func TestResponsesConversation(t *testing.T) {
 	require.NoError(t, json.Unmarshal(got["input"], &input))
 	require.Len(t, input, 3)
 	require.Equal(t, "user", input[0]["role"])
-	require.Equal(t, "My colour is teal.", input[0]["content"])
+	// The store keeps an earlier input in its normal form: an array of
+	// input_text parts.
+	require.Equal(t, []any{map[string]any{"type": "input_text", "text": "My colour is teal."}}, input[0]["content"])
+	require.NotContains(t, input[0], "id", "the gateway's item ids stay at the gateway")
 	require.Equal(t, "assistant", input[1]["role"])
 	require.NotContains(t, input[1], "id", "the gateway's item ids stay at the gateway")
 	require.Contains(t, string(got["input"]), relaytest.Text(8))
