@@ -19,10 +19,10 @@ import (
 const Pattern = "POST /v1/completions"
 
 type handler struct {
-	backend   Backend
-	catalog   models.Catalog
-	cfg       config
-	rd        apierrors.Renderer
+	backend Backend
+	catalog models.Catalog
+	cfg     config
+	rd      apierrors.Renderer
 }
 
 // NewHandler returns the handler of POST /v1/completions: it decodes and
