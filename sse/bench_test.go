@@ -285,7 +285,9 @@ func (f *flushCounter) Flush()                      { f.flushes++ }
 // Close, with the default keep-alive. It shows what each stream costs on
 // top of its events (the keep-alive timer, the first write with the
 // headers). writes/stream and flushes/stream count the calls into the
-// ResponseWriter: each one is a write system call on a real connection.
+// ResponseWriter: each flush is a write system call on a real connection,
+// and so is each write that follows a flush (net/http buffers the writes
+// that come before the next flush).
 func BenchmarkStream(b *testing.B) {
 	payload, err := json.Marshal(benchChunk())
 	if err != nil {
@@ -304,6 +306,41 @@ func BenchmarkStream(b *testing.B) {
 			if err := s.SendRaw("", payload); err != nil {
 				b.Fatal(err)
 			}
+		}
+		if err := s.Done(); err != nil {
+			b.Fatal(err)
+		}
+		s.Close()
+	}
+	b.ReportMetric(float64(w.writes)/float64(b.N), "writes/stream")
+	b.ReportMetric(float64(w.flushes)/float64(b.N), "flushes/stream")
+}
+
+// BenchmarkStreamCoalesced is BenchmarkStream with the chunks written as
+// one burst (WriteRaw, then the usage chunk with SendRaw, which flushes
+// them all), as a handler does when its backend says that more deltas are
+// at hand: two flushes per stream instead of one per event.
+func BenchmarkStreamCoalesced(b *testing.B) {
+	payload, err := json.Marshal(benchChunk())
+	if err != nil {
+		b.Fatal(err)
+	}
+	req := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", nil)
+	w := &flushCounter{discardWriter: *newDiscardWriter()}
+	b.ReportAllocs()
+	for b.Loop() {
+		clear(w.h)
+		s, err := sse.Start(w, req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for range 64 {
+			if err := s.WriteRaw("", payload); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := s.SendRaw("", payload); err != nil {
+			b.Fatal(err)
 		}
 		if err := s.Done(); err != nil {
 			b.Fatal(err)

@@ -36,7 +36,8 @@
 // # Wire format
 //
 // Each event is one data: line holding one JSON value, followed by a blank
-// line, and is flushed as soon as it is written. Chat completions and
+// line, and is flushed as soon as it is written ([Stream.WriteRaw] leaves
+// it for the next flush, see Performance). Chat completions and
 // completions streams send unnamed events ([Stream.Send]) and end with
 // [Stream.Done]:
 //
@@ -120,7 +121,11 @@
 // The write path reuses its buffers: one JSON encoding buffer and one
 // frame buffer per stream, so that each event reaches the
 // http.ResponseWriter in one Write followed by one Flush; the headers
-// leave with the first event. An open stream holds no goroutine of its
+// leave with the first event. A producer that knows that more events are
+// at hand writes them with [Stream.WriteRaw] and calls [Stream.Flush]
+// after the last: the burst then costs one flush, that is one write system
+// call on the connection, instead of one per event; the handlers do so
+// when a backend's delta says More. An open stream holds no goroutine of its
 // own: the keep-alive timer runs only when it fires. See BenchmarkEvent
 // for the cost per event against a raw fmt.Fprintf and Flush baseline,
 // BenchmarkStream for the cost of a whole stream, and the load tool

@@ -33,6 +33,8 @@ func FuzzWriteRead(f *testing.F) {
 		if strings.ContainsAny(name, "\r\n") {
 			require.ErrorIs(t, s.SendJSON(name, text), sse.ErrInvalidEventName)
 			require.ErrorIs(t, s.SendRaw(name, []byte(text)), sse.ErrInvalidEventName)
+			require.ErrorIs(t, s.WriteRaw(name, []byte(text)), sse.ErrInvalidEventName)
+			require.NoError(t, s.Flush())
 			require.Zero(t, rec.Body.Len())
 			return
 		}
@@ -41,11 +43,12 @@ func FuzzWriteRead(f *testing.F) {
 			require.NoError(t, s.SendJSON(name, v))
 		}
 		require.NoError(t, s.SendRaw(name, []byte(text)))
+		require.NoError(t, s.WriteRaw(name, []byte(text))) // flushed by Done
 		require.NoError(t, s.Done())
 
 		got, err := collect(rec.Body)
 		require.NoError(t, err)
-		require.Len(t, got, len(values)+2)
+		require.Len(t, got, len(values)+3)
 		for i, v := range values {
 			require.Equal(t, name, got[i].Type)
 			want, err := json.Marshal(v)
@@ -57,10 +60,10 @@ func FuzzWriteRead(f *testing.F) {
 				t.Fatalf("value %d (-want +got):\n%s", i, diff)
 			}
 		}
-		raw := got[len(values)]
-		require.Equal(t, name, raw.Type)
 		wantRaw := strings.ReplaceAll(strings.ReplaceAll(text, "\r\n", "\n"), "\r", "\n")
-		require.Equal(t, wantRaw, raw.Data)
+		for _, raw := range got[len(values) : len(values)+2] {
+			require.Equal(t, sse.Event{Type: name, Data: wantRaw}, raw)
+		}
 		require.Equal(t, sse.Event{Data: sse.DoneData}, got[len(got)-1])
 	})
 }
@@ -84,9 +87,14 @@ func FuzzRead(f *testing.F) {
 		s, err := sse.Start(rec, newRequest(), sse.WithKeepAlive(0))
 		require.NoError(t, err)
 		defer s.Close()
-		for _, ev := range events {
-			require.NoError(t, s.SendEvent(ev))
+		for i, ev := range events {
+			if i%2 == 0 {
+				require.NoError(t, s.SendEvent(ev))
+			} else {
+				require.NoError(t, s.WriteRaw(ev.Type, []byte(ev.Data)))
+			}
 		}
+		require.NoError(t, s.Flush())
 		again, err := collect(rec.Body)
 		require.NoError(t, err)
 		if diff := cmp.Diff(events, again); diff != "" {

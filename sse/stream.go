@@ -44,7 +44,9 @@ var (
 // keep-alive comments included, holds one lock, so events never
 // interleave.
 //
-// Each event is flushed to the client as soon as it is written. Once the
+// Each event is flushed to the client as soon as it is written, except
+// those written with [Stream.WriteRaw], which wait for the next flush so
+// that a burst of events costs one flush (one write system call). Once the
 // request's context is done, or a write has failed, every write method
 // returns that error and writes nothing, so a producer loop can stop at
 // the first error.
@@ -181,6 +183,49 @@ func (s *Stream) SendEvent(ev Event) error {
 	return s.send(ev.Type, ev.Data)
 }
 
+// WriteRaw is [Stream.SendRaw] without the flush: the event goes to the
+// ResponseWriter, whose buffers keep it, after any other unflushed
+// events, until [Stream.Flush], the next Send* method, [Stream.Done],
+// [Stream.Error] or [Stream.Close] flushes them all at once (net/http
+// sends its buffers on by itself only when they fill up). A producer that knows
+// that more events are at hand writes them with WriteRaw and flushes
+// after the last one, so that a burst costs one write system call instead
+// of one per event.
+//
+// Unflushed events are not yet activity for the keep-alive clock: if the
+// keep-alive interval passes with events still unflushed, the keep-alive
+// timer flushes them instead of writing a comment. Errors are those of
+// [Stream.SendJSON]; WriteRaw does not retain data.
+func (s *Stream) WriteRaw(event string, data []byte) error {
+	typ, err := eventType(event)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.writableLocked(); err != nil {
+		return err
+	}
+	s.msg = gosse.Message{Type: typ}
+	appendData(&s.msg, bytesToString(data))
+	err = s.appendLocked(&s.msg)
+	s.msg = gosse.Message{}
+	return err
+}
+
+// Flush sends the events that [Stream.WriteRaw] left in the buffer, in one
+// write, and flushes them to the client. With nothing pending it does
+// nothing. It returns the error of the write, [ErrClosed] after the stream
+// ended, and the context's error once the request is done.
+func (s *Stream) Flush() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.writableLocked(); err != nil {
+		return err
+	}
+	return s.flushLocked()
+}
+
 func (s *Stream) send(event, data string) error {
 	typ, err := eventType(event)
 	if err != nil {
@@ -272,9 +317,14 @@ func (s *Stream) Error(err error) error {
 
 // Close ends the stream, if Done or Error has not, and stops the keep-alive
 // timer. When Close returns, nothing more is written to the response.
-// Close is idempotent; it writes nothing.
+// Close is idempotent; it writes nothing of its own, but flushes the
+// events that [Stream.WriteRaw] left unflushed, if the stream can still
+// be written.
 func (s *Stream) Close() {
 	s.mu.Lock()
+	if !s.ended && s.writableLocked() == nil {
+		_ = s.flushLocked()
+	}
 	s.ended = true
 	s.mu.Unlock()
 	s.stopKeepAlive()
@@ -326,9 +376,20 @@ func (s *Stream) writeLocked(typ gosse.EventType, data string) error {
 	return err
 }
 
-// sendLocked sends the headers if they have not gone out yet, then m, and
-// flushes.
+// sendLocked sends the headers if they have not gone out yet, then the
+// unflushed events and m, and flushes.
 func (s *Stream) sendLocked(m *gosse.Message) error {
+	if err := s.appendLocked(m); err != nil {
+		return err
+	}
+	return s.flushLocked()
+}
+
+// appendLocked writes m to the ResponseWriter, after the headers if they
+// have not been prepared yet, without flushing: the event waits in
+// net/http's buffers (which send it on by themselves only when they fill
+// up) until flushLocked.
+func (s *Stream) appendLocked(m *gosse.Message) error {
 	if !s.started {
 		s.started = true
 		h := s.w.Header()
@@ -342,17 +403,36 @@ func (s *Stream) sendLocked(m *gosse.Message) error {
 	}
 	err := s.sess.Send(m)
 	if err == nil {
-		err = s.sess.Flush()
+		err = s.out.writeOut()
 	}
-	if err != nil {
-		s.out.buf = s.out.buf[:0]
-		s.err = fmt.Errorf("sse: write: %w", err)
-		return s.err
+	return s.failLocked(err)
+}
+
+// flushLocked flushes what appendLocked wrote, if anything: the time of
+// the flush is that of the last activity, for keep-alive.
+func (s *Stream) flushLocked() error {
+	if !s.out.pending {
+		return nil
+	}
+	if err := s.failLocked(s.out.Flush()); err != nil {
+		return err
 	}
 	if s.keepAlive > 0 {
 		s.last = time.Now()
 	}
 	return nil
+}
+
+// failLocked records err, if not nil, as the error that breaks the
+// stream, and drops what was left unsent.
+func (s *Stream) failLocked(err error) error {
+	if err == nil {
+		return nil
+	}
+	s.out.buf = s.out.buf[:0]
+	s.out.pending = false
+	s.err = fmt.Errorf("sse: write: %w", err)
+	return s.err
 }
 
 // tick runs on the keep-alive timer. It writes a keep-alive comment if
@@ -371,10 +451,18 @@ func (s *Stream) tick() {
 		s.timer.Reset(s.keepAlive - idle)
 		return
 	}
-	var m gosse.Message
-	m.AppendComment(keepAliveComment)
-	if s.sendLocked(&m) != nil {
-		return
+	if s.out.pending {
+		// Events written without a flush have waited long enough: they
+		// bridge the silence better than a comment.
+		if s.flushLocked() != nil {
+			return
+		}
+	} else {
+		var m gosse.Message
+		m.AppendComment(keepAliveComment)
+		if s.sendLocked(&m) != nil {
+			return
+		}
 	}
 	s.timer.Reset(s.keepAlive)
 }
@@ -450,12 +538,14 @@ func bytesToString(b []byte) string {
 	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
-// frameWriter collects the fields that a gosse.Session writes for one event
-// and hands them to the ResponseWriter in one Write when the Session
-// flushes.
+// frameWriter collects the fields that a gosse.Session writes for one
+// event and hands them to the ResponseWriter in one Write (writeOut): one
+// call into net/http per event instead of one per field. Flushing is
+// separate, so that several events can share one flush.
 type frameWriter struct {
 	gosse.ResponseWriter
-	buf []byte
+	buf     []byte
+	pending bool // written to the ResponseWriter since the last flush
 }
 
 func (f *frameWriter) Write(p []byte) (int, error) {
@@ -463,22 +553,27 @@ func (f *frameWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// Flush writes the collected frame and flushes it. The Session also
-// flushes once before the first frame, to send the headers: that flush
-// finds nothing collected and is skipped, so that the headers leave with
-// the first frame, in one write.
-func (f *frameWriter) Flush() error {
-	if len(f.buf) == 0 {
-		return nil
-	}
+// writeOut hands the collected frame to the ResponseWriter, without
+// flushing.
+func (f *frameWriter) writeOut() error {
+	f.pending = true
 	_, err := f.ResponseWriter.Write(f.buf)
 	if cap(f.buf) > maxRetained {
 		f.buf = nil
 	} else {
 		f.buf = f.buf[:0]
 	}
-	if err != nil {
-		return err
+	return err
+}
+
+// Flush flushes the frames written out since the last flush. The Session
+// also flushes once before the first frame, to send the headers: that
+// flush finds nothing written and is skipped, so that the headers leave
+// with the first frame.
+func (f *frameWriter) Flush() error {
+	if !f.pending {
+		return nil
 	}
+	f.pending = false
 	return f.ResponseWriter.Flush()
 }
