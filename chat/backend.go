@@ -108,6 +108,16 @@ type Delta struct {
 	ToolCalls    []ToolCallDelta
 	FinishReason FinishReason
 	Usage        *Usage
+	// More hints that the next Delta is already at hand: the handler may
+	// then write this one's chunks without flushing them, and flush them
+	// with the next one's, so that a burst of deltas costs one write to
+	// the client instead of one each. It is a hint, never required: the
+	// handler flushes after every Delta without More, and at the end of
+	// the stream (on the last Delta, More says that the end follows at
+	// once). Set it only when the next Delta, or the end, follows without
+	// waiting (it is buffered, or made from data at hand); otherwise the
+	// client gets this one late.
+	More bool
 }
 
 // ToolCallDelta is a fragment of a streamed tool call.

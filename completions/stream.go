@@ -30,6 +30,11 @@ func (h *handler) serveStream(w http.ResponseWriter, r *http.Request, p *Params)
 		if err == nil {
 			err = cw.add(&d)
 		}
+		if err == nil && !d.More {
+			// The chunks are written without a flush; unless the next
+			// delta is at hand, they go out now.
+			err = s.Flush()
+		}
 		if err != nil {
 			cw.err = err
 			break
@@ -71,7 +76,7 @@ func (cw *chunkWriter) init(id string, created int64) {
 	}
 }
 
-// add sends the chunk of one delta.
+// add writes the chunks of one delta, without flushing them.
 func (cw *chunkWriter) add(d *Delta) error {
 	if d.Usage != nil {
 		cw.usage = *d.Usage
@@ -113,9 +118,11 @@ func (cw *chunkWriter) finish(includeUsage bool) error {
 	return cw.s.Done()
 }
 
+// send writes the chunk encoded in b (whose prefix is kept as the reused
+// buffer) without flushing it: the stream loop flushes, and so does Done.
 func (cw *chunkWriter) send(b []byte) error {
 	cw.buf = b[:cw.prefix]
-	return cw.s.SendRaw("", b)
+	return cw.s.WriteRaw("", b)
 }
 
 // backendError is the error for a backend that broke the streaming
@@ -137,6 +144,8 @@ func Deltas(ctx context.Context, b Backend, p *Params) iter.Seq2[Delta, error] {
 
 // resultDeltas streams the Result of a backend that does not stream: one
 // delta per choice with its whole text and finish reason, then the usage.
+// All say More, the last too (the end of the stream follows at once): the
+// reply goes out in one flush.
 func resultDeltas(ctx context.Context, b Backend, p *Params) iter.Seq2[Delta, error] {
 	return func(yield func(Delta, error) bool) {
 		res, err := b.Complete(ctx, p)
@@ -149,10 +158,10 @@ func resultDeltas(ctx context.Context, b Backend, p *Params) iter.Seq2[Delta, er
 		}
 		for i := range res.Choices {
 			o := &res.Choices[i]
-			if !yield(Delta{Choice: i, Text: o.Text, FinishReason: finishReason(o)}, nil) {
+			if !yield(Delta{Choice: i, Text: o.Text, FinishReason: finishReason(o), More: true}, nil) {
 				return
 			}
 		}
-		yield(Delta{Usage: &res.Usage}, nil)
+		yield(Delta{Usage: &res.Usage, More: true}, nil) // the end follows at once
 	}
 }

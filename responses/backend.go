@@ -146,6 +146,16 @@ type Delta struct {
 	Reasoning  string
 	Usage      *Usage
 	Incomplete string
+	// More hints that the next Delta is already at hand: the handler may
+	// then write this one's events without flushing them, and flush them
+	// with the next one's, so that a burst of deltas costs one write to
+	// the client instead of one each. It is a hint, never required: the
+	// handler flushes after every Delta without More, and at the end of
+	// the stream (on the last Delta, More says that the end follows at
+	// once). Set it only when the next Delta, or the end, follows without
+	// waiting (it is buffered, or made from data at hand); otherwise the
+	// client gets this one late.
+	More bool
 }
 
 // CompactParams is what a [Compactor] is asked: the decoded and validated

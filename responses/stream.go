@@ -64,6 +64,11 @@ func (h *handler) serveStream(w http.ResponseWriter, r *http.Request, p *Params,
 		if err == nil {
 			err = ew.add(&d)
 		}
+		if err == nil && !d.More {
+			// The events are written without a flush; unless the next
+			// delta is at hand, they go out now.
+			err = s.Flush()
+		}
 		if err != nil {
 			ew.err = err
 			break
@@ -107,7 +112,7 @@ type eventWriter struct {
 
 func (ew *eventWriter) open() bool { return ew.cur >= 0 && ew.cur == len(ew.resp.Output) }
 
-// add sends the events of one delta.
+// add writes the events of one delta, without flushing them.
 func (ew *eventWriter) add(d *Delta) error {
 	if d.Usage != nil {
 		ew.usage, ew.hasUsage = *d.Usage, true
@@ -288,7 +293,10 @@ func (ew *eventWriter) finish() error {
 	if ew.resp.Status == StatusIncomplete {
 		event = EventIncomplete
 	}
-	return ew.sendResponse(event)
+	if err := ew.sendResponse(event); err != nil {
+		return err
+	}
+	return ew.s.Flush()
 }
 
 // fail ends the stream with err: a JSON error with its status if nothing
@@ -337,7 +345,7 @@ func (ew *eventWriter) fail(r *http.Request, err error) bool {
 	ew.resp.Status = StatusFailed
 	ew.resp.Error = &ResponseError{Code: string(e.Code), Message: e.Message}
 	ew.ended = true
-	return ew.sendResponse(EventFailed) == nil
+	return ew.sendResponse(EventFailed) == nil && ew.s.Flush() == nil
 }
 
 // sendResponse sends a lifecycle event carrying the whole response.
@@ -349,11 +357,12 @@ func (ew *eventWriter) sendResponse(event string) error {
 	return ew.send(event, b)
 }
 
-// send sends an event encoded in b (which becomes the reused buffer).
+// send writes an event encoded in b (which becomes the reused buffer),
+// without flushing it: the stream loop flushes, and so do finish and fail.
 func (ew *eventWriter) send(event string, b []byte) error {
 	ew.buf = b[:0]
 	ew.seq++
-	return ew.s.SendRaw(event, b)
+	return ew.s.WriteRaw(event, b)
 }
 
 // backendError is the error for a backend that broke the streaming
@@ -374,7 +383,9 @@ func Deltas(ctx context.Context, b Backend, p *Params) iter.Seq2[Delta, error] {
 }
 
 // resultDeltas streams the Result of a backend that does not stream: each
-// output item whole, then the usage and the incomplete reason.
+// output item whole, then the usage and the incomplete reason. All say More,
+// the last too (the end of the stream follows at once): the reply goes
+// out in one flush.
 func resultDeltas(ctx context.Context, b Backend, p *Params) iter.Seq2[Delta, error] {
 	return func(yield func(Delta, error) bool) {
 		res, err := b.Complete(ctx, p)
@@ -387,10 +398,10 @@ func resultDeltas(ctx context.Context, b Backend, p *Params) iter.Seq2[Delta, er
 		}
 		for i := range res.Output {
 			o := &res.Output[i]
-			if !yield(Delta{Item: i, Text: o.Text, Call: o.Call, Reasoning: o.Reasoning}, nil) {
+			if !yield(Delta{Item: i, Text: o.Text, Call: o.Call, Reasoning: o.Reasoning, More: true}, nil) {
 				return
 			}
 		}
-		yield(Delta{Usage: &res.Usage, Incomplete: res.Incomplete}, nil)
+		yield(Delta{Usage: &res.Usage, Incomplete: res.Incomplete, More: true}, nil) // the end follows at once
 	}
 }
