@@ -154,14 +154,14 @@ func (r *Request) decode(data []byte, unmarshal func([]byte, any) error) error {
 	r.Messages = unsafe.Slice((*Message)(unsafe.Pointer(unsafe.SliceData(sh.Messages))), len(sh.Messages))
 	r.Tools = unsafe.Slice((*Tool)(unsafe.Pointer(unsafe.SliceData(sh.Tools))), len(sh.Tools))
 	r.Extra = nil
-	return walkObject(data, func(key, val []byte) error {
+	return jsonext.WalkObject(data, func(key, val []byte) error {
 		switch {
-		case keyIs(key, "messages"):
+		case jsonext.KeyIs(key, "messages"):
 			return collectExtras(val, r.Messages, messageFields, func(m *Message) *map[string]json.RawMessage { return &m.Extra })
-		case keyIs(key, "tools"):
+		case jsonext.KeyIs(key, "tools"):
 			return collectExtras(val, r.Tools, toolFields, func(t *Tool) *map[string]json.RawMessage { return &t.Extra })
 		}
-		return keepUnknown(&r.Extra, requestFields, key, val)
+		return jsonext.KeepUnknown(&r.Extra, requestFields, key, val)
 	})
 }
 
@@ -169,11 +169,11 @@ func (r *Request) decode(data []byte, unmarshal func([]byte, any) error) error {
 // members of the matching element of the JSON array data.
 func collectExtras[T any](data []byte, list []T, known jsonext.FieldSet, extra func(*T) *map[string]json.RawMessage) error {
 	i := 0
-	return walkArray(data, func(elem []byte) error {
+	return jsonext.WalkArray(data, func(elem []byte) error {
 		if i >= len(list) {
 			return nil
 		}
-		ex, err := unknownMembers(elem, known)
+		ex, err := jsonext.UnknownMembers(elem, known)
 		*extra(&list[i]) = ex
 		i++
 		return err
@@ -226,7 +226,7 @@ var streamOptionsFields = jsonext.Fields[StreamOptions]()
 func (o *StreamOptions) UnmarshalJSON(b []byte) error {
 	type plain StreamOptions
 	var err error
-	o.Extra, err = unmarshalKeeping(b, (*plain)(o), streamOptionsFields)
+	o.Extra, err = jsonext.Unmarshal(b, (*plain)(o), streamOptionsFields)
 	return err
 }
 
@@ -256,7 +256,7 @@ var messageFields = jsonext.Fields[Message]()
 func (m *Message) UnmarshalJSON(b []byte) error {
 	type plain Message
 	var err error
-	m.Extra, err = unmarshalKeeping(b, (*plain)(m), messageFields)
+	m.Extra, err = jsonext.Unmarshal(b, (*plain)(m), messageFields)
 	return err
 }
 
@@ -331,11 +331,9 @@ func (c *Content) UnmarshalJSON(b []byte) error {
 	}
 	switch b[0] {
 	case '"':
-		s, ok := simpleString(b)
-		if !ok {
-			if err := json.Unmarshal(b, &s); err != nil {
-				return err
-			}
+		s, err := jsonext.Unquote(b)
+		if err != nil {
+			return err
 		}
 		c.Text = &s
 	case '[':
@@ -381,7 +379,7 @@ var contentPartFields = jsonext.Fields[ContentPart]()
 func (p *ContentPart) UnmarshalJSON(b []byte) error {
 	type plain ContentPart
 	var err error
-	p.Extra, err = unmarshalKeeping(b, (*plain)(p), contentPartFields)
+	p.Extra, err = jsonext.Unmarshal(b, (*plain)(p), contentPartFields)
 	return err
 }
 
@@ -427,7 +425,7 @@ var toolFields = jsonext.Fields[Tool]()
 func (t *Tool) UnmarshalJSON(b []byte) error {
 	type plain Tool
 	var err error
-	t.Extra, err = unmarshalKeeping(b, (*plain)(t), toolFields)
+	t.Extra, err = jsonext.Unmarshal(b, (*plain)(t), toolFields)
 	return err
 }
 

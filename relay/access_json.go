@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/internal/jsonext"
 )
 
 // modelLoc is where a JSON request body names its model.
@@ -28,11 +29,12 @@ type modelLoc struct {
 // checked. Such a body is refused.
 //
 // The body is validated in one pass (json.Valid) and then walked member
-// by member, skipping values without decoding them; only the model's
-// string is decoded.
+// by member with package jsonext's scanner, skipping values without
+// decoding them (on a valid body it never fails, so the walk needs no
+// error checks); only the model's string is decoded.
 func findModel(body []byte) (modelLoc, error) {
 	var loc modelLoc
-	i := skipSpace(body, 0)
+	i := jsonext.SkipSpace(body, 0)
 	if i == len(body) {
 		return loc, apierrors.InvalidRequest("", "request body is empty; expected a JSON object")
 	}
@@ -44,17 +46,17 @@ func findModel(body []byte) (modelLoc, error) {
 	}
 	i++
 	for {
-		i = skipSpace(body, i)
+		i = jsonext.SkipSpace(body, i)
 		if body[i] == '}' {
 			return loc, nil
 		}
 		keyStart := i
-		i = skipString(body, i)
+		i = jsonext.SkipString(body, i)
 		key := body[keyStart:i]
-		i = skipSpace(body, i) + 1 // the colon
-		i = skipSpace(body, i)
+		i = jsonext.SkipSpace(body, i) + 1 // the colon
+		i = jsonext.SkipSpace(body, i)
 		valStart := i
-		i = skipValue(body, i)
+		i = jsonext.SkipValue(body, i)
 		if isModelKey(key) {
 			if loc.end != 0 {
 				return loc, apierrors.InvalidRequest("model", "model must appear once in the request body")
@@ -68,62 +70,11 @@ func findModel(body []byte) (modelLoc, error) {
 			}
 			loc.start, loc.end = valStart, i
 		}
-		i = skipSpace(body, i)
+		i = jsonext.SkipSpace(body, i)
 		if body[i] == '}' {
 			return loc, nil
 		}
 		i++ // the comma
-	}
-}
-
-// The skip functions walk a body that json.Valid accepted: they need no
-// error checks. Each takes the index of the first byte of what it skips
-// and returns the index just past it.
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-func skipString(b []byte, i int) int {
-	for i++; ; i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
-		}
-	}
-}
-
-func skipValue(b []byte, i int) int {
-	switch b[i] {
-	case '"':
-		return skipString(b, i)
-	case '{', '[':
-		depth := 0
-		for {
-			switch b[i] {
-			case '"':
-				i = skipString(b, i)
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return i + 1
-				}
-			}
-			i++
-		}
-	default: // a number, true, false or null
-		for i < len(b) && !strings.ContainsRune(" \t\n\r,}]", rune(b[i])) {
-			i++
-		}
-		return i
 	}
 }
 

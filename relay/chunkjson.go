@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/gatewaykit/gatewaykit/chat"
+	"github.com/gatewaykit/gatewaykit/internal/jsonext"
 )
 
 // decodeChatChunk decodes the upstream chunk data into c, which must be
@@ -171,21 +172,17 @@ func foldsTo(key []byte, names ...string) bool {
 	return false
 }
 
-// scanner walks JSON that json.Valid accepted.
+// scanner walks JSON that json.Valid accepted, a cursor over package
+// jsonext's scanner: on valid JSON its skips never fail, so the methods
+// need no error checks.
 type scanner struct {
 	d []byte
 	i int
 }
 
+// ws moves past white space.
 func (s *scanner) ws() {
-	for s.i < len(s.d) {
-		switch s.d[s.i] {
-		case ' ', '\t', '\r', '\n':
-			s.i++
-		default:
-			return
-		}
-	}
+	s.i = jsonext.SkipSpace(s.d, s.i)
 }
 
 // peek returns the first byte of the next value.
@@ -306,47 +303,11 @@ func (s *scanner) int(dst *int) bool {
 
 // skipString moves past the string that starts at s.i.
 func (s *scanner) skipString() {
-	for s.i++; s.i < len(s.d); s.i++ {
-		switch s.d[s.i] {
-		case '\\':
-			s.i++
-		case '"':
-			s.i++
-			return
-		}
-	}
+	s.i = jsonext.SkipString(s.d, s.i)
 }
 
 // skip moves past the next value.
 func (s *scanner) skip() {
-	switch s.peek() {
-	case '"':
-		s.skipString()
-	case '{', '[':
-		depth := 0
-		for s.i < len(s.d) {
-			switch s.d[s.i] {
-			case '"':
-				s.skipString()
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					s.i++
-					return
-				}
-			}
-			s.i++
-		}
-	default:
-		for s.i < len(s.d) {
-			switch s.d[s.i] {
-			case ',', '}', ']', ' ', '\t', '\r', '\n':
-				return
-			}
-			s.i++
-		}
-	}
+	s.ws()
+	s.i = jsonext.SkipValue(s.d, s.i)
 }

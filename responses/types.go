@@ -140,7 +140,7 @@ var requestFields = jsonext.Fields[Request]()
 func (r *Request) UnmarshalJSON(b []byte) error {
 	type plain Request
 	var err error
-	r.Extra, err = unmarshalKeeping(b, (*plain)(r), requestFields)
+	r.Extra, err = jsonext.Unmarshal(b, (*plain)(r), requestFields)
 	return err
 }
 
@@ -211,7 +211,7 @@ func (in *Input) UnmarshalJSON(b []byte) error {
 	}
 	switch b[0] {
 	case '"':
-		s, err := unquote(b)
+		s, err := jsonext.Unquote(b)
 		if err != nil {
 			return err
 		}
@@ -226,12 +226,12 @@ func (in *Input) UnmarshalJSON(b []byte) error {
 		}
 		in.Items = unsafe.Slice((*Item)(unsafe.Pointer(unsafe.SliceData(items))), len(items))
 		i := 0
-		return walkArray(b, func(elem []byte) error {
+		return jsonext.WalkArray(b, func(elem []byte) error {
 			if i >= len(in.Items) {
 				return nil
 			}
 			var err error
-			in.Items[i].Extra, err = unknownMembers(elem, itemFields)
+			in.Items[i].Extra, err = jsonext.UnknownMembers(elem, itemFields)
 			i++
 			return err
 		})
@@ -297,7 +297,7 @@ var itemFields = jsonext.Fields[Item]()
 func (it *Item) UnmarshalJSON(b []byte) error {
 	type plain Item
 	var err error
-	it.Extra, err = unmarshalKeeping(b, (*plain)(it), itemFields)
+	it.Extra, err = jsonext.Unmarshal(b, (*plain)(it), itemFields)
 	return err
 }
 
@@ -379,7 +379,7 @@ func (c *Content) UnmarshalJSON(b []byte) error {
 	}
 	switch b[0] {
 	case '"':
-		s, err := unquote(b)
+		s, err := jsonext.Unquote(b)
 		if err != nil {
 			return err
 		}
@@ -432,7 +432,7 @@ var contentPartFields = jsonext.Fields[ContentPart]()
 func (p *ContentPart) UnmarshalJSON(b []byte) error {
 	type plain ContentPart
 	var err error
-	p.Extra, err = unmarshalKeeping(b, (*plain)(p), contentPartFields)
+	p.Extra, err = jsonext.Unmarshal(b, (*plain)(p), contentPartFields)
 	return err
 }
 
@@ -463,7 +463,7 @@ var toolFields = jsonext.Fields[Tool]()
 func (t *Tool) UnmarshalJSON(b []byte) error {
 	type plain Tool
 	var err error
-	t.Extra, err = unmarshalKeeping(b, (*plain)(t), toolFields)
+	t.Extra, err = jsonext.Unmarshal(b, (*plain)(t), toolFields)
 	return err
 }
 
@@ -568,7 +568,7 @@ var textConfigFields = jsonext.Fields[TextConfig]()
 func (t *TextConfig) UnmarshalJSON(b []byte) error {
 	type plain TextConfig
 	var err error
-	t.Extra, err = unmarshalKeeping(b, (*plain)(t), textConfigFields)
+	t.Extra, err = jsonext.Unmarshal(b, (*plain)(t), textConfigFields)
 	return err
 }
 
@@ -609,7 +609,7 @@ var compactRequestFields = jsonext.Fields[CompactRequest]()
 func (r *CompactRequest) UnmarshalJSON(b []byte) error {
 	type plain CompactRequest
 	var err error
-	r.Extra, err = unmarshalKeeping(b, (*plain)(r), compactRequestFields)
+	r.Extra, err = jsonext.Unmarshal(b, (*plain)(r), compactRequestFields)
 	return err
 }
 

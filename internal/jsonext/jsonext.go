@@ -72,25 +72,16 @@ func addFields(set FieldSet, t reflect.Type) {
 // Unmarshal decodes data into v (a pointer to a type without its own
 // UnmarshalJSON, usually a local alias) and returns the members of the JSON
 // object that known does not name, or nil when there are none.
+//
+// It decodes once with encoding/json, which validates data, then scans the
+// object's keys and copies only the members it keeps (see
+// [UnknownMembers]): requests rarely carry unknown fields, so the usual
+// cost of keeping them is one scan and no allocation.
 func Unmarshal(data []byte, v any, known FieldSet) (map[string]json.RawMessage, error) {
 	if err := json.Unmarshal(data, v); err != nil {
 		return nil, err
 	}
-	var all map[string]json.RawMessage
-	if err := json.Unmarshal(data, &all); err != nil {
-		return nil, err
-	}
-	var extra map[string]json.RawMessage
-	for k, raw := range all {
-		if _, ok := known[k]; ok {
-			continue
-		}
-		if extra == nil {
-			extra = make(map[string]json.RawMessage)
-		}
-		extra[k] = raw
-	}
-	return extra, nil
+	return UnknownMembers(data, known)
 }
 
 // Marshal encodes v (a struct without its own MarshalJSON, usually a local
