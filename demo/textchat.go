@@ -45,10 +45,13 @@ func (b *ChatBackend) Complete(ctx context.Context, p *chat.Params) (*chat.Resul
 }
 
 // Stream implements chat.StreamingBackend. The choices are streamed in
-// turns, one chunk of each in order, then the usage.
+// turns, one chunk of each in order, then the usage. Without a chunk
+// delay every delta says More (all of them are at hand), so the handler
+// flushes the reply once instead of once per chunk.
 func (b *ChatBackend) Stream(ctx context.Context, p *chat.Params) iter.Seq2[chat.Delta, error] {
 	return func(yield func(chat.Delta, error) bool) {
 		r := chatReply(p)
+		more := b.t.cfg.delay <= 0 // every chunk is at hand
 		var t *time.Timer
 		k := b.t.cfg.tokensPerChunk
 		var one [1]cursor
@@ -71,6 +74,7 @@ func (b *ChatBackend) Stream(ctx context.Context, p *chat.Params) iter.Seq2[chat
 					yield(chat.Delta{}, err)
 					return
 				}
+				d.More = more
 				if !yield(d, nil) {
 					return
 				}
@@ -81,7 +85,7 @@ func (b *ChatBackend) Stream(ctx context.Context, p *chat.Params) iter.Seq2[chat
 			}
 		}
 		u := r.usage()
-		yield(chat.Delta{Usage: &u}, nil)
+		yield(chat.Delta{Usage: &u, More: more}, nil)
 	}
 }
 
