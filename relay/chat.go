@@ -193,7 +193,7 @@ func (b chatBackend) Stream(ctx context.Context, p *chat.Params) iter.Seq2[chat.
 		}
 		defer res.Body.Close()
 		cs := newChatStream(p, u)
-		if err := readEvents(res.Body, u, cs.event(yield)); err != nil {
+		if err := readEvents(res.Body, u, cs.event(yield), cs.idle(yield)); err != nil {
 			yield(chat.Delta{}, err)
 			return
 		}
@@ -210,6 +210,7 @@ type chatStream struct {
 	reported bool       // the upstream reported its usage
 	chunk    chatChunk
 	calls    []chat.ToolCallDelta // reused
+	more     moreHint[chat.Usage]
 }
 
 type chatChoiceState struct {
@@ -243,17 +244,27 @@ func (cs *chatStream) event(yield func(chat.Delta, error) bool) func(data []byte
 			if !ok {
 				continue
 			}
+			d.More = cs.more.set(d.Usage)
 			if !yield(d, nil) {
 				return false, nil
 			}
 		}
 		if u := cs.chunk.Usage; u != nil {
 			cs.reported = true
-			if !yield(chat.Delta{Usage: u}, nil) {
+			if !yield(chat.Delta{Usage: u, More: cs.more.set(u)}, nil) {
 				return false, nil
 			}
 		}
 		return true, nil
+	}
+}
+
+// idle returns the idle function of readEvents: the delta that flushes
+// what the stream left unflushed is the last usage again, alone.
+func (cs *chatStream) idle(yield func(chat.Delta, error) bool) func() bool {
+	return func() bool {
+		u, owed := cs.more.owed()
+		return !owed || yield(chat.Delta{Usage: u}, nil)
 	}
 }
 

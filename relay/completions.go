@@ -92,7 +92,7 @@ func (b completionsBackend) Stream(ctx context.Context, p *completions.Params) i
 			finished: make([]bool, p.Request.Choices()),
 			estimate: chat.Usage{PromptTokens: completionsPromptTokens(p.Request)},
 		}
-		if err := readEvents(res.Body, u, cs.event(yield)); err != nil {
+		if err := readEvents(res.Body, u, cs.event(yield), cs.idle(yield)); err != nil {
 			yield(completions.Delta{}, err)
 			return
 		}
@@ -107,6 +107,7 @@ type completionsStream struct {
 	estimate chat.Usage
 	reported bool
 	chunk    completionsReply
+	more     moreHint[chat.Usage]
 }
 
 func (cs *completionsStream) event(yield func(completions.Delta, error) bool) func(data []byte) (bool, error) {
@@ -137,17 +138,27 @@ func (cs *completionsStream) event(yield func(completions.Delta, error) bool) fu
 				cs.estimate.TotalTokens = cs.estimate.PromptTokens + cs.estimate.CompletionTokens
 				d.Usage = &cs.estimate
 			}
+			d.More = cs.more.set(d.Usage)
 			if !yield(d, nil) {
 				return false, nil
 			}
 		}
 		if u := cs.chunk.Usage; u != nil {
 			cs.reported = true
-			if !yield(completions.Delta{Usage: u}, nil) {
+			if !yield(completions.Delta{Usage: u, More: cs.more.set(u)}, nil) {
 				return false, nil
 			}
 		}
 		return true, nil
+	}
+}
+
+// idle returns the idle function of readEvents: the delta that flushes
+// what the stream left unflushed is the last usage again, alone.
+func (cs *completionsStream) idle(yield func(completions.Delta, error) bool) func() bool {
+	return func() bool {
+		u, owed := cs.more.owed()
+		return !owed || yield(completions.Delta{Usage: u}, nil)
 	}
 }
 

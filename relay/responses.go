@@ -255,7 +255,7 @@ func (b responsesBackend) Stream(ctx context.Context, p *responses.Params) iter.
 		defer res.Body.Close()
 		rs := &responsesStream{u: u, items: map[int]int{}, cur: -1,
 			estimate: responses.Usage{InputTokens: responsesInputTokens(p)}}
-		if err := readEvents(res.Body, u, rs.event(yield)); err != nil {
+		if err := readEvents(res.Body, u, rs.event(yield), rs.idle(yield)); err != nil {
 			yield(responses.Delta{}, err)
 			return
 		}
@@ -270,6 +270,7 @@ type responsesStream struct {
 	cur      int         // the gateway's open item
 	estimate responses.Usage
 	reported bool
+	more     moreHint[responses.Usage]
 }
 
 func (rs *responsesStream) event(yield func(responses.Delta, error) bool) func(data []byte) (bool, error) {
@@ -320,6 +321,7 @@ func (rs *responsesStream) event(yield func(responses.Delta, error) bool) func(d
 				rs.estimate.TotalTokens = rs.estimate.InputTokens + rs.estimate.OutputTokens
 				d.Usage = &rs.estimate
 			}
+			d.More = rs.more.set(d.Usage)
 		case "response.completed", "response.incomplete":
 			if resp := ev.Response; resp != nil {
 				if resp.Usage != nil {
@@ -349,6 +351,15 @@ func (rs *responsesStream) event(yield func(responses.Delta, error) bool) func(d
 			return true, nil
 		}
 		return yield(d, nil), nil
+	}
+}
+
+// idle returns the idle function of readEvents: the delta that flushes
+// what the stream left unflushed is the last usage again, alone.
+func (rs *responsesStream) idle(yield func(responses.Delta, error) bool) func() bool {
+	return func() bool {
+		u, owed := rs.more.owed()
+		return !owed || yield(responses.Delta{Usage: u}, nil)
 	}
 }
 
