@@ -109,16 +109,20 @@ func (r *eventReader) consume(u *Upstream, fn func(data []byte) (bool, error), i
 // again, alone and without More, a delta that sends nothing and flushes
 // what is pending. So a burst of upstream events that arrived together
 // costs one flush, and an event that arrived alone is flushed before the
-// relay waits for the next. (A delta without a usage says no More: idle
-// would have nothing harmless to yield after it.)
+// relay waits for the next. The first delta of a stream never says More,
+// so that the client's first event goes out at once (time to first
+// token), and neither does a delta without a usage: idle would have
+// nothing harmless to yield after it.
 type moreHint[U any] struct {
 	last    *U   // the usage of the last delta that said More
 	pending bool // the last delta said More, and no flush followed
+	started bool // a delta was yielded
 }
 
 // set returns the More hint of a delta with usage u, which may be nil.
 func (h *moreHint[U]) set(u *U) bool {
-	h.pending = u != nil
+	h.pending = u != nil && h.started
+	h.started = true
 	if h.pending {
 		h.last = u
 	}
