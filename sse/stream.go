@@ -187,10 +187,10 @@ func (s *Stream) SendEvent(ev Event) error {
 // ResponseWriter, whose buffers keep it, after any other unflushed
 // events, until [Stream.Flush], the next Send* method, [Stream.Done],
 // [Stream.Error] or [Stream.Close] flushes them all at once (net/http
-// sends its buffers on by itself only when they fill up). A producer that knows
-// that more events are at hand writes them with WriteRaw and flushes
-// after the last one, so that a burst costs one write system call instead
-// of one per event.
+// sends its buffers on by itself only when they fill up). A producer
+// that knows that more events are at hand writes them with WriteRaw and
+// flushes after the last one, so that a burst costs one write system
+// call instead of one per event.
 //
 // Unflushed events are not yet activity for the keep-alive clock: if the
 // keep-alive interval passes with events still unflushed, the keep-alive
@@ -213,9 +213,9 @@ func (s *Stream) WriteRaw(event string, data []byte) error {
 	return err
 }
 
-// Flush sends the events that [Stream.WriteRaw] left in the buffer, in one
-// write, and flushes them to the client. With nothing pending it does
-// nothing. It returns the error of the write, [ErrClosed] after the stream
+// Flush sends the events that [Stream.WriteRaw] left in net/http's
+// buffers to the client, in one write system call. With nothing pending
+// it does nothing. It returns the error of the write, [ErrClosed] after the stream
 // ended, and the context's error once the request is done.
 func (s *Stream) Flush() error {
 	s.mu.Lock()
@@ -376,8 +376,8 @@ func (s *Stream) writeLocked(typ gosse.EventType, data string) error {
 	return err
 }
 
-// sendLocked sends the headers if they have not gone out yet, then the
-// unflushed events and m, and flushes.
+// sendLocked sends the headers if they have not gone out yet, then m, and
+// flushes: m leaves with the events that WriteRaw left unflushed.
 func (s *Stream) sendLocked(m *gosse.Message) error {
 	if err := s.appendLocked(m); err != nil {
 		return err
