@@ -115,7 +115,10 @@
 // are collected by a scan of the body, which allocates only for the fields
 // it keeps. Replies and chunks are encoded by hand into one reused
 // buffer, byte for byte as encoding/json encodes [Completion] and [Chunk]
-// (tests check it), and each chunk is written and flushed with one call. The benchmarks
+// // (tests check it). Each chunk is written with one call and flushed at
+// once, unless the backend's [Delta].More says that the next delta is
+// already at hand: then the burst is flushed once, after its last chunk
+// (one write system call instead of one per chunk). The benchmarks
 // beside the package measure the whole stack against a raw net/http
 // handler; BENCHMARKS.md at the repository root records the figures.
 package chat
