@@ -112,16 +112,16 @@ func (c *config) authenticate(w http.ResponseWriter, r *http.Request, keys KeySt
 	if err := c.rateLimit(w, r, k.ID, limit); err != nil {
 		return nil, err
 	}
-	p := &Principal{
+	pc := withCharging(ctx, Principal{
 		KeyID:         k.ID,
 		Owner:         k.Owner,
 		AllowedModels: k.AllowedModels,
 		RateLimit:     limit,
 		Credential:    cred.Kind,
 		Quota:         k.Quota,
-	}
-	c.logAuthenticated(ctx, p)
-	return withCharging(ctx, p, keys), nil
+	}, keys)
+	c.logAuthenticated(ctx, pc.p)
+	return pc, nil
 }
 
 func (c *config) authenticateSession(w http.ResponseWriter, r *http.Request, missing error) (context.Context, error) {
@@ -160,13 +160,12 @@ func (c *config) rateLimit(w http.ResponseWriter, r *http.Request, bucket string
 	case err != nil:
 		return apierrors.Internal(fmt.Errorf("auth: rate limiter: %w", err))
 	}
-	h := rateLimitHeader(d)
 	if d.Allowed {
-		for k, v := range h {
-			w.Header()[k] = v
-		}
+		setRateLimitHeader(w.Header(), d)
 		return nil
 	}
+	h := make(http.Header, 4)
+	setRateLimitHeader(h, d)
 	retry := max(d.RetryAfter, time.Millisecond)
 	h.Set(HeaderRetryAfterMs, strconv.FormatInt(int64((retry+time.Millisecond-1)/time.Millisecond), 10))
 	e := apierrors.RateLimitExceeded(fmt.Sprintf(
@@ -176,12 +175,14 @@ func (c *config) rateLimit(w http.ResponseWriter, r *http.Request, bucket string
 	return e
 }
 
-func rateLimitHeader(d Decision) http.Header {
-	return http.Header{
-		HeaderLimitRequests:     {strconv.Itoa(d.Limit)},
-		HeaderRemainingRequests: {strconv.Itoa(max(d.Remaining, 0))},
-		HeaderResetRequests:     {FormatReset(d.Reset)},
-	}
+// setRateLimitHeader sets the x-ratelimit-*-requests headers of d on h.
+// The three values share one array (a header's value slice is replaced,
+// never appended to in place, as its capacity is its length).
+func setRateLimitHeader(h http.Header, d Decision) {
+	v := &[3]string{strconv.Itoa(d.Limit), strconv.Itoa(max(d.Remaining, 0)), FormatReset(d.Reset)}
+	h[HeaderLimitRequests] = v[0:1:1]
+	h[HeaderRemainingRequests] = v[1:2:2]
+	h[HeaderResetRequests] = v[2:3:3]
 }
 
 // challenge adds the WWW-Authenticate header that RFC 6750 asks of a 401:

@@ -44,32 +44,48 @@ func (p *Principal) AllowsModel(model string) bool {
 
 type ctxKey struct{}
 
-// ctxValue is what the middleware stores in the request context. keys is
-// the store to charge, nil for principals without one.
-type ctxValue struct {
+// principalCtx is the context that carries a principal: one value that
+// answers [ctxKey] with itself. keys is the store to charge, nil for
+// principals without one. The middleware's principal lives in own, so
+// that a request costs one allocation for the principal and its context.
+type principalCtx struct {
+	context.Context
 	p    *Principal
 	keys KeyStore
+	own  Principal
 }
+
+func (c *principalCtx) Value(key any) any {
+	if key == (ctxKey{}) {
+		return c
+	}
+	return c.Context.Value(key)
+}
+
+func (c *principalCtx) String() string { return "auth principal context" }
 
 // WithPrincipal returns a copy of ctx carrying p, for tests and for custom
 // authentication in front of handlers. [Charge] on the result records
 // nothing (there is no store to charge) and returns p.Quota.
 func WithPrincipal(ctx context.Context, p *Principal) context.Context {
-	return context.WithValue(ctx, ctxKey{}, ctxValue{p: p})
+	return &principalCtx{Context: ctx, p: p}
 }
 
 // PrincipalFrom returns the principal that [Middleware] (or
 // [WithPrincipal]) put in ctx.
 func PrincipalFrom(ctx context.Context) (*Principal, bool) {
-	v, ok := ctx.Value(ctxKey{}).(ctxValue)
-	if !ok || v.p == nil {
+	c, ok := ctx.Value(ctxKey{}).(*principalCtx)
+	if !ok || c.p == nil {
 		return nil, false
 	}
-	return v.p, true
+	return c.p, true
 }
 
-func withCharging(ctx context.Context, p *Principal, keys KeyStore) context.Context {
-	return context.WithValue(ctx, ctxKey{}, ctxValue{p: p, keys: keys})
+// withCharging returns a copy of ctx carrying p, charged to keys.
+func withCharging(ctx context.Context, p Principal, keys KeyStore) *principalCtx {
+	c := &principalCtx{Context: ctx, keys: keys, own: p}
+	c.p = &c.own
+	return c
 }
 
 // Charge records amount units of usage (tokens by default; see [Quota])
@@ -96,7 +112,7 @@ func withCharging(ctx context.Context, p *Principal, keys KeyStore) context.Cont
 //
 // Charge is safe for concurrent use.
 func Charge(ctx context.Context, amount int64) (Quota, error) {
-	v, ok := ctx.Value(ctxKey{}).(ctxValue)
+	v, ok := ctx.Value(ctxKey{}).(*principalCtx)
 	if !ok || v.p == nil {
 		return Quota{}, ErrNoPrincipal
 	}
