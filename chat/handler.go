@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"sync"
 
 	"github.com/gatewaykit/gatewaykit/auth"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
@@ -84,10 +85,23 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if model == "" {
 		model = req.Model
 	}
-	reply := appendCompletion(make([]byte, 0, 512), ids.New(IDPrefix), h.cfg.now().Unix(), model, res.Choices, &usage)
+	buf := replyBuffers.Get().(*[]byte)
+	reply := appendCompletion((*buf)[:0], ids.New(IDPrefix), h.cfg.now().Unix(), model, res.Choices, &usage)
 	httpjson.WriteRaw(w, http.StatusOK, reply)
+	if cap(reply) <= maxPooledReply {
+		*buf = reply
+		replyBuffers.Put(buf)
+	}
 	h.charge(ctx, &usage)
 }
+
+// replyBuffers holds the buffers that non-streaming replies are encoded
+// into; a ResponseWriter does not keep the bytes given to Write. Buffers
+// that grew over maxPooledReply are left to the garbage collector, so
+// that one long reply does not pin its memory.
+var replyBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}
+
+const maxPooledReply = 64 << 10
 
 // decode reads and decodes the request body, and returns it.
 func (h *handler) decode(w http.ResponseWriter, r *http.Request, req *Request) ([]byte, error) {
