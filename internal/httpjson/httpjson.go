@@ -57,15 +57,28 @@ func ReadBody(w http.ResponseWriter, r *http.Request, maxBytes int64) ([]byte, e
 	if r.ContentLength > maxBytes {
 		return nil, TooLarge(maxBytes)
 	}
+	if r.ContentLength > 0 {
+		// The server's body reader ends after ContentLength bytes, so the
+		// body is read in one exact allocation, with no limit reader.
+		body := make([]byte, r.ContentLength)
+		if _, err := io.ReadFull(r.Body, body); err != nil {
+			return nil, readError(err)
+		}
+		return body, nil
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBytes))
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			return nil, TooLarge(maxBytes)
 		}
-		return nil, apierrors.InvalidRequest("", "could not read the request body").WithCause(err)
+		return nil, readError(err)
 	}
 	return body, nil
+}
+
+func readError(err error) error {
+	return apierrors.InvalidRequest("", "could not read the request body").WithCause(err)
 }
 
 // TooLarge is the error for a body over limit bytes.

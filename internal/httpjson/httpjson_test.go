@@ -71,6 +71,29 @@ func TestDecodeTooLargeWithoutContentLength(t *testing.T) {
 	require.ErrorContains(t, err, "larger than the 1 KiB limit")
 }
 
+func TestReadBody(t *testing.T) {
+	t.Parallel()
+	const body = `{"model":"m","n":2}`
+	for _, length := range []int64{int64(len(body)), -1} {
+		r := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(body))
+		r.ContentLength = length
+		got, err := httpjson.ReadBody(httptest.NewRecorder(), r, 1024)
+		require.NoError(t, err, "Content-Length %d", length)
+		require.Equal(t, body, string(got), "Content-Length %d", length)
+	}
+}
+
+func TestReadBodyShorterThanContentLength(t *testing.T) {
+	t.Parallel()
+	r := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(`{"model":`))
+	r.ContentLength = 100
+	_, err := httpjson.ReadBody(httptest.NewRecorder(), r, 1024)
+	var e *apierrors.Error
+	require.ErrorAs(t, err, &e)
+	require.Equal(t, http.StatusBadRequest, e.Status)
+	require.Equal(t, "could not read the request body", e.Message)
+}
+
 func TestFormatBytes(t *testing.T) {
 	t.Parallel()
 	for in, want := range map[int64]string{32 << 20: "32 MiB", 512 << 10: "512 KiB", 100: "100 bytes", 1500: "1500 bytes"} {
