@@ -155,10 +155,12 @@ func (u *Upstream) record(next http.Handler) http.Handler {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		stop := make(chan struct{})
 		watched := make(chan struct{})
+		var cancelled bool // set by the watcher before it closes watched
 		go func() {
 			defer close(watched)
 			select {
 			case <-r.Context().Done():
+				cancelled = true
 				close(rec.Cancelled)
 			case <-stop:
 			}
@@ -166,6 +168,13 @@ func (u *Upstream) record(next http.Handler) http.Handler {
 		defer func() {
 			close(stop)
 			<-watched
+			// A handler that returned because the context ended (the hang
+			// modes) closes stop when the context is already done: the
+			// watcher may then have picked stop. The context cannot end
+			// for another reason before this handler returns.
+			if !cancelled && r.Context().Err() != nil {
+				close(rec.Cancelled)
+			}
 			close(rec.Finished)
 		}()
 		if u.Key != "" && !strings.HasPrefix(r.URL.Path, "/cdn/") && r.Header.Get("Authorization") != "Bearer "+u.Key {
