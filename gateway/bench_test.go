@@ -1,9 +1,6 @@
 package gateway_test
 
 import (
-	"bytes"
-	"context"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -16,6 +13,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/auth"
 	"github.com/gatewaykit/gatewaykit/demo"
 	"github.com/gatewaykit/gatewaykit/gateway"
+	"github.com/gatewaykit/gatewaykit/internal/benchstack"
 	"github.com/gatewaykit/gatewaykit/models"
 )
 
@@ -46,74 +44,6 @@ func newBenchGateway(tb testing.TB) (http.Handler, string) {
 	return g, gateway.DemoKeys()[0].Secret
 }
 
-// rawHandler writes header and body after reading the request body, as a
-// hand-written net/http handler would: the floor.
-func rawHandler(header http.Header, body []byte) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		h := w.Header()
-		for k, v := range header {
-			h[k] = v
-		}
-		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write(body)
-	})
-}
-
-// discardWriter is a ResponseWriter that throws the reply away.
-type discardWriter struct{ h http.Header }
-
-func (w *discardWriter) Header() http.Header         { return w.h }
-func (w *discardWriter) Write(p []byte) (int, error) { return len(p), nil }
-func (w *discardWriter) WriteHeader(int)             {}
-
-type bodyReader struct{ *bytes.Reader }
-
-func (bodyReader) Close() error { return nil }
-
-// inProcess serves one request to h by calling ServeHTTP, reusing the
-// request and the writer.
-func inProcess(_ testing.TB, h http.Handler, secret string) func(testing.TB) {
-	rd := &bytes.Reader{}
-	r := httptest.NewRequestWithContext(context.Background(), http.MethodPost, "/v1/chat/completions", nil)
-	r.Header.Set("Content-Type", "application/json")
-	r.Header.Set("Authorization", "Bearer "+secret)
-	w := &discardWriter{h: make(http.Header)}
-	return func(testing.TB) {
-		rd.Reset([]byte(benchChat))
-		r.Body = bodyReader{rd}
-		r.ContentLength = int64(len(benchChat))
-		clear(w.h)
-		h.ServeHTTP(w, r)
-	}
-}
-
-// overHTTP sends one request to a loopback server running h, with a
-// keep-alive client, and reads the whole reply.
-func overHTTP(tb testing.TB, h http.Handler, secret string) func(testing.TB) {
-	srv := httptest.NewServer(h)
-	tb.Cleanup(srv.Close)
-	client := srv.Client()
-	url := srv.URL + "/v1/chat/completions"
-	return func(tb testing.TB) {
-		req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(benchChat))
-		if err != nil {
-			tb.Fatal(err)
-		}
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Authorization", "Bearer "+secret)
-		res, err := client.Do(req)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		_, _ = io.Copy(io.Discard, res.Body)
-		_ = res.Body.Close()
-		if res.StatusCode != http.StatusOK {
-			tb.Fatalf("status %d", res.StatusCode)
-		}
-	}
-}
-
 // BenchmarkGateway measures non-streaming chat through the whole gateway
 // (access log, auth and rate limit, mux, chat handler, demo backend,
 // usage charge), called in process and over loopback HTTP, each beside a
@@ -131,14 +61,18 @@ func BenchmarkGateway(b *testing.B) {
 	r.Header.Set("Authorization", "Bearer "+secret)
 	g.ServeHTTP(w, r)
 	require.Equal(b, http.StatusOK, w.Code, w.Body.String())
-	raw := rawHandler(w.Header(), w.Body.Bytes())
+	raw := benchstack.Raw(w.Header(), w.Body.Bytes(), false)
 
 	for _, via := range []struct {
 		name string
 		run  func(testing.TB, http.Handler, string) func(testing.TB)
 	}{
-		{"InProcess", inProcess},
-		{"HTTP", overHTTP},
+		{"InProcess", func(_ testing.TB, h http.Handler, secret string) func(testing.TB) {
+			return benchstack.InProcess(h, "/v1/chat/completions", benchChat, secret)
+		}},
+		{"HTTP", func(tb testing.TB, h http.Handler, secret string) func(testing.TB) {
+			return benchstack.OverHTTP(tb, h, "/v1/chat/completions", benchChat, secret)
+		}},
 	} {
 		var rawNs, rawAllocs float64
 		b.Run("Chat/"+via.name+"/raw", func(b *testing.B) {

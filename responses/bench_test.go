@@ -1,9 +1,7 @@
 package responses_test
 
 import (
-	"bytes"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -14,6 +12,7 @@ import (
 
 	"github.com/gatewaykit/gatewaykit/auth"
 	"github.com/gatewaykit/gatewaykit/demo"
+	"github.com/gatewaykit/gatewaykit/internal/benchstack"
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/responses"
 )
@@ -36,93 +35,6 @@ func newBenchStack(tb testing.TB) (http.Handler, string) {
 	mux := http.NewServeMux()
 	responses.Register(mux, responses.NewHandler(models.NewMemoryCatalog(demo.TextModels()...), demo.NewTextBackend().Responses()))
 	return auth.Middleware(keys)(mux), secret
-}
-
-// rawHandler writes what the stack answered to one request, with its
-// headers, after reading the request body, as a hand-written net/http
-// handler would: the JSON reply in one write, or each event with its own
-// write and flush.
-func rawHandler(header http.Header, body []byte, stream bool) http.Handler {
-	var events [][]byte
-	if stream {
-		for ev := range bytes.SplitAfterSeq(body, []byte("\n\n")) {
-			events = append(events, ev)
-		}
-	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		h := w.Header()
-		for k, v := range header {
-			h[k] = v
-		}
-		w.WriteHeader(http.StatusOK)
-		if !stream {
-			_, _ = w.Write(body)
-			return
-		}
-		f := w.(http.Flusher)
-		for _, ev := range events {
-			_, _ = w.Write(ev)
-			f.Flush()
-		}
-	})
-}
-
-// discardWriter is a ResponseWriter that throws the reply away, for the
-// in-process benchmarks.
-type discardWriter struct{ h http.Header }
-
-func (w *discardWriter) Header() http.Header         { return w.h }
-func (w *discardWriter) Write(p []byte) (int, error) { return len(p), nil }
-func (w *discardWriter) WriteHeader(int)             {}
-func (w *discardWriter) Flush()                      {}
-
-type bodyReader struct{ *bytes.Reader }
-
-func (bodyReader) Close() error { return nil }
-
-// inProcess returns a function that serves one request to h by calling
-// ServeHTTP directly, reusing the request and the writer.
-func inProcess(h http.Handler, body, secret string) func(testing.TB) {
-	rd := &bytes.Reader{}
-	r := httptest.NewRequest(http.MethodPost, "/v1/responses", nil)
-	r.Header.Set("Content-Type", "application/json")
-	r.Header.Set("Authorization", "Bearer "+secret)
-	w := &discardWriter{h: make(http.Header)}
-	return func(testing.TB) {
-		rd.Reset([]byte(body))
-		r.Body = bodyReader{rd}
-		r.ContentLength = int64(len(body))
-		clear(w.h)
-		h.ServeHTTP(w, r)
-	}
-}
-
-// overHTTP returns a function that sends one request to a server running
-// h on the loopback interface, with a keep-alive client, and reads the
-// whole reply.
-func overHTTP(tb testing.TB, h http.Handler, body, secret string) func(testing.TB) {
-	srv := httptest.NewServer(h)
-	tb.Cleanup(srv.Close)
-	client := srv.Client()
-	url := srv.URL + "/v1/responses"
-	return func(tb testing.TB) {
-		req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-		if err != nil {
-			tb.Fatal(err)
-		}
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Authorization", "Bearer "+secret)
-		res, err := client.Do(req)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		_, _ = io.Copy(io.Discard, res.Body)
-		_ = res.Body.Close()
-		if res.StatusCode != http.StatusOK {
-			tb.Fatalf("status %d", res.StatusCode)
-		}
-	}
 }
 
 // BenchmarkStack measures the whole stack (auth middleware, decoding,
@@ -156,14 +68,18 @@ func BenchmarkStack(b *testing.B) {
 			events = float64(strings.Count(w.Body.String(), "\n\n"))
 			require.Equal(b, 71.0, events)
 		}
-		raw := rawHandler(w.Header(), w.Body.Bytes(), tc.stream)
+		raw := benchstack.Raw(w.Header(), w.Body.Bytes(), tc.stream)
 
 		for _, via := range []struct {
 			name string
 			run  func(testing.TB, http.Handler) func(testing.TB)
 		}{
-			{"InProcess", func(_ testing.TB, h http.Handler) func(testing.TB) { return inProcess(h, tc.body, secret) }},
-			{"HTTP", func(tb testing.TB, h http.Handler) func(testing.TB) { return overHTTP(tb, h, tc.body, secret) }},
+			{"InProcess", func(_ testing.TB, h http.Handler) func(testing.TB) {
+				return benchstack.InProcess(h, "/v1/responses", tc.body, secret)
+			}},
+			{"HTTP", func(tb testing.TB, h http.Handler) func(testing.TB) {
+				return benchstack.OverHTTP(tb, h, "/v1/responses", tc.body, secret)
+			}},
 		} {
 			// The raw handler runs first, as a sub-benchmark of its own;
 			// the stack's sub-benchmark reports its figures against it.
@@ -224,7 +140,7 @@ func BenchmarkConversation(b *testing.B) {
 				prev = decode(b, w.Body.String())["id"].(string)
 			}
 			body := `{"model":"demo-chat","store":false,"input":"And now?","previous_response_id":"` + prev + `"}`
-			do := inProcess(h, body, "")
+			do := benchstack.InProcess(h, "/v1/responses", body, "")
 			b.ReportAllocs()
 			b.ResetTimer()
 			for range b.N {
