@@ -1,19 +1,13 @@
 package chat_test
 
 import (
-	"bufio"
 	"context"
 	"iter"
-	"net/http"
-	"net/http/httptest"
-	"runtime"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/stretchr/testify/require"
 
 	"github.com/gatewaykit/gatewaykit/chat"
+	"github.com/gatewaykit/gatewaykit/internal/hanguptest"
 )
 
 // blockingBackend sends one delta (when streaming), then blocks until its
@@ -51,59 +45,20 @@ func (b *blockingBackend) Stream(ctx context.Context, _ *chat.Params) iter.Seq2[
 // of goroutines comes back to what it was. It does not run in parallel:
 // it counts goroutines.
 func TestClientDisconnect(t *testing.T) {
-	for _, stream := range []bool{true, false} {
-		t.Run(map[bool]string{true: "Stream", false: "JSON"}[stream], func(t *testing.T) {
+	for _, stream := range []string{"true", "false"} {
+		t.Run("stream="+stream, func(t *testing.T) {
 			b := newBlockingBackend()
-			h := newHandlerWith(b)
-			served := make(chan struct{})
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				defer close(served)
-				h.ServeHTTP(w, r)
-			}))
-			defer srv.Close()
-			client := srv.Client()
-			baseline := runtime.NumGoroutine()
-
-			ctx, hangUp := context.WithCancel(t.Context())
-			body := `{"model":"demo-chat","messages":[{"role":"user","content":"Hi"}],"stream":` + map[bool]string{true: "true", false: "false"}[stream] + `}`
-			req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/v1/chat/completions", strings.NewReader(body))
-			require.NoError(t, err)
-			done := make(chan struct{})
-			read := make(chan struct{}) // closed once the first event is read
-			go func() {
-				defer close(done)
-				res, err := client.Do(req)
-				if err != nil {
-					return // hung up before the reply
-				}
-				defer res.Body.Close()
-				// Read the first event, then wait to be hung up on.
-				line, _ := bufio.NewReader(res.Body).ReadString('\n')
-				if !strings.HasPrefix(line, "data: {") {
-					t.Errorf("first line %q, want an event", line)
-				}
-				close(read)
-				<-ctx.Done()
-			}()
-
-			<-b.blocked
-			if stream {
-				<-read
-			}
-			hangUp()
-			<-b.returned // the backend saw the cancellation
-			<-served     // and the handler returned
-			<-done
-			client.CloseIdleConnections()
-
-			// Bounded polling, no assertion on time: the connection's
-			// goroutines wind down asynchronously.
-			n := runtime.NumGoroutine()
-			for i := 0; i < 500 && n > baseline; i++ {
-				time.Sleep(10 * time.Millisecond)
-				n = runtime.NumGoroutine()
-			}
-			require.LessOrEqual(t, n, baseline, "goroutines leaked")
+			hanguptest.Run(t, hanguptest.Case{
+				Handler: newHandlerWith(b),
+				Path:    "/v1/chat/completions",
+				Body:    `{"model":"demo-chat","messages":[{"role":"user","content":"Hi"}],"stream":` + stream + `}`,
+				Stream:  stream == "true",
+				FirstLine: func(line string) bool {
+					return strings.HasPrefix(line, "data: {")
+				},
+				Blocked:  b.blocked,
+				Returned: b.returned,
+			})
 		})
 	}
 }
