@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -41,12 +40,7 @@ func newBenchStack(tb testing.TB) (http.Handler, string) {
 // validation, model check, demo backend, encoding, usage charge) for a
 // JSON reply and for a 71-event stream, called in process and over
 // loopback HTTP, each beside a raw net/http handler that writes the same
-// bytes in the same run. Metrics:
-//
-//	x-raw          time per request of the stack / time of the raw
-//	               handler (run just before, as the …/raw sub-benchmark)
-//	raw-allocs/op  allocations per request of the raw handler
-//	ns/event       (streams) time per event
+// bytes in the same run (metrics: see benchstack.Compare).
 func BenchmarkStack(b *testing.B) {
 	for _, tc := range []struct {
 		name   string
@@ -57,67 +51,11 @@ func BenchmarkStack(b *testing.B) {
 		{"Stream71", benchStream, true},
 	} {
 		stack, secret := newBenchStack(b)
-		// Record the stack's reply: the raw handler writes the same bytes.
-		w := httptest.NewRecorder()
-		r := httptest.NewRequest(http.MethodPost, "/v1/responses", strings.NewReader(tc.body))
-		r.Header.Set("Authorization", "Bearer "+secret)
-		stack.ServeHTTP(w, r)
-		require.Equal(b, 200, w.Code, w.Body.String())
-		events := 1.0
-		if tc.stream {
-			events = float64(strings.Count(w.Body.String(), "\n\n"))
-			require.Equal(b, 71.0, events)
-		}
-		raw := benchstack.Raw(w.Header(), w.Body.Bytes(), tc.stream)
-
-		for _, via := range []struct {
-			name string
-			run  func(testing.TB, http.Handler) func(testing.TB)
-		}{
-			{"InProcess", func(_ testing.TB, h http.Handler) func(testing.TB) {
-				return benchstack.InProcess(h, "/v1/responses", tc.body, secret)
-			}},
-			{"HTTP", func(tb testing.TB, h http.Handler) func(testing.TB) {
-				return benchstack.OverHTTP(tb, h, "/v1/responses", tc.body, secret)
-			}},
-		} {
-			// The raw handler runs first, as a sub-benchmark of its own;
-			// the stack's sub-benchmark reports its figures against it.
-			var rawNs, rawAllocs float64
-			b.Run(tc.name+"/"+via.name+"/raw", func(b *testing.B) {
-				do := via.run(b, raw)
-				b.ReportAllocs()
-				var before, after runtime.MemStats
-				runtime.ReadMemStats(&before)
-				b.ResetTimer()
-				for range b.N {
-					do(b)
-				}
-				b.StopTimer()
-				runtime.ReadMemStats(&after)
-				rawNs = float64(b.Elapsed().Nanoseconds()) / float64(b.N)
-				rawAllocs = float64(after.Mallocs-before.Mallocs) / float64(b.N)
-				if tc.stream {
-					b.ReportMetric(rawNs/events, "ns/event")
-				}
-			})
-			b.Run(tc.name+"/"+via.name+"/gatewaykit", func(b *testing.B) {
-				do := via.run(b, stack)
-				b.ReportAllocs()
-				b.ResetTimer()
-				for range b.N {
-					do(b)
-				}
-				ns := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
-				if rawNs > 0 {
-					b.ReportMetric(ns/rawNs, "x-raw")
-					b.ReportMetric(rawAllocs, "raw-allocs/op")
-				}
-				if tc.stream {
-					b.ReportMetric(ns/events, "ns/event")
-				}
-			})
-		}
+		benchstack.Compare(b, tc.name, stack, "/v1/responses", tc.body, secret, func(tb testing.TB, w *httptest.ResponseRecorder) {
+			if tc.stream {
+				require.Equal(tb, 71, strings.Count(w.Body.String(), "\n\n"))
+			}
+		})
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -99,5 +100,78 @@ func OverHTTP(tb testing.TB, h http.Handler, path, body, secret string) func(tes
 		if res.StatusCode != http.StatusOK {
 			tb.Fatalf("status %d", res.StatusCode)
 		}
+	}
+}
+
+// Compare benchmarks stack beside the floor for one request, a POST of
+// body to path with the API key secret. It records stack's reply (which
+// must be a 200), hands it to check when check is not nil (to pin the
+// reply's size, say), builds [Raw] from it, and runs four sub-benchmarks:
+// name/InProcess/raw, name/InProcess/gatewaykit, name/HTTP/raw and
+// name/HTTP/gatewaykit. The raw ones run first (testing.Benchmark cannot
+// run inside a benchmark), and each gatewaykit one reports against its
+// raw twin:
+//
+//	x-raw          time per request of the stack / time of the raw handler
+//	raw-allocs/op  allocations per request of the raw handler
+//	ns/event       (a text/event-stream reply) time per request / events
+func Compare(b *testing.B, name string, stack http.Handler, path, body, secret string, check func(testing.TB, *httptest.ResponseRecorder)) {
+	b.Helper()
+	w := httptest.NewRecorder()
+	r := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Authorization", "Bearer "+secret)
+	stack.ServeHTTP(w, r)
+	if w.Code != http.StatusOK {
+		b.Fatalf("%s: status %d: %s", name, w.Code, w.Body)
+	}
+	if check != nil {
+		check(b, w)
+	}
+	stream := strings.HasPrefix(w.Header().Get("Content-Type"), "text/event-stream")
+	events := float64(strings.Count(w.Body.String(), "\n\n"))
+	raw := Raw(w.Header(), w.Body.Bytes(), stream)
+
+	for _, via := range []struct {
+		name string
+		run  func(testing.TB, http.Handler) func(testing.TB)
+	}{
+		{"InProcess", func(_ testing.TB, h http.Handler) func(testing.TB) { return InProcess(h, path, body, secret) }},
+		{"HTTP", func(tb testing.TB, h http.Handler) func(testing.TB) { return OverHTTP(tb, h, path, body, secret) }},
+	} {
+		var rawNs, rawAllocs float64
+		b.Run(name+"/"+via.name+"/raw", func(b *testing.B) {
+			do := via.run(b, raw)
+			b.ReportAllocs()
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			b.ResetTimer()
+			for range b.N {
+				do(b)
+			}
+			b.StopTimer()
+			runtime.ReadMemStats(&after)
+			rawNs = float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+			rawAllocs = float64(after.Mallocs-before.Mallocs) / float64(b.N)
+			if stream {
+				b.ReportMetric(rawNs/events, "ns/event")
+			}
+		})
+		b.Run(name+"/"+via.name+"/gatewaykit", func(b *testing.B) {
+			do := via.run(b, stack)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				do(b)
+			}
+			ns := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+			if rawNs > 0 {
+				b.ReportMetric(ns/rawNs, "x-raw")
+				b.ReportMetric(rawAllocs, "raw-allocs/op")
+			}
+			if stream {
+				b.ReportMetric(ns/events, "ns/event")
+			}
+		})
 	}
 }
