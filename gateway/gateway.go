@@ -161,10 +161,10 @@ func New(c Config) (*Gateway, error) {
 // points.
 func withRelay(c Config) Config {
 	r := c.Relay
-	c.Chat = chatRouter{relay: r, relayed: r.Chat(), fallback: c.Chat}
-	c.Completions = completionsRouter{relay: r, relayed: r.Completions(), fallback: c.Completions}
-	c.Responses = responsesRouter{relay: r, relayed: r.Responses(), fallback: c.Responses}
-	c.Videos = videoRouter{relay: r, relayed: r.Videos(), fallback: c.Videos}
+	c.Chat = chatRouter{newByModel[chat.Backend](r, r.Chat(), c.Chat)}
+	c.Completions = completionsRouter{newByModel[completions.Backend](r, r.Completions(), c.Completions)}
+	c.Responses = responsesRouter{newByModel[responses.Backend](r, r.Responses(), c.Responses)}
+	c.Videos = videoRouter{newByModel[videos.Generator](r, r.Videos(), c.Videos)}
 	routes, catalog := c.Routes, c.Catalog
 	c.Routes = func(mux *http.ServeMux) {
 		relay.RegisterAccess(mux, relay.NewAccessHandler(r, catalog))

@@ -17,18 +17,28 @@ import (
 // lists only routed models then, and a model that is in the catalogue but
 // in neither is answered by the relay, with model_not_found.
 
-type chatRouter struct {
+// byModel picks, per model, the relay's backend of a family or the one it
+// wraps.
+type byModel[B any] struct {
 	relay    *relay.Relay
-	relayed  chat.Backend
-	fallback chat.Backend
+	relayed  B
+	fallback B
+	wrapped  bool // fallback is set
 }
 
-func (b chatRouter) pick(model string) chat.Backend {
-	if b.fallback == nil || b.relay.Serves(model) {
+func newByModel[B comparable](r *relay.Relay, relayed, fallback B) byModel[B] {
+	var none B
+	return byModel[B]{relay: r, relayed: relayed, fallback: fallback, wrapped: fallback != none}
+}
+
+func (b byModel[B]) pick(model string) B {
+	if !b.wrapped || b.relay.Serves(model) {
 		return b.relayed
 	}
 	return b.fallback
 }
+
+type chatRouter struct{ byModel[chat.Backend] }
 
 func (b chatRouter) Complete(ctx context.Context, p *chat.Params) (*chat.Result, error) {
 	return b.pick(p.Request.Model).Complete(ctx, p)
@@ -38,18 +48,7 @@ func (b chatRouter) Stream(ctx context.Context, p *chat.Params) iter.Seq2[chat.D
 	return chat.Deltas(ctx, b.pick(p.Request.Model), p)
 }
 
-type completionsRouter struct {
-	relay    *relay.Relay
-	relayed  completions.Backend
-	fallback completions.Backend
-}
-
-func (b completionsRouter) pick(model string) completions.Backend {
-	if b.fallback == nil || b.relay.Serves(model) {
-		return b.relayed
-	}
-	return b.fallback
-}
+type completionsRouter struct{ byModel[completions.Backend] }
 
 func (b completionsRouter) Complete(ctx context.Context, p *completions.Params) (*completions.Result, error) {
 	return b.pick(p.Request.Model).Complete(ctx, p)
@@ -59,31 +58,13 @@ func (b completionsRouter) Stream(ctx context.Context, p *completions.Params) it
 	return completions.Deltas(ctx, b.pick(p.Request.Model), p)
 }
 
-type videoRouter struct {
-	relay    *relay.Relay
-	relayed  videos.Generator
-	fallback videos.Generator
-}
+type videoRouter struct{ byModel[videos.Generator] }
 
 func (g videoRouter) Generate(ctx context.Context, t *videos.Task, progress func(int)) (*videos.Result, error) {
-	if g.fallback == nil || g.relay.Serves(t.Model) {
-		return g.relayed.Generate(ctx, t, progress)
-	}
-	return g.fallback.Generate(ctx, t, progress)
+	return g.pick(t.Model).Generate(ctx, t, progress)
 }
 
-type responsesRouter struct {
-	relay    *relay.Relay
-	relayed  responses.Backend
-	fallback responses.Backend
-}
-
-func (b responsesRouter) pick(model string) responses.Backend {
-	if b.fallback == nil || b.relay.Serves(model) {
-		return b.relayed
-	}
-	return b.fallback
-}
+type responsesRouter struct{ byModel[responses.Backend] }
 
 func (b responsesRouter) Complete(ctx context.Context, p *responses.Params) (*responses.Result, error) {
 	return b.pick(p.Request.Model).Complete(ctx, p)
