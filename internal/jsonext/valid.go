@@ -1,0 +1,199 @@
+package jsonext
+
+// This file holds the validating counterparts of SkipString and
+// SkipValue: they accept exactly what json.Valid accepts, so that a
+// decoder that walks bytes by hand can check them in the same pass
+// instead of running json.Valid first (a second pass, and on short
+// documents the larger part of the cost).
+
+// maxDepth bounds the nesting that ScanValue follows. encoding/json
+// allows 10 000 levels; ScanValue reports deeper values as invalid, and
+// a caller with a fallback to encoding/json leaves them to it.
+const maxDepth = 512
+
+// ScanString returns the index just past the JSON string that starts at
+// data[i], or -1 if no valid string starts there: unterminated, with a
+// control character, or with an escape that JSON does not define. As with
+// json.Valid, invalid UTF-8 is accepted.
+func ScanString(data []byte, i int) int {
+	if i >= len(data) || data[i] != '"' {
+		return -1
+	}
+	for i++; i < len(data); i++ {
+		c := data[i]
+		switch {
+		case c == '"':
+			return i + 1
+		case c < 0x20:
+			return -1
+		case c == '\\':
+			i++
+			if i >= len(data) {
+				return -1
+			}
+			switch data[i] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				if i+4 >= len(data) {
+					return -1
+				}
+				for _, h := range data[i+1 : i+5] {
+					if !isHex(h) {
+						return -1
+					}
+				}
+				i += 4
+			default:
+				return -1
+			}
+		}
+	}
+	return -1
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+// ScanValue returns the index just past the JSON value that starts at
+// data[i], checked as json.Valid checks it (white space inside objects
+// and arrays included), or -1 if no valid value starts there. Values
+// nested deeper than 512 levels are reported invalid.
+func ScanValue(data []byte, i int) int {
+	return scanValue(data, i, 0)
+}
+
+func scanValue(data []byte, i, depth int) int {
+	if i >= len(data) {
+		return -1
+	}
+	switch c := data[i]; {
+	case c == '"':
+		return ScanString(data, i)
+	case c == '{':
+		return scanObject(data, i, depth+1)
+	case c == '[':
+		return scanArray(data, i, depth+1)
+	case c == 't':
+		return scanLiteral(data, i, "true")
+	case c == 'f':
+		return scanLiteral(data, i, "false")
+	case c == 'n':
+		return scanLiteral(data, i, "null")
+	case c == '-' || '0' <= c && c <= '9':
+		return ScanNumber(data, i)
+	}
+	return -1
+}
+
+func scanLiteral(data []byte, i int, lit string) int {
+	if len(data)-i < len(lit) || string(data[i:i+len(lit)]) != lit {
+		return -1
+	}
+	return i + len(lit)
+}
+
+// ScanNumber returns the index just past the JSON number that starts at
+// data[i], or -1 if none does: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+func ScanNumber(data []byte, i int) int {
+	if i < len(data) && data[i] == '-' {
+		i++
+	}
+	switch {
+	case i >= len(data):
+		return -1
+	case data[i] == '0':
+		i++
+	case '1' <= data[i] && data[i] <= '9':
+		i = digits(data, i)
+	default:
+		return -1
+	}
+	if i < len(data) && data[i] == '.' {
+		if i = digits(data, i+1); i < 0 {
+			return -1
+		}
+	}
+	if i < len(data) && (data[i] == 'e' || data[i] == 'E') {
+		i++
+		if i < len(data) && (data[i] == '+' || data[i] == '-') {
+			i++
+		}
+		if i = digits(data, i); i < 0 {
+			return -1
+		}
+	}
+	return i
+}
+
+// digits returns the index past the run of at least one digit at
+// data[i], or -1 if there is none.
+func digits(data []byte, i int) int {
+	start := i
+	for i < len(data) && '0' <= data[i] && data[i] <= '9' {
+		i++
+	}
+	if i == start {
+		return -1
+	}
+	return i
+}
+
+func scanObject(data []byte, i, depth int) int {
+	if depth > maxDepth {
+		return -1
+	}
+	i = SkipSpace(data, i+1)
+	if i < len(data) && data[i] == '}' {
+		return i + 1
+	}
+	for {
+		if i = ScanString(data, i); i < 0 {
+			return -1
+		}
+		i = SkipSpace(data, i)
+		if i >= len(data) || data[i] != ':' {
+			return -1
+		}
+		if i = scanValue(data, SkipSpace(data, i+1), depth); i < 0 {
+			return -1
+		}
+		if i = SkipSpace(data, i); i >= len(data) {
+			return -1
+		}
+		switch data[i] {
+		case '}':
+			return i + 1
+		case ',':
+			i = SkipSpace(data, i+1)
+		default:
+			return -1
+		}
+	}
+}
+
+func scanArray(data []byte, i, depth int) int {
+	if depth > maxDepth {
+		return -1
+	}
+	i = SkipSpace(data, i+1)
+	if i < len(data) && data[i] == ']' {
+		return i + 1
+	}
+	for {
+		if i = scanValue(data, i, depth); i < 0 {
+			return -1
+		}
+		if i = SkipSpace(data, i); i >= len(data) {
+			return -1
+		}
+		switch data[i] {
+		case ']':
+			return i + 1
+		case ',':
+			i = SkipSpace(data, i+1)
+		default:
+			return -1
+		}
+	}
+}

@@ -1,0 +1,78 @@
+package jsonext_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/gatewaykit/gatewaykit/internal/jsonext"
+)
+
+// scanValid reports whether data is one JSON value with white space
+// around it, by ScanValue: what json.Valid reports.
+func scanValid(data []byte) bool {
+	i := jsonext.ScanValue(data, jsonext.SkipSpace(data, 0))
+	return i >= 0 && jsonext.SkipSpace(data, i) == len(data)
+}
+
+var validCases = []string{
+	`{}`, `[]`, `""`, `0`, `-0`, `1.5e+10`, `-12.25E-3`, `true`, `false`, `null`,
+	` { "a" : [ 1 , { "b" : null } ] , "c" : "\u00e9\n\"\\\/" } `,
+	`{"id":"chatcmpl-1","choices":[{"index":0,"delta":{"content":"hé"},"finish_reason":null}]}`,
+	"\"\xff\xfe\"", // invalid UTF-8 is valid JSON to json.Valid
+	strings.Repeat("[", 512) + strings.Repeat("]", 512),
+
+	``, ` `, `{`, `}`, `[1,]`, `{"a":1,}`, `{,}`, `{"a"}`, `{"a":}`, `{"a" 1}`, `{1:2}`, `[1 2]`,
+	`01`, `-`, `1.`, `.5`, `1e`, `1e+`, `+1`, `tru`, `nul`, `truex`, `"\x"`, `"\u12"`, `"\u12g4"`,
+	"\"a\tb\"", `"abc`, `"\`, `{"a":1}}`, `[1]]`, `{"a":1} x`, `1 2`,
+}
+
+func TestScanValueAgreesWithValid(t *testing.T) {
+	t.Parallel()
+	for _, c := range validCases {
+		if got, want := scanValid([]byte(c)), json.Valid([]byte(c)); got != want {
+			t.Errorf("ScanValue on %q: valid %v, json.Valid says %v", c, got, want)
+		}
+	}
+}
+
+func TestScanValueDepth(t *testing.T) {
+	t.Parallel()
+	deep := strings.Repeat("[", 513) + strings.Repeat("]", 513)
+	if scanValid([]byte(deep)) {
+		t.Error("ScanValue followed 513 levels of nesting; the limit is 512")
+	}
+}
+
+func TestScanStringEnd(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		in   string
+		want int
+	}{
+		{`"abc",`, 5},
+		{`"a\"b"x`, 6},
+		{`"\u00e9"`, 8},
+		{`"\u00e9`, -1},
+		{`abc`, -1},
+	} {
+		if got := jsonext.ScanString([]byte(tc.in), 0); got != tc.want {
+			t.Errorf("ScanString(%q) = %d, want %d", tc.in, got, tc.want)
+		}
+	}
+}
+
+// FuzzScanValue checks ScanValue against json.Valid.
+func FuzzScanValue(f *testing.F) {
+	for _, c := range validCases {
+		f.Add(c)
+	}
+	f.Fuzz(func(t *testing.T, data string) {
+		if strings.Count(data, "[")+strings.Count(data, "{") > 500 {
+			return // the depth limit, tested above
+		}
+		if got, want := scanValid([]byte(data)), json.Valid([]byte(data)); got != want {
+			t.Fatalf("ScanValue on %q: valid %v, json.Valid says %v", data, got, want)
+		}
+	})
+}
