@@ -58,3 +58,30 @@ func FuzzDecodeRequest(f *testing.F) {
 		require.True(t, json.Valid(w.Body.Bytes()), "%s", w.Body)
 	})
 }
+
+// FuzzDecodeRequestFast checks that the one-pass decoder of the hot path
+// agrees with encoding/json whenever it reports that it handled a body:
+// the same Request, Extra maps and nil-versus-empty slices included,
+// encoded to the same bytes; and that the handler's decoder returns what
+// encoding/json does for every body, errors included.
+func FuzzDecodeRequestFast(f *testing.F) {
+	seeds, err := filepath.Glob(filepath.Join("testdata", "*.request.json"))
+	require.NoError(f, err)
+	for _, path := range seeds {
+		b, err := os.ReadFile(path)
+		require.NoError(f, err)
+		f.Add(b)
+	}
+	for _, s := range []string{
+		benchJSON, benchStream, chat.DecodeBenchConversation,
+		`{"model":"m","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"u","detail":"low","x":1}}],"x":{"y":[null]}}],"Stop":"a"}`,
+		`{"stop":[null,"\u00e9"],"tool_choice":{"type":"function","function":{"name":"f"}},"stream_options":{"include_usage":true,"x":1}}`,
+		`{"n":-0,"temperature":1e-3,"messages":[{"content":7},{"content":{}},{"content":null}],"tools":[{"type":"function","function":{"name":"f","parameters":null}}]}`,
+		"{\"model\":\"\xff\\ud800\",\"messages\":[{\"tool_calls\":[]}]}",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		chat.CheckDecodeRequestFast(t, body)
+	})
+}

@@ -123,11 +123,24 @@ func (r *Request) UnmarshalJSON(b []byte) error {
 	return err
 }
 
-// decodeRequest decodes a request body as [Request.UnmarshalJSON] does.
-// When that fails, it decodes the body again the plain way, through
-// httpjson, for the error message: the shadow type of the fast path would
-// show in the field paths of encoding/json's errors.
+// decodeRequest decodes a request body into r, which must be zero, as
+// [Request.UnmarshalJSON] does; r shares no memory with body. The usual
+// request is decoded in one pass by [decodeRequestFast]; any other is
+// left to [decodeRequestReflect].
 func decodeRequest(body []byte, r *Request) error {
+	if decodeRequestFast(body, r) {
+		return nil
+	}
+	*r = Request{}
+	return decodeRequestReflect(body, r)
+}
+
+// decodeRequestReflect decodes a request body with encoding/json, as
+// [Request.UnmarshalJSON] does. When that fails, it decodes the body
+// again the plain way, through httpjson, for the error message: the
+// shadow type of [Request.decode] would show in the field paths of
+// encoding/json's errors.
+func decodeRequestReflect(body []byte, r *Request) error {
 	err := r.decode(body, json.Unmarshal)
 	if err == nil {
 		return nil

@@ -1,0 +1,945 @@
+package chat
+
+import (
+	"bytes"
+	"encoding/json"
+	"maps"
+	"slices"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/gatewaykit/gatewaykit/internal/jsonext"
+)
+
+// This file holds the request decoder of the hot path: one pass over the
+// body, without reflection, for the usual shape of a chat request. It
+// decodes what encoding/json would decode into a Request, and keeps the
+// members the types do not model in the Extra maps exactly as
+// [Request.decode] does (same keys, same raw bytes, nil when there are
+// none).
+//
+// Whenever the body is anything it is not sure to decode the same way,
+// it reports "not handled" and [decodeRequest] decodes the body again
+// with encoding/json, which also writes the error of a bad body. It does
+// not handle:
+//
+//   - invalid JSON, or anything after the object;
+//   - a key with an escape, a control or a non-ASCII byte, or a key that
+//     only matches a modelled field case-insensitively (encoding/json
+//     would decode it into the field);
+//   - a modelled member given twice (encoding/json merges some kinds);
+//   - a value of a kind the field cannot take (encoding/json fails), and
+//     null where an element of messages, tools, tool_calls or content
+//     parts is expected;
+//   - an integer with a fraction, an exponent or more than 18 digits, and
+//     a float that strconv.ParseFloat rejects;
+//   - a tool_choice or stop that [ToolChoice.UnmarshalJSON] or
+//     [Stop.UnmarshalJSON] rejects (their errors name the field);
+//   - a member kept as raw JSON (an unknown member, parameters, schema)
+//     nested more than maxRawDepth deep.
+//
+// FuzzDecodeRequestFast checks that, whenever it reports handled, the
+// result is the one of encoding/json, Extra maps and nil-versus-empty
+// slices included.
+//
+// Strings are copied out of the body (the handler passes the body on to
+// the backend as Params.Body), and a string with escapes or invalid UTF-8
+// is unquoted by encoding/json itself. Role, type and mode strings that
+// are one of the package's constants share the constant's memory.
+
+// decodeRequestFast decodes body into r, which must be zero, and reports
+// whether it could; when it reports false, r holds a partial result that
+// the caller must reset.
+func decodeRequestFast(body []byte, r *Request) bool {
+	d := decoder{data: body}
+	d.ws()
+	if !d.request(r) {
+		return false
+	}
+	d.ws()
+	return d.i == len(d.data)
+}
+
+// The JSON names each type models, from its json tags: a key that folds
+// to one of them but is not equal to it is left to encoding/json. A field
+// added to a type without a case in its decoder below is left to
+// encoding/json too, as its name then only folds.
+var (
+	requestNames        = fieldNames[Request]()
+	messageNames        = fieldNames[Message]()
+	contentPartNames    = fieldNames[ContentPart]()
+	imageURLNames       = fieldNames[ImageURL]()
+	toolCallNames       = fieldNames[ToolCall]()
+	functionCallNames   = fieldNames[FunctionCall]()
+	toolNames           = fieldNames[Tool]()
+	functionDefNames    = fieldNames[FunctionDefinition]()
+	toolChoiceNames     = fieldNames[toolChoiceObject]()
+	toolChoiceFuncNames = []string{"name"}
+	responseFormatNames = fieldNames[ResponseFormat]()
+	jsonSchemaNames     = fieldNames[JSONSchema]()
+	streamOptionsNames  = fieldNames[StreamOptions]()
+)
+
+func fieldNames[T any]() []string {
+	return slices.Sorted(maps.Keys(jsonext.Fields[T]()))
+}
+
+// request decodes the request object.
+func (d *decoder) request(r *Request) bool {
+	var seen [14]bool
+	return d.object(func(key []byte) bool {
+		switch string(key) {
+		case "model":
+			return once(&seen[0]) && d.string(&r.Model)
+		case "messages":
+			return once(&seen[1]) && d.messages(&r.Messages)
+		case "stream":
+			return once(&seen[2]) && d.bool(&r.Stream)
+		case "stream_options":
+			return once(&seen[3]) && d.streamOptions(&r.StreamOptions)
+		case "temperature":
+			return once(&seen[4]) && d.float(&r.Temperature)
+		case "top_p":
+			return once(&seen[5]) && d.float(&r.TopP)
+		case "n":
+			return once(&seen[6]) && d.int(&r.N)
+		case "max_tokens":
+			return once(&seen[7]) && d.int(&r.MaxTokens)
+		case "max_completion_tokens":
+			return once(&seen[8]) && d.int(&r.MaxCompletionTokens)
+		case "stop":
+			return once(&seen[9]) && d.stop(&r.Stop)
+		case "tools":
+			return once(&seen[10]) && d.tools(&r.Tools)
+		case "tool_choice":
+			return once(&seen[11]) && d.toolChoice(&r.ToolChoice)
+		case "response_format":
+			return once(&seen[12]) && d.responseFormat(&r.ResponseFormat)
+		}
+		return d.keep(&r.Extra, key, requestNames)
+	})
+}
+
+// messages decodes the messages array.
+func (d *decoder) messages(dst *[]Message) bool {
+	if d.null() {
+		return true
+	}
+	list := []Message{}
+	ok := d.array(func() bool {
+		list = append(list, Message{})
+		return d.message(&list[len(list)-1])
+	})
+	*dst = list
+	return ok
+}
+
+// message decodes one message.
+func (d *decoder) message(m *Message) bool {
+	var seen [5]bool
+	return d.object(func(key []byte) bool {
+		switch string(key) {
+		case "role":
+			return once(&seen[0]) && d.enum(&m.Role)
+		case "content":
+			return once(&seen[1]) && d.content(&m.Content)
+		case "name":
+			return once(&seen[2]) && d.string(&m.Name)
+		case "tool_calls":
+			return once(&seen[3]) && d.toolCalls(&m.ToolCalls)
+		case "tool_call_id":
+			return once(&seen[4]) && d.string(&m.ToolCallID)
+		}
+		return d.keep(&m.Extra, key, messageNames)
+	})
+}
+
+// content decodes a message's content as [Content.UnmarshalJSON] does: a
+// string, an array of parts, null, or another kind of value, which is
+// noted for validation.
+func (d *decoder) content(c *Content) bool {
+	switch d.peek() {
+	case '"':
+		s, ok := d.str()
+		c.Text = &s
+		return ok
+	case '[':
+		parts := []ContentPart{}
+		ok := d.array(func() bool {
+			parts = append(parts, ContentPart{})
+			return d.contentPart(&parts[len(parts)-1])
+		})
+		c.Parts = parts
+		return ok
+	case 'n':
+		return d.null()
+	}
+	kind := jsonKindOf(d.peek())
+	_, ok := d.skip()
+	c.invalid = kind
+	return ok
+}
+
+// contentPart decodes one part of array content.
+func (d *decoder) contentPart(p *ContentPart) bool {
+	var seen [3]bool
+	return d.object(func(key []byte) bool {
+		switch string(key) {
+		case "type":
+			return once(&seen[0]) && d.enum(&p.Type)
+		case "text":
+			return once(&seen[1]) && d.string(&p.Text)
+		case "image_url":
+			return once(&seen[2]) && d.imageURL(&p.ImageURL)
+		}
+		return d.keep(&p.Extra, key, contentPartNames)
+	})
+}
+
+// imageURL decodes the image of an image_url part.
+func (d *decoder) imageURL(dst **ImageURL) bool {
+	if d.null() {
+		return true
+	}
+	u := new(ImageURL)
+	*dst = u
+	var seen [2]bool
+	return d.object(func(key []byte) bool {
+		switch string(key) {
+		case "url":
+			return once(&seen[0]) && d.string(&u.URL)
+		case "detail":
+			return once(&seen[1]) && d.enum(&u.Detail)
+		}
+		return d.ignore(key, imageURLNames)
+	})
+}
+
+// toolCalls decodes the tool_calls of an assistant message.
+func (d *decoder) toolCalls(dst *[]ToolCall) bool {
+	if d.null() {
+		return true
+	}
+	calls := []ToolCall{}
+	ok := d.array(func() bool {
+		calls = append(calls, ToolCall{})
+		return d.toolCall(&calls[len(calls)-1])
+	})
+	*dst = calls
+	return ok
+}
+
+// toolCall decodes one tool call.
+func (d *decoder) toolCall(tc *ToolCall) bool {
+	var seen [3]bool
+	return d.object(func(key []byte) bool {
+		switch string(key) {
+		case "id":
+			return once(&seen[0]) && d.string(&tc.ID)
+		case "type":
+			return once(&seen[1]) && d.enum(&tc.Type)
+		case "function":
+			return once(&seen[2]) && d.functionCall(&tc.Function)
+		}
+		return d.ignore(key, toolCallNames)
+	})
+}
+
+// functionCall decodes the function of a tool call.
+func (d *decoder) functionCall(f *FunctionCall) bool {
+	if d.null() {
+		return true
+	}
+	var seen [2]bool
+	return d.object(func(key []byte) bool {
+		switch string(key) {
+		case "name":
+			return once(&seen[0]) && d.string(&f.Name)
+		case "arguments":
+			return once(&seen[1]) && d.string(&f.Arguments)
+		}
+		return d.ignore(key, functionCallNames)
+	})
+}
+
+// tools decodes the tools array.
+func (d *decoder) tools(dst *[]Tool) bool {
+	if d.null() {
+		return true
+	}
+	tools := []Tool{}
+	ok := d.array(func() bool {
+		tools = append(tools, Tool{})
+		return d.tool(&tools[len(tools)-1])
+	})
+	*dst = tools
+	return ok
+}
+
+// tool decodes one tool.
+func (d *decoder) tool(t *Tool) bool {
+	var seen [2]bool
+	return d.object(func(key []byte) bool {
+		switch string(key) {
+		case "type":
+			return once(&seen[0]) && d.enum(&t.Type)
+		case "function":
+			return once(&seen[1]) && d.functionDefinition(&t.Function)
+		}
+		return d.keep(&t.Extra, key, toolNames)
+	})
+}
+
+// functionDefinition decodes the function of a tool.
+func (d *decoder) functionDefinition(dst **FunctionDefinition) bool {
+	if d.null() {
+		return true
+	}
+	f := new(FunctionDefinition)
+	*dst = f
+	var seen [4]bool
+	return d.object(func(key []byte) bool {
+		switch string(key) {
+		case "name":
+			return once(&seen[0]) && d.string(&f.Name)
+		case "description":
+			return once(&seen[1]) && d.string(&f.Description)
+		case "parameters":
+			return once(&seen[2]) && d.raw(&f.Parameters)
+		case "strict":
+			return once(&seen[3]) && d.optBool(&f.Strict)
+		}
+		return d.ignore(key, functionDefNames)
+	})
+}
+
+// toolChoice decodes tool_choice: one of the three modes, or an object
+// naming a function. Anything [ToolChoice.UnmarshalJSON] rejects is left
+// to it.
+func (d *decoder) toolChoice(dst **ToolChoice) bool {
+	switch d.peek() {
+	case 'n':
+		return d.null()
+	case '"':
+		mode, ok := d.str()
+		switch mode {
+		case ToolChoiceNone, ToolChoiceAuto, ToolChoiceRequired:
+			*dst = &ToolChoice{Mode: mode}
+			return ok
+		}
+		return false
+	}
+	var typ, name string
+	var seen [2]bool
+	ok := d.object(func(key []byte) bool {
+		switch string(key) {
+		case "type":
+			return once(&seen[0]) && d.string(&typ)
+		case "function":
+			return once(&seen[1]) && d.toolChoiceFunction(&name)
+		}
+		return d.ignore(key, toolChoiceNames)
+	})
+	if !ok || typ != "function" || name == "" {
+		return false
+	}
+	*dst = &ToolChoice{Function: name}
+	return true
+}
+
+// toolChoiceFunction decodes the function of a tool_choice object.
+func (d *decoder) toolChoiceFunction(name *string) bool {
+	var seen bool
+	return d.object(func(key []byte) bool {
+		if string(key) == "name" {
+			return once(&seen) && d.string(name)
+		}
+		return d.ignore(key, toolChoiceFuncNames)
+	})
+}
+
+// responseFormat decodes response_format.
+func (d *decoder) responseFormat(dst **ResponseFormat) bool {
+	if d.null() {
+		return true
+	}
+	f := new(ResponseFormat)
+	*dst = f
+	var seen [2]bool
+	return d.object(func(key []byte) bool {
+		switch string(key) {
+		case "type":
+			return once(&seen[0]) && d.enum(&f.Type)
+		case "json_schema":
+			return once(&seen[1]) && d.jsonSchema(&f.JSONSchema)
+		}
+		return d.ignore(key, responseFormatNames)
+	})
+}
+
+// jsonSchema decodes the json_schema of a response format.
+func (d *decoder) jsonSchema(dst **JSONSchema) bool {
+	if d.null() {
+		return true
+	}
+	s := new(JSONSchema)
+	*dst = s
+	var seen [4]bool
+	return d.object(func(key []byte) bool {
+		switch string(key) {
+		case "name":
+			return once(&seen[0]) && d.string(&s.Name)
+		case "description":
+			return once(&seen[1]) && d.string(&s.Description)
+		case "schema":
+			return once(&seen[2]) && d.raw(&s.Schema)
+		case "strict":
+			return once(&seen[3]) && d.optBool(&s.Strict)
+		}
+		return d.ignore(key, jsonSchemaNames)
+	})
+}
+
+// streamOptions decodes stream_options.
+func (d *decoder) streamOptions(dst **StreamOptions) bool {
+	if d.null() {
+		return true
+	}
+	o := new(StreamOptions)
+	*dst = o
+	var seen bool
+	return d.object(func(key []byte) bool {
+		if string(key) == "include_usage" {
+			return once(&seen) && d.bool(&o.IncludeUsage)
+		}
+		return d.keep(&o.Extra, key, streamOptionsNames)
+	})
+}
+
+// stop decodes stop as [Stop.UnmarshalJSON] does: null, a string, or an
+// array of strings (whose null elements are "").
+func (d *decoder) stop(dst *Stop) bool {
+	switch d.peek() {
+	case 'n':
+		return d.null()
+	case '"':
+		s, ok := d.str()
+		*dst = Stop{s}
+		return ok
+	case '[':
+		list := Stop{}
+		ok := d.array(func() bool {
+			list = append(list, "")
+			return d.string(&list[len(list)-1])
+		})
+		*dst = list
+		return ok
+	}
+	return false
+}
+
+// keep adds the value at the cursor to *extra under key, as
+// jsonext.KeepUnknown does for a member that known does not name; the
+// last of two members with the same key wins, as there. A key that folds
+// to one of known is left to encoding/json.
+func (d *decoder) keep(extra *map[string]json.RawMessage, key []byte, known []string) bool {
+	if foldsToAny(key, known) {
+		return false
+	}
+	raw, ok := d.skip()
+	if !ok {
+		return false
+	}
+	if *extra == nil {
+		*extra = make(map[string]json.RawMessage)
+	}
+	(*extra)[string(key)] = bytes.Clone(raw)
+	return true
+}
+
+// ignore moves past the value of a member that encoding/json would drop,
+// checking that it is valid. A key that folds to one of known is left to
+// encoding/json.
+func (d *decoder) ignore(key []byte, known []string) bool {
+	if foldsToAny(key, known) {
+		return false
+	}
+	_, ok := d.skip()
+	return ok
+}
+
+// foldsToAny reports whether the ASCII key equals one of names
+// case-insensitively, as encoding/json matches keys to fields. (Keys with
+// other bytes never reach it: encoding/json also folds "ſ" to "s" and
+// the Kelvin sign to "k".)
+func foldsToAny(key []byte, names []string) bool {
+	for _, n := range names {
+		if len(n) == len(key) && asciiEqualFold(key, n) {
+			return true
+		}
+	}
+	return false
+}
+
+func asciiEqualFold(a []byte, b string) bool {
+	for i := range a {
+		x, y := a[i], b[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
+}
+
+// once marks a member as seen, and reports false for a second one.
+func once(seen *bool) bool {
+	if *seen {
+		return false
+	}
+	*seen = true
+	return true
+}
+
+// decoder is a cursor over a JSON body. Its methods decode the value at
+// the cursor (white space skipped) and move past it; they report false
+// for anything they do not handle, invalid JSON included, and then the
+// cursor is left anywhere.
+type decoder struct {
+	data []byte
+	i    int
+}
+
+// ws moves past white space.
+func (d *decoder) ws() {
+	d.i = jsonext.SkipSpace(d.data, d.i)
+}
+
+// peek returns the next byte that is not white space, or 0 at the end.
+func (d *decoder) peek() byte {
+	d.ws()
+	if d.i >= len(d.data) {
+		return 0
+	}
+	return d.data[d.i]
+}
+
+// consume moves past c if it is the next byte that is not white space.
+func (d *decoder) consume(c byte) bool {
+	if d.peek() != c {
+		return false
+	}
+	d.i++
+	return true
+}
+
+// object decodes an object: for each member it calls member with the
+// key, the cursor at the value, which member must consume.
+func (d *decoder) object(member func(key []byte) bool) bool {
+	if !d.consume('{') {
+		return false
+	}
+	if d.consume('}') {
+		return true
+	}
+	for {
+		key, ok := d.key()
+		if !ok || !d.consume(':') || !member(key) {
+			return false
+		}
+		switch d.peek() {
+		case ',':
+			d.i++
+		case '}':
+			d.i++
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// key decodes the key of a member: a string of printable ASCII without
+// escapes.
+func (d *decoder) key() ([]byte, bool) {
+	if !d.consume('"') {
+		return nil, false
+	}
+	start := d.i
+	for ; d.i < len(d.data); d.i++ {
+		switch c := d.data[d.i]; {
+		case c == '"':
+			d.i++
+			return d.data[start : d.i-1], true
+		case c < 0x20 || c == '\\' || c >= utf8.RuneSelf:
+			return nil, false
+		}
+	}
+	return nil, false
+}
+
+// array decodes an array, calling elem with the cursor at each element,
+// which elem must consume.
+func (d *decoder) array(elem func() bool) bool {
+	if !d.consume('[') {
+		return false
+	}
+	if d.consume(']') {
+		return true
+	}
+	for {
+		d.ws()
+		if !elem() {
+			return false
+		}
+		switch d.peek() {
+		case ',':
+			d.i++
+		case ']':
+			d.i++
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// null moves past a null, and reports whether there was one.
+func (d *decoder) null() bool {
+	if d.peek() == 'n' && bytes.HasPrefix(d.data[d.i:], nullLiteral) {
+		d.i += len(nullLiteral)
+		return true
+	}
+	return false
+}
+
+var (
+	nullLiteral  = []byte("null")
+	trueLiteral  = []byte("true")
+	falseLiteral = []byte("false")
+)
+
+// string decodes a string into *dst, or leaves it for null.
+func (d *decoder) string(dst *string) bool {
+	if d.null() {
+		return true
+	}
+	s, ok := d.str()
+	*dst = s
+	return ok
+}
+
+// enum is string for values that are usually one of the package's
+// constants: those are not copied.
+func (d *decoder) enum(dst *string) bool {
+	if d.null() {
+		return true
+	}
+	start := d.i
+	end, plain := scanString(d.data, start)
+	if end >= 0 && plain {
+		if s, ok := constant(d.data[start+1 : end-1]); ok {
+			d.i = end
+			*dst = s
+			return true
+		}
+	}
+	return d.string(dst)
+}
+
+// constant returns the constant of the package that b spells.
+func constant(b []byte) (string, bool) {
+	switch string(b) {
+	case RoleSystem:
+		return RoleSystem, true
+	case RoleDeveloper:
+		return RoleDeveloper, true
+	case RoleUser:
+		return RoleUser, true
+	case RoleAssistant:
+		return RoleAssistant, true
+	case RoleTool:
+		return RoleTool, true
+	case PartText:
+		return PartText, true
+	case PartImageURL:
+		return PartImageURL, true
+	case "function":
+		return "function", true
+	case FormatJSONObject:
+		return FormatJSONObject, true
+	case FormatJSONSchema:
+		return FormatJSONSchema, true
+	}
+	return "", false
+}
+
+// str decodes a string, exactly as encoding/json does.
+func (d *decoder) str() (string, bool) {
+	if d.peek() != '"' {
+		return "", false
+	}
+	start := d.i
+	end, plain := scanString(d.data, start)
+	if end < 0 {
+		return "", false
+	}
+	d.i = end
+	if plain {
+		return string(d.data[start+1 : end-1]), true
+	}
+	// Escapes or invalid UTF-8: encoding/json unquotes it.
+	s, err := jsonext.Unquote(d.data[start:end])
+	return s, err == nil
+}
+
+// scanString returns the index just past the JSON string that starts at
+// data[i], or -1 if none does or it is not valid JSON (a control
+// character, a bad escape); plain reports a string that means its bytes:
+// no escape, valid UTF-8.
+func scanString(data []byte, i int) (end int, plain bool) {
+	if i >= len(data) || data[i] != '"' {
+		return -1, false
+	}
+	plain = true
+	ascii := true
+	start := i + 1
+	for i = start; i < len(data); i++ {
+		c := data[i]
+		switch {
+		case c == '"':
+			if plain && !ascii {
+				plain = utf8.Valid(data[start:i])
+			}
+			return i + 1, plain
+		case c < 0x20:
+			return -1, false
+		case c >= utf8.RuneSelf:
+			ascii = false
+		case c == '\\':
+			plain = false
+			i++
+			if i >= len(data) {
+				return -1, false
+			}
+			switch data[i] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				if i+4 >= len(data) || !isHex(data[i+1]) || !isHex(data[i+2]) || !isHex(data[i+3]) || !isHex(data[i+4]) {
+					return -1, false
+				}
+				i += 4
+			default:
+				return -1, false
+			}
+		}
+	}
+	return -1, false
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+// bool decodes true or false into *dst, or leaves it for null.
+func (d *decoder) bool(dst *bool) bool {
+	switch d.peek() {
+	case 't':
+		if bytes.HasPrefix(d.data[d.i:], trueLiteral) {
+			d.i += len(trueLiteral)
+			*dst = true
+			return true
+		}
+	case 'f':
+		if bytes.HasPrefix(d.data[d.i:], falseLiteral) {
+			d.i += len(falseLiteral)
+			*dst = false
+			return true
+		}
+	case 'n':
+		return d.null()
+	}
+	return false
+}
+
+// optBool decodes true or false into a new *dst, or nil for null.
+func (d *decoder) optBool(dst **bool) bool {
+	if d.null() {
+		return true
+	}
+	b := new(bool)
+	*dst = b
+	return d.bool(b)
+}
+
+// int decodes an integer of at most 18 digits into a new *dst, or nil
+// for null. encoding/json rejects a fraction or an exponent.
+func (d *decoder) int(dst **int) bool {
+	if d.null() {
+		return true
+	}
+	num, ok := d.number()
+	if !ok {
+		return false
+	}
+	digits, neg := num, num[0] == '-'
+	if neg {
+		digits = digits[1:]
+	}
+	if len(digits) > 18 {
+		return false
+	}
+	n := 0
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return false
+		}
+		n = n*10 + int(c-'0')
+	}
+	if neg {
+		n = -n
+	}
+	*dst = &n
+	return true
+}
+
+// float decodes a number into a new *dst, or nil for null, with
+// strconv.ParseFloat as encoding/json does.
+func (d *decoder) float(dst **float64) bool {
+	if d.null() {
+		return true
+	}
+	num, ok := d.number()
+	if !ok {
+		return false
+	}
+	f, err := strconv.ParseFloat(string(num), 64)
+	if err != nil {
+		return false
+	}
+	*dst = &f
+	return true
+}
+
+// number moves past a JSON number and returns it.
+func (d *decoder) number() ([]byte, bool) {
+	s, i := d.data, d.i
+	if i < len(s) && s[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(s) && s[i] == '0':
+		i++
+	case i < len(s) && '1' <= s[i] && s[i] <= '9':
+		i = skipDigits(s, i)
+	default:
+		return nil, false
+	}
+	if i < len(s) && s[i] == '.' {
+		if i++; i >= len(s) || !isDigit(s[i]) {
+			return nil, false
+		}
+		i = skipDigits(s, i)
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		if i >= len(s) || !isDigit(s[i]) {
+			return nil, false
+		}
+		i = skipDigits(s, i)
+	}
+	num := s[d.i:i]
+	d.i = i
+	return num, true
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+func skipDigits(s []byte, i int) int {
+	for i < len(s) && isDigit(s[i]) {
+		i++
+	}
+	return i
+}
+
+// raw decodes any value into a copy of its bytes, as json.RawMessage
+// does (null is "null").
+func (d *decoder) raw(dst *json.RawMessage) bool {
+	raw, ok := d.skip()
+	*dst = bytes.Clone(raw)
+	return ok
+}
+
+// maxRawDepth bounds the nesting of a value that is kept or skipped
+// whole: encoding/json refuses more than 10 000 levels in the whole
+// body, and such a value sits at most a few levels deep.
+const maxRawDepth = 9000
+
+// skip moves past any valid value and returns its bytes.
+func (d *decoder) skip() ([]byte, bool) {
+	c := d.peek()
+	start := d.i
+	switch c {
+	case '"':
+		end, _ := scanString(d.data, start)
+		if end < 0 {
+			return nil, false
+		}
+		d.i = end
+	case '{', '[':
+		end := skipNested(d.data, start)
+		if end < 0 || !json.Valid(d.data[start:end]) {
+			return nil, false
+		}
+		d.i = end
+	case 't', 'f':
+		var b bool
+		if !d.bool(&b) {
+			return nil, false
+		}
+	case 'n':
+		if !d.null() {
+			return nil, false
+		}
+	default:
+		if _, ok := d.number(); !ok {
+			return nil, false
+		}
+	}
+	return d.data[start:d.i], true
+}
+
+// skipNested returns the index just past the object or array that
+// starts at data[i], matched by bracket depth (json.Valid checks the
+// rest), or -1 if it does not end or nests deeper than maxRawDepth.
+func skipNested(data []byte, i int) int {
+	depth := 0
+	for i < len(data) {
+		switch data[i] {
+		case '"':
+			i = jsonext.SkipString(data, i)
+			if i < 0 {
+				return -1
+			}
+			continue
+		case '{', '[':
+			if depth++; depth > maxRawDepth {
+				return -1
+			}
+		case '}', ']':
+			if depth--; depth == 0 {
+				return i + 1
+			}
+		}
+		i++
+	}
+	return -1
+}

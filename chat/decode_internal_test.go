@@ -1,0 +1,257 @@
+package chat
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/require"
+
+	apierrors "github.com/gatewaykit/gatewaykit/errors"
+)
+
+// The hooks of the external tests (FuzzDecodeRequestFast in fuzz_test.go).
+var (
+	// CheckDecodeRequestFast is checkDecodeRequestFast.
+	CheckDecodeRequestFast = checkDecodeRequestFast
+	// DecodeBenchConversation is the larger request of
+	// BenchmarkDecodeRequest.
+	DecodeBenchConversation = benchConversation
+)
+
+// checkDecodeRequestFast decodes body with the fast path and with
+// encoding/json, and fails t unless they agree whenever the fast path
+// reports handled: the same Request (Extra maps and nil-versus-empty
+// included), encoded to the same bytes. It also checks that
+// decodeRequest, whichever path it takes, returns what encoding/json
+// does, and that the fast result shares no memory with the body. It
+// reports whether the fast path handled body.
+func checkDecodeRequestFast(t testing.TB, body []byte) (handled bool) {
+	t.Helper()
+	want := new(Request)
+	wantErr := decodeRequestReflect(body, want)
+
+	scratch := bytes.Clone(body)
+	fast := new(Request)
+	handled = decodeRequestFast(scratch, fast)
+	for i := range scratch {
+		scratch[i] = 'x' // a result that shared the body's memory would change
+	}
+	if handled {
+		require.NoError(t, wantErr, "the fast path handled a body that encoding/json rejects: %s", body)
+		requireSameRequest(t, want, fast, body)
+	}
+
+	got := new(Request)
+	gotErr := decodeRequest(body, got)
+	if wantErr != nil {
+		require.Equal(t, apierrors.From(wantErr), apierrors.From(gotErr), "%s", body)
+		return handled
+	}
+	require.NoError(t, gotErr, "%s", body)
+	requireSameRequest(t, want, got, body)
+	return handled
+}
+
+func requireSameRequest(t testing.TB, want, got *Request, body []byte) {
+	t.Helper()
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(Content{})); diff != "" {
+		t.Fatalf("%s\n(-encoding/json +fast):\n%s", body, diff)
+	}
+	wantJSON, err := json.Marshal(want)
+	require.NoError(t, err)
+	gotJSON, err := json.Marshal(got)
+	require.NoError(t, err)
+	require.Equal(t, string(wantJSON), string(gotJSON), "%s", body)
+}
+
+func TestDecodeRequestFastHandlesTheGoldenRequests(t *testing.T) {
+	t.Parallel()
+	paths, err := filepath.Glob(filepath.Join("testdata", "*.request.json"))
+	require.NoError(t, err)
+	require.NotEmpty(t, paths)
+	for _, path := range paths {
+		body, err := os.ReadFile(path)
+		require.NoError(t, err)
+		require.True(t, checkDecodeRequestFast(t, body), "%s is left to encoding/json", path)
+	}
+	for name, body := range benchBodies {
+		require.True(t, checkDecodeRequestFast(t, []byte(body)), "%s is left to encoding/json", name)
+	}
+}
+
+func TestDecodeRequestFast(t *testing.T) {
+	t.Parallel()
+	const msgs = `"messages":[{"role":"user","content":"hi"}]`
+	tests := []struct {
+		name    string
+		body    string
+		handled bool
+	}{
+		// Handled: the result is encoding/json's.
+		{"minimal", `{"model":"m",` + msgs + `}`, true},
+		{"white space everywhere", " \t\r\n{ \"model\" : \"m\" , \"messages\" : [ { \"role\" : \"user\" , \"content\" : [ { \"type\" : \"text\" , \"text\" : \"a\" } ] } ] , \"stop\" : [ \"x\" , null ] } \n", true},
+		{"empty object", `{}`, true},
+		{"empty arrays", `{"model":"m","messages":[],"tools":[],"stop":[],"tool_calls":[],"x":[]}`, true},
+		{"null members", `{"model":null,"messages":null,"stream":null,"stream_options":null,"temperature":null,"top_p":null,"n":null,"max_tokens":null,"max_completion_tokens":null,"stop":null,"tools":null,"tool_choice":null,"response_format":null}`, true},
+		{"null message members", `{"messages":[{"role":null,"content":null,"name":null,"tool_calls":null,"tool_call_id":null}]}`, true},
+		{"empty content parts", `{"messages":[{"role":"user","content":[]}]}`, true},
+		{"empty tool calls", `{"messages":[{"role":"assistant","tool_calls":[]}]}`, true},
+		{"content of other kinds", `{"messages":[{"content":7},{"content":-0.5e3},{"content":{"a":[1]}},{"content":true},{"content":false}]}`, true},
+		{"escapes in strings", `{"model":"m\u00e9\n","messages":[{"role":"us\u0065r","content":"a\"b\\c\/d\b\f\n\r\t\u2028 \ud83d\ude00"}]}`, true},
+		{"lone surrogate", `{"model":"m","messages":[{"role":"user","content":"\ud800 \udc00x"}]}`, true},
+		{"invalid UTF-8", "{\"model\":\"m\xff\",\"messages\":[{\"role\":\"user\",\"content\":\"a\xc3\"}]}", true},
+		{"valid UTF-8", `{"model":"modèle","messages":[{"role":"user","content":"中文 😀"}]}`, true},
+		{"unknown members at every level", `{"seed":42,"user":"u","logprobs":false,"parallel_tool_calls":true,"metadata":{"a":"b"},"x":null,"y":-1.5E+2,` +
+			`"messages":[{"role":"user","x":[1,{"y":"z"}],"content":[{"type":"input_audio","input_audio":{"data":"AAA","format":"wav"}},{"type":"text","text":"t","cache_control":{"type":"ephemeral"}}]}],` +
+			`"stream_options":{"include_usage":true,"continuous_usage_stats":false},"tools":[{"type":"function","function":{"name":"f","extra":1},"cache":{}}]}`, true},
+		{"unknown members that encoding/json drops", `{"messages":[{"role":"assistant","tool_calls":[{"id":"c","type":"function","index":0,"function":{"name":"f","arguments":"{}","x":1}}]}],` +
+			`"tool_choice":{"type":"function","x":[],"function":{"name":"f","y":{}}},"response_format":{"type":"json_schema","x":1,"json_schema":{"name":"n","z":"","schema":{"type":"object"},"strict":false}},` +
+			`"messages2":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"https://x/y.png","detail":"low","q":1}}]}]}`, true},
+		{"a repeated unknown member keeps the last", `{"x":1,"x":{"a":2},"messages":[{"y":1,"y":2}]}`, true},
+		{"raw values as sent", `{"tools":[{"type":"function","function":{"name":"f","description":"d","parameters":{ "type" : "object" , "properties" : { } },"strict":true}}],"response_format":{"type":"json_schema","json_schema":{"name":"n","schema":null}}}`, true},
+		{"parameters null", `{"tools":[{"type":"function","function":{"name":"f","parameters":null,"strict":null}}]}`, true},
+		{"function null", `{"tools":[{"type":"function","function":null}],"messages":[{"tool_calls":[{"id":"c","function":null}]}]}`, true},
+		{"image_url null", `{"messages":[{"content":[{"type":"image_url","image_url":null}]}]}`, true},
+		{"numbers", `{"temperature":0,"top_p":1e-1,"n":-0,"max_tokens":123456789012345678,"max_completion_tokens":-7}`, true},
+		{"float forms", `{"temperature":-0.0,"top_p":12.5e+3}`, true},
+		{"stop as a string", `{"stop":"\n"}`, true},
+		{"stop with null elements", `{"stop":[null,"a"]}`, true},
+		{"tool_choice modes", `{"tool_choice":"none"}`, true},
+		{"tool_choice required", `{"tool_choice":"requ\u0069red"}`, true},
+		{"tool_choice object", `{"tool_choice":{"function":{"name":"f"},"type":"function"}}`, true},
+		{"stream", `{"stream":true,"stream_options":{"include_usage":false}}`, true},
+		{"unknown key that only shares a prefix", `{"models":1,"message":2,"Stream_":3}`, true},
+
+		// Left to encoding/json: same result or error either way.
+		{"not an object", `[]`, false},
+		{"null body", `null`, false},
+		{"empty body", ``, false},
+		{"trailing value", `{"model":"m"} {}`, false},
+		{"trailing comma", `{"model":"m",}`, false},
+		{"missing colon", `{"model" "m"}`, false},
+		{"missing comma", `{"model":"m" "n":1}`, false},
+		{"unterminated", `{"model":"m"`, false},
+		{"unterminated array", `{"stop":["a"`, false},
+		{"bad literal", `{"stream":tru}`, false},
+		{"literal run on", `{"stream":truex}`, false},
+		{"bad number", `{"x":01}`, false},
+		{"bad fraction", `{"x":1.}`, false},
+		{"bad exponent", `{"x":1e}`, false},
+		{"plus sign", `{"x":+1}`, false},
+		{"control character in a string", "{\"model\":\"a\tb\"}", false},
+		{"bad escape", `{"model":"\x"}`, false},
+		{"short unicode escape", `{"model":"\u12"}`, false},
+		{"invalid JSON in an unknown member", `{"x":{"a":}}`, false},
+		{"mismatched brackets in an unknown member", `{"x":[1}}`, false},
+		{"escape in a key", `{"mod\u0065l":"m"}`, false},
+		{"non-ASCII key", `{"modèle":"m"}`, false},
+		{"key folding with the long s", `{"ſtream":true}`, false},
+		{"key that only matches case-insensitively", `{"Model":"m"}`, false},
+		{"message key that only matches case-insensitively", `{"messages":[{"ROLE":"user"}]}`, false},
+		{"dropped key that only matches case-insensitively", `{"tool_choice":{"Type":"function","function":{"name":"f"}}}`, false},
+		{"duplicate member", `{"model":"a","model":"b"}`, false},
+		{"duplicate message member", `{"messages":[{"content":"a","content":"b"}]}`, false},
+		{"null message", `{"messages":[null]}`, false},
+		{"null part", `{"messages":[{"content":[null]}]}`, false},
+		{"null tool", `{"tools":[null]}`, false},
+		{"null tool call", `{"messages":[{"tool_calls":[null]}]}`, false},
+		{"model of the wrong kind", `{"model":1}`, false},
+		{"stream of the wrong kind", `{"stream":"true"}`, false},
+		{"n with a fraction", `{"n":1.0}`, false},
+		{"n with an exponent", `{"n":1e2}`, false},
+		{"n with 19 digits", `{"n":1234567890123456789}`, false},
+		{"temperature out of range", `{"temperature":1e400}`, false},
+		{"stop of the wrong kind", `{"stop":1}`, false},
+		{"stop element of the wrong kind", `{"stop":[1]}`, false},
+		{"tool_choice unknown mode", `{"tool_choice":"maybe"}`, false},
+		{"tool_choice wrong type", `{"tool_choice":{"type":"tool","function":{"name":"f"}}}`, false},
+		{"tool_choice without a name", `{"tool_choice":{"type":"function","function":{}}}`, false},
+		{"tool_choice of the wrong kind", `{"tool_choice":1}`, false},
+		{"nested deeper than maxRawDepth", `{"x":` + strings.Repeat("[", maxRawDepth+1) + strings.Repeat("]", maxRawDepth+1) + `}`, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			require.Equal(t, tc.handled, checkDecodeRequestFast(t, []byte(tc.body)))
+		})
+	}
+}
+
+func TestDecodeRequestFastInternsConstants(t *testing.T) {
+	t.Parallel()
+	var r Request
+	require.True(t, decodeRequestFast([]byte(`{"messages":[{"role":"user","content":[{"type":"text","text":"user"}]}]}`), &r))
+	require.Equal(t, RoleUser, r.Messages[0].Role)
+	require.Equal(t, PartText, r.Messages[0].Content.Parts[0].Type)
+	require.Equal(t, "user", r.Messages[0].Content.Parts[0].Text)
+}
+
+// The bodies of BenchmarkStack (bench_test.go), and a longer conversation
+// with tools, tool calls, an image and members the types do not model.
+var benchBodies = map[string]string{
+	"JSON":         `{"model":"demo-chat","messages":[{"role":"system","content":"You are a helpful assistant."},{"role":"user","content":"Hello, how are you today?"}],"temperature":0.7}`,
+	"Stream64":     `{"model":"demo-chat","stream":true,"max_tokens":63,"messages":[{"role":"system","content":"You are a helpful assistant."},{"role":"user","content":"Hello, how are you today?"}],"temperature":0.7}`,
+	"Conversation": benchConversation,
+}
+
+const benchConversation = `{
+  "model": "demo-chat",
+  "messages": [
+    {"role": "system", "content": "You are a travel assistant. Use the tools to look up flights and hotels, and answer in short sentences."},
+    {"role": "user", "content": "I want to fly from Paris to Lisbon next Friday and stay two nights. What are my options?"},
+    {"role": "assistant", "content": null, "tool_calls": [
+      {"id": "call_a1", "type": "function", "function": {"name": "search_flights", "arguments": "{\"from\":\"CDG\",\"to\":\"LIS\",\"date\":\"2026-12-04\"}"}},
+      {"id": "call_a2", "type": "function", "function": {"name": "search_hotels", "arguments": "{\"city\":\"Lisbon\",\"nights\":2}"}}
+    ]},
+    {"role": "tool", "tool_call_id": "call_a1", "content": "[{\"flight\":\"TP433\",\"departs\":\"07:05\",\"price\":129},{\"flight\":\"AF1024\",\"departs\":\"12:40\",\"price\":164}]"},
+    {"role": "tool", "tool_call_id": "call_a2", "content": "[{\"hotel\":\"Alfama Suites\",\"price\":210},{\"hotel\":\"Baixa Inn\",\"price\":150}]"},
+    {"role": "assistant", "content": "TP433 leaves at 07:05 for 129 EUR, AF1024 at 12:40 for 164 EUR. Alfama Suites costs 210 EUR for two nights, Baixa Inn 150 EUR."},
+    {"role": "user", "name": "ann", "content": [
+      {"type": "text", "text": "Book the early flight and the cheaper hotel. Here is my passport:"},
+      {"type": "image_url", "image_url": {"url": "https://example.com/passport.png", "detail": "low"}}
+    ]}
+  ],
+  "tools": [
+    {"type": "function", "function": {"name": "search_flights", "description": "Find flights between two airports on a date.", "parameters": {"type": "object", "properties": {"from": {"type": "string"}, "to": {"type": "string"}, "date": {"type": "string", "format": "date"}}, "required": ["from", "to", "date"]}}},
+    {"type": "function", "function": {"name": "search_hotels", "description": "Find hotels in a city.", "parameters": {"type": "object", "properties": {"city": {"type": "string"}, "nights": {"type": "integer", "minimum": 1}}, "required": ["city", "nights"]}}},
+    {"type": "function", "function": {"name": "book", "description": "Book a flight and a hotel.", "strict": true, "parameters": {"type": "object", "properties": {"flight": {"type": "string"}, "hotel": {"type": "string"}}, "required": ["flight", "hotel"], "additionalProperties": false}}}
+  ],
+  "tool_choice": "auto",
+  "parallel_tool_calls": true,
+  "temperature": 0.2,
+  "max_completion_tokens": 512,
+  "user": "user-1234",
+  "seed": 7
+}`
+
+// BenchmarkDecodeRequest compares the encoding/json path (Reflect) with
+// decodeRequest, which takes the fast path for these bodies.
+func BenchmarkDecodeRequest(b *testing.B) {
+	for _, name := range []string{"JSON", "Stream64", "Conversation"} {
+		body := []byte(benchBodies[name])
+		require.True(b, checkDecodeRequestFast(b, body))
+		for _, path := range []struct {
+			name   string
+			decode func([]byte, *Request) error
+		}{
+			{"Reflect", decodeRequestReflect},
+			{"Fast", decodeRequest},
+		} {
+			b.Run(name+"/"+path.name, func(b *testing.B) {
+				b.ReportAllocs()
+				b.SetBytes(int64(len(body)))
+				for b.Loop() {
+					var r Request
+					if err := path.decode(body, &r); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
