@@ -118,6 +118,22 @@ type Delta struct {
 	// waiting (it is buffered, or made from data at hand); otherwise the
 	// client gets this one late.
 	More bool
+	// Raw, when set, is the delta's chunk as the backend already has it
+	// encoded: a relay passes an upstream's chunks through this way,
+	// instead of decoding them into the fields above and having them
+	// encoded again. It is a JSON object of the chunk's members other
+	// than id, object, created and model, which the handler writes
+	// first, with its own values, as in every chunk; Raw's members
+	// follow them as they are. The backend vouches for Raw: valid JSON,
+	// one choice (Choice), the chunk rules of the package documentation
+	// (role "assistant" on the choice's first chunk, contiguous
+	// tool-call indexes with ids, no "usage" and no "error" member). The
+	// other fields must still describe Raw, because the handler keeps
+	// its account of each choice from them: FinishReason ends the choice
+	// and ToolCalls' indexes and names count its calls (their text is
+	// not encoded again), and Usage is taken as usual. The handler does
+	// not keep Raw after yield returns.
+	Raw []byte
 }
 
 // ToolCallDelta is a fragment of a streamed tool call.
@@ -135,5 +151,5 @@ type ToolCallDelta struct {
 }
 
 func (d *Delta) empty() bool {
-	return d.Content == "" && d.Reasoning == "" && len(d.ToolCalls) == 0 && d.FinishReason == ""
+	return d.Content == "" && d.Reasoning == "" && len(d.ToolCalls) == 0 && d.FinishReason == "" && d.Raw == nil
 }

@@ -81,16 +81,31 @@ func appendUsage(b []byte, u *Usage) []byte {
 	return append(b, '}')
 }
 
-// appendChunkPrefix appends the start of every chunk of a stream, up to
-// and including the opening bracket of "choices".
-func appendChunkPrefix(b []byte, id string, created int64, model string) []byte {
+// appendChunkHead appends the members that start every chunk of a
+// stream: id, object, created and model.
+func appendChunkHead(b []byte, id string, created int64, model string) []byte {
 	b = append(b, `{"id":`...)
 	b = jsonenc.AppendString(b, id)
 	b = append(b, `,"object":"`+ObjectChunk+`","created":`...)
 	b = strconv.AppendInt(b, created, 10)
 	b = append(b, `,"model":`...)
-	b = jsonenc.AppendString(b, model)
-	return append(b, `,"choices":[`...)
+	return jsonenc.AppendString(b, model)
+}
+
+// appendChunkPrefix appends the start of every chunk that the handler
+// encodes: its head, and the opening bracket of "choices".
+func appendChunkPrefix(b []byte, id string, created int64, model string) []byte {
+	return append(appendChunkHead(b, id, created, model), `,"choices":[`...)
+}
+
+// appendRawChunk appends, after a chunk's head, the members of raw, a
+// JSON object, and closes the chunk.
+func appendRawChunk(b []byte, raw []byte) []byte {
+	if len(raw) <= 2 {
+		return append(b, '}')
+	}
+	b = append(b, ',')
+	return append(b, raw[1:]...)
 }
 
 // appendChunkChoice appends one choice of a chunk and closes the chunk.

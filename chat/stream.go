@@ -57,7 +57,8 @@ func (h *handler) serveStream(w http.ResponseWriter, r *http.Request, p *Params)
 type chunkWriter struct {
 	s       *sse.Stream
 	n       int
-	prefix  int // length of the chunk prefix at the start of buf
+	head    int // length of the chunk head at the start of buf
+	prefix  int // length of the chunk prefix (the head and ,"choices":[) at the start of buf
 	buf     []byte
 	calls   []ToolCallChunk // reused
 	choices []choiceState
@@ -73,7 +74,9 @@ type choiceState struct {
 }
 
 func (cw *chunkWriter) init(id string, created int64, model string) {
-	cw.buf = appendChunkPrefix(make([]byte, 0, 512), id, created, model)
+	cw.buf = appendChunkHead(make([]byte, 0, 512), id, created, model)
+	cw.head = len(cw.buf)
+	cw.buf = append(cw.buf, `,"choices":[`...)
 	cw.prefix = len(cw.buf)
 	if cw.n == 1 {
 		cw.choices = cw.one[:]
@@ -123,6 +126,13 @@ func (cw *chunkWriter) add(d *Delta) error {
 	cw.calls = calls
 	role := !st.started
 	st.started = true
+	if d.Raw != nil {
+		if len(d.Raw) < 2 || d.Raw[0] != '{' || d.Raw[len(d.Raw)-1] != '}' {
+			return backendError("raw chunk that is not a JSON object: %.40q", d.Raw)
+		}
+		st.finished = d.FinishReason != ""
+		return cw.sendRaw(d.Raw)
+	}
 	if role || d.Content != "" || d.Reasoning != "" || len(calls) > 0 {
 		if err := cw.send(appendChunkChoice(cw.buf[:cw.prefix], d.Choice, role, d.Content, d.Reasoning, calls, "")); err != nil {
 			return err
@@ -172,6 +182,15 @@ func (cw *chunkWriter) finish(includeUsage bool) error {
 func (cw *chunkWriter) send(b []byte) error {
 	cw.buf = b[:cw.prefix]
 	return cw.s.WriteRaw("", b)
+}
+
+// sendRaw writes, as send does, a chunk of the head and the members of
+// raw (see Delta.Raw), and restores the prefix after the head.
+func (cw *chunkWriter) sendRaw(raw []byte) error {
+	b := appendRawChunk(cw.buf[:cw.head], raw)
+	err := cw.s.WriteRaw("", b)
+	cw.buf = append(b[:cw.head], `,"choices":[`...)
+	return err
 }
 
 // backendError is the error for a backend that broke the streaming

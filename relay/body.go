@@ -10,6 +10,7 @@ import (
 
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
 	"github.com/gatewaykit/gatewaykit/internal/jsonenc"
+	"github.com/gatewaykit/gatewaykit/internal/jsonext"
 )
 
 // maxReplyBytes is the largest JSON reply read from an upstream: as large
@@ -55,33 +56,31 @@ func parseRequestBody(raw []byte, v any) (requestBody, error) {
 // objectMembers returns the members of the JSON object data, or false if
 // data is not one.
 func objectMembers(data []byte) ([]member, bool) {
-	if !json.Valid(data) {
-		return nil, false
-	}
 	s := scanner{d: data}
-	if s.peek() != '{' {
+	if !s.open() {
 		return nil, false
 	}
-	s.i++
 	members := make([]member, 0, 8)
-	for {
-		s.ws()
-		switch s.d[s.i] {
-		case '}':
-			return members, true
-		case ',':
-			s.i++
-			continue
+	for n := 0; ; n++ {
+		done, ok := s.next(n, '}')
+		switch {
+		case !ok:
+			return nil, false
+		case done:
+			return members, s.end()
 		}
 		start := s.i
-		s.skipString()
-		key := s.d[start:s.i]
-		s.ws()
-		s.i++ // ':'
+		if s.i = jsonext.ScanString(data, start); s.i < 0 || s.peek() != ':' {
+			return nil, false
+		}
+		key := data[start:s.i]
+		s.i++
 		s.ws()
 		vstart := s.i
-		s.skip()
-		m := member{key: key, val: s.d[vstart:s.i]}
+		if !s.skip() {
+			return nil, false
+		}
+		m := member{key: key, val: data[vstart:s.i]}
 		if inner := key[1 : len(key)-1]; bytes.IndexByte(inner, '\\') < 0 {
 			m.name = string(inner)
 		} else if json.Unmarshal(key, &m.name) != nil {

@@ -138,6 +138,7 @@ type chatChunk struct {
 type chatChunkChoice struct {
 	Index int `json:"index"`
 	Delta struct {
+		Role             string          `json:"role"`
 		Content          string          `json:"content"`
 		ReasoningContent string          `json:"reasoning_content"`
 		Reasoning        string          `json:"reasoning"`
@@ -156,14 +157,17 @@ func (c *chatChunk) reset() {
 }
 
 // decode decodes data into c: by hand for the usual shape of a chunk,
-// with encoding/json otherwise.
-func (c *chatChunk) decode(data []byte) error {
+// with encoding/json otherwise. For the usual shape, it also sets kept
+// to the spans of the members that a pass-through keeps, and reports
+// fast; see decodeChatChunk.
+func (c *chatChunk) decode(data []byte, kept *[]span) (fast bool, err error) {
 	c.reset()
-	if decodeChatChunk(data, c) {
-		return nil
+	*kept = (*kept)[:0]
+	if decodeChatChunk(data, c, kept) {
+		return true, nil
 	}
 	c.reset()
-	return json.Unmarshal(data, c)
+	return false, json.Unmarshal(data, c)
 }
 
 // chunkToolCall is a tool-call fragment of an upstream chunk.
@@ -203,17 +207,29 @@ func (b chatBackend) Stream(ctx context.Context, p *chat.Params) iter.Seq2[chat.
 
 // chatStream turns upstream chunks into Deltas, checking them against the
 // rules the handler relies on.
+//
+// A chunk of the usual shape (one choice, without tool calls, and with
+// the role if it is the choice's first) is passed through: its Delta
+// carries the upstream's bytes as Raw, without the members that the
+// handler writes itself (id, object, created, model) and without
+// "usage", so that the client gets every member the upstream sent
+// (system_fingerprint, logprobs, …) and the relay neither decodes the
+// text into strings nor has it encoded again. Other chunks are decoded
+// into Deltas that the handler encodes.
 type chatStream struct {
 	u        *Upstream
 	choices  []chatChoiceState
 	estimate chat.Usage // running estimate, reported until the upstream's usage arrives
 	reported bool       // the upstream reported its usage
 	chunk    chatChunk
+	kept     []span               // the members of the chunk that a pass-through keeps
+	raw      []byte               // the pass-through chunk, reused
 	calls    []chat.ToolCallDelta // reused
 	more     moreHint[chat.Usage]
 }
 
 type chatChoiceState struct {
+	started  bool
 	finished bool
 	calls    int // tool calls begun
 }
@@ -229,7 +245,8 @@ func newChatStream(p *chat.Params, u *Upstream) *chatStream {
 // event returns the function that handles the data of one upstream event.
 func (cs *chatStream) event(yield func(chat.Delta, error) bool) func(data []byte) (bool, error) {
 	return func(data []byte) (bool, error) {
-		if err := cs.chunk.decode(data); err != nil {
+		fast, err := cs.chunk.decode(data, &cs.kept)
+		if err != nil {
 			return false, malformed(cs.u, "stream event", err, data)
 		}
 		if isError(cs.chunk.Error) {
@@ -237,12 +254,16 @@ func (cs *chatStream) event(yield func(chat.Delta, error) bool) func(data []byte
 		}
 		for i := range cs.chunk.Choices {
 			c := &cs.chunk.Choices[i]
-			d, ok, err := cs.delta(c.Index, c.Delta.Content, c.Delta.ReasoningContent+c.Delta.Reasoning, c.FinishReason, c.Delta.ToolCalls)
+			pass := fast && len(cs.chunk.Choices) == 1 && (c.Delta.Role != "" || cs.started(c.Index))
+			d, ok, err := cs.delta(c.Index, c.Delta.Content, c.Delta.ReasoningContent+c.Delta.Reasoning, c.FinishReason, c.Delta.ToolCalls, pass)
 			if err != nil {
 				return false, err
 			}
 			if !ok {
 				continue
+			}
+			if pass {
+				d.Raw = cs.passThrough(data)
 			}
 			d.More = cs.more.set(d.Usage)
 			if !yield(d, nil) {
@@ -259,6 +280,25 @@ func (cs *chatStream) event(yield func(chat.Delta, error) bool) func(data []byte
 	}
 }
 
+// started reports whether the choice with index i has had a delta.
+func (cs *chatStream) started(i int) bool {
+	return i >= 0 && i < len(cs.choices) && cs.choices[i].started
+}
+
+// passThrough returns the chunk data as a Delta's Raw: an object of the
+// members that decoding kept.
+func (cs *chatStream) passThrough(data []byte) []byte {
+	b := append(cs.raw[:0], '{')
+	for i, sp := range cs.kept {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, data[sp.start:sp.end]...)
+	}
+	cs.raw = append(b, '}')
+	return cs.raw
+}
+
 // idle returns the idle function of readEvents: the delta that flushes
 // what the stream left unflushed is the last usage again, alone.
 func (cs *chatStream) idle(yield func(chat.Delta, error) bool) func() bool {
@@ -269,14 +309,15 @@ func (cs *chatStream) idle(yield func(chat.Delta, error) bool) func() bool {
 }
 
 // delta makes the Delta of one choice of a chunk; !ok when it carries
-// nothing.
-func (cs *chatStream) delta(index int, content, reasoning string, finish chat.FinishReason, calls []chunkToolCall) (_ chat.Delta, ok bool, _ error) {
+// nothing. A chunk to be passed through (pass) carries its role.
+func (cs *chatStream) delta(index int, content, reasoning string, finish chat.FinishReason, calls []chunkToolCall, pass bool) (_ chat.Delta, ok bool, _ error) {
 	if index < 0 || index >= len(cs.choices) {
 		return chat.Delta{}, false, malformed(cs.u, "stream event", fmt.Errorf("choice index %d of %d", index, len(cs.choices)), nil)
 	}
 	st := &cs.choices[index]
-	if content == "" && reasoning == "" && len(calls) == 0 && finish == "" {
-		// A role-only or empty delta: the handler sends the role itself.
+	if content == "" && reasoning == "" && len(calls) == 0 && finish == "" && (st.started || !pass) {
+		// An empty delta, or a role-only one that is not passed through:
+		// the handler sends the role itself.
 		return chat.Delta{}, false, nil
 	}
 	if st.finished {
@@ -302,6 +343,7 @@ func (cs *chatStream) delta(index int, content, reasoning string, finish chat.Fi
 	if len(cs.calls) > 0 {
 		d.ToolCalls = cs.calls
 	}
+	st.started = true
 	st.finished = finish != ""
 	if !cs.reported {
 		cs.estimate.CompletionTokens += tokens

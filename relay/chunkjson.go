@@ -13,53 +13,65 @@ import (
 
 // decodeChatChunk decodes the upstream chunk data into c, which must be
 // freshly reset, as json.Unmarshal would, without reflection, for the
-// usual shape of a chunk: choices with an index, a delta of content,
-// reasoning_content or reasoning (and role), and a finish_reason; members
-// it does not read are skipped, and "usage" may be null. For anything
-// else (tool calls, a usage object, an error member, a key that only
-// matches case-insensitively, a duplicate member, invalid JSON) it
-// reports false, and the caller decodes data with json.Unmarshal into a
-// reset c. The fuzz test FuzzDecodeChatChunk checks that it agrees with
+// usual shape of a chunk: choices with an index, a delta of role,
+// content, reasoning_content or reasoning, and a finish_reason; members
+// it does not read are skipped, and "usage" may be null. It checks the
+// JSON as json.Valid would, in the same pass. For anything else (tool
+// calls, a usage object, an error member, a key that only matches
+// case-insensitively, a duplicate member, invalid JSON) it reports
+// false, and the caller decodes data with json.Unmarshal into a reset c.
+// The fuzz test FuzzDecodeChatChunk checks that it agrees with
 // encoding/json whenever it reports true.
+//
+// kept receives the spans of the top-level members that a pass-through
+// keeps (see [chatStream.passThrough]): all but id, object, created,
+// model and usage, which the gateway writes itself or reports apart.
 //
 // The strings of c may share data's memory, which must not be modified
 // while c is in use: readEvents hands over the bytes of an immutable
 // string. A stream has one chunk per token: this is the relay's hottest
 // path.
-func decodeChatChunk(data []byte, c *chatChunk) bool {
-	if !json.Valid(data) {
-		return false
-	}
+func decodeChatChunk(data []byte, c *chatChunk, kept *[]span) bool {
 	s := scanner{d: data}
 	if !s.open() {
 		return false
 	}
 	var seen bool
-	for {
-		key, done, ok := s.key()
+	for n := 0; ; n++ {
+		key, done, ok := s.member(n)
 		switch {
 		case !ok:
 			return false
 		case done:
-			return true
+			return s.end()
 		}
+		start := s.key
 		switch string(key) {
 		case "choices":
-			if !once(&seen) || !s.choices(c) {
-				return false
-			}
+			ok = once(&seen) && s.choices(c)
 		case "usage":
-			if !s.null() {
-				return false
-			}
+			ok = s.null()
+		case "id", "object", "created", "model":
+			ok = s.skip()
 		default:
-			if foldsTo(key, "choices", "usage", "error") {
-				return false
-			}
-			s.skip()
+			// A key that encoding/json would take for one of these (the
+			// gateway's own, say "ID") must not reach the client.
+			ok = !foldsTo(key, "choices", "usage", "error", "id", "object", "created", "model") && s.skip()
+		}
+		if !ok {
+			return false
+		}
+		switch string(key) {
+		case "id", "object", "created", "model", "usage":
+		default:
+			*kept = append(*kept, span{start, s.i})
 		}
 	}
 }
+
+// span is the range data[start:end] of a member of a JSON object, from
+// its key's opening quote to the end of its value.
+type span struct{ start, end int }
 
 // choices decodes the choices array.
 func (s *scanner) choices(c *chatChunk) bool {
@@ -67,15 +79,13 @@ func (s *scanner) choices(c *chatChunk) bool {
 		return false
 	}
 	s.i++
-	for {
-		s.ws()
-		switch s.d[s.i] {
-		case ']':
-			s.i++
+	for n := 0; ; n++ {
+		done, ok := s.elem(n)
+		switch {
+		case !ok:
+			return false
+		case done:
 			return true
-		case ',':
-			s.i++
-			continue
 		}
 		c.Choices = append(c.Choices, chatChunkChoice{})
 		if !s.choice(&c.Choices[len(c.Choices)-1]) {
@@ -90,8 +100,8 @@ func (s *scanner) choice(ch *chatChunkChoice) bool {
 		return false
 	}
 	var seen [3]bool
-	for {
-		key, done, ok := s.key()
+	for n := 0; ; n++ {
+		key, done, ok := s.member(n)
 		switch {
 		case !ok:
 			return false
@@ -108,10 +118,7 @@ func (s *scanner) choice(ch *chatChunkChoice) bool {
 			ok = once(&seen[2]) && s.stringOrNull(&f)
 			ch.FinishReason = chat.FinishReason(f)
 		default:
-			ok = !foldsTo(key, "index", "delta", "finish_reason")
-			if ok {
-				s.skip()
-			}
+			ok = !foldsTo(key, "index", "delta", "finish_reason") && s.skip()
 		}
 		if !ok {
 			return false
@@ -124,9 +131,9 @@ func (s *scanner) delta(ch *chatChunkChoice) bool {
 	if !s.open() {
 		return false
 	}
-	var seen [3]bool
-	for {
-		key, done, ok := s.key()
+	var seen [4]bool
+	for n := 0; ; n++ {
+		key, done, ok := s.member(n)
 		switch {
 		case !ok:
 			return false
@@ -134,17 +141,16 @@ func (s *scanner) delta(ch *chatChunkChoice) bool {
 			return true
 		}
 		switch string(key) {
+		case "role":
+			ok = once(&seen[0]) && s.stringOrNull(&ch.Delta.Role)
 		case "content":
-			ok = once(&seen[0]) && s.stringOrNull(&ch.Delta.Content)
+			ok = once(&seen[1]) && s.stringOrNull(&ch.Delta.Content)
 		case "reasoning_content":
-			ok = once(&seen[1]) && s.stringOrNull(&ch.Delta.ReasoningContent)
+			ok = once(&seen[2]) && s.stringOrNull(&ch.Delta.ReasoningContent)
 		case "reasoning":
-			ok = once(&seen[2]) && s.stringOrNull(&ch.Delta.Reasoning)
+			ok = once(&seen[3]) && s.stringOrNull(&ch.Delta.Reasoning)
 		default:
-			ok = !foldsTo(key, "content", "reasoning_content", "reasoning", "tool_calls")
-			if ok {
-				s.skip()
-			}
+			ok = !foldsTo(key, "role", "content", "reasoning_content", "reasoning", "tool_calls") && s.skip()
 		}
 		if !ok {
 			return false
@@ -172,12 +178,13 @@ func foldsTo(key []byte, names ...string) bool {
 	return false
 }
 
-// scanner walks JSON that json.Valid accepted, a cursor over package
-// jsonext's scanner: on valid JSON its skips never fail, so the methods
-// need no error checks.
+// scanner is a cursor over JSON that it checks as it goes, with package
+// jsonext's validating skips: every method reports false for bytes that
+// are not JSON, or not the JSON it expects.
 type scanner struct {
-	d []byte
-	i int
+	d   []byte
+	i   int
+	key int // the index of the opening quote of the last key read
 }
 
 // ws moves past white space.
@@ -185,9 +192,12 @@ func (s *scanner) ws() {
 	s.i = jsonext.SkipSpace(s.d, s.i)
 }
 
-// peek returns the first byte of the next value.
+// peek returns the first byte of the next value, or 0 at the end.
 func (s *scanner) peek() byte {
 	s.ws()
+	if s.i >= len(s.d) {
+		return 0
+	}
 	return s.d[s.i]
 }
 
@@ -201,35 +211,63 @@ func (s *scanner) open() bool {
 	return true
 }
 
-// key moves to the next member of the object being read and returns its
-// unquoted key, positioned at its value; done reports (and consumes) the
-// end of the object. A key with escapes reports !ok.
-func (s *scanner) key() (key []byte, done, ok bool) {
-	for {
-		s.ws()
-		switch s.d[s.i] {
-		case '}':
-			s.i++
-			return nil, true, true
-		case ',':
-			s.i++
-			continue
-		}
-		start := s.i + 1
-		s.skipString()
-		key = s.d[start : s.i-1]
-		if bytes.IndexByte(key, '\\') >= 0 {
-			return nil, false, false
-		}
-		s.ws()
-		s.i++ // ':'
-		return key, false, true
+// end reports whether nothing but white space follows the value read.
+func (s *scanner) end() bool {
+	s.ws()
+	return s.i == len(s.d)
+}
+
+// member moves to member n (from 0) of the object being read, past the
+// ',' that separates it from the one before, and returns its unquoted
+// key, positioned at its value; done reports (and consumes) the '}' that
+// ends the object instead. A key with escapes reports !ok.
+func (s *scanner) member(n int) (key []byte, done, ok bool) {
+	if done, ok = s.next(n, '}'); done || !ok {
+		return nil, done, ok
 	}
+	start := s.i
+	end := jsonext.ScanString(s.d, start)
+	if end < 0 {
+		return nil, false, false
+	}
+	key = s.d[start+1 : end-1]
+	s.i = end
+	if bytes.IndexByte(key, '\\') >= 0 || s.peek() != ':' {
+		return nil, false, false
+	}
+	s.i++
+	s.key = start
+	return key, false, true
+}
+
+// elem moves to element n (from 0) of the array being read, as member
+// does for objects.
+func (s *scanner) elem(n int) (done, ok bool) {
+	return s.next(n, ']')
+}
+
+// next moves to item n of an object or array that ends with closer:
+// past the ',' before it, unless it is the first; done reports (and
+// consumes) the closer instead.
+func (s *scanner) next(n int, closer byte) (done, ok bool) {
+	switch s.peek() {
+	case closer:
+		s.i++
+		return true, true
+	case ',':
+		if n == 0 {
+			return false, false
+		}
+		s.i++
+		s.ws()
+		return false, true
+	}
+	return false, n == 0
 }
 
 // null consumes a null, or reports false for another value.
 func (s *scanner) null() bool {
-	if s.peek() != 'n' {
+	if s.peek() != 'n' || !bytes.HasPrefix(s.d[s.i:], []byte("null")) {
 		return false
 	}
 	s.i += len("null")
@@ -240,14 +278,15 @@ func (s *scanner) null() bool {
 func (s *scanner) stringOrNull(dst *string) bool {
 	switch s.peek() {
 	case 'n':
-		s.i += len("null")
-		return true
+		return s.null()
 	case '"':
 	default:
 		return false
 	}
 	start := s.i
-	s.skipString()
+	if s.i = jsonext.ScanString(s.d, start); s.i < 0 {
+		return false
+	}
 	tok := s.d[start:s.i]
 	inner := tok[1 : len(tok)-1]
 	if simple(inner) {
@@ -273,41 +312,41 @@ func simple(b []byte) bool {
 	return ascii || utf8.Valid(b)
 }
 
-// int decodes a small integer (at most 9 digits, no fraction or exponent).
+// int decodes a small integer: a JSON number of at most 9 digits, without
+// fraction or exponent.
 func (s *scanner) int(dst *int) bool {
 	s.ws()
-	neg := s.d[s.i] == '-'
-	if neg {
-		s.i++
-	}
-	start, n := s.i, 0
-	for s.i < len(s.d) && s.d[s.i] >= '0' && s.d[s.i] <= '9' {
-		n = n*10 + int(s.d[s.i]-'0')
-		s.i++
-	}
-	if s.i == start || s.i-start > 9 {
+	start := s.i
+	end := jsonext.ScanNumber(s.d, start)
+	if end < 0 {
 		return false
 	}
-	if s.i < len(s.d) {
-		switch s.d[s.i] {
-		case '.', 'e', 'E':
-			return false
+	digits := s.d[start:end]
+	neg := digits[0] == '-'
+	if neg {
+		digits = digits[1:]
+	}
+	if len(digits) > 9 {
+		return false
+	}
+	n := 0
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return false // a fraction or an exponent
 		}
+		n = n*10 + int(c-'0')
 	}
 	if neg {
 		n = -n
 	}
 	*dst = n
+	s.i = end
 	return true
 }
 
-// skipString moves past the string that starts at s.i.
-func (s *scanner) skipString() {
-	s.i = jsonext.SkipString(s.d, s.i)
-}
-
-// skip moves past the next value.
-func (s *scanner) skip() {
+// skip moves past the next value, which must be valid JSON.
+func (s *scanner) skip() bool {
 	s.ws()
-	s.i = jsonext.SkipValue(s.d, s.i)
+	s.i = jsonext.ScanValue(s.d, s.i)
+	return s.i >= 0
 }

@@ -36,7 +36,8 @@ func FuzzDecodeChatChunk(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data string) {
 		var fast chatChunk
-		if !decodeChatChunk([]byte(data), &fast) {
+		var kept []span
+		if !decodeChatChunk([]byte(data), &fast, &kept) {
 			return
 		}
 		var slow chatChunk
@@ -56,7 +57,8 @@ func TestDecodeChatChunkTakesTheUsualShape(t *testing.T) {
 	t.Parallel()
 	for i, s := range chunkSeeds[:4] {
 		var c chatChunk
-		if !decodeChatChunk([]byte(s), &c) {
+		var kept []span
+		if !decodeChatChunk([]byte(s), &c, &kept) {
 			t.Errorf("seed %d: the hand decoder refused the usual shape %s", i, s)
 		}
 	}

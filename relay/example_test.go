@@ -57,9 +57,11 @@ func ExampleNew() {
 	// with: Bearer sk-upstream
 }
 
-// Streams are read from the upstream event by event and re-emitted with
-// the gateway's ids; the upstream is asked for its usage whatever the
-// client asked, so that the reply can be charged.
+// Streams are read from the upstream event by event and passed through
+// with the gateway's id, created time and model name in each chunk; the
+// upstream is asked for its usage whatever the client asked, so that the
+// reply can be charged, and its usage chunk goes to the client only if
+// the client asked for it.
 func ExampleRelay_Chat_streaming() {
 	upstream := relaytest.NewUpstream()
 	defer upstream.Close()
@@ -91,14 +93,15 @@ func ExampleRelay_Chat_streaming() {
 			panic(err)
 		}
 		d := c.Choices[0]
-		fmt.Printf("%s… %q finish=%v\n", c.ID[:9], d.Delta.Content, d.FinishReason != nil)
+		fmt.Printf("%s… %q %q finish=%v\n", c.ID[:9], d.Delta.Role, d.Delta.Content, d.FinishReason != nil)
 	}
 	fmt.Printf("upstream got: %s\n", upstream.Last().Body)
 	// Output:
-	// chatcmpl-… "tok0" finish=false
-	// chatcmpl-… " tok1" finish=false
-	// chatcmpl-… " tok2" finish=false
-	// chatcmpl-… "" finish=true
+	// chatcmpl-… "assistant" "" finish=false
+	// chatcmpl-… "" "tok0" finish=false
+	// chatcmpl-… "" " tok1" finish=false
+	// chatcmpl-… "" " tok2" finish=false
+	// chatcmpl-… "" "" finish=true
 	// [DONE]
 	// upstream got: {"model":"ok","messages":[{"role":"user","content":"Hi"}],"stream":true,"stream_options":{"include_usage":true}}
 }

@@ -1,0 +1,141 @@
+package relay_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gatewaykit/gatewaykit/chat"
+	"github.com/gatewaykit/gatewaykit/models"
+	"github.com/gatewaykit/gatewaykit/relay"
+)
+
+// streamThrough serves upstream's events (each the data of one event) to
+// a chat request with body through the relay, and returns the data of
+// the events that the client got, with the gateway's id and created time
+// replaced by ID and 0.
+func streamThrough(t *testing.T, upstream []string, body string) []string {
+	t.Helper()
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		for _, ev := range upstream {
+			w.Write([]byte("data: " + ev + "\n\n"))
+		}
+		w.Write([]byte("data: [DONE]\n\n"))
+	}))
+	t.Cleanup(up.Close)
+	r, err := relay.New([]relay.Route{{Model: "pub", Upstreams: []relay.Upstream{{BaseURL: up.URL + "/v1", Model: "up-model"}}}})
+	require.NoError(t, err)
+	catalog := models.NewMemoryCatalog(models.Model{ID: "pub", EndpointTypes: []models.EndpointType{models.Compat}})
+	gw := httptest.NewServer(chat.NewHandler(catalog, r.Chat()))
+	t.Cleanup(gw.Close)
+	res, err := http.Post(gw.URL, "application/json", strings.NewReader(body))
+	require.NoError(t, err)
+	defer res.Body.Close()
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	id := regexp.MustCompile(`^\{"id":"chatcmpl-[0-9A-Za-z]+","object":"chat.completion.chunk","created":[0-9]+,`)
+	var got []string
+	for _, ev := range events(t, res.Body) {
+		got = append(got, id.ReplaceAllString(ev, `{"id":"ID","object":"chat.completion.chunk","created":0,`))
+	}
+	return got
+}
+
+func TestChatStreamPassesChunksThrough(t *testing.T) {
+	t.Parallel()
+	const head = `{"id":"ID","object":"chat.completion.chunk","created":0,"model":"pub",`
+	const stream = `{"model":"pub","stream":true,"messages":[{"role":"user","content":"Hi"}]}`
+	const withUsage = `{"model":"pub","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"Hi"}]}`
+	const upHead = `{"id":"up-1","object":"chat.completion.chunk","created":7,"model":"up-model","system_fingerprint":"fp_1",`
+	usage := `{"id":"up-1","object":"chat.completion.chunk","created":7,"model":"up-model","choices":[],"usage":{"prompt_tokens":5,"completion_tokens":2,"total_tokens":7}}`
+	for _, tc := range []struct {
+		name     string
+		body     string
+		upstream []string
+		want     []string
+	}{{
+		name: "members the gateway does not model are kept, usage:null is dropped",
+		body: stream,
+		upstream: []string{
+			upHead + `"choices":[{"index":0,"delta":{"role":"assistant","content":"","refusal":null},"logprobs":null,"finish_reason":null}],"usage":null,"obfuscation":"x1"}`,
+			upHead + `"choices":[{"index":0,"delta":{"content":"Hé \"you\"\n"},"logprobs":{"content":[]},"finish_reason":null}],"usage":null,"obfuscation":"x2"}`,
+			upHead + `"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":null}`,
+			usage,
+		},
+		want: []string{
+			head + `"system_fingerprint":"fp_1","choices":[{"index":0,"delta":{"role":"assistant","content":"","refusal":null},"logprobs":null,"finish_reason":null}],"obfuscation":"x1"}`,
+			head + `"system_fingerprint":"fp_1","choices":[{"index":0,"delta":{"content":"Hé \"you\"\n"},"logprobs":{"content":[]},"finish_reason":null}],"obfuscation":"x2"}`,
+			head + `"system_fingerprint":"fp_1","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`,
+			"[DONE]",
+		},
+	}, {
+		name: "the usage chunk is the gateway's, when asked",
+		body: withUsage,
+		upstream: []string{
+			`{"choices":[{"index":0,"delta":{"role":"assistant","content":"Hi"},"finish_reason":"stop"}]}`,
+			usage,
+		},
+		want: []string{
+			head + `"choices":[{"index":0,"delta":{"role":"assistant","content":"Hi"},"finish_reason":"stop"}]}`,
+			head + `"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":2,"total_tokens":7}}`,
+			"[DONE]",
+		},
+	}, {
+		name: "a first chunk without the role is encoded by the handler, which adds it",
+		body: stream,
+		upstream: []string{
+			`{"choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":null}]}`,
+			`{"choices":[{"index":0,"delta":{"content":"!"},"finish_reason":null}]}`,
+		},
+		want: []string{
+			head + `"choices":[{"index":0,"delta":{"role":"assistant","content":"Hi"},"finish_reason":null}]}`,
+			head + `"choices":[{"index":0,"delta":{"content":"!"},"finish_reason":null}]}`,
+			head + `"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`,
+			"[DONE]",
+		},
+	}, {
+		name: "tool calls are decoded and encoded again, between passed chunks",
+		body: stream,
+		upstream: []string{
+			`{"choices":[{"index":0,"delta":{"role":"assistant","content":"Let me look."},"finish_reason":null}]}`,
+			`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"f","arguments":""}}]},"finish_reason":null}]}`,
+			`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{}"}}]},"finish_reason":null}]}`,
+			`{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`,
+		},
+		want: []string{
+			head + `"choices":[{"index":0,"delta":{"role":"assistant","content":"Let me look."},"finish_reason":null}]}`,
+			head + `"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"f","arguments":""}}]},"finish_reason":null}]}`,
+			head + `"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{}"}}]},"finish_reason":null}]}`,
+			head + `"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`,
+			"[DONE]",
+		},
+	}, {
+		name: "two choices, interleaved, each with its role",
+		body: `{"model":"pub","n":2,"stream":true,"messages":[{"role":"user","content":"Hi"}]}`,
+		upstream: []string{
+			`{"choices":[{"index":0,"delta":{"role":"assistant","content":"a"},"finish_reason":null}]}`,
+			`{"choices":[{"index":1,"delta":{"role":"assistant","content":"b"},"finish_reason":null}]}`,
+			`{"choices":[{"index":1,"delta":{},"finish_reason":"length"}]}`,
+			`{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`,
+		},
+		want: []string{
+			head + `"choices":[{"index":0,"delta":{"role":"assistant","content":"a"},"finish_reason":null}]}`,
+			head + `"choices":[{"index":1,"delta":{"role":"assistant","content":"b"},"finish_reason":null}]}`,
+			head + `"choices":[{"index":1,"delta":{},"finish_reason":"length"}]}`,
+			head + `"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`,
+			"[DONE]",
+		},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if diff := cmp.Diff(tc.want, streamThrough(t, tc.upstream, tc.body)); diff != "" {
+				t.Errorf("events (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
