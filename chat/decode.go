@@ -6,6 +6,9 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/gatewaykit/gatewaykit/internal/jsonext"
@@ -42,10 +45,12 @@ import (
 // result is the one of encoding/json, Extra maps and nil-versus-empty
 // slices included.
 //
-// Strings are copied out of the body (the handler passes the body on to
-// the backend as Params.Body), and a string with escapes or invalid UTF-8
-// is unquoted by encoding/json itself. Role, type and mode strings that
-// are one of the package's constants share the constant's memory.
+// The result shares no memory with the body, so that whoever owns the
+// body (it reaches the backend as Params.Body) may reuse it: strings and
+// raw members are copied, and a string with escapes or invalid UTF-8 is
+// unquoted by [unquote] as encoding/json does. Role, type and format
+// strings that spell one of the package's constants are that constant,
+// not a copy.
 
 // decodeRequestFast decodes body into r, which must be zero, and reports
 // whether it could; when it reports false, r holds a partial result that
@@ -125,7 +130,7 @@ func (d *decoder) messages(dst *[]Message) bool {
 	if d.null() {
 		return true
 	}
-	list := []Message{}
+	list := make([]Message, 0, 4) // as encoding/json starts
 	ok := d.array(func() bool {
 		list = append(list, Message{})
 		return d.message(&list[len(list)-1])
@@ -693,9 +698,77 @@ func (d *decoder) str() (string, bool) {
 	if plain {
 		return string(d.data[start+1 : end-1]), true
 	}
-	// Escapes or invalid UTF-8: encoding/json unquotes it.
-	s, err := jsonext.Unquote(d.data[start:end])
-	return s, err == nil
+	return unquote(d.data[start+1 : end-1]), true
+}
+
+// unquote returns the string that the inside of a JSON string means,
+// which scanString has checked, exactly as encoding/json decodes it: a
+// UTF-16 surrogate that is not half of a pair, and each byte of invalid
+// UTF-8, becomes U+FFFD.
+func unquote(b []byte) string {
+	var s strings.Builder
+	s.Grow(len(b))
+	for i := 0; i < len(b); {
+		c := b[i]
+		switch {
+		case c == '\\':
+			c = b[i+1]
+			i += 2
+			switch c {
+			case 'b':
+				s.WriteByte('\b')
+			case 'f':
+				s.WriteByte('\f')
+			case 'n':
+				s.WriteByte('\n')
+			case 'r':
+				s.WriteByte('\r')
+			case 't':
+				s.WriteByte('\t')
+			case 'u':
+				r := hex4(b[i:])
+				i += 4
+				if utf16.IsSurrogate(r) {
+					// The first half of a pair, or U+FFFD.
+					pair := unicode.ReplacementChar
+					if len(b) >= i+6 && b[i] == '\\' && b[i+1] == 'u' {
+						if pair = utf16.DecodeRune(r, hex4(b[i+2:])); pair != unicode.ReplacementChar {
+							i += 6
+						}
+					}
+					r = pair
+				}
+				s.WriteRune(r)
+			default: // '"', '\\' or '/'
+				s.WriteByte(c)
+			}
+		case c < utf8.RuneSelf:
+			s.WriteByte(c)
+			i++
+		default:
+			r, n := utf8.DecodeRune(b[i:])
+			s.WriteRune(r)
+			i += n
+		}
+	}
+	return s.String()
+}
+
+// hex4 decodes the four hex digits that scanString checked.
+func hex4(b []byte) rune {
+	var r rune
+	for _, c := range b[:4] {
+		switch {
+		case c <= '9':
+			c -= '0'
+		case c <= 'F':
+			c -= 'A' - 10
+		default:
+			c -= 'a' - 10
+		}
+		r = r<<4 | rune(c)
+	}
+	return r
 }
 
 // scanString returns the index just past the JSON string that starts at
@@ -879,67 +952,67 @@ func (d *decoder) raw(dst *json.RawMessage) bool {
 }
 
 // maxRawDepth bounds the nesting of a value that is kept or skipped
-// whole: encoding/json refuses more than 10 000 levels in the whole
-// body, and such a value sits at most a few levels deep.
-const maxRawDepth = 9000
+// whole; a deeper one (encoding/json accepts up to 10 000 levels) is left
+// to encoding/json, so that skipping recurses at most this deep.
+const maxRawDepth = 1000
 
-// skip moves past any valid value and returns its bytes.
+// skip moves past any value, checking it as encoding/json does, and
+// returns its bytes.
 func (d *decoder) skip() ([]byte, bool) {
-	c := d.peek()
+	d.ws()
 	start := d.i
-	switch c {
-	case '"':
-		end, _ := scanString(d.data, start)
-		if end < 0 {
-			return nil, false
-		}
-		d.i = end
-	case '{', '[':
-		end := skipNested(d.data, start)
-		if end < 0 || !json.Valid(d.data[start:end]) {
-			return nil, false
-		}
-		d.i = end
-	case 't', 'f':
-		var b bool
-		if !d.bool(&b) {
-			return nil, false
-		}
-	case 'n':
-		if !d.null() {
-			return nil, false
-		}
-	default:
-		if _, ok := d.number(); !ok {
-			return nil, false
-		}
+	if !d.skipValue(0) {
+		return nil, false
 	}
 	return d.data[start:d.i], true
 }
 
-// skipNested returns the index just past the object or array that
-// starts at data[i], matched by bracket depth (json.Valid checks the
-// rest), or -1 if it does not end or nests deeper than maxRawDepth.
-func skipNested(data []byte, i int) int {
-	depth := 0
-	for i < len(data) {
-		switch data[i] {
-		case '"':
-			i = jsonext.SkipString(data, i)
-			if i < 0 {
-				return -1
+// skipValue moves past any value nested depth levels deep in a skipped
+// value.
+func (d *decoder) skipValue(depth int) bool {
+	switch d.peek() {
+	case '"':
+		end, _ := scanString(d.data, d.i)
+		d.i = end
+		return end >= 0
+	case '{':
+		if depth >= maxRawDepth {
+			return false
+		}
+		d.i++
+		if d.consume('}') {
+			return true
+		}
+		for {
+			if d.peek() != '"' {
+				return false
 			}
-			continue
-		case '{', '[':
-			if depth++; depth > maxRawDepth {
-				return -1
+			end, _ := scanString(d.data, d.i)
+			if end < 0 {
+				return false
 			}
-		case '}', ']':
-			if depth--; depth == 0 {
-				return i + 1
+			d.i = end
+			if !d.consume(':') || !d.skipValue(depth+1) {
+				return false
+			}
+			switch d.peek() {
+			case ',':
+				d.i++
+			case '}':
+				d.i++
+				return true
+			default:
+				return false
 			}
 		}
-		i++
+	case '[':
+		return depth < maxRawDepth && d.array(func() bool { return d.skipValue(depth + 1) })
+	case 't', 'f':
+		var b bool
+		return d.bool(&b)
+	case 'n':
+		return d.null()
 	}
-	return -1
+	_, ok := d.number()
+	return ok
 }

@@ -104,6 +104,8 @@ func TestDecodeRequestFast(t *testing.T) {
 		{"content of other kinds", `{"messages":[{"content":7},{"content":-0.5e3},{"content":{"a":[1]}},{"content":true},{"content":false}]}`, true},
 		{"escapes in strings", `{"model":"m\u00e9\n","messages":[{"role":"us\u0065r","content":"a\"b\\c\/d\b\f\n\r\t\u2028 \ud83d\ude00"}]}`, true},
 		{"lone surrogate", `{"model":"m","messages":[{"role":"user","content":"\ud800 \udc00x"}]}`, true},
+		{"surrogates that do not pair", `{"model":"\ud83d\u0041 \udc00\ud800 \ud83d\n \ud83d\ud83d\ude00 \ud83d"}`, true},
+		{"escapes beside invalid UTF-8", "{\"model\":\"\xff\\n\xe2\x82\\u00e9\xf0\x9f\x98\x80\\/\"}", true},
 		{"invalid UTF-8", "{\"model\":\"m\xff\",\"messages\":[{\"role\":\"user\",\"content\":\"a\xc3\"}]}", true},
 		{"valid UTF-8", `{"model":"modèle","messages":[{"role":"user","content":"中文 😀"}]}`, true},
 		{"unknown members at every level", `{"seed":42,"user":"u","logprobs":false,"parallel_tool_calls":true,"metadata":{"a":"b"},"x":null,"y":-1.5E+2,` +
