@@ -783,6 +783,12 @@ func scanString(data []byte, i int) (end int, plain bool) {
 	ascii := true
 	start := i + 1
 	for i = start; i < len(data); i++ {
+		for i < len(data) && plainASCII[data[i]] {
+			i++
+		}
+		if i >= len(data) {
+			break
+		}
 		c := data[i]
 		switch {
 		case c == '"':
@@ -814,6 +820,15 @@ func scanString(data []byte, i int) (end int, plain bool) {
 	}
 	return -1, false
 }
+
+// plainASCII marks the bytes that stand for themselves in a JSON string:
+// ASCII but control characters, the quote and the backslash.
+var plainASCII = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 func isHex(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
