@@ -39,7 +39,7 @@ import (
 //   - a tool_choice or stop that [ToolChoice.UnmarshalJSON] or
 //     [Stop.UnmarshalJSON] rejects (their errors name the field);
 //   - a member kept as raw JSON (an unknown member, parameters, schema)
-//     nested more than maxRawDepth deep.
+//     nested more than 512 levels deep.
 //
 // FuzzDecodeRequestFast checks that, whenever it reports handled, the
 // result is the one of encoding/json, Extra maps and nil-versus-empty
@@ -645,16 +645,16 @@ func (d *decoder) enum(dst *string) bool {
 	if d.null() {
 		return true
 	}
-	start := d.i
-	end, plain := scanString(d.data, start)
-	if end >= 0 && plain {
-		if s, ok := constant(d.data[start+1 : end-1]); ok {
-			d.i = end
-			*dst = s
-			return true
-		}
+	inner, plain, ok := d.quoted()
+	if !ok {
+		return false
 	}
-	return d.string(dst)
+	if c, known := constant(inner); known {
+		*dst = c
+	} else {
+		*dst = unquoted(inner, plain)
+	}
+	return true
 }
 
 // constant returns the constant of the package that b spells.
@@ -686,23 +686,39 @@ func constant(b []byte) (string, bool) {
 
 // str decodes a string, exactly as encoding/json does.
 func (d *decoder) str() (string, bool) {
-	if d.peek() != '"' {
+	inner, plain, ok := d.quoted()
+	if !ok {
 		return "", false
+	}
+	return unquoted(inner, plain), true
+}
+
+// quoted moves past a string and returns the bytes between its quotes;
+// plain reports that they mean themselves: no escape, valid UTF-8.
+func (d *decoder) quoted() (inner []byte, plain, ok bool) {
+	if d.peek() != '"' {
+		return nil, false, false
 	}
 	start := d.i
-	end, plain := scanString(d.data, start)
+	end := jsonext.ScanString(d.data, start)
 	if end < 0 {
-		return "", false
+		return nil, false, false
 	}
 	d.i = end
+	inner = d.data[start+1 : end-1]
+	return inner, bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner), true
+}
+
+// unquoted returns a copy of the string whose inside is b.
+func unquoted(b []byte, plain bool) string {
 	if plain {
-		return string(d.data[start+1 : end-1]), true
+		return string(b)
 	}
-	return unquote(d.data[start+1 : end-1]), true
+	return unquote(b)
 }
 
 // unquote returns the string that the inside of a JSON string means,
-// which scanString has checked, exactly as encoding/json decodes it: a
+// which jsonext.ScanString has checked, exactly as encoding/json decodes it: a
 // UTF-16 surrogate that is not half of a pair, and each byte of invalid
 // UTF-8, becomes U+FFFD.
 func unquote(b []byte) string {
@@ -754,7 +770,7 @@ func unquote(b []byte) string {
 	return s.String()
 }
 
-// hex4 decodes the four hex digits that scanString checked.
+// hex4 decodes the four hex digits that jsonext.ScanString checked.
 func hex4(b []byte) rune {
 	var r rune
 	for _, c := range b[:4] {
@@ -769,69 +785,6 @@ func hex4(b []byte) rune {
 		r = r<<4 | rune(c)
 	}
 	return r
-}
-
-// scanString returns the index just past the JSON string that starts at
-// data[i], or -1 if none does or it is not valid JSON (a control
-// character, a bad escape); plain reports a string that means its bytes:
-// no escape, valid UTF-8.
-func scanString(data []byte, i int) (end int, plain bool) {
-	if i >= len(data) || data[i] != '"' {
-		return -1, false
-	}
-	plain = true
-	ascii := true
-	start := i + 1
-	for i = start; i < len(data); i++ {
-		for i < len(data) && plainASCII[data[i]] {
-			i++
-		}
-		if i >= len(data) {
-			break
-		}
-		c := data[i]
-		switch {
-		case c == '"':
-			if plain && !ascii {
-				plain = utf8.Valid(data[start:i])
-			}
-			return i + 1, plain
-		case c < 0x20:
-			return -1, false
-		case c >= utf8.RuneSelf:
-			ascii = false
-		case c == '\\':
-			plain = false
-			i++
-			if i >= len(data) {
-				return -1, false
-			}
-			switch data[i] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-			case 'u':
-				if i+4 >= len(data) || !isHex(data[i+1]) || !isHex(data[i+2]) || !isHex(data[i+3]) || !isHex(data[i+4]) {
-					return -1, false
-				}
-				i += 4
-			default:
-				return -1, false
-			}
-		}
-	}
-	return -1, false
-}
-
-// plainASCII marks the bytes that stand for themselves in a JSON string:
-// ASCII but control characters, the quote and the backslash.
-var plainASCII = func() (t [256]bool) {
-	for c := 0x20; c < utf8.RuneSelf; c++ {
-		t[c] = c != '"' && c != '\\'
-	}
-	return t
-}()
-
-func isHex(c byte) bool {
-	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }
 
 // bool decodes true or false into *dst, or leaves it for null.
@@ -916,46 +869,14 @@ func (d *decoder) float(dst **float64) bool {
 
 // number moves past a JSON number and returns it.
 func (d *decoder) number() ([]byte, bool) {
-	s, i := d.data, d.i
-	if i < len(s) && s[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(s) && s[i] == '0':
-		i++
-	case i < len(s) && '1' <= s[i] && s[i] <= '9':
-		i = skipDigits(s, i)
-	default:
+	d.ws()
+	start := d.i
+	end := jsonext.ScanNumber(d.data, start)
+	if end < 0 {
 		return nil, false
 	}
-	if i < len(s) && s[i] == '.' {
-		if i++; i >= len(s) || !isDigit(s[i]) {
-			return nil, false
-		}
-		i = skipDigits(s, i)
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		if i >= len(s) || !isDigit(s[i]) {
-			return nil, false
-		}
-		i = skipDigits(s, i)
-	}
-	num := s[d.i:i]
-	d.i = i
-	return num, true
-}
-
-func isDigit(c byte) bool { return '0' <= c && c <= '9' }
-
-func skipDigits(s []byte, i int) int {
-	for i < len(s) && isDigit(s[i]) {
-		i++
-	}
-	return i
+	d.i = end
+	return d.data[start:end], true
 }
 
 // raw decodes any value into a copy of its bytes, as json.RawMessage
@@ -966,68 +887,16 @@ func (d *decoder) raw(dst *json.RawMessage) bool {
 	return ok
 }
 
-// maxRawDepth bounds the nesting of a value that is kept or skipped
-// whole; a deeper one (encoding/json accepts up to 10 000 levels) is left
-// to encoding/json, so that skipping recurses at most this deep.
-const maxRawDepth = 1000
-
-// skip moves past any value, checking it as encoding/json does, and
-// returns its bytes.
+// skip moves past any value, checking it as json.Valid does, and
+// returns its bytes. A value nested deeper than jsonext.ScanValue follows
+// (512 levels; encoding/json accepts 10 000) is left to encoding/json.
 func (d *decoder) skip() ([]byte, bool) {
 	d.ws()
 	start := d.i
-	if !d.skipValue(0) {
+	end := jsonext.ScanValue(d.data, start)
+	if end < 0 {
 		return nil, false
 	}
-	return d.data[start:d.i], true
-}
-
-// skipValue moves past any value nested depth levels deep in a skipped
-// value.
-func (d *decoder) skipValue(depth int) bool {
-	switch d.peek() {
-	case '"':
-		end, _ := scanString(d.data, d.i)
-		d.i = end
-		return end >= 0
-	case '{':
-		if depth >= maxRawDepth {
-			return false
-		}
-		d.i++
-		if d.consume('}') {
-			return true
-		}
-		for {
-			if d.peek() != '"' {
-				return false
-			}
-			end, _ := scanString(d.data, d.i)
-			if end < 0 {
-				return false
-			}
-			d.i = end
-			if !d.consume(':') || !d.skipValue(depth+1) {
-				return false
-			}
-			switch d.peek() {
-			case ',':
-				d.i++
-			case '}':
-				d.i++
-				return true
-			default:
-				return false
-			}
-		}
-	case '[':
-		return depth < maxRawDepth && d.array(func() bool { return d.skipValue(depth + 1) })
-	case 't', 'f':
-		var b bool
-		return d.bool(&b)
-	case 'n':
-		return d.null()
-	}
-	_, ok := d.number()
-	return ok
+	d.i = end
+	return d.data[start:end], true
 }

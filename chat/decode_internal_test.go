@@ -174,7 +174,8 @@ func TestDecodeRequestFast(t *testing.T) {
 		{"tool_choice wrong type", `{"tool_choice":{"type":"tool","function":{"name":"f"}}}`, false},
 		{"tool_choice without a name", `{"tool_choice":{"type":"function","function":{}}}`, false},
 		{"tool_choice of the wrong kind", `{"tool_choice":1}`, false},
-		{"nested deeper than maxRawDepth", `{"x":` + strings.Repeat("[", maxRawDepth+1) + strings.Repeat("]", maxRawDepth+1) + `}`, false},
+		{"nested deeper than jsonext.ScanValue follows", `{"x":` + strings.Repeat("[", 600) + strings.Repeat("]", 600) + `}`, false},
+		{"nested less deep", `{"x":` + strings.Repeat("[", 500) + strings.Repeat("]", 500) + `}`, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
