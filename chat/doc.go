@@ -110,12 +110,13 @@
 //
 // # Performance
 //
-// Requests are decoded in one pass of encoding/json (messages and tools
-// through method-less shadow types), and the fields that no type models
-// are collected by a scan of the body, which allocates only for the fields
-// it keeps. Replies and chunks are encoded by hand into one reused
+// Requests of the usual shape are decoded by hand, in one pass over the
+// body and without reflection, fields that no type models included; any
+// other body (an unusual shape, or invalid) is decoded again by
+// encoding/json, which writes the errors, and a fuzz test checks that the
+// two agree. Replies and chunks are encoded by hand into one reused
 // buffer, byte for byte as encoding/json encodes [Completion] and [Chunk]
-// // (tests check it). Each chunk is written with one call and flushed at
+// (tests check it). Each chunk is written with one call and flushed at
 // once, unless the backend's [Delta].More says that the next delta is
 // already at hand: then the burst is flushed once, after its last chunk
 // (one write system call instead of one per chunk). The benchmarks
