@@ -20,6 +20,12 @@ func ScanString(data []byte, i int) int {
 		return -1
 	}
 	for i++; i < len(data); i++ {
+		for i < len(data) && plainByte[data[i]] {
+			i++ // the usual bytes, in a tight loop
+		}
+		if i == len(data) {
+			return -1
+		}
 		c := data[i]
 		switch {
 		case c == '"':
@@ -50,6 +56,15 @@ func ScanString(data []byte, i int) int {
 	}
 	return -1
 }
+
+// plainByte marks the bytes that stand for themselves inside a JSON
+// string: all but the quote, the backslash and control characters.
+var plainByte = func() (t [256]bool) {
+	for c := range t {
+		t[c] = c >= 0x20 && c != '"' && c != '\\'
+	}
+	return t
+}()
 
 func isHex(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
