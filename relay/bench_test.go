@@ -279,7 +279,7 @@ func BenchmarkRelayPerEvent(b *testing.B) {
 	nv := benchNaive(b, up)
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16, DisableCompression: true}}
 	targets := []benchClient{{client, up.URL}, {client, nv.URL}, {client, gw.URL}} // direct, naive, gateway
-	var lat [3][2][]time.Duration                                                   // target, short or long
+	var lat [3][2][]time.Duration                                                  // target, short or long
 	for b.Loop() {
 		for i, c := range targets {
 			for j, body := range []string{benchStreamRequest, benchLongStreamRequest} {
