@@ -82,6 +82,11 @@
 //   - The stream ends with data: [DONE].
 //   - Chunks never carry an "error" key.
 //
+// A backend may hand over chunks it already has encoded ([Delta].Raw, as
+// the relay passes an upstream's chunks through): the handler then writes
+// its own id, object, created and model, followed by the backend's other
+// members as they are, and the backend answers for the rules above.
+//
 // Errors: until the first event, a failure is answered as JSON with its
 // real status, like any other error. After it, the stream ends with one
 // event data: {"error":{"message","type","param","code"}} and no [DONE],

@@ -48,7 +48,13 @@
 // rewritten), and hand back what the upstream produced.
 //
 // Streams are read event by event with package sse and passed on as they
-// arrive; nothing is buffered. The upstream is always asked for its usage
+// arrive; nothing is buffered. A chat chunk of the usual shape (one
+// choice, no tool calls) is passed through as the upstream wrote it, with
+// only id, object, created and model replaced by the gateway's and
+// "usage": null dropped (see chat.Delta.Raw), so that the members the
+// gateway does not model (system_fingerprint, logprobs, obfuscation, a
+// provider's own) reach the client; other chunks are decoded and encoded
+// again by the handler. The upstream is always asked for its usage
 // (stream_options.include_usage), and the handler shows the client the
 // usage chunk only if the client asked for it. The usage charged to the
 // API key is the upstream's; until it arrives (and if it never does),
