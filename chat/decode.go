@@ -48,9 +48,9 @@ import (
 // The result shares no memory with the body, so that whoever owns the
 // body (it reaches the backend as Params.Body) may reuse it: strings and
 // raw members are copied, and a string with escapes or invalid UTF-8 is
-// unquoted by [unquote] as encoding/json does. Role, type and format
-// strings that spell one of the package's constants are that constant,
-// not a copy.
+// unquoted by [unquote] as encoding/json does. A role, type, mode or
+// format that spells one of the package's constants is that constant, not
+// a copy.
 
 // decodeRequestFast decodes body into r, which must be zero, and reports
 // whether it could; when it reports false, r holds a partial result that
@@ -326,11 +326,14 @@ func (d *decoder) toolChoice(dst **ToolChoice) bool {
 	case 'n':
 		return d.null()
 	case '"':
-		mode, ok := d.str()
+		var mode string
+		if !d.enum(&mode) {
+			return false
+		}
 		switch mode {
 		case ToolChoiceNone, ToolChoiceAuto, ToolChoiceRequired:
 			*dst = &ToolChoice{Mode: mode}
-			return ok
+			return true
 		}
 		return false
 	}
@@ -339,7 +342,7 @@ func (d *decoder) toolChoice(dst **ToolChoice) bool {
 	ok := d.object(func(key []byte) bool {
 		switch string(key) {
 		case "type":
-			return once(&seen[0]) && d.string(&typ)
+			return once(&seen[0]) && d.enum(&typ)
 		case "function":
 			return once(&seen[1]) && d.toolChoiceFunction(&name)
 		}
@@ -640,7 +643,8 @@ func (d *decoder) string(dst *string) bool {
 }
 
 // enum is string for values that are usually one of the package's
-// constants: those are not copied.
+// constants (roles, part and tool types, tool_choice modes, formats):
+// those are not copied.
 func (d *decoder) enum(dst *string) bool {
 	if d.null() {
 		return true
@@ -676,6 +680,12 @@ func constant(b []byte) (string, bool) {
 		return PartImageURL, true
 	case "function":
 		return "function", true
+	case ToolChoiceNone:
+		return ToolChoiceNone, true
+	case ToolChoiceAuto:
+		return ToolChoiceAuto, true
+	case ToolChoiceRequired:
+		return ToolChoiceRequired, true
 	case FormatJSONObject:
 		return FormatJSONObject, true
 	case FormatJSONSchema:
