@@ -127,6 +127,7 @@ func TestDecodeRequestFast(t *testing.T) {
 		{"tool_choice required", `{"tool_choice":"requ\u0069red"}`, true},
 		{"tool_choice object", `{"tool_choice":{"function":{"name":"f"},"type":"function"}}`, true},
 		{"stream", `{"stream":true,"stream_options":{"include_usage":false}}`, true},
+		{"keys named like untagged or hidden fields", `{"Extra":1,"-":2,"":3,"messages":[{"Extra":{},"invalid":"x","Text":"t","Parts":[]}]}`, true},
 		{"unknown key that only shares a prefix", `{"models":1,"message":2,"Stream_":3}`, true},
 
 		// Left to encoding/json: same result or error either way.
