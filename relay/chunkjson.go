@@ -7,7 +7,6 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
-	"github.com/gatewaykit/gatewaykit/chat"
 	"github.com/gatewaykit/gatewaykit/internal/jsonext"
 )
 
@@ -114,9 +113,7 @@ func (s *scanner) choice(ch *chatChunkChoice) bool {
 		case "delta":
 			ok = once(&seen[1]) && s.delta(ch)
 		case "finish_reason":
-			var f string
-			ok = once(&seen[2]) && s.stringOrNull(&f)
-			ch.FinishReason = chat.FinishReason(f)
+			ok = once(&seen[2]) && s.stringOrNull((*string)(&ch.FinishReason))
 		default:
 			ok = !foldsTo(key, "index", "delta", "finish_reason") && s.skip()
 		}

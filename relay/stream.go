@@ -8,6 +8,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -71,16 +72,13 @@ func readEvents(body io.ReadCloser, u *Upstream, fn func(data []byte) (bool, err
 // consume is the loop of readEvents.
 func (r *eventReader) consume(u *Upstream, fn func(data []byte) (bool, error), idle func() bool) error {
 	for {
-		var ev sse.Event
-		var ok bool
-		select {
-		case ev, ok = <-r.events:
-		default:
-			if !idle() {
-				return nil
-			}
-			ev, ok = <-r.events
+		// Only this goroutine receives, so an event in the channel now is
+		// still there for the receive: a plain length check, cheaper
+		// than a select with a default, per event.
+		if len(r.events) == 0 && !idle() {
+			return nil
 		}
+		ev, ok := <-r.events
 		if !ok {
 			if r.err != nil {
 				return streamReadError(r.err, u)
@@ -142,10 +140,11 @@ func (h *moreHint[U]) owed() (*U, bool) {
 // upstream stream into a channel, until [DONE], an "error" event, the end
 // of the stream or an error, or until it is told to stop.
 type eventReader struct {
-	body   io.ReadCloser
-	events chan sse.Event // closed when the goroutine ends
-	quit   chan struct{}  // closed to stop the goroutine
-	err    error          // the read error, set before events is closed
+	body    io.ReadCloser
+	events  chan sse.Event // closed when the goroutine ends
+	quit    chan struct{}  // closed to stop the goroutine
+	stopped atomic.Bool    // set before quit is closed
+	err     error          // the read error, set before events is closed
 }
 
 func startReader(body io.ReadCloser) *eventReader {
@@ -164,15 +163,19 @@ func (r *eventReader) run() {
 		if ev.Data == "" && ev.Type != "error" {
 			continue
 		}
-		select {
-		case <-r.quit: // without it, the next select could pick either
+		if r.stopped.Load() {
 			return
-		default:
 		}
-		select {
-		case r.events <- ev:
-		case <-r.quit:
-			return
+		if len(r.events) < cap(r.events) {
+			// Only this goroutine sends, so there is room: a plain
+			// send, cheaper than a select, per event.
+			r.events <- ev
+		} else {
+			select {
+			case r.events <- ev:
+			case <-r.quit:
+				return
+			}
 		}
 		if ev.IsDone() || ev.Type == "error" {
 			return // the end: the caller reads the rest (finishStream)
@@ -186,6 +189,7 @@ func (r *eventReader) run() {
 // upstream gets drainTimeout to see the end of the reply, so that the
 // connection can be reused (see finishStream); then the body is closed.
 func (r *eventReader) stop(drain bool) {
+	r.stopped.Store(true)
 	close(r.quit)
 	if !drain {
 		r.body.Close()
