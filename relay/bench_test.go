@@ -143,6 +143,12 @@ type benchClient struct {
 }
 
 func (c benchClient) do(tb testing.TB, body string) {
+	c.timed(tb, body, time.Now())
+}
+
+// timed is do, and returns the time from start to the first byte of the
+// reply's body.
+func (c benchClient) timed(tb testing.TB, body string, start time.Time) (ttfb time.Duration) {
 	req, err := http.NewRequest(http.MethodPost, c.url+"/v1/chat/completions", strings.NewReader(body))
 	if err != nil {
 		tb.Fatal(err)
@@ -153,11 +159,19 @@ func (c benchClient) do(tb testing.TB, body string) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	n, err := io.Copy(io.Discard, res.Body)
+	var first [1]byte
+	n, err := io.ReadFull(res.Body, first[:])
+	ttfb = time.Since(start)
+	if err == nil {
+		var rest int64
+		rest, err = io.Copy(io.Discard, res.Body)
+		n += int(rest)
+	}
 	res.Body.Close()
 	if err != nil || res.StatusCode != 200 || n == 0 {
 		tb.Fatalf("status %d, %d bytes, %v", res.StatusCode, n, err)
 	}
+	return ttfb
 }
 
 // BenchmarkRelay measures each shape of request, directly and through the
@@ -212,7 +226,8 @@ func BenchmarkRelay(b *testing.B) {
 // differences (added-p50-µs, added-p99-µs), the ratio of the medians to
 // the direct one (ratio-p50; naive-ratio-p50 for the naive relay), and
 // the gateway's to the naive relay's (ratio-naive-p50); for streams also
-// the median cost per event of each.
+// the median cost per event of each, and the time that the gateway and
+// the naive relay add to the first byte of the reply.
 func BenchmarkRelayAdded(b *testing.B) {
 	up := benchUpstream(b)
 	gw := benchGateway(b, up)
@@ -232,18 +247,18 @@ func BenchmarkRelayAdded(b *testing.B) {
 			direct.do(b, shape.body)
 			naive.do(b, shape.body)
 			gateway.do(b, shape.body)
-			var d, n, g []time.Duration
-			timed := func(l *[]time.Duration, c benchClient) {
+			var d, n, g, dt, nt, gt []time.Duration // latency, and to the first byte
+			timed := func(l, first *[]time.Duration, c benchClient) {
 				start := time.Now()
-				c.do(b, shape.body)
-				*l = append(*l, time.Since(start))
+				ttfb := c.timed(b, shape.body, start)
+				*l, *first = append(*l, time.Since(start)), append(*first, ttfb)
 			}
 			for b.Loop() {
-				timed(&d, direct)
-				timed(&n, naive)
-				timed(&g, gateway)
+				timed(&d, &dt, direct)
+				timed(&n, &nt, naive)
+				timed(&g, &gt, gateway)
 			}
-			for _, l := range [][]time.Duration{d, n, g} {
+			for _, l := range [][]time.Duration{d, n, g, dt, nt, gt} {
 				slices.Sort(l)
 			}
 			pct := func(l []time.Duration, p int) float64 { return float64(l[len(l)*p/100].Nanoseconds()) / 1e3 }
@@ -258,6 +273,8 @@ func BenchmarkRelayAdded(b *testing.B) {
 			if shape.name == "Stream64" {
 				b.ReportMetric(pct(d, 50)*1e3/(benchChunks+2), "direct-ns/event")
 				b.ReportMetric(pct(g, 50)*1e3/(benchChunks+2), "gateway-ns/event")
+				b.ReportMetric(pct(gt, 50)-pct(dt, 50), "added-ttfb-p50-µs")
+				b.ReportMetric(pct(nt, 50)-pct(dt, 50), "naive-added-ttfb-p50-µs")
 			}
 			b.ReportMetric(0, "ns/op")
 		})
