@@ -179,10 +179,11 @@ func (b requestBody) encode(model string) ([]byte, error) {
 	return append(out, '}'), nil
 }
 
-// readReply reads an upstream's JSON reply into v. A body that cannot be
+// readReply reads an upstream's JSON reply and decodes it with decode
+// (unmarshalInto for encoding/json). A body that cannot be
 // read or decoded is a 502; a read that timed out or that the client's
 // departure broke returns that error.
-func readReply(body io.Reader, u *Upstream, v any) error {
+func readReply(body io.Reader, u *Upstream, decode func([]byte) error) error {
 	data, err := io.ReadAll(io.LimitReader(body, maxReplyBytes+1))
 	if err != nil {
 		return readError(err, u)
@@ -191,10 +192,16 @@ func readReply(body io.Reader, u *Upstream, v any) error {
 		return apierrors.BadGateway("The upstream's reply is too large.",
 			fmt.Errorf("relay: upstream %s: reply larger than %d bytes", u.Name, maxReplyBytes))
 	}
-	if err := json.Unmarshal(data, v); err != nil {
+	if err := decode(data); err != nil {
 		return malformed(u, "reply", err, data)
 	}
 	return nil
+}
+
+// unmarshalInto is the decode function of readReply for v, with
+// encoding/json.
+func unmarshalInto(v any) func([]byte) error {
+	return func(data []byte) error { return json.Unmarshal(data, v) }
 }
 
 // readError is the error for a failed read of an upstream reply: the

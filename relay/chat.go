@@ -42,17 +42,30 @@ type chatBackend struct{ r *Relay }
 // chatReply is the part of an upstream's chat completion that the relay
 // reads.
 type chatReply struct {
-	Choices []struct {
-		Index   int `json:"index"`
-		Message struct {
-			Content          *string         `json:"content"`
-			ReasoningContent string          `json:"reasoning_content"`
-			Reasoning        string          `json:"reasoning"`
-			ToolCalls        []chat.ToolCall `json:"tool_calls"`
-		} `json:"message"`
-		FinishReason chat.FinishReason `json:"finish_reason"`
-	} `json:"choices"`
-	Usage *chat.Usage `json:"usage"`
+	Choices []chatReplyChoice `json:"choices"`
+	Usage   *chat.Usage       `json:"usage"`
+}
+
+// chatReplyChoice is one choice of a [chatReply].
+type chatReplyChoice struct {
+	Index   int `json:"index"`
+	Message struct {
+		Content          *string         `json:"content"`
+		ReasoningContent string          `json:"reasoning_content"`
+		Reasoning        string          `json:"reasoning"`
+		ToolCalls        []chat.ToolCall `json:"tool_calls"`
+	} `json:"message"`
+	FinishReason chat.FinishReason `json:"finish_reason"`
+}
+
+// decode decodes data into r: by hand for the usual shape of a reply
+// (decodeChatReply), with encoding/json otherwise.
+func (r *chatReply) decode(data []byte) error {
+	if decodeChatReply(data, r) {
+		return nil
+	}
+	*r = chatReply{}
+	return json.Unmarshal(data, r)
 }
 
 func (b chatBackend) Complete(ctx context.Context, p *chat.Params) (*chat.Result, error) {
@@ -69,7 +82,7 @@ func (b chatBackend) Complete(ctx context.Context, p *chat.Params) (*chat.Result
 		return nil, UpstreamError(res, u)
 	}
 	var reply chatReply
-	if err := readReply(res.Body, u, &reply); err != nil {
+	if err := readReply(res.Body, u, reply.decode); err != nil {
 		return nil, err
 	}
 	n := p.Request.Choices()

@@ -45,7 +45,7 @@ func (b completionsBackend) Complete(ctx context.Context, p *completions.Params)
 		return nil, UpstreamError(res, u)
 	}
 	var reply completionsReply
-	if err := readReply(res.Body, u, &reply); err != nil {
+	if err := readReply(res.Body, u, unmarshalInto(&reply)); err != nil {
 		return nil, err
 	}
 	n := p.Request.Choices()

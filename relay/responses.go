@@ -125,7 +125,7 @@ func (b responsesBackend) Compact(ctx context.Context, p *responses.CompactParam
 		} `json:"output"`
 		Usage *responses.Usage `json:"usage"`
 	}
-	if err := readReply(res.Body, u, &reply); err != nil {
+	if err := readReply(res.Body, u, unmarshalInto(&reply)); err != nil {
 		return nil, err
 	}
 	out := &responses.CompactResult{}
@@ -178,7 +178,7 @@ func (b responsesBackend) Complete(ctx context.Context, p *responses.Params) (*r
 		return nil, UpstreamError(res, u)
 	}
 	var reply responsesReply
-	if err := readReply(res.Body, u, &reply); err != nil {
+	if err := readReply(res.Body, u, unmarshalInto(&reply)); err != nil {
 		return nil, err
 	}
 	if reply.Status == string(responses.StatusFailed) {

@@ -178,7 +178,7 @@ func readVideo(res *http.Response, u *Upstream) (*upstreamVideo, error) {
 	}
 	defer res.Body.Close()
 	var v upstreamVideo
-	if err := readReply(res.Body, u, &v); err != nil {
+	if err := readReply(res.Body, u, unmarshalInto(&v)); err != nil {
 		return nil, err
 	}
 	if v.ID == "" {
