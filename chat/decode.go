@@ -56,13 +56,13 @@ import (
 // whether it could; when it reports false, r holds a partial result that
 // the caller must reset.
 func decodeRequestFast(body []byte, r *Request) bool {
-	d := decoder{data: body}
-	d.ws()
+	d := decoder{jsonext.Cursor{Data: body}}
+	d.Space()
 	if !d.request(r) {
 		return false
 	}
-	d.ws()
-	return d.i == len(d.data)
+	d.Space()
+	return d.Pos == len(d.Data)
 }
 
 // The JSON names each type models, from its json tags: a key that folds
@@ -92,7 +92,7 @@ func fieldNames[T any]() []string {
 // request decodes the request object.
 func (d *decoder) request(r *Request) bool {
 	var seen [14]bool
-	return d.object(func(key []byte) bool {
+	return d.Object(func(key []byte) bool {
 		switch string(key) {
 		case "model":
 			return once(&seen[0]) && d.string(&r.Model)
@@ -127,11 +127,11 @@ func (d *decoder) request(r *Request) bool {
 
 // messages decodes the messages array.
 func (d *decoder) messages(dst *[]Message) bool {
-	if d.null() {
+	if d.Null() {
 		return true
 	}
 	list := make([]Message, 0, 4) // as encoding/json starts
-	ok := d.array(func() bool {
+	ok := d.Array(func() bool {
 		list = append(list, Message{})
 		return d.message(&list[len(list)-1])
 	})
@@ -142,7 +142,7 @@ func (d *decoder) messages(dst *[]Message) bool {
 // message decodes one message.
 func (d *decoder) message(m *Message) bool {
 	var seen [5]bool
-	return d.object(func(key []byte) bool {
+	return d.Object(func(key []byte) bool {
 		switch string(key) {
 		case "role":
 			return once(&seen[0]) && d.enum(&m.Role)
@@ -163,24 +163,24 @@ func (d *decoder) message(m *Message) bool {
 // string, an array of parts, null, or another kind of value, which is
 // noted for validation.
 func (d *decoder) content(c *Content) bool {
-	switch d.peek() {
+	switch d.Peek() {
 	case '"':
 		s, ok := d.str()
 		c.Text = &s
 		return ok
 	case '[':
 		parts := []ContentPart{}
-		ok := d.array(func() bool {
+		ok := d.Array(func() bool {
 			parts = append(parts, ContentPart{})
 			return d.contentPart(&parts[len(parts)-1])
 		})
 		c.Parts = parts
 		return ok
 	case 'n':
-		return d.null()
+		return d.Null()
 	}
-	kind := jsonKindOf(d.peek())
-	_, ok := d.skip()
+	kind := jsonKindOf(d.Peek())
+	_, ok := d.Skip()
 	c.invalid = kind
 	return ok
 }
@@ -188,7 +188,7 @@ func (d *decoder) content(c *Content) bool {
 // contentPart decodes one part of array content.
 func (d *decoder) contentPart(p *ContentPart) bool {
 	var seen [3]bool
-	return d.object(func(key []byte) bool {
+	return d.Object(func(key []byte) bool {
 		switch string(key) {
 		case "type":
 			return once(&seen[0]) && d.enum(&p.Type)
@@ -203,13 +203,13 @@ func (d *decoder) contentPart(p *ContentPart) bool {
 
 // imageURL decodes the image of an image_url part.
 func (d *decoder) imageURL(dst **ImageURL) bool {
-	if d.null() {
+	if d.Null() {
 		return true
 	}
 	u := new(ImageURL)
 	*dst = u
 	var seen [2]bool
-	return d.object(func(key []byte) bool {
+	return d.Object(func(key []byte) bool {
 		switch string(key) {
 		case "url":
 			return once(&seen[0]) && d.string(&u.URL)
@@ -222,11 +222,11 @@ func (d *decoder) imageURL(dst **ImageURL) bool {
 
 // toolCalls decodes the tool_calls of an assistant message.
 func (d *decoder) toolCalls(dst *[]ToolCall) bool {
-	if d.null() {
+	if d.Null() {
 		return true
 	}
 	calls := []ToolCall{}
-	ok := d.array(func() bool {
+	ok := d.Array(func() bool {
 		calls = append(calls, ToolCall{})
 		return d.toolCall(&calls[len(calls)-1])
 	})
@@ -237,7 +237,7 @@ func (d *decoder) toolCalls(dst *[]ToolCall) bool {
 // toolCall decodes one tool call.
 func (d *decoder) toolCall(tc *ToolCall) bool {
 	var seen [3]bool
-	return d.object(func(key []byte) bool {
+	return d.Object(func(key []byte) bool {
 		switch string(key) {
 		case "id":
 			return once(&seen[0]) && d.string(&tc.ID)
@@ -252,11 +252,11 @@ func (d *decoder) toolCall(tc *ToolCall) bool {
 
 // functionCall decodes the function of a tool call.
 func (d *decoder) functionCall(f *FunctionCall) bool {
-	if d.null() {
+	if d.Null() {
 		return true
 	}
 	var seen [2]bool
-	return d.object(func(key []byte) bool {
+	return d.Object(func(key []byte) bool {
 		switch string(key) {
 		case "name":
 			return once(&seen[0]) && d.string(&f.Name)
@@ -269,11 +269,11 @@ func (d *decoder) functionCall(f *FunctionCall) bool {
 
 // tools decodes the tools array.
 func (d *decoder) tools(dst *[]Tool) bool {
-	if d.null() {
+	if d.Null() {
 		return true
 	}
 	tools := []Tool{}
-	ok := d.array(func() bool {
+	ok := d.Array(func() bool {
 		tools = append(tools, Tool{})
 		return d.tool(&tools[len(tools)-1])
 	})
@@ -284,7 +284,7 @@ func (d *decoder) tools(dst *[]Tool) bool {
 // tool decodes one tool.
 func (d *decoder) tool(t *Tool) bool {
 	var seen [2]bool
-	return d.object(func(key []byte) bool {
+	return d.Object(func(key []byte) bool {
 		switch string(key) {
 		case "type":
 			return once(&seen[0]) && d.enum(&t.Type)
@@ -297,13 +297,13 @@ func (d *decoder) tool(t *Tool) bool {
 
 // functionDefinition decodes the function of a tool.
 func (d *decoder) functionDefinition(dst **FunctionDefinition) bool {
-	if d.null() {
+	if d.Null() {
 		return true
 	}
 	f := new(FunctionDefinition)
 	*dst = f
 	var seen [4]bool
-	return d.object(func(key []byte) bool {
+	return d.Object(func(key []byte) bool {
 		switch string(key) {
 		case "name":
 			return once(&seen[0]) && d.string(&f.Name)
@@ -322,9 +322,9 @@ func (d *decoder) functionDefinition(dst **FunctionDefinition) bool {
 // naming a function. Anything [ToolChoice.UnmarshalJSON] rejects is left
 // to it.
 func (d *decoder) toolChoice(dst **ToolChoice) bool {
-	switch d.peek() {
+	switch d.Peek() {
 	case 'n':
-		return d.null()
+		return d.Null()
 	case '"':
 		var mode string
 		if !d.enum(&mode) {
@@ -339,7 +339,7 @@ func (d *decoder) toolChoice(dst **ToolChoice) bool {
 	}
 	var typ, name string
 	var seen [2]bool
-	ok := d.object(func(key []byte) bool {
+	ok := d.Object(func(key []byte) bool {
 		switch string(key) {
 		case "type":
 			return once(&seen[0]) && d.enum(&typ)
@@ -358,7 +358,7 @@ func (d *decoder) toolChoice(dst **ToolChoice) bool {
 // toolChoiceFunction decodes the function of a tool_choice object.
 func (d *decoder) toolChoiceFunction(name *string) bool {
 	var seen bool
-	return d.object(func(key []byte) bool {
+	return d.Object(func(key []byte) bool {
 		if string(key) == "name" {
 			return once(&seen) && d.string(name)
 		}
@@ -368,13 +368,13 @@ func (d *decoder) toolChoiceFunction(name *string) bool {
 
 // responseFormat decodes response_format.
 func (d *decoder) responseFormat(dst **ResponseFormat) bool {
-	if d.null() {
+	if d.Null() {
 		return true
 	}
 	f := new(ResponseFormat)
 	*dst = f
 	var seen [2]bool
-	return d.object(func(key []byte) bool {
+	return d.Object(func(key []byte) bool {
 		switch string(key) {
 		case "type":
 			return once(&seen[0]) && d.enum(&f.Type)
@@ -387,13 +387,13 @@ func (d *decoder) responseFormat(dst **ResponseFormat) bool {
 
 // jsonSchema decodes the json_schema of a response format.
 func (d *decoder) jsonSchema(dst **JSONSchema) bool {
-	if d.null() {
+	if d.Null() {
 		return true
 	}
 	s := new(JSONSchema)
 	*dst = s
 	var seen [4]bool
-	return d.object(func(key []byte) bool {
+	return d.Object(func(key []byte) bool {
 		switch string(key) {
 		case "name":
 			return once(&seen[0]) && d.string(&s.Name)
@@ -410,13 +410,13 @@ func (d *decoder) jsonSchema(dst **JSONSchema) bool {
 
 // streamOptions decodes stream_options.
 func (d *decoder) streamOptions(dst **StreamOptions) bool {
-	if d.null() {
+	if d.Null() {
 		return true
 	}
 	o := new(StreamOptions)
 	*dst = o
 	var seen bool
-	return d.object(func(key []byte) bool {
+	return d.Object(func(key []byte) bool {
 		if string(key) == "include_usage" {
 			return once(&seen) && d.bool(&o.IncludeUsage)
 		}
@@ -427,16 +427,16 @@ func (d *decoder) streamOptions(dst **StreamOptions) bool {
 // stop decodes stop as [Stop.UnmarshalJSON] does: null, a string, or an
 // array of strings (whose null elements are "").
 func (d *decoder) stop(dst *Stop) bool {
-	switch d.peek() {
+	switch d.Peek() {
 	case 'n':
-		return d.null()
+		return d.Null()
 	case '"':
 		s, ok := d.str()
 		*dst = Stop{s}
 		return ok
 	case '[':
 		list := Stop{}
-		ok := d.array(func() bool {
+		ok := d.Array(func() bool {
 			list = append(list, "")
 			return d.string(&list[len(list)-1])
 		})
@@ -454,7 +454,7 @@ func (d *decoder) keep(extra *map[string]json.RawMessage, key []byte, known []st
 	if foldsToAny(key, known) {
 		return false
 	}
-	raw, ok := d.skip()
+	raw, ok := d.Skip()
 	if !ok {
 		return false
 	}
@@ -472,7 +472,7 @@ func (d *decoder) ignore(key []byte, known []string) bool {
 	if foldsToAny(key, known) {
 		return false
 	}
-	_, ok := d.skip()
+	_, ok := d.Skip()
 	return ok
 }
 
@@ -514,127 +514,23 @@ func once(seen *bool) bool {
 	return true
 }
 
-// decoder is a cursor over a JSON body. Its methods decode the value at
-// the cursor (white space skipped) and move past it; they report false
-// for anything they do not handle, invalid JSON included, and then the
-// cursor is left anywhere.
+// decoder is a cursor over a JSON body, with a method per type of the
+// request. Like the jsonext.Cursor methods, they decode the value at the
+// cursor (white space skipped) and move past it; they report false for
+// anything they do not handle, invalid JSON included, and then the cursor
+// is left anywhere.
 type decoder struct {
-	data []byte
-	i    int
-}
-
-// ws moves past white space.
-func (d *decoder) ws() {
-	d.i = jsonext.SkipSpace(d.data, d.i)
-}
-
-// peek returns the next byte that is not white space, or 0 at the end.
-func (d *decoder) peek() byte {
-	d.ws()
-	if d.i >= len(d.data) {
-		return 0
-	}
-	return d.data[d.i]
-}
-
-// consume moves past c if it is the next byte that is not white space.
-func (d *decoder) consume(c byte) bool {
-	if d.peek() != c {
-		return false
-	}
-	d.i++
-	return true
-}
-
-// object decodes an object: for each member it calls member with the
-// key, the cursor at the value, which member must consume.
-func (d *decoder) object(member func(key []byte) bool) bool {
-	if !d.consume('{') {
-		return false
-	}
-	if d.consume('}') {
-		return true
-	}
-	for {
-		key, ok := d.key()
-		if !ok || !d.consume(':') || !member(key) {
-			return false
-		}
-		switch d.peek() {
-		case ',':
-			d.i++
-		case '}':
-			d.i++
-			return true
-		default:
-			return false
-		}
-	}
-}
-
-// key decodes the key of a member: a string of printable ASCII without
-// escapes.
-func (d *decoder) key() ([]byte, bool) {
-	if !d.consume('"') {
-		return nil, false
-	}
-	start := d.i
-	for ; d.i < len(d.data); d.i++ {
-		switch c := d.data[d.i]; {
-		case c == '"':
-			d.i++
-			return d.data[start : d.i-1], true
-		case c < 0x20 || c == '\\' || c >= utf8.RuneSelf:
-			return nil, false
-		}
-	}
-	return nil, false
-}
-
-// array decodes an array, calling elem with the cursor at each element,
-// which elem must consume.
-func (d *decoder) array(elem func() bool) bool {
-	if !d.consume('[') {
-		return false
-	}
-	if d.consume(']') {
-		return true
-	}
-	for {
-		d.ws()
-		if !elem() {
-			return false
-		}
-		switch d.peek() {
-		case ',':
-			d.i++
-		case ']':
-			d.i++
-			return true
-		default:
-			return false
-		}
-	}
-}
-
-// null moves past a null, and reports whether there was one.
-func (d *decoder) null() bool {
-	if d.peek() == 'n' && bytes.HasPrefix(d.data[d.i:], nullLiteral) {
-		d.i += len(nullLiteral)
-		return true
-	}
-	return false
+	jsonext.Cursor
 }
 
 var (
-	nullLiteral  = []byte("null")
 	trueLiteral  = []byte("true")
 	falseLiteral = []byte("false")
 )
 
 // string decodes a string into *dst, or leaves it for null.
 func (d *decoder) string(dst *string) bool {
-	if d.null() {
+	if d.Null() {
 		return true
 	}
 	s, ok := d.str()
@@ -646,10 +542,10 @@ func (d *decoder) string(dst *string) bool {
 // constants (roles, part and tool types, tool_choice modes, formats):
 // those are not copied.
 func (d *decoder) enum(dst *string) bool {
-	if d.null() {
+	if d.Null() {
 		return true
 	}
-	inner, plain, ok := d.quoted()
+	inner, plain, ok := d.Quoted()
 	if !ok {
 		return false
 	}
@@ -696,27 +592,11 @@ func constant(b []byte) (string, bool) {
 
 // str decodes a string, exactly as encoding/json does.
 func (d *decoder) str() (string, bool) {
-	inner, plain, ok := d.quoted()
+	inner, plain, ok := d.Quoted()
 	if !ok {
 		return "", false
 	}
 	return unquoted(inner, plain), true
-}
-
-// quoted moves past a string and returns the bytes between its quotes;
-// plain reports that they mean themselves: no escape, valid UTF-8.
-func (d *decoder) quoted() (inner []byte, plain, ok bool) {
-	if d.peek() != '"' {
-		return nil, false, false
-	}
-	start := d.i
-	end := jsonext.ScanString(d.data, start)
-	if end < 0 {
-		return nil, false, false
-	}
-	d.i = end
-	inner = d.data[start+1 : end-1]
-	return inner, bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner), true
 }
 
 // unquoted returns a copy of the string whose inside is b.
@@ -799,28 +679,28 @@ func hex4(b []byte) rune {
 
 // bool decodes true or false into *dst, or leaves it for null.
 func (d *decoder) bool(dst *bool) bool {
-	switch d.peek() {
+	switch d.Peek() {
 	case 't':
-		if bytes.HasPrefix(d.data[d.i:], trueLiteral) {
-			d.i += len(trueLiteral)
+		if bytes.HasPrefix(d.Data[d.Pos:], trueLiteral) {
+			d.Pos += len(trueLiteral)
 			*dst = true
 			return true
 		}
 	case 'f':
-		if bytes.HasPrefix(d.data[d.i:], falseLiteral) {
-			d.i += len(falseLiteral)
+		if bytes.HasPrefix(d.Data[d.Pos:], falseLiteral) {
+			d.Pos += len(falseLiteral)
 			*dst = false
 			return true
 		}
 	case 'n':
-		return d.null()
+		return d.Null()
 	}
 	return false
 }
 
 // optBool decodes true or false into a new *dst, or nil for null.
 func (d *decoder) optBool(dst **bool) bool {
-	if d.null() {
+	if d.Null() {
 		return true
 	}
 	b := new(bool)
@@ -831,41 +711,23 @@ func (d *decoder) optBool(dst **bool) bool {
 // int decodes an integer of at most 18 digits into a new *dst, or nil
 // for null. encoding/json rejects a fraction or an exponent.
 func (d *decoder) int(dst **int) bool {
-	if d.null() {
+	if d.Null() {
 		return true
 	}
-	num, ok := d.number()
-	if !ok {
-		return false
+	n, ok := d.Int()
+	if ok {
+		*dst = &n
 	}
-	digits, neg := num, num[0] == '-'
-	if neg {
-		digits = digits[1:]
-	}
-	if len(digits) > 18 {
-		return false
-	}
-	n := 0
-	for _, c := range digits {
-		if c < '0' || c > '9' {
-			return false
-		}
-		n = n*10 + int(c-'0')
-	}
-	if neg {
-		n = -n
-	}
-	*dst = &n
-	return true
+	return ok
 }
 
 // float decodes a number into a new *dst, or nil for null, with
 // strconv.ParseFloat as encoding/json does.
 func (d *decoder) float(dst **float64) bool {
-	if d.null() {
+	if d.Null() {
 		return true
 	}
-	num, ok := d.number()
+	num, ok := d.Number()
 	if !ok {
 		return false
 	}
@@ -877,36 +739,10 @@ func (d *decoder) float(dst **float64) bool {
 	return true
 }
 
-// number moves past a JSON number and returns it.
-func (d *decoder) number() ([]byte, bool) {
-	d.ws()
-	start := d.i
-	end := jsonext.ScanNumber(d.data, start)
-	if end < 0 {
-		return nil, false
-	}
-	d.i = end
-	return d.data[start:end], true
-}
-
 // raw decodes any value into a copy of its bytes, as json.RawMessage
 // does (null is "null").
 func (d *decoder) raw(dst *json.RawMessage) bool {
-	raw, ok := d.skip()
+	raw, ok := d.Skip()
 	*dst = bytes.Clone(raw)
 	return ok
-}
-
-// skip moves past any value, checking it as json.Valid does, and
-// returns its bytes. A value nested deeper than jsonext.ScanValue follows
-// (512 levels; encoding/json accepts 10 000) is left to encoding/json.
-func (d *decoder) skip() ([]byte, bool) {
-	d.ws()
-	start := d.i
-	end := jsonext.ScanValue(d.data, start)
-	if end < 0 {
-		return nil, false
-	}
-	d.i = end
-	return d.data[start:end], true
 }

@@ -56,38 +56,22 @@ func parseRequestBody(raw []byte, v any) (requestBody, error) {
 // objectMembers returns the members of the JSON object data, or false if
 // data is not one.
 func objectMembers(data []byte) ([]member, bool) {
-	s := scanner{d: data}
-	if !s.open() {
+	start := jsonext.SkipSpace(data, 0)
+	if end := jsonext.ScanValue(data, start); end < 0 || start >= len(data) || data[start] != '{' || jsonext.SkipSpace(data, end) != len(data) {
 		return nil, false
 	}
 	members := make([]member, 0, 8)
-	for n := 0; ; n++ {
-		done, ok := s.next(n, '}')
-		switch {
-		case !ok:
-			return nil, false
-		case done:
-			return members, s.end()
-		}
-		start := s.i
-		if s.i = jsonext.ScanString(data, start); s.i < 0 || s.peek() != ':' {
-			return nil, false
-		}
-		key := data[start:s.i]
-		s.i++
-		s.ws()
-		vstart := s.i
-		if !s.skip() {
-			return nil, false
-		}
-		m := member{key: key, val: data[vstart:s.i]}
+	err := jsonext.WalkObject(data, func(key, val []byte) error {
+		m := member{key: key, val: val}
 		if inner := key[1 : len(key)-1]; bytes.IndexByte(inner, '\\') < 0 {
 			m.name = string(inner)
-		} else if json.Unmarshal(key, &m.name) != nil {
-			return nil, false
+		} else if err := json.Unmarshal(key, &m.name); err != nil {
+			return err
 		}
 		members = append(members, m)
-	}
+		return nil
+	})
+	return members, err == nil
 }
 
 // get returns the value of the last member called name, as a JSON parser

@@ -22,6 +22,13 @@
 //		type plain Request
 //		return jsonext.Marshal(plain(r), r.Extra)
 //	}
+//
+// It also holds the scanners that the hot paths read JSON with, without
+// reflection: SkipValue and WalkObject over JSON already checked, the
+// validating ScanString, ScanNumber and ScanValue (which accept exactly
+// what json.Valid accepts), and Cursor, on which the hand decoders of
+// chat requests and of the relay's upstream chunks and replies are
+// built.
 package jsonext
 
 import (

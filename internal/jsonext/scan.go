@@ -14,7 +14,9 @@ import (
 //
 // The scanner does not validate: it expects JSON that encoding/json has
 // already accepted (json.Valid, or a json.Unmarshal that succeeded), and
-// on anything else it reports an error or -1, never panics.
+// on anything else it reports an error or -1, never panics. Its
+// validating counterparts are in valid.go (ScanString, ScanValue), and
+// Cursor (cursor.go) decodes by hand on top of them.
 
 // errMalformed reports input that the scanner cannot walk.
 var errMalformed = errors.New("jsonext: malformed JSON")

@@ -98,3 +98,48 @@ func BenchmarkScanValue(b *testing.B) {
 		}
 	})
 }
+
+func TestCursor(t *testing.T) {
+	t.Parallel()
+	c := jsonext.Cursor{Data: []byte(` {"a": [1, -20, null], "bé": 1, "c": "x\n"} `)}
+	var keys []string
+	var ints []int
+	ok := c.Object(func(key []byte) bool {
+		keys = append(keys, string(key))
+		if string(key) != "a" {
+			_, ok := c.Skip()
+			return ok
+		}
+		return c.Array(func() bool {
+			if c.Null() {
+				return true
+			}
+			n, ok := c.Int()
+			ints = append(ints, n)
+			return ok
+		})
+	})
+	if ok || len(keys) != 1 || len(ints) != 2 || ints[1] != -20 {
+		t.Errorf("Object took a non-ASCII key: ok %v, keys %q, ints %v", ok, keys, ints)
+	}
+
+	c = jsonext.Cursor{Data: []byte(`{"a":{"b":"c\u00e9"},"d":1.5}`)}
+	var starts []int
+	ok = c.Object(func(key []byte) bool {
+		starts = append(starts, c.MemberStart)
+		if string(key) == "d" {
+			_, ok := c.Int()
+			return ok
+		}
+		return c.Object(func([]byte) bool {
+			inner, plain, ok := c.Quoted()
+			return ok && !plain && string(inner) == `c\u00e9`
+		})
+	})
+	if ok || len(starts) != 2 || starts[0] != 1 || starts[1] != 21 {
+		t.Errorf("Int took 1.5, or MemberStart is off: ok %v, starts %v", ok, starts)
+	}
+	if !(&jsonext.Cursor{Data: []byte(" \n")}).End() {
+		t.Error("End: white space is the end")
+	}
+}
