@@ -12,11 +12,8 @@ import (
 	"github.com/gatewaykit/gatewaykit/chat"
 )
 
-// FuzzDecodeRequest checks that no body makes the request decoder or the
-// handler panic, that every answer is a JSON reply, a JSON error or a
-// well-formed stream, and that a request that decodes encodes to JSON
-// that decodes to the same request.
-func FuzzDecodeRequest(f *testing.F) {
+// addGoldenRequests seeds f with the request bodies of the golden files.
+func addGoldenRequests(f *testing.F) {
 	seeds, err := filepath.Glob(filepath.Join("testdata", "*.request.json"))
 	require.NoError(f, err)
 	for _, path := range seeds {
@@ -24,6 +21,14 @@ func FuzzDecodeRequest(f *testing.F) {
 		require.NoError(f, err)
 		f.Add(b)
 	}
+}
+
+// FuzzDecodeRequest checks that no body makes the request decoder or the
+// handler panic, that every answer is a JSON reply, a JSON error or a
+// well-formed stream, and that a request that decodes encodes to JSON
+// that decodes to the same request.
+func FuzzDecodeRequest(f *testing.F) {
+	addGoldenRequests(f)
 	for _, s := range []string{
 		``, `null`, `[]`, `{}`, `{"model":"demo-chat","messages":[{"role":"user","content":7}]}`,
 		`{"model":"demo-chat","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"data:image/png;base64,"}}]}]}`,
@@ -65,13 +70,7 @@ func FuzzDecodeRequest(f *testing.F) {
 // encoded to the same bytes; and that the handler's decoder returns what
 // encoding/json does for every body, errors included.
 func FuzzDecodeRequestFast(f *testing.F) {
-	seeds, err := filepath.Glob(filepath.Join("testdata", "*.request.json"))
-	require.NoError(f, err)
-	for _, path := range seeds {
-		b, err := os.ReadFile(path)
-		require.NoError(f, err)
-		f.Add(b)
-	}
+	addGoldenRequests(f)
 	for _, s := range []string{
 		benchJSON, benchStream, chat.DecodeBenchConversation,
 		`{"model":"m","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"u","detail":"low","x":1}}],"x":{"y":[null]}}],"Stop":"a"}`,
