@@ -127,3 +127,37 @@ func (s *scanner) completionDetails(dst **chat.CompletionTokensDetails) bool {
 		return !foldsTo(key, "reasoning_tokens") && s.skip()
 	})
 }
+
+// decodeResponsesEvent decodes an upstream's responses stream event into
+// e, which must be zero, as json.Unmarshal would, without reflection, for
+// the events that the relay reads only for their type, output_index and
+// delta: the text and argument deltas, which are most of a stream, and
+// the lifecycle events that it skips (their item, part or response is
+// only checked to be JSON, where encoding/json would also check its
+// members' kinds). An event whose item or response the
+// relay reads (see needsBody) reports false, as does a key that only
+// matches case-insensitively, a duplicate member or invalid JSON; the
+// caller then decodes data with json.Unmarshal into a zero e.
+func decodeResponsesEvent(data []byte, e *responsesEvent) bool {
+	s := scanner{jsonext.Cursor{Data: data}}
+	var seen [3]bool
+	var body bool // an item or a response was skipped
+	ok := s.Object(func(key []byte) bool {
+		switch string(key) {
+		case "type":
+			return once(&seen[0]) && s.stringOrNull(&e.Type)
+		case "output_index":
+			return once(&seen[1]) && s.int(&e.OutputIndex)
+		case "delta":
+			return once(&seen[2]) && s.stringOrNull(&e.Delta)
+		case "item", "response":
+			body = body || s.Peek() != 'n'
+		default:
+			if foldsTo(key, "type", "output_index", "delta", "item", "response") {
+				return false
+			}
+		}
+		return s.skip()
+	}) && s.End()
+	return ok && !(body && needsBody(e.Type))
+}

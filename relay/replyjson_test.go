@@ -48,3 +48,68 @@ func TestDecodeChatReplyTakesTheUsualShape(t *testing.T) {
 		t.Error("the hand decoder took tool calls, which it leaves to encoding/json")
 	}
 }
+
+var responsesEventSeeds = []string{
+	`{"type":"response.output_text.delta","sequence_number":5,"item_id":"msg_1","output_index":0,"content_index":0,"delta":" fox","logprobs":[],"obfuscation":"x"}`,
+	`{"type":"response.created","sequence_number":0,"response":{"id":"resp_1","object":"response","status":"in_progress","output":[]}}`,
+	`{"type":"response.output_item.done","output_index":1,"item":{"type":"message","content":[{"type":"output_text","text":"hi"}]}}`,
+	`{"type":"response.function_call_arguments.delta","output_index":1,"delta":"{\"a\":"}`,
+	`{"type":"response.output_item.added","output_index":0,"item":{"type":"function_call","call_id":"c","name":"f","arguments":""}}`,
+	`{"type":"response.completed","response":{"usage":{"input_tokens":1,"output_tokens":2,"total_tokens":3}}}`,
+	`{"type":"response.output_item.added","output_index":0,"item":null}`,
+	`{"Type":"response.output_text.delta","delta":"x"}`,
+	`{"type":"response.output_text.delta","delta":"a","delta":"b"}`,
+	`{"response":{"x":1},"type":"response.failed"}`,
+	`{"type":"error","code":"x","message":"m"}`,
+}
+
+// responsesEventHead is what the relay reads of an event whose item and
+// response it does not read.
+type responsesEventHead struct {
+	Type        string `json:"type"`
+	OutputIndex int    `json:"output_index"`
+	Delta       string `json:"delta"`
+}
+
+// FuzzDecodeResponsesEvent checks the hand decoder of responses stream
+// events against encoding/json, for what the relay reads: the type, the
+// output index and the delta of every event, and also the item and the
+// response of the events that need them (of the others, they are only
+// checked to be JSON: encoding/json would refuse, say, a response that is
+// a string, where the relay skips it).
+func FuzzDecodeResponsesEvent(f *testing.F) {
+	for _, s := range responsesEventSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, data string) {
+		var fast responsesEvent
+		if !decodeResponsesEvent([]byte(data), &fast) {
+			return
+		}
+		if needsBody(fast.Type) {
+			agreesWithJSON(t, data, &fast, func(*responsesEvent) {})
+			return
+		}
+		if fast.Item != nil || fast.Response != nil {
+			t.Fatalf("the hand decoder read the item or response of %q", data)
+		}
+		head := responsesEventHead{fast.Type, fast.OutputIndex, fast.Delta}
+		agreesWithJSON(t, data, &head, func(*responsesEventHead) {})
+	})
+}
+
+func TestDecodeResponsesEventTakesTheUsualEvents(t *testing.T) {
+	t.Parallel()
+	for i, s := range responsesEventSeeds[:4] {
+		var e responsesEvent
+		if !decodeResponsesEvent([]byte(s), &e) {
+			t.Errorf("seed %d: the hand decoder refused %s", i, s)
+		}
+	}
+	for _, s := range responsesEventSeeds[4:6] {
+		var e responsesEvent
+		if decodeResponsesEvent([]byte(s), &e) {
+			t.Errorf("the hand decoder took %s, whose body the relay reads", s)
+		}
+	}
+}

@@ -240,6 +240,26 @@ type responsesEvent struct {
 	Response *responsesReply `json:"response"`
 }
 
+// decode decodes data into e, which must be zero: by hand when it can
+// (decodeResponsesEvent), with encoding/json otherwise.
+func (e *responsesEvent) decode(data []byte) error {
+	if decodeResponsesEvent(data, e) {
+		return nil
+	}
+	*e = responsesEvent{}
+	return json.Unmarshal(data, e)
+}
+
+// needsBody reports whether the relay reads the item or the response of
+// an event of type typ.
+func needsBody(typ string) bool {
+	switch typ {
+	case "response.output_item.added", "response.completed", "response.incomplete", "response.failed":
+		return true
+	}
+	return false
+}
+
 func (b responsesBackend) Stream(ctx context.Context, p *responses.Params) iter.Seq2[responses.Delta, error] {
 	return func(yield func(responses.Delta, error) bool) {
 		body, err := responsesBody(p, true)
@@ -276,7 +296,7 @@ type responsesStream struct {
 func (rs *responsesStream) event(yield func(responses.Delta, error) bool) func(data []byte) (bool, error) {
 	return func(data []byte) (bool, error) {
 		var ev responsesEvent
-		if err := json.Unmarshal(data, &ev); err != nil {
+		if err := ev.decode(data); err != nil {
 			return false, malformed(rs.u, "stream event", err, data)
 		}
 		var d responses.Delta
