@@ -22,13 +22,29 @@ type completionsBackend struct{ r *Relay }
 // completionsReply is the part of an upstream's completion that the relay
 // reads.
 type completionsReply struct {
-	Choices []struct {
-		Index        int               `json:"index"`
-		Text         string            `json:"text"`
-		FinishReason chat.FinishReason `json:"finish_reason"`
-	} `json:"choices"`
-	Usage *chat.Usage     `json:"usage"`
-	Error json.RawMessage `json:"error"`
+	Choices []completionsChoice `json:"choices"`
+	Usage   *chat.Usage         `json:"usage"`
+	Error   json.RawMessage     `json:"error"`
+}
+
+// completionsChoice is one choice of a [completionsReply].
+type completionsChoice struct {
+	Index        int               `json:"index"`
+	Text         string            `json:"text"`
+	FinishReason chat.FinishReason `json:"finish_reason"`
+}
+
+// decode decodes data into r, which must be zero apart from the
+// capacity of its Choices: by hand for the usual shape
+// (decodeCompletionsReply), with encoding/json otherwise.
+func (r *completionsReply) decode(data []byte) error {
+	choices := r.Choices[:0]
+	if decodeCompletionsReply(data, r) {
+		return nil
+	}
+	clear(choices[:cap(choices)])
+	*r = completionsReply{Choices: choices}
+	return json.Unmarshal(data, r)
 }
 
 func (b completionsBackend) Complete(ctx context.Context, p *completions.Params) (*completions.Result, error) {
@@ -45,7 +61,7 @@ func (b completionsBackend) Complete(ctx context.Context, p *completions.Params)
 		return nil, UpstreamError(res, u)
 	}
 	var reply completionsReply
-	if err := readReply(res.Body, u, unmarshalInto(&reply)); err != nil {
+	if err := readReply(res.Body, u, reply.decode); err != nil {
 		return nil, err
 	}
 	n := p.Request.Choices()
@@ -115,7 +131,7 @@ func (cs *completionsStream) event(yield func(completions.Delta, error) bool) fu
 		choices := cs.chunk.Choices
 		clear(choices[:cap(choices)])
 		cs.chunk = completionsReply{Choices: choices[:0]}
-		if err := json.Unmarshal(data, &cs.chunk); err != nil {
+		if err := cs.chunk.decode(data); err != nil {
 			return false, malformed(cs.u, "stream event", err, data)
 		}
 		if isError(cs.chunk.Error) {

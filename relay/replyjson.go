@@ -161,3 +161,43 @@ func decodeResponsesEvent(data []byte, e *responsesEvent) bool {
 	}) && s.End()
 	return ok && !(body && needsBody(e.Type))
 }
+
+// decodeCompletionsReply decodes an upstream's completion, or a chunk of
+// its stream, into r, which must be zero apart from the capacity of its
+// Choices, as json.Unmarshal would, without reflection, for the usual
+// shape: choices of an index, a text and a finish_reason, and a usage. An
+// error member, a key that only matches case-insensitively, a duplicate
+// member or invalid JSON reports false, and the caller decodes data with
+// json.Unmarshal.
+func decodeCompletionsReply(data []byte, r *completionsReply) bool {
+	s := scanner{jsonext.Cursor{Data: data}}
+	var seen [2]bool
+	return s.Object(func(key []byte) bool {
+		switch string(key) {
+		case "choices":
+			return once(&seen[0]) && s.Array(func() bool {
+				r.Choices = append(r.Choices, completionsChoice{})
+				return s.completionsChoice(&r.Choices[len(r.Choices)-1])
+			})
+		case "usage":
+			return once(&seen[1]) && s.usage(&r.Usage)
+		}
+		return !foldsTo(key, "choices", "usage", "error") && s.skip()
+	}) && s.End()
+}
+
+// completionsChoice decodes one choice of a completion.
+func (s *scanner) completionsChoice(c *completionsChoice) bool {
+	var seen [3]bool
+	return s.Object(func(key []byte) bool {
+		switch string(key) {
+		case "index":
+			return once(&seen[0]) && s.int(&c.Index)
+		case "text":
+			return once(&seen[1]) && s.stringOrNull(&c.Text)
+		case "finish_reason":
+			return once(&seen[2]) && s.stringOrNull((*string)(&c.FinishReason))
+		}
+		return !foldsTo(key, "index", "text", "finish_reason") && s.skip()
+	})
+}

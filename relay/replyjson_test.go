@@ -113,3 +113,40 @@ func TestDecodeResponsesEventTakesTheUsualEvents(t *testing.T) {
 		}
 	}
 }
+
+var completionsSeeds = []string{
+	`{"id":"cmpl-1","object":"text_completion","created":1,"model":"m","choices":[{"text":" fox","index":0,"logprobs":null,"finish_reason":null}],"usage":null}`,
+	`{"choices":[{"text":"","index":1,"finish_reason":"length"}],"usage":{"prompt_tokens":1,"completion_tokens":2,"total_tokens":3}}`,
+	`{"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":2,"total_tokens":3}}`,
+	`{"error":{"message":"x"}}`,
+	`{"choices":[{"Text":"x"}]}`,
+	`{"choices":[{"index":0,"text":"a","text":"b"}]}`,
+}
+
+// FuzzDecodeCompletionsReply checks the hand decoder of completions and
+// their chunks against encoding/json.
+func FuzzDecodeCompletionsReply(f *testing.F) {
+	for _, s := range completionsSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, data string) {
+		var fast completionsReply
+		if decodeCompletionsReply([]byte(data), &fast) {
+			agreesWithJSON(t, data, &fast, func(r *completionsReply) {
+				if len(r.Choices) == 0 {
+					r.Choices = nil
+				}
+			})
+		}
+	})
+}
+
+func TestDecodeCompletionsReplyTakesTheUsualShape(t *testing.T) {
+	t.Parallel()
+	for i, s := range completionsSeeds {
+		var r completionsReply
+		if got, want := decodeCompletionsReply([]byte(s), &r), i < 3; got != want {
+			t.Errorf("seed %d: the hand decoder took it: %v, want %v: %s", i, got, want, s)
+		}
+	}
+}
