@@ -18,19 +18,28 @@ import (
 // The strings of r share data's memory, which readReply never modifies.
 // A non-streaming chat completion is the relay's most frequent reply.
 func decodeChatReply(data []byte, r *chatReply) bool {
+	return decodeChoices(data, &r.Choices, &r.Usage, (*scanner).replyChoice, "choices", "usage")
+}
+
+// decodeChoices decodes the usual shape of a chat completion or a
+// completion: a choices array, each element decoded by choice, and a
+// usage. Other members are checked and skipped, unless their keys fold to
+// one of reserved (members that encoding/json would decode).
+func decodeChoices[C any](data []byte, choices *[]C, usage **chat.Usage, choice func(*scanner, *C) bool, reserved ...string) bool {
 	s := scanner{jsonext.Cursor{Data: data}}
 	var seen [2]bool
 	return s.Object(func(key []byte) bool {
 		switch string(key) {
 		case "choices":
 			return once(&seen[0]) && s.Array(func() bool {
-				r.Choices = append(r.Choices, chatReplyChoice{})
-				return s.replyChoice(&r.Choices[len(r.Choices)-1])
+				var zero C
+				*choices = append(*choices, zero)
+				return choice(&s, &(*choices)[len(*choices)-1])
 			})
 		case "usage":
-			return once(&seen[1]) && s.usage(&r.Usage)
+			return once(&seen[1]) && s.usage(usage)
 		}
-		return !foldsTo(key, "choices", "usage") && s.skip()
+		return !foldsTo(key, reserved...) && s.skip()
 	}) && s.End()
 }
 
@@ -170,20 +179,7 @@ func decodeResponsesEvent(data []byte, e *responsesEvent) bool {
 // member or invalid JSON reports false, and the caller decodes data with
 // json.Unmarshal.
 func decodeCompletionsReply(data []byte, r *completionsReply) bool {
-	s := scanner{jsonext.Cursor{Data: data}}
-	var seen [2]bool
-	return s.Object(func(key []byte) bool {
-		switch string(key) {
-		case "choices":
-			return once(&seen[0]) && s.Array(func() bool {
-				r.Choices = append(r.Choices, completionsChoice{})
-				return s.completionsChoice(&r.Choices[len(r.Choices)-1])
-			})
-		case "usage":
-			return once(&seen[1]) && s.usage(&r.Usage)
-		}
-		return !foldsTo(key, "choices", "usage", "error") && s.skip()
-	}) && s.End()
+	return decodeChoices(data, &r.Choices, &r.Usage, (*scanner).completionsChoice, "choices", "usage", "error")
 }
 
 // completionsChoice decodes one choice of a completion.
