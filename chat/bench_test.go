@@ -15,14 +15,17 @@ import (
 	"github.com/gatewaykit/gatewaykit/models"
 )
 
-// The benchmark requests. The JSON one is answered with 61 tokens
-// (~600 bytes); the streamed one with 64 chunks (63 one-token content
-// chunks and the finish chunk), then [DONE].
-const (
-	benchJSON   = `{"model":"demo-chat","messages":[{"role":"system","content":"You are a helpful assistant."},{"role":"user","content":"Hello, how are you today?"}],"temperature":0.7}`
-	benchStream = `{"model":"demo-chat","stream":true,"max_tokens":63,"messages":[{"role":"system","content":"You are a helpful assistant."},{"role":"user","content":"Hello, how are you today?"}],"temperature":0.7}`
-	benchEvents = 65 // 64 chunks and [DONE]
+// The benchmark requests (see decode_internal_test.go): the JSON one is
+// answered with 61 tokens (~600 bytes); the streamed one with 64 chunks
+// (63 one-token content chunks and the finish chunk), then [DONE].
+var (
+	benchJSON   = chat.BenchJSON
+	benchStream = chat.BenchStream
 )
+
+// benchEvents is the number of events of the streamed reply: 64 chunks
+// and [DONE].
+const benchEvents = 65
 
 // newBenchStack is the whole stack: auth middleware with an in-memory key
 // store, a ServeMux, the chat handler and the demo backend.

@@ -21,6 +21,9 @@ var (
 	// DecodeBenchConversation is the larger request of
 	// BenchmarkDecodeRequest.
 	DecodeBenchConversation = benchConversation
+	// BenchJSON and BenchStream are the requests of BenchmarkStack,
+	// which BenchmarkDecodeRequest decodes too.
+	BenchJSON, BenchStream = benchJSON, benchStream
 )
 
 // checkDecodeRequestFast decodes body with the fast path and with
@@ -198,10 +201,18 @@ func TestDecodeRequestFastInternsConstants(t *testing.T) {
 // The bodies of BenchmarkStack (bench_test.go), and a longer conversation
 // with tools, tool calls, an image and members the types do not model.
 var benchBodies = map[string]string{
-	"JSON":         `{"model":"demo-chat","messages":[{"role":"system","content":"You are a helpful assistant."},{"role":"user","content":"Hello, how are you today?"}],"temperature":0.7}`,
-	"Stream64":     `{"model":"demo-chat","stream":true,"max_tokens":63,"messages":[{"role":"system","content":"You are a helpful assistant."},{"role":"user","content":"Hello, how are you today?"}],"temperature":0.7}`,
+	"JSON":         benchJSON,
+	"Stream64":     benchStream,
 	"Conversation": benchConversation,
 }
+
+// The requests of BenchmarkStack: the JSON one is answered with 61 tokens
+// (~600 bytes); the streamed one with 64 chunks (63 one-token content
+// chunks and the finish chunk), then [DONE].
+const (
+	benchJSON   = `{"model":"demo-chat","messages":[{"role":"system","content":"You are a helpful assistant."},{"role":"user","content":"Hello, how are you today?"}],"temperature":0.7}`
+	benchStream = `{"model":"demo-chat","stream":true,"max_tokens":63,"messages":[{"role":"system","content":"You are a helpful assistant."},{"role":"user","content":"Hello, how are you today?"}],"temperature":0.7}`
+)
 
 const benchConversation = `{
   "model": "demo-chat",
