@@ -294,9 +294,11 @@ func BenchmarkRelayPerEvent(b *testing.B) {
 	up := benchUpstream(b)
 	gw := benchGateway(b, up)
 	nv := benchNaive(b, up)
+	hand := httptest.NewServer(relay.HandSSERelay(up.URL))
+	b.Cleanup(hand.Close)
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16, DisableCompression: true}}
-	targets := []benchClient{{client, up.URL}, {client, nv.URL}, {client, gw.URL}} // direct, naive, gateway
-	var lat [3][2][]time.Duration                                                  // target, short or long
+	targets := []benchClient{{client, up.URL}, {client, nv.URL}, {client, gw.URL}, {client, hand.URL}} // direct, naive, gateway, by hand
+	var lat [4][2][]time.Duration                                                                      // target, short or long
 	for b.Loop() {
 		for i, c := range targets {
 			for j, body := range []string{benchStreamRequest, benchLongStreamRequest} {
@@ -306,7 +308,7 @@ func BenchmarkRelayPerEvent(b *testing.B) {
 			}
 		}
 	}
-	var perEvent [3]float64
+	var perEvent [4]float64
 	for i := range lat {
 		var p50 [2]float64
 		for j, l := range lat[i] {
@@ -322,6 +324,7 @@ func BenchmarkRelayPerEvent(b *testing.B) {
 	b.ReportMetric(g/d, "ratio")
 	b.ReportMetric(n/d, "naive-ratio")
 	b.ReportMetric(g/n, "ratio-naive")
+	b.ReportMetric(perEvent[3]/d, "handsse-ratio")
 	b.ReportMetric(0, "ns/op")
 }
 
