@@ -288,8 +288,10 @@ func BenchmarkRelayAdded(b *testing.B) {
 // them, is the cost per event without the request's fixed cost (auth,
 // decoding, the second connection, the reply's head), which
 // BenchmarkRelayAdded's JSON figures measure. It reports that marginal
-// cost directly (direct-ns/event) and through the gateway
-// (gateway-ns/event), and their ratio.
+// cost directly (direct-ns/event), through the naive relay
+// (naive-ns/event) and through the gateway (gateway-ns/event), and
+// their ratios; handsse-ratio is that of an experiment, a relay that
+// reads the events by hand instead of with go-sse (see HandSSERelay).
 func BenchmarkRelayPerEvent(b *testing.B) {
 	up := benchUpstream(b)
 	gw := benchGateway(b, up)
