@@ -1,13 +1,10 @@
 package chat
 
 import (
-	"context"
 	"errors"
-	"log/slog"
 	"net/http"
 	"sync"
 
-	"github.com/gatewaykit/gatewaykit/auth"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
 	"github.com/gatewaykit/gatewaykit/internal/httpjson"
 	"github.com/gatewaykit/gatewaykit/internal/ids"
@@ -21,7 +18,6 @@ type handler struct {
 	backend Backend
 	catalog models.Catalog
 	cfg     config
-	rd      apierrors.Renderer
 }
 
 // NewHandler returns the handler of POST /v1/chat/completions: it decodes
@@ -44,7 +40,6 @@ func NewHandler(catalog models.Catalog, backend Backend, opts ...Option) http.Ha
 		panic("chat: NewHandler: nil Backend")
 	}
 	h := &handler{backend: backend, catalog: catalog, cfg: newConfig(opts)}
-	h.rd = apierrors.Renderer{Logger: h.cfg.logger}
 	return h
 }
 
@@ -53,16 +48,16 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	req := new(Request)
 	body, err := h.decode(w, r, req)
 	if err != nil {
-		h.fail(w, r, err)
+		h.cfg.Fail(w, r, err)
 		return
 	}
-	if err := validate(h.cfg.validate, h.cfg.customValidator, req); err != nil {
-		h.fail(w, r, err)
+	if err := validate(h.cfg.Validate, h.cfg.CustomValidator, req); err != nil {
+		h.cfg.Fail(w, r, err)
 		return
 	}
-	m, err := models.Require(ctx, h.catalog, req.Model, models.Compat, h.cfg.allow)
+	m, err := models.Require(ctx, h.catalog, req.Model, models.Compat, h.cfg.Allow)
 	if err != nil {
-		h.fail(w, r, err)
+		h.cfg.Fail(w, r, err)
 		return
 	}
 	p := &Params{Request: req, Model: m, Body: body}
@@ -75,7 +70,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		err = checkResult(res, req.Choices())
 	}
 	if err != nil {
-		h.fail(w, r, err)
+		h.cfg.Fail(w, r, err)
 		return
 	}
 	normalize(res.Choices)
@@ -86,13 +81,13 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		model = req.Model
 	}
 	buf := replyBuffers.Get().(*[]byte)
-	reply := appendCompletion((*buf)[:0], ids.New(IDPrefix), h.cfg.now().Unix(), model, res.Choices, &usage)
+	reply := appendCompletion((*buf)[:0], ids.New(IDPrefix), h.cfg.Now().Unix(), model, res.Choices, &usage)
 	httpjson.WriteRaw(w, http.StatusOK, reply)
 	if cap(reply) <= maxPooledReply {
 		*buf = reply
 		replyBuffers.Put(buf)
 	}
-	h.charge(ctx, &usage)
+	h.cfg.Charge(ctx, usage.TotalTokens)
 }
 
 // replyBuffers holds the buffers that non-streaming replies are encoded
@@ -110,39 +105,11 @@ func (h *handler) decode(w http.ResponseWriter, r *http.Request, req *Request) (
 			return nil, err
 		}
 	}
-	body, err := httpjson.ReadBody(w, r, h.cfg.maxBytes)
+	body, err := httpjson.ReadBody(w, r, h.cfg.MaxBytes)
 	if err != nil {
 		return nil, err
 	}
 	return body, decodeRequest(body, req)
-}
-
-// fail reports err to the error hook and renders it, unless the client
-// has gone.
-func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error) {
-	h.hook(r, err)
-	h.rd.Write(w, r, err)
-}
-
-func (h *handler) hook(r *http.Request, err error) {
-	if h.cfg.errorHook == nil || r.Context().Err() != nil ||
-		(errors.Is(err, context.Canceled) && !isAPIError(err)) {
-		return
-	}
-	h.cfg.errorHook(r, apierrors.From(err))
-}
-
-// charge records the reply's tokens against the API key. A request that is
-// not behind auth.Middleware has no key to charge.
-func (h *handler) charge(ctx context.Context, u *Usage) {
-	_, err := auth.Charge(ctx, int64(u.TotalTokens))
-	switch {
-	case err == nil, errors.Is(err, auth.ErrNoPrincipal):
-	case errors.Is(err, auth.ErrQuotaExceeded):
-		h.cfg.logger.LogAttrs(ctx, slog.LevelDebug, "usage exceeded the key's quota", slog.Int("tokens", u.TotalTokens))
-	default:
-		h.cfg.logger.LogAttrs(ctx, slog.LevelError, "charging usage failed", slog.Int("tokens", u.TotalTokens), slog.String("error", err.Error()))
-	}
 }
 
 // checkResult rejects a backend result that cannot be sent.

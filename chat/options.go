@@ -1,51 +1,30 @@
 package chat
 
 import (
-	"context"
 	"log/slog"
 	"net/http"
 	"time"
 
 	"github.com/go-playground/validator/v10"
 
-	"github.com/gatewaykit/gatewaykit/auth"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
-	"github.com/gatewaykit/gatewaykit/internal/httpjson"
-	"github.com/gatewaykit/gatewaykit/internal/validation"
+	"github.com/gatewaykit/gatewaykit/internal/endpoint"
 	"github.com/gatewaykit/gatewaykit/models"
-	"github.com/gatewaykit/gatewaykit/sse"
 )
 
 // An Option configures [NewHandler].
 type Option func(*config)
 
 type config struct {
-	logger   *slog.Logger
-	maxBytes int64
-	validate *validator.Validate
-	// customValidator is set by WithValidator: the validator may have
-	// rules of its own, so every request goes through it.
-	customValidator bool
-	allow           models.AllowFunc
-	keepAlive       time.Duration
-	errorHook       func(*http.Request, *apierrors.Error)
-	now             func() time.Time
+	endpoint.Config
 }
 
 func newConfig(opts []Option) config {
-	c := config{
-		logger:    slog.New(slog.DiscardHandler),
-		maxBytes:  httpjson.DefaultMaxBytes,
-		allow:     allowPrincipalModels,
-		keepAlive: sse.DefaultKeepAlive,
-		now:       time.Now,
-	}
+	c := config{Config: endpoint.Defaults()}
 	for _, o := range opts {
 		o(&c)
 	}
-	if c.validate == nil {
-		c.validate = validation.New()
-	}
+	c.Finish()
 	return c
 }
 
@@ -53,12 +32,7 @@ func newConfig(opts []Option) config {
 // debug level, server errors at error level, and failed usage charges at
 // error level. By default, and when l is nil, nothing is logged.
 func WithLogger(l *slog.Logger) Option {
-	return func(c *config) {
-		if l == nil {
-			l = slog.New(slog.DiscardHandler)
-		}
-		c.logger = l
-	}
+	return func(c *config) { c.SetLogger(l) }
 }
 
 // WithMaxRequestBytes sets the largest request body accepted; a larger one
@@ -66,12 +40,7 @@ func WithLogger(l *slog.Logger) Option {
 // default is 32 MiB (room for a few images sent as data URIs); n ≤ 0
 // restores it.
 func WithMaxRequestBytes(n int64) Option {
-	return func(c *config) {
-		if n <= 0 {
-			n = httpjson.DefaultMaxBytes
-		}
-		c.maxBytes = n
-	}
+	return func(c *config) { c.SetMaxBytes(n) }
 }
 
 // WithValidator sets the validator that checks requests against the
@@ -83,7 +52,7 @@ func WithMaxRequestBytes(n int64) Option {
 // reflection-free check of the same tags finds at fault, so that it
 // writes their error messages. nil restores the default.
 func WithValidator(v *validator.Validate) Option {
-	return func(c *config) { c.validate, c.customValidator = v, v != nil }
+	return func(c *config) { c.SetValidator(v) }
 }
 
 // WithAllowed sets the check of which models the caller may use. A model
@@ -92,7 +61,7 @@ func WithValidator(v *validator.Validate) Option {
 // ([auth.Principal.AllowsModel]; every model for a request without a
 // principal). nil allows every model.
 func WithAllowed(allow models.AllowFunc) Option {
-	return func(c *config) { c.allow = allow }
+	return func(c *config) { c.Allow = allow }
 }
 
 // WithKeepAlive sets the interval of silence after which a stream writes
@@ -100,10 +69,8 @@ func WithAllowed(allow models.AllowFunc) Option {
 // The default is [sse.DefaultKeepAlive] (15s); 0 disables the comments.
 // WithKeepAlive panics if d is negative.
 func WithKeepAlive(d time.Duration) Option {
-	if d < 0 {
-		panic("chat: WithKeepAlive: negative interval")
-	}
-	return func(c *config) { c.keepAlive = d }
+	endpoint.CheckKeepAlive("chat", d)
+	return func(c *config) { c.KeepAlive = d }
 }
 
 // WithErrorHook sets a function called with every error the handler sends
@@ -112,23 +79,11 @@ func WithKeepAlive(d time.Duration) Option {
 // the client has gone. It must be safe for concurrent use and must not
 // modify the error. By default there is none.
 func WithErrorHook(hook func(r *http.Request, err *apierrors.Error)) Option {
-	return func(c *config) { c.errorHook = hook }
+	return func(c *config) { c.ErrorHook = hook }
 }
 
 // WithClock sets the clock that stamps replies ("created"). The default is
 // time.Now.
 func WithClock(now func() time.Time) Option {
-	return func(c *config) {
-		if now == nil {
-			now = time.Now
-		}
-		c.now = now
-	}
-}
-
-// allowPrincipalModels is the default model check: the key's allowed
-// models.
-func allowPrincipalModels(ctx context.Context, id string) bool {
-	p, ok := auth.PrincipalFrom(ctx)
-	return !ok || p.AllowsModel(id)
+	return func(c *config) { c.SetClock(now) }
 }

@@ -15,15 +15,15 @@ import (
 // then the final chunks, the usage chunk if asked for, and [DONE].
 func (h *handler) serveStream(w http.ResponseWriter, r *http.Request, p *Params) {
 	ctx := r.Context()
-	s, err := sse.Start(w, r, sse.WithRenderer(h.rd), sse.WithKeepAlive(h.cfg.keepAlive))
+	s, err := sse.Start(w, r, sse.WithRenderer(h.cfg.Renderer), sse.WithKeepAlive(h.cfg.KeepAlive))
 	if err != nil {
-		h.fail(w, r, apierrors.Internal(err))
+		h.cfg.Fail(w, r, apierrors.Internal(err))
 		return
 	}
 	defer s.Close()
 
 	cw := chunkWriter{s: s, n: p.Request.Choices()}
-	cw.init(ids.New(IDPrefix), h.cfg.now().Unix(), p.Request.Model)
+	cw.init(ids.New(IDPrefix), h.cfg.Now().Unix(), p.Request.Model)
 
 	for d, err := range Deltas(ctx, h.backend, p) {
 		if err == nil {
@@ -43,13 +43,13 @@ func (h *handler) serveStream(w http.ResponseWriter, r *http.Request, p *Params)
 		cw.err = cw.finish(p.Request.IncludeUsage())
 	}
 	if cw.err != nil {
-		h.hook(r, cw.err)
+		h.cfg.Hook(r, cw.err)
 		_ = s.Error(cw.err)
 	}
 	// On every path, a failed or abandoned stream included, the charge
 	// is the total of the last usage reported.
 	cw.usage.TotalTokens = cw.usage.PromptTokens + cw.usage.CompletionTokens
-	h.charge(ctx, &cw.usage)
+	h.cfg.Charge(ctx, cw.usage.TotalTokens)
 }
 
 // chunkWriter turns deltas into chunks: it keeps the state of each choice

@@ -1,13 +1,10 @@
 package completions
 
 import (
-	"context"
 	"errors"
-	"log/slog"
 	"net/http"
 	"strconv"
 
-	"github.com/gatewaykit/gatewaykit/auth"
 	"github.com/gatewaykit/gatewaykit/chat"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
 	"github.com/gatewaykit/gatewaykit/internal/httpjson"
@@ -22,7 +19,6 @@ type handler struct {
 	backend Backend
 	catalog models.Catalog
 	cfg     config
-	rd      apierrors.Renderer
 }
 
 // NewHandler returns the handler of POST /v1/completions: it decodes and
@@ -45,25 +41,24 @@ func NewHandler(catalog models.Catalog, backend Backend, opts ...Option) http.Ha
 		panic("completions: NewHandler: nil Backend")
 	}
 	h := &handler{backend: backend, catalog: catalog, cfg: newConfig(opts)}
-	h.rd = apierrors.Renderer{Logger: h.cfg.logger}
 	return h
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	req := new(Request)
-	body, err := decode(w, r, h.cfg.maxBytes, req)
+	body, err := decode(w, r, h.cfg.MaxBytes, req)
 	if err != nil {
-		h.fail(w, r, err)
+		h.cfg.Fail(w, r, err)
 		return
 	}
-	if err := validate(h.cfg.validate, req); err != nil {
-		h.fail(w, r, err)
+	if err := validate(h.cfg.Validate, req); err != nil {
+		h.cfg.Fail(w, r, err)
 		return
 	}
-	m, err := models.Require(ctx, h.catalog, req.Model, models.Compat, h.cfg.allow)
+	m, err := models.Require(ctx, h.catalog, req.Model, models.Compat, h.cfg.Allow)
 	if err != nil {
-		h.fail(w, r, err)
+		h.cfg.Fail(w, r, err)
 		return
 	}
 	p := &Params{Request: req, Model: m, Body: body}
@@ -76,7 +71,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		err = checkResult(res, req.Choices())
 	}
 	if err != nil {
-		h.fail(w, r, err)
+		h.cfg.Fail(w, r, err)
 		return
 	}
 	usage := res.Usage
@@ -85,9 +80,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if model == "" {
 		model = req.Model
 	}
-	reply := appendCompletion(make([]byte, 0, 512), ids.New(IDPrefix), h.cfg.now().Unix(), model, res.Choices, &usage)
+	reply := appendCompletion(make([]byte, 0, 512), ids.New(IDPrefix), h.cfg.Now().Unix(), model, res.Choices, &usage)
 	httpjson.WriteRaw(w, http.StatusOK, reply)
-	h.charge(ctx, &usage)
+	h.cfg.Charge(ctx, usage.TotalTokens)
 }
 
 // decode reads the request body, at most maxBytes of it, decodes it into
@@ -101,39 +96,6 @@ func decode(w http.ResponseWriter, r *http.Request, maxBytes int64, req *Request
 		return nil, err
 	}
 	return body, httpjson.Unmarshal(body, req)
-}
-
-// fail reports err to the error hook and renders it, unless the client
-// has gone.
-func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error) {
-	h.hook(r, err)
-	h.rd.Write(w, r, err)
-}
-
-func (h *handler) hook(r *http.Request, err error) {
-	if h.cfg.errorHook == nil || r.Context().Err() != nil ||
-		(errors.Is(err, context.Canceled) && !isAPIError(err)) {
-		return
-	}
-	h.cfg.errorHook(r, apierrors.From(err))
-}
-
-func isAPIError(err error) bool {
-	var e *apierrors.Error
-	return errors.As(err, &e)
-}
-
-// charge records the reply's tokens against the API key. A request that is
-// not behind auth.Middleware has no key to charge.
-func (h *handler) charge(ctx context.Context, u *chat.Usage) {
-	_, err := auth.Charge(ctx, int64(u.TotalTokens))
-	switch {
-	case err == nil, errors.Is(err, auth.ErrNoPrincipal):
-	case errors.Is(err, auth.ErrQuotaExceeded):
-		h.cfg.logger.LogAttrs(ctx, slog.LevelDebug, "usage exceeded the key's quota", slog.Int("tokens", u.TotalTokens))
-	default:
-		h.cfg.logger.LogAttrs(ctx, slog.LevelError, "charging usage failed", slog.Int("tokens", u.TotalTokens), slog.String("error", err.Error()))
-	}
 }
 
 // checkResult rejects a backend result that cannot be sent.

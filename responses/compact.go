@@ -21,25 +21,25 @@ func (h *handler) compact(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	req := new(CompactRequest)
 	if err := h.decode(w, r, req); err != nil {
-		h.fail(w, r, err)
+		h.cfg.Fail(w, r, err)
 		return
 	}
-	if err := validateCompact(h.cfg.validate, req); err != nil {
-		h.fail(w, r, err)
+	if err := validateCompact(h.cfg.Validate, req); err != nil {
+		h.cfg.Fail(w, r, err)
 		return
 	}
-	m, err := models.Require(ctx, h.catalog, req.Model, models.CompatResponse, h.cfg.allow)
+	m, err := models.Require(ctx, h.catalog, req.Model, models.CompatResponse, h.cfg.Allow)
 	if err != nil {
-		h.fail(w, r, err)
+		h.cfg.Fail(w, r, err)
 		return
 	}
 	if _, ok := h.backend.(Compactor); !ok {
-		h.fail(w, r, errNoCompaction(req.Model))
+		h.cfg.Fail(w, r, errNoCompaction(req.Model))
 		return
 	}
 	history, err := h.history(ctx, h.cfg.owner(ctx), req.PreviousResponseID)
 	if err != nil {
-		h.fail(w, r, err)
+		h.cfg.Fail(w, r, err)
 		return
 	}
 	p := &CompactParams{Request: req, Model: m, History: history}
@@ -48,7 +48,7 @@ func (h *handler) compact(w http.ResponseWriter, r *http.Request) {
 		err = apierrors.Internal(errors.New("responses: compactor returned no content and no error"))
 	}
 	if err != nil {
-		h.fail(w, r, err)
+		h.cfg.Fail(w, r, err)
 		return
 	}
 	usage := res.Usage
@@ -56,17 +56,17 @@ func (h *handler) compact(w http.ResponseWriter, r *http.Request) {
 	reply := CompactedResponse{
 		ID:        ids.New(IDPrefix),
 		Object:    ObjectCompaction,
-		CreatedAt: h.cfg.now().Unix(),
+		CreatedAt: h.cfg.Now().Unix(),
 		Output:    compactionOutput(p.Items(), res.EncryptedContent),
 		Usage:     usage,
 	}
 	body, err := json.Marshal(&reply)
 	if err != nil {
-		h.fail(w, r, apierrors.Internal(fmt.Errorf("responses: encode compaction: %w", err)))
+		h.cfg.Fail(w, r, apierrors.Internal(fmt.Errorf("responses: encode compaction: %w", err)))
 		return
 	}
 	httpjson.WriteRaw(w, http.StatusOK, body)
-	h.charge(ctx, &usage)
+	h.cfg.Charge(ctx, usage.TotalTokens)
 }
 
 // compactionOutput lists the user messages of items, as input_text parts,

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/gatewaykit/gatewaykit/auth"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
 	"github.com/gatewaykit/gatewaykit/internal/httpjson"
 	"github.com/gatewaykit/gatewaykit/internal/ids"
@@ -54,7 +53,6 @@ type handler struct {
 	backend Backend
 	catalog models.Catalog
 	cfg     config
-	rd      apierrors.Renderer
 }
 
 // NewHandler returns the handler of every route of [Patterns]: it finds
@@ -81,7 +79,6 @@ func NewHandler(catalog models.Catalog, backend Backend, opts ...Option) http.Ha
 		panic("responses: NewHandler: nil Backend")
 	}
 	h := &handler{backend: backend, catalog: catalog, cfg: newConfig(opts)}
-	h.rd = apierrors.Renderer{Logger: h.cfg.logger}
 	return h
 }
 
@@ -168,11 +165,11 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		allow = "GET, HEAD"
 	default:
-		h.fail(w, r, apierrors.NotFound(fmt.Sprintf("No responses route for %s %s.", r.Method, r.URL.Path)))
+		h.cfg.Fail(w, r, apierrors.NotFound(fmt.Sprintf("No responses route for %s %s.", r.Method, r.URL.Path)))
 		return
 	}
 	w.Header().Set("Allow", allow)
-	h.fail(w, r, &apierrors.Error{Status: http.StatusMethodNotAllowed, Type: apierrors.TypeInvalidRequest,
+	h.cfg.Fail(w, r, &apierrors.Error{Status: http.StatusMethodNotAllowed, Type: apierrors.TypeInvalidRequest,
 		Code: "method_not_allowed", Message: fmt.Sprintf("Method %s is not allowed here; use %s.", r.Method, allow)})
 }
 
@@ -181,22 +178,22 @@ func (h *handler) create(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	req := new(Request)
 	if err := h.decode(w, r, req); err != nil {
-		h.fail(w, r, err)
+		h.cfg.Fail(w, r, err)
 		return
 	}
-	if err := validate(h.cfg.validate, h.cfg.customValidator, req); err != nil {
-		h.fail(w, r, err)
+	if err := validate(h.cfg.Validate, h.cfg.CustomValidator, req); err != nil {
+		h.cfg.Fail(w, r, err)
 		return
 	}
-	m, err := models.Require(ctx, h.catalog, req.Model, models.CompatResponse, h.cfg.allow)
+	m, err := models.Require(ctx, h.catalog, req.Model, models.CompatResponse, h.cfg.Allow)
 	if err != nil {
-		h.fail(w, r, err)
+		h.cfg.Fail(w, r, err)
 		return
 	}
 	owner := h.cfg.owner(ctx)
 	history, err := h.history(ctx, owner, req.PreviousResponseID)
 	if err != nil {
-		h.fail(w, r, err)
+		h.cfg.Fail(w, r, err)
 		return
 	}
 	p := &Params{Request: req, Model: m, History: history}
@@ -204,13 +201,13 @@ func (h *handler) create(w http.ResponseWriter, r *http.Request) {
 		h.serveStream(w, r, p, owner)
 		return
 	}
-	created := h.cfg.now().Unix()
+	created := h.cfg.Now().Unix()
 	res, err := h.backend.Complete(ctx, p)
 	if err == nil {
 		err = checkResult(res)
 	}
 	if err != nil {
-		h.fail(w, r, err)
+		h.cfg.Fail(w, r, err)
 		return
 	}
 	resp := newResponse(req, ids.New(IDPrefix), created)
@@ -225,12 +222,12 @@ func (h *handler) create(w http.ResponseWriter, r *http.Request) {
 	h.end(resp, res.Incomplete, &usage)
 	body, err := appendResponse(make([]byte, 0, 1024), resp)
 	if err != nil {
-		h.fail(w, r, apierrors.Internal(err))
+		h.cfg.Fail(w, r, apierrors.Internal(err))
 		return
 	}
 	h.save(ctx, owner, req, resp)
 	httpjson.WriteRaw(w, http.StatusOK, body)
-	h.charge(ctx, &usage)
+	h.cfg.Charge(ctx, usage.TotalTokens)
 }
 
 // checkResult rejects a backend result that cannot be sent.
@@ -259,7 +256,7 @@ func (h *handler) decode(w http.ResponseWriter, r *http.Request, v json.Unmarsha
 			return err
 		}
 	}
-	body, err := httpjson.ReadBody(w, r, h.cfg.maxBytes)
+	body, err := httpjson.ReadBody(w, r, h.cfg.MaxBytes)
 	if err != nil {
 		return err
 	}
@@ -331,7 +328,7 @@ func (h *handler) end(resp *Response, reason string, u *Usage) {
 		return
 	}
 	resp.Status = StatusCompleted
-	at := h.cfg.now().Unix()
+	at := h.cfg.Now().Unix()
 	resp.CompletedAt = &at
 }
 
@@ -362,7 +359,7 @@ func (h *handler) save(ctx context.Context, owner string, req *Request, resp *Re
 	}
 	sr := &StoredResponse{Owner: owner, Response: *resp, Input: storedInput(req.Input.AsItems())}
 	if err := h.cfg.store.Put(ctx, sr); err != nil {
-		h.cfg.logger.LogAttrs(ctx, slog.LevelError, "storing the response failed",
+		h.cfg.Logger.LogAttrs(ctx, slog.LevelError, "storing the response failed",
 			slog.String("response_id", resp.ID), slog.String("error", err.Error()))
 	}
 }
@@ -439,12 +436,12 @@ func storeError(err error) error {
 func (h *handler) get(w http.ResponseWriter, r *http.Request, id string) {
 	sr, err := h.cfg.store.Get(r.Context(), h.cfg.owner(r.Context()), id)
 	if err != nil {
-		h.fail(w, r, h.lookupError(err, id))
+		h.cfg.Fail(w, r, h.lookupError(err, id))
 		return
 	}
 	body, err := appendResponse(make([]byte, 0, 1024), &sr.Response)
 	if err != nil {
-		h.fail(w, r, apierrors.Internal(err))
+		h.cfg.Fail(w, r, apierrors.Internal(err))
 		return
 	}
 	httpjson.WriteRaw(w, http.StatusOK, body)
@@ -453,7 +450,7 @@ func (h *handler) get(w http.ResponseWriter, r *http.Request, id string) {
 // delete serves DELETE /v1/responses/{id}.
 func (h *handler) delete(w http.ResponseWriter, r *http.Request, id string) {
 	if err := h.cfg.store.Delete(r.Context(), h.cfg.owner(r.Context()), id); err != nil {
-		h.fail(w, r, h.lookupError(err, id))
+		h.cfg.Fail(w, r, h.lookupError(err, id))
 		return
 	}
 	_ = httpjson.Write(w, http.StatusOK, DeletedResponse{ID: id, Object: ObjectResponse, Deleted: true})
@@ -464,32 +461,4 @@ func (h *handler) lookupError(err error, id string) error {
 		return apierrors.NotFound(fmt.Sprintf("Response with id %q not found.", id)).WithCause(err)
 	}
 	return storeError(err)
-}
-
-// fail reports err to the error hook and renders it, unless the client
-// has gone.
-func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error) {
-	h.hook(r, err)
-	h.rd.Write(w, r, err)
-}
-
-func (h *handler) hook(r *http.Request, err error) {
-	if h.cfg.errorHook == nil || r.Context().Err() != nil ||
-		(errors.Is(err, context.Canceled) && !isAPIError(err)) {
-		return
-	}
-	h.cfg.errorHook(r, apierrors.From(err))
-}
-
-// charge records the reply's tokens against the API key. A request that is
-// not behind auth.Middleware has no key to charge.
-func (h *handler) charge(ctx context.Context, u *Usage) {
-	_, err := auth.Charge(ctx, int64(u.TotalTokens))
-	switch {
-	case err == nil, errors.Is(err, auth.ErrNoPrincipal):
-	case errors.Is(err, auth.ErrQuotaExceeded):
-		h.cfg.logger.LogAttrs(ctx, slog.LevelDebug, "usage exceeded the key's quota", slog.Int("tokens", u.TotalTokens))
-	default:
-		h.cfg.logger.LogAttrs(ctx, slog.LevelError, "charging usage failed", slog.Int("tokens", u.TotalTokens), slog.String("error", err.Error()))
-	}
 }

@@ -88,7 +88,7 @@ func (h *handler) inputItems(w http.ResponseWriter, r *http.Request, id string) 
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > MaxInputItemsLimit {
-			h.fail(w, r, apierrors.InvalidRequestf("limit", "limit must be an integer from 1 to %d, got %q", MaxInputItemsLimit, v))
+			h.cfg.Fail(w, r, apierrors.InvalidRequestf("limit", "limit must be an integer from 1 to %d, got %q", MaxInputItemsLimit, v))
 			return
 		}
 		limit = n
@@ -97,12 +97,12 @@ func (h *handler) inputItems(w http.ResponseWriter, r *http.Request, id string) 
 	switch order {
 	case "", "desc", "asc":
 	default:
-		h.fail(w, r, apierrors.InvalidRequestf("order", "order must be asc or desc, got %q", order))
+		h.cfg.Fail(w, r, apierrors.InvalidRequestf("order", "order must be asc or desc, got %q", order))
 		return
 	}
 	sr, err := h.cfg.store.Get(r.Context(), h.cfg.owner(r.Context()), id)
 	if err != nil {
-		h.fail(w, r, h.lookupError(err, id))
+		h.cfg.Fail(w, r, h.lookupError(err, id))
 		return
 	}
 	items := sr.Input
@@ -121,7 +121,7 @@ func (h *handler) inputItems(w http.ResponseWriter, r *http.Request, id string) 
 			}
 		}
 		if at < 0 {
-			h.fail(w, r, apierrors.InvalidRequestf("after", "after names no input item of response %q: %q", id, after))
+			h.cfg.Fail(w, r, apierrors.InvalidRequestf("after", "after names no input item of response %q: %q", id, after))
 			return
 		}
 		items = items[at+1:]
@@ -137,7 +137,7 @@ func (h *handler) inputItems(w http.ResponseWriter, r *http.Request, id string) 
 	}
 	body, err := json.Marshal(&page)
 	if err != nil {
-		h.fail(w, r, apierrors.Internal(err))
+		h.cfg.Fail(w, r, apierrors.Internal(err))
 		return
 	}
 	httpjson.WriteRaw(w, http.StatusOK, body)

@@ -51,15 +51,15 @@ type ResponseEvent struct {
 // ended, unless the client went away first.
 func (h *handler) serveStream(w http.ResponseWriter, r *http.Request, p *Params, owner string) {
 	ctx := r.Context()
-	s, err := sse.Start(w, r, sse.WithRenderer(h.rd), sse.WithKeepAlive(h.cfg.keepAlive))
+	s, err := sse.Start(w, r, sse.WithRenderer(h.cfg.Renderer), sse.WithKeepAlive(h.cfg.KeepAlive))
 	if err != nil {
-		h.fail(w, r, apierrors.Internal(err))
+		h.cfg.Fail(w, r, apierrors.Internal(err))
 		return
 	}
 	defer s.Close()
 
 	ew := eventWriter{s: s, h: h, cur: -1, buf: make([]byte, 0, 2048), ref: make([]byte, 0, 64),
-		resp: newResponse(p.Request, ids.New(IDPrefix), h.cfg.now().Unix())}
+		resp: newResponse(p.Request, ids.New(IDPrefix), h.cfg.Now().Unix())}
 	for d, err := range Deltas(ctx, h.backend, p) {
 		if err == nil {
 			err = ew.add(&d)
@@ -84,7 +84,7 @@ func (h *handler) serveStream(w http.ResponseWriter, r *http.Request, p *Params,
 		h.save(ctx, owner, p.Request, ew.resp)
 	}
 	ew.usage.TotalTokens = ew.usage.InputTokens + ew.usage.OutputTokens
-	h.charge(ctx, &ew.usage)
+	h.cfg.Charge(ctx, ew.usage.TotalTokens)
 }
 
 // eventWriter turns deltas into events. It builds the response as it
@@ -312,17 +312,17 @@ func (ew *eventWriter) fail(r *http.Request, err error) bool {
 	}
 	if ew.ended || !ew.s.Started() {
 		// Nothing sent yet, or the terminal event failed to go out.
-		ew.h.hook(r, err)
+		ew.h.cfg.Hook(r, err)
 		_ = ew.s.Error(err)
 		return false
 	}
 	e := apierrors.From(err)
-	ew.h.hook(r, e)
+	ew.h.cfg.Hook(r, e)
 	level := slog.LevelDebug
 	if e.Status >= 500 {
 		level = slog.LevelError
 	}
-	ew.h.cfg.logger.LogAttrs(ctx, level, "response stream failed", slog.String("response_id", ew.resp.ID), slog.String("error", e.Error()))
+	ew.h.cfg.Logger.LogAttrs(ctx, level, "response stream failed", slog.String("response_id", ew.resp.ID), slog.String("error", e.Error()))
 	if err := ew.begin(); err != nil {
 		return false
 	}

@@ -1,0 +1,152 @@
+// Package endpoint holds what the handlers of packages chat, completions
+// and responses share: the options they have in common, and how they
+// report errors and charge usage.
+//
+// Each of those packages keeps its own Option type and With functions,
+// whose documentation is the package's; they set the fields of a Config
+// embedded in the package's own configuration:
+//
+//	type config struct{ endpoint.Config }
+//
+//	func WithLogger(l *slog.Logger) Option {
+//		return func(c *config) { c.SetLogger(l) }
+//	}
+package endpoint
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/go-playground/validator/v10"
+
+	"github.com/gatewaykit/gatewaykit/auth"
+	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/internal/httpjson"
+	"github.com/gatewaykit/gatewaykit/internal/validation"
+	"github.com/gatewaykit/gatewaykit/models"
+	"github.com/gatewaykit/gatewaykit/sse"
+)
+
+// Config is the configuration common to the handlers. Make it with
+// Defaults, apply the options, then call Finish.
+type Config struct {
+	Logger   *slog.Logger
+	MaxBytes int64
+	Validate *validator.Validate
+	// CustomValidator is set by SetValidator: the validator may have
+	// rules of its own, so every request goes through it.
+	CustomValidator bool
+	Allow           models.AllowFunc
+	KeepAlive       time.Duration
+	ErrorHook       func(*http.Request, *apierrors.Error)
+	Now             func() time.Time
+	// Renderer writes the handler's errors; Finish sets it.
+	Renderer apierrors.Renderer
+}
+
+// Defaults returns the configuration of a handler without options: no
+// logging, the default body limit and keep-alive interval, the API key's
+// models allowed, time.Now.
+func Defaults() Config {
+	return Config{
+		Logger:    slog.New(slog.DiscardHandler),
+		MaxBytes:  httpjson.DefaultMaxBytes,
+		Allow:     AllowPrincipalModels,
+		KeepAlive: sse.DefaultKeepAlive,
+		Now:       time.Now,
+	}
+}
+
+// Finish completes c once the options are applied: the default
+// validator, built once per handler, unless one was set, and the
+// renderer.
+func (c *Config) Finish() {
+	if c.Validate == nil {
+		c.Validate = validation.New()
+	}
+	c.Renderer = apierrors.Renderer{Logger: c.Logger}
+}
+
+// SetLogger sets the logger; nil logs nothing.
+func (c *Config) SetLogger(l *slog.Logger) {
+	if l == nil {
+		l = slog.New(slog.DiscardHandler)
+	}
+	c.Logger = l
+}
+
+// SetMaxBytes sets the body limit; n ≤ 0 restores the default.
+func (c *Config) SetMaxBytes(n int64) {
+	if n <= 0 {
+		n = httpjson.DefaultMaxBytes
+	}
+	c.MaxBytes = n
+}
+
+// SetValidator sets the validator; nil restores the default.
+func (c *Config) SetValidator(v *validator.Validate) {
+	c.Validate, c.CustomValidator = v, v != nil
+}
+
+// SetClock sets the clock; nil restores time.Now.
+func (c *Config) SetClock(now func() time.Time) {
+	if now == nil {
+		now = time.Now
+	}
+	c.Now = now
+}
+
+// CheckKeepAlive panics if d, the interval given to pkg's WithKeepAlive,
+// is negative.
+func CheckKeepAlive(pkg string, d time.Duration) {
+	if d < 0 {
+		panic(pkg + ": WithKeepAlive: negative interval")
+	}
+}
+
+// AllowPrincipalModels is the default model check: the models of the
+// request's API key, and every model for a request without one.
+func AllowPrincipalModels(ctx context.Context, id string) bool {
+	p, ok := auth.PrincipalFrom(ctx)
+	return !ok || p.AllowsModel(id)
+}
+
+// Fail reports err to the error hook and renders it, unless the client
+// has gone.
+func (c *Config) Fail(w http.ResponseWriter, r *http.Request, err error) {
+	c.Hook(r, err)
+	c.Renderer.Write(w, r, err)
+}
+
+// Hook calls the error hook with err as the client sees it, unless there
+// is no hook or the client has gone.
+func (c *Config) Hook(r *http.Request, err error) {
+	if c.ErrorHook == nil || r.Context().Err() != nil ||
+		(errors.Is(err, context.Canceled) && !IsAPIError(err)) {
+		return
+	}
+	c.ErrorHook(r, apierrors.From(err))
+}
+
+// IsAPIError reports whether err is, or wraps, an *apierrors.Error.
+func IsAPIError(err error) bool {
+	var e *apierrors.Error
+	return errors.As(err, &e)
+}
+
+// Charge records tokens against the request's API key. A request that is
+// not behind auth.Middleware has no key to charge; a charge that fails is
+// logged.
+func (c *Config) Charge(ctx context.Context, tokens int) {
+	_, err := auth.Charge(ctx, int64(tokens))
+	switch {
+	case err == nil, errors.Is(err, auth.ErrNoPrincipal):
+	case errors.Is(err, auth.ErrQuotaExceeded):
+		c.Logger.LogAttrs(ctx, slog.LevelDebug, "usage exceeded the key's quota", slog.Int("tokens", tokens))
+	default:
+		c.Logger.LogAttrs(ctx, slog.LevelError, "charging usage failed", slog.Int("tokens", tokens), slog.String("error", err.Error()))
+	}
+}
