@@ -255,3 +255,41 @@ func ExampleDeltas() {
 	// choice 0: "Hello from the fixed backend." finish=stop
 	// usage: 3 6
 }
+
+// rawBackend streams chunks that it already has encoded, as a relay
+// passes an upstream's chunks through.
+type rawBackend struct{ echoBackend }
+
+func (rawBackend) Stream(_ context.Context, p *chat.Params) iter.Seq2[chat.Delta, error] {
+	return func(yield func(chat.Delta, error) bool) {
+		usage := &chat.Usage{PromptTokens: 1, CompletionTokens: 2}
+		for _, d := range []chat.Delta{
+			{Raw: []byte(`{"system_fingerprint":"fp_1","choices":[{"index":0,"delta":{"role":"assistant","content":"Hi"},"logprobs":null,"finish_reason":null}]}`)},
+			// The fields describe Raw: this one ends the choice.
+			{FinishReason: chat.FinishStop, Usage: usage,
+				Raw: []byte(`{"system_fingerprint":"fp_1","choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}]}`)},
+		} {
+			if !yield(d, nil) {
+				return
+			}
+		}
+	}
+}
+
+// A backend that already has its chunks encoded hands them over as Raw:
+// the handler writes its own id, object, created and model first, and
+// the chunk's other members as they are.
+func ExampleDelta_raw() {
+	catalog := models.NewMemoryCatalog(models.Model{ID: "m", EndpointTypes: []models.EndpointType{models.Compat}})
+	h := chat.NewHandler(catalog, rawBackend{}, chat.WithClock(func() time.Time { return time.Unix(1700000000, 0) }))
+
+	w := send(h, `{"model":"m","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"hi"}]}`)
+	for ev := range sse.Read(w.Body) {
+		fmt.Println(normalizeIDs(ev.Data))
+	}
+	// Output:
+	// {"id":"chatcmpl-*","object":"chat.completion.chunk","created":1700000000,"model":"m","system_fingerprint":"fp_1","choices":[{"index":0,"delta":{"role":"assistant","content":"Hi"},"logprobs":null,"finish_reason":null}]}
+	// {"id":"chatcmpl-*","object":"chat.completion.chunk","created":1700000000,"model":"m","system_fingerprint":"fp_1","choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}]}
+	// {"id":"chatcmpl-*","object":"chat.completion.chunk","created":1700000000,"model":"m","choices":[],"usage":{"prompt_tokens":1,"completion_tokens":2,"total_tokens":3}}
+	// [DONE]
+}

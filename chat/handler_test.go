@@ -250,6 +250,9 @@ func TestHandlerEndsStreamsOfBrokenBackendsWithAnErrorEvent(t *testing.T) {
 		{"delta after finish", []chat.Delta{first, {FinishReason: chat.FinishStop}, {Content: "x"}}},
 		{"tool call without name", []chat.Delta{first, {ToolCalls: []chat.ToolCallDelta{{Index: 0, Arguments: "{}"}}}}},
 		{"tool call index skipped", []chat.Delta{first, {ToolCalls: []chat.ToolCallDelta{{Index: 1, Name: "f"}}}}},
+		{"raw chunk that is not an object", []chat.Delta{first, {Raw: []byte(`"x"`)}}},
+		{"raw chunk after finish", []chat.Delta{first, {FinishReason: chat.FinishStop}, {Raw: []byte(`{"choices":[]}`)}}},
+		{"raw chunk out of range", []chat.Delta{first, {Choice: 1, Raw: []byte(`{"choices":[]}`)}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
