@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/internal/endpoint"
 	"github.com/gatewaykit/gatewaykit/internal/ids"
 	"github.com/gatewaykit/gatewaykit/sse"
 )
@@ -15,9 +16,8 @@ import (
 // then the final chunks, the usage chunk if asked for, and [DONE].
 func (h *handler) serveStream(w http.ResponseWriter, r *http.Request, p *Params) {
 	ctx := r.Context()
-	s, err := sse.Start(w, r, sse.WithRenderer(h.cfg.Renderer), sse.WithKeepAlive(h.cfg.KeepAlive))
-	if err != nil {
-		h.cfg.Fail(w, r, apierrors.Internal(err))
+	s, ok := h.cfg.StartStream(w, r)
+	if !ok {
 		return
 	}
 	defer s.Close()
@@ -25,20 +25,9 @@ func (h *handler) serveStream(w http.ResponseWriter, r *http.Request, p *Params)
 	cw := chunkWriter{s: s, n: p.Request.Choices()}
 	cw.init(ids.New(IDPrefix), h.cfg.Now().Unix(), p.Request.Model)
 
-	for d, err := range Deltas(ctx, h.backend, p) {
-		if err == nil {
-			err = cw.add(&d)
-		}
-		if err == nil && !d.More {
-			// The chunks are written without a flush; unless the next
-			// delta is at hand, they go out now.
-			err = s.Flush()
-		}
-		if err != nil {
-			cw.err = err
-			break
-		}
-	}
+	// The chunks are written without a flush; unless the next delta is
+	// at hand (More), they go out after each delta.
+	cw.err = endpoint.WriteDeltas(s, Deltas(ctx, h.backend, p), cw.add, func(d *Delta) bool { return d.More })
 	if cw.err == nil {
 		cw.err = cw.finish(p.Request.IncludeUsage())
 	}

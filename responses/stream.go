@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/internal/endpoint"
 	"github.com/gatewaykit/gatewaykit/internal/ids"
 	"github.com/gatewaykit/gatewaykit/sse"
 )
@@ -51,29 +52,17 @@ type ResponseEvent struct {
 // ended, unless the client went away first.
 func (h *handler) serveStream(w http.ResponseWriter, r *http.Request, p *Params, owner string) {
 	ctx := r.Context()
-	s, err := sse.Start(w, r, sse.WithRenderer(h.cfg.Renderer), sse.WithKeepAlive(h.cfg.KeepAlive))
-	if err != nil {
-		h.cfg.Fail(w, r, apierrors.Internal(err))
+	s, ok := h.cfg.StartStream(w, r)
+	if !ok {
 		return
 	}
 	defer s.Close()
 
 	ew := eventWriter{s: s, h: h, cur: -1, buf: make([]byte, 0, 2048), ref: make([]byte, 0, 64),
 		resp: newResponse(p.Request, ids.New(IDPrefix), h.cfg.Now().Unix())}
-	for d, err := range Deltas(ctx, h.backend, p) {
-		if err == nil {
-			err = ew.add(&d)
-		}
-		if err == nil && !d.More {
-			// The events are written without a flush; unless the next
-			// delta is at hand, they go out now.
-			err = s.Flush()
-		}
-		if err != nil {
-			ew.err = err
-			break
-		}
-	}
+	// The events are written without a flush; unless the next delta is
+	// at hand (More), they go out after each delta.
+	ew.err = endpoint.WriteDeltas(s, Deltas(ctx, h.backend, p), ew.add, func(d *Delta) bool { return d.More })
 	if ew.err == nil {
 		ew.err = ew.finish()
 	}

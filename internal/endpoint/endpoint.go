@@ -16,6 +16,7 @@ package endpoint
 import (
 	"context"
 	"errors"
+	"iter"
 	"log/slog"
 	"net/http"
 	"time"
@@ -149,4 +150,40 @@ func (c *Config) Charge(ctx context.Context, tokens int) {
 	default:
 		c.Logger.LogAttrs(ctx, slog.LevelError, "charging usage failed", slog.Int("tokens", tokens), slog.String("error", err.Error()))
 	}
+}
+
+// StartStream starts the SSE reply of a streaming request, with the
+// handler's renderer and keep-alive interval. If it cannot, it answers
+// with a 500 and reports false.
+func (c *Config) StartStream(w http.ResponseWriter, r *http.Request) (*sse.Stream, bool) {
+	s, err := sse.Start(w, r, sse.WithRenderer(c.Renderer), sse.WithKeepAlive(c.KeepAlive))
+	if err != nil {
+		c.Fail(w, r, apierrors.Internal(err))
+		return nil, false
+	}
+	return s, true
+}
+
+// WriteDeltas writes a backend's deltas to s with add, which writes
+// without flushing, and flushes after each delta for which more reports
+// false (the next delta is not known to be at hand). It returns the
+// first error of the backend, of add or of a flush; the caller ends the
+// stream.
+func WriteDeltas[D any](s *sse.Stream, deltas iter.Seq2[D, error], add func(*D) error, more func(*D) bool) error {
+	// One variable for every delta: &d escapes into add, and a
+	// variable of the loop would be allocated for each delta.
+	var d D
+	for delta, err := range deltas {
+		d = delta
+		if err == nil {
+			err = add(&d)
+		}
+		if err == nil && !more(&d) {
+			err = s.Flush()
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
