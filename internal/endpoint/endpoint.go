@@ -1,6 +1,7 @@
 // Package endpoint holds what the handlers of packages chat, completions
-// and responses share: the options they have in common, and how they
-// report errors and charge usage.
+// and responses share: the options they have in common, how they report
+// errors, start a stream and write a backend's deltas to it (flushing
+// unless the next delta is at hand), and how they charge usage.
 //
 // Each of those packages keeps its own Option type and With functions,
 // whose documentation is the package's; they set the fields of a Config
