@@ -67,6 +67,15 @@ type Result struct {
 	// Model is the model that answered, sent as "model"; empty means the
 	// request's.
 	Model string
+	// Raw, when set, is the reply as the backend already has it encoded:
+	// a relay passes an upstream's reply through this way. It is a JSON
+	// object of the reply's members other than id, object, created,
+	// model and usage, which the handler writes itself (the usage from
+	// Usage); Raw's members are sent as they are, between them. The
+	// backend vouches for Raw (valid JSON, the choices in the shape of
+	// the API), and Choices must still describe it, as the handler
+	// checks their number and charges Usage.
+	Raw []byte
 }
 
 // Output is one choice of a [Result].

@@ -85,7 +85,9 @@
 // A backend may hand over chunks it already has encoded ([Delta].Raw, as
 // the relay passes an upstream's chunks through): the handler then writes
 // its own id, object, created and model, followed by the backend's other
-// members as they are, and the backend answers for the rules above.
+// members as they are, and the backend answers for the rules above. A
+// whole reply may come encoded the same way ([Result].Raw); the handler
+// adds its head and the usage.
 //
 // Errors: until the first event, a failure is answered as JSON with its
 // real status, like any other error. After it, the stream ends with one

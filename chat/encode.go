@@ -11,14 +11,47 @@ import (
 // that the bytes decode to the same values as the exported wire types
 // ([Completion], [Chunk]) encode to.
 
-// appendCompletion appends the non-streaming reply.
-func appendCompletion(b []byte, id string, created int64, model string, outs []Output, u *Usage) []byte {
+// appendHead appends the members that start every reply and chunk: id,
+// object, created and model.
+func appendHead(b []byte, object, id string, created int64, model string) []byte {
 	b = append(b, `{"id":`...)
 	b = jsonenc.AppendString(b, id)
-	b = append(b, `,"object":"`+ObjectCompletion+`","created":`...)
+	b = append(b, `,"object":"`...)
+	b = append(b, object...)
+	b = append(b, `","created":`...)
 	b = strconv.AppendInt(b, created, 10)
 	b = append(b, `,"model":`...)
-	b = jsonenc.AppendString(b, model)
+	return jsonenc.AppendString(b, model)
+}
+
+// appendMembers appends, after a head, the members of raw, a JSON object,
+// without closing the object.
+func appendMembers(b []byte, raw []byte) []byte {
+	if len(raw) <= 2 {
+		return b
+	}
+	b = append(b, ',')
+	return append(b, raw[1:len(raw)-1]...)
+}
+
+// isObject reports whether raw, which a backend vouches is valid JSON, is
+// an object.
+func isObject(raw []byte) bool {
+	return len(raw) >= 2 && raw[0] == '{' && raw[len(raw)-1] == '}'
+}
+
+// appendRawCompletion appends the non-streaming reply of a Result with
+// Raw: the head, Raw's members and the usage.
+func appendRawCompletion(b []byte, id string, created int64, model string, raw []byte, u *Usage) []byte {
+	b = appendMembers(appendHead(b, ObjectCompletion, id, created, model), raw)
+	b = append(b, `,"usage":`...)
+	b = appendUsage(b, u)
+	return append(b, '}')
+}
+
+// appendCompletion appends the non-streaming reply.
+func appendCompletion(b []byte, id string, created int64, model string, outs []Output, u *Usage) []byte {
+	b = appendHead(b, ObjectCompletion, id, created, model)
 	b = append(b, `,"choices":[`...)
 	for i := range outs {
 		o := &outs[i]
@@ -84,12 +117,7 @@ func appendUsage(b []byte, u *Usage) []byte {
 // appendChunkHead appends the members that start every chunk of a
 // stream: id, object, created and model.
 func appendChunkHead(b []byte, id string, created int64, model string) []byte {
-	b = append(b, `{"id":`...)
-	b = jsonenc.AppendString(b, id)
-	b = append(b, `,"object":"`+ObjectChunk+`","created":`...)
-	b = strconv.AppendInt(b, created, 10)
-	b = append(b, `,"model":`...)
-	return jsonenc.AppendString(b, model)
+	return appendHead(b, ObjectChunk, id, created, model)
 }
 
 // appendChunkPrefix appends the start of every chunk that the handler
@@ -101,11 +129,7 @@ func appendChunkPrefix(b []byte, id string, created int64, model string) []byte 
 // appendRawChunk appends, after a chunk's head, the members of raw, a
 // JSON object, and closes the chunk.
 func appendRawChunk(b []byte, raw []byte) []byte {
-	if len(raw) <= 2 {
-		return append(b, '}')
-	}
-	b = append(b, ',')
-	return append(b, raw[1:]...)
+	return append(appendMembers(b, raw), '}')
 }
 
 // appendChunkChoice appends one choice of a chunk and closes the chunk.

@@ -80,8 +80,17 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if model == "" {
 		model = req.Model
 	}
+	if res.Raw != nil && !isObject(res.Raw) {
+		h.cfg.Fail(w, r, backendError("raw reply that is not a JSON object: %.40q", res.Raw))
+		return
+	}
 	buf := replyBuffers.Get().(*[]byte)
-	reply := appendCompletion((*buf)[:0], ids.New(IDPrefix), h.cfg.Now().Unix(), model, res.Choices, &usage)
+	var reply []byte
+	if res.Raw != nil {
+		reply = appendRawCompletion((*buf)[:0], ids.New(IDPrefix), h.cfg.Now().Unix(), model, res.Raw, &usage)
+	} else {
+		reply = appendCompletion((*buf)[:0], ids.New(IDPrefix), h.cfg.Now().Unix(), model, res.Choices, &usage)
+	}
 	httpjson.WriteRaw(w, http.StatusOK, reply)
 	if cap(reply) <= maxPooledReply {
 		*buf = reply

@@ -116,7 +116,7 @@ func (cw *chunkWriter) add(d *Delta) error {
 	role := !st.started
 	st.started = true
 	if d.Raw != nil {
-		if len(d.Raw) < 2 || d.Raw[0] != '{' || d.Raw[len(d.Raw)-1] != '}' {
+		if !isObject(d.Raw) {
 			return backendError("raw chunk that is not a JSON object: %.40q", d.Raw)
 		}
 		st.finished = d.FinishReason != ""

@@ -59,13 +59,28 @@ type chatReplyChoice struct {
 }
 
 // decode decodes data into r: by hand for the usual shape of a reply
-// (decodeChatReply), with encoding/json otherwise.
-func (r *chatReply) decode(data []byte) error {
-	if decodeChatReply(data, r) {
-		return nil
+// (decodeChatReply), with encoding/json otherwise. For the usual shape,
+// it also returns the reply to pass through as chat.Result.Raw.
+func (r *chatReply) decode(data []byte) (raw []byte, err error) {
+	var kept []span
+	if decodeChatReply(data, r, &kept) {
+		return appendMembers(nil, data, kept), nil
 	}
 	*r = chatReply{}
-	return json.Unmarshal(data, r)
+	return nil, json.Unmarshal(data, r)
+}
+
+// appendMembers appends to b a JSON object of the members of data at the
+// spans kept.
+func appendMembers(b, data []byte, kept []span) []byte {
+	b = append(b, '{')
+	for i, sp := range kept {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, data[sp.start:sp.end]...)
+	}
+	return append(b, '}')
 }
 
 func (b chatBackend) Complete(ctx context.Context, p *chat.Params) (*chat.Result, error) {
@@ -82,7 +97,12 @@ func (b chatBackend) Complete(ctx context.Context, p *chat.Params) (*chat.Result
 		return nil, UpstreamError(res, u)
 	}
 	var reply chatReply
-	if err := readReply(res.Body, u, reply.decode); err != nil {
+	var raw []byte
+	err = readReply(res.Body, u, func(data []byte) (err error) {
+		raw, err = reply.decode(data)
+		return err
+	})
+	if err != nil {
 		return nil, err
 	}
 	n := p.Request.Choices()
@@ -117,6 +137,7 @@ func (b chatBackend) Complete(ctx context.Context, p *chat.Params) (*chat.Result
 	} else {
 		out.Usage = chat.Usage{PromptTokens: chatPromptTokens(p.Request), CompletionTokens: completion}
 	}
+	out.Raw = raw
 	return out, nil
 }
 
@@ -301,14 +322,7 @@ func (cs *chatStream) started(i int) bool {
 // passThrough returns the chunk data as a Delta's Raw: an object of the
 // members that decoding kept.
 func (cs *chatStream) passThrough(data []byte) []byte {
-	b := append(cs.raw[:0], '{')
-	for i, sp := range cs.kept {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, data[sp.start:sp.end]...)
-	}
-	cs.raw = append(b, '}')
+	cs.raw = appendMembers(cs.raw[:0], data, cs.kept)
 	return cs.raw
 }
 

@@ -54,7 +54,10 @@
 // "usage": null dropped (see chat.Delta.Raw), so that the members the
 // gateway does not model (system_fingerprint, logprobs, obfuscation, a
 // provider's own) reach the client; other chunks are decoded and encoded
-// again by the handler. The upstream is always asked for its usage
+// again by the handler. A non-streaming chat reply without tool calls is
+// passed through the same way (chat.Result.Raw), with the gateway's usage
+// in place of the upstream's (the same counts, without the details that
+// package chat does not model). The upstream is always asked for its usage
 // (stream_options.include_usage), and the handler shows the client the
 // usage chunk only if the client asked for it. The usage charged to the
 // API key is the upstream's; until it arrives (and if it never does),

@@ -1,6 +1,7 @@
 package relay_test
 
 import (
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -135,6 +136,58 @@ func TestChatStreamPassesChunksThrough(t *testing.T) {
 			t.Parallel()
 			if diff := cmp.Diff(tc.want, streamThrough(t, tc.upstream, tc.body)); diff != "" {
 				t.Errorf("events (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// replyThrough serves upstream's JSON reply to a chat request through
+// the relay, and returns the client's reply with the gateway's id and
+// created time replaced by ID and 0.
+func replyThrough(t *testing.T, upstream string) string {
+	t.Helper()
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(upstream))
+	}))
+	t.Cleanup(up.Close)
+	r, err := relay.New([]relay.Route{{Model: "pub", Upstreams: []relay.Upstream{{BaseURL: up.URL + "/v1", Model: "up-model"}}}})
+	require.NoError(t, err)
+	catalog := models.NewMemoryCatalog(models.Model{ID: "pub", EndpointTypes: []models.EndpointType{models.Compat}})
+	gw := httptest.NewServer(chat.NewHandler(catalog, r.Chat()))
+	t.Cleanup(gw.Close)
+	res, err := http.Post(gw.URL, "application/json", strings.NewReader(`{"model":"pub","messages":[{"role":"user","content":"Hi"}]}`))
+	require.NoError(t, err)
+	defer res.Body.Close()
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	body, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	id := regexp.MustCompile(`^\{"id":"chatcmpl-[0-9A-Za-z]+","object":"chat.completion","created":[0-9]+,`)
+	return id.ReplaceAllString(string(body), `{"id":"ID","object":"chat.completion","created":0,`)
+}
+
+func TestChatCompletePassesTheReplyThrough(t *testing.T) {
+	t.Parallel()
+	const head = `{"id":"ID","object":"chat.completion","created":0,"model":"pub",`
+	for _, tc := range []struct {
+		name, upstream, want string
+	}{{
+		name:     "members the gateway does not model are kept; the usage is the gateway's",
+		upstream: `{"id":"up-1","object":"chat.completion","created":7,"model":"up-model","choices":[{"index":0,"message":{"role":"assistant","content":"Hé \"you\"","refusal":null,"annotations":[]},"logprobs":{"content":[]},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":2,"total_tokens":7,"prompt_tokens_details":{"cached_tokens":0}},"service_tier":"default","system_fingerprint":"fp_1"}`,
+		want:     head + `"choices":[{"index":0,"message":{"role":"assistant","content":"Hé \"you\"","refusal":null,"annotations":[]},"logprobs":{"content":[]},"finish_reason":"stop"}],"service_tier":"default","system_fingerprint":"fp_1","usage":{"prompt_tokens":5,"completion_tokens":2,"total_tokens":7}}`,
+	}, {
+		name:     "without the upstream's usage, the gateway's estimate",
+		upstream: `{"choices":[{"index":0,"message":{"role":"assistant","content":"Hello there"},"finish_reason":"stop"}]}`,
+		want:     head + `"choices":[{"index":0,"message":{"role":"assistant","content":"Hello there"},"finish_reason":"stop"}],"usage":{"prompt_tokens":4,"completion_tokens":3,"total_tokens":7}}`,
+	}, {
+		name:     "tool calls are decoded and encoded again",
+		upstream: `{"choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"f","arguments":"{}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":5,"completion_tokens":2,"total_tokens":7},"system_fingerprint":"fp_1"}`,
+		want:     head + `"choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"f","arguments":"{}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":5,"completion_tokens":2,"total_tokens":7}}`,
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if diff := cmp.Diff(tc.want, replyThrough(t, tc.upstream)); diff != "" {
+				t.Errorf("reply (-want +got):\n%s", diff)
 			}
 		})
 	}

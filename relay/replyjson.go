@@ -17,29 +17,42 @@ import (
 //
 // The strings of r share data's memory, which readReply never modifies.
 // A non-streaming chat completion is the relay's most frequent reply.
-func decodeChatReply(data []byte, r *chatReply) bool {
-	return decodeChoices(data, &r.Choices, &r.Usage, (*scanner).replyChoice, "choices", "usage")
+func decodeChatReply(data []byte, r *chatReply, kept *[]span) bool {
+	return decodeChoices(data, &r.Choices, &r.Usage, (*scanner).replyChoice, kept,
+		"choices", "usage", "id", "object", "created", "model")
 }
 
 // decodeChoices decodes the usual shape of a chat completion or a
 // completion: a choices array, each element decoded by choice, and a
 // usage. Other members are checked and skipped, unless their keys fold to
-// one of reserved (members that encoding/json would decode).
-func decodeChoices[C any](data []byte, choices *[]C, usage **chat.Usage, choice func(*scanner, *C) bool, reserved ...string) bool {
+// one of reserved (members that encoding/json would decode, or that the
+// gateway writes itself). kept, unless nil, receives the spans of the
+// members that a pass-through keeps: all but id, object, created, model
+// and usage.
+func decodeChoices[C any](data []byte, choices *[]C, usage **chat.Usage, choice func(*scanner, *C) bool, kept *[]span, reserved ...string) bool {
 	s := scanner{jsonext.Cursor{Data: data}}
 	var seen [2]bool
 	return s.Object(func(key []byte) bool {
+		start := s.MemberStart
+		var ok bool
 		switch string(key) {
 		case "choices":
-			return once(&seen[0]) && s.Array(func() bool {
+			ok = once(&seen[0]) && s.Array(func() bool {
 				var zero C
 				*choices = append(*choices, zero)
 				return choice(&s, &(*choices)[len(*choices)-1])
 			})
 		case "usage":
 			return once(&seen[1]) && s.usage(usage)
+		case "id", "object", "created", "model":
+			return s.skip()
+		default:
+			ok = !foldsTo(key, reserved...) && s.skip()
 		}
-		return !foldsTo(key, reserved...) && s.skip()
+		if ok && kept != nil {
+			*kept = append(*kept, span{start, s.Pos})
+		}
+		return ok
 	}) && s.End()
 }
 
@@ -179,7 +192,7 @@ func decodeResponsesEvent(data []byte, e *responsesEvent) bool {
 // member or invalid JSON reports false, and the caller decodes data with
 // json.Unmarshal.
 func decodeCompletionsReply(data []byte, r *completionsReply) bool {
-	return decodeChoices(data, &r.Choices, &r.Usage, (*scanner).completionsChoice, "choices", "usage", "error")
+	return decodeChoices(data, &r.Choices, &r.Usage, (*scanner).completionsChoice, nil, "choices", "usage", "error")
 }
 
 // completionsChoice decodes one choice of a completion.

@@ -25,7 +25,7 @@ func FuzzDecodeChatReply(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data string) {
 		var fast chatReply
-		if decodeChatReply([]byte(data), &fast) {
+		if decodeChatReply([]byte(data), &fast, new([]span)) {
 			agreesWithJSON(t, data, &fast, func(r *chatReply) {
 				if len(r.Choices) == 0 {
 					r.Choices = nil
@@ -39,12 +39,12 @@ func TestDecodeChatReplyTakesTheUsualShape(t *testing.T) {
 	t.Parallel()
 	for i, s := range replySeeds[:3] {
 		var r chatReply
-		if !decodeChatReply([]byte(s), &r) {
+		if !decodeChatReply([]byte(s), &r, new([]span)) {
 			t.Errorf("seed %d: the hand decoder refused the usual shape %s", i, s)
 		}
 	}
 	var r chatReply
-	if decodeChatReply([]byte(replySeeds[3]), &r) {
+	if decodeChatReply([]byte(replySeeds[3]), &r, new([]span)) {
 		t.Error("the hand decoder took tool calls, which it leaves to encoding/json")
 	}
 }
