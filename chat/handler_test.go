@@ -225,6 +225,7 @@ func TestHandlerRejectsBrokenBackendResults(t *testing.T) {
 		{"nil result", nil},
 		{"too few choices", &chat.Result{}},
 		{"too many choices", &chat.Result{Choices: make([]chat.Output, 2)}},
+		{"raw reply that is not an object", &chat.Result{Choices: make([]chat.Output, 1), Raw: []byte(`[]`)}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -420,4 +421,25 @@ func TestBackendErrorsPassThroughUnchanged(t *testing.T) {
 	w := post(t, h, `{"model":"demo-chat","messages":[{"role":"user","content":"Hi"}]}`)
 	require.Equal(t, 500, w.Code)
 	require.NotContains(t, w.Body.String(), "secret")
+}
+
+func TestHandlerWritesARawResult(t *testing.T) {
+	t.Parallel()
+	h := newHandlerWith(funcBackend{func(context.Context, *chat.Params) (*chat.Result, error) {
+		return &chat.Result{
+			Choices: []chat.Output{{Content: "Hi"}},
+			Usage:   chat.Usage{PromptTokens: 2, CompletionTokens: 1},
+			Raw:     []byte(`{"choices":[{"index":0,"message":{"role":"assistant","content":"Hi","refusal":null},"logprobs":null,"finish_reason":"stop"}],"system_fingerprint":"fp"}`),
+		}, nil
+	}})
+	w := post(t, h, `{"model":"demo-chat","messages":[{"role":"user","content":"Hi"}]}`)
+	require.Equal(t, 200, w.Code)
+	var got map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(w.Body.Bytes(), &got))
+	require.JSONEq(t, `"chat.completion"`, string(got["object"]))
+	require.JSONEq(t, `"demo-chat"`, string(got["model"]))
+	require.JSONEq(t, `"fp"`, string(got["system_fingerprint"]))
+	require.JSONEq(t, `[{"index":0,"message":{"role":"assistant","content":"Hi","refusal":null},"logprobs":null,"finish_reason":"stop"}]`, string(got["choices"]))
+	require.JSONEq(t, `{"prompt_tokens":2,"completion_tokens":1,"total_tokens":3}`, string(got["usage"]), "the usage is the handler's")
+	require.Len(t, got, 7, "id, object, created, model, choices, system_fingerprint, usage")
 }
