@@ -24,26 +24,10 @@ func appendHead(b []byte, object, id string, created int64, model string) []byte
 	return jsonenc.AppendString(b, model)
 }
 
-// appendMembers appends, after a head, the members of raw, a JSON object,
-// without closing the object.
-func appendMembers(b []byte, raw []byte) []byte {
-	if len(raw) <= 2 {
-		return b
-	}
-	b = append(b, ',')
-	return append(b, raw[1:len(raw)-1]...)
-}
-
-// isObject reports whether raw, which a backend vouches is valid JSON, is
-// an object.
-func isObject(raw []byte) bool {
-	return len(raw) >= 2 && raw[0] == '{' && raw[len(raw)-1] == '}'
-}
-
 // appendRawCompletion appends the non-streaming reply of a Result with
 // Raw: the head, Raw's members and the usage.
 func appendRawCompletion(b []byte, id string, created int64, model string, raw []byte, u *Usage) []byte {
-	b = appendMembers(appendHead(b, ObjectCompletion, id, created, model), raw)
+	b = jsonenc.AppendMembers(appendHead(b, ObjectCompletion, id, created, model), raw)
 	b = append(b, `,"usage":`...)
 	b = appendUsage(b, u)
 	return append(b, '}')
@@ -129,7 +113,7 @@ func appendChunkPrefix(b []byte, id string, created int64, model string) []byte 
 // appendRawChunk appends, after a chunk's head, the members of raw, a
 // JSON object, and closes the chunk.
 func appendRawChunk(b []byte, raw []byte) []byte {
-	return append(appendMembers(b, raw), '}')
+	return append(jsonenc.AppendMembers(b, raw), '}')
 }
 
 // appendChunkChoice appends one choice of a chunk and closes the chunk.

@@ -8,6 +8,7 @@ import (
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
 	"github.com/gatewaykit/gatewaykit/internal/httpjson"
 	"github.com/gatewaykit/gatewaykit/internal/ids"
+	"github.com/gatewaykit/gatewaykit/internal/jsonenc"
 	"github.com/gatewaykit/gatewaykit/models"
 )
 
@@ -80,7 +81,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if model == "" {
 		model = req.Model
 	}
-	if res.Raw != nil && !isObject(res.Raw) {
+	if res.Raw != nil && !jsonenc.IsObject(res.Raw) {
 		h.cfg.Fail(w, r, backendError("raw reply that is not a JSON object: %.40q", res.Raw))
 		return
 	}

@@ -9,6 +9,7 @@ import (
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
 	"github.com/gatewaykit/gatewaykit/internal/endpoint"
 	"github.com/gatewaykit/gatewaykit/internal/ids"
+	"github.com/gatewaykit/gatewaykit/internal/jsonenc"
 	"github.com/gatewaykit/gatewaykit/sse"
 )
 
@@ -116,7 +117,7 @@ func (cw *chunkWriter) add(d *Delta) error {
 	role := !st.started
 	st.started = true
 	if d.Raw != nil {
-		if !isObject(d.Raw) {
+		if !jsonenc.IsObject(d.Raw) {
 			return backendError("raw chunk that is not a JSON object: %.40q", d.Raw)
 		}
 		st.finished = d.FinishReason != ""

@@ -66,6 +66,15 @@ type Result struct {
 	// Model is the model that answered, sent as "model"; empty means the
 	// request's.
 	Model string
+	// Raw, when set, is the reply as the backend already has it encoded:
+	// a relay passes an upstream's reply through this way (logprobs
+	// included). It is a JSON object of the reply's members other than
+	// id, object, created, model and usage, which the handler writes
+	// itself (the usage from Usage); Raw's members are sent as they are,
+	// between them. The backend vouches for Raw (valid JSON, the choices
+	// in the shape of the API), and Choices must still describe it, as
+	// the handler checks their number and charges Usage.
+	Raw []byte
 }
 
 // Output is one choice of a [Result]. FinishReason defaults to stop.
@@ -99,6 +108,17 @@ type Delta struct {
 	// waiting (it is buffered, or made from data at hand); otherwise the
 	// client gets this one late.
 	More bool
+	// Raw, when set, is the delta's chunk as the backend already has it
+	// encoded: a relay passes an upstream's chunks through this way
+	// (logprobs included). It is a JSON object of the chunk's members
+	// other than id, object, created and model (a legacy chunk has
+	// none), which the handler writes first, with its own values; Raw's
+	// members follow them as they are. The backend vouches for Raw:
+	// valid JSON, one choice (Choice), no "usage" and no "error" member.
+	// Choice and FinishReason must still describe it (the handler ends
+	// the choice on its finish reason), and Usage is taken as usual. The
+	// handler does not keep Raw after yield returns.
+	Raw []byte
 }
 
-func (d *Delta) empty() bool { return d.Text == "" && d.FinishReason == "" }
+func (d *Delta) empty() bool { return d.Text == "" && d.FinishReason == "" && d.Raw == nil }

@@ -46,6 +46,12 @@
 // as in package chat; keep-alive comments bridge silences
 // ([WithKeepAlive]).
 //
+// A backend may hand over chunks or a whole reply that it already has
+// encoded ([Delta].Raw, [Result].Raw), as the relay passes an upstream's
+// through (logprobs included): the handler writes its own id, object,
+// created (and, in the JSON reply, model and usage), followed by the
+// backend's other members as they are.
+//
 // # Backends
 //
 // A [Backend] returns the whole reply (Complete); a [StreamingBackend]

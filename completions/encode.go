@@ -12,14 +12,26 @@ import (
 // are fixed. Tests check that the bytes decode to the same values as the
 // exported wire types ([Completion], [Chunk]) encode to.
 
+// appendCompletionHead appends the members that start the non-streaming
+// reply: id, object, created and model.
+func appendCompletionHead(b []byte, id string, created int64, model string) []byte {
+	b = appendChunkHead(b, id, created)
+	b = append(b, `,"model":`...)
+	return jsonenc.AppendString(b, model)
+}
+
+// appendRawCompletion appends the non-streaming reply of a Result with
+// Raw: the head, Raw's members and the usage.
+func appendRawCompletion(b []byte, id string, created int64, model string, raw []byte, u *chat.Usage) []byte {
+	b = jsonenc.AppendMembers(appendCompletionHead(b, id, created, model), raw)
+	b = append(b, `,"usage":`...)
+	b = appendUsage(b, u)
+	return append(b, '}')
+}
+
 // appendCompletion appends the non-streaming reply.
 func appendCompletion(b []byte, id string, created int64, model string, outs []Output, u *chat.Usage) []byte {
-	b = append(b, `{"id":`...)
-	b = jsonenc.AppendString(b, id)
-	b = append(b, `,"object":"`+ObjectCompletion+`","created":`...)
-	b = strconv.AppendInt(b, created, 10)
-	b = append(b, `,"model":`...)
-	b = jsonenc.AppendString(b, model)
+	b = appendCompletionHead(b, id, created, model)
 	b = append(b, `,"choices":[`...)
 	for i := range outs {
 		o := &outs[i]
@@ -55,15 +67,20 @@ func appendUsage(b []byte, u *chat.Usage) []byte {
 	return append(b, '}')
 }
 
-// appendChunkPrefix appends the start of every chunk of a stream, up to
-// and including the opening bracket of "choices". Legacy chunks carry no
-// model (spec §2.3).
-func appendChunkPrefix(b []byte, id string, created int64) []byte {
+// appendChunkHead appends the members that start every chunk of a
+// stream: id, object and created. Legacy chunks carry no model (spec
+// §2.3).
+func appendChunkHead(b []byte, id string, created int64) []byte {
 	b = append(b, `{"id":`...)
 	b = jsonenc.AppendString(b, id)
 	b = append(b, `,"object":"`+ObjectCompletion+`","created":`...)
-	b = strconv.AppendInt(b, created, 10)
-	return append(b, `,"choices":[`...)
+	return strconv.AppendInt(b, created, 10)
+}
+
+// appendChunkPrefix appends the start of every chunk that the handler
+// encodes: its head, and the opening bracket of "choices".
+func appendChunkPrefix(b []byte, id string, created int64) []byte {
+	return append(appendChunkHead(b, id, created), `,"choices":[`...)
 }
 
 // appendChunkChoice appends one choice of a chunk and closes the chunk.

@@ -9,6 +9,7 @@ import (
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
 	"github.com/gatewaykit/gatewaykit/internal/httpjson"
 	"github.com/gatewaykit/gatewaykit/internal/ids"
+	"github.com/gatewaykit/gatewaykit/internal/jsonenc"
 	"github.com/gatewaykit/gatewaykit/models"
 )
 
@@ -80,7 +81,16 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if model == "" {
 		model = req.Model
 	}
-	reply := appendCompletion(make([]byte, 0, 512), ids.New(IDPrefix), h.cfg.Now().Unix(), model, res.Choices, &usage)
+	var reply []byte
+	switch {
+	case res.Raw == nil:
+		reply = appendCompletion(make([]byte, 0, 512), ids.New(IDPrefix), h.cfg.Now().Unix(), model, res.Choices, &usage)
+	case jsonenc.IsObject(res.Raw):
+		reply = appendRawCompletion(make([]byte, 0, 128+len(res.Raw)), ids.New(IDPrefix), h.cfg.Now().Unix(), model, res.Raw, &usage)
+	default:
+		h.cfg.Fail(w, r, backendError("raw reply that is not a JSON object: %.40q", res.Raw))
+		return
+	}
 	httpjson.WriteRaw(w, http.StatusOK, reply)
 	h.cfg.Charge(ctx, usage.TotalTokens)
 }

@@ -10,6 +10,7 @@ import (
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
 	"github.com/gatewaykit/gatewaykit/internal/endpoint"
 	"github.com/gatewaykit/gatewaykit/internal/ids"
+	"github.com/gatewaykit/gatewaykit/internal/jsonenc"
 	"github.com/gatewaykit/gatewaykit/sse"
 )
 
@@ -47,7 +48,8 @@ func (h *handler) serveStream(w http.ResponseWriter, r *http.Request, p *Params)
 type chunkWriter struct {
 	s        *sse.Stream
 	n        int
-	prefix   int // length of the chunk prefix at the start of buf
+	head     int // length of the chunk head at the start of buf
+	prefix   int // length of the chunk prefix (the head and ,"choices":[) at the start of buf
 	buf      []byte
 	finished []bool
 	one      [1]bool // backing of finished for one choice
@@ -56,7 +58,9 @@ type chunkWriter struct {
 }
 
 func (cw *chunkWriter) init(id string, created int64) {
-	cw.buf = appendChunkPrefix(make([]byte, 0, 256), id, created)
+	cw.buf = appendChunkHead(make([]byte, 0, 256), id, created)
+	cw.head = len(cw.buf)
+	cw.buf = append(cw.buf, `,"choices":[`...)
 	cw.prefix = len(cw.buf)
 	if cw.n == 1 {
 		cw.finished = cw.one[:]
@@ -83,6 +87,12 @@ func (cw *chunkWriter) add(d *Delta) error {
 		return nil
 	}
 	cw.finished[d.Choice] = d.FinishReason != ""
+	if d.Raw != nil {
+		if !jsonenc.IsObject(d.Raw) {
+			return backendError("raw chunk that is not a JSON object: %.40q", d.Raw)
+		}
+		return cw.sendRaw(d.Raw)
+	}
 	return cw.send(appendChunkChoice(cw.buf[:cw.prefix], d.Choice, d.Text, d.FinishReason))
 }
 
@@ -112,6 +122,15 @@ func (cw *chunkWriter) finish(includeUsage bool) error {
 func (cw *chunkWriter) send(b []byte) error {
 	cw.buf = b[:cw.prefix]
 	return cw.s.WriteRaw("", b)
+}
+
+// sendRaw writes, as send does, a chunk of the head and the members of
+// raw (see Delta.Raw), and restores the prefix after the head.
+func (cw *chunkWriter) sendRaw(raw []byte) error {
+	b := append(jsonenc.AppendMembers(cw.buf[:cw.head], raw), '}')
+	err := cw.s.WriteRaw("", b)
+	cw.buf = append(b[:cw.head], `,"choices":[`...)
+	return err
 }
 
 // backendError is the error for a backend that broke the streaming

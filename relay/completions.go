@@ -36,15 +36,18 @@ type completionsChoice struct {
 
 // decode decodes data into r, which must be zero apart from the
 // capacity of its Choices: by hand for the usual shape
-// (decodeCompletionsReply), with encoding/json otherwise.
-func (r *completionsReply) decode(data []byte) error {
+// (decodeCompletionsReply), with encoding/json otherwise. For the usual
+// shape, it also sets kept to the spans of the members that a
+// pass-through keeps, and reports fast.
+func (r *completionsReply) decode(data []byte, kept *[]span) (fast bool, err error) {
 	choices := r.Choices[:0]
-	if decodeCompletionsReply(data, r) {
-		return nil
+	*kept = (*kept)[:0]
+	if decodeCompletionsReply(data, r, kept) {
+		return true, nil
 	}
 	clear(choices[:cap(choices)])
 	*r = completionsReply{Choices: choices}
-	return json.Unmarshal(data, r)
+	return false, json.Unmarshal(data, r)
 }
 
 func (b completionsBackend) Complete(ctx context.Context, p *completions.Params) (*completions.Result, error) {
@@ -61,7 +64,16 @@ func (b completionsBackend) Complete(ctx context.Context, p *completions.Params)
 		return nil, UpstreamError(res, u)
 	}
 	var reply completionsReply
-	if err := readReply(res.Body, u, reply.decode); err != nil {
+	var raw []byte
+	err = readReply(res.Body, u, func(data []byte) error {
+		var kept []span
+		fast, err := reply.decode(data, &kept)
+		if fast {
+			raw = appendMembers(nil, data, kept)
+		}
+		return err
+	})
+	if err != nil {
 		return nil, err
 	}
 	n := p.Request.Choices()
@@ -84,6 +96,7 @@ func (b completionsBackend) Complete(ctx context.Context, p *completions.Params)
 	} else {
 		out.Usage = chat.Usage{PromptTokens: completionsPromptTokens(p.Request), CompletionTokens: completion}
 	}
+	out.Raw = raw
 	return out, nil
 }
 
@@ -123,6 +136,8 @@ type completionsStream struct {
 	estimate chat.Usage
 	reported bool
 	chunk    completionsReply
+	kept     []span // the members of the chunk that a pass-through keeps
+	raw      []byte // the pass-through chunk, reused
 	more     moreHint[chat.Usage]
 }
 
@@ -131,7 +146,8 @@ func (cs *completionsStream) event(yield func(completions.Delta, error) bool) fu
 		choices := cs.chunk.Choices
 		clear(choices[:cap(choices)])
 		cs.chunk = completionsReply{Choices: choices[:0]}
-		if err := cs.chunk.decode(data); err != nil {
+		fast, err := cs.chunk.decode(data, &cs.kept)
+		if err != nil {
 			return false, malformed(cs.u, "stream event", err, data)
 		}
 		if isError(cs.chunk.Error) {
@@ -149,6 +165,10 @@ func (cs *completionsStream) event(yield func(completions.Delta, error) bool) fu
 			}
 			cs.finished[c.Index] = c.FinishReason != ""
 			d := completions.Delta{Choice: c.Index, Text: c.Text, FinishReason: c.FinishReason}
+			if fast && len(cs.chunk.Choices) == 1 {
+				cs.raw = appendMembers(cs.raw[:0], data, cs.kept)
+				d.Raw = cs.raw
+			}
 			if !cs.reported {
 				cs.estimate.CompletionTokens += fragmentTokens(c.Text)
 				cs.estimate.TotalTokens = cs.estimate.PromptTokens + cs.estimate.CompletionTokens

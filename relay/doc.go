@@ -57,7 +57,9 @@
 // again by the handler. A non-streaming chat reply without tool calls is
 // passed through the same way (chat.Result.Raw), with the gateway's usage
 // in place of the upstream's (the same counts, without the details that
-// package chat does not model). The upstream is always asked for its usage
+// package chat does not model). Completions and their chunks are passed
+// through alike (completions.Result.Raw and Delta.Raw), logprobs
+// included; their chunks carry no model, as the legacy format has it. The upstream is always asked for its usage
 // (stream_options.include_usage), and the handler shows the client the
 // usage chunk only if the client asked for it. The usage charged to the
 // API key is the upstream's; until it arrives (and if it never does),

@@ -123,20 +123,23 @@ func FuzzStream(f *testing.F) {
 				var v map[string]json.RawMessage
 				require.NoError(t, json.Unmarshal([]byte(e), &v), e)
 				require.NotContains(t, v, "error", e)
-				if tc.path != "/v1/chat/completions" {
-					continue
-				}
 				// Passed through or encoded, a chunk is the gateway's (as
 				// encoding/json, matching keys case-insensitively, reads
-				// it), and only the last one before [DONE] has a usage.
+				// it: chat chunks name the model, legacy ones do not),
+				// and only the last one before [DONE] has a usage.
 				var c struct {
 					ID    string          `json:"id"`
-					Model string          `json:"model"`
+					Model *string         `json:"model"`
 					Usage json.RawMessage `json:"usage"`
 				}
 				require.NoError(t, json.Unmarshal([]byte(e), &c), e)
-				require.True(t, strings.HasPrefix(c.ID, "chatcmpl-"), e)
-				require.Equal(t, "m", c.Model, e)
+				if tc.path == "/v1/chat/completions" {
+					require.True(t, strings.HasPrefix(c.ID, "chatcmpl-"), e)
+					require.True(t, c.Model != nil && *c.Model == "m", e)
+				} else {
+					require.True(t, strings.HasPrefix(c.ID, "cmpl-"), e)
+					require.Nil(t, c.Model, e)
+				}
 				if c.Usage != nil {
 					require.Equal(t, len(evs)-2, i, "a usage in a chunk other than the last: %s", e)
 				}

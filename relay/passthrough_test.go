@@ -12,17 +12,25 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gatewaykit/gatewaykit/chat"
+	"github.com/gatewaykit/gatewaykit/completions"
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/relay"
 )
 
-// streamThrough serves upstream's events (each the data of one event) to
-// a chat request with body through the relay, and returns the data of
-// the events that the client got, with the gateway's id and created time
-// replaced by ID and 0.
-func streamThrough(t *testing.T, upstream []string, body string) []string {
+// throughRelay answers every upstream request with reply (a JSON body)
+// or, if upstream is not nil, with those events' data as a stream ending
+// with [DONE]; sends
+// request to the handler that mount makes for the relay, and returns the
+// client's reply: the JSON body, or the data of each event, with the
+// gateway's id and created time replaced by ID and 0.
+func throughRelay(t *testing.T, reply string, upstream []string, mount func(models.Catalog, *relay.Relay) http.Handler, request string) []string {
 	t.Helper()
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if upstream == nil {
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte(reply))
+			return
+		}
 		w.Header().Set("Content-Type", "text/event-stream")
 		for _, ev := range upstream {
 			w.Write([]byte("data: " + ev + "\n\n"))
@@ -33,18 +41,42 @@ func streamThrough(t *testing.T, upstream []string, body string) []string {
 	r, err := relay.New([]relay.Route{{Model: "pub", Upstreams: []relay.Upstream{{BaseURL: up.URL + "/v1", Model: "up-model"}}}})
 	require.NoError(t, err)
 	catalog := models.NewMemoryCatalog(models.Model{ID: "pub", EndpointTypes: []models.EndpointType{models.Compat}})
-	gw := httptest.NewServer(chat.NewHandler(catalog, r.Chat()))
+	gw := httptest.NewServer(mount(catalog, r))
 	t.Cleanup(gw.Close)
-	res, err := http.Post(gw.URL, "application/json", strings.NewReader(body))
+	res, err := http.Post(gw.URL, "application/json", strings.NewReader(request))
 	require.NoError(t, err)
 	defer res.Body.Close()
 	require.Equal(t, http.StatusOK, res.StatusCode)
-	id := regexp.MustCompile(`^\{"id":"chatcmpl-[0-9A-Za-z]+","object":"chat.completion.chunk","created":[0-9]+,`)
 	var got []string
-	for _, ev := range events(t, res.Body) {
-		got = append(got, id.ReplaceAllString(ev, `{"id":"ID","object":"chat.completion.chunk","created":0,`))
+	if upstream == nil {
+		body, err := io.ReadAll(res.Body)
+		require.NoError(t, err)
+		got = []string{string(body)}
+	} else {
+		got = events(t, res.Body)
+	}
+	for i := range got {
+		got[i] = gatewayID.ReplaceAllString(got[i], `{"id":"ID","object":"$1","created":0`)
 	}
 	return got
+}
+
+// gatewayID matches the gateway's head of a reply or chunk.
+var gatewayID = regexp.MustCompile(`^\{"id":"(?:chatcmpl|cmpl)-[0-9A-Za-z]+","object":"([a-z_.]+)","created":[0-9]+`)
+
+func mountChat(catalog models.Catalog, r *relay.Relay) http.Handler {
+	return chat.NewHandler(catalog, r.Chat())
+}
+
+func mountCompletions(catalog models.Catalog, r *relay.Relay) http.Handler {
+	return completions.NewHandler(catalog, r.Completions())
+}
+
+// streamThrough serves upstream's events to a chat request with body
+// through the relay; see throughRelay.
+func streamThrough(t *testing.T, upstream []string, body string) []string {
+	t.Helper()
+	return throughRelay(t, "", upstream, mountChat, body)
 }
 
 func TestChatStreamPassesChunksThrough(t *testing.T) {
@@ -142,28 +174,10 @@ func TestChatStreamPassesChunksThrough(t *testing.T) {
 }
 
 // replyThrough serves upstream's JSON reply to a chat request through
-// the relay, and returns the client's reply with the gateway's id and
-// created time replaced by ID and 0.
+// the relay; see throughRelay.
 func replyThrough(t *testing.T, upstream string) string {
 	t.Helper()
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.Write([]byte(upstream))
-	}))
-	t.Cleanup(up.Close)
-	r, err := relay.New([]relay.Route{{Model: "pub", Upstreams: []relay.Upstream{{BaseURL: up.URL + "/v1", Model: "up-model"}}}})
-	require.NoError(t, err)
-	catalog := models.NewMemoryCatalog(models.Model{ID: "pub", EndpointTypes: []models.EndpointType{models.Compat}})
-	gw := httptest.NewServer(chat.NewHandler(catalog, r.Chat()))
-	t.Cleanup(gw.Close)
-	res, err := http.Post(gw.URL, "application/json", strings.NewReader(`{"model":"pub","messages":[{"role":"user","content":"Hi"}]}`))
-	require.NoError(t, err)
-	defer res.Body.Close()
-	require.Equal(t, http.StatusOK, res.StatusCode)
-	body, err := io.ReadAll(res.Body)
-	require.NoError(t, err)
-	id := regexp.MustCompile(`^\{"id":"chatcmpl-[0-9A-Za-z]+","object":"chat.completion","created":[0-9]+,`)
-	return id.ReplaceAllString(string(body), `{"id":"ID","object":"chat.completion","created":0,`)
+	return throughRelay(t, upstream, nil, mountChat, `{"model":"pub","messages":[{"role":"user","content":"Hi"}]}`)[0]
 }
 
 func TestChatCompletePassesTheReplyThrough(t *testing.T) {
@@ -191,4 +205,35 @@ func TestChatCompletePassesTheReplyThrough(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestCompletionsPassThrough(t *testing.T) {
+	t.Parallel()
+	logprobs := `"logprobs":{"tokens":[" fox"],"token_logprobs":[-0.1],"top_logprobs":null,"text_offset":[3]}`
+	t.Run("stream", func(t *testing.T) {
+		t.Parallel()
+		got := throughRelay(t, "", []string{
+			`{"id":"cmpl-up","object":"text_completion","created":7,"model":"up-model","choices":[{"text":" fox","index":0,` + logprobs + `,"finish_reason":null}],"usage":null}`,
+			`{"id":"cmpl-up","object":"text_completion","created":7,"model":"up-model","choices":[{"text":"","index":0,"logprobs":null,"finish_reason":"length"}],"usage":null}`,
+			`{"id":"cmpl-up","object":"text_completion","created":7,"model":"up-model","choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`,
+		}, mountCompletions, `{"model":"pub","stream":true,"prompt":"The"}`)
+		const head = `{"id":"ID","object":"text_completion","created":0,`
+		want := []string{
+			head + `"choices":[{"text":" fox","index":0,` + logprobs + `,"finish_reason":null}]}`,
+			head + `"choices":[{"text":"","index":0,"logprobs":null,"finish_reason":"length"}]}`,
+			"[DONE]",
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("events (-want +got):\n%s", diff)
+		}
+	})
+	t.Run("reply", func(t *testing.T) {
+		t.Parallel()
+		got := throughRelay(t, `{"id":"cmpl-up","object":"text_completion","created":7,"model":"up-model","choices":[{"text":" fox","index":0,`+logprobs+`,"finish_reason":"length"}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2},"system_fingerprint":"fp"}`,
+			nil, mountCompletions, `{"model":"pub","prompt":"The"}`)
+		want := `{"id":"ID","object":"text_completion","created":0,"model":"pub","choices":[{"text":" fox","index":0,` + logprobs + `,"finish_reason":"length"}],"system_fingerprint":"fp","usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`
+		if diff := cmp.Diff(want, got[0]); diff != "" {
+			t.Errorf("reply (-want +got):\n%s", diff)
+		}
+	})
 }

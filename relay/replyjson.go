@@ -191,8 +191,9 @@ func decodeResponsesEvent(data []byte, e *responsesEvent) bool {
 // error member, a key that only matches case-insensitively, a duplicate
 // member or invalid JSON reports false, and the caller decodes data with
 // json.Unmarshal.
-func decodeCompletionsReply(data []byte, r *completionsReply) bool {
-	return decodeChoices(data, &r.Choices, &r.Usage, (*scanner).completionsChoice, nil, "choices", "usage", "error")
+func decodeCompletionsReply(data []byte, r *completionsReply, kept *[]span) bool {
+	return decodeChoices(data, &r.Choices, &r.Usage, (*scanner).completionsChoice, kept,
+		"choices", "usage", "error", "id", "object", "created", "model")
 }
 
 // completionsChoice decodes one choice of a completion.

@@ -131,7 +131,7 @@ func FuzzDecodeCompletionsReply(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data string) {
 		var fast completionsReply
-		if decodeCompletionsReply([]byte(data), &fast) {
+		if decodeCompletionsReply([]byte(data), &fast, new([]span)) {
 			agreesWithJSON(t, data, &fast, func(r *completionsReply) {
 				if len(r.Choices) == 0 {
 					r.Choices = nil
@@ -145,7 +145,7 @@ func TestDecodeCompletionsReplyTakesTheUsualShape(t *testing.T) {
 	t.Parallel()
 	for i, s := range completionsSeeds {
 		var r completionsReply
-		if got, want := decodeCompletionsReply([]byte(s), &r), i < 3; got != want {
+		if got, want := decodeCompletionsReply([]byte(s), &r, new([]span)), i < 3; got != want {
 			t.Errorf("seed %d: the hand decoder took it: %v, want %v: %s", i, got, want, s)
 		}
 	}

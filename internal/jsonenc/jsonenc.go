@@ -61,3 +61,20 @@ func AppendString(b []byte, s string) []byte {
 	b = append(b, s[start:]...)
 	return append(b, '"')
 }
+
+// AppendMembers appends the members of raw, a JSON object, to b, after a
+// comma, without raw's braces: b ends inside an object that has members
+// already, and stays open.
+func AppendMembers(b, raw []byte) []byte {
+	if len(raw) <= 2 {
+		return b
+	}
+	b = append(b, ',')
+	return append(b, raw[1:len(raw)-1]...)
+}
+
+// IsObject reports whether raw, which the caller knows to be valid JSON,
+// is an object.
+func IsObject(raw []byte) bool {
+	return len(raw) >= 2 && raw[0] == '{' && raw[len(raw)-1] == '}'
+}

@@ -27,3 +27,22 @@ func FuzzAppendStringMatchesEncodingJSON(f *testing.F) {
 		require.Equal(t, marshal(t, s), string(jsonenc.AppendString(nil, s)))
 	})
 }
+
+func TestAppendMembers(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ raw, want string }{
+		{`{"b":1,"c":[2]}`, `{"a":0,"b":1,"c":[2]}`},
+		{`{}`, `{"a":0}`},
+	} {
+		got := string(append(jsonenc.AppendMembers([]byte(`{"a":0`), []byte(tc.raw)), '}'))
+		if got != tc.want {
+			t.Errorf("AppendMembers(%s) = %s, want %s", tc.raw, got, tc.want)
+		}
+		if !jsonenc.IsObject([]byte(tc.raw)) {
+			t.Errorf("IsObject(%s) = false", tc.raw)
+		}
+	}
+	if jsonenc.IsObject([]byte(`[]`)) || jsonenc.IsObject([]byte(`{`)) {
+		t.Error("IsObject took something that is not an object")
+	}
+}
