@@ -58,16 +58,16 @@ type chatReplyChoice struct {
 	FinishReason chat.FinishReason `json:"finish_reason"`
 }
 
-// decode decodes data into r: by hand for the usual shape of a reply
-// (decodeChatReply), with encoding/json otherwise. For the usual shape,
-// it also returns the reply to pass through as chat.Result.Raw.
-func (r *chatReply) decode(data []byte) (raw []byte, err error) {
-	var kept []span
-	if decodeChatReply(data, r, &kept) {
-		return appendMembers(nil, data, kept), nil
+// decode decodes data into r, which must be zero: by hand for the usual
+// shape of a reply (decodeChatReply), with encoding/json otherwise. For
+// the usual shape, it also sets kept to the spans of the members that a
+// pass-through keeps, and reports fast.
+func (r *chatReply) decode(data []byte, kept *[]span) (fast bool, err error) {
+	if decodeChatReply(data, r, kept) {
+		return true, nil
 	}
 	*r = chatReply{}
-	return nil, json.Unmarshal(data, r)
+	return false, json.Unmarshal(data, r)
 }
 
 // appendMembers appends to b a JSON object of the members of data at the
@@ -84,40 +84,16 @@ func appendMembers(b, data []byte, kept []span) []byte {
 }
 
 func (b chatBackend) Complete(ctx context.Context, p *chat.Params) (*chat.Result, error) {
-	body, err := parseRequestBody(p.Body, p.Request)
-	if err != nil {
-		return nil, err
-	}
-	res, u, err := b.r.Do(ctx, p.Request.Model, postJSON(ctx, "/chat/completions", body, false))
-	if err != nil {
-		return nil, err
-	}
-	defer res.Body.Close()
-	if res.StatusCode != http.StatusOK {
-		return nil, UpstreamError(res, u)
-	}
 	var reply chatReply
-	var raw []byte
-	err = readReply(res.Body, u, func(data []byte) (err error) {
-		raw, err = reply.decode(data)
-		return err
-	})
+	raw, u, err := b.r.complete(ctx, p.Request.Model, "/chat/completions", p.Body, p.Request, reply.decode)
 	if err != nil {
 		return nil, err
 	}
 	n := p.Request.Choices()
-	if len(reply.Choices) != n {
-		return nil, malformed(u, "reply", fmt.Errorf("%d choices for n=%d", len(reply.Choices), n), nil)
-	}
-	out := &chat.Result{Choices: make([]chat.Output, n)}
-	seen := make([]bool, n)
+	out := &chat.Result{Choices: make([]chat.Output, n), Raw: raw}
 	var completion int
-	for _, c := range reply.Choices {
-		if c.Index < 0 || c.Index >= n || seen[c.Index] {
-			return nil, malformed(u, "reply", fmt.Errorf("choice index %d out of range or repeated", c.Index), nil)
-		}
-		seen[c.Index] = true
-		o := &out.Choices[c.Index]
+	err = byIndex(u, n, reply.Choices, func(c *chatReplyChoice) int { return c.Index }, func(k int, c *chatReplyChoice) {
+		o := &out.Choices[k]
 		if c.Message.Content != nil {
 			o.Content = *c.Message.Content
 		}
@@ -131,14 +107,66 @@ func (b chatBackend) Complete(ctx context.Context, p *chat.Params) (*chat.Result
 		for _, tc := range o.ToolCalls {
 			completion += estimateTokens(tc.Function.Name) + estimateTokens(tc.Function.Arguments)
 		}
+	})
+	if err != nil {
+		return nil, err
 	}
 	if reply.Usage != nil {
 		out.Usage = *reply.Usage
 	} else {
 		out.Usage = chat.Usage{PromptTokens: chatPromptTokens(p.Request), CompletionTokens: completion}
 	}
-	out.Raw = raw
 	return out, nil
+}
+
+// complete posts a client's non-streaming request (raw, its body, or v
+// encoded when raw is nil) to path of model's upstreams, and decodes the
+// reply with decode. It returns the reply's members to pass through
+// when decode read the usual shape (nil otherwise), and the upstream
+// that answered.
+func (r *Relay) complete(ctx context.Context, model, path string, raw []byte, v any, decode func(data []byte, kept *[]span) (fast bool, err error)) ([]byte, *Upstream, error) {
+	body, err := parseRequestBody(raw, v)
+	if err != nil {
+		return nil, nil, err
+	}
+	res, u, err := r.Do(ctx, model, postJSON(ctx, path, body, false))
+	if err != nil {
+		return nil, nil, err
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		return nil, nil, UpstreamError(res, u)
+	}
+	var members []byte
+	err = readReply(res.Body, u, func(data []byte) error {
+		var kept []span
+		fast, err := decode(data, &kept)
+		if fast {
+			members = appendMembers(nil, data, kept)
+		}
+		return err
+	})
+	return members, u, err
+}
+
+// byIndex calls place with each of a reply's choices and the index it
+// claims, after checking that the reply has n choices, each with an
+// index of its own below n: a reply that breaks that is a 502.
+func byIndex[C any](u *Upstream, n int, choices []C, index func(*C) int, place func(k int, c *C)) error {
+	if len(choices) != n {
+		return malformed(u, "reply", fmt.Errorf("%d choices for n=%d", len(choices), n), nil)
+	}
+	seen := make([]bool, n)
+	for i := range choices {
+		c := &choices[i]
+		k := index(c)
+		if k < 0 || k >= n || seen[k] {
+			return malformed(u, "reply", fmt.Errorf("choice index %d out of range or repeated", k), nil)
+		}
+		seen[k] = true
+		place(k, c)
+	}
+	return nil
 }
 
 // postJSON is the build function of a POST of body to path, with each

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"iter"
-	"net/http"
 
 	"github.com/gatewaykit/gatewaykit/chat"
 	"github.com/gatewaykit/gatewaykit/completions"
@@ -51,52 +50,26 @@ func (r *completionsReply) decode(data []byte, kept *[]span) (fast bool, err err
 }
 
 func (b completionsBackend) Complete(ctx context.Context, p *completions.Params) (*completions.Result, error) {
-	body, err := parseRequestBody(p.Body, p.Request)
-	if err != nil {
-		return nil, err
-	}
-	res, u, err := b.r.Do(ctx, p.Request.Model, postJSON(ctx, "/completions", body, false))
-	if err != nil {
-		return nil, err
-	}
-	defer res.Body.Close()
-	if res.StatusCode != http.StatusOK {
-		return nil, UpstreamError(res, u)
-	}
 	var reply completionsReply
-	var raw []byte
-	err = readReply(res.Body, u, func(data []byte) error {
-		var kept []span
-		fast, err := reply.decode(data, &kept)
-		if fast {
-			raw = appendMembers(nil, data, kept)
-		}
-		return err
-	})
+	raw, u, err := b.r.complete(ctx, p.Request.Model, "/completions", p.Body, p.Request, reply.decode)
 	if err != nil {
 		return nil, err
 	}
 	n := p.Request.Choices()
-	if len(reply.Choices) != n {
-		return nil, malformed(u, "reply", fmt.Errorf("%d choices for %d", len(reply.Choices), n), nil)
-	}
-	out := &completions.Result{Choices: make([]completions.Output, n)}
-	seen := make([]bool, n)
+	out := &completions.Result{Choices: make([]completions.Output, n), Raw: raw}
 	completion := 0
-	for _, c := range reply.Choices {
-		if c.Index < 0 || c.Index >= n || seen[c.Index] {
-			return nil, malformed(u, "reply", fmt.Errorf("choice index %d out of range or repeated", c.Index), nil)
-		}
-		seen[c.Index] = true
-		out.Choices[c.Index] = completions.Output{Text: c.Text, FinishReason: c.FinishReason}
+	err = byIndex(u, n, reply.Choices, func(c *completionsChoice) int { return c.Index }, func(k int, c *completionsChoice) {
+		out.Choices[k] = completions.Output{Text: c.Text, FinishReason: c.FinishReason}
 		completion += estimateTokens(c.Text)
+	})
+	if err != nil {
+		return nil, err
 	}
 	if reply.Usage != nil {
 		out.Usage = *reply.Usage
 	} else {
 		out.Usage = chat.Usage{PromptTokens: completionsPromptTokens(p.Request), CompletionTokens: completion}
 	}
-	out.Raw = raw
 	return out, nil
 }
 
