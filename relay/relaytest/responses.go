@@ -103,22 +103,11 @@ func (u *Upstream) responses(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		for i := 0; i < k; i++ {
-			switch {
-			case i == 2 && req.Model == ModeDie:
-				panic(http.ErrAbortHandler)
-			case i == 2 && req.Model == ModeHangMidStream:
-				<-r.Context().Done()
-				return
-			case i == 1 && req.Model == ModeMalformedJSON:
-				io.WriteString(w, "event: response.output_text.delta\ndata: {\"type\":\n\n")
-				fl.Flush()
-				return
-			case i == 1 && req.Model == ModeMalformedSSE:
-				io.WriteString(w, "data: {\"type\":")
-				fl.Flush()
-				return
-			case i == 1 && req.Model == ModeErrorEvent:
-				send("error", map[string]any{"code": "server_error", "message": "upstream overloaded at 10.1.2.3", "param": nil})
+			if breakStream(w, r, req.Model, i,
+				"event: response.output_text.delta\ndata: {\"type\":\n\n", "data: {\"type\":",
+				func() {
+					send("error", map[string]any{"code": "server_error", "message": "upstream overloaded at 10.1.2.3", "param": nil})
+				}) {
 				return
 			}
 			if !send("response.output_text.delta", map[string]any{"output_index": 1, "item_id": "msg_up", "content_index": 0, "delta": Word(i)}) {

@@ -345,21 +345,11 @@ func (u *Upstream) stream(w http.ResponseWriter, r *http.Request, req *textReque
 				case <-r.Context().Done():
 					return
 				}
-			case i == 2 && req.Model == ModeDie:
-				panic(http.ErrAbortHandler)
-			case i == 2 && req.Model == ModeHangMidStream:
-				<-r.Context().Done()
-				return
-			case i == 1 && req.Model == ModeMalformedJSON:
-				io.WriteString(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"}\n\n")
-				fl.Flush()
-				return
-			case i == 1 && req.Model == ModeMalformedSSE:
-				io.WriteString(w, "data: {\"choices\":[")
-				fl.Flush()
-				return
-			case i == 1 && req.Model == ModeErrorEvent:
-				send(map[string]any{"error": map[string]any{"message": "upstream overloaded at 10.1.2.3", "type": "server_error", "code": nil}})
+			case breakStream(w, r, req.Model, i,
+				"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"}\n\n", "data: {\"choices\":[",
+				func() {
+					send(map[string]any{"error": map[string]any{"message": "upstream overloaded at 10.1.2.3", "type": "server_error", "code": nil}})
+				}):
 				return
 			}
 			for c := 0; c < n; c++ {
@@ -412,4 +402,29 @@ func writeError(w http.ResponseWriter, status int, message, typ, code string) {
 		e["code"] = code
 	}
 	writeJSON(w, status, map[string]any{"error": e})
+}
+
+// breakStream breaks a stream at its event i as the failure modes do:
+// ModeDie aborts the connection and ModeHangMidStream waits for the
+// client to leave (at event 2); ModeMalformedJSON writes malformedJSON,
+// ModeMalformedSSE writes malformedSSE, and ModeErrorEvent calls
+// errorEvent (at event 1). It reports whether the stream must end.
+func breakStream(w http.ResponseWriter, r *http.Request, mode string, i int, malformedJSON, malformedSSE string, errorEvent func()) bool {
+	switch {
+	case i == 2 && mode == ModeDie:
+		panic(http.ErrAbortHandler)
+	case i == 2 && mode == ModeHangMidStream:
+		<-r.Context().Done()
+	case i == 1 && mode == ModeMalformedJSON:
+		io.WriteString(w, malformedJSON)
+		w.(http.Flusher).Flush()
+	case i == 1 && mode == ModeMalformedSSE:
+		io.WriteString(w, malformedSSE)
+		w.(http.Flusher).Flush()
+	case i == 1 && mode == ModeErrorEvent:
+		errorEvent()
+	default:
+		return false
+	}
+	return true
 }
