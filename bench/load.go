@@ -19,7 +19,7 @@ import (
 // the chat stream is 64 chunks (63 one-token content chunks and the
 // finish chunk), the usage chunk, then [DONE]: 66 events. The responses
 // stream is the same reply as typed events, from response.created to
-// response.completed.
+// response.completed, then [DONE].
 const (
 	pathChat      = "/v1/chat/completions"
 	pathResponses = "/v1/responses"
@@ -50,7 +50,7 @@ var workloads = []workload{
 	{name: "stream", stream: true, path: pathChat, body: streamBody, do: (*client).stream,
 		lastEvent: func(ev sse.Event) bool { return ev.IsDone() }},
 	{name: "responses", stream: true, path: pathResponses, body: responsesBody, do: (*client).stream,
-		lastEvent: func(ev sse.Event) bool { return ev.Type == "response.completed" }},
+		lastEvent: func(ev sse.Event) bool { return ev.IsDone() }},
 	{name: "video", do: (*client).video},
 }
 

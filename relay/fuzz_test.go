@@ -103,17 +103,18 @@ func FuzzStream(f *testing.F) {
 				continue
 			}
 			var evs []string
-			var lastType string
+			var lastType, prevType string
 			for ev, err := range sse.Read(w.Body) {
 				require.NoError(t, err)
 				evs = append(evs, ev.Data)
-				lastType = ev.Type
+				prevType, lastType = lastType, ev.Type
 			}
 			require.NotEmpty(t, evs)
 			if tc.path == "/v1/responses" {
-				// One terminal event, last.
-				require.Contains(t, []string{"response.completed", "response.incomplete", "response.failed"}, lastType, w.Body.String())
-				for _, e := range evs {
+				// One terminal event, then [DONE].
+				require.Equal(t, sse.DoneData, evs[len(evs)-1], w.Body.String())
+				require.Contains(t, []string{"response.completed", "response.incomplete", "response.failed"}, prevType, w.Body.String())
+				for _, e := range evs[:len(evs)-1] {
 					require.True(t, json.Valid([]byte(e)), e)
 				}
 				continue

@@ -95,8 +95,13 @@ func TestResponsesToolsAndIncomplete(t *testing.T) {
 // concatenated text deltas.
 func responsesEvents(t *testing.T, r io.Reader) (types []string, text string, last map[string]any) {
 	t.Helper()
+	done := false
 	for ev, err := range sse.Read(r) {
 		require.NoError(t, err)
+		require.False(t, done, "an event after data: [DONE]")
+		if done = ev.IsDone(); done {
+			continue
+		}
 		var v map[string]any
 		require.NoError(t, json.Unmarshal([]byte(ev.Data), &v))
 		require.Equal(t, ev.Type, v["type"])
@@ -106,6 +111,7 @@ func responsesEvents(t *testing.T, r io.Reader) (types []string, text string, la
 		}
 		last = v
 	}
+	require.True(t, done, "the stream does not end with data: [DONE]")
 	return types, text, last
 }
 

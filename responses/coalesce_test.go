@@ -60,7 +60,7 @@ func TestMoreCoalescesFlushes(t *testing.T) {
 	require.Equal(t, responses.EventFunctionArgumentsDelta, second[len(second)-1], "the More deltas go out with the next one")
 	require.Equal(t, 3, strings.Count(rec.flushed[1], "event: "+responses.EventOutputTextDelta))
 	all := eventTypes(t, rec.flushed[2])
-	require.Equal(t, responses.EventCompleted, all[len(all)-1])
+	require.Equal(t, []string{responses.EventCompleted, ""}, all[len(all)-2:], "the terminal event, then [DONE]")
 	require.Equal(t, rec.Body.String(), rec.flushed[2], "nothing after the last flush")
 	checkStream(t, readEvents(t, rec.Body.String()))
 }

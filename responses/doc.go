@@ -105,8 +105,9 @@
 // response.function_call_arguments.done; then response.output_item.done
 // with the whole item. Exactly one terminal event ends the stream:
 // response.completed, response.incomplete or response.failed, carrying
-// the whole response with its usage. There is no data: [DONE]: OpenAI's
-// responses streams have none, and the SDKs end on the terminal event.
+// the whole response with its usage. A data: [DONE] line follows it, as
+// every event stream of the spec (§6) ends: the official SDKs stop on it
+// cleanly, as they stop on the terminal event.
 // No event has a top-level "error" member (the SDKs would stop on it).
 //
 // The created event waits for the backend's first delta, so a backend

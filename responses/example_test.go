@@ -49,6 +49,10 @@ func ExampleNewHandler_streaming() {
 	w := send(h, "POST", "/v1/responses", `{"model":"demo-chat","stream":true,"max_output_tokens":8,"input":"Hello!"}`)
 	fmt.Println(w.Header().Get("Content-Type"))
 	for ev := range sse.Read(w.Body) {
+		if ev.IsDone() {
+			fmt.Println("[DONE]")
+			continue
+		}
 		var data struct {
 			Sequence int                 `json:"sequence_number"`
 			Delta    string              `json:"delta"`
@@ -76,6 +80,7 @@ func ExampleNewHandler_streaming() {
 	// 7 response.content_part.done
 	// 8 response.output_item.done
 	// 9 response.incomplete incomplete, 10 tokens
+	// [DONE]
 }
 
 func ExampleNewHandler_previousResponseID() {

@@ -93,16 +93,25 @@ type event struct {
 	JSON map[string]any
 }
 
-// readEvents parses a recorded stream.
+// readEvents parses a recorded stream, which must end with data: [DONE]
+// after its terminal event (spec §6), and returns its events but [DONE].
 func readEvents(t testing.TB, body string) []event {
 	t.Helper()
 	var evs []event
+	done := false
 	for ev, err := range sse.Read(strings.NewReader(body)) {
 		require.NoError(t, err)
+		require.False(t, done, "an event after data: [DONE]")
+		if ev.IsDone() {
+			require.Empty(t, ev.Type, "[DONE] has no event name")
+			done = true
+			continue
+		}
 		e := event{Name: ev.Type}
 		require.NoError(t, json.Unmarshal([]byte(ev.Data), &e.JSON), "event %q", ev.Data)
 		evs = append(evs, e)
 	}
+	require.True(t, done, "the stream does not end with data: [DONE]")
 	return evs
 }
 

@@ -285,7 +285,7 @@ func (ew *eventWriter) finish() error {
 	if err := ew.sendResponse(event); err != nil {
 		return err
 	}
-	return ew.s.Flush()
+	return ew.s.Done()
 }
 
 // fail ends the stream with err: a JSON error with its status if nothing
@@ -334,7 +334,7 @@ func (ew *eventWriter) fail(r *http.Request, err error) bool {
 	ew.resp.Status = StatusFailed
 	ew.resp.Error = &ResponseError{Code: string(e.Code), Message: e.Message}
 	ew.ended = true
-	return ew.sendResponse(EventFailed) == nil && ew.s.Flush() == nil
+	return ew.sendResponse(EventFailed) == nil && ew.s.Done() == nil
 }
 
 // sendResponse sends a lifecycle event carrying the whole response.

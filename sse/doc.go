@@ -45,11 +45,16 @@
 //
 //	data: [DONE]
 //
-// Responses streams name each event after its type ([Stream.SendJSON]) and
-// have no [DONE]:
+// Responses streams name each event after its type ([Stream.SendJSON]),
+// and end with [Stream.Done] too, after their terminal event:
 //
 //	event: response.output_text.delta
 //	data: {"type":"response.output_text.delta","delta":"Hi",...}
+//
+//	event: response.completed
+//	data: {"type":"response.completed","response":{...},...}
+//
+//	data: [DONE]
 //
 // Values are encoded with encoding/json, without HTML escaping (<, > and &
 // are sent as they are); the output never holds a line break, so an event

@@ -239,10 +239,11 @@ func (s *Stream) send(event, data string) error {
 	return s.writeLocked(typ, data)
 }
 
-// Done writes the final "data: [DONE]" event of a chat completions or
-// completions stream, flushes it, and ends the stream: later writes return
-// [ErrClosed] and the keep-alive timer stops. Responses streams end with
-// their last typed event instead and need no Done.
+// Done writes the final "data: [DONE]" event of a stream, flushes it, and
+// ends the stream: later writes return [ErrClosed] and the keep-alive
+// timer stops. Every stream of the spec ends with it: chat completions and
+// completions streams after their last chunk, responses streams after
+// their terminal event (completed, incomplete or failed).
 func (s *Stream) Done() error {
 	s.mu.Lock()
 	err := s.writableLocked()
