@@ -85,8 +85,8 @@ func WithClock(now func() time.Time) Option {
 // WithErrorShape sets the function that picks, per request, the wire shape
 // in which the middleware renders its refusals (401, 403, 429 and 5xx), so
 // that clients of another format get errors they can parse: for example
-// relay.AccessErrorShape, which answers the messages-format and
-// Gemini-style paths in their own shapes. Status codes and headers
+// apierrors.ShapeFor, which answers the messages-format and Gemini-style
+// paths in their own shapes. Status codes and headers
 // (WWW-Authenticate, Retry-After, x-ratelimit-*) are the same in every
 // shape. By default, and for nil, every refusal is in the general shape.
 func WithErrorShape(shape func(r *http.Request) apierrors.Shape) Option {

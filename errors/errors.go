@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -14,7 +15,8 @@ import (
 // render with the status and type that [Error] carries.
 type Code string
 
-// The codes of the spec's error tables, plus not_found and gateway_timeout.
+// The codes of the spec's error tables, plus not_found,
+// method_not_allowed and gateway_timeout.
 const (
 	CodeInvalidRequest       Code = "invalid_request_error"
 	CodeInvalidAPIKey        Code = "invalid_api_key"
@@ -22,6 +24,7 @@ const (
 	CodeInsufficientQuota    Code = "insufficient_quota"
 	CodeModelNotFound        Code = "model_not_found"
 	CodeNotFound             Code = "not_found"
+	CodeMethodNotAllowed     Code = "method_not_allowed"
 	CodeRateLimitExceeded    Code = "rate_limit_exceeded"
 	CodeInternal             Code = "internal_server_error"
 	CodeBadGateway           Code = "bad_gateway"
@@ -50,6 +53,8 @@ func statusAndType(c Code) (int, string) {
 		return 403, TypeInsufficientQuota
 	case CodeModelNotFound, CodeNotFound:
 		return 404, TypeInvalidRequest
+	case CodeMethodNotAllowed:
+		return 405, TypeInvalidRequest
 	case CodeRateLimitExceeded:
 		return 429, TypeRateLimit
 	case CodeBadGateway:
@@ -156,6 +161,14 @@ func ModelNotFound(model string) *Error {
 // that does not exist or belongs to another key.
 func NotFound(message string) *Error {
 	return New(CodeNotFound, message)
+}
+
+// MethodNotAllowed is a 405 method_not_allowed for a path that exists
+// with other methods, which it lists in the Allow header.
+func MethodNotAllowed(method, path string, allow []string) *Error {
+	e := New(CodeMethodNotAllowed, fmt.Sprintf("The method %s is not allowed on %s; use %s.", method, path, strings.Join(allow, " or ")))
+	e.Header = http.Header{"Allow": {strings.Join(allow, ", ")}}
+	return e
 }
 
 // RateLimitExceeded is a 429 rate_limit_exceeded that tells the client to

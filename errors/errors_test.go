@@ -57,6 +57,7 @@ func TestStatusAndTypeOfEveryCode(t *testing.T) {
 		{apierrors.CodeInsufficientQuota, 403, "insufficient_quota"},
 		{apierrors.CodeModelNotFound, 404, "invalid_request_error"},
 		{apierrors.CodeNotFound, 404, "invalid_request_error"},
+		{apierrors.CodeMethodNotAllowed, 405, "invalid_request_error"},
 		{apierrors.CodeRateLimitExceeded, 429, "rate_limit_error"},
 		{apierrors.CodeInternal, 500, "server_error"},
 		{apierrors.CodeBadGateway, 502, "upstream_error"},
@@ -178,4 +179,37 @@ func TestWithParamAndWithCauseCopy(t *testing.T) {
 	withCause := base.WithCause(errors.New("x"))
 	require.Nil(t, base.Err)
 	require.Error(t, withCause.Err)
+}
+
+func TestShapeFor(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		path string
+		want apierrors.Shape
+	}{
+		{"/v1/chat/completions", apierrors.General},
+		{"/v1/models", apierrors.General},
+		{"/v1/videos/task_1/content", apierrors.General},
+		{"/v1/messages", apierrors.Messages},
+		{"/api/v1/messages", apierrors.Messages},
+		{"/v1beta/models", apierrors.Google},
+		{"/v1beta/models/demo-chat:generateContent", apierrors.Google},
+		{"/v1beta/nope", apierrors.Google},
+	}
+	for _, tc := range tests {
+		t.Run(tc.path, func(t *testing.T) {
+			t.Parallel()
+			require.Equal(t, tc.want, apierrors.ShapeFor(httptest.NewRequest(http.MethodPost, tc.path, nil)))
+		})
+	}
+}
+
+func TestMethodNotAllowedListsTheMethods(t *testing.T) {
+	t.Parallel()
+	e := apierrors.MethodNotAllowed("PUT", "/v1/models", []string{"GET", "HEAD"})
+	rec := httptest.NewRecorder()
+	apierrors.Write(rec, httptest.NewRequest("PUT", "/v1/models", nil), e)
+	require.Equal(t, 405, rec.Code)
+	require.Equal(t, "GET, HEAD", rec.Header().Get("Allow"))
+	require.JSONEq(t, `{"error":{"message":"The method PUT is not allowed on /v1/models; use GET or HEAD.","type":"invalid_request_error","param":null,"code":"method_not_allowed"}}`, rec.Body.String())
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strings"
 )
 
 // Shape selects a wire shape: one of the three of the spec, or the error
@@ -29,6 +30,23 @@ const (
 	// {"error":{"code","message","status","details"}}; see [GoogleBodyOf].
 	Google
 )
+
+// ShapeFor returns the error shape of the family of r's path, the one
+// in which its clients read errors: [Messages] for the messages format
+// (/v1/messages), [Google] for the Gemini-style family (every path under
+// /v1beta/), and [General] for everything else. The auth middleware
+// takes it (auth.WithErrorShape), so that its 401, 403 and 429 come in
+// the same shape as the handlers' own errors.
+func ShapeFor(r *http.Request) Shape {
+	p := r.URL.Path
+	switch {
+	case strings.Contains(p, "/v1beta/"):
+		return Google
+	case strings.HasSuffix(p, "/v1/messages"):
+		return Messages
+	}
+	return General
+}
 
 // WireError is the "error" object of the general shape. Param is a pointer
 // so that it renders as null when no field is at fault.

@@ -3,12 +3,15 @@ package gateway
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 
 	"github.com/gatewaykit/gatewaykit/auth"
 	"github.com/gatewaykit/gatewaykit/chat"
 	"github.com/gatewaykit/gatewaykit/completions"
+	apierrors "github.com/gatewaykit/gatewaykit/errors"
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/relay"
 	"github.com/gatewaykit/gatewaykit/responses"
@@ -53,23 +56,25 @@ type Config struct {
 	// generateContent) through it: chat, completions, responses and video
 	// requests for a routed model go to the relay's backends, and those
 	// for any other model to the backends above. A family without a
-	// backend of its own is relayed whole. The auth middleware then
-	// refuses requests of the messages and Gemini formats in their own
-	// error shapes ([relay.AccessErrorShape]), and client headers such as
+	// backend of its own is relayed whole. Client headers such as
 	// OpenAI-Organization and Idempotency-Key are forwarded
 	// ([relay.ForwardHeaders]).
 	Relay *relay.Relay
 
 	// Routes, when set, adds routes to the mux, behind the same
 	// authentication and rate limit (for example relay access points).
+	// What no route serves is answered with a JSON 404 not_found, or 405
+	// method_not_allowed with an Allow header for a path that other
+	// methods serve, in the error shape of the path's family — unless
+	// Routes mounts a catch-all ("/") of its own.
 	Routes func(mux *http.ServeMux)
 
 	// RateLimit is the per-key rate limit of keys that have none of their
 	// own; zero means none.
 	RateLimit auth.Limit
 	// AuthOptions are given to the auth middleware after the gateway's
-	// own (logger, rate limit), for example auth.WithErrorShape so that
-	// extra routes of another format refuse in their own error shape.
+	// own (logger, rate limit, and the error shape of each path's family,
+	// [apierrors.ShapeFor]).
 	AuthOptions []auth.Option
 	// Logger receives the handlers' logs and, with AccessLog, one line per
 	// request. Nil discards everything.
@@ -136,8 +141,9 @@ func New(c Config) (*Gateway, error) {
 	if c.Routes != nil {
 		c.Routes(mux)
 	}
+	mountUnrouted(mux, apierrors.Renderer{Logger: logger})
 
-	authOpts := []auth.Option{auth.WithLogger(logger)}
+	authOpts := []auth.Option{auth.WithLogger(logger), auth.WithErrorShape(apierrors.ShapeFor)}
 	if c.RateLimit.Requests > 0 {
 		authOpts = append(authOpts, auth.WithDefaultRateLimit(c.RateLimit))
 	}
@@ -172,7 +178,6 @@ func withRelay(c Config) Config {
 			routes(mux)
 		}
 	}
-	c.AuthOptions = append([]auth.Option{auth.WithErrorShape(relay.AccessErrorShape)}, c.AuthOptions...)
 	return c
 }
 
@@ -206,4 +211,41 @@ func (g *Gateway) Shutdown(ctx context.Context) error {
 func keyAllows(ctx context.Context, id string) bool {
 	p, ok := auth.PrincipalFrom(ctx)
 	return !ok || p.AllowsModel(id)
+}
+
+// routeMethods are the methods that unrouted tries when it lists the
+// methods a path allows.
+var routeMethods = [...]string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}
+
+// mountUnrouted mounts unrouted as mux's catch-all, unless Config.Routes
+// mounted one of its own (which then answers what no route serves).
+func mountUnrouted(mux *http.ServeMux, rd apierrors.Renderer) {
+	probe := &http.Request{Method: "X-ANY-METHOD", URL: &url.URL{Path: "/"}}
+	if _, pattern := mux.Handler(probe); pattern == "" {
+		mux.Handle("/", unrouted(mux, rd))
+	}
+}
+
+// unrouted is the mux's catch-all: it answers what no route serves in
+// the JSON error shape of the path's family ([apierrors.ShapeFor]),
+// instead of ServeMux's text/plain: 405 method_not_allowed, with an Allow
+// header, for a path that other methods serve, and 404 not_found for any
+// other. It runs only for requests that no route matched.
+func unrouted(mux *http.ServeMux, rd apierrors.Renderer) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var allow []string
+		for _, m := range routeMethods {
+			probe := &http.Request{Method: m, URL: r.URL, Host: r.Host, Header: http.Header{}}
+			if _, pattern := mux.Handler(probe); pattern != "/" && pattern != "" {
+				allow = append(allow, m)
+			}
+		}
+		err := apierrors.NotFound(fmt.Sprintf("Unknown request URL: %s %s. Please check the URL and the method.", r.Method, r.URL.Path))
+		if len(allow) > 0 {
+			err = apierrors.MethodNotAllowed(r.Method, r.URL.Path, allow)
+		}
+		rd := rd
+		rd.Shape = apierrors.ShapeFor(r)
+		rd.Write(w, r, err)
+	})
 }

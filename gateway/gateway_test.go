@@ -186,3 +186,61 @@ func mustField(t *testing.T, body, name string) string {
 	require.NoError(t, json.Unmarshal([]byte(body), &m), body)
 	return string(m[name])
 }
+
+// TestUnroutedRequestsAnswerInTheFamilysShape checks that what no route
+// serves gets a JSON error in the shape of its path's family, never
+// ServeMux's text/plain: 404 not_found, or 405 with Allow for a path that
+// other methods serve; and that the auth middleware refuses in the same
+// shape.
+func TestUnroutedRequestsAnswerInTheFamilysShape(t *testing.T) {
+	t.Parallel()
+	g := newDemo(t, nil)
+	tests := []struct {
+		name, method, path string
+		key                string
+		header             http.Header
+		status             int
+		allow              string
+		want               string // the body, as JSON
+	}{
+		{name: "unknown path", method: "GET", path: "/v1/nope", key: "sk-demo", status: 404,
+			want: `{"error":{"message":"Unknown request URL: GET /v1/nope. Please check the URL and the method.","type":"invalid_request_error","param":null,"code":"not_found"}}`},
+		{name: "wrong method on chat", method: "GET", path: "/v1/chat/completions", key: "sk-demo", status: 405, allow: "POST",
+			want: `{"error":{"message":"The method GET is not allowed on /v1/chat/completions; use POST.","type":"invalid_request_error","param":null,"code":"method_not_allowed"}}`},
+		{name: "wrong method on the model list", method: "DELETE", path: "/v1/models", key: "sk-demo", status: 405, allow: "GET, HEAD",
+			want: `{"error":{"message":"The method DELETE is not allowed on /v1/models; use GET or HEAD.","type":"invalid_request_error","param":null,"code":"method_not_allowed"}}`},
+		{name: "unknown gemini path", method: "POST", path: "/v1beta/nope?key=sk-demo", status: 404,
+			want: `{"error":{"code":404,"message":"Unknown request URL: POST /v1beta/nope. Please check the URL and the method.","status":"NOT_FOUND","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"NOT_FOUND","domain":"gatewaykit"}]}}`},
+		{name: "gemini path without a key", method: "GET", path: "/v1beta/models", status: 401},
+		{name: "messages path without a key", method: "POST", path: "/v1/messages", status: 401},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			req := httptest.NewRequest(tc.method, tc.path, nil)
+			if tc.key != "" {
+				req.Header.Set("Authorization", "Bearer "+tc.key)
+			}
+			rec := httptest.NewRecorder()
+			g.ServeHTTP(rec, req)
+			require.Equal(t, tc.status, rec.Code, rec.Body.String())
+			require.Equal(t, "application/json", rec.Header().Get("Content-Type"))
+			require.Equal(t, tc.allow, rec.Header().Get("Allow"))
+			if tc.want != "" {
+				require.JSONEq(t, tc.want, rec.Body.String())
+				return
+			}
+			// The auth middleware's refusal, in the family's shape.
+			var body map[string]any
+			require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &body), rec.Body.String())
+			switch {
+			case strings.HasPrefix(tc.path, "/v1beta/"):
+				require.EqualValues(t, 401, body["error"].(map[string]any)["code"], "Google's error object")
+				require.Equal(t, "UNAUTHENTICATED", body["error"].(map[string]any)["status"])
+			default:
+				require.Equal(t, "error", body["type"], "the messages envelope")
+				require.Equal(t, "authentication_error", body["error"].(map[string]any)["type"])
+			}
+		})
+	}
+}

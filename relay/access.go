@@ -117,24 +117,14 @@ func endpointOf(path string) *endpoint {
 	return nil
 }
 
-// AccessErrorShape returns the error shape in which clients of r's path
-// expect errors: [apierrors.Messages] for the messages-format endpoint
-// (/v1/messages), [apierrors.Google] for the Gemini-style paths (under
-// /v1beta/), and [apierrors.General] for everything else. Give it to the
-// auth middleware, so that its 401, 403 and 429 come in the same shape as
-// the handler's own errors:
+// AccessErrorShape is [apierrors.ShapeFor]: the error shape in which
+// clients of r's path expect errors ([apierrors.Messages] for
+// /v1/messages, [apierrors.Google] under /v1beta/, [apierrors.General]
+// elsewhere). Give it to the auth middleware, so that its 401, 403 and
+// 429 come in the same shape as the access points' own errors:
 //
 //	auth.Middleware(keys, auth.WithErrorShape(relay.AccessErrorShape))
-func AccessErrorShape(r *http.Request) apierrors.Shape {
-	p := r.URL.Path
-	switch {
-	case strings.Contains(p, "/v1beta/"):
-		return apierrors.Google
-	case strings.HasSuffix(p, "/v1/messages"):
-		return apierrors.Messages
-	}
-	return apierrors.General
-}
+func AccessErrorShape(r *http.Request) apierrors.Shape { return apierrors.ShapeFor(r) }
 
 // An AccessOption configures [NewAccessHandler].
 type AccessOption func(*accessConfig)
