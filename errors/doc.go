@@ -48,7 +48,9 @@
 //     this shape invalid_request_error is spelled invalid_request, as in the
 //     spec's example, and every client error but 429 is sent as a 400
 //     (model_not_found included), as the spec's create paths answer.
-//   - [Content]: the content-download shape, {"error":{"message","type"}}.
+//   - [Content]: the content-download shape, {"error":{"message","type"}},
+//     plus the code that every other shape carries: {"error":{"message",
+//     "type","code"}}.
 //   - [Messages]: the messages-format (Anthropic) envelope,
 //     {"type":"error","error":{"type","message"}}, its type derived from the
 //     HTTP status ([MessagesBodyOf]).

@@ -46,7 +46,7 @@ func ExampleRenderer_content() {
 	fmt.Print(rec.Body.String())
 	// Output:
 	// 400
-	// {"error":{"message":"variant must be \"video\" or \"thumbnail\", got \"audio\"","type":"invalid_request_error"}}
+	// {"error":{"message":"variant must be \"video\" or \"thumbnail\", got \"audio\"","type":"invalid_request_error","code":"invalid_request_error"}}
 }
 
 func ExampleFrom() {

@@ -70,10 +70,13 @@ type flatBody struct {
 	Error   WireError `json:"error"`
 }
 
-// contentError and contentBody are the content-download shape.
+// contentError and contentBody are the content-download shape. The spec
+// shows message and type; code is added, as on every other error, so
+// that clients can tell a missing task from a task not yet completed.
 type contentError struct {
 	Message string `json:"message"`
 	Type    string `json:"type"`
+	Code    string `json:"code"`
 }
 
 type contentBody struct {
@@ -181,7 +184,11 @@ func (rd Renderer) body(e *Error) any {
 		if typ == "" {
 			typ = TypeServer
 		}
-		return contentBody{Error: contentError{Message: e.Message, Type: typ}}
+		code := string(e.Code)
+		if code == "" {
+			code = string(CodeInternal)
+		}
+		return contentBody{Error: contentError{Message: e.Message, Type: typ, Code: code}}
 	default:
 		return BodyOf(e)
 	}

@@ -17,15 +17,16 @@ import (
 var createBody = map[string]any{"model": modelFirstKind, "prompt": "a fox", "size": "1280x720", "seconds": 8}
 
 // requireContentError checks a content-download error: the status, the
-// content shape {"error":{"message","type"}} and the golden file.
+// content shape {"error":{"message","type","code"}} and the golden file.
 func requireContentError(t *testing.T, r reply, status int, name string) {
 	t.Helper()
 	require.Equal(t, status, r.status, "body: %s", r.body)
 	m := r.json(t)
 	require.Len(t, m, 1, "only error: %s", r.body)
 	e := m["error"].(map[string]any)
-	require.Len(t, e, 2, "message and type: %s", r.body)
+	require.Len(t, e, 3, "message, type and code: %s", r.body)
 	require.Equal(t, "invalid_request_error", e["type"])
+	require.NotEmpty(t, e["code"], "a code, like every other error: %s", r.body)
 	if name != "" {
 		golden(t, name, r.body)
 	}
@@ -127,11 +128,13 @@ func TestContentTableErrors(t *testing.T) {
 	requireContentError(t, content(running, ""), http.StatusBadRequest, "content_in_progress")
 	requireContentError(t, content(failed, ""), http.StatusBadRequest, "content_failed")
 	requireContentError(t, content(noThumb, "?variant=audio"), http.StatusBadRequest, "content_bad_variant")
-	requireContentError(t, content(noThumb, "?variant="), http.StatusBadRequest, "content_empty_variant")
 	requireContentError(t, content("task_doesnotexist", ""), http.StatusNotFound, "content_not_found")
 	requireContentError(t, content(noThumb, "?variant=thumbnail"), http.StatusNotFound, "content_no_thumbnail")
 	requireContentError(t, content(gone, ""), http.StatusNotFound, "content_gone")
 	require.Equal(t, http.StatusOK, content(noThumb, "").status)
+	empty := content(noThumb, "?variant=")
+	require.Equal(t, http.StatusOK, empty.status, "an empty variant is the video: %s", empty.body)
+	require.Equal(t, "video/mp4", empty.header.Get("Content-Type"))
 
 	r := b.do(t, http.MethodGet, "/v1/videos/"+noThumb+"/content", keyBob, "", nil)
 	requireContentError(t, r, http.StatusNotFound, "")

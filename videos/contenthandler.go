@@ -15,8 +15,8 @@ import (
 // row of the table of spec §4.7.
 func (h *handler) serveContent(w http.ResponseWriter, r *http.Request, owner, id string) {
 	variant := VariantVideo
-	if q := r.URL.Query(); q.Has("variant") {
-		variant = Variant(q.Get("variant"))
+	if v := r.URL.Query().Get("variant"); v != "" {
+		variant = Variant(v)
 		if !variant.Valid() {
 			h.content.Write(w, r, apierrors.InvalidRequestf("variant", `variant must be "video" or "thumbnail", got %s`, quoteTrunc(string(variant))))
 			return

@@ -119,13 +119,14 @@
 // a runner generating it stops at its next progress report.
 //
 // These routes answer errors in the content-download shape
-// {"error":{"message","type"}}: 404 for an unknown task, 400 for a bad
-// limit, order or after.
+// {"error":{"message","type","code"}}: 404 not_found for an unknown task,
+// 400 for a bad limit, order or after.
 //
 // # Content
 //
 // GET (and HEAD) /v1/videos/{task_id}/content?variant=video|thumbnail
-// follows the table of spec §4.7:
+// (absent or empty means video) follows the table of spec §4.7, its
+// errors in the content-download shape with a code added:
 //
 //	result in a store that serves bytes      200, Content-Type video/mp4 or image/png|jpeg,
 //	                                         Content-Length, Content-Disposition attachment
