@@ -116,7 +116,7 @@ func normalize(v any) any {
 	return v
 }
 
-// checkStream checks the rules of spec §2.2 and DESIGN.md on a chat
+// checkStream checks the rules of spec §2.2 and docs/design.md on a chat
 // stream: one id, the object name, role in the first chunk of each choice
 // only, finish_reason null except in each choice's last chunk, whose
 // delta is empty (the SDKs' accumulators rely on it), no usage

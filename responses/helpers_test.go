@@ -141,7 +141,7 @@ func outputText(resp map[string]any) string {
 	return b.String()
 }
 
-// checkStream checks the rules of DESIGN.md on a responses stream: each
+// checkStream checks the rules of docs/design.md on a responses stream: each
 // event's name is the type in its data; sequence numbers count from 0;
 // created then in_progress first, then, per output item in order,
 // output_item.added, (for a message) content_part.added, its deltas,

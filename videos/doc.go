@@ -90,7 +90,7 @@
 // one of the model's seconds if it lists them.
 //
 // Every creation failure is a 400 with the flat body of the spec plus the
-// mirrored "error" object of DESIGN.md, so the official SDKs show the
+// mirrored "error" object of docs/design.md, so the official SDKs show the
 // message: {"code":"invalid_request","message":"…","error":{"message":"…",
 // "type":"invalid_request_error","param":"seconds","code":"invalid_request"}}
 // (code model_not_found for an unknown model). Success is a 200 with
