@@ -1,0 +1,10 @@
+// Package e2e holds the end-to-end tests that run the example programs as
+// a user would, as separate processes on loopback, and drive them with
+// clients that are not written in Go: the official OpenAI Node SDK
+// (e2e/node), once against examples/server and once through
+// examples/relay in front of it.
+//
+// The Node tests need Node.js 20 or later and the SDK installed with
+// "npm ci --prefix e2e/node". Without them the tests skip, unless
+// GATEWAYKIT_NODE_SDK=1 (as in .ci/run) makes their absence a failure.
+package e2e
