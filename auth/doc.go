@@ -65,7 +65,9 @@
 // with Requests ≤ 0 means no limit, so a key can opt out of the default
 // with &auth.Limit{}. Limits are token buckets: Requests at once, then one
 // every Period/Requests. The [Limiter] is a [MemoryLimiter] per middleware
-// unless [WithLimiter] sets a shared one.
+// unless [WithLimiter] sets a shared one. In configuration files and
+// flags a Limit is text ([ParseLimit], [Limit.MarshalText]): "5/s",
+// "600/m", "100/10s", or "unlimited".
 //
 // Every rate-limited response, allowed or refused, carries OpenAI's
 // headers:

@@ -190,3 +190,17 @@ func ExampleMemoryKeyStore() {
 	// 48800 1200
 	// key_1 true
 }
+
+// A limit in the text form of configuration files and flags.
+func ExampleParseLimit() {
+	l, err := auth.ParseLimit("5/s")
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(l.Requests, l.Period, l)
+	l, _ = auth.ParseLimit("unlimited")
+	fmt.Println(l.Unlimited(), l)
+	// Output:
+	// 5 1s 5/1s
+	// true unlimited
+}
