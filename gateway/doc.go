@@ -31,7 +31,14 @@
 // # Configuration files
 //
 // [LoadFile] reads the JSON configuration that the example programs take
-// with -config: keys and models (see [File]). [DemoFile] is the built-in
-// configuration of the examples: the keys sk-demo (unlimited quota) and
-// sk-demo-empty (zero quota), and the demo models.
+// with -config (see [File]): keys with every field of auth.Key (quota,
+// rate_limit such as "5/s", allowed_models, expires_at, disabled), a
+// default rate limit for keys without their own, models, and routes to
+// upstreams. It refuses, naming the field, what would otherwise be
+// silently wrong: unknown and duplicate members, negative quotas,
+// malformed secrets, upstreams without a key or whose base_url does not
+// end in /v1; JSON errors give the line and column. [DemoFile] is the
+// built-in configuration of the examples: the keys sk-demo (unlimited
+// quota, no rate limit), sk-demo-empty (zero quota) and sk-demo-limited
+// (unlimited quota, 5 requests a minute), and the demo models.
 package gateway

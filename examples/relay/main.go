@@ -14,8 +14,9 @@
 //	-upstream      the upstream's base URL, ending in /v1 (required)
 //	-upstream-key  the upstream's API key (default: $GATEWAY_UPSTREAM_KEY)
 //
-// Clients use the demo keys of examples/server: sk-demo (unlimited quota)
-// and sk-demo-empty (zero quota, to see the 403). The upstream's key is
+// Clients use the demo keys of examples/server: sk-demo (unlimited quota,
+// no rate limit), sk-demo-empty (zero quota, to see the 403) and
+// sk-demo-limited (5 requests a minute, to see the 429). The upstream's key is
 // never shown to them, and theirs never reaches the upstream.
 //
 // # What is served
@@ -229,7 +230,8 @@ func run(addr string, c config) error {
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()
 	fmt.Printf("gatewaykit relay on http://%s, in front of %s\n", addr, c.upstream)
-	fmt.Println("  keys:   sk-demo (unlimited quota), sk-demo-empty (zero quota)")
+	fmt.Println("  keys:   sk-demo (unlimited quota, no rate limit), sk-demo-empty (zero quota: 403),")
+	fmt.Println("          sk-demo-limited (unlimited quota, 5 requests a minute: 429)")
 	fmt.Print("  models:")
 	for _, m := range ms {
 		fmt.Printf(" %s", m.ID)

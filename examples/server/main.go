@@ -38,24 +38,35 @@ import (
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8080", "address to listen on")
 	configPath := flag.String("config", "", "JSON file of keys and models (default: the built-in demo configuration)")
+	rateLimit := flag.String("rate-limit", "", `rate limit of keys without one of their own, such as 20/s, 600/m or unlimited (default: the config file's "rate_limit", else none)`)
 	flag.Parse()
 
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	if err := run(*addr, *configPath, logger); err != nil {
+	if err := run(*addr, *configPath, *rateLimit, logger); err != nil {
 		logger.Error("server stopped", "error", err)
 		os.Exit(1)
 	}
 }
 
-// demoRateLimit is the example server's per-key rate limit: bursts of 20
-// requests, refilled at 20 a second. Thirty quick curls show the 429.
-var demoRateLimit = auth.Limit{Requests: 20, Period: time.Second}
-
-func loadConfig(path string) (gateway.File, error) {
-	if path == "" {
-		return gateway.DemoFile(), nil
+// loadConfig reads the -config file, or takes the built-in demo
+// configuration; a -rate-limit flag replaces the file's default rate
+// limit.
+func loadConfig(path, rateLimit string) (gateway.File, error) {
+	c := gateway.DemoFile()
+	if path != "" {
+		var err error
+		if c, err = gateway.LoadFile(path); err != nil {
+			return gateway.File{}, err
+		}
 	}
-	return gateway.LoadFile(path)
+	if rateLimit != "" {
+		l, err := auth.ParseLimit(rateLimit)
+		if err != nil {
+			return gateway.File{}, fmt.Errorf("-rate-limit: %w", err)
+		}
+		c.RateLimit = l
+	}
+	return c, nil
 }
 
 // newGateway assembles the example server: the demo backends for every
@@ -78,14 +89,14 @@ func newGateway(c gateway.File, logger *slog.Logger, textOpts ...demo.TextOption
 		Responses:   text.Responses(),
 		Videos:      demo.NewVideoGenerator(),
 		Relay:       rl,
-		RateLimit:   demoRateLimit,
+		RateLimit:   c.RateLimit,
 		Logger:      logger,
 		AccessLog:   true,
 	})
 }
 
-func run(addr, configPath string, logger *slog.Logger) error {
-	c, err := loadConfig(configPath)
+func run(addr, configPath, rateLimit string, logger *slog.Logger) error {
+	c, err := loadConfig(configPath, rateLimit)
 	if err != nil {
 		return err
 	}
@@ -124,7 +135,11 @@ func printBanner(addr string, c gateway.File, builtIn bool) {
 	fmt.Printf("gatewaykit example server on http://%s\n", addr)
 	if builtIn {
 		fmt.Println("built-in demo configuration:")
-		fmt.Println("  keys:   sk-demo (unlimited quota), sk-demo-empty (zero quota)")
+		fmt.Println("  keys:   sk-demo (unlimited quota, no rate limit), sk-demo-empty (zero quota: 403),")
+		fmt.Println("          sk-demo-limited (unlimited quota, 5 requests a minute: 429)")
+	}
+	if !c.RateLimit.Unlimited() {
+		fmt.Printf("  rate limit of keys without their own: %s\n", c.RateLimit)
 	}
 	fmt.Print("  models:")
 	for _, m := range c.Models {
