@@ -56,7 +56,9 @@
 // KeyStore's error text is scrubbed of the secret before it is logged,
 // and the middleware logs key ids only. A request carrying its key in the
 // query string still exposes it to any access log that records URLs; the
-// renderer logs the path only.
+// renderer logs the path only. An access log around the middleware learns
+// the key id of every request, refused ones included, from
+// [WithKeyObserver].
 //
 // # Rate limits
 //
