@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bufio"
+	"context"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -10,9 +13,11 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gatewaykit/gatewaykit/demo"
 	"github.com/gatewaykit/gatewaykit/gateway"
 	"github.com/gatewaykit/gatewaykit/models"
 )
@@ -170,4 +175,86 @@ func TestConfigRoutesRelayAModel(t *testing.T) {
 		require.Contains(t, rec.Body.String(), `You said: \"hi\"`, "the demo text, here or upstream")
 	}
 	require.Equal(t, int32(1), calls.Load(), "only remote-chat went upstream")
+}
+
+// startRun runs the server on addr until the test ends and returns the
+// URL of its banner, read once the port is bound.
+func startRun(t *testing.T, o options) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, o, pw, slog.New(slog.DiscardHandler))
+		pw.Close()
+	}()
+	t.Cleanup(func() {
+		cancel()
+		go io.Copy(io.Discard, pr)
+		select {
+		case err := <-done:
+			require.NoError(t, err, "a graceful shutdown")
+		case <-time.After(30 * time.Second):
+			t.Error("run did not return after its context ended")
+		}
+	})
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	require.NoError(t, err)
+	url, ok := strings.CutPrefix(strings.TrimSpace(line), "gatewaykit example server on ")
+	require.True(t, ok, line)
+	go io.Copy(io.Discard, pr)
+	return url
+}
+
+// TestRunBannerShowsAURLABrowserOpens: whatever the form of -addr, the
+// banner comes once the port is bound and names a URL that answers.
+func TestRunBannerShowsAURLABrowserOpens(t *testing.T) {
+	tests := []struct{ name, addr, host string }{
+		{"host and port", "127.0.0.1:0", "http://127.0.0.1:"},
+		{"port only", ":0", "http://127.0.0.1:"},
+		{"bare port", "0", "http://127.0.0.1:"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			url := startRun(t, options{addr: tc.addr, maxConns: 8, textOptions: []demo.TextOption{}})
+			require.True(t, strings.HasPrefix(url, tc.host), url)
+			require.NotContains(t, url, ":0", "the bound port, not the flag's")
+			req, err := http.NewRequest("GET", url+"/v1/models", nil)
+			require.NoError(t, err)
+			req.Header.Set("Authorization", "Bearer sk-demo")
+			res, err := http.DefaultClient.Do(req)
+			require.NoError(t, err)
+			require.Equal(t, http.StatusOK, res.StatusCode)
+			require.NoError(t, res.Body.Close())
+		})
+	}
+}
+
+// TestRunFailsBeforeTheBannerIfThePortIsTaken: a port in use is an
+// error, and no banner claims the server is up.
+func TestRunFailsBeforeTheBannerIfThePortIsTaken(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	var out strings.Builder
+	err = run(context.Background(), options{addr: l.Addr().String(), maxConns: 8}, &out, slog.New(slog.DiscardHandler))
+	require.Error(t, err)
+	require.Empty(t, out.String())
+
+	err = run(context.Background(), options{addr: "127.0.0.1:0", maxConns: 0}, &out, slog.New(slog.DiscardHandler))
+	require.ErrorContains(t, err, "-max-conns")
+}
+
+// TestRunHasTheServerLimits: the example server uses package gateway's
+// limits; a header over 64 KiB is refused with 431.
+func TestRunHasTheServerLimits(t *testing.T) {
+	url := startRun(t, options{addr: "127.0.0.1:0", maxConns: 8, textOptions: []demo.TextOption{}})
+	req, err := http.NewRequest("GET", url+"/v1/models", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer sk-demo")
+	req.Header.Set("X-Padding", strings.Repeat("a", 2*gateway.DefaultMaxHeaderBytes))
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	require.NoError(t, res.Body.Close())
+	require.Equal(t, http.StatusRequestHeaderFieldsTooLarge, res.StatusCode)
 }
