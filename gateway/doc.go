@@ -17,7 +17,11 @@
 //		Completions: text.Completions(),
 //	})
 //	go g.Run(ctx)       // the video runner, if Videos is set
-//	http.ListenAndServe(addr, g)
+//	l, err := net.Listen("tcp", addr)
+//	srv := gateway.NewServer(addr, g)
+//	go srv.Serve(gateway.LimitListener(l, gateway.DefaultMaxConns))
+//	…
+//	srv.Shutdown(shutdownCtx)
 //	g.Shutdown(shutdownCtx)
 //
 // # What is mounted
@@ -27,6 +31,23 @@
 // Each generation family is mounted when its backend is set: [Config].Chat,
 // Completions, Responses, Videos. Routes added by [Config].Routes are mounted on the
 // same mux, behind the same middleware.
+//
+// # Limits per connection
+//
+// net/http's zero http.Server has no idle timeout and accepts 1 MiB of
+// headers, so that idle keep-alive connections and slow, oversized
+// headers hold file descriptors and memory for as long as clients like.
+// [NewServer] returns a server with the limits that the example programs
+// use, and [LimitListener] bounds the connections open at once:
+//
+//	ReadHeaderTimeout  10s    [DefaultReadHeaderTimeout]
+//	IdleTimeout        2m     [DefaultIdleTimeout]
+//	MaxHeaderBytes     64 KiB [DefaultMaxHeaderBytes] (431 beyond)
+//	connections        1024   [DefaultMaxConns] (more wait for one to close)
+//
+// Change a field of the returned server, or pass another n, to change
+// one. ReadTimeout and WriteTimeout stay unset: they bound a whole
+// request or reply, and would cut event streams.
 //
 // # Configuration files
 //

@@ -258,3 +258,31 @@ func TestRunHasTheServerLimits(t *testing.T) {
 	require.NoError(t, res.Body.Close())
 	require.Equal(t, http.StatusRequestHeaderFieldsTooLarge, res.StatusCode)
 }
+
+// TestREADMEConfigFilesLoad: every JSON configuration in the README is a
+// valid -config file.
+func TestREADMEConfigFilesLoad(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	rest := string(readme)
+	n := 0
+	for {
+		_, after, ok := strings.Cut(rest, "```json\n")
+		if !ok {
+			break
+		}
+		var block string
+		block, rest, ok = strings.Cut(after, "```\n")
+		require.True(t, ok)
+		n++
+		path := filepath.Join(t.TempDir(), "gateway.json")
+		require.NoError(t, os.WriteFile(path, []byte(block), 0o600))
+		c, err := loadConfig(path, "")
+		require.NoError(t, err, block)
+		_, err = newGateway(c, slog.New(slog.DiscardHandler))
+		if len(c.Routes) == 0 {
+			require.NoError(t, err, block)
+		}
+	}
+	require.GreaterOrEqual(t, n, 2)
+}
