@@ -195,20 +195,46 @@ func parseFile(b []byte) (File, error) {
 		switch {
 		case errors.As(err, &se):
 			return File{}, &posError{offset: se.Offset - 1, err: err}
-		case errors.As(err, &te):
-			return File{}, &posError{offset: te.Offset - 1, err: err}
 		case errors.Is(err, io.EOF):
 			return File{}, errors.New("empty file: want a JSON object")
 		}
+		// The walk names the member of a bad rate limit or time, which
+		// encoding/json does not.
+		if werr := checkMembers(b, fileCheck); werr != nil {
+			return File{}, werr
+		}
+		if errors.As(err, &te) {
+			return File{}, &posError{offset: te.Offset - 1, err: err}
+		}
 		return File{}, err
 	}
-	if err := checkMembers(b); err != nil {
+	if err := checkMembers(b, fileCheck); err != nil {
 		return File{}, err
 	}
 	if err := f.check(); err != nil {
 		return File{}, err
 	}
 	return f, nil
+}
+
+// fileCheck returns the check of the text value of a File's member by
+// its name, or nil, so that errors name the member and its line.
+func fileCheck(name string) valueCheck {
+	switch name {
+	case "rate_limit":
+		return func(s string) error {
+			_, err := auth.ParseLimit(s)
+			return err
+		}
+	case "expires_at":
+		return func(s string) error {
+			if _, err := time.Parse(time.RFC3339, s); err != nil {
+				return fmt.Errorf("%q is not an RFC 3339 time, such as 2027-01-01T00:00:00Z", s)
+			}
+			return nil
+		}
+	}
+	return nil
 }
 
 // check refuses what a File must not hold (see [File]), naming the field

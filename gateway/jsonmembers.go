@@ -24,14 +24,23 @@ type posError struct {
 func (e *posError) Error() string { return e.err.Error() }
 func (e *posError) Unwrap() error { return e.err }
 
+// A valueCheck checks the string value of a member, by the member's
+// name, so that an error can name the member and its position (which
+// encoding/json does not give for a TextUnmarshaler's error). A member
+// with a check must be a string or null.
+type valueCheck func(s string) error
+
 // checkMembers returns an error for the first object member of the JSON
 // text b that repeats an earlier member of the same object (which
 // encoding/json would silently let win), naming it by its path, such as
-// keys[0].quota, at the offset of its name. b must be valid JSON.
-func checkMembers(b []byte) error {
+// keys[0].quota, at the offset of its name; or for the first string
+// value that fails the check that checks (if not nil) returns for its
+// member's name, at the offset of the value. b must be valid JSON.
+func checkMembers(b []byte, checks func(name string) valueCheck) error {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
-	if err := walkMembers(dec, b, "", 0); err != nil {
+	w := walker{dec: dec, b: b, checks: checks}
+	if err := w.walk("", 0, nil); err != nil {
 		return err
 	}
 	if _, err := dec.Token(); err != io.EOF {
@@ -40,21 +49,47 @@ func checkMembers(b []byte) error {
 	return nil
 }
 
-// walkMembers reads one value from dec, checking its objects.
-func walkMembers(dec *json.Decoder, b []byte, path string, depth int) error {
+type walker struct {
+	dec    *json.Decoder
+	b      []byte
+	checks func(name string) valueCheck // nil: none
+}
+
+// walk reads one value, at path, checking its objects, and a string
+// with check if it is not nil.
+func (w *walker) walk(path string, depth int, check valueCheck) error {
 	if depth > maxDepth {
-		return &posError{offset: dec.InputOffset(), err: fmt.Errorf("%s: nested more than %d levels deep", orRoot(path), maxDepth)}
+		return &posError{offset: w.dec.InputOffset(), err: fmt.Errorf("%s: nested more than %d levels deep", orRoot(path), maxDepth)}
 	}
-	tok, err := dec.Token()
+	start := skipSpace(w.b, w.dec.InputOffset())
+	tok, err := w.dec.Token()
 	if err != nil {
 		return err
 	}
-	switch tok {
-	case json.Delim('{'):
+	if _, ok := tok.(string); check != nil && !ok && tok != nil {
+		return &posError{offset: start, err: fmt.Errorf("%s: want a string (or null)", path)}
+	}
+	switch tok := tok.(type) {
+	case string:
+		if check != nil {
+			if err := check(tok); err != nil {
+				return &posError{offset: start, err: fmt.Errorf("%s: %w", path, err)}
+			}
+		}
+	case json.Delim:
+		if tok == '[' {
+			for i := 0; w.dec.More(); i++ {
+				if err := w.walk(path+"["+strconv.Itoa(i)+"]", depth+1, nil); err != nil {
+					return err
+				}
+			}
+			_, err = w.dec.Token() // ']'
+			return err
+		}
 		seen := make(map[string]bool)
-		for dec.More() {
-			start := skipSpace(b, dec.InputOffset())
-			tok, err := dec.Token()
+		for w.dec.More() {
+			start := skipSpace(w.b, w.dec.InputOffset())
+			tok, err := w.dec.Token()
 			if err != nil {
 				return err
 			}
@@ -67,19 +102,15 @@ func walkMembers(dec *json.Decoder, b []byte, path string, depth int) error {
 				return &posError{offset: start, err: fmt.Errorf("%s: given twice in the same object; the file must say it once", member)}
 			}
 			seen[name] = true
-			if err := walkMembers(dec, b, member, depth+1); err != nil {
+			var check valueCheck
+			if w.checks != nil {
+				check = w.checks(name)
+			}
+			if err := w.walk(member, depth+1, check); err != nil {
 				return err
 			}
 		}
-		_, err = dec.Token() // '}'
-		return err
-	case json.Delim('['):
-		for i := 0; dec.More(); i++ {
-			if err := walkMembers(dec, b, path+"["+strconv.Itoa(i)+"]", depth+1); err != nil {
-				return err
-			}
-		}
-		_, err = dec.Token() // ']'
+		_, err = w.dec.Token() // '}'
 		return err
 	}
 	return nil
@@ -93,11 +124,11 @@ func orRoot(path string) string {
 }
 
 // skipSpace returns the offset of the first byte of b at or after off
-// that is neither white space nor the comma between members.
+// that is neither white space nor the comma or colon between tokens.
 func skipSpace(b []byte, off int64) int64 {
 	for off < int64(len(b)) {
 		switch b[off] {
-		case ' ', '\t', '\r', '\n', ',':
+		case ' ', '\t', '\r', '\n', ',', ':':
 			off++
 		default:
 			return off

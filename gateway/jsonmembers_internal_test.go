@@ -28,7 +28,7 @@ func TestCheckMembers(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			err := checkMembers([]byte(tc.json))
+			err := checkMembers([]byte(tc.json), nil)
 			if tc.wantErr == "" {
 				require.NoError(t, err)
 				return
@@ -65,7 +65,7 @@ func FuzzCheckMembers(f *testing.F) {
 		if !json.Valid(b) {
 			return
 		}
-		err := checkMembers(b)
+		err := checkMembers(b, nil)
 		if err == nil || strings.Contains(err.Error(), "nested more than") {
 			return
 		}
