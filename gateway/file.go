@@ -50,8 +50,9 @@ import (
 //
 // [LoadFile] refuses, naming the field: unknown fields (so that a typo
 // does not go unnoticed), a member given twice in one object, a
-// malformed secret, a key id used twice, a negative quota, an allowed
-// model that is not in models, a route of an unlisted model or without
+// malformed rate limit or expires_at, a malformed secret, a secret or
+// key id used twice, a negative quota, an allowed model that is not in
+// models, a route of an unlisted model, routed twice or without
 // upstreams, an upstream base_url that is not an http(s) URL ending in
 // /v1, and an upstream with neither key nor key_env (or both).
 type File struct {
@@ -247,11 +248,17 @@ func (f File) check() error {
 		return slices.ContainsFunc(f.Models, func(m models.Model) bool { return m.ID == id })
 	}
 	ids := make(map[string]int, len(f.Keys))
+	secrets := make(map[string]int, len(f.Keys)) // by hash
 	for i, k := range f.Keys {
 		at := fmt.Sprintf("keys[%d]", i)
 		if !auth.ValidSecret(k.Secret) {
 			return fmt.Errorf("%s.secret: not a well-formed key: want sk- followed by letters, digits, - and _ (at most %d bytes)", at, auth.MaxKeyLength)
 		}
+		h := auth.HashSecret(k.Secret)
+		if j, dup := secrets[h]; dup {
+			return fmt.Errorf("%s.secret: the same secret as keys[%d]", at, j)
+		}
+		secrets[h] = i
 		if k.ID != "" {
 			if j, dup := ids[k.ID]; dup {
 				return fmt.Errorf("%s.id: %q is already the id of keys[%d]", at, k.ID, j)
@@ -267,22 +274,31 @@ func (f File) check() error {
 			}
 		}
 	}
+	routed := make(map[string]int, len(f.Routes))
 	for i, rc := range f.Routes {
 		at := fmt.Sprintf("routes[%d]", i)
 		if !listed(rc.Model) {
 			return fmt.Errorf("%s.model: %q is not in models (which says what it serves)", at, rc.Model)
 		}
+		if j, dup := routed[rc.Model]; dup {
+			return fmt.Errorf("%s.model: %q is already routed by routes[%d]", at, rc.Model, j)
+		}
+		routed[rc.Model] = i
 		if len(rc.Upstreams) == 0 {
 			return fmt.Errorf("%s.upstreams: route %q has no upstream", at, rc.Model)
 		}
 		for j, uc := range rc.Upstreams {
 			at := fmt.Sprintf("%s.upstreams[%d]", at, j)
 			u, err := url.Parse(uc.BaseURL)
-			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
-				return fmt.Errorf("%s.base_url: %q is not an absolute http(s) URL without query", at, uc.BaseURL)
+			if err != nil {
+				return fmt.Errorf("%s.base_url: not a URL", at)
+			}
+			// Redacted: a password in the URL stays out of the message.
+			if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+				return fmt.Errorf("%s.base_url: %q is not an absolute http(s) URL without query", at, u.Redacted())
 			}
 			if !strings.HasSuffix(strings.TrimRight(u.Path, "/"), "/v1") {
-				return fmt.Errorf("%s.base_url: %q must end in /v1, such as https://api.openai.com/v1", at, uc.BaseURL)
+				return fmt.Errorf("%s.base_url: %q must end in /v1, such as https://api.openai.com/v1", at, u.Redacted())
 			}
 			switch {
 			case uc.Key != "" && uc.KeyEnv != "":

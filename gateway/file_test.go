@@ -53,6 +53,9 @@ func TestLoadFile(t *testing.T) {
 		{"rate limit of the wrong type", `{"rate_limit":5}`, []string{":1:15: rate_limit: want a string"}},
 		{"null rate limit", `{"rate_limit":null,"keys":[{"secret":"sk-a","rate_limit":null,"expires_at":null}],` + models + `}`, nil},
 		{"route of an unlisted model", `{` + models + `,"routes":[{"model":"x","upstreams":[{"base_url":"http://127.0.0.1:1/v1","key":"k"}]}]}`, []string{`routes[0].model: "x" is not in models`}},
+		{"duplicate secret", `{"keys":[{"secret":"sk-a","id":"a"},{"secret":"sk-a","id":"b"}]}`, []string{"keys[1].secret: the same secret as keys[0]"}},
+		{"model routed twice", `{` + models + `,"routes":[{"model":"m","upstreams":[{"base_url":"http://h/v1","key":"k"}]},{"model":"m","upstreams":[{"base_url":"http://h/v1","key":"k"}]}]}`, []string{`routes[1].model: "m" is already routed by routes[0]`}},
+		{"base_url with a password", route(`{"base_url":"https://user:hunter2@api.example.com/","key_env":"K"}`), []string{"routes[0].upstreams[0].base_url", "must end in /v1", "xxxxx"}},
 		{"route without upstreams", `{` + models + `,"routes":[{"model":"m","upstreams":[]}]}`, []string{"routes[0].upstreams: route \"m\" has no upstream"}},
 		{"key and key_env", route(`{"base_url":"http://127.0.0.1:1/v1","key":"a","key_env":"B"}`), []string{"routes[0].upstreams[0]: both key and key_env"}},
 		{"no key", route(`{"base_url":"http://127.0.0.1:1/v1"}`), []string{"routes[0].upstreams[0]: no key"}},
@@ -73,6 +76,7 @@ func TestLoadFile(t *testing.T) {
 					require.ErrorContains(t, err, want)
 				}
 				require.NotContains(t, err.Error(), "sk-a", "no secret in errors")
+				require.NotContains(t, err.Error(), "hunter2", "no password in errors")
 				return
 			}
 			require.NoError(t, err)
