@@ -98,8 +98,7 @@ type config struct {
 	upstream string // base URL, ending in /v1
 	key      string // the upstream's key
 	logger   *slog.Logger
-	// maxConns is the number of connections served at once; 0 means
-	// gateway.DefaultMaxConns.
+	// maxConns is the number of connections served at once (run only).
 	maxConns int
 	// relayOptions, for tests (a faster video poll, say).
 	relayOptions []relay.Option
@@ -238,10 +237,7 @@ func fetchModels(ctx context.Context, client *http.Client, base, key string) ([]
 // run serves until ctx is done, then shuts down gracefully. The banner
 // goes to stdout once the port is bound.
 func run(ctx context.Context, addr string, c config, stdout io.Writer) error {
-	if c.maxConns == 0 {
-		c.maxConns = gateway.DefaultMaxConns
-	}
-	if c.maxConns < 0 {
+	if c.maxConns < 1 {
 		return fmt.Errorf("-max-conns %d: want at least 1", c.maxConns)
 	}
 	g, ms, err := newGateway(ctx, c)

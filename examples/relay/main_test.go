@@ -307,3 +307,8 @@ func TestRunBannerAndLimits(t *testing.T) {
 		require.Equal(t, tc.status, res.StatusCode)
 	}
 }
+
+func TestRunRefusesNoConnections(t *testing.T) {
+	err := run(context.Background(), "127.0.0.1:0", config{upstream: "http://127.0.0.1:1/v1", logger: slog.New(slog.DiscardHandler)}, io.Discard)
+	require.ErrorContains(t, err, "-max-conns 0")
+}
