@@ -18,7 +18,7 @@
 //
 // [TextModels] lists three models for the catalogue: [ChatModel]
 // ("demo-chat"), [ReasonerModel] ("demo-reasoner", a reasoning model) and
-// [InstructModel] ("demo-instruct", legacy completions only).
+// [InstructModel] ("demo-instruct", compat only, without responses).
 // The backend serves any model id; what it reads from the catalogue entry
 // is the Reasoning flag.
 //

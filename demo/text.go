@@ -19,8 +19,9 @@ const (
 	// ReasonerModel is a reasoning model (models.Model.Reasoning): its
 	// chat replies carry reasoning_content.
 	ReasonerModel = "demo-reasoner"
-	// InstructModel is a model of the legacy completions endpoint only
-	// (compat, without compat-response), as instruct models are.
+	// InstructModel is an instruct-style model of the README's legacy
+	// completions calls: compat only (chat and completions), not
+	// compat-response (responses).
 	InstructModel = "demo-instruct"
 )
 
@@ -37,7 +38,7 @@ func TextModels() []models.Model {
 			Description:   "Deterministic demo reasoning model of gatewaykit.",
 			EndpointTypes: []models.EndpointType{models.Compat, models.CompatResponse}, Reasoning: true},
 		{ID: InstructModel, OwnedBy: "gatewaykit", Created: 1735689600,
-			Description:   "Deterministic demo model for legacy completions only.",
+			Description:   "Deterministic demo instruct model (compat only: chat and legacy completions, no responses).",
 			EndpointTypes: []models.EndpointType{models.Compat}},
 	}
 }
