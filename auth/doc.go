@@ -56,7 +56,9 @@
 // KeyStore's error text is scrubbed of the secret before it is logged,
 // and the middleware logs key ids only. A request carrying its key in the
 // query string still exposes it to any access log that records URLs; the
-// renderer logs the path only.
+// renderer logs the path only. An access log around the middleware learns
+// the key id of every request, refused ones included, from
+// [WithKeyObserver].
 //
 // # Rate limits
 //
@@ -65,7 +67,9 @@
 // with Requests ≤ 0 means no limit, so a key can opt out of the default
 // with &auth.Limit{}. Limits are token buckets: Requests at once, then one
 // every Period/Requests. The [Limiter] is a [MemoryLimiter] per middleware
-// unless [WithLimiter] sets a shared one.
+// unless [WithLimiter] sets a shared one. In configuration files and
+// flags a Limit is text ([ParseLimit], [Limit.MarshalText]): "5/s",
+// "600/m", "100/10s", or "unlimited".
 //
 // Every rate-limited response, allowed or refused, carries OpenAI's
 // headers:

@@ -2,6 +2,7 @@ package auth_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -189,4 +190,58 @@ func ExampleMemoryKeyStore() {
 	// Output:
 	// 48800 1200
 	// key_1 true
+}
+
+// A limit in the text form of configuration files and flags.
+func ExampleParseLimit() {
+	l, err := auth.ParseLimit("5/s")
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(l.Requests, l.Period, l)
+	l, _ = auth.ParseLimit("unlimited")
+	fmt.Println(l.Unlimited(), l)
+	// Output:
+	// 5 1s 5/1s
+	// true unlimited
+}
+
+// An access log around the middleware names the key of every request,
+// also of those it refuses before any handler runs.
+func ExampleWithKeyObserver() {
+	keys := exampleStore(auth.Key{ID: "key_1", Quota: auth.UnlimitedQuota(), RateLimit: &auth.Limit{Requests: 1, Period: time.Hour}})
+	// keyIDs maps each request to the key it named; an access log would
+	// keep it in the ResponseWriter it wraps.
+	keyIDs := make(map[*http.Request]string)
+	h := auth.Middleware(keys, auth.WithKeyObserver(func(w http.ResponseWriter, r *http.Request, keyID string) {
+		keyIDs[r] = keyID
+	}))(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+
+	for _, secret := range []string{exampleSecret, exampleSecret, "sk-unknown"} {
+		r := httptest.NewRequest(http.MethodGet, "/v1/models", nil)
+		r.Header.Set("Authorization", "Bearer "+secret)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		fmt.Printf("%d key_id=%q\n", w.Code, keyIDs[r])
+	}
+	// Output:
+	// 200 key_id="key_1"
+	// 429 key_id="key_1"
+	// 401 key_id=""
+}
+
+// A Limit is a JSON string in configuration files.
+func ExampleLimit_UnmarshalText() {
+	var key struct {
+		RateLimit *auth.Limit `json:"rate_limit"`
+	}
+	if err := json.Unmarshal([]byte(`{"rate_limit":"600/m"}`), &key); err != nil {
+		panic(err)
+	}
+	fmt.Println(key.RateLimit.Requests, key.RateLimit.Window())
+	b, _ := json.Marshal(key)
+	fmt.Println(string(b))
+	// Output:
+	// 600 1m0s
+	// {"rate_limit":"600/1m0s"}
 }

@@ -2,7 +2,9 @@ package auth
 
 import (
 	"context"
+	"fmt"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -40,6 +42,58 @@ func (l Limit) String() string {
 		return "unlimited"
 	}
 	return strconv.Itoa(l.Requests) + "/" + l.Window().String()
+}
+
+// ParseLimit reads a limit in the text form of configuration files and
+// flags: "<requests>/<period>", where the period is a unit (s, m or h,
+// for one second, minute or hour) or a Go duration ("10s", "1m0s", as
+// [Limit.String] writes it); or "unlimited" for no limit. For example
+// "5/s", "600/m", "100/10s". Requests must be a positive integer and the
+// period positive; anything else is an error naming the text.
+func ParseLimit(s string) (Limit, error) {
+	if s == "unlimited" {
+		return Limit{}, nil
+	}
+	n, period, ok := strings.Cut(s, "/")
+	if !ok {
+		return Limit{}, fmt.Errorf("auth: rate limit %q: want <requests>/<period>, such as 5/s or 600/m, or unlimited", s)
+	}
+	requests, err := strconv.Atoi(n)
+	if err != nil || requests <= 0 {
+		return Limit{}, fmt.Errorf("auth: rate limit %q: the number of requests must be a positive integer", s)
+	}
+	var d time.Duration
+	switch period {
+	case "s":
+		d = time.Second
+	case "m":
+		d = time.Minute
+	case "h":
+		d = time.Hour
+	default:
+		d, err = time.ParseDuration(period)
+		if err != nil || d <= 0 {
+			return Limit{}, fmt.Errorf("auth: rate limit %q: the period must be s, m, h or a positive duration such as 10s", s)
+		}
+	}
+	return Limit{Requests: requests, Period: d}, nil
+}
+
+// MarshalText returns the text of l that [ParseLimit] reads back:
+// "unlimited" or [Limit.String]'s "<requests>/<period>". With
+// UnmarshalText, it makes a Limit a JSON string and a flag.TextVar.
+func (l Limit) MarshalText() ([]byte, error) {
+	return []byte(l.String()), nil
+}
+
+// UnmarshalText sets l from text with [ParseLimit].
+func (l *Limit) UnmarshalText(text []byte) error {
+	v, err := ParseLimit(string(text))
+	if err != nil {
+		return err
+	}
+	*l = v
+	return nil
 }
 
 // Decision is a [Limiter]'s answer for one request. The middleware sends

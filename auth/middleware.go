@@ -97,6 +97,11 @@ func (c *config) authenticate(w http.ResponseWriter, r *http.Request, keys KeySt
 		return nil, lookupError(err, cred.Secret)
 	case k == nil:
 		return nil, apierrors.Internal(errors.New("auth: KeyStore.Lookup returned a nil key and no error"))
+	}
+	if c.observeKey != nil {
+		c.observeKey(w, r, k.ID)
+	}
+	switch {
 	case k.Disabled:
 		return nil, apierrors.InvalidAPIKey(msgDisabled).WithCause(fmt.Errorf("key id %q: %w", k.ID, ErrKeyDisabled))
 	case k.Expired(c.now()):
@@ -134,6 +139,9 @@ func (c *config) authenticateSession(w http.ResponseWriter, r *http.Request, mis
 	}
 	p := *sp
 	p.Credential = CredentialSession
+	if c.observeKey != nil {
+		c.observeKey(w, r, p.KeyID)
+	}
 	if p.RateLimit.Unlimited() {
 		p.RateLimit = c.defaultLimit
 	}

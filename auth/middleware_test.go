@@ -905,3 +905,52 @@ func TestPrincipalAllowsModel(t *testing.T) {
 		})
 	}
 }
+
+// TestWithKeyObserver: the observer learns the key id of every request
+// whose credential resolves to a key, refused or not, and of no other.
+func TestWithKeyObserver(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, auth string
+		status     int
+		want       string // the key id observed; empty: not called
+	}{
+		{"allowed", "Bearer {key_ok}", 200, "key_ok"},
+		{"no quota", "Bearer {key_broke}", 403, "key_broke"},
+		{"disabled", "Bearer {key_disabled}", 401, "key_disabled"},
+		{"expired", "Bearer {key_expired}", 401, "key_expired"},
+		{"rate limited", "Bearer {key_rate}", 429, "key_rate"},
+		{"unknown key", "Bearer sk-unknown", 401, ""},
+		{"malformed", "Bearer nope", 401, ""},
+		{"missing", "", 401, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var calls []string
+			b := setup(t, auth.WithKeyObserver(func(w http.ResponseWriter, r *http.Request, keyID string) {
+				require.NotNil(t, w)
+				require.NotNil(t, r)
+				calls = append(calls, keyID)
+			}))
+			header := map[string][]string{}
+			if tc.auth != "" {
+				header["Authorization"] = []string{tc.auth}
+			}
+			var rec *httptest.ResponseRecorder
+			for range 3 { // key_rate allows 2
+				calls = nil
+				rec = b.do(header, "")
+				if rec.Code != 200 || tc.status == 200 {
+					break
+				}
+			}
+			require.Equal(t, tc.status, rec.Code, rec.Body.String())
+			if tc.want == "" {
+				require.Empty(t, calls)
+				return
+			}
+			require.Equal(t, []string{tc.want}, calls, "called once, with the id")
+		})
+	}
+}

@@ -18,6 +18,7 @@ type config struct {
 	sessions     SessionAuthenticator
 	now          func() time.Time
 	errorShape   func(*http.Request) apierrors.Shape
+	observeKey   func(w http.ResponseWriter, r *http.Request, keyID string)
 }
 
 func newConfig(opts []Option) *config {
@@ -91,4 +92,19 @@ func WithClock(now func() time.Time) Option {
 // shape. By default, and for nil, every refusal is in the general shape.
 func WithErrorShape(shape func(r *http.Request) apierrors.Shape) Option {
 	return func(c *config) { c.errorShape = shape }
+}
+
+// WithKeyObserver sets a function that the middleware calls, once per
+// request, with the id of the key (or the session's KeyID) that the
+// request's credential resolved to, before it checks expiry, the
+// disabled flag, quota and rate limit: so it is called for requests that
+// are then refused (401 for an expired or disabled key, 403, 429) as
+// well as for those that proceed, and never for an unknown or malformed
+// credential. It receives the request's ResponseWriter, so that an access
+// log wrapped around the middleware can name the key of a refused
+// request, which never reaches a handler. It runs on the request's
+// goroutine, before anything is written; it must not write to w. The
+// secret is never passed. By default, and for nil, nothing is called.
+func WithKeyObserver(fn func(w http.ResponseWriter, r *http.Request, keyID string)) Option {
+	return func(c *config) { c.observeKey = fn }
 }

@@ -16,8 +16,9 @@
 //	mux.Handle(chat.Pattern, chat.NewHandler(catalog, text.Chat()))
 //	mux.Handle(completions.Pattern, completions.NewHandler(catalog, text.Completions()))
 //
-// [TextModels] lists two models for the catalogue: [ChatModel]
-// ("demo-chat") and [ReasonerModel] ("demo-reasoner", a reasoning model).
+// [TextModels] lists three models for the catalogue: [ChatModel]
+// ("demo-chat"), [ReasonerModel] ("demo-reasoner", a reasoning model) and
+// [InstructModel] ("demo-instruct", compat only, without responses).
 // The backend serves any model id; what it reads from the catalogue entry
 // is the Reasoning flag.
 //

@@ -19,11 +19,16 @@ const (
 	// ReasonerModel is a reasoning model (models.Model.Reasoning): its
 	// chat replies carry reasoning_content.
 	ReasonerModel = "demo-reasoner"
+	// InstructModel is an instruct-style model of the README's legacy
+	// completions calls: compat only (chat and completions), not
+	// compat-response (responses).
+	InstructModel = "demo-instruct"
 )
 
-// TextModels returns the catalogue entries of the demo text models,
+// TextModels returns the catalogue entries of the demo text models:
 // [ChatModel] and [ReasonerModel], both serving the compat and
-// compat-response endpoint types. Each call returns new values.
+// compat-response endpoint types, and [InstructModel], serving compat
+// only. Each call returns new values.
 func TextModels() []models.Model {
 	return []models.Model{
 		{ID: ChatModel, OwnedBy: "gatewaykit", Created: 1735689600, DisplayName: "Demo chat",
@@ -32,6 +37,9 @@ func TextModels() []models.Model {
 		{ID: ReasonerModel, OwnedBy: "gatewaykit", Created: 1735689600, DisplayName: "Demo reasoner",
 			Description:   "Deterministic demo reasoning model of gatewaykit.",
 			EndpointTypes: []models.EndpointType{models.Compat, models.CompatResponse}, Reasoning: true},
+		{ID: InstructModel, OwnedBy: "gatewaykit", Created: 1735689600,
+			Description:   "Deterministic demo instruct model (compat only: chat and legacy completions, no responses).",
+			EndpointTypes: []models.EndpointType{models.Compat}},
 	}
 }
 

@@ -4,13 +4,12 @@ import (
 	"log/slog"
 	"net/http"
 	"time"
-
-	"github.com/gatewaykit/gatewaykit/auth"
 )
 
 // statusRecorder remembers the status a handler wrote and the key id of
-// the request's principal, for the access log. It unwraps for
-// http.ResponseController, so streaming handlers can still flush.
+// the request, for the access log. It flushes (http.Flusher, and
+// FlushError for go-sse and http.ResponseController) and unwraps, so
+// streaming handlers write through it and their status is recorded.
 type statusRecorder struct {
 	http.ResponseWriter
 	status int
@@ -31,11 +30,24 @@ func (s *statusRecorder) Write(b []byte) (int, error) {
 	return s.ResponseWriter.Write(b)
 }
 
+// FlushError flushes the writer it wraps; a flush before any write sends
+// the headers with status 200, as net/http does.
+func (s *statusRecorder) FlushError() error {
+	if s.status == 0 {
+		s.status = http.StatusOK
+	}
+	return http.NewResponseController(s.ResponseWriter).Flush()
+}
+
+// Flush implements http.Flusher.
+func (s *statusRecorder) Flush() { _ = s.FlushError() }
+
 func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
 // logRequests logs one line per request: method, path, status, latency
-// and, when authenticated, the key id (never the secret). A request whose
-// client left before any reply has status 0.
+// and the key id, when the credential named a known key (never the
+// secret), also for requests that the auth middleware refused. A request
+// whose client left before any reply has status 0.
 func logRequests(logger *slog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -48,19 +60,15 @@ func logRequests(logger *slog.Logger, next http.Handler) http.Handler {
 	})
 }
 
-// captureKey runs inside the auth middleware and hands the key id of the
-// principal out to logRequests, which runs outside it, through the
-// statusRecorder that the writer is or wraps. (A context value would cost
-// a copy of the request.)
-func captureKey(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if rec := recorderOf(w); rec != nil {
-			if p, ok := auth.PrincipalFrom(r.Context()); ok {
-				rec.keyID = p.KeyID
-			}
-		}
-		next.ServeHTTP(w, r)
-	})
+// observeKey is the auth middleware's key observer: it hands the key id
+// that the credential resolved to out to logRequests, which runs outside
+// the middleware, through the statusRecorder that the writer is or
+// wraps. (A context value would cost a copy of the request, and would not
+// come back out of a refused one.)
+func observeKey(w http.ResponseWriter, _ *http.Request, keyID string) {
+	if rec := recorderOf(w); rec != nil {
+		rec.keyID = keyID
+	}
 }
 
 // recorderOf returns the statusRecorder that w is or wraps, or nil.

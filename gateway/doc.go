@@ -17,7 +17,11 @@
 //		Completions: text.Completions(),
 //	})
 //	go g.Run(ctx)       // the video runner, if Videos is set
-//	http.ListenAndServe(addr, g)
+//	l, err := net.Listen("tcp", addr)
+//	srv := gateway.NewServer(addr, g)
+//	go srv.Serve(gateway.LimitListener(l, gateway.DefaultMaxConns))
+//	…
+//	srv.Shutdown(shutdownCtx)
 //	g.Shutdown(shutdownCtx)
 //
 // # What is mounted
@@ -28,10 +32,34 @@
 // Completions, Responses, Videos. Routes added by [Config].Routes are mounted on the
 // same mux, behind the same middleware.
 //
+// # Limits per connection
+//
+// net/http's zero http.Server has no idle timeout and accepts 1 MiB of
+// headers, so that idle keep-alive connections and slow, oversized
+// headers hold file descriptors and memory for as long as clients like.
+// [NewServer] returns a server with the limits that the example programs
+// use, and [LimitListener] bounds the connections open at once:
+//
+//	ReadHeaderTimeout  10s    [DefaultReadHeaderTimeout]
+//	IdleTimeout        2m     [DefaultIdleTimeout]
+//	MaxHeaderBytes     64 KiB [DefaultMaxHeaderBytes] (431 beyond)
+//	connections        1024   [DefaultMaxConns] (more wait for one to close)
+//
+// Change a field of the returned server, or pass another n, to change
+// one. ReadTimeout and WriteTimeout stay unset: they bound a whole
+// request or reply, and would cut event streams.
+//
 // # Configuration files
 //
 // [LoadFile] reads the JSON configuration that the example programs take
-// with -config: keys and models (see [File]). [DemoFile] is the built-in
-// configuration of the examples: the keys sk-demo (unlimited quota) and
-// sk-demo-empty (zero quota), and the demo models.
+// with -config (see [File]): keys with every field of auth.Key (quota,
+// rate_limit such as "5/s", allowed_models, expires_at, disabled), a
+// default rate limit for keys without their own, models, and routes to
+// upstreams. It refuses, naming the field, what would otherwise be
+// silently wrong: unknown and duplicate members, negative quotas,
+// malformed secrets, upstreams without a key or whose base_url does not
+// end in /v1; JSON errors give the line and column. [DemoFile] is the
+// built-in configuration of the examples: the keys sk-demo (unlimited
+// quota, no rate limit), sk-demo-empty (zero quota) and sk-demo-limited
+// (unlimited quota, 5 requests a minute), and the demo models.
 package gateway

@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 
@@ -38,4 +39,14 @@ func ExampleNew() {
 	g.ServeHTTP(rec, req)
 	fmt.Println(rec.Code, rec.Header().Get("Content-Type"))
 	// Output: 200 application/json
+}
+
+// The limits of the example servers, to copy: headers read within 10s,
+// idle keep-alive connections closed after 2 minutes, headers of at most
+// 64 KiB (431 beyond). Serve it through gateway.LimitListener to bound the
+// connections too.
+func ExampleNewServer() {
+	srv := gateway.NewServer("127.0.0.1:8080", http.NotFoundHandler())
+	fmt.Println(srv.ReadHeaderTimeout, srv.IdleTimeout, srv.MaxHeaderBytes, gateway.DefaultMaxConns)
+	// Output: 10s 2m0s 65536 1024
 }

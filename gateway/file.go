@@ -4,9 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"net/url"
 	"os"
 	"slices"
+	"strings"
+	"time"
 
 	"github.com/gatewaykit/gatewaykit/auth"
 	"github.com/gatewaykit/gatewaykit/demo"
@@ -18,7 +23,13 @@ import (
 // flag):
 //
 //	{
-//	  "keys": [{"secret": "sk-…", "id": "team-a", "owner": "a", "quota": 100000}],
+//	  "rate_limit": "20/s",
+//	  "keys": [
+//	    {"secret": "sk-…", "id": "team-a", "owner": "a", "quota": 100000},
+//	    {"secret": "sk-…", "id": "ci", "quota": null, "rate_limit": "5/s",
+//	     "allowed_models": ["demo-chat"], "expires_at": "2027-01-01T00:00:00Z"},
+//	    {"secret": "sk-…", "id": "batch", "rate_limit": "unlimited", "disabled": true}
+//	  ],
 //	  "models": [
 //	    {"id": "demo-chat", "supported_endpoint_types": ["compat", "compat-response"]},
 //	    {"id": "gpt-4o-mini", "supported_endpoint_types": ["compat", "compat-response"]}
@@ -30,14 +41,27 @@ import (
 //	  ]
 //	}
 //
-// Models take the form documented in package models. Routes relay models
-// to upstreams (see [File.Relay]); a routed model must also be listed in
-// models, which says what it serves. Unknown fields are an error, so that
-// a typo does not go unnoticed.
+// Rate limits are text, "<requests>/<period>" ([auth.ParseLimit]): "5/s",
+// "600/m", "100/10s", or "unlimited". The top-level rate_limit applies to
+// every key without one of its own; absent, such keys are not rate
+// limited. Models take the form documented in package models. Routes
+// relay models to upstreams (see [File.Relay]); a routed model must also
+// be listed in models, which says what it serves.
+//
+// [LoadFile] refuses, naming the field: unknown fields (so that a typo
+// does not go unnoticed), a member given twice in one object, a
+// malformed rate limit or expires_at, a malformed secret, a secret or
+// key id used twice, a negative quota, an allowed model that is not in
+// models, a route of an unlisted model, routed twice or without
+// upstreams, an upstream base_url that is not an http(s) URL ending in
+// /v1, and an upstream with neither key nor key_env (or both).
 type File struct {
-	Keys   []KeyConfig    `json:"keys"`
-	Models []models.Model `json:"models"`
-	Routes []RouteConfig  `json:"routes,omitempty"`
+	// RateLimit is the rate limit of keys that have none of their own;
+	// the zero Limit means none.
+	RateLimit auth.Limit     `json:"rate_limit,omitzero"`
+	Keys      []KeyConfig    `json:"keys"`
+	Models    []models.Model `json:"models"`
+	Routes    []RouteConfig  `json:"routes,omitempty"`
 }
 
 // RouteConfig relays one model of a [File] to its upstreams, in failover
@@ -89,70 +113,206 @@ func (f File) Relay(opts ...relay.Option) (*relay.Relay, error) {
 	return relay.New(routes, opts...)
 }
 
-// KeyConfig is one API key of a [File].
+// KeyConfig is one API key of a [File]: the fields of [auth.Key], and
+// the secret.
 type KeyConfig struct {
-	// Secret is the key as clients send it.
+	// Secret is the key as clients send it: "sk-" followed by letters,
+	// digits, '-' and '_' ([auth.ValidSecret]).
 	Secret string `json:"secret"`
 	// ID names the key in logs and usage; empty means the first 12
 	// characters of the secret's hash.
 	ID string `json:"id"`
 	// Owner is the account the key belongs to.
 	Owner string `json:"owner"`
-	// Quota is the key's token quota; null or absent means unlimited.
+	// Quota is the key's token quota; null or absent means unlimited, 0
+	// means none (every request is refused with 403).
 	Quota *int64 `json:"quota"`
+	// RateLimit is the key's own request rate limit, such as "5/s"; nil
+	// (absent) means the file's default, and "unlimited" means none even
+	// when there is a default.
+	RateLimit *auth.Limit `json:"rate_limit,omitempty"`
+	// AllowedModels lists the models the key may use; empty means all.
+	AllowedModels []string `json:"allowed_models,omitempty"`
+	// ExpiresAt is when the key stops working (RFC 3339); absent means
+	// never.
+	ExpiresAt time.Time `json:"expires_at,omitzero"`
+	// Disabled keys are refused with 401.
+	Disabled bool `json:"disabled,omitempty"`
 }
 
 // DemoFile returns the built-in configuration of the example programs:
-// the keys sk-demo (unlimited quota) and sk-demo-empty (zero quota, to
-// see the 403), the demo text models, demo-instruct (legacy completions
-// only), and the demo video models.
+// the keys of [DemoKeys], the demo text models (demo-instruct, for legacy
+// completions only, among them), and the demo video models. It sets no
+// default rate limit.
 func DemoFile() File {
 	ms := demo.TextModels()
-	ms = append(ms, models.Model{ID: "demo-instruct", OwnedBy: "gatewaykit", Created: 1735689600,
-		Description: "Deterministic demo model for legacy completions only.", EndpointTypes: []models.EndpointType{models.Compat}})
 	ms = append(ms, demo.VideoModels()...)
 	return File{Keys: DemoKeys(), Models: ms}
 }
 
-// DemoKeys returns the demo keys of [DemoFile]: sk-demo (unlimited) and
-// sk-demo-empty (zero quota).
+// DemoKeys returns the demo keys of [DemoFile]: sk-demo (unlimited quota,
+// no rate limit), sk-demo-empty (zero quota, to see the 403) and
+// sk-demo-limited (unlimited quota, 5 requests a minute, to see the 429:
+// a burst of five, then one every twelve seconds, so the sixth of a quick
+// series is refused however slow the client).
 func DemoKeys() []KeyConfig {
 	zero := int64(0)
 	return []KeyConfig{
 		{Secret: "sk-demo", ID: "key-demo", Owner: "demo"},
 		{Secret: "sk-demo-empty", ID: "key-demo-empty", Owner: "demo", Quota: &zero},
+		{Secret: "sk-demo-limited", ID: "key-demo-limited", Owner: "demo", RateLimit: &auth.Limit{Requests: 5, Period: time.Minute}},
 	}
 }
 
-// LoadFile reads and checks the configuration file at path.
+// LoadFile reads and checks the configuration file at path (see [File]
+// for what is refused). Errors start with the path, and JSON syntax and
+// type errors and duplicate members with the line and column:
+// "gateway.json:3:14: …".
 func LoadFile(path string) (File, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return File{}, err
 	}
-	var f File
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&f); err != nil {
-		return File{}, fmt.Errorf("%s: %w", path, err)
-	}
-	if err := models.ValidateModels(f.Models); err != nil {
-		return File{}, fmt.Errorf("%s: %w", path, err)
-	}
-	for _, rc := range f.Routes {
-		if !slices.ContainsFunc(f.Models, func(m models.Model) bool { return m.ID == rc.Model }) {
-			return File{}, fmt.Errorf("%s: route %q: the model is not in models (which says what it serves)", path, rc.Model)
+	f, err := parseFile(b)
+	if err != nil {
+		var pe *posError
+		if errors.As(err, &pe) {
+			line, col := position(b, pe.offset)
+			return File{}, fmt.Errorf("%s:%d:%d: %w", path, line, col, pe.err)
 		}
-		for _, uc := range rc.Upstreams {
-			if uc.Key != "" && uc.KeyEnv != "" {
-				return File{}, fmt.Errorf("%s: route %q: an upstream has both key and key_env; give one", path, rc.Model)
-			}
-		}
+		return File{}, fmt.Errorf("%s: %w", path, err)
 	}
 	return f, nil
 }
 
-// NewKeyStore returns an in-memory key store holding keys.
+// parseFile decodes and checks a configuration file.
+func parseFile(b []byte) (File, error) {
+	var f File
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		var se *json.SyntaxError
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &se):
+			return File{}, &posError{offset: se.Offset - 1, err: err}
+		case errors.Is(err, io.EOF):
+			return File{}, errors.New("empty file: want a JSON object")
+		}
+		// The walk names the member of a bad rate limit or time, which
+		// encoding/json does not.
+		if werr := checkMembers(b, fileCheck); werr != nil {
+			return File{}, werr
+		}
+		if errors.As(err, &te) {
+			return File{}, &posError{offset: te.Offset - 1, err: err}
+		}
+		return File{}, err
+	}
+	if err := checkMembers(b, fileCheck); err != nil {
+		return File{}, err
+	}
+	if err := f.check(); err != nil {
+		return File{}, err
+	}
+	return f, nil
+}
+
+// fileCheck returns the check of the text value of a File's member by
+// its name, or nil, so that errors name the member and its line.
+func fileCheck(name string) valueCheck {
+	switch name {
+	case "rate_limit":
+		return func(s string) error {
+			_, err := auth.ParseLimit(s)
+			return err
+		}
+	case "expires_at":
+		return func(s string) error {
+			if _, err := time.Parse(time.RFC3339, s); err != nil {
+				return fmt.Errorf("%q is not an RFC 3339 time, such as 2027-01-01T00:00:00Z", s)
+			}
+			return nil
+		}
+	}
+	return nil
+}
+
+// check refuses what a File must not hold (see [File]), naming the field
+// by its JSON path.
+func (f File) check() error {
+	if err := models.ValidateModels(f.Models); err != nil {
+		return err
+	}
+	listed := func(id string) bool {
+		return slices.ContainsFunc(f.Models, func(m models.Model) bool { return m.ID == id })
+	}
+	ids := make(map[string]int, len(f.Keys))
+	secrets := make(map[string]int, len(f.Keys)) // by hash
+	for i, k := range f.Keys {
+		at := fmt.Sprintf("keys[%d]", i)
+		if !auth.ValidSecret(k.Secret) {
+			return fmt.Errorf("%s.secret: not a well-formed key: want sk- followed by letters, digits, - and _ (at most %d bytes)", at, auth.MaxKeyLength)
+		}
+		h := auth.HashSecret(k.Secret)
+		if j, dup := secrets[h]; dup {
+			return fmt.Errorf("%s.secret: the same secret as keys[%d]", at, j)
+		}
+		secrets[h] = i
+		if k.ID != "" {
+			if j, dup := ids[k.ID]; dup {
+				return fmt.Errorf("%s.id: %q is already the id of keys[%d]", at, k.ID, j)
+			}
+			ids[k.ID] = i
+		}
+		if k.Quota != nil && *k.Quota < 0 {
+			return fmt.Errorf("%s.quota: %d is negative: give 0 for none, or null for unlimited", at, *k.Quota)
+		}
+		for j, m := range k.AllowedModels {
+			if !listed(m) {
+				return fmt.Errorf("%s.allowed_models[%d]: %q is not in models", at, j, m)
+			}
+		}
+	}
+	routed := make(map[string]int, len(f.Routes))
+	for i, rc := range f.Routes {
+		at := fmt.Sprintf("routes[%d]", i)
+		if !listed(rc.Model) {
+			return fmt.Errorf("%s.model: %q is not in models (which says what it serves)", at, rc.Model)
+		}
+		if j, dup := routed[rc.Model]; dup {
+			return fmt.Errorf("%s.model: %q is already routed by routes[%d]", at, rc.Model, j)
+		}
+		routed[rc.Model] = i
+		if len(rc.Upstreams) == 0 {
+			return fmt.Errorf("%s.upstreams: route %q has no upstream", at, rc.Model)
+		}
+		for j, uc := range rc.Upstreams {
+			at := fmt.Sprintf("%s.upstreams[%d]", at, j)
+			u, err := url.Parse(uc.BaseURL)
+			if err != nil {
+				return fmt.Errorf("%s.base_url: not a URL", at)
+			}
+			// Redacted: a password in the URL stays out of the message.
+			if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+				return fmt.Errorf("%s.base_url: %q is not an absolute http(s) URL without query", at, u.Redacted())
+			}
+			if !strings.HasSuffix(strings.TrimRight(u.Path, "/"), "/v1") {
+				return fmt.Errorf("%s.base_url: %q must end in /v1, such as https://api.openai.com/v1", at, u.Redacted())
+			}
+			switch {
+			case uc.Key != "" && uc.KeyEnv != "":
+				return fmt.Errorf("%s: both key and key_env; give one", at)
+			case uc.Key == "" && uc.KeyEnv == "":
+				return fmt.Errorf("%s: no key: give key_env (the environment variable that holds the upstream's key) or key", at)
+			}
+		}
+	}
+	return nil
+}
+
+// NewKeyStore returns an in-memory key store holding keys, with every
+// field of [KeyConfig].
 func NewKeyStore(ctx context.Context, keys []KeyConfig) (*auth.MemoryKeyStore, error) {
 	s := auth.NewMemoryKeyStore()
 	for _, k := range keys {
@@ -164,7 +324,9 @@ func NewKeyStore(ctx context.Context, keys []KeyConfig) (*auth.MemoryKeyStore, e
 		if id == "" {
 			id = auth.HashSecret(k.Secret)[:12]
 		}
-		if err := s.Add(ctx, k.Secret, auth.Key{ID: id, Owner: k.Owner, Quota: q}); err != nil {
+		key := auth.Key{ID: id, Owner: k.Owner, Quota: q, RateLimit: k.RateLimit,
+			AllowedModels: k.AllowedModels, ExpiresAt: k.ExpiresAt, Disabled: k.Disabled}
+		if err := s.Add(ctx, k.Secret, key); err != nil {
 			return nil, fmt.Errorf("gateway: key %s: %w", id, err)
 		}
 	}

@@ -80,7 +80,10 @@ type Config struct {
 	// request. Nil discards everything.
 	Logger *slog.Logger
 	// AccessLog logs one line per request at info level: method, path,
-	// status, latency and the key id (never the secret).
+	// status, latency and the key id (never the secret), also for
+	// requests that the auth middleware refuses with 401 (a disabled or
+	// expired key), 403 or 429. It learns the key id through
+	// auth.WithKeyObserver; an observer in AuthOptions replaces it.
 	AccessLog bool
 }
 
@@ -147,11 +150,11 @@ func New(c Config) (*Gateway, error) {
 	if c.RateLimit.Requests > 0 {
 		authOpts = append(authOpts, auth.WithDefaultRateLimit(c.RateLimit))
 	}
+	if c.AccessLog {
+		authOpts = append(authOpts, auth.WithKeyObserver(observeKey))
+	}
 	authOpts = append(authOpts, c.AuthOptions...)
 	var h http.Handler = mux
-	if c.AccessLog {
-		h = captureKey(h)
-	}
 	h = auth.Middleware(c.Keys, authOpts...)(h)
 	if c.Relay != nil {
 		h = relay.ForwardHeaders(h)

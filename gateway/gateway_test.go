@@ -1,9 +1,9 @@
 package gateway_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -134,26 +134,77 @@ func TestGatewayRateLimit(t *testing.T) {
 	require.Contains(t, body, `"rate_limit_exceeded"`)
 }
 
-func TestGatewayAccessLogNamesTheKeyNotTheSecret(t *testing.T) {
+// TestGatewayAccessLog runs the gateway on a real server, so that
+// streams flush through the net/http writer: every line names the status
+// the client got and the key id (refused requests included), never the
+// secret.
+func TestGatewayAccessLog(t *testing.T) {
 	t.Parallel()
-	var buf bytes.Buffer
-	logger := slog.New(slog.NewTextHandler(&buf, nil))
+	lines := make(chan string, 100)
+	logger := slog.New(slog.NewTextHandler(lineWriter(lines), nil))
 	g := newDemo(t, func(c *gateway.Config) { c.Logger, c.AccessLog = logger, true })
-	status, _ := do(t, g, "GET", "/v1/models", "sk-demo", "")
-	require.Equal(t, http.StatusOK, status)
-	status, _ = do(t, g, "GET", "/v1/models", "sk-nope", "")
-	require.Equal(t, http.StatusUnauthorized, status)
+	srv := httptest.NewServer(g)
+	t.Cleanup(srv.Close)
 
-	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
-	require.Len(t, lines, 2, buf.String())
-	require.Contains(t, lines[0], "status=200")
-	require.Contains(t, lines[0], "key_id=key-demo")
-	require.Contains(t, lines[1], "status=401")
-	require.Contains(t, lines[1], `key_id=""`)
-	require.NotContains(t, buf.String(), "sk-demo")
-	require.NotContains(t, buf.String(), "sk-nope")
+	tests := []struct {
+		name, path, key, body string
+		status                int
+		keyID                 string
+	}{
+		{"allowed", "/v1/models", "sk-demo", "", 200, "key-demo"},
+		{"chat stream", "/v1/chat/completions", "sk-demo", `{"model":"demo-chat","stream":true,"messages":[{"role":"user","content":"hi"}]}`, 200, "key-demo"},
+		{"responses stream", "/v1/responses", "sk-demo", `{"model":"demo-chat","stream":true,"input":"hi"}`, 200, "key-demo"},
+		{"unknown key", "/v1/models", "sk-nope", "", 401, `""`},
+		{"no quota", "/v1/chat/completions", "sk-demo-empty", `{}`, 403, "key-demo-empty"},
+		{"rate limited", "/v1/models", "sk-demo-limited", "", 429, "key-demo-limited"},
+	}
+	for _, tc := range tests {
+		var status int
+		var line string
+		for range 6 { // sk-demo-limited allows 5
+			status = doHTTP(t, srv.URL, tc.path, tc.key, tc.body)
+			select {
+			case line = <-lines:
+			case <-time.After(10 * time.Second):
+				t.Fatalf("%s: no access log line", tc.name)
+			}
+			if status != 200 || tc.status == 200 {
+				break
+			}
+		}
+		require.Equal(t, tc.status, status, tc.name)
+		require.Contains(t, line, fmt.Sprintf(" status=%d ", tc.status), tc.name)
+		require.True(t, strings.HasSuffix(line, " key_id="+tc.keyID), "%s: %s", tc.name, line)
+		require.NotContains(t, line, tc.key, "%s: no secret", tc.name)
+	}
 }
 
+// lineWriter sends each log line (without its newline) to lines.
+type lineWriter chan<- string
+
+func (l lineWriter) Write(p []byte) (int, error) {
+	l <- strings.TrimSuffix(string(p), "\n")
+	return len(p), nil
+}
+
+// doHTTP makes a request over the network and reads the whole reply.
+func doHTTP(t *testing.T, base, path, key, body string) int {
+	t.Helper()
+	method := "GET"
+	if body != "" {
+		method = "POST"
+	}
+	req, err := http.NewRequest(method, base+path, strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	_, err = io.Copy(io.Discard, res.Body)
+	require.NoError(t, err)
+	return res.StatusCode
+}
 func TestNewRejectsMissingStores(t *testing.T) {
 	t.Parallel()
 	_, err := gateway.New(gateway.Config{Catalog: models.NewMemoryCatalog()})

@@ -10,12 +10,23 @@
 //
 // Flags:
 //
-//	-addr          address to listen on (default 127.0.0.1:8081)
+//	-addr          address to listen on (default 127.0.0.1:8081); a bare
+//	               port means every interface, as :8081 does
 //	-upstream      the upstream's base URL, ending in /v1 (required)
 //	-upstream-key  the upstream's API key (default: $GATEWAY_UPSTREAM_KEY)
+//	-max-conns     connections served at once (default 1024); more wait
+//	               for one to close
 //
-// Clients use the demo keys of examples/server: sk-demo (unlimited quota)
-// and sk-demo-empty (zero quota, to see the 403). The upstream's key is
+// The banner is printed once the port is bound, with a URL a browser can
+// open. The server has package gateway's connection limits
+// (gateway.NewServer, gateway.LimitListener): request headers within 10s
+// and of at most 64 KiB (431 beyond), idle keep-alive connections closed
+// after 2 minutes, and at most -max-conns connections; no read or write
+// timeout, which would cut streams.
+//
+// Clients use the demo keys of examples/server: sk-demo (unlimited quota,
+// no rate limit), sk-demo-empty (zero quota, to see the 403) and
+// sk-demo-limited (5 requests a minute, to see the 429). The upstream's key is
 // never shown to them, and theirs never reaches the upstream.
 //
 // # What is served
@@ -44,6 +55,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -54,13 +66,15 @@ import (
 
 	"github.com/gatewaykit/gatewaykit/auth"
 	"github.com/gatewaykit/gatewaykit/gateway"
+	"github.com/gatewaykit/gatewaykit/internal/listenaddr"
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/relay"
 	"github.com/gatewaykit/gatewaykit/videos"
 )
 
 func main() {
-	addr := flag.String("addr", "127.0.0.1:8081", "address to listen on")
+	addr := flag.String("addr", "127.0.0.1:8081", "address to listen on (:8081 or a bare 8081: every interface)")
+	maxConns := flag.Int("max-conns", gateway.DefaultMaxConns, "connections served at once; more wait for one to close")
 	upstream := flag.String("upstream", "", "the upstream's base URL, ending in /v1 (required)")
 	key := flag.String("upstream-key", os.Getenv("GATEWAY_UPSTREAM_KEY"), "the upstream's API key (default $GATEWAY_UPSTREAM_KEY)")
 	flag.Parse()
@@ -71,7 +85,9 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
-	if err := run(*addr, config{upstream: *upstream, key: *key, logger: logger}); err != nil {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, *addr, config{upstream: *upstream, key: *key, logger: logger, maxConns: *maxConns}, os.Stdout); err != nil {
 		logger.Error("relay stopped", "error", err)
 		os.Exit(1)
 	}
@@ -82,6 +98,8 @@ type config struct {
 	upstream string // base URL, ending in /v1
 	key      string // the upstream's key
 	logger   *slog.Logger
+	// maxConns is the number of connections served at once (run only).
+	maxConns int
 	// relayOptions, for tests (a faster video poll, say).
 	relayOptions []relay.Option
 	// runnerOptions configure the video runner, for tests.
@@ -216,25 +234,35 @@ func fetchModels(ctx context.Context, client *http.Client, base, key string) ([]
 	return ms, models.ValidateModels(ms)
 }
 
-func run(addr string, c config) error {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+// run serves until ctx is done, then shuts down gracefully. The banner
+// goes to stdout once the port is bound.
+func run(ctx context.Context, addr string, c config, stdout io.Writer) error {
+	if c.maxConns < 1 {
+		return fmt.Errorf("-max-conns %d: want at least 1", c.maxConns)
+	}
 	g, ms, err := newGateway(ctx, c)
+	if err != nil {
+		return err
+	}
+	l, err := net.Listen("tcp", listenaddr.Normalize(addr))
 	if err != nil {
 		return err
 	}
 	go g.Run(context.Background())
 
-	srv := &http.Server{Addr: addr, Handler: g, ReadHeaderTimeout: 10 * time.Second}
+	// The limits of package gateway: header read timeout, idle timeout,
+	// header size, and at most maxConns connections at once.
+	srv := gateway.NewServer(l.Addr().String(), g)
 	errc := make(chan error, 1)
-	go func() { errc <- srv.ListenAndServe() }()
-	fmt.Printf("gatewaykit relay on http://%s, in front of %s\n", addr, c.upstream)
-	fmt.Println("  keys:   sk-demo (unlimited quota), sk-demo-empty (zero quota)")
-	fmt.Print("  models:")
+	go func() { errc <- srv.Serve(gateway.LimitListener(l, c.maxConns)) }()
+	fmt.Fprintf(stdout, "gatewaykit relay on %s, in front of %s\n", listenaddr.URL(l.Addr()), c.upstream)
+	fmt.Fprintln(stdout, "  keys:   sk-demo (unlimited quota, no rate limit), sk-demo-empty (zero quota: 403),")
+	fmt.Fprintln(stdout, "          sk-demo-limited (unlimited quota, 5 requests a minute: 429)")
+	fmt.Fprint(stdout, "  models:")
 	for _, m := range ms {
-		fmt.Printf(" %s", m.ID)
+		fmt.Fprintf(stdout, " %s", m.ID)
 	}
-	fmt.Println()
+	fmt.Fprintln(stdout)
 
 	select {
 	case err := <-errc:

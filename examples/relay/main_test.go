@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -261,4 +262,53 @@ func TestFetchModelsDefaultsAndErrors(t *testing.T) {
 
 	_, _, err = newGateway(context.Background(), config{upstream: up.URL + "/v2", logger: slog.New(slog.DiscardHandler)})
 	require.ErrorContains(t, err, "must end in /v1")
+}
+
+// TestRunBannerAndLimits runs the command's run on a bare port: the
+// banner comes once the port is bound and names a URL that answers, and
+// the server has package gateway's limits (a header over 64 KiB gets 431).
+func TestRunBannerAndLimits(t *testing.T) {
+	up := exampleServer(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, "0", config{upstream: up.URL + "/v1", key: "sk-demo", logger: slog.New(slog.DiscardHandler), maxConns: 8}, pw)
+		pw.Close()
+	}()
+	t.Cleanup(func() {
+		cancel()
+		go io.Copy(io.Discard, pr)
+		select {
+		case err := <-done:
+			require.NoError(t, err, "a graceful shutdown")
+		case <-time.After(30 * time.Second):
+			t.Error("run did not return after its context ended")
+		}
+	})
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	require.NoError(t, err)
+	go io.Copy(io.Discard, pr)
+	url, _, ok := strings.Cut(strings.TrimPrefix(line, "gatewaykit relay on "), ",")
+	require.True(t, ok, line)
+	require.True(t, strings.HasPrefix(url, "http://127.0.0.1:"), line)
+
+	for _, tc := range []struct {
+		padding int
+		status  int
+	}{{0, http.StatusOK}, {2 * gateway.DefaultMaxHeaderBytes, http.StatusRequestHeaderFieldsTooLarge}} {
+		req, err := http.NewRequest("GET", url+"/v1/models", nil)
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer sk-demo")
+		req.Header.Set("X-Padding", strings.Repeat("a", tc.padding))
+		res, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		require.NoError(t, res.Body.Close())
+		require.Equal(t, tc.status, res.StatusCode)
+	}
+}
+
+func TestRunRefusesNoConnections(t *testing.T) {
+	err := run(context.Background(), "127.0.0.1:0", config{upstream: "http://127.0.0.1:1/v1", logger: slog.New(slog.DiscardHandler)}, io.Discard)
+	require.ErrorContains(t, err, "-max-conns 0")
 }

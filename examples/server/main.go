@@ -4,16 +4,40 @@
 // list in its three formats, and video tasks.
 //
 //	go run ./examples/server                 # http://127.0.0.1:8080
-//	go run ./examples/server -addr :9000
-//	go run ./examples/server -config gateway.json
+//	go run ./examples/server -addr :9000     # every interface; -addr 9000 too
+//	go run ./examples/server -config gateway.json -rate-limit 20/s
 //
-// A -config file is JSON: {"keys": [...], "models": [...], "routes": [...]},
-// as documented by gateway.File. Routes relay models to upstream
-// OpenAI-compatible services (with failover, in the order given), which
-// also mounts the access points of spec §4.4 (embeddings, images, audio,
-// moderations, rerank, the messages format, Gemini-style generateContent);
-// every model without a route is answered by the demo backend. The wiring
-// itself is package gateway's.
+// Flags:
+//
+//	-addr        address to listen on (default 127.0.0.1:8080); a bare
+//	             port means every interface, as :8080 does
+//	-config      JSON file of keys, models and routes (default: the
+//	             built-in demo configuration)
+//	-rate-limit  rate limit of keys without one of their own, such as
+//	             20/s, 600/m or unlimited (default: the file's
+//	             rate_limit, else none)
+//	-max-conns   connections served at once (default 1024); more wait
+//	             for one to close
+//
+// The built-in keys are sk-demo (unlimited quota, no rate limit),
+// sk-demo-empty (zero quota, to see the 403) and sk-demo-limited (5
+// requests a minute, to see the 429). The banner, printed once the port
+// is bound, names a URL a browser can open.
+//
+// A -config file is JSON: {"rate_limit": ..., "keys": [...], "models":
+// [...], "routes": [...]}, as documented by gateway.File; each key may set
+// its quota, rate_limit, allowed_models, expires_at and disabled. Routes
+// relay models to upstream OpenAI-compatible services (with failover, in
+// the order given), which also mounts the access points of spec §4.4
+// (embeddings, images, audio, moderations, rerank, the messages format,
+// Gemini-style generateContent); every model without a route is answered
+// by the demo backend. The wiring itself is package gateway's.
+//
+// The server has package gateway's connection limits (gateway.NewServer,
+// gateway.LimitListener): request headers within 10s and of at most 64
+// KiB (431 beyond), idle keep-alive connections closed after 2 minutes,
+// and at most -max-conns connections. It sets no read or write timeout,
+// which would cut streams.
 package main
 
 import (
@@ -21,7 +45,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -31,31 +57,58 @@ import (
 	"github.com/gatewaykit/gatewaykit/auth"
 	"github.com/gatewaykit/gatewaykit/demo"
 	"github.com/gatewaykit/gatewaykit/gateway"
+	"github.com/gatewaykit/gatewaykit/internal/listenaddr"
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/relay"
 )
 
 func main() {
-	addr := flag.String("addr", "127.0.0.1:8080", "address to listen on")
-	configPath := flag.String("config", "", "JSON file of keys and models (default: the built-in demo configuration)")
+	var o options
+	flag.StringVar(&o.addr, "addr", "127.0.0.1:8080", "address to listen on (:8080 or a bare 8080: every interface)")
+	flag.StringVar(&o.configPath, "config", "", "JSON file of keys and models (default: the built-in demo configuration)")
+	flag.StringVar(&o.rateLimit, "rate-limit", "", `rate limit of keys without one of their own, such as 20/s, 600/m or unlimited (default: the config file's "rate_limit", else none)`)
+	flag.IntVar(&o.maxConns, "max-conns", gateway.DefaultMaxConns, "connections served at once; more wait for one to close")
 	flag.Parse()
 
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	if err := run(*addr, *configPath, logger); err != nil {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, o, os.Stdout, logger); err != nil {
 		logger.Error("server stopped", "error", err)
 		os.Exit(1)
 	}
 }
 
-// demoRateLimit is the example server's per-key rate limit: bursts of 20
-// requests, refilled at 20 a second. Thirty quick curls show the 429.
-var demoRateLimit = auth.Limit{Requests: 20, Period: time.Second}
+// options are the example server's flags.
+type options struct {
+	addr       string
+	configPath string
+	rateLimit  string
+	maxConns   int
+	// textOptions configure the demo text backend; nil means the
+	// command's pacing of stream chunks.
+	textOptions []demo.TextOption
+}
 
-func loadConfig(path string) (gateway.File, error) {
-	if path == "" {
-		return gateway.DemoFile(), nil
+// loadConfig reads the -config file, or takes the built-in demo
+// configuration; a -rate-limit flag replaces the file's default rate
+// limit.
+func loadConfig(path, rateLimit string) (gateway.File, error) {
+	c := gateway.DemoFile()
+	if path != "" {
+		var err error
+		if c, err = gateway.LoadFile(path); err != nil {
+			return gateway.File{}, err
+		}
 	}
-	return gateway.LoadFile(path)
+	if rateLimit != "" {
+		l, err := auth.ParseLimit(rateLimit)
+		if err != nil {
+			return gateway.File{}, fmt.Errorf("-rate-limit: %w", err)
+		}
+		c.RateLimit = l
+	}
+	return c, nil
 }
 
 // newGateway assembles the example server: the demo backends for every
@@ -78,29 +131,41 @@ func newGateway(c gateway.File, logger *slog.Logger, textOpts ...demo.TextOption
 		Responses:   text.Responses(),
 		Videos:      demo.NewVideoGenerator(),
 		Relay:       rl,
-		RateLimit:   demoRateLimit,
+		RateLimit:   c.RateLimit,
 		Logger:      logger,
 		AccessLog:   true,
 	})
 }
 
-func run(addr, configPath string, logger *slog.Logger) error {
-	c, err := loadConfig(configPath)
+// run serves until ctx is done, then shuts down gracefully. The banner
+// goes to stdout once the port is bound.
+func run(ctx context.Context, o options, stdout io.Writer, logger *slog.Logger) error {
+	c, err := loadConfig(o.configPath, o.rateLimit)
 	if err != nil {
 		return err
 	}
-	g, err := newGateway(c, logger, demo.WithChunkDelay(20*time.Millisecond))
+	if o.maxConns < 1 {
+		return fmt.Errorf("-max-conns %d: want at least 1", o.maxConns)
+	}
+	if o.textOptions == nil {
+		o.textOptions = []demo.TextOption{demo.WithChunkDelay(20 * time.Millisecond)}
+	}
+	g, err := newGateway(c, logger, o.textOptions...)
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	l, err := net.Listen("tcp", listenaddr.Normalize(o.addr))
+	if err != nil {
+		return err
+	}
 	go g.Run(context.Background())
 
-	srv := &http.Server{Addr: addr, Handler: g, ReadHeaderTimeout: 10 * time.Second}
+	// The limits of package gateway: header read timeout, idle timeout,
+	// header size, and at most maxConns connections at once.
+	srv := gateway.NewServer(l.Addr().String(), g)
 	errc := make(chan error, 1)
-	go func() { errc <- srv.ListenAndServe() }()
-	printBanner(addr, c, configPath == "")
+	go func() { errc <- srv.Serve(gateway.LimitListener(l, o.maxConns)) }()
+	printBanner(stdout, listenaddr.URL(l.Addr()), c, o.configPath == "")
 
 	select {
 	case err := <-errc:
@@ -120,22 +185,26 @@ func run(addr, configPath string, logger *slog.Logger) error {
 	return err
 }
 
-func printBanner(addr string, c gateway.File, builtIn bool) {
-	fmt.Printf("gatewaykit example server on http://%s\n", addr)
+func printBanner(w io.Writer, url string, c gateway.File, builtIn bool) {
+	fmt.Fprintf(w, "gatewaykit example server on %s\n", url)
 	if builtIn {
-		fmt.Println("built-in demo configuration:")
-		fmt.Println("  keys:   sk-demo (unlimited quota), sk-demo-empty (zero quota)")
+		fmt.Fprintln(w, "built-in demo configuration:")
+		fmt.Fprintln(w, "  keys:   sk-demo (unlimited quota, no rate limit), sk-demo-empty (zero quota: 403),")
+		fmt.Fprintln(w, "          sk-demo-limited (unlimited quota, 5 requests a minute: 429)")
 	}
-	fmt.Print("  models:")
+	if !c.RateLimit.Unlimited() {
+		fmt.Fprintf(w, "  rate limit of keys without their own: %s\n", c.RateLimit)
+	}
+	fmt.Fprint(w, "  models:")
 	for _, m := range c.Models {
-		fmt.Printf(" %s", m.ID)
+		fmt.Fprintf(w, " %s", m.ID)
 	}
-	fmt.Println()
+	fmt.Fprintln(w)
 	for _, rc := range c.Routes {
-		fmt.Printf("  relayed: %s →", rc.Model)
+		fmt.Fprintf(w, "  relayed: %s →", rc.Model)
 		for _, u := range rc.Upstreams {
-			fmt.Printf(" %s", u.BaseURL)
+			fmt.Fprintf(w, " %s", u.BaseURL)
 		}
-		fmt.Println()
+		fmt.Fprintln(w)
 	}
 }

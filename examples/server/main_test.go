@@ -1,16 +1,23 @@
 package main
 
 import (
+	"bufio"
+	"context"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gatewaykit/gatewaykit/demo"
 	"github.com/gatewaykit/gatewaykit/gateway"
 	"github.com/gatewaykit/gatewaykit/models"
 )
@@ -56,24 +63,83 @@ func TestExampleServesTheREADMEWalkThrough(t *testing.T) {
 	}
 }
 
-func TestRateLimitGives429(t *testing.T) {
-	g, err := newGateway(gateway.DemoFile(), slog.New(slog.DiscardHandler))
+// get makes one GET /v1/models with key.
+func get(t *testing.T, h http.Handler, key string) *httptest.ResponseRecorder {
+	t.Helper()
+	req := httptest.NewRequest("GET", "/v1/models", nil)
+	req.Header.Set("Authorization", "Bearer "+key)
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec
+}
+
+// TestDemoKeyIsNotRateLimited: sk-demo serves an SDK suite or a load
+// test without 429s; sk-demo-limited answers the README's loop with 429
+// on its sixth request, however slow the machine (one token comes back
+// every twelve seconds).
+func TestDemoKeyIsNotRateLimited(t *testing.T) {
+	c, err := loadConfig("", "")
 	require.NoError(t, err)
-	// The bucket refills while the loop runs; three times its size is
-	// still far more than it can hold however slow the machine.
-	var last *httptest.ResponseRecorder
-	for range demoRateLimit.Requests * 3 {
-		req := httptest.NewRequest("GET", "/v1/models", nil)
-		req.Header.Set("Authorization", "Bearer sk-demo")
-		last = httptest.NewRecorder()
-		g.ServeHTTP(last, req)
-		if last.Code == 429 {
-			break
-		}
+	g, err := newGateway(c, slog.New(slog.DiscardHandler))
+	require.NoError(t, err)
+	for i := range 200 {
+		rec := get(t, g, "sk-demo")
+		require.Equal(t, 200, rec.Code, "request %d: %s", i, rec.Body)
+		require.Empty(t, rec.Header().Get("X-Ratelimit-Limit-Requests"), "sk-demo is not rate limited")
 	}
-	require.Equal(t, 429, last.Code)
-	require.Contains(t, last.Body.String(), `"rate_limit_exceeded"`)
-	require.NotEmpty(t, last.Header().Get("Retry-After"))
+
+	codes := make([]int, 8)
+	for i := range codes {
+		codes[i] = get(t, g, "sk-demo-limited").Code
+	}
+	require.Equal(t, []int{200, 200, 200, 200, 200, 429, 429, 429}, codes)
+	rec := get(t, g, "sk-demo-limited")
+	require.Equal(t, 429, rec.Code)
+	require.Contains(t, rec.Body.String(), `"rate_limit_exceeded"`)
+	require.NotEmpty(t, rec.Header().Get("Retry-After"))
+}
+
+// TestRateLimitFlag: -rate-limit sets the limit of keys without one of
+// their own, and sk-demo-limited keeps its own.
+func TestRateLimitFlag(t *testing.T) {
+	c, err := loadConfig("", "3/m")
+	require.NoError(t, err)
+	g, err := newGateway(c, slog.New(slog.DiscardHandler))
+	require.NoError(t, err)
+	codes := make([]int, 5)
+	for i := range codes {
+		codes[i] = get(t, g, "sk-demo").Code
+	}
+	require.Equal(t, []int{200, 200, 200, 429, 429}, codes)
+	require.Equal(t, "5", get(t, g, "sk-demo-limited").Header().Get("X-Ratelimit-Limit-Requests"))
+
+	_, err = loadConfig("", "20 a second")
+	require.ErrorContains(t, err, "-rate-limit")
+}
+
+// TestConfigFileRateLimit: the file's top-level rate_limit applies to
+// keys without their own, and the flag replaces it.
+func TestConfigFileRateLimit(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "gateway.json")
+	require.NoError(t, os.WriteFile(path, []byte(`{"rate_limit":"2/m",
+		"keys":[{"secret":"sk-a","id":"a"},{"secret":"sk-b","id":"b","rate_limit":"unlimited"}],
+		"models":[{"id":"demo-chat","supported_endpoint_types":["compat"]}]}`), 0o600))
+	c, err := loadConfig(path, "")
+	require.NoError(t, err)
+	g, err := newGateway(c, slog.New(slog.DiscardHandler))
+	require.NoError(t, err)
+	require.Equal(t, []int{200, 200, 429}, []int{get(t, g, "sk-a").Code, get(t, g, "sk-a").Code, get(t, g, "sk-a").Code})
+	for range 5 {
+		require.Equal(t, 200, get(t, g, "sk-b").Code, "a key that opts out")
+	}
+
+	c, err = loadConfig(path, "unlimited")
+	require.NoError(t, err)
+	g, err = newGateway(c, slog.New(slog.DiscardHandler))
+	require.NoError(t, err)
+	for range 5 {
+		require.Equal(t, 200, get(t, g, "sk-a").Code, "the flag replaces the file's default")
+	}
 }
 
 // TestConfigRoutesRelayAModel runs the example server with a -config that
@@ -109,4 +175,114 @@ func TestConfigRoutesRelayAModel(t *testing.T) {
 		require.Contains(t, rec.Body.String(), `You said: \"hi\"`, "the demo text, here or upstream")
 	}
 	require.Equal(t, int32(1), calls.Load(), "only remote-chat went upstream")
+}
+
+// startRun runs the server on addr until the test ends and returns the
+// URL of its banner, read once the port is bound.
+func startRun(t *testing.T, o options) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, o, pw, slog.New(slog.DiscardHandler))
+		pw.Close()
+	}()
+	t.Cleanup(func() {
+		cancel()
+		go io.Copy(io.Discard, pr)
+		select {
+		case err := <-done:
+			require.NoError(t, err, "a graceful shutdown")
+		case <-time.After(30 * time.Second):
+			t.Error("run did not return after its context ended")
+		}
+	})
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	require.NoError(t, err)
+	url, ok := strings.CutPrefix(strings.TrimSpace(line), "gatewaykit example server on ")
+	require.True(t, ok, line)
+	go io.Copy(io.Discard, pr)
+	return url
+}
+
+// TestRunBannerShowsAURLABrowserOpens: whatever the form of -addr, the
+// banner comes once the port is bound and names a URL that answers.
+func TestRunBannerShowsAURLABrowserOpens(t *testing.T) {
+	tests := []struct{ name, addr, host string }{
+		{"host and port", "127.0.0.1:0", "http://127.0.0.1:"},
+		{"port only", ":0", "http://127.0.0.1:"},
+		{"bare port", "0", "http://127.0.0.1:"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			url := startRun(t, options{addr: tc.addr, maxConns: 8, textOptions: []demo.TextOption{}})
+			require.True(t, strings.HasPrefix(url, tc.host), url)
+			require.NotContains(t, url, ":0", "the bound port, not the flag's")
+			req, err := http.NewRequest("GET", url+"/v1/models", nil)
+			require.NoError(t, err)
+			req.Header.Set("Authorization", "Bearer sk-demo")
+			res, err := http.DefaultClient.Do(req)
+			require.NoError(t, err)
+			require.Equal(t, http.StatusOK, res.StatusCode)
+			require.NoError(t, res.Body.Close())
+		})
+	}
+}
+
+// TestRunFailsBeforeTheBannerIfThePortIsTaken: a port in use is an
+// error, and no banner claims the server is up.
+func TestRunFailsBeforeTheBannerIfThePortIsTaken(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	var out strings.Builder
+	err = run(context.Background(), options{addr: l.Addr().String(), maxConns: 8}, &out, slog.New(slog.DiscardHandler))
+	require.Error(t, err)
+	require.Empty(t, out.String())
+
+	err = run(context.Background(), options{addr: "127.0.0.1:0", maxConns: 0}, &out, slog.New(slog.DiscardHandler))
+	require.ErrorContains(t, err, "-max-conns")
+}
+
+// TestRunHasTheServerLimits: the example server uses package gateway's
+// limits; a header over 64 KiB is refused with 431.
+func TestRunHasTheServerLimits(t *testing.T) {
+	url := startRun(t, options{addr: "127.0.0.1:0", maxConns: 8, textOptions: []demo.TextOption{}})
+	req, err := http.NewRequest("GET", url+"/v1/models", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer sk-demo")
+	req.Header.Set("X-Padding", strings.Repeat("a", 2*gateway.DefaultMaxHeaderBytes))
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	require.NoError(t, res.Body.Close())
+	require.Equal(t, http.StatusRequestHeaderFieldsTooLarge, res.StatusCode)
+}
+
+// TestREADMEConfigFilesLoad: every JSON configuration in the README is a
+// valid -config file.
+func TestREADMEConfigFilesLoad(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	rest := string(readme)
+	n := 0
+	for {
+		_, after, ok := strings.Cut(rest, "```json\n")
+		if !ok {
+			break
+		}
+		var block string
+		block, rest, ok = strings.Cut(after, "```\n")
+		require.True(t, ok)
+		n++
+		path := filepath.Join(t.TempDir(), "gateway.json")
+		require.NoError(t, os.WriteFile(path, []byte(block), 0o600))
+		c, err := loadConfig(path, "")
+		require.NoError(t, err, block)
+		_, err = newGateway(c, slog.New(slog.DiscardHandler))
+		if len(c.Routes) == 0 {
+			require.NoError(t, err, block)
+		}
+	}
+	require.GreaterOrEqual(t, n, 2)
 }
