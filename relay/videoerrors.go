@@ -19,11 +19,10 @@ import (
 // may replace it.
 var (
 	reVideoSecret = regexp.MustCompile(`(?i)\b(?:sk|pk|rk)-[A-Za-z0-9_\-]{4,}|\bbearer\s+[A-Za-z0-9._~+/=\-]+`)
-	reVideoKeyArg = regexp.MustCompile(`(?i)\b((?:x-goog-api-key|x-api-key|api[_-]?key|access[_-]?token|key|token)["']?\s*[:=]\s*["']?)[^\s"'&,;]+`)
-	reVideoURL    = regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.\-]*://[^\s"'<>]+`)
+	reVideoKeyArg = regexp.MustCompile(`(?i)\b((?:x-goog-api-key|x-api-key|api[_-]?key|access[_-]?token|key|token)["']?\s*[:=]\s*["']?)[^\s"'&,;()\[\]{}<>]+`)
+	reVideoURL    = regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.\-]*://[^\s"'<>()]+`)
 	reVideoIP     = regexp.MustCompile(`\b(?:\d{1,3}\.){3}\d{1,3}(?::\d+)?\b|\[[0-9A-Fa-f:]*:[0-9A-Fa-f:.]*\](?::\d+)?`)
 	reVideoHost   = regexp.MustCompile(`(?i)\b(?:localhost|[a-z0-9\-]+(?:\.[a-z0-9\-]+)*\.(?:internal|local|localdomain|lan|corp|intranet|svc|home\.arpa))(?::\d+)?\b`)
-	reVideoTaskID = regexp.MustCompile(`\bvideo_[A-Za-z0-9_\-]{4,}\b`)
 	reVideoCode   = regexp.MustCompile(`^[A-Za-z0-9_.\-]{1,64}$`)
 )
 
@@ -73,12 +72,6 @@ func (s videoScrub) text(msg string) string {
 	if s.host != "" && net.ParseIP(s.host) == nil {
 		msg = replaceFold(msg, s.host, redacted)
 	}
-	msg = reVideoTaskID.ReplaceAllStringFunc(msg, func(m string) string {
-		if s.taskID != "" {
-			return s.taskID
-		}
-		return "the task"
-	})
 	return msg
 }
 
