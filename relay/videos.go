@@ -92,8 +92,9 @@ type upstreamVideo struct {
 
 var _ videos.Submitter = videoBackend{}
 
-// firstPoll bounds the wait before the first status request of a task,
-// so that its progress shows early even with a long poll interval.
+// firstPoll bounds the waits before the first two status requests of a
+// task after its creation (one after a takeover), so that its progress
+// shows early even with a long poll interval.
 const firstPoll = time.Second
 
 // minPollHint is the shortest poll interval that an upstream's
@@ -173,7 +174,7 @@ func (b videoBackend) follow(ctx context.Context, task *videos.Task, u *Upstream
 	if v == nil {
 		wait = 0
 	}
-	failures := 0
+	failures, polls := 0, 0
 	for {
 		if v != nil {
 			if v.Progress != nil {
@@ -193,7 +194,11 @@ func (b videoBackend) follow(ctx context.Context, task *videos.Task, u *Upstream
 		case <-timer.C:
 		}
 		next, err := b.poll(ctx, u, path, scrub)
+		polls++
 		wait = b.r.poll
+		if polls == 1 {
+			wait = min(wait, firstPoll)
+		}
 		switch {
 		case err == nil:
 			v, failures = next, 0

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"io"
 	"mime/multipart"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -13,6 +15,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/relay"
 	"github.com/gatewaykit/gatewaykit/relay/relaytest"
 	"github.com/gatewaykit/gatewaykit/videos"
@@ -371,4 +375,88 @@ func TestVideoWithoutThumbnail(t *testing.T) {
 	require.Equal(t, "completed", g.waitVideo(t, id)["status"])
 	require.Equal(t, 200, g.get(t, "/v1/videos/"+id+"/content").StatusCode)
 	require.Equal(t, 404, g.get(t, "/v1/videos/"+id+"/content?variant=thumbnail").StatusCode)
+}
+
+// TestVideoUpstream401IsLoggedWithoutCredentials: the upstream's reply to
+// a refused key goes to the log (as the error's cause), with the
+// credentials it echoes taken out; the client's message says nothing of
+// it.
+func TestVideoUpstream401IsLoggedWithoutCredentials(t *testing.T) {
+	t.Parallel()
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		io.WriteString(w, `{"error":{"message":"Incorrect API key provided: `+r.Header.Get("Authorization")+` at gw-3.corp.internal","type":"invalid_request_error","code":"invalid_api_key"}}`)
+	}))
+	t.Cleanup(up.Close)
+	r, err := relay.New([]relay.Route{{Model: "pub", Upstreams: []relay.Upstream{{BaseURL: up.URL + "/v1", Key: "sk-upstream-secret-999999"}}}})
+	require.NoError(t, err)
+	task := &videos.Task{ID: videos.NewID(), Model: "pub", Request: videos.Request{Create: &videos.CreateRequest{Model: "pub", Prompt: "x"}}}
+	_, err = r.Videos().(videos.Submitter).Submit(t.Context(), task)
+	var e *apierrors.Error
+	require.ErrorAs(t, err, &e)
+	require.Equal(t, 502, e.Status)
+	require.Equal(t, apierrors.CodeBadGateway, e.Code)
+	require.Contains(t, e.Message, "The upstream refused the gateway's credentials (HTTP 401)")
+	require.NotContains(t, e.Message, "Incorrect API key")
+	logged := err.Error()
+	require.Contains(t, logged, "Incorrect API key provided: Bearer [redacted]", "the upstream's reply is logged")
+	require.NotContains(t, logged, "sk-upstream-secret")
+}
+
+// TestVideoTaskTakenOverMidwayIsNotCreatedAgain: a runner that stops in
+// the middle of a task releases it; another process's runner, with a
+// fresh relay, carries on polling the same upstream task.
+func TestVideoTaskTakenOverMidwayIsNotCreatedAgain(t *testing.T) {
+	t.Parallel()
+	up := relaytest.NewUpstream()
+	t.Cleanup(up.Close)
+	up.Video.Polls = 300
+	routes := []relay.Route{{Model: "pub-ok", Upstreams: []relay.Upstream{{BaseURL: up.BaseURL(), Model: relaytest.ModeOK}}}}
+	store, contents := videos.NewMemoryStore(), videos.NewMemoryContentStore()
+	catalog := models.NewMemoryCatalog(models.Model{ID: "pub-ok", EndpointTypes: []models.EndpointType{models.CompatVideo}})
+
+	first, err := relay.New(routes, relay.WithPollInterval(time.Millisecond))
+	require.NoError(t, err)
+	h := videos.NewHandler(store, catalog, contents, videos.WithSubmitter(first.Videos().(videos.Submitter)),
+		videos.WithOwner(func(context.Context) (string, bool) { return "alice", true }))
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("POST", "/v1/videos", strings.NewReader(`{"model":"pub-ok","prompt":"a red fox"}`)))
+	require.Equal(t, 200, rec.Code, rec.Body.String())
+	id := decode(t, rec.Body)["id"].(string)
+
+	run := func(gen videos.Generator) (stop func()) {
+		runner := videos.NewRunner(store, gen, contents, videos.WithPollInterval(time.Millisecond))
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { _ = runner.Run(ctx); close(done) }()
+		return func() { cancel(); <-done }
+	}
+	stopFirst := run(first.Videos())
+	require.Eventually(t, func() bool {
+		task, err := store.Get(t.Context(), "alice", id)
+		require.NoError(t, err)
+		return task.Progress > 0
+	}, 10*time.Second, time.Millisecond)
+	stopFirst() // cancelled: the task is released with its progress
+
+	second, err := relay.New(routes, relay.WithPollInterval(time.Millisecond))
+	require.NoError(t, err)
+	stopSecond := run(second.Videos())
+	t.Cleanup(stopSecond)
+	var task *videos.Task
+	require.Eventually(t, func() bool {
+		task, err = store.Get(t.Context(), "alice", id)
+		require.NoError(t, err)
+		return task.Status.Terminal()
+	}, 20*time.Second, time.Millisecond)
+	require.Equal(t, videos.StatusCompleted, task.Status, "%+v", task.Error)
+	require.Equal(t, 2, task.Attempts, "taken over once")
+	posts := 0
+	for _, r := range up.Requests() {
+		if r.Method == "POST" {
+			posts++
+		}
+	}
+	require.Equal(t, 1, posts, "created once, at the creation request")
 }
