@@ -23,21 +23,45 @@ import (
 // unreachable upstream, a 5xx, a timeout) before a video task is given up.
 const maxPollFailures = 5
 
-// Videos returns the relay's video backend, a videos.Generator for the
-// videos runner. For each gateway task it:
+// Videos returns the relay's video backend: a videos.Generator for the
+// videos runner that is also a videos.Submitter, so that tasks are
+// created upstream before the client is answered. Give it to the video
+// handler with videos.WithSubmitter (gateway.New does so):
 //
-//  1. creates the task upstream: POST {base}/videos with the task's
-//     request as JSON (every field of it, unmodelled ones included; a
-//     multipart upload's input_reference as its data URI), or POST
-//     {base}/vendorai/videos for a task of the multimodal path, with
-//     "model" replaced by the upstream's name. The create request fails
-//     over between the model's upstreams like any other, and carries
-//     "Idempotency-Key: <gateway task id>", so that an upstream that
-//     honours it creates one task even when the request is retried, or
-//     the gateway runs the task again after a restart;
-//  2. polls GET {base}/videos/{upstream id} on the same upstream every
-//     poll interval ([WithPollInterval], default 5s), reporting the
-//     upstream's progress; up to 5 failed polls in a row are tolerated;
+//	gen := r.Videos()
+//	runner := videos.NewRunner(store, gen, contents)
+//	h := videos.NewHandler(store, catalog, contents,
+//		videos.WithNotify(runner.Wake), videos.WithSubmitter(gen.(videos.Submitter)))
+//
+// For each gateway task it:
+//
+//  1. creates the task upstream, in Submit, while the client waits: POST
+//     {base}/videos with the task's request as JSON (every field of it,
+//     unmodelled ones included; a multipart upload's input_reference as
+//     its data URI), or POST {base}/vendorai/videos for a task of the
+//     multimodal path, with "model" replaced by the upstream's name. The
+//     create request fails over between the model's upstreams like any
+//     other, and carries "Idempotency-Key: <gateway task id>", so that an
+//     upstream that honours it creates one task even when the request is
+//     retried. A refusal is the creation's error, sent to the client at
+//     once in the flat shape of the create paths, and no task is stored:
+//     an upstream 4xx keeps its message and code (an upstream 400 is the
+//     client's 400), a 429 its Retry-After, and a 5xx, an unreachable
+//     upstream or an unreadable reply is a 502 bad_gateway (504 on a
+//     timeout). Submit returns the upstream and its task id as the
+//     reference that the handler stores with the task (Task.BackendRef);
+//  2. polls GET {base}/videos/{upstream id}, in Generate, on the upstream
+//     that holds the task (by its [Upstream.Name]: keep the names of a
+//     route's upstreams distinct and stable across restarts), whichever
+//     runner, process or replica claims the task: a task is never created
+//     upstream twice. It polls within a second of the creation (and at
+//     once when it takes over a task), then every poll interval
+//     ([WithPollInterval], default 5s), or sooner when the upstream's
+//     openai-poll-after-ms header asks for it (but not more often than
+//     every 100ms, unless the poll interval is shorter), and reports the upstream's progress (a number or
+//     decimal text, clamped to 0–100) as it rises. Up to 5 failed polls
+//     in a row (unreachable, 5xx, timeouts, 429s, which also wait their
+//     Retry-After) are tolerated;
 //  3. when the upstream task completes, fetches GET
 //     {base}/videos/{upstream id}/content, and the same with
 //     ?variant=thumbnail. Content answered with bytes is downloaded (up
@@ -50,13 +74,29 @@ const maxPollFailures = 5
 //     SDK needs (it refuses cross-origin redirects). A missing thumbnail
 //     (404, or any failure to fetch it) leaves the task without one.
 //
-// The gateway's task ids stay its own: the upstream's id is kept by the
-// generator for the life of the task (and logged with the gateway's id
-// when the task is created upstream). A task that fails upstream fails
-// with the upstream's error code and message; a create request refused
-// with a 4xx fails with the upstream's code and message too, and other
-// failures (unreachable upstream, 5xx, unreadable replies) with the
-// codes bad_gateway or gateway_timeout.
+// A task stored without a reference (a handler without WithSubmitter)
+// is created upstream by Generate instead, when a runner claims it; a
+// refusal then fails the task rather than the creation.
+//
+// The gateway's task ids stay its own: the upstream's id is logged with
+// the gateway's when the task is created upstream, and kept in the
+// task's BackendRef, which clients never see. A task that fails upstream
+// fails with the upstream's error code and message; other failures with
+// the codes bad_gateway or gateway_timeout. Every video error a client
+// sees is cleaned first: the upstream's task id is replaced by the
+// gateway's, and URLs, IP addresses, internal host names (the upstream's
+// own, and names under .internal, .local, .svc, .corp and the like) and
+// credentials (sk-… keys, Bearer tokens, key=… values) are replaced by
+// "[redacted]". An upstream 401 or 403 means that the upstream refused
+// the gateway's own key, not the client's: it is a 502 bad_gateway whose
+// message says that the upstream refused the gateway's credentials; the
+// upstream's reply, without credentials, is the error's cause, which
+// goes to the log only.
+//
+// Each task holds one of the runner's workers while it is polled, which
+// costs a goroutine and one request per poll: give a relay's runner
+// enough workers (videos.WithWorkers) for the tasks it runs at once, or
+// tasks wait queued, at progress 0, while their upstream tasks run.
 func (r *Relay) Videos() videos.Generator { return videoBackend{r} }
 
 type videoBackend struct{ r *Relay }
