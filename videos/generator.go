@@ -26,12 +26,12 @@ type Generator interface {
 	Generate(ctx context.Context, task *Task, progress func(percent int)) (*Result, error)
 }
 
-// A Submitter is a [Generator] whose work runs elsewhere (an upstream
-// service) and can be started before the client is answered, so that a
-// request the other side refuses is refused to the client at once,
-// instead of becoming a task that fails later. It is an optional
-// capability, found at run time with a type assertion (as net/http finds
-// http.Flusher); pass it to the handler with [WithSubmitter].
+// A Submitter starts a task's work before the client is answered: it is
+// the optional capability of a [Generator] whose work runs elsewhere (an
+// upstream service), so that a request the other side refuses is refused
+// to the client at once, instead of becoming a task that fails later.
+// Find it at run time with a type assertion (as net/http finds
+// http.Flusher) and pass it to the handler with [WithSubmitter].
 //
 // The create handlers call Submit with the validated task, ID, Owner,
 // Model, Seconds, Size and Request set, before storing it. Submit starts
