@@ -32,12 +32,16 @@
 //
 // [Relay.Chat], [Relay.Completions] and [Relay.Responses] plug into the
 // handlers of packages chat, completions and responses; [Relay.Videos]
-// is the videos.Generator of a videos.Runner:
+// is the videos.Generator of a videos.Runner, and the videos.Submitter of
+// the video handler:
 //
 //	mux.Handle(chat.Pattern, chat.NewHandler(catalog, r.Chat()))
 //	mux.Handle(completions.Pattern, completions.NewHandler(catalog, r.Completions()))
 //	responses.Register(mux, responses.NewHandler(catalog, r.Responses()))
-//	runner := videos.NewRunner(store, r.Videos(), contents)
+//	gen := r.Videos()
+//	runner := videos.NewRunner(store, gen, contents, videos.WithWorkers(64))
+//	videos.Register(mux, videos.NewHandler(store, catalog, contents,
+//		videos.WithNotify(runner.Wake), videos.WithSubmitter(gen.(videos.Submitter))))
 //	server := auth.Middleware(keys)(relay.ForwardHeaders(mux))
 //
 // The handlers own the wire: replies carry the gateway's ids, timestamps
