@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"mime/multipart"
 	"net/http"
@@ -383,25 +384,27 @@ func TestVideoWithoutThumbnail(t *testing.T) {
 // it.
 func TestVideoUpstream401IsLoggedWithoutCredentials(t *testing.T) {
 	t.Parallel()
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusUnauthorized)
-		io.WriteString(w, `{"error":{"message":"Incorrect API key provided: `+r.Header.Get("Authorization")+` at gw-3.corp.internal","type":"invalid_request_error","code":"invalid_api_key"}}`)
-	}))
-	t.Cleanup(up.Close)
-	r, err := relay.New([]relay.Route{{Model: "pub", Upstreams: []relay.Upstream{{BaseURL: up.URL + "/v1", Key: "sk-upstream-secret-999999"}}}})
-	require.NoError(t, err)
-	task := &videos.Task{ID: videos.NewID(), Model: "pub", Request: videos.Request{Create: &videos.CreateRequest{Model: "pub", Prompt: "x"}}}
-	_, err = r.Videos().(videos.Submitter).Submit(t.Context(), task)
-	var e *apierrors.Error
-	require.ErrorAs(t, err, &e)
-	require.Equal(t, 502, e.Status)
-	require.Equal(t, apierrors.CodeBadGateway, e.Code)
-	require.Contains(t, e.Message, "The upstream refused the gateway's credentials (HTTP 401)")
-	require.NotContains(t, e.Message, "Incorrect API key")
-	logged := err.Error()
-	require.Contains(t, logged, "Incorrect API key provided: Bearer [redacted]", "the upstream's reply is logged")
-	require.NotContains(t, logged, "sk-upstream-secret")
+	for _, status := range []int{http.StatusUnauthorized, http.StatusForbidden} {
+		up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(status)
+			io.WriteString(w, `{"error":{"message":"Incorrect API key provided: `+r.Header.Get("Authorization")+` at gw-3.corp.internal","type":"invalid_request_error","code":"invalid_api_key"}}`)
+		}))
+		t.Cleanup(up.Close)
+		r, err := relay.New([]relay.Route{{Model: "pub", Upstreams: []relay.Upstream{{BaseURL: up.URL + "/v1", Key: "sk-upstream-secret-999999"}}}})
+		require.NoError(t, err)
+		task := &videos.Task{ID: videos.NewID(), Model: "pub", Request: videos.Request{Create: &videos.CreateRequest{Model: "pub", Prompt: "x"}}}
+		_, err = r.Videos().(videos.Submitter).Submit(t.Context(), task)
+		var e *apierrors.Error
+		require.ErrorAs(t, err, &e)
+		require.Equal(t, 502, e.Status)
+		require.Equal(t, apierrors.CodeBadGateway, e.Code)
+		require.Contains(t, e.Message, fmt.Sprintf("The upstream refused the gateway's credentials (HTTP %d)", status))
+		require.NotContains(t, e.Message, "Incorrect API key")
+		logged := err.Error()
+		require.Contains(t, logged, "Incorrect API key provided: Bearer [redacted]", "the upstream's reply is logged")
+		require.NotContains(t, logged, "sk-upstream-secret")
+	}
 }
 
 // TestVideoTaskTakenOverMidwayIsNotCreatedAgain: a runner that stops in
