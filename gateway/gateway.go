@@ -46,7 +46,10 @@ type Config struct {
 	// Contents keeps finished videos and thumbnails; nil means a new
 	// [videos.MemoryContentStore].
 	Contents videos.ContentStore
-	// RunnerOptions configure the video runner.
+	// RunnerOptions configure the video runner. A relayed task holds one
+	// of its workers (4 by default) while it is polled upstream: raise
+	// videos.WithWorkers to the relayed tasks you expect at once, or the
+	// others wait queued, at progress 0, while their upstream tasks run.
 	RunnerOptions []videos.RunnerOption
 
 	// Relay, when set, relays the models it routes to their upstreams,
