@@ -107,15 +107,10 @@ type upstreamVideo struct {
 	ID     string `json:"id"`
 	Status string `json:"status"`
 	// RawProgress is the progress as sent: a number, or text.
-	RawProgress any `json:"progress"`
-	// Progress is RawProgress read, clamped to 0–100; nil if absent or
-	// unreadable.
-	Progress *int `json:"-"`
-	// pollAfter is the upstream's openai-poll-after-ms hint.
-	pollAfter time.Duration
-	Seconds   any    `json:"seconds"`
-	Size      string `json:"size"`
-	Error     *struct {
+	RawProgress any    `json:"progress"`
+	Seconds     any    `json:"seconds"`
+	Size        string `json:"size"`
+	Error       *struct {
 		Code    any    `json:"code"`
 		Message string `json:"message"`
 	} `json:"error"`
@@ -128,6 +123,12 @@ type upstreamVideo struct {
 		FPS      int     `json:"fps"`
 		Seed     *int64  `json:"seed"`
 	} `json:"metadata"`
+
+	// Progress is RawProgress read, clamped to 0–100; nil if absent or
+	// unreadable.
+	Progress *int `json:"-"`
+	// pollAfter is the upstream's openai-poll-after-ms hint.
+	pollAfter time.Duration
 }
 
 var _ videos.Submitter = videoBackend{}
