@@ -264,7 +264,7 @@ func TestVideoUpstreamRefusingTheGatewaysKeyIsA502(t *testing.T) {
 func TestVideoProgressRisesAsUpstream(t *testing.T) {
 	t.Parallel()
 	g := newGateway(t, func(up *relaytest.Upstream) {
-		up.Video.Polls = 6
+		up.Video.Polls = 10
 		up.Video.PollAfter = 5 * time.Millisecond
 	}, relay.WithPollInterval(time.Hour))
 	id := g.createVideo(t, "/v1/videos", `{"model":"pub-ok","prompt":"a red fox"}`)
