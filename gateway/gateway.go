@@ -40,14 +40,19 @@ type Config struct {
 	ResponseStore responses.Store
 
 	// Videos generates videos; with it, the video task endpoints are
-	// mounted and [Gateway.Run] runs a [videos.Runner].
+	// mounted and [Gateway.Run] runs a [videos.Runner]. A generator that
+	// is also a [videos.Submitter] (the relay's) starts each task before
+	// the create request is answered ([videos.WithSubmitter]).
 	Videos videos.Generator
 	// Tasks keeps the video tasks; nil means a new [videos.MemoryStore].
 	Tasks videos.TaskStore
 	// Contents keeps finished videos and thumbnails; nil means a new
 	// [videos.MemoryContentStore].
 	Contents videos.ContentStore
-	// RunnerOptions configure the video runner.
+	// RunnerOptions configure the video runner. A relayed task holds one
+	// of its workers (4 by default) while it is polled upstream: raise
+	// videos.WithWorkers to the relayed tasks you expect at once, or the
+	// others wait queued, at progress 0, while their upstream tasks run.
 	RunnerOptions []videos.RunnerOption
 
 	// Relay, when set, relays the models it routes to their upstreams,
@@ -138,8 +143,13 @@ func New(c Config) (*Gateway, error) {
 		}
 		opts := append([]videos.RunnerOption{videos.WithRunnerLogger(logger)}, c.RunnerOptions...)
 		g.runner = videos.NewRunner(tasks, c.Videos, contents, opts...)
-		videos.Register(mux, videos.NewHandler(tasks, c.Catalog, contents,
-			videos.WithNotify(g.runner.Wake), videos.WithLogger(logger)))
+		vopts := []videos.Option{videos.WithNotify(g.runner.Wake), videos.WithLogger(logger)}
+		if s, ok := c.Videos.(videos.Submitter); ok {
+			// The relay's generator creates each task upstream before the
+			// client is answered.
+			vopts = append(vopts, videos.WithSubmitter(s))
+		}
+		videos.Register(mux, videos.NewHandler(tasks, c.Catalog, contents, vopts...))
 	}
 	if c.Routes != nil {
 		c.Routes(mux)

@@ -64,6 +64,16 @@ func (g videoRouter) Generate(ctx context.Context, t *videos.Task, progress func
 	return g.pick(t.Model).Generate(ctx, t, progress)
 }
 
+// Submit forwards to the routed generator when it is a videos.Submitter
+// (the relay's is), so that relayed tasks are created upstream before
+// the client is answered; other generators submit nothing.
+func (g videoRouter) Submit(ctx context.Context, t *videos.Task) (string, error) {
+	if s, ok := g.pick(t.Model).(videos.Submitter); ok {
+		return s.Submit(ctx, t)
+	}
+	return "", nil
+}
+
 type responsesRouter struct{ byModel[responses.Backend] }
 
 func (b responsesRouter) Complete(ctx context.Context, p *responses.Params) (*responses.Result, error) {

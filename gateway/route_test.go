@@ -92,3 +92,40 @@ func TestGatewayRelayWithoutOwnBackends(t *testing.T) {
 	require.Equal(t, http.StatusUnauthorized, status)
 	require.Contains(t, body, `"type":"error"`, "the messages format refuses in its own shape")
 }
+
+// TestGatewayCreatesRelayedVideosUpstreamBeforeAnswering: the by-model
+// video router passes the relay's videos.Submitter on, so that a routed
+// model's task is created upstream before the client is answered, and a
+// request the upstream refuses is refused at once; the demo's video
+// models are not sent upstream.
+func TestGatewayCreatesRelayedVideosUpstreamBeforeAnswering(t *testing.T) {
+	t.Parallel()
+	up := relaytest.NewUpstream()
+	t.Cleanup(up.Close)
+	r, err := relay.New([]relay.Route{{Model: "remote-video", Upstreams: []relay.Upstream{
+		{BaseURL: up.BaseURL(), Key: "sk-upstream", Model: relaytest.ModeOK}}}})
+	require.NoError(t, err)
+	g := newDemo(t, func(c *gateway.Config) {
+		ms, err := c.Catalog.List(context.Background())
+		require.NoError(t, err)
+		ms = append(ms, models.Model{ID: "remote-video", OwnedBy: "upstream", Created: 1,
+			EndpointTypes: []models.EndpointType{models.CompatVideo}})
+		c.Catalog = models.NewMemoryCatalog(ms...)
+		c.Relay = r
+	})
+
+	status, body := do(t, g, "POST", "/v1/videos", "sk-demo", `{"model":"remote-video","prompt":"a fox","seconds":5}`)
+	require.Equal(t, http.StatusBadRequest, status, body)
+	require.JSONEq(t, `{"code":"invalid_value","message":"Invalid value: '5'. Supported values are: '4', '8', '12'.",
+		"error":{"message":"Invalid value: '5'. Supported values are: '4', '8', '12'.","type":"invalid_request_error","param":"seconds","code":"invalid_value"}}`, body)
+	require.Len(t, up.Requests(), 1)
+
+	status, body = do(t, g, "POST", "/v1/videos", "sk-demo", `{"model":"remote-video","prompt":"a fox","seconds":4}`)
+	require.Equal(t, http.StatusOK, status, body)
+	require.Len(t, up.Requests(), 2, "created upstream before the reply")
+	require.Equal(t, "/v1/videos", up.Last().Path)
+
+	status, body = do(t, g, "POST", "/v1/videos", "sk-demo", `{"model":"demo-video","prompt":"a fox","seconds":4,"size":"1280x720"}`)
+	require.Equal(t, http.StatusOK, status, body)
+	require.Len(t, up.Requests(), 2, "the demo's model is not sent upstream")
+}

@@ -32,12 +32,16 @@
 //
 // [Relay.Chat], [Relay.Completions] and [Relay.Responses] plug into the
 // handlers of packages chat, completions and responses; [Relay.Videos]
-// is the videos.Generator of a videos.Runner:
+// is the videos.Generator of a videos.Runner, and the videos.Submitter of
+// the video handler:
 //
 //	mux.Handle(chat.Pattern, chat.NewHandler(catalog, r.Chat()))
 //	mux.Handle(completions.Pattern, completions.NewHandler(catalog, r.Completions()))
 //	responses.Register(mux, responses.NewHandler(catalog, r.Responses()))
-//	runner := videos.NewRunner(store, r.Videos(), contents)
+//	gen := r.Videos()
+//	runner := videos.NewRunner(store, gen, contents, videos.WithWorkers(64))
+//	videos.Register(mux, videos.NewHandler(store, catalog, contents,
+//		videos.WithNotify(runner.Wake), videos.WithSubmitter(gen.(videos.Submitter))))
 //	server := auth.Middleware(keys)(relay.ForwardHeaders(mux))
 //
 // The handlers own the wire: replies carry the gateway's ids, timestamps
@@ -105,16 +109,34 @@
 //
 // # Videos
 //
-// A video task is created upstream (POST {base}/videos, or
-// {base}/vendorai/videos for the multimodal path), with the gateway's task
-// id as its Idempotency-Key, and polled on the same upstream
-// ([WithPollInterval]); the gateway's task ids stay its own. Finished
-// content that the upstream serves as bytes is downloaded into the
-// gateway's content store; content that it redirects to (object storage)
-// is not copied: its URL becomes the task's, and the gateway's content
-// endpoint redirects there, or streams it with videos.WithContentProxy
-// (needed by the official Go SDK, which refuses cross-origin redirects).
-// See [Relay.Videos].
+// [Relay.Videos] is a videos.Generator and a videos.Submitter: mounted
+// with videos.WithSubmitter (package gateway does it), the create
+// handlers create each task upstream (POST {base}/videos, or
+// {base}/vendorai/videos for the multimodal path, with the gateway's
+// task id as its Idempotency-Key) before they answer the client. A
+// request that the upstream refuses is refused to the client at once,
+// with the upstream's 4xx message and code in the flat shape of the
+// create paths, and no task is stored; an upstream 5xx or an unreachable
+// upstream is a 502. The upstream's task id (and the upstream that holds
+// it) is stored with the gateway's task as its BackendRef, so the runner
+// that claims it, after a restart or on another replica, polls that
+// upstream task and never creates it twice. Polls come within a second
+// of the creation, then every [WithPollInterval] or sooner when the
+// upstream's openai-poll-after-ms says so, and report the upstream's
+// progress as it rises. Finished content that the upstream serves as
+// bytes is downloaded into the gateway's content store; content that it
+// redirects to (object storage) is not copied: its URL becomes the
+// task's, and the gateway's content endpoint redirects there, or streams
+// it with videos.WithContentProxy (needed by the official Go SDK, which
+// refuses cross-origin redirects).
+//
+// On the video path an upstream 401 or 403 means that the upstream
+// refused the gateway's own key, not the client's: it is a 502
+// bad_gateway whose message says so, and the upstream's reply goes to the
+// log only. The gateway's task ids stay its own: upstream task ids,
+// URLs, IP addresses, internal host names and credentials are taken out
+// of every video error a client sees (a failed task's error, a refused
+// creation). See [Relay.Videos].
 //
 // # Transport
 //

@@ -47,7 +47,11 @@ func kitServer(t *testing.T, key string, catalog models.Catalog, text chat.Backe
 		defer cancel()
 		_ = runner.Shutdown(ctx)
 	})
-	vh := videos.NewHandler(store, catalog, contents, videos.WithNotify(runner.Wake))
+	opts := []videos.Option{videos.WithNotify(runner.Wake)}
+	if s, ok := gen.(videos.Submitter); ok {
+		opts = append(opts, videos.WithSubmitter(s))
+	}
+	vh := videos.NewHandler(store, catalog, contents, opts...)
 	for _, p := range append(videos.Patterns(), videos.PatternContent) {
 		mux.Handle(p, vh)
 	}

@@ -42,6 +42,7 @@ type gateway struct {
 	relay *relay.Relay
 	srv   *httptest.Server
 	keys  *auth.MemoryKeyStore
+	tasks *videos.MemoryStore
 
 	// served is closed-and-replaced per request: wait on done() to know
 	// the gateway's handler has returned (and charged).
@@ -55,6 +56,7 @@ var modes = []string{
 	relaytest.ModeMalformedSSE, relaytest.ModeErrorEvent, relaytest.ModeStatus400, relaytest.ModeStatus401,
 	relaytest.ModeStatus429, relaytest.ModeStatus500,
 	relaytest.ModeVideoFail, relaytest.ModeVideoRedirect, relaytest.ModeVideoNoThumbnail, relaytest.ModeIncomplete,
+	relaytest.ModeVideoSizeRequired, relaytest.ModeVideoUnknownModel, relaytest.ModeVideoLeak,
 }
 
 func newGateway(t *testing.T, setup func(up *relaytest.Upstream), opts ...relay.Option) *gateway {
@@ -88,7 +90,8 @@ func newGateway(t *testing.T, setup func(up *relaytest.Upstream), opts ...relay.
 }
 
 // mountVideos mounts the video routes, with a runner whose generator is
-// the relay's.
+// the relay's, which also creates each task upstream before the create
+// request is answered (videos.WithSubmitter).
 func (g *gateway) mountVideos(t *testing.T, mux *http.ServeMux, catalog models.Catalog, opts ...videos.Option) {
 	store := videos.NewMemoryStore()
 	contents := videos.NewMemoryContentStore()
@@ -101,7 +104,9 @@ func (g *gateway) mountVideos(t *testing.T, mux *http.ServeMux, catalog models.C
 		require.NoError(t, runner.Shutdown(ctx))
 		cancel()
 	})
-	h := videos.NewHandler(store, catalog, contents, append([]videos.Option{videos.WithNotify(runner.Wake)}, opts...)...)
+	g.tasks = store
+	sub := g.relay.Videos().(videos.Submitter)
+	h := videos.NewHandler(store, catalog, contents, append([]videos.Option{videos.WithNotify(runner.Wake), videos.WithSubmitter(sub)}, opts...)...)
 	for _, p := range append(videos.Patterns(), videos.PatternContent) {
 		mux.Handle(p, h)
 	}

@@ -184,3 +184,35 @@ func TestSDKVideos(t *testing.T) {
 	require.Equal(t, "content_policy", v.Error.Code)
 	require.Equal(t, "The prompt was rejected.", v.Error.Message)
 }
+
+// TestSDKVideoRefusedUpstreamAtOnce: the SDK's Videos.New (multipart)
+// gets the upstream's 400 at once, with its message and code, rather
+// than a task that fails later; an upstream that refuses the gateway's
+// key is a 502 that says so.
+func TestSDKVideoRefusedUpstreamAtOnce(t *testing.T) {
+	t.Parallel()
+	g := newGateway(t, nil)
+	client := g.sdk()
+	for _, tc := range []struct {
+		name   string
+		params openai.VideoNewParams
+		status int
+		code   string
+		msg    string
+	}{
+		{"BadSeconds", openai.VideoNewParams{Model: "pub-ok", Prompt: "x", Seconds: "5"}, 400, "invalid_value", "Invalid value: '5'. Supported values are: '4', '8', '12'."},
+		{"BadSize", openai.VideoNewParams{Model: "pub-ok", Prompt: "x", Size: "999x999"}, 400, "invalid_value", "Invalid value: '999x999'. Supported values are: '640x360', '1280x720', '720x1280'."},
+		{"MissingSize", openai.VideoNewParams{Model: "pub-video-size-required", Prompt: "x"}, 400, "invalid_value", "Missing required parameter: 'size'."},
+		{"UnknownModelUpstream", openai.VideoNewParams{Model: "pub-video-unknown-model", Prompt: "x"}, 400, "model_not_found", "The model 'video-unknown-model' does not exist or you do not have access to it."},
+		{"UnknownModel", openai.VideoNewParams{Model: "sora-9", Prompt: "x"}, 400, "model_not_found", `The model "sora-9" does not exist or you do not have access to it.`},
+		{"UpstreamRefusesTheGatewaysKey", openai.VideoNewParams{Model: "pub-status-401", Prompt: "x"}, 502, "bad_gateway", "The upstream refused the gateway's credentials"},
+	} {
+		_, err := client.Videos.New(t.Context(), tc.params)
+		var apiErr *openai.Error
+		require.ErrorAs(t, err, &apiErr, tc.name)
+		require.Equal(t, tc.status, apiErr.StatusCode, tc.name)
+		require.Equal(t, tc.code, apiErr.Code, tc.name)
+		require.Contains(t, apiErr.Message, tc.msg, tc.name)
+	}
+	g.requireNoTasks(t)
+}

@@ -2,14 +2,17 @@ package relay
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"mime"
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
@@ -20,21 +23,45 @@ import (
 // unreachable upstream, a 5xx, a timeout) before a video task is given up.
 const maxPollFailures = 5
 
-// Videos returns the relay's video backend, a videos.Generator for the
-// videos runner. For each gateway task it:
+// Videos returns the relay's video backend: a videos.Generator for the
+// videos runner that is also a videos.Submitter, so that tasks are
+// created upstream before the client is answered. Give it to the video
+// handler with videos.WithSubmitter (gateway.New does so):
 //
-//  1. creates the task upstream: POST {base}/videos with the task's
-//     request as JSON (every field of it, unmodelled ones included; a
-//     multipart upload's input_reference as its data URI), or POST
-//     {base}/vendorai/videos for a task of the multimodal path, with
-//     "model" replaced by the upstream's name. The create request fails
-//     over between the model's upstreams like any other, and carries
-//     "Idempotency-Key: <gateway task id>", so that an upstream that
-//     honours it creates one task even when the request is retried, or
-//     the gateway runs the task again after a restart;
-//  2. polls GET {base}/videos/{upstream id} on the same upstream every
-//     poll interval ([WithPollInterval], default 5s), reporting the
-//     upstream's progress; up to 5 failed polls in a row are tolerated;
+//	gen := r.Videos()
+//	runner := videos.NewRunner(store, gen, contents)
+//	h := videos.NewHandler(store, catalog, contents,
+//		videos.WithNotify(runner.Wake), videos.WithSubmitter(gen.(videos.Submitter)))
+//
+// For each gateway task it:
+//
+//  1. creates the task upstream, in Submit, while the client waits: POST
+//     {base}/videos with the task's request as JSON (every field of it,
+//     unmodelled ones included; a multipart upload's input_reference as
+//     its data URI), or POST {base}/vendorai/videos for a task of the
+//     multimodal path, with "model" replaced by the upstream's name. The
+//     create request fails over between the model's upstreams like any
+//     other, and carries "Idempotency-Key: <gateway task id>", so that an
+//     upstream that honours it creates one task even when the request is
+//     retried. A refusal is the creation's error, sent to the client at
+//     once in the flat shape of the create paths, and no task is stored:
+//     an upstream 4xx keeps its message and code (an upstream 400 is the
+//     client's 400), a 429 its Retry-After, and a 5xx, an unreachable
+//     upstream or an unreadable reply is a 502 bad_gateway (504 on a
+//     timeout). Submit returns the upstream and its task id as the
+//     reference that the handler stores with the task (Task.BackendRef);
+//  2. polls GET {base}/videos/{upstream id}, in Generate, on the upstream
+//     that holds the task (by its [Upstream.Name]: keep the names of a
+//     route's upstreams distinct and stable across restarts), whichever
+//     runner, process or replica claims the task: a task is never created
+//     upstream twice. It polls within a second of the creation (and at
+//     once when it takes over a task), then every poll interval
+//     ([WithPollInterval], default 5s), or sooner when the upstream's
+//     openai-poll-after-ms header asks for it (but not more often than
+//     every 100ms, unless the poll interval is shorter), and reports the upstream's progress (a number or
+//     decimal text, clamped to 0–100) as it rises. Up to 5 failed polls
+//     in a row (unreachable, 5xx, timeouts, 429s, which also wait their
+//     Retry-After) are tolerated;
 //  3. when the upstream task completes, fetches GET
 //     {base}/videos/{upstream id}/content, and the same with
 //     ?variant=thumbnail. Content answered with bytes is downloaded (up
@@ -47,13 +74,29 @@ const maxPollFailures = 5
 //     SDK needs (it refuses cross-origin redirects). A missing thumbnail
 //     (404, or any failure to fetch it) leaves the task without one.
 //
-// The gateway's task ids stay its own: the upstream's id is kept by the
-// generator for the life of the task (and logged with the gateway's id
-// when the task is created upstream). A task that fails upstream fails
-// with the upstream's error code and message; a create request refused
-// with a 4xx fails with the upstream's code and message too, and other
-// failures (unreachable upstream, 5xx, unreadable replies) with the
-// codes bad_gateway or gateway_timeout.
+// A task stored without a reference (a handler without WithSubmitter)
+// is created upstream by Generate instead, when a runner claims it; a
+// refusal then fails the task rather than the creation.
+//
+// The gateway's task ids stay its own: the upstream's id is logged with
+// the gateway's when the task is created upstream, and kept in the
+// task's BackendRef, which clients never see. A task that fails upstream
+// fails with the upstream's error code and message; other failures with
+// the codes bad_gateway or gateway_timeout. Every video error a client
+// sees is cleaned first: the upstream's task id is replaced by the
+// gateway's, and URLs, IP addresses, internal host names (the upstream's
+// own, and names under .internal, .local, .svc, .corp and the like) and
+// credentials (sk-… keys, Bearer tokens, key=… values) are replaced by
+// "[redacted]". An upstream 401 or 403 means that the upstream refused
+// the gateway's own key, not the client's: it is a 502 bad_gateway whose
+// message says that the upstream refused the gateway's credentials; the
+// upstream's reply, without credentials, is the error's cause, which
+// goes to the log only.
+//
+// Each task holds one of the runner's workers while it is polled, which
+// costs a goroutine and one request per poll: give a relay's runner
+// enough workers (videos.WithWorkers) for the tasks it runs at once, or
+// tasks wait queued, at progress 0, while their upstream tasks run.
 func (r *Relay) Videos() videos.Generator { return videoBackend{r} }
 
 type videoBackend struct{ r *Relay }
@@ -61,12 +104,13 @@ type videoBackend struct{ r *Relay }
 // upstreamVideo is the part of an upstream's video task that the relay
 // reads.
 type upstreamVideo struct {
-	ID       string `json:"id"`
-	Status   string `json:"status"`
-	Progress *int   `json:"progress"`
-	Seconds  any    `json:"seconds"`
-	Size     string `json:"size"`
-	Error    *struct {
+	ID     string `json:"id"`
+	Status string `json:"status"`
+	// RawProgress is the progress as sent: a number, or text.
+	RawProgress any    `json:"progress"`
+	Seconds     any    `json:"seconds"`
+	Size        string `json:"size"`
+	Error       *struct {
 		Code    any    `json:"code"`
 		Message string `json:"message"`
 	} `json:"error"`
@@ -79,42 +123,137 @@ type upstreamVideo struct {
 		FPS      int     `json:"fps"`
 		Seed     *int64  `json:"seed"`
 	} `json:"metadata"`
+
+	// Progress is RawProgress read, clamped to 0–100; nil if absent or
+	// unreadable.
+	Progress *int `json:"-"`
+	// pollAfter is the upstream's openai-poll-after-ms hint.
+	pollAfter time.Duration
+}
+
+var _ videos.Submitter = videoBackend{}
+
+// firstPoll bounds the waits before the first two status requests of a
+// task after its creation (one after a takeover), so that its progress
+// shows early even with a long poll interval.
+const firstPoll = time.Second
+
+// minPollHint is the shortest poll interval that an upstream's
+// openai-poll-after-ms hint may set.
+const minPollHint = 100 * time.Millisecond
+
+// videoRef is the reference of an upstream task, stored as the gateway
+// task's BackendRef: the upstream (by name, within the task's route) and
+// its task id.
+type videoRef struct {
+	Upstream string `json:"upstream"`
+	ID       string `json:"id"`
+}
+
+// Submit creates the task upstream (step 1 of [Relay.Videos]) and returns
+// its reference, which the gateway stores with the task.
+func (b videoBackend) Submit(ctx context.Context, task *videos.Task) (string, error) {
+	v, u, err := b.create(ctx, task)
+	if err != nil {
+		return "", err
+	}
+	b.r.logger.LogAttrs(ctx, slog.LevelInfo, "relay: video task created upstream",
+		slog.String("task", task.ID), slog.String("upstream", u.Name), slog.String("upstream_task", v.ID))
+	ref, err := json.Marshal(videoRef{Upstream: u.Name, ID: v.ID})
+	if err != nil {
+		return "", apierrors.Internal(err)
+	}
+	return string(ref), nil
 }
 
 func (b videoBackend) Generate(ctx context.Context, task *videos.Task, progress func(percent int)) (*videos.Result, error) {
+	if task.BackendRef != "" {
+		u, id, err := b.lookup(task)
+		if err != nil {
+			return nil, err
+		}
+		return b.follow(ctx, task, u, id, nil, progress)
+	}
+	// Not submitted at creation (a handler without WithSubmitter): create
+	// it now.
 	v, u, err := b.create(ctx, task)
 	if err != nil {
 		return nil, failure(err)
 	}
 	b.r.logger.LogAttrs(ctx, slog.LevelInfo, "relay: video task created upstream",
 		slog.String("task", task.ID), slog.String("upstream", u.Name), slog.String("upstream_task", v.ID))
-	path := "/videos/" + url.PathEscape(v.ID)
-	t := time.NewTicker(b.r.poll)
-	defer t.Stop()
-	failures := 0
+	return b.follow(ctx, task, u, v.ID, v, progress)
+}
+
+// lookup finds the upstream and the upstream task id of a submitted task.
+func (b videoBackend) lookup(task *videos.Task) (*Upstream, string, error) {
+	var ref videoRef
+	if err := json.Unmarshal([]byte(task.BackendRef), &ref); err != nil || ref.ID == "" {
+		return nil, "", &videos.Failure{Code: string(apierrors.CodeBadGateway), Message: "The video task's upstream reference could not be read.",
+			Err: fmt.Errorf("relay: task %s: bad BackendRef %q: %v", task.ID, task.BackendRef, err)}
+	}
+	ups := b.r.routes[task.Model]
+	for i := range ups {
+		if ups[i].Name == ref.Upstream {
+			return &ups[i], ref.ID, nil
+		}
+	}
+	return nil, "", &videos.Failure{Code: string(apierrors.CodeBadGateway), Message: "The upstream that holds this video task is no longer configured.",
+		Err: fmt.Errorf("relay: task %s: model %q has no upstream named %q (upstream task %s)", task.ID, task.Model, ref.Upstream, ref.ID)}
+}
+
+// follow polls the upstream task id on u until it is done, reporting its
+// progress, and fetches its content (steps 2 and 3 of [Relay.Videos]).
+// v is the task as the create request answered it, or nil: then the
+// task is polled at once.
+func (b videoBackend) follow(ctx context.Context, task *videos.Task, u *Upstream, id string, v *upstreamVideo, progress func(int)) (*videos.Result, error) {
+	scrub := newVideoScrub(u, id, task.ID)
+	path := "/videos/" + url.PathEscape(id)
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	wait := min(b.r.poll, firstPoll)
+	if v == nil {
+		wait = 0
+	}
+	failures, polls := 0, 0
 	for {
-		if v.Progress != nil {
-			progress(*v.Progress)
+		if v != nil {
+			if v.Progress != nil {
+				progress(*v.Progress)
+			}
+			switch v.Status {
+			case "completed", "succeeded":
+				return b.result(ctx, u, path, v, scrub)
+			case "failed", "cancelled", "canceled", "expired":
+				return nil, upstreamFailure(v, scrub)
+			}
 		}
-		switch v.Status {
-		case "completed", "succeeded":
-			return b.result(ctx, u, path, v)
-		case "failed", "cancelled", "canceled", "expired":
-			return nil, upstreamFailure(v)
-		}
+		timer.Reset(wait)
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
-		case <-t.C:
+		case <-timer.C:
 		}
-		next, err := b.poll(ctx, u, path)
+		next, err := b.poll(ctx, u, path, scrub)
+		polls++
+		wait = b.r.poll
+		if polls == 1 {
+			wait = min(wait, firstPoll)
+		}
 		switch {
 		case err == nil:
 			v, failures = next, 0
+			if h := v.pollAfter; h > 0 && h < wait {
+				// The upstream says its status may be asked for sooner.
+				wait = max(h, min(minPollHint, wait))
+			}
 		case ctx.Err() != nil:
 			return nil, ctx.Err()
 		case retriable(err) && failures+1 < maxPollFailures:
 			failures++
+			if d := retryAfterOf(err); d > wait {
+				wait = d
+			}
 			b.r.logger.LogAttrs(ctx, slog.LevelWarn, "relay: polling a video task failed; retrying",
 				slog.String("task", task.ID), slog.String("upstream", u.Name), slog.String("error", err.Error()))
 		default:
@@ -150,9 +289,10 @@ func (b videoBackend) create(ctx context.Context, task *videos.Task) (*upstreamV
 		return req, err
 	})
 	if err != nil {
-		return nil, nil, err
+		// Every upstream failed (502 or 504), or the model is not routed.
+		return nil, nil, newVideoScrub(nil, "", task.ID).apiError(err)
 	}
-	v, err := readVideo(res, u)
+	v, err := readVideo(res, u, newVideoScrub(u, "", task.ID))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -161,44 +301,76 @@ func (b videoBackend) create(ctx context.Context, task *videos.Task) (*upstreamV
 
 // poll reads the upstream task once, from the upstream that has it: no
 // failover.
-func (b videoBackend) poll(ctx context.Context, u *Upstream, path string) (*upstreamVideo, error) {
+func (b videoBackend) poll(ctx context.Context, u *Upstream, path string, scrub videoScrub) (*upstreamVideo, error) {
 	res, _, err := b.r.send(ctx, u, func(u *Upstream) (*http.Request, error) {
 		return newJSONRequest(ctx, http.MethodGet, u.URL(path), nil)
 	})
 	if err != nil {
-		return nil, err
+		return nil, scrub.apiError(err)
 	}
-	return readVideo(res, u)
+	return readVideo(res, u, scrub)
 }
 
 // readVideo reads an upstream's video task reply, and closes it.
-func readVideo(res *http.Response, u *Upstream) (*upstreamVideo, error) {
+func readVideo(res *http.Response, u *Upstream, scrub videoScrub) (*upstreamVideo, error) {
 	if res.StatusCode != http.StatusOK {
-		return nil, UpstreamError(res, u)
+		return nil, videoUpstreamError(res, u, scrub)
 	}
 	defer res.Body.Close()
 	var v upstreamVideo
 	if err := readReply(res.Body, u, unmarshalInto(&v)); err != nil {
-		return nil, err
+		return nil, scrub.apiError(err)
 	}
 	if v.ID == "" {
 		return nil, malformed(u, "video task", errors.New("no id"), nil)
 	}
-	if v.Progress != nil {
-		p := min(max(*v.Progress, 0), 100)
+	if p, ok := percent(v.RawProgress); ok {
 		v.Progress = &p
+	}
+	if ms, err := strconv.ParseFloat(res.Header.Get("Openai-Poll-After-Ms"), 64); err == nil && ms > 0 && ms < 1e9 {
+		v.pollAfter = time.Duration(ms * float64(time.Millisecond))
 	}
 	return &v, nil
 }
 
+// percent reads a progress sent as a number (whole or not) or as decimal
+// text ("45", "45.5", "45%"), clamped to 0–100.
+func percent(raw any) (int, bool) {
+	var f float64
+	switch p := raw.(type) {
+	case float64:
+		f = p
+	case string:
+		var err error
+		if f, err = strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(p), "%"), 64); err != nil {
+			return 0, false
+		}
+	default:
+		return 0, false
+	}
+	if math.IsNaN(f) {
+		return 0, false
+	}
+	return int(min(max(f, 0), 100)), true
+}
+
+// retryAfterOf is the wait that an upstream's 429 asked for; zero if none.
+func retryAfterOf(err error) time.Duration {
+	var e *apierrors.Error
+	if errors.As(err, &e) {
+		return e.RetryAfter
+	}
+	return 0
+}
+
 // result fetches the content of a completed upstream task.
-func (b videoBackend) result(ctx context.Context, u *Upstream, path string, v *upstreamVideo) (*videos.Result, error) {
-	video, err := b.media(ctx, u, path+"/content")
+func (b videoBackend) result(ctx context.Context, u *Upstream, path string, v *upstreamVideo, scrub videoScrub) (*videos.Result, error) {
+	video, err := b.media(ctx, u, path+"/content", scrub)
 	if err != nil {
 		return nil, failure(err)
 	}
 	res := &videos.Result{Video: *video, RemixedFromVideoID: v.RemixedFromVideoID}
-	thumb, err := b.media(ctx, u, path+"/content?variant=thumbnail")
+	thumb, err := b.media(ctx, u, path+"/content?variant=thumbnail", scrub)
 	switch {
 	case err == nil:
 		res.Thumbnail = thumb
@@ -228,7 +400,7 @@ func (b videoBackend) result(ctx context.Context, u *Upstream, path string, v *u
 
 // media fetches a video or thumbnail: its bytes, or the URL that the
 // upstream redirects to.
-func (b videoBackend) media(ctx context.Context, u *Upstream, path string) (*videos.Media, error) {
+func (b videoBackend) media(ctx context.Context, u *Upstream, path string, scrub videoScrub) (*videos.Media, error) {
 	res, _, err := b.r.send(ctx, u, func(u *Upstream) (*http.Request, error) {
 		req, err := newJSONRequest(ctx, http.MethodGet, u.URL(path), nil)
 		if err == nil {
@@ -237,7 +409,7 @@ func (b videoBackend) media(ctx context.Context, u *Upstream, path string) (*vid
 		return req, err
 	})
 	if err != nil {
-		return nil, err
+		return nil, scrub.apiError(err)
 	}
 	switch res.StatusCode {
 	case http.StatusOK:
@@ -249,12 +421,12 @@ func (b videoBackend) media(ctx context.Context, u *Upstream, path string) (*vid
 		}
 		return &videos.Media{URL: loc.String()}, nil
 	default:
-		return nil, UpstreamError(res, u)
+		return nil, videoUpstreamError(res, u, scrub)
 	}
 	defer res.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(res.Body, b.r.maxMedia+1))
 	if err != nil {
-		return nil, readError(err, u)
+		return nil, scrub.apiError(readError(err, u))
 	}
 	if int64(len(data)) > b.r.maxMedia {
 		return nil, apierrors.BadGateway("The upstream's video is too large.",
@@ -278,25 +450,26 @@ func failure(err error) error {
 	return err
 }
 
-// upstreamFailure is the failure of a task that failed upstream.
-func upstreamFailure(v *upstreamVideo) error {
+// upstreamFailure is the failure of a task that failed upstream: the
+// upstream's code and message, cleaned with scrub.
+func upstreamFailure(v *upstreamVideo, scrub videoScrub) error {
 	f := &videos.Failure{Message: "Video generation failed upstream.", Err: fmt.Errorf("relay: upstream task %s: %s", v.ID, v.Status)}
 	if v.Error != nil {
-		if code := codeText(v.Error.Code); code != "" {
-			f.Code = code
+		f.Code = scrub.code(codeText(v.Error.Code))
+		if msg := strings.TrimSpace(scrub.text(v.Error.Message)); msg != "" {
+			f.Message = msg
 		}
-		if v.Error.Message != "" {
-			f.Message = v.Error.Message
-		}
+		f.Err = fmt.Errorf("%w: %s: %s", f.Err, codeText(v.Error.Code), redactSecrets(v.Error.Message))
 	}
 	return f
 }
 
 // retriable reports whether a failed poll may be tried again: the
-// upstream was unreachable, slow, or failed with a 5xx (502/504 here).
+// upstream was unreachable, slow, failed with a 5xx (502/504 here), or
+// asked to slow down (429).
 func retriable(err error) bool {
 	var e *apierrors.Error
-	return errors.As(err, &e) && (e.Code == apierrors.CodeBadGateway || e.Code == apierrors.CodeGatewayTimeout)
+	return errors.As(err, &e) && (e.Code == apierrors.CodeBadGateway || e.Code == apierrors.CodeGatewayTimeout || e.Status == http.StatusTooManyRequests)
 }
 
 // codeText spells a JSON code (string or number) as text.

@@ -89,13 +89,27 @@
 // size when neither is given; its seconds from duration_sec, which must be
 // one of the model's seconds if it lists them.
 //
-// Every creation failure is a 400 with the flat body of the spec plus the
-// mirrored "error" object of docs/design.md, so the official SDKs show the
-// message: {"code":"invalid_request","message":"…","error":{"message":"…",
+// Every creation failure is a 400 (but a 429 or a 5xx, from the store or
+// a [Submitter], which keep their status) with the flat body of the spec
+// plus the mirrored "error" object of docs/design.md, so the official
+// SDKs show the message: {"code":"invalid_request","message":"…","error":{"message":"…",
 // "type":"invalid_request_error","param":"seconds","code":"invalid_request"}}
 // (code model_not_found for an unknown model). Success is a 200 with
 // {id, status: "queued", progress: 0, created_at}; ids are "task_" and 26
 // base32 characters (130 random bits).
+//
+// # Work that starts before the reply
+//
+// A [Generator] that hands the work to another service (an upstream, as
+// the relay's does) can also be a [Submitter]. Given to the handler with
+// [WithSubmitter], it is called with each validated task before the task
+// is stored and the client answered: what it refuses is refused to the
+// client at once, in the flat shape (its *apierrors.Error's message and
+// code; status 400, or its own for 429 and 5xx), and no task is stored;
+// the reference it returns (an upstream's task id) is stored as
+// [Task.BackendRef], never sent to clients, and the Generator finds the
+// work by it whichever runner claims the task, after a restart or on
+// another replica, instead of starting it again.
 //
 // # Status, list and delete
 //
@@ -166,7 +180,9 @@
 // its progress kept, until it has been claimed MaxAttempts times (3 by
 // default); then the next Claim fails it with code generation_failed. A
 // runner that shuts down releases its tasks, which are claimable at once
-// without counting the attempt. Times come from the callers, so the
+// without counting the attempt. A store keeps every field of a [Task],
+// BackendRef included, so that a task taken over finds its submitted
+// work. Times come from the callers, so the
 // policy is tested without sleeping. [MemoryStore] implements it;
 // videostest.TestTaskStore is the conformance suite for any other.
 //

@@ -26,6 +26,32 @@ type Generator interface {
 	Generate(ctx context.Context, task *Task, progress func(percent int)) (*Result, error)
 }
 
+// A Submitter starts a task's work before the client is answered: it is
+// the optional capability of a [Generator] whose work runs elsewhere (an
+// upstream service), so that a request the other side refuses is refused
+// to the client at once, instead of becoming a task that fails later.
+// Find it at run time with a type assertion (as net/http finds
+// http.Flusher) and pass it to the handler with [WithSubmitter].
+//
+// The create handlers call Submit with the validated task, ID, Owner,
+// Model, Seconds, Size and Request set, before storing it. Submit starts
+// the work and returns a reference to it (an upstream's task id and where
+// it lives), which the handler stores as the task's [Task.BackendRef];
+// Generate then finds the work by that reference instead of starting it
+// again, whichever runner, process or replica claims the task, after a
+// restart too. An empty ref with a nil error means nothing was started:
+// Generate does all the work, as for a plain Generator.
+//
+// An error refuses the creation: an *apierrors.Error is sent to the client
+// in the flat shape of the create paths (its status kept for 429 and 5xx,
+// 400 for other client errors), so its message must be fit for clients;
+// any other error is a 500 whose text is only logged. Implementations
+// must be safe for concurrent use and return when ctx (the client's
+// request) is done.
+type Submitter interface {
+	Submit(ctx context.Context, task *Task) (ref string, err error)
+}
+
 // GeneratorFunc adapts a function to [Generator].
 type GeneratorFunc func(ctx context.Context, task *Task, progress func(percent int)) (*Result, error)
 

@@ -227,9 +227,18 @@ func (h *handler) newTask(owner, model string) *Task {
 	}
 }
 
-// save stores a new task and answers the creation.
+// save submits a new task (see [WithSubmitter]), stores it and answers
+// the creation.
 func (h *handler) save(w http.ResponseWriter, r *http.Request, t *Task) {
+	if err := h.submit(r.Context(), t); err != nil {
+		h.flat.Write(w, r, err)
+		return
+	}
 	if err := h.store.Create(r.Context(), t); err != nil {
+		if t.BackendRef != "" {
+			h.cfg.logger.LogAttrs(r.Context(), slog.LevelWarn, "videos: a submitted task could not be stored; its work is orphaned",
+				slog.String("task_id", t.ID), slog.String("backend_ref", t.BackendRef), slog.String("error", err.Error()))
+		}
 		h.flat.Write(w, r, storeError(err))
 		return
 	}
@@ -237,6 +246,20 @@ func (h *handler) save(w http.ResponseWriter, r *http.Request, t *Task) {
 		h.cfg.notify()
 	}
 	h.writeJSON(w, r, Created{ID: t.ID, Status: t.Status, Progress: t.Progress, CreatedAt: t.CreatedAt.Unix()})
+}
+
+// submit starts t's work with the configured Submitter, if any, and
+// records its reference on t.
+func (h *handler) submit(ctx context.Context, t *Task) error {
+	if h.cfg.submitter == nil {
+		return nil
+	}
+	ref, err := h.cfg.submitter.Submit(ctx, t.Clone())
+	if err != nil {
+		return storeError(err)
+	}
+	t.BackendRef = ref
+	return nil
 }
 
 // storeError turns a store failure into the error to render: context

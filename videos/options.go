@@ -35,6 +35,7 @@ type config struct {
 	proxy         *http.Client
 	publicURL     *url.URL
 	notify        func()
+	submitter     Submitter
 	pollAfter     time.Duration
 	now           func() time.Time
 }
@@ -196,6 +197,22 @@ func WithPublicURL(base string) Option {
 // a [Runner]'s Wake, so that generation starts at once. Default none.
 func WithNotify(f func()) Option {
 	return func(c *config) { c.notify = f }
+}
+
+// WithSubmitter makes the create routes start each validated task with
+// s before answering (see [Submitter]): a creation that s refuses is
+// answered with s's error at once, and no task is stored; the reference s
+// returns is stored as the task's BackendRef. Pass the runner's
+// [Generator] when it implements Submitter:
+//
+//	if s, ok := gen.(videos.Submitter); ok {
+//		opts = append(opts, videos.WithSubmitter(s))
+//	}
+//
+// Default none: tasks are stored as they are, and the generator starts
+// the work when a runner claims them.
+func WithSubmitter(s Submitter) Option {
+	return func(c *config) { c.submitter = s }
 }
 
 // WithPollAfter sets the poll interval suggested in the

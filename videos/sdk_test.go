@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gatewaykit/gatewaykit/demo"
+	apierrors "github.com/gatewaykit/gatewaykit/errors"
 	"github.com/gatewaykit/gatewaykit/videos"
 )
 
@@ -330,4 +331,23 @@ func (s *lazyURLStore) Open(ctx context.Context, id string, v videos.Variant) (*
 
 func (s *lazyURLStore) Delete(ctx context.Context, id string) error {
 	return s.store.Load().Delete(ctx, id)
+}
+
+// TestSDKSeesASubmittersRefusalAtOnce: a creation that the Submitter
+// refuses (an upstream's 400) is the SDK's error on Videos.New, with its
+// message and code; nothing is left to poll.
+func TestSDKSeesASubmittersRefusalAtOnce(t *testing.T) {
+	t.Parallel()
+	sub := &fakeSubmitter{err: &apierrors.Error{Status: 400, Type: "invalid_request_error", Code: "invalid_value", Param: "size",
+		Message: "Invalid value: '1280x720'. Supported values are: '720x1280'."}}
+	b := setup(t, bundleOptions{handler: []videos.Option{videos.WithSubmitter(sub)}})
+	client := sdkClient(b, keyAlice)
+	_, err := client.Videos.New(t.Context(), demoParams("a kite"))
+	var apiErr *openai.Error
+	require.ErrorAs(t, err, &apiErr)
+	require.Equal(t, http.StatusBadRequest, apiErr.StatusCode)
+	require.Equal(t, "invalid_value", apiErr.Code)
+	require.Equal(t, "Invalid value: '1280x720'. Supported values are: '720x1280'.", apiErr.Message)
+	require.Len(t, sub.tasks, 1, "the SDK's multipart request was submitted")
+	require.Zero(t, b.store.Len())
 }

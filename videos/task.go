@@ -97,6 +97,12 @@ type Task struct {
 	// [ContentStore] or at Metadata.ThumbnailURL.
 	HasThumbnail bool `json:"has_thumbnail,omitempty"`
 
+	// BackendRef is the reference that a [Submitter] returned for the
+	// work it started when the task was created (an upstream's task id),
+	// for the [Generator] to find that work again; empty when nothing was
+	// submitted. It is opaque to the store and never sent to clients.
+	BackendRef string `json:"backend_ref,omitempty"`
+
 	// Request is the request that created the task. It is immutable:
 	// stores may share it between the copies they hand out, and callers
 	// must not modify it.

@@ -38,8 +38,10 @@
 // (chat, completions and responses), as the design documents. Mounted:
 // the model list (in its three formats), chat completions, legacy
 // completions, responses (stored here, so previous_response_id works
-// across calls), video tasks (created, polled and downloaded
-// upstream; the gateway keeps its own task ids) and the access points of
+// across calls), video tasks (created upstream before the client is
+// answered, so the upstream's validation errors come back at once as
+// 400s; polled, up to 64 at once, and downloaded upstream; the gateway
+// keeps its own task ids) and the access points of
 // spec §4.4 (embeddings, images, audio, moderations, rerank, the
 // messages format, and the Gemini-style generateContent), all relayed;
 // the access points refuse a bad key in their own format's error shape.
@@ -132,6 +134,10 @@ func newGateway(ctx context.Context, c config) (*server, []models.Model, error) 
 		return nil, nil, err
 	}
 	catalog := models.NewMemoryCatalog(ms...)
+	// A relayed task holds a runner worker only to poll its upstream task:
+	// run many at once, so that none waits queued at progress 0 while its
+	// upstream task runs.
+	runnerOptions := append([]videos.RunnerOption{videos.WithWorkers(64)}, c.runnerOptions...)
 	g, err := gateway.New(gateway.Config{
 		Keys:          keys,
 		Catalog:       catalog,
@@ -139,7 +145,7 @@ func newGateway(ctx context.Context, c config) (*server, []models.Model, error) 
 		Completions:   r.Completions(),
 		Responses:     r.Responses(),
 		Videos:        r.Videos(),
-		RunnerOptions: c.runnerOptions,
+		RunnerOptions: runnerOptions,
 		// The access points of spec §4.4, behind the same keys; the auth
 		// middleware refuses in each format's own error shape.
 		Routes: func(mux *http.ServeMux) {

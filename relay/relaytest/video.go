@@ -2,15 +2,24 @@ package relaytest
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // The model names that select a video behaviour. Any other name makes a
-// video normally: queued, then in progress at 50%, then completed, the
-// content served as bytes (200).
+// video normally: queued, then in progress with a progress that rises at
+// each status request, then completed, the content served as bytes
+// (200).
+//
+// Like the official API, the fake refuses a create request on POST
+// /v1/videos with a 400 in the OpenAI error envelope when its seconds is
+// not one of [VideoSeconds] or its size not one of [VideoSizes] (param
+// "seconds" or "size").
 const (
 	// ModeVideoFail fails the task with error code "content_policy".
 	ModeVideoFail = "video-fail"
@@ -20,6 +29,23 @@ const (
 	// ModeVideoNoThumbnail has no thumbnail: the thumbnail variant is a
 	// 404.
 	ModeVideoNoThumbnail = "video-no-thumbnail"
+	// ModeVideoSizeRequired refuses a create request without a size
+	// (400, param "size").
+	ModeVideoSizeRequired = "video-size-required"
+	// ModeVideoUnknownModel refuses every create request as an upstream
+	// that does not know the model does (404 model_not_found).
+	ModeVideoUnknownModel = "video-unknown-model"
+	// ModeVideoLeak fails the task with a message that names the fake's
+	// own task id, internal addresses and a key, as careless upstreams
+	// do: none of it may reach a client.
+	ModeVideoLeak = "video-leak"
+)
+
+// VideoSeconds and VideoSizes are the seconds and sizes that the fake
+// accepts on POST /v1/videos.
+var (
+	VideoSeconds = []string{"4", "8", "12"}
+	VideoSizes   = []string{"640x360", "1280x720", "720x1280"}
 )
 
 // VideoContent is the content of every fake video, and ThumbnailContent
@@ -32,8 +58,13 @@ const (
 // VideoOptions shape the fake's video tasks.
 type VideoOptions struct {
 	// Polls is the number of status requests a task answers as queued
-	// or in progress before it is done; 2 if zero.
+	// or in progress before it is done; 2 if zero. The first answers
+	// queued with progress 0; request n of the others answers in_progress
+	// with progress (n-1)·100/Polls, rising step by step.
 	Polls int
+	// PollAfter, when set, is sent as the openai-poll-after-ms header of
+	// status replies, as the official API suggests a poll interval.
+	PollAfter time.Duration
 }
 
 type video struct {
@@ -50,7 +81,7 @@ func (u *Upstream) createVideo(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	model, _ := body["model"].(string)
-	if statusMode(w, model) {
+	if statusMode(w, model) || refuseVideo(w, r, model, body) {
 		return
 	}
 	u.mu.Lock()
@@ -59,6 +90,38 @@ func (u *Upstream) createVideo(w http.ResponseWriter, r *http.Request) {
 	u.videos[v.id] = v
 	u.mu.Unlock()
 	writeJSON(w, 200, map[string]any{"id": v.id, "object": "video", "model": model, "status": "queued", "progress": 0, "created_at": 1})
+}
+
+// refuseVideo answers the create requests that the fake refuses, and
+// reports whether it did.
+func refuseVideo(w http.ResponseWriter, r *http.Request, model string, body map[string]any) bool {
+	if model == ModeVideoUnknownModel {
+		writeError(w, 404, "The model '"+model+"' does not exist or you do not have access to it.", "invalid_request_error", "model_not_found")
+		return true
+	}
+	if r.URL.Path != "/v1/videos" {
+		return false
+	}
+	bad := func(param, message string) bool {
+		e := map[string]any{"message": message, "type": "invalid_request_error", "param": param, "code": "invalid_value"}
+		writeJSON(w, 400, map[string]any{"error": e})
+		return true
+	}
+	seconds := body["seconds"]
+	if f, ok := seconds.(float64); ok {
+		seconds = strconv.FormatFloat(f, 'f', -1, 64)
+	}
+	if s, ok := seconds.(string); seconds != nil && (!ok || !slices.Contains(VideoSeconds, s)) {
+		return bad("seconds", fmt.Sprintf("Invalid value: '%v'. Supported values are: '%s'.", body["seconds"], strings.Join(VideoSeconds, "', '")))
+	}
+	size, hasSize := body["size"].(string)
+	if hasSize && !slices.Contains(VideoSizes, size) {
+		return bad("size", fmt.Sprintf("Invalid value: '%s'. Supported values are: '%s'.", size, strings.Join(VideoSizes, "', '")))
+	}
+	if !hasSize && model == ModeVideoSizeRequired {
+		return bad("size", "Missing required parameter: 'size'.")
+	}
+	return false
 }
 
 func (u *Upstream) video(id string) *video {
@@ -72,8 +135,11 @@ func (u *Upstream) video(id string) *video {
 func (u *Upstream) getVideo(w http.ResponseWriter, r *http.Request) {
 	v := u.video(r.PathValue("id"))
 	if v == nil {
-		writeError(w, 404, "Video not found", "invalid_request_error", "not_found")
+		writeError(w, 404, "Video with id '"+r.PathValue("id")+"' not found.", "invalid_request_error", "not_found")
 		return
+	}
+	if d := u.Video.PollAfter; d > 0 {
+		w.Header().Set("Openai-Poll-After-Ms", strconv.FormatInt(d.Milliseconds(), 10))
 	}
 	polls := u.Video.Polls
 	if polls <= 0 {
@@ -88,10 +154,14 @@ func (u *Upstream) getVideo(w http.ResponseWriter, r *http.Request) {
 	case n == 1 && polls > 1:
 		out["status"], out["progress"] = "queued", 0
 	case n < polls:
-		out["status"], out["progress"] = "in_progress", 50
+		out["status"], out["progress"] = "in_progress", (n-1)*100/polls
 	case v.model == ModeVideoFail:
 		out["status"], out["progress"] = "failed", 100
 		out["error"] = map[string]any{"code": "content_policy", "message": "The prompt was rejected."}
+	case v.model == ModeVideoLeak:
+		out["status"], out["progress"] = "failed", 100
+		out["error"] = map[string]any{"code": "worker_error", "message": "Task " + v.id + " failed on gpu-7.cluster.internal (10.1.2.3:8443): GET " + u.URL +
+			"/internal/render/" + v.id + " with Authorization: Bearer sk-upstream-secret-123456 refused"}
 	default:
 		out["status"], out["progress"] = "completed", 100
 		out["completed_at"] = 2
@@ -105,7 +175,7 @@ func (u *Upstream) getVideo(w http.ResponseWriter, r *http.Request) {
 func (u *Upstream) videoContent(w http.ResponseWriter, r *http.Request) {
 	v := u.video(r.PathValue("id"))
 	if v == nil {
-		writeError(w, 404, "Video not found", "invalid_request_error", "not_found")
+		writeError(w, 404, "Video with id '"+r.PathValue("id")+"' not found.", "invalid_request_error", "not_found")
 		return
 	}
 	thumb := r.URL.Query().Get("variant") == "thumbnail"

@@ -97,6 +97,35 @@ func TestTaskStore(t *testing.T, newStore func(t *testing.T) videos.TaskStore) {
 		require.Equal(t, seed, *got.Metadata.Seed)
 	})
 
+	t.Run("BackendRefIsKeptThroughEveryMethod", func(t *testing.T) {
+		// A Submitter's reference (an upstream task id) must survive a
+		// restart: a runner that claims the task later finds the work
+		// by it instead of starting it again.
+		s := setup(t)
+		task := NewTask("alice", 0)
+		task.BackendRef = `{"upstream":"up-1","id":"video_123"}`
+		mustCreate(ctx, t, s, task)
+		got, err := s.Get(ctx, "alice", task.ID)
+		require.NoError(t, err)
+		require.Equal(t, task.BackendRef, got.BackendRef)
+		claimed, err := claimAt(ctx, t, s, "w1", T0())
+		require.NoError(t, err)
+		require.Equal(t, task.BackendRef, claimed.BackendRef)
+		updated, err := s.Update(ctx, videos.UpdateParams{ID: task.ID, Attempt: claimed.Attempts, Now: T0(), Progress: 40})
+		require.NoError(t, err)
+		require.Equal(t, task.BackendRef, updated.BackendRef)
+		list, _, err := s.List(ctx, videos.ListParams{Owner: "alice"})
+		require.NoError(t, err)
+		require.Len(t, list, 1)
+		require.Equal(t, task.BackendRef, list[0].BackendRef)
+		// A run-out lease hands the task to another worker with its
+		// reference.
+		again, err := claimAt(ctx, t, s, "w2", T0().Add(2*lease))
+		require.NoError(t, err)
+		require.Equal(t, task.ID, again.ID)
+		require.Equal(t, task.BackendRef, again.BackendRef)
+	})
+
 	t.Run("CreateRefusesADuplicateID", func(t *testing.T) {
 		s := setup(t)
 		task := NewTask("alice", 0)

@@ -1,0 +1,136 @@
+package relay
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+
+	apierrors "github.com/gatewaykit/gatewaykit/errors"
+)
+
+// What the video path takes out of the texts of upstream errors before
+// they reach a client (a task's error, a create error) or a log. The
+// redaction of credentials is a minimal local one; a relay-wide redactor
+// may replace it.
+var (
+	reVideoSecret = regexp.MustCompile(`(?i)\b(?:sk|pk|rk)-[A-Za-z0-9_\-]{4,}|\bbearer\s+[A-Za-z0-9._~+/=\-]+`)
+	reVideoKeyArg = regexp.MustCompile(`(?i)\b((?:x-goog-api-key|x-api-key|api[_-]?key|access[_-]?token|key|token)["']?\s*[:=]\s*["']?)[^\s"'&,;()\[\]{}<>]+`)
+	reVideoURL    = regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.\-]*://[^\s"'<>()]+`)
+	reVideoIP     = regexp.MustCompile(`\b(?:\d{1,3}\.){3}\d{1,3}(?::\d+)?\b|\[[0-9A-Fa-f:]*:[0-9A-Fa-f:.]*\](?::\d+)?`)
+	reVideoHost   = regexp.MustCompile(`(?i)\b(?:localhost|[a-z0-9\-]+(?:\.[a-z0-9\-]+)*\.(?:internal|local|localdomain|lan|corp|intranet|svc|home\.arpa))(?::\d+)?\b`)
+	reVideoCode   = regexp.MustCompile(`^[A-Za-z0-9_.\-]{1,64}$`)
+)
+
+const redacted = "[redacted]"
+
+// redactSecrets takes credentials out of s: sk-… keys, Bearer tokens and
+// key=… or api_key: … values.
+func redactSecrets(s string) string {
+	s = reVideoSecret.ReplaceAllStringFunc(s, func(m string) string {
+		if strings.HasPrefix(strings.ToLower(m), "bearer") {
+			return "Bearer " + redacted
+		}
+		return redacted
+	})
+	return reVideoKeyArg.ReplaceAllString(s, "${1}"+redacted)
+}
+
+// videoScrub cleans the texts of one video task's upstream errors: the
+// upstream's task id becomes the gateway's, and credentials, URLs, IP
+// addresses and internal host names (the upstream's own among them) are
+// taken out.
+type videoScrub struct {
+	host       string // the upstream's host name, from its BaseURL
+	upstreamID string // the upstream's task id, once known
+	taskID     string // the gateway's task id
+}
+
+func newVideoScrub(u *Upstream, upstreamID, taskID string) videoScrub {
+	s := videoScrub{upstreamID: upstreamID, taskID: taskID}
+	if u != nil {
+		if base, err := url.Parse(u.BaseURL); err == nil {
+			s.host = base.Hostname()
+		}
+	}
+	return s
+}
+
+// text is s fit for a client.
+func (s videoScrub) text(msg string) string {
+	if s.upstreamID != "" {
+		msg = strings.ReplaceAll(msg, s.upstreamID, s.taskID)
+	}
+	msg = redactSecrets(msg)
+	msg = reVideoURL.ReplaceAllString(msg, redacted)
+	msg = reVideoIP.ReplaceAllString(msg, redacted)
+	msg = reVideoHost.ReplaceAllString(msg, redacted)
+	if s.host != "" && net.ParseIP(s.host) == nil {
+		msg = replaceFold(msg, s.host, redacted)
+	}
+	return msg
+}
+
+// code is an upstream's error code if it looks like one (a short word),
+// else "".
+func (s videoScrub) code(c string) string {
+	if !reVideoCode.MatchString(c) || c != s.text(c) {
+		return ""
+	}
+	return c
+}
+
+// apiError returns err with the message and code of its *apierrors.Error
+// made fit for a client, and its cause's text for the log without
+// credentials. Other errors are returned as they are.
+func (s videoScrub) apiError(err error) error {
+	var e *apierrors.Error
+	if !errors.As(err, &e) {
+		return err
+	}
+	c := *e
+	c.Message = s.text(e.Message)
+	if code := s.code(string(e.Code)); code != "" {
+		c.Code = apierrors.Code(code)
+	} else {
+		c.Code = apierrors.CodeBadGateway
+		if e.Status < 500 {
+			c.Code = apierrors.CodeInvalidRequest
+		}
+	}
+	c.Param = s.code(e.Param)
+	if e.Err != nil {
+		c.Err = redactedError{err: e.Err}
+	}
+	return &c
+}
+
+// replaceFold replaces every case-insensitive match of old in s.
+func replaceFold(s, old, repl string) string {
+	return regexp.MustCompile(`(?i)`+regexp.QuoteMeta(old)).ReplaceAllLiteralString(s, repl)
+}
+
+// redactedError is a cause whose text is logged without credentials.
+type redactedError struct{ err error }
+
+func (r redactedError) Error() string { return redactSecrets(r.err.Error()) }
+func (r redactedError) Unwrap() error { return r.err }
+
+// videoUpstreamError is [UpstreamError] for the video path: an upstream
+// 401 or 403 means that the upstream refused the gateway's own key, not
+// the client's, and becomes a 502 bad_gateway that says so (the
+// upstream's reply, without credentials, goes to the log as its cause);
+// other errors are cleaned with s.
+func videoUpstreamError(res *http.Response, u *Upstream, s videoScrub) error {
+	if res.StatusCode == http.StatusUnauthorized || res.StatusCode == http.StatusForbidden {
+		defer res.Body.Close()
+		data, _ := io.ReadAll(io.LimitReader(res.Body, maxErrorBody))
+		return apierrors.BadGateway(fmt.Sprintf("The upstream refused the gateway's credentials (HTTP %d): the gateway's upstream key is missing, wrong or lacks access. Your API key is fine; please tell the gateway's operator.", res.StatusCode),
+			fmt.Errorf("relay: upstream %s refused the gateway's key: %s: %s", u.Name, res.Status, redactSecrets(snippet(data))))
+	}
+	return s.apiError(UpstreamError(res, u))
+}
