@@ -3,8 +3,10 @@ package gateway
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 
 	"github.com/gatewaykit/gatewaykit/auth"
 	"github.com/gatewaykit/gatewaykit/chat"
@@ -46,6 +48,13 @@ type Config struct {
 	Contents videos.ContentStore
 	// RunnerOptions configure the video runner.
 	RunnerOptions []videos.RunnerOption
+	// PublicBaseURL is the absolute URL under which clients reach the
+	// gateway, such as "https://api.example.com"; the metadata url and
+	// thumbnail_url of completed video tasks are built under it
+	// ([videos.WithPublicURL]). Empty means paths relative to the client's
+	// origin ("/v1/videos/{task_id}/content"); they are never built from
+	// the request's Host header.
+	PublicBaseURL string
 
 	// Relay, when set, relays the models it routes to their upstreams,
 	// and serves the access points of spec §4.4 (embeddings, images,
@@ -95,6 +104,11 @@ func New(c Config) (*Gateway, error) {
 	case c.Catalog == nil:
 		return nil, errors.New("gateway: New: nil Catalog")
 	}
+	if c.PublicBaseURL != "" {
+		if u, err := url.Parse(c.PublicBaseURL); err != nil || !u.IsAbs() || u.Host == "" {
+			return nil, fmt.Errorf("gateway: New: PublicBaseURL %q is not an absolute URL", c.PublicBaseURL)
+		}
+	}
 	logger := c.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -130,8 +144,11 @@ func New(c Config) (*Gateway, error) {
 		}
 		opts := append([]videos.RunnerOption{videos.WithRunnerLogger(logger)}, c.RunnerOptions...)
 		g.runner = videos.NewRunner(tasks, c.Videos, contents, opts...)
-		videos.Register(mux, videos.NewHandler(tasks, c.Catalog, contents,
-			videos.WithNotify(g.runner.Wake), videos.WithLogger(logger)))
+		vopts := []videos.Option{videos.WithNotify(g.runner.Wake), videos.WithLogger(logger)}
+		if c.PublicBaseURL != "" {
+			vopts = append(vopts, videos.WithPublicURL(c.PublicBaseURL))
+		}
+		videos.Register(mux, videos.NewHandler(tasks, c.Catalog, contents, vopts...))
 	}
 	if c.Routes != nil {
 		c.Routes(mux)

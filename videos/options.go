@@ -180,8 +180,10 @@ func WithContentProxy(client *http.Client) Option {
 // WithPublicURL sets the base URL under which clients reach the video
 // routes, such as "https://api.example.com" (the routes' /v1/... paths
 // are appended). It makes the metadata url and thumbnail_url of completed
-// tasks whose content the gateway serves. By default they are built from
-// the request: its Host, and https when it came over TLS.
+// tasks whose content the gateway serves. By default they are paths
+// relative to the client's origin ("/v1/videos/{task_id}/content"): the
+// handler never builds a URL from the request's Host header, which the
+// client controls. WithPublicURL panics if base is not an absolute URL.
 func WithPublicURL(base string) Option {
 	return func(c *config) {
 		u, err := url.Parse(strings.TrimSuffix(base, "/"))
