@@ -177,7 +177,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // create serves POST /v1/videos.
 func (h *handler) create(w http.ResponseWriter, r *http.Request, owner string) {
-	req, err := decodeCreate(w, r, h.cfg.maxBytes, h.cfg.maxImageBytes)
+	req, err := decodeCreate(w, r, h.cfg)
 	if err != nil {
 		h.flat.Write(w, r, err)
 		return
@@ -198,7 +198,7 @@ func (h *handler) create(w http.ResponseWriter, r *http.Request, owner string) {
 
 // createMultimodal serves POST /v1/vendorai/videos.
 func (h *handler) createMultimodal(w http.ResponseWriter, r *http.Request, owner string) {
-	req, err := decodeMultimodal(w, r, h.cfg.maxBytes)
+	req, err := decodeMultimodal(w, r, h.cfg)
 	if err != nil {
 		h.flat.Write(w, r, err)
 		return
