@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"time"
 
 	"github.com/gatewaykit/gatewaykit/auth"
 	"github.com/gatewaykit/gatewaykit/chat"
@@ -73,6 +74,22 @@ type Config struct {
 	// authentication and rate limit (for example relay access points).
 	Routes func(mux *http.ServeMux)
 
+	// BodyReadTimeout bounds the time a client has to send a request's
+	// body ([BodyLimits].ReadTimeout): 0 means DefaultBodyReadTimeout
+	// (60s), a negative value none.
+	BodyReadTimeout time.Duration
+	// MaxBodyBytesInFlight bounds the bytes of the bodies of all requests
+	// being served at once ([BodyLimits].MaxBytesInFlight): 0 means
+	// DefaultMaxBodyBytesInFlight (256 MiB), a negative value no bound.
+	MaxBodyBytesInFlight int64
+	// MaxRequestBytes is the body limit of the text endpoints (chat
+	// completions, completions, responses), given to their
+	// WithMaxRequestBytes: 0 means theirs (8 MiB).
+	MaxRequestBytes int64
+	// MaxVideoRequestBytes is the body limit of the video create paths,
+	// given to videos.WithMaxRequestBytes: 0 means its default (32 MiB).
+	MaxVideoRequestBytes int64
+
 	// RateLimit is the per-key rate limit of keys that have none of their
 	// own; zero means none.
 	RateLimit auth.Limit
@@ -122,13 +139,14 @@ func New(c Config) (*Gateway, error) {
 	mux := http.NewServeMux()
 	models.Register(mux, models.NewHandler(c.Catalog, models.WithLogger(logger), models.WithAllowed(keyAllows)))
 	if c.Chat != nil {
-		mux.Handle(chat.Pattern, chat.NewHandler(c.Catalog, c.Chat, chat.WithLogger(logger)))
+		mux.Handle(chat.Pattern, chat.NewHandler(c.Catalog, c.Chat, chat.WithLogger(logger), chat.WithMaxRequestBytes(c.MaxRequestBytes)))
 	}
 	if c.Completions != nil {
-		mux.Handle(completions.Pattern, completions.NewHandler(c.Catalog, c.Completions, completions.WithLogger(logger)))
+		mux.Handle(completions.Pattern, completions.NewHandler(c.Catalog, c.Completions, completions.WithLogger(logger),
+			completions.WithMaxRequestBytes(c.MaxRequestBytes)))
 	}
 	if c.Responses != nil {
-		opts := []responses.Option{responses.WithLogger(logger)}
+		opts := []responses.Option{responses.WithLogger(logger), responses.WithMaxRequestBytes(c.MaxRequestBytes)}
 		if c.ResponseStore != nil {
 			opts = append(opts, responses.WithStore(c.ResponseStore))
 		}
@@ -144,7 +162,8 @@ func New(c Config) (*Gateway, error) {
 		}
 		opts := append([]videos.RunnerOption{videos.WithRunnerLogger(logger)}, c.RunnerOptions...)
 		g.runner = videos.NewRunner(tasks, c.Videos, contents, opts...)
-		vopts := []videos.Option{videos.WithNotify(g.runner.Wake), videos.WithLogger(logger)}
+		vopts := []videos.Option{videos.WithNotify(g.runner.Wake), videos.WithLogger(logger),
+			videos.WithMaxRequestBytes(c.MaxVideoRequestBytes)}
 		if c.PublicBaseURL != "" {
 			vopts = append(vopts, videos.WithPublicURL(c.PublicBaseURL))
 		}
@@ -159,7 +178,7 @@ func New(c Config) (*Gateway, error) {
 		authOpts = append(authOpts, auth.WithDefaultRateLimit(c.RateLimit))
 	}
 	authOpts = append(authOpts, c.AuthOptions...)
-	var h http.Handler = mux
+	var h http.Handler = LimitBodies(BodyLimits{ReadTimeout: c.BodyReadTimeout, MaxBytesInFlight: c.MaxBodyBytesInFlight})(mux)
 	if c.AccessLog {
 		h = captureKey(h)
 	}

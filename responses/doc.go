@@ -16,7 +16,7 @@
 //
 // # Creating a response
 //
-//  1. Decode: the body (at most 32 MiB, [WithMaxRequestBytes]) must be one
+//  1. Decode: the body (at most 8 MiB, [WithMaxRequestBytes]) must be one
 //     JSON object; every way it can be wrong is a 400 invalid_request_error
 //     that says what is wrong, with param naming the field. Fields the
 //     types do not model (reasoning, truncation, user, include…) are

@@ -234,8 +234,14 @@ func readLimited(r io.Reader, limit int64) ([]byte, error) {
 
 // formError turns an error reading the multipart body into a 400.
 func formError(err error) error {
-	var mbe *http.MaxBytesError
-	if errors.As(err, &mbe) {
+	var (
+		mbe *http.MaxBytesError
+		api *apierrors.Error
+	)
+	switch {
+	case errors.As(err, &api):
+		return api // from a middleware's body reader
+	case errors.As(err, &mbe):
 		return httpjson.TooLarge(mbe.Limit)
 	}
 	return apierrors.InvalidRequest("", "the multipart form could not be read: "+err.Error()).WithCause(err)
