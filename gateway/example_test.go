@@ -3,10 +3,13 @@ package gateway_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"strings"
+	"time"
 
 	"github.com/gatewaykit/gatewaykit/auth"
+	"github.com/gatewaykit/gatewaykit/chat"
 	"github.com/gatewaykit/gatewaykit/demo"
 	"github.com/gatewaykit/gatewaykit/gateway"
 	"github.com/gatewaykit/gatewaykit/models"
@@ -38,4 +41,26 @@ func ExampleNew() {
 	g.ServeHTTP(rec, req)
 	fmt.Println(rec.Code, rec.Header().Get("Content-Type"))
 	// Output: 200 application/json
+}
+
+// LimitBodies in front of endpoint handlers mounted one by one: the body
+// read deadline, and a bound on the bytes of bodies in flight.
+func ExampleLimitBodies() {
+	keys := auth.NewMemoryKeyStore()
+	_ = keys.Add(context.Background(), "sk-example", auth.Key{ID: "k1", Quota: auth.UnlimitedQuota()})
+	catalog := models.NewMemoryCatalog(demo.TextModels()...)
+	mux := http.NewServeMux()
+	mux.Handle(chat.Pattern, chat.NewHandler(catalog, demo.NewTextBackend().Chat()))
+	limits := gateway.LimitBodies(gateway.BodyLimits{ReadTimeout: 30 * time.Second, MaxBytesInFlight: 1 << 10})
+	h := auth.Middleware(keys)(limits(mux))
+
+	// A body larger than the room left is refused; the client may retry.
+	body := `{"model":"demo-chat","messages":[{"role":"user","content":"` + strings.Repeat("x", 2000) + `"}]}`
+	r := httptest.NewRequest("POST", "/v1/chat/completions", strings.NewReader(body))
+	r.Header.Set("Authorization", "Bearer sk-example")
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	fmt.Println(w.Code, w.Header().Get("Retry-After"), strings.Contains(w.Body.String(), `"code":"service_unavailable"`))
+	// Output:
+	// 503 1 true
 }

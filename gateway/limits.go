@@ -49,7 +49,8 @@ type BodyLimits struct {
 	ReadTimeout time.Duration
 	// MaxBytesInFlight bounds the bytes of the bodies of all the requests
 	// being served at once; 0 means DefaultMaxBodyBytesInFlight, a
-	// negative value no bound.
+	// negative value no bound. Keep it above the largest body limit of
+	// the handlers behind it, or their largest requests can never pass.
 	MaxBytesInFlight int64
 	// ErrorShape picks the wire shape of the 503 that LimitBodies writes
 	// itself; nil means [ErrorShape].
