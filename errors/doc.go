@@ -18,14 +18,18 @@
 //	403 insufficient_quota      type insufficient_quota
 //	404 model_not_found         type invalid_request_error
 //	404 not_found               type invalid_request_error
+//	408 request_timeout         type invalid_request_error
 //	429 rate_limit_exceeded     type rate_limit_error
 //	500 internal_server_error   type server_error
 //	502 bad_gateway             type upstream_error
+//	503 service_unavailable     type server_error
 //	504 gateway_timeout         type timeout_error
 //
-// not_found (a task or stored response that does not exist) and
-// gateway_timeout (a context deadline) are the project's additions where
-// the spec is silent.
+// not_found (a task or stored response that does not exist),
+// request_timeout (a request body that did not arrive in time),
+// service_unavailable (the gateway's bound on request bodies in flight is
+// reached; sent with Retry-After) and gateway_timeout (a context
+// deadline) are the project's additions where the spec is silent.
 //
 // # Wire shapes
 //

@@ -14,7 +14,8 @@ import (
 // render with the status and type that [Error] carries.
 type Code string
 
-// The codes of the spec's error tables, plus not_found and gateway_timeout.
+// The codes of the spec's error tables, plus not_found, request_timeout,
+// service_unavailable and gateway_timeout.
 const (
 	CodeInvalidRequest       Code = "invalid_request_error"
 	CodeInvalidAPIKey        Code = "invalid_api_key"
@@ -22,9 +23,11 @@ const (
 	CodeInsufficientQuota    Code = "insufficient_quota"
 	CodeModelNotFound        Code = "model_not_found"
 	CodeNotFound             Code = "not_found"
+	CodeRequestTimeout       Code = "request_timeout"
 	CodeRateLimitExceeded    Code = "rate_limit_exceeded"
 	CodeInternal             Code = "internal_server_error"
 	CodeBadGateway           Code = "bad_gateway"
+	CodeServiceUnavailable   Code = "service_unavailable"
 	CodeGatewayTimeout       Code = "gateway_timeout"
 )
 
@@ -50,10 +53,14 @@ func statusAndType(c Code) (int, string) {
 		return 403, TypeInsufficientQuota
 	case CodeModelNotFound, CodeNotFound:
 		return 404, TypeInvalidRequest
+	case CodeRequestTimeout:
+		return 408, TypeInvalidRequest
 	case CodeRateLimitExceeded:
 		return 429, TypeRateLimit
 	case CodeBadGateway:
 		return 502, TypeUpstream
+	case CodeServiceUnavailable:
+		return 503, TypeServer
 	case CodeGatewayTimeout:
 		return 504, TypeTimeout
 	default:

@@ -27,16 +27,6 @@ const (
 	DefaultMaxBodyBytesInFlight int64 = 256 << 20
 )
 
-// Codes of the errors that [LimitBodies] causes.
-const (
-	// CodeRequestTimeout: the body did not arrive within the read timeout
-	// (status 408).
-	CodeRequestTimeout apierrors.Code = "request_timeout"
-	// CodeServiceUnavailable: the bound on body bytes in flight is reached
-	// (status 503, with Retry-After).
-	CodeServiceUnavailable apierrors.Code = "service_unavailable"
-)
-
 // bodyRetryAfter is the Retry-After of the 503 of a full bound.
 const bodyRetryAfter = time.Second
 
@@ -152,14 +142,13 @@ func ErrorShape(r *http.Request) apierrors.Shape {
 }
 
 func errBusy() *apierrors.Error {
-	return &apierrors.Error{Status: http.StatusServiceUnavailable, Type: apierrors.TypeServer, Code: CodeServiceUnavailable,
-		Message:    "The gateway is receiving too many request bodies at once; retry in a moment.",
-		RetryAfter: bodyRetryAfter}
+	e := apierrors.New(apierrors.CodeServiceUnavailable, "The gateway is receiving too many request bodies at once; retry in a moment.")
+	e.RetryAfter = bodyRetryAfter
+	return e
 }
 
 func errBodyTimeout(d time.Duration, cause error) *apierrors.Error {
-	return &apierrors.Error{Status: http.StatusRequestTimeout, Type: apierrors.TypeInvalidRequest, Code: CodeRequestTimeout,
-		Message: fmt.Sprintf("The request body was not received within %s.", d), Err: cause}
+	return apierrors.New(apierrors.CodeRequestTimeout, fmt.Sprintf("The request body was not received within %s.", d)).WithCause(cause)
 }
 
 // byteSem is a semaphore on bytes that never waits.
