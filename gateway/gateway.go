@@ -42,10 +42,11 @@ type Config struct {
 	// Videos generates videos; with it, the video task endpoints are
 	// mounted and [Gateway.Run] runs a [videos.Runner].
 	Videos videos.Generator
-	// Tasks keeps the video tasks; nil means a new [videos.MemoryStore].
+	// Tasks keeps the video tasks; nil means a new [videos.MemoryStore]
+	// with the default bounds (see the package documentation, Limits).
 	Tasks videos.TaskStore
 	// Contents keeps finished videos and thumbnails; nil means a new
-	// [videos.MemoryContentStore].
+	// [videos.MemoryContentStore] with the default bounds.
 	Contents videos.ContentStore
 	// RunnerOptions configure the video runner.
 	RunnerOptions []videos.RunnerOption

@@ -121,7 +121,8 @@ func NewMemoryStore(opts ...*MemoryStoreOptions) *MemoryStore {
 
 var _ TaskStore = (*MemoryStore)(nil)
 
-// Len returns the number of stored tasks.
+// Len returns the number of stored tasks, finished tasks past MaxAge
+// that are not dropped yet included.
 func (s *MemoryStore) Len() int {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -334,12 +335,14 @@ func (s *MemoryStore) expired(id string, now time.Time) bool {
 // finished ones while the count or the size is over its bound. Queued
 // and running tasks are never evicted.
 func (s *MemoryStore) pruneLocked(now time.Time) {
-	for el := s.finished.Front(); el != nil; {
-		next := el.Next()
-		if f := el.Value.(finishedTask); s.maxAge >= 0 && now.Sub(f.at) >= s.maxAge {
-			s.removeLocked(f.t)
+	// The list is in the order of the store's clock: the expired ones
+	// are at its front.
+	for el := s.finished.Front(); el != nil && s.maxAge >= 0; el = s.finished.Front() {
+		f := el.Value.(finishedTask)
+		if now.Sub(f.at) < s.maxAge {
+			break
 		}
-		el = next
+		s.removeLocked(f.t)
 	}
 	for el := s.finished.Front(); el != nil; el = s.finished.Front() {
 		if (s.maxN < 0 || len(s.tasks) <= s.maxN) && (s.maxBytes < 0 || s.bytes <= s.maxBytes) {
