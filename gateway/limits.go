@@ -58,12 +58,12 @@ type BodyLimits struct {
 //     http.Server.ReadTimeout, which would also cut streamed replies), and
 //     cleared as soon as the body has been read to its end (net/http's
 //     HTTP/1 server clears it then as well), so a long stream that
-//     follows is not cut. A body that has not arrived by then
-//     fails the handler's read with a 408 request_timeout, which the
-//     handler answers in its family's shape (the video create paths answer
-//     every failure with a 400, as the spec has it); the connection is
-//     then closed. Handlers must read the body before a long reply, as
-//     every handler of this module does.
+//     follows is not cut. A body that has not arrived by then fails the
+//     handler's read with a 408 request_timeout, which the handler
+//     answers in its family's shape (the video create paths answer every
+//     failure with a 400, as the spec has it); the connection is then
+//     closed. Handlers must read the body before a long reply, as every
+//     handler of this module does.
 //   - Bytes in flight. A body's bytes count against MaxBytesInFlight from
 //     the handler's start until it returns: the whole Content-Length at
 //     once when the request declares one, else each chunk as it is read.
@@ -101,9 +101,12 @@ func LimitBodies(l BodyLimits) func(http.Handler) http.Handler {
 			b := &limitedBody{rc: r.Body, sem: sem}
 			if sem != nil && r.ContentLength > 0 && r.ContentLength <= sem.max {
 				if !sem.tryAcquire(r.ContentLength) {
-					// The body is not read: close the connection rather
-					// than wait for the client to send it.
-					w.Header().Set("Connection", "close")
+					// The body is not read: close the connection (an
+					// HTTP/2 stream is reset) rather than wait for the
+					// client to send it.
+					if r.ProtoMajor == 1 {
+						w.Header().Set("Connection", "close")
+					}
 					_ = http.NewResponseController(w).SetReadDeadline(time.Now())
 					apierrors.Renderer{Shape: l.ErrorShape(r)}.Write(w, r, errBusy())
 					return
