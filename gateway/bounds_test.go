@@ -111,14 +111,16 @@ func readReply(t *testing.T, br *bufio.Reader) (*http.Response, map[string]any) 
 func TestASlowBodyIsCutAtTheReadDeadline(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		name, path, body string
-		status           int
-		code             string
+		name, path, contentType, body string
+		status                        int
 	}{
-		{"chat", "/v1/chat/completions", `{"model":"demo-chat","messages":[`, http.StatusRequestTimeout, "request_timeout"},
-		{"responses", "/v1/responses", `{"model":"demo-chat",`, http.StatusRequestTimeout, "request_timeout"},
+		{"chat", "/v1/chat/completions", "application/json", `{"model":"demo-chat","messages":[`, http.StatusRequestTimeout},
+		{"responses", "/v1/responses", "application/json", `{"model":"demo-chat",`, http.StatusRequestTimeout},
 		// The video create paths answer every failure with a 400.
-		{"videos", "/v1/videos", `{"model":"demo-video",`, http.StatusBadRequest, "request_timeout"},
+		{"videos", "/v1/videos", "application/json", `{"model":"demo-video",`, http.StatusBadRequest},
+		{"videos multipart", "/v1/videos", "multipart/form-data; boundary=XX",
+			"--XX\r\nContent-Disposition: form-data; name=\"model\"\r\n\r\ndemo-video\r\n--XX\r\nContent-Disposition: form-data; name=\"prompt\"\r\n\r\na ki",
+			http.StatusBadRequest},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -126,12 +128,12 @@ func TestASlowBodyIsCutAtTheReadDeadline(t *testing.T) {
 			g := newDemo(t, func(c *gateway.Config) { c.BodyReadTimeout = 100 * time.Millisecond })
 			srv := httptest.NewServer(g)
 			t.Cleanup(srv.Close)
-			conn, br := rawRequest(t, srv, "POST "+tc.path+" HTTP/1.1\nHost: gw\nAuthorization: Bearer sk-demo\nContent-Type: application/json\nContent-Length: 1000", tc.body)
+			conn, br := rawRequest(t, srv, "POST "+tc.path+" HTTP/1.1\nHost: gw\nAuthorization: Bearer sk-demo\nContent-Type: "+tc.contentType+"\nContent-Length: 1000", tc.body)
 
 			res, m := readReply(t, br)
 			require.Equal(t, tc.status, res.StatusCode)
 			e := m["error"].(map[string]any)
-			require.Equal(t, tc.code, e["code"], "body: %v", m)
+			require.Equal(t, "request_timeout", e["code"], "body: %v", m)
 			require.Contains(t, e["message"], "not received within 100ms")
 
 			// The connection is not held: the server closes it.
