@@ -8,7 +8,7 @@
 //
 // # A request's way through the handler
 //
-//  1. Decode: the body (at most 32 MiB, [WithMaxRequestBytes]) must be one
+//  1. Decode: the body (at most 8 MiB, [WithMaxRequestBytes]) must be one
 //     JSON object; every way it can be wrong is a 400 invalid_request_error
 //     that says what is wrong, with param naming the field when there is
 //     one. Fields the types do not model are kept (Request.Extra, and the

@@ -10,7 +10,7 @@
 //
 // # A request's way through the handler
 //
-//  1. Decode: the body (at most 32 MiB, [WithMaxRequestBytes]) must be one
+//  1. Decode: the body (at most 8 MiB, [WithMaxRequestBytes]) must be one
 //     JSON object; every way it can be wrong is a 400 invalid_request_error
 //     that says what is wrong. Fields the [Request] does not model (suffix,
 //     echo, logprobs, best_of, seed, user, …) are kept in Request.Extra and

@@ -37,8 +37,8 @@ func WithLogger(l *slog.Logger) Option {
 
 // WithMaxRequestBytes sets the largest request body accepted; a larger one
 // is answered with a 400 invalid_request_error that names the limit. The
-// default is 32 MiB (room for a few images sent as data URIs); n ≤ 0
-// restores it.
+// default is 8 MiB (room for a long conversation and an image or two
+// sent as data URIs; the video endpoints keep 32 MiB); n ≤ 0 restores it.
 func WithMaxRequestBytes(n int64) Option {
 	return func(c *config) { c.SetMaxBytes(n) }
 }

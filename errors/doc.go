@@ -19,15 +19,20 @@
 //	404 model_not_found         type invalid_request_error
 //	404 not_found               type invalid_request_error
 //	405 method_not_allowed      type invalid_request_error
+//	408 request_timeout         type invalid_request_error
 //	429 rate_limit_exceeded     type rate_limit_error
 //	500 internal_server_error   type server_error
 //	502 bad_gateway             type upstream_error
+//	503 service_unavailable     type server_error
 //	504 gateway_timeout         type timeout_error
 //
 // not_found (a task or stored response that does not exist, or a path
 // that no route serves), method_not_allowed (a path served for other
-// methods, listed in the Allow header) and gateway_timeout (a context
-// deadline) are the project's additions where the spec is silent.
+// methods, listed in the Allow header), request_timeout (a request body
+// that did not arrive in time), service_unavailable (the gateway's bound
+// on request bodies in flight is reached; sent with Retry-After) and
+// gateway_timeout (a context deadline) are the project's additions where
+// the spec is silent.
 //
 // Each family of paths has its shape ([ShapeFor]): the messages format
 // and the Gemini-style family answer in their own, everything else in

@@ -16,7 +16,8 @@ import (
 type Code string
 
 // The codes of the spec's error tables, plus not_found,
-// method_not_allowed and gateway_timeout.
+// method_not_allowed, request_timeout, service_unavailable and
+// gateway_timeout.
 const (
 	CodeInvalidRequest       Code = "invalid_request_error"
 	CodeInvalidAPIKey        Code = "invalid_api_key"
@@ -25,9 +26,11 @@ const (
 	CodeModelNotFound        Code = "model_not_found"
 	CodeNotFound             Code = "not_found"
 	CodeMethodNotAllowed     Code = "method_not_allowed"
+	CodeRequestTimeout       Code = "request_timeout"
 	CodeRateLimitExceeded    Code = "rate_limit_exceeded"
 	CodeInternal             Code = "internal_server_error"
 	CodeBadGateway           Code = "bad_gateway"
+	CodeServiceUnavailable   Code = "service_unavailable"
 	CodeGatewayTimeout       Code = "gateway_timeout"
 )
 
@@ -55,10 +58,14 @@ func statusAndType(c Code) (int, string) {
 		return 404, TypeInvalidRequest
 	case CodeMethodNotAllowed:
 		return 405, TypeInvalidRequest
+	case CodeRequestTimeout:
+		return 408, TypeInvalidRequest
 	case CodeRateLimitExceeded:
 		return 429, TypeRateLimit
 	case CodeBadGateway:
 		return 502, TypeUpstream
+	case CodeServiceUnavailable:
+		return 503, TypeServer
 	case CodeGatewayTimeout:
 		return 504, TypeTimeout
 	default:

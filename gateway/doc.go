@@ -32,6 +32,39 @@
 // Completions, Responses, Videos. Routes added by [Config].Routes are mounted on the
 // same mux, behind the same middleware.
 //
+// # Limits
+//
+// What one client can make the gateway hold, in memory and in time, is
+// bounded. The defaults, and the [Config] field that changes each (zero
+// means the default):
+//
+//	time to send a request body           60s       BodyReadTimeout (negative: none)
+//	body bytes in flight, all requests    256 MiB   MaxBodyBytesInFlight (negative: none)
+//	body of chat, completions, responses  8 MiB     MaxRequestBytes
+//	body of a video create request        32 MiB    MaxVideoRequestBytes
+//
+// The first two are [LimitBodies], mounted behind the auth middleware (so
+// only authenticated requests take room) and usable on its own by
+// embedders who mount the endpoint packages themselves. A body that has
+// not arrived within the read timeout fails with 408 request_timeout in
+// the endpoint's error shape (a 400 on the video create paths, which
+// answer every failure so), and its connection is closed; the deadline
+// is set with http.ResponseController while the body is read and cleared
+// at its end, so streamed replies are not cut, as http.Server.ReadTimeout
+// would cut them. A request whose body does not fit in the room left is
+// answered 503 service_unavailable with Retry-After: 1, in its family's
+// shape ([ErrorShape]); the SDKs retry it.
+//
+// The video package bounds what a task keeps (64 KiB of unmodelled
+// fields, 32 multipart fields) and its in-memory stores evict finished
+// tasks and content (24 hours, 10 000 tasks, 1 GiB); the responses
+// package's in-memory store evicts likewise (30 days, 10 000 responses,
+// 256 MiB). Pass stores made with other bounds as [Config].Tasks,
+// Contents and ResponseStore. The video url and thumbnail_url of a
+// completed task are built under [Config].PublicBaseURL, or are paths
+// relative to the client's origin: never from the request's Host header.
+//
+//
 // # Limits per connection
 //
 // net/http's zero http.Server has no idle timeout and accepts 1 MiB of

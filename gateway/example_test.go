@@ -6,8 +6,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"time"
 
 	"github.com/gatewaykit/gatewaykit/auth"
+	"github.com/gatewaykit/gatewaykit/chat"
 	"github.com/gatewaykit/gatewaykit/demo"
 	"github.com/gatewaykit/gatewaykit/gateway"
 	"github.com/gatewaykit/gatewaykit/models"
@@ -49,4 +51,26 @@ func ExampleNewServer() {
 	srv := gateway.NewServer("127.0.0.1:8080", http.NotFoundHandler())
 	fmt.Println(srv.ReadHeaderTimeout, srv.IdleTimeout, srv.MaxHeaderBytes, gateway.DefaultMaxConns)
 	// Output: 10s 2m0s 65536 1024
+}
+
+// LimitBodies in front of endpoint handlers mounted one by one: the body
+// read deadline, and a bound on the bytes of bodies in flight.
+func ExampleLimitBodies() {
+	keys := auth.NewMemoryKeyStore()
+	_ = keys.Add(context.Background(), "sk-example", auth.Key{ID: "k1", Quota: auth.UnlimitedQuota()})
+	catalog := models.NewMemoryCatalog(demo.TextModels()...)
+	mux := http.NewServeMux()
+	mux.Handle(chat.Pattern, chat.NewHandler(catalog, demo.NewTextBackend().Chat()))
+	limits := gateway.LimitBodies(gateway.BodyLimits{ReadTimeout: 30 * time.Second, MaxBytesInFlight: 1 << 10})
+	h := auth.Middleware(keys)(limits(mux))
+
+	// A body larger than the room left is refused; the client may retry.
+	body := `{"model":"demo-chat","messages":[{"role":"user","content":"` + strings.Repeat("x", 2000) + `"}]}`
+	r := httptest.NewRequest("POST", "/v1/chat/completions", strings.NewReader(body))
+	r.Header.Set("Authorization", "Bearer sk-example")
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	fmt.Println(w.Code, w.Header().Get("Retry-After"), strings.Contains(w.Body.String(), `"code":"service_unavailable"`))
+	// Output:
+	// 503 1 true
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"time"
 
 	"github.com/gatewaykit/gatewaykit/auth"
 	"github.com/gatewaykit/gatewaykit/chat"
@@ -44,16 +45,24 @@ type Config struct {
 	// is also a [videos.Submitter] (the relay's) starts each task before
 	// the create request is answered ([videos.WithSubmitter]).
 	Videos videos.Generator
-	// Tasks keeps the video tasks; nil means a new [videos.MemoryStore].
+	// Tasks keeps the video tasks; nil means a new [videos.MemoryStore]
+	// with the default bounds (see the package documentation, Limits).
 	Tasks videos.TaskStore
 	// Contents keeps finished videos and thumbnails; nil means a new
-	// [videos.MemoryContentStore].
+	// [videos.MemoryContentStore] with the default bounds.
 	Contents videos.ContentStore
 	// RunnerOptions configure the video runner. A relayed task holds one
 	// of its workers (4 by default) while it is polled upstream: raise
 	// videos.WithWorkers to the relayed tasks you expect at once, or the
 	// others wait queued, at progress 0, while their upstream tasks run.
 	RunnerOptions []videos.RunnerOption
+	// PublicBaseURL is the absolute URL under which clients reach the
+	// gateway, such as "https://api.example.com"; the metadata url and
+	// thumbnail_url of completed video tasks are built under it
+	// ([videos.WithPublicURL]). Empty means paths relative to the client's
+	// origin ("/v1/videos/{task_id}/content"); they are never built from
+	// the request's Host header.
+	PublicBaseURL string
 
 	// Relay, when set, relays the models it routes to their upstreams,
 	// and serves the access points of spec §4.4 (embeddings, images,
@@ -73,6 +82,22 @@ type Config struct {
 	// methods serve, in the error shape of the path's family — unless
 	// Routes mounts a catch-all ("/") of its own.
 	Routes func(mux *http.ServeMux)
+
+	// BodyReadTimeout bounds the time a client has to send a request's
+	// body ([BodyLimits].ReadTimeout): 0 means DefaultBodyReadTimeout
+	// (60s), a negative value none.
+	BodyReadTimeout time.Duration
+	// MaxBodyBytesInFlight bounds the bytes of the bodies of all requests
+	// being served at once ([BodyLimits].MaxBytesInFlight): 0 means
+	// DefaultMaxBodyBytesInFlight (256 MiB), a negative value no bound.
+	MaxBodyBytesInFlight int64
+	// MaxRequestBytes is the body limit of the text endpoints (chat
+	// completions, completions, responses), given to their
+	// WithMaxRequestBytes: 0 means theirs (8 MiB).
+	MaxRequestBytes int64
+	// MaxVideoRequestBytes is the body limit of the video create paths,
+	// given to videos.WithMaxRequestBytes: 0 means its default (32 MiB).
+	MaxVideoRequestBytes int64
 
 	// RateLimit is the per-key rate limit of keys that have none of their
 	// own; zero means none.
@@ -108,6 +133,11 @@ func New(c Config) (*Gateway, error) {
 	case c.Catalog == nil:
 		return nil, errors.New("gateway: New: nil Catalog")
 	}
+	if c.PublicBaseURL != "" {
+		if u, err := url.Parse(c.PublicBaseURL); err != nil || !u.IsAbs() || u.Host == "" {
+			return nil, fmt.Errorf("gateway: New: PublicBaseURL %q is not an absolute URL", c.PublicBaseURL)
+		}
+	}
 	logger := c.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -121,13 +151,14 @@ func New(c Config) (*Gateway, error) {
 	mux := http.NewServeMux()
 	models.Register(mux, models.NewHandler(c.Catalog, models.WithLogger(logger), models.WithAllowed(keyAllows)))
 	if c.Chat != nil {
-		mux.Handle(chat.Pattern, chat.NewHandler(c.Catalog, c.Chat, chat.WithLogger(logger)))
+		mux.Handle(chat.Pattern, chat.NewHandler(c.Catalog, c.Chat, chat.WithLogger(logger), chat.WithMaxRequestBytes(c.MaxRequestBytes)))
 	}
 	if c.Completions != nil {
-		mux.Handle(completions.Pattern, completions.NewHandler(c.Catalog, c.Completions, completions.WithLogger(logger)))
+		mux.Handle(completions.Pattern, completions.NewHandler(c.Catalog, c.Completions, completions.WithLogger(logger),
+			completions.WithMaxRequestBytes(c.MaxRequestBytes)))
 	}
 	if c.Responses != nil {
-		opts := []responses.Option{responses.WithLogger(logger)}
+		opts := []responses.Option{responses.WithLogger(logger), responses.WithMaxRequestBytes(c.MaxRequestBytes)}
 		if c.ResponseStore != nil {
 			opts = append(opts, responses.WithStore(c.ResponseStore))
 		}
@@ -143,7 +174,11 @@ func New(c Config) (*Gateway, error) {
 		}
 		opts := append([]videos.RunnerOption{videos.WithRunnerLogger(logger)}, c.RunnerOptions...)
 		g.runner = videos.NewRunner(tasks, c.Videos, contents, opts...)
-		vopts := []videos.Option{videos.WithNotify(g.runner.Wake), videos.WithLogger(logger)}
+		vopts := []videos.Option{videos.WithNotify(g.runner.Wake), videos.WithLogger(logger),
+			videos.WithMaxRequestBytes(c.MaxVideoRequestBytes)}
+		if c.PublicBaseURL != "" {
+			vopts = append(vopts, videos.WithPublicURL(c.PublicBaseURL))
+		}
 		if s, ok := c.Videos.(videos.Submitter); ok {
 			// The relay's generator creates each task upstream before the
 			// client is answered.
@@ -164,7 +199,7 @@ func New(c Config) (*Gateway, error) {
 		authOpts = append(authOpts, auth.WithKeyObserver(observeKey))
 	}
 	authOpts = append(authOpts, c.AuthOptions...)
-	var h http.Handler = mux
+	var h http.Handler = LimitBodies(BodyLimits{ReadTimeout: c.BodyReadTimeout, MaxBytesInFlight: c.MaxBodyBytesInFlight})(mux)
 	h = auth.Middleware(c.Keys, authOpts...)(h)
 	if c.Relay != nil {
 		h = relay.ForwardHeaders(h)

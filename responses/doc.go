@@ -16,7 +16,7 @@
 //
 // # Creating a response
 //
-//  1. Decode: the body (at most 32 MiB, [WithMaxRequestBytes]) must be one
+//  1. Decode: the body (at most 8 MiB, [WithMaxRequestBytes]) must be one
 //     JSON object; every way it can be wrong is a 400 invalid_request_error
 //     that says what is wrong, with param naming the field. Fields the
 //     types do not model (reasoning, truncation, user, include…) are
@@ -123,9 +123,10 @@
 //
 // Unless the request says "store": false, the response is kept in the
 // [Store] ([WithStore]; by default a [MemoryStore] per handler, bounded to
-// [DefaultMaxResponses] responses, [DefaultMaxBytes] of estimated size and
-// [DefaultMaxAge], least recently stored evicted first) with its input
-// items. A stored response
+// [DefaultMaxResponses] (10 000) responses, [DefaultMaxBytes] (256 MiB) of
+// estimated size and [DefaultMaxAge] (30 days), least recently stored
+// evicted first; other bounds through [MemoryStoreOptions] and
+// [NewMemoryStore]) with its input items. A stored response
 // belongs to the owner of the request that created it ([WithOwner]; by
 // default [PrincipalOwner], the API key's account), and every other owner
 // is answered as if it did not exist: GET and DELETE /v1/responses/{id}

@@ -2,8 +2,10 @@ package videos
 
 import (
 	"bytes"
+	"container/list"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"sync"
 	"time"
@@ -81,13 +83,53 @@ func checkPut(p PutParams) error {
 	return nil
 }
 
+// MemoryContentStoreOptions are the bounds of a [MemoryContentStore].
+// The zero value (and a nil *MemoryContentStoreOptions) means the
+// defaults.
+type MemoryContentStoreOptions struct {
+	// MaxTasks is the number of tasks whose content is kept; 0 means
+	// DefaultMaxTasks, a negative value no limit.
+	MaxTasks int
+	// MaxAge is how long a task's content is kept after its last Put; 0
+	// means DefaultMaxAge, a negative value forever.
+	MaxAge time.Duration
+	// MaxBytes bounds the bytes of the content kept; 0 means
+	// DefaultMaxBytes, a negative value no limit.
+	MaxBytes int64
+	// Now is the store's clock (ages, and the ModTime of content); nil
+	// means time.Now.
+	Now func() time.Time
+}
+
 // MemoryContentStore is the in-memory [ContentStore]: Open serves the bytes
-// (→ 200). It is safe for concurrent use and keeps everything until
-// deleted.
+// (→ 200). It is safe for concurrent use.
+//
+// Eviction policy: the content of a task (its video and thumbnail
+// together) is kept in the order of its last Put. A Put that brings the
+// number of tasks above MaxTasks, or the bytes above MaxBytes, evicts the
+// content of the least recently put tasks until both bounds hold; content
+// older than MaxAge is gone for Open and dropped at the next Put. A single
+// task's content larger than MaxBytes is not kept: Put returns an error.
+// Content is put only when a task completes, so eviction never touches a
+// task that is queued or running; the status of a task whose content was
+// evicted still says completed, and its download answers 404.
 type MemoryContentStore struct {
+	maxN     int
+	maxAge   time.Duration
+	maxBytes int64
+	now      func() time.Time
+
 	mu    sync.RWMutex
-	items map[string]map[Variant]memContent
-	now   func() time.Time
+	items map[string]*list.Element // of *memTask, by task id
+	order *list.List               // of *memTask, least recently put first
+	bytes int64
+}
+
+type memTask struct {
+	id       string
+	variants map[Variant]memContent
+	at       time.Time // of the last Put
+	size     int64
 }
 
 type memContent struct {
@@ -98,9 +140,31 @@ type memContent struct {
 
 var _ ContentStore = (*MemoryContentStore)(nil)
 
-// NewMemoryContentStore returns an empty store.
-func NewMemoryContentStore() *MemoryContentStore {
-	return &MemoryContentStore{items: make(map[string]map[Variant]memContent), now: time.Now}
+// NewMemoryContentStore returns an empty store with the bounds of opts:
+// at most one, where none or nil means the defaults ([DefaultMaxTasks],
+// [DefaultMaxAge], [DefaultMaxBytes]).
+func NewMemoryContentStore(opts ...*MemoryContentStoreOptions) *MemoryContentStore {
+	var o MemoryContentStoreOptions
+	switch {
+	case len(opts) > 1:
+		panic("videos: NewMemoryContentStore: more than one *MemoryContentStoreOptions")
+	case len(opts) == 1 && opts[0] != nil:
+		o = *opts[0]
+	}
+	if o.MaxTasks == 0 {
+		o.MaxTasks = DefaultMaxTasks
+	}
+	if o.MaxAge == 0 {
+		o.MaxAge = DefaultMaxAge
+	}
+	if o.MaxBytes == 0 {
+		o.MaxBytes = DefaultMaxBytes
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return &MemoryContentStore{maxN: o.MaxTasks, maxAge: o.MaxAge, maxBytes: o.MaxBytes, now: o.Now,
+		items: make(map[string]*list.Element), order: list.New()}
 }
 
 // Put implements [ContentStore]. It keeps p.Data without copying it: the
@@ -109,21 +173,70 @@ func (s *MemoryContentStore) Put(_ context.Context, p PutParams) error {
 	if err := checkPut(p); err != nil {
 		return err
 	}
+	now := s.now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	m := s.items[p.TaskID]
-	if m == nil {
-		m = make(map[Variant]memContent, 2)
-		s.items[p.TaskID] = m
+	var e *memTask
+	if el, ok := s.items[p.TaskID]; ok {
+		e = el.Value.(*memTask)
+		if s.expired(e, now) {
+			s.removeLocked(el)
+			e = nil
+		}
 	}
-	m[p.Variant] = memContent{contentType: p.ContentType, data: p.Data, modTime: s.now().UTC().Truncate(time.Second)}
+	size := int64(len(p.Data))
+	if e != nil {
+		size += e.size - int64(len(e.variants[p.Variant].data))
+	}
+	if s.maxBytes >= 0 && size > s.maxBytes {
+		return fmt.Errorf("videos: content of task %s (%d bytes) is larger than the store's MaxBytes (%d)", p.TaskID, size, s.maxBytes)
+	}
+	if e == nil {
+		e = &memTask{id: p.TaskID, variants: make(map[Variant]memContent, 2)}
+		s.items[p.TaskID] = s.order.PushBack(e)
+	} else {
+		s.order.MoveToBack(s.items[p.TaskID])
+	}
+	s.bytes += size - e.size
+	e.size, e.at = size, now
+	e.variants[p.Variant] = memContent{contentType: p.ContentType, data: p.Data, modTime: now.UTC().Truncate(time.Second)}
+	s.pruneLocked(now)
 	return nil
+}
+
+func (s *MemoryContentStore) expired(e *memTask, now time.Time) bool {
+	return s.maxAge >= 0 && now.Sub(e.at) >= s.maxAge
+}
+
+func (s *MemoryContentStore) removeLocked(el *list.Element) {
+	e := el.Value.(*memTask)
+	s.order.Remove(el)
+	delete(s.items, e.id)
+	s.bytes -= e.size
+}
+
+// pruneLocked drops the least recently put tasks' content while it is
+// too old, or while there are too many tasks or bytes.
+func (s *MemoryContentStore) pruneLocked(now time.Time) {
+	for el := s.order.Front(); el != nil; el = s.order.Front() {
+		if !s.expired(el.Value.(*memTask), now) && (s.maxN < 0 || s.order.Len() <= s.maxN) && (s.maxBytes < 0 || s.bytes <= s.maxBytes) {
+			return
+		}
+		s.removeLocked(el)
+	}
 }
 
 // Open implements [ContentStore].
 func (s *MemoryContentStore) Open(_ context.Context, taskID string, v Variant) (*Content, error) {
+	now := s.now()
 	s.mu.RLock()
-	c, ok := s.items[taskID][v]
+	var (
+		c  memContent
+		ok bool
+	)
+	if el, found := s.items[taskID]; found && !s.expired(el.Value.(*memTask), now) {
+		c, ok = el.Value.(*memTask).variants[v]
+	}
 	s.mu.RUnlock()
 	if !ok {
 		return nil, ErrNoContent
@@ -140,7 +253,9 @@ func (s *MemoryContentStore) Open(_ context.Context, taskID string, v Variant) (
 func (s *MemoryContentStore) Delete(_ context.Context, taskID string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	delete(s.items, taskID)
+	if el, ok := s.items[taskID]; ok {
+		s.removeLocked(el)
+	}
 	return nil
 }
 

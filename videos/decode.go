@@ -22,29 +22,69 @@ const maxURLLength = 8 << 10
 // maxFormField bounds a text form field other than an image URL.
 const maxFormField = 64 << 10
 
-// decodeCreate reads the body of POST /v1/videos, JSON or multipart.
-func decodeCreate(w http.ResponseWriter, r *http.Request, maxBytes, maxImage int64) (*CreateRequest, error) {
+// decodeCreate reads the body of POST /v1/videos, JSON or multipart,
+// within the limits of c.
+func decodeCreate(w http.ResponseWriter, r *http.Request, c *config) (*CreateRequest, error) {
 	ct := r.Header.Get("Content-Type")
 	mt, params, err := mime.ParseMediaType(ct)
+	var req *CreateRequest
 	switch {
 	case ct == "" || err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json")):
-		body, err := httpjson.ReadBody(w, r, maxBytes)
+		body, err := httpjson.ReadBody(w, r, c.maxBytes)
 		if err != nil {
 			return nil, err
 		}
-		return DecodeCreateJSON(body)
+		if req, err = DecodeCreateJSON(body); err != nil {
+			return nil, err
+		}
 	case err == nil && mt == "multipart/form-data":
 		if params["boundary"] == "" {
 			return nil, apierrors.InvalidRequest("", "Content-Type multipart/form-data needs a boundary parameter")
 		}
-		if r.ContentLength > maxBytes {
-			return nil, httpjson.TooLarge(maxBytes)
+		if r.ContentLength > c.maxBytes {
+			return nil, httpjson.TooLarge(c.maxBytes)
 		}
-		body := http.MaxBytesReader(w, r.Body, maxBytes)
-		return DecodeCreateMultipart(body, params["boundary"], maxImage)
+		body := http.MaxBytesReader(w, r.Body, c.maxBytes)
+		if req, err = decodeMultipart(body, params["boundary"], c.maxImageBytes, c.maxFormFields); err != nil {
+			return nil, err
+		}
 	default:
 		return nil, apierrors.InvalidRequestf("", "Content-Type must be application/json or multipart/form-data, got %q", ct)
 	}
+	var ref map[string]json.RawMessage
+	if req.InputReference != nil {
+		ref = req.InputReference.Extra
+	}
+	if err := checkExtra(c.maxExtraBytes, req.Extra, ref); err != nil {
+		return nil, err
+	}
+	return req, nil
+}
+
+// checkExtra refuses unmodelled fields (the Extra maps of a request and
+// of its parts) whose names and values take more than limit bytes in
+// all: a task keeps them for as long as it is stored. The message names
+// the largest field.
+func checkExtra(limit int64, extras ...map[string]json.RawMessage) error {
+	var (
+		total   int64
+		largest string
+		most    int
+	)
+	for _, m := range extras {
+		for k, v := range m {
+			n := len(k) + len(v)
+			total += int64(n)
+			if n > most || n == most && k < largest {
+				largest, most = k, n
+			}
+		}
+	}
+	if total <= limit {
+		return nil
+	}
+	return apierrors.InvalidRequestf(largest, "the fields this gateway does not model (the largest is %s, %s) take %s, more than the %s limit",
+		quoteTrunc(largest), httpjson.FormatBytes(int64(most)), httpjson.FormatBytes(total), httpjson.FormatBytes(limit))
 }
 
 // DecodeCreateJSON decodes a JSON body of POST /v1/videos. Errors are
@@ -68,9 +108,19 @@ func DecodeCreateJSON(body []byte) (*CreateRequest, error) {
 // than maxImage, or that is not a PNG, JPEG or WebP image, is refused;
 // an accepted one becomes a data URI in InputReference.ImageURL. Errors
 // are *apierrors.Error values (400).
+//
+// A form of more than [DefaultMaxFormFields] fields is refused; the
+// handler's limit is set by [WithMaxFormFields].
 func DecodeCreateMultipart(body io.Reader, boundary string, maxImage int64) (*CreateRequest, error) {
+	return decodeMultipart(body, boundary, maxImage, DefaultMaxFormFields)
+}
+
+func decodeMultipart(body io.Reader, boundary string, maxImage int64, maxFields int) (*CreateRequest, error) {
 	if maxImage <= 0 {
 		maxImage = DefaultMaxImageBytes
+	}
+	if maxFields <= 0 {
+		maxFields = DefaultMaxFormFields
 	}
 	mr := multipart.NewReader(body, boundary)
 	var (
@@ -86,6 +136,9 @@ func DecodeCreateMultipart(body io.Reader, boundary string, maxImage int64) (*Cr
 		}
 		if err != nil {
 			return nil, formError(err)
+		}
+		if parts == maxFields {
+			return nil, apierrors.InvalidRequestf("", "the multipart form has more than %d fields", maxFields)
 		}
 		name := part.FormName()
 		if name == "" {
@@ -181,8 +234,14 @@ func readLimited(r io.Reader, limit int64) ([]byte, error) {
 
 // formError turns an error reading the multipart body into a 400.
 func formError(err error) error {
-	var mbe *http.MaxBytesError
-	if errors.As(err, &mbe) {
+	var (
+		mbe *http.MaxBytesError
+		api *apierrors.Error
+	)
+	switch {
+	case errors.As(err, &api):
+		return api // from a middleware's body reader
+	case errors.As(err, &mbe):
 		return httpjson.TooLarge(mbe.Limit)
 	}
 	return apierrors.InvalidRequest("", "the multipart form could not be read: "+err.Error()).WithCause(err)
@@ -300,10 +359,19 @@ func checkMediaRef(param, s string, kind mediaKind, maxImage int64) error {
 	return nil
 }
 
-// decodeMultimodal reads the JSON body of POST /v1/vendorai/videos.
-func decodeMultimodal(w http.ResponseWriter, r *http.Request, maxBytes int64) (*MultimodalRequest, error) {
+// decodeMultimodal reads the JSON body of POST /v1/vendorai/videos,
+// within the limits of c.
+func decodeMultimodal(w http.ResponseWriter, r *http.Request, c *config) (*MultimodalRequest, error) {
 	var req MultimodalRequest
-	if err := httpjson.Decode(w, r, maxBytes, &req); err != nil {
+	if err := httpjson.Decode(w, r, c.maxBytes, &req); err != nil {
+		return nil, err
+	}
+	extras := make([]map[string]json.RawMessage, 0, 1+len(req.Assets))
+	extras = append(extras, req.Extra)
+	for _, a := range req.Assets {
+		extras = append(extras, a.Extra)
+	}
+	if err := checkExtra(c.maxExtraBytes, extras...); err != nil {
 		return nil, err
 	}
 	return &req, nil

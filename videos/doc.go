@@ -120,8 +120,12 @@
 // width, height, fps, seed), with expires_at and remixed_from_video_id when
 // set; a failed one has completed_at and error {message, code} and is
 // still a 200. The status is only ever queued, in_progress, completed or
-// failed. metadata.url is the content endpoint's URL (see
-// [WithPublicURL]) unless the result lives at a URL of its own. Running
+// failed. metadata.url is the content endpoint's URL unless the result
+// lives at a URL of its own: under the public base URL set with
+// [WithPublicURL], or else the path "/v1/videos/{task_id}/content",
+// relative to the client's origin (the path as the request reached the
+// handler, so a prefix the router kept stays). It is never built from the
+// request's Host header, which the client controls. Running
 // tasks are answered with the header openai-poll-after-ms (3000 by
 // default, [WithPollAfter]), which the SDKs' pollers follow.
 //
@@ -185,6 +189,37 @@
 // work. Times come from the callers, so the
 // policy is tested without sleeping. [MemoryStore] implements it;
 // videostest.TestTaskStore is the conformance suite for any other.
+//
+// # Limits
+//
+// What one client can make the gateway hold is bounded; each bound has a
+// default and an option:
+//
+//	create body, JSON or multipart        32 MiB          WithMaxRequestBytes
+//	one reference image (decoded)         10 MiB          WithMaxImageBytes
+//	unmodelled fields a task keeps        64 KiB in all   WithMaxExtraBytes
+//	fields of a multipart form            32              WithMaxFormFields
+//	one text field of a multipart form    64 KiB          (fixed)
+//
+// Unmodelled fields are the members (or form fields) that the request
+// types do not model, on every level ("metadata", "user", an asset's
+// extra members…): a task keeps them for the [Generator], so they count
+// against one budget, their names and JSON values together. Every excess
+// is a 400 in the flat shape saying which limit was passed; nothing is
+// stored.
+//
+// The in-memory stores evict, with bounds set by [MemoryStoreOptions] and
+// [MemoryContentStoreOptions]: [MemoryStore] drops finished tasks (never
+// a queued or running one) 24 hours after they finished, and the earliest
+// finished first while it holds more than 10 000 tasks or 1 GiB of
+// requests; [MemoryContentStore] drops a task's video and thumbnail 24
+// hours after they were put, and the least recently put first above
+// 10 000 tasks or 1 GiB. A task whose content was evicted still reads
+// completed; its download answers 404.
+//
+// The time a client may take to send its body, and the bytes of bodies
+// in flight across all requests, are bounded in front of the handler:
+// gateway.LimitBodies, which gateway.New mounts.
 //
 // # Runner
 //

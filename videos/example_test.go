@@ -173,6 +173,34 @@ func ExampleWithPublicURL() {
 	// https://api.example.com/v1/videos/task_…/content?variant=thumbnail
 }
 
+func ExampleWithMaxExtraBytes() {
+	catalog := models.NewMemoryCatalog(demo.VideoModels()...)
+	h := videos.NewHandler(videos.NewMemoryStore(), catalog, videos.NewMemoryContentStore(),
+		videos.WithMaxExtraBytes(100))
+
+	// Fields the request types do not model are kept with the task, up to
+	// the limit in all; a request over it is refused and nothing is kept.
+	w := send(h, "POST", "/v1/videos", `{"model":"demo-video","prompt":"x","size":"1280x720","user":"ada"}`)
+	fmt.Println(w.Code)
+	w = send(h, "POST", "/v1/videos", `{"model":"demo-video","prompt":"x","size":"1280x720","metadata":{"note":"`+strings.Repeat("x", 200)+`"}}`)
+	fmt.Println(w.Code, w.Body.String())
+	// Output:
+	// 200
+	// 400 {"code":"invalid_request","message":"the fields this gateway does not model (the largest is \"metadata\", 219 bytes) take 219 bytes, more than the 100 bytes limit","error":{"message":"the fields this gateway does not model (the largest is \"metadata\", 219 bytes) take 219 bytes, more than the 100 bytes limit","type":"invalid_request_error","param":"metadata","code":"invalid_request"}}
+}
+
+func ExampleNewMemoryStore() {
+	// Finished tasks are evicted an hour after they finish, or when the
+	// store holds more than 1000 tasks; queued and running ones never are.
+	store := videos.NewMemoryStore(&videos.MemoryStoreOptions{MaxTasks: 1000, MaxAge: time.Hour})
+	contents := videos.NewMemoryContentStore(&videos.MemoryContentStoreOptions{MaxTasks: 1000, MaxAge: time.Hour})
+	h := videos.NewHandler(store, models.NewMemoryCatalog(demo.VideoModels()...), contents)
+	w := send(h, "POST", "/v1/videos", `{"model":"demo-video","prompt":"x","size":"1280x720"}`)
+	fmt.Println(w.Code, store.Len())
+	// Output:
+	// 200 1
+}
+
 func tempDir() (string, error) { return os.MkdirTemp("", "videos-example-") }
 
 func removeAll(dir string) { _ = os.RemoveAll(dir) }

@@ -177,7 +177,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // create serves POST /v1/videos.
 func (h *handler) create(w http.ResponseWriter, r *http.Request, owner string) {
-	req, err := decodeCreate(w, r, h.cfg.maxBytes, h.cfg.maxImageBytes)
+	req, err := decodeCreate(w, r, h.cfg)
 	if err != nil {
 		h.flat.Write(w, r, err)
 		return
@@ -198,7 +198,7 @@ func (h *handler) create(w http.ResponseWriter, r *http.Request, owner string) {
 
 // createMultimodal serves POST /v1/vendorai/videos.
 func (h *handler) createMultimodal(w http.ResponseWriter, r *http.Request, owner string) {
-	req, err := decodeMultimodal(w, r, h.cfg.maxBytes)
+	req, err := decodeMultimodal(w, r, h.cfg)
 	if err != nil {
 		h.flat.Write(w, r, err)
 		return
@@ -307,22 +307,21 @@ func (h *handler) get(w http.ResponseWriter, r *http.Request, owner, id string) 
 	h.writeJSON(w, r, wireVideo(t, h.contentURL(r, t.ID)))
 }
 
-// contentURL is the URL of task id's content endpoint, as the client
-// reaches it.
+// contentURL is the URL of task id's content endpoint: under the
+// configured public base URL ([WithPublicURL]), or else a path relative
+// to the client's origin, the request's path up to and including
+// …/videos followed by /{id}/content. It is never built from the Host
+// header or any other header, which a client (or a proxy in front) may
+// set to anything.
 func (h *handler) contentURL(r *http.Request, id string) string {
 	if u := h.cfg.publicURL; u != nil {
 		return u.JoinPath("v1", "videos", id, "content").String()
 	}
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
+	path := "/v1/videos"
+	if i := strings.LastIndex(r.URL.Path, "/videos"); i >= 0 {
+		path = r.URL.Path[:i+len("/videos")]
 	}
-	// The path up to and including …/videos, as the request has it.
-	path := r.URL.Path
-	if i := strings.LastIndex(path, "/videos"); i >= 0 {
-		path = path[:i+len("/videos")]
-	}
-	return scheme + "://" + r.Host + path + "/" + id + "/content"
+	return path + "/" + id + "/content"
 }
 
 // list serves GET /v1/videos.

@@ -339,7 +339,7 @@ func TestStatusEndpoint(t *testing.T) {
 	m := r.json(t)
 	require.Contains(t, m, "error")
 	require.Nil(t, m["error"], `completed: "error": null`)
-	require.Equal(t, b.server.URL+"/v1/videos/"+completed+"/content", m["metadata"].(map[string]any)["url"])
+	require.Equal(t, "/v1/videos/"+completed+"/content", m["metadata"].(map[string]any)["url"], "a path relative to the client's origin")
 
 	for name, get := range map[string]func() reply{
 		"unknown":         func() reply { return b.do(t, http.MethodGet, "/v1/videos/task_doesnotexist", keyAlice, "", nil) },

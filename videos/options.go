@@ -18,6 +18,15 @@ const (
 	// DefaultMaxImageBytes bounds one reference image (an uploaded file or
 	// a data URI, decoded): 10 MiB.
 	DefaultMaxImageBytes int64 = 10 << 20
+	// DefaultMaxExtraBytes bounds the fields of a create request that
+	// the request types do not model (kept in the Extra maps for the
+	// generator, and stored with the task): 64 KiB in all, counting the
+	// bytes of their names and of their JSON values (a form field's value
+	// as a JSON string).
+	DefaultMaxExtraBytes int64 = 64 << 10
+	// DefaultMaxFormFields bounds the number of fields (parts) of a
+	// multipart/form-data create request: 32.
+	DefaultMaxFormFields = 32
 	// DefaultPollAfter is the poll interval suggested to clients in the
 	// openai-poll-after-ms header (spec §8 recommends 3 to 10 seconds).
 	DefaultPollAfter = 3 * time.Second
@@ -30,6 +39,8 @@ type config struct {
 	logger        *slog.Logger
 	maxBytes      int64
 	maxImageBytes int64
+	maxExtraBytes int64
+	maxFormFields int
 	owner         OwnerFunc
 	allow         models.AllowFunc
 	proxy         *http.Client
@@ -45,6 +56,8 @@ func newConfig(opts []Option) *config {
 		logger:        slog.New(slog.DiscardHandler),
 		maxBytes:      httpjson.DefaultMaxBytes,
 		maxImageBytes: DefaultMaxImageBytes,
+		maxExtraBytes: DefaultMaxExtraBytes,
+		maxFormFields: DefaultMaxFormFields,
 		owner:         PrincipalOwner,
 		allow:         principalAllows,
 		pollAfter:     DefaultPollAfter,
@@ -135,6 +148,34 @@ func WithMaxImageBytes(n int64) Option {
 	}
 }
 
+// WithMaxExtraBytes bounds the fields of a create request that the
+// request types do not model, which a task keeps (see
+// [CreateRequest].Extra): their names and JSON values, on every level of
+// the request, may take at most n bytes in all. A request over the limit
+// is refused with a 400 in the flat shape that names the largest such
+// field. Default [DefaultMaxExtraBytes] (64 KiB); values ≤ 0 mean the
+// default.
+func WithMaxExtraBytes(n int64) Option {
+	return func(c *config) {
+		if n > 0 {
+			c.maxExtraBytes = n
+		}
+	}
+}
+
+// WithMaxFormFields bounds the number of fields (parts) of a
+// multipart/form-data create request; a form with more is refused with a
+// 400 in the flat shape. Each text field is also at most 64 KiB long
+// (input_reference fields excepted, which hold an image). Default
+// [DefaultMaxFormFields] (32); values ≤ 0 mean the default.
+func WithMaxFormFields(n int) Option {
+	return func(c *config) {
+		if n > 0 {
+			c.maxFormFields = n
+		}
+	}
+}
+
 // WithOwner sets how the owner of a request's tasks is found. Default
 // [PrincipalOwner]: by account, from auth.PrincipalFrom.
 func WithOwner(f OwnerFunc) Option {
@@ -181,8 +222,10 @@ func WithContentProxy(client *http.Client) Option {
 // WithPublicURL sets the base URL under which clients reach the video
 // routes, such as "https://api.example.com" (the routes' /v1/... paths
 // are appended). It makes the metadata url and thumbnail_url of completed
-// tasks whose content the gateway serves. By default they are built from
-// the request: its Host, and https when it came over TLS.
+// tasks whose content the gateway serves. By default they are paths
+// relative to the client's origin ("/v1/videos/{task_id}/content"): the
+// handler never builds a URL from the request's Host header, which the
+// client controls. WithPublicURL panics if base is not an absolute URL.
 func WithPublicURL(base string) Option {
 	return func(c *config) {
 		u, err := url.Parse(strings.TrimSuffix(base, "/"))

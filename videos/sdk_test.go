@@ -60,8 +60,8 @@ func TestSDKNewAndPollThenDownloadVideoAndThumbnail(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal([]byte(v.RawJSON()), &raw))
 	require.Nil(t, raw.Error)
-	require.Equal(t, videos.Metadata{URL: b.server.URL + "/v1/videos/" + v.ID + "/content",
-		ThumbnailURL: b.server.URL + "/v1/videos/" + v.ID + "/content?variant=thumbnail",
+	require.Equal(t, videos.Metadata{URL: "/v1/videos/" + v.ID + "/content",
+		ThumbnailURL: "/v1/videos/" + v.ID + "/content?variant=thumbnail",
 		Duration:     8, Width: 1280, Height: 720, FPS: 24, Seed: raw.Metadata.Seed}, raw.Metadata)
 
 	// The video: the demo generator's bytes for this task, as it made them.

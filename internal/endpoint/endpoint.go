@@ -55,7 +55,7 @@ type Config struct {
 func Defaults() Config {
 	return Config{
 		Logger:    slog.New(slog.DiscardHandler),
-		MaxBytes:  httpjson.DefaultMaxBytes,
+		MaxBytes:  httpjson.DefaultTextMaxBytes,
 		Allow:     AllowPrincipalModels,
 		KeepAlive: sse.DefaultKeepAlive,
 		Now:       time.Now,
@@ -80,10 +80,11 @@ func (c *Config) SetLogger(l *slog.Logger) {
 	c.Logger = l
 }
 
-// SetMaxBytes sets the body limit; n ≤ 0 restores the default.
+// SetMaxBytes sets the body limit; n ≤ 0 restores the default,
+// httpjson.DefaultTextMaxBytes.
 func (c *Config) SetMaxBytes(n int64) {
 	if n <= 0 {
-		n = httpjson.DefaultMaxBytes
+		n = httpjson.DefaultTextMaxBytes
 	}
 	c.MaxBytes = n
 }

@@ -24,7 +24,7 @@ func TestSettersRestoreDefaults(t *testing.T) {
 	c.SetMaxBytes(10)
 	require.Equal(t, int64(10), c.MaxBytes)
 	c.SetMaxBytes(0)
-	require.Equal(t, int64(httpjson.DefaultMaxBytes), c.MaxBytes)
+	require.Equal(t, httpjson.DefaultTextMaxBytes, c.MaxBytes)
 	c.SetClock(func() time.Time { return time.Unix(7, 0) })
 	require.Equal(t, int64(7), c.Now().Unix())
 	c.SetClock(nil)

@@ -17,9 +17,16 @@ import (
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
 )
 
-// DefaultMaxBytes is the request-body limit handlers use unless configured
-// otherwise: 32 MiB, room for a few images sent as data URIs.
+// DefaultMaxBytes is the request-body limit of the video and relayed
+// (multipart) endpoints unless configured otherwise: 32 MiB, room for a
+// few images sent as data URIs.
 const DefaultMaxBytes int64 = 32 << 20
+
+// DefaultTextMaxBytes is the request-body limit of the text endpoints
+// (chat completions, completions, responses) unless configured
+// otherwise: 8 MiB, room for a long conversation and an image or two sent
+// as data URIs.
+const DefaultTextMaxBytes int64 = 8 << 20
 
 // CheckContentType returns a 400 unless r's Content-Type is JSON or absent.
 func CheckContentType(r *http.Request) error {
@@ -69,7 +76,7 @@ func ReadBody(w http.ResponseWriter, r *http.Request, maxBytes int64) ([]byte, e
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBytes))
 	if err != nil {
 		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
+		if errors.As(err, &mbe) && !isAPIError(err) {
 			return nil, TooLarge(maxBytes)
 		}
 		return nil, readError(err)
@@ -77,8 +84,20 @@ func ReadBody(w http.ResponseWriter, r *http.Request, maxBytes int64) ([]byte, e
 	return body, nil
 }
 
+// readError turns an error reading a body into a 400, unless it is, or
+// wraps, an *apierrors.Error: a body reader set by a middleware (the
+// body read deadline, the bound on bytes in flight) says what to answer.
 func readError(err error) error {
+	var api *apierrors.Error
+	if errors.As(err, &api) {
+		return api
+	}
 	return apierrors.InvalidRequest("", "could not read the request body").WithCause(err)
+}
+
+func isAPIError(err error) bool {
+	var api *apierrors.Error
+	return errors.As(err, &api)
 }
 
 // TooLarge is the error for a body over limit bytes.

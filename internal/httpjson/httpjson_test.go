@@ -115,3 +115,27 @@ func FuzzUnmarshal(f *testing.F) {
 		}
 	})
 }
+
+// failingBody fails every read with err.
+type failingBody struct{ err error }
+
+func (b failingBody) Read([]byte) (int, error) { return 0, b.err }
+func (b failingBody) Close() error             { return nil }
+
+func TestReadBodyPassesAPIErrorsOfTheBodyThrough(t *testing.T) {
+	t.Parallel()
+	timeout := &apierrors.Error{Status: http.StatusRequestTimeout, Code: "request_timeout", Message: "too slow"}
+	for _, length := range []int64{10, -1} {
+		r := httptest.NewRequest("POST", "/", nil)
+		r.Body, r.ContentLength = failingBody{timeout}, length
+		_, err := httpjson.ReadBody(httptest.NewRecorder(), r, 100)
+		var api *apierrors.Error
+		require.True(t, errors.As(err, &api))
+		require.Equal(t, http.StatusRequestTimeout, api.Status, "length %d", length)
+
+		r.Body = failingBody{errors.New("connection reset")}
+		_, err = httpjson.ReadBody(httptest.NewRecorder(), r, 100)
+		require.True(t, errors.As(err, &api))
+		require.Equal(t, http.StatusBadRequest, api.Status)
+	}
+}
