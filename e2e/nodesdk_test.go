@@ -3,6 +3,7 @@ package e2e_test
 import (
 	"bufio"
 	"context"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 // the example server, and through the example relay in front of it.
 func TestNodeSDK(t *testing.T) {
 	node := requireNode(t)
+	statSources(t)
 	bin := t.TempDir()
 	build(t, bin, "server", "relay")
 
@@ -55,6 +57,30 @@ func requireNode(t *testing.T) string {
 		t.Skipf("Node.js or the OpenAI Node SDK is missing (npm ci --prefix e2e/node): %v", err)
 	}
 	return node
+}
+
+// statSources stats every file that the programs and the suite are made
+// of. go test caches a test's result until a file that the test opened or
+// stat'ed changes; the programs are built by a go build of their own, and
+// the suite is read by node, neither of which go test sees.
+func statSources(t *testing.T) {
+	t.Helper()
+	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case d.IsDir() && (d.Name() == "node_modules" || d.Name() == ".git"):
+			return filepath.SkipDir
+		case d.IsDir():
+			return nil
+		}
+		switch filepath.Ext(path) {
+		case ".go", ".mjs", ".json", ".mod", ".sum":
+			_, err = os.Stat(path)
+		}
+		return err
+	})
+	require.NoError(t, err)
 }
 
 // build builds the named example programs into dir.

@@ -64,7 +64,6 @@
 // completed task are built under [Config].PublicBaseURL, or are paths
 // relative to the client's origin: never from the request's Host header.
 //
-//
 // # Limits per connection
 //
 // net/http's zero http.Server has no idle timeout and accepts 1 MiB of

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
-	"github.com/gatewaykit/gatewaykit/relay"
 	"github.com/gatewaykit/gatewaykit/videos"
 )
 
@@ -130,7 +129,7 @@ func LimitBodies(l BodyLimits) func(http.Handler) http.Handler {
 
 // ErrorShape is the error shape that clients of r's path expect: the
 // flat shape on the video create paths, the messages-format and Google
-// shapes on those formats' paths ([relay.AccessErrorShape]), and the
+// shapes on those formats' paths ([apierrors.ShapeFor]), and the
 // general shape everywhere else.
 func ErrorShape(r *http.Request) apierrors.Shape {
 	if r.Method == http.MethodPost {
@@ -141,7 +140,7 @@ func ErrorShape(r *http.Request) apierrors.Shape {
 			}
 		}
 	}
-	return relay.AccessErrorShape(r)
+	return apierrors.ShapeFor(r)
 }
 
 func errBusy() *apierrors.Error {
