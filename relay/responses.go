@@ -222,7 +222,7 @@ func (b responsesBackend) Complete(ctx context.Context, p *responses.Params) (*r
 // upstreamResponseFailed is the 502 of a response that failed upstream.
 func upstreamResponseFailed(u *Upstream, raw json.RawMessage) error {
 	return apierrors.BadGateway("The upstream failed to generate the response.",
-		fmt.Errorf("relay: upstream %s: response failed: %s", u.Name, snippet(raw)))
+		fmt.Errorf("relay: upstream %s: response failed: %s", u.Name, snippet(raw, u.Key)))
 }
 
 // responsesEvent is the part of an upstream's stream event that the relay

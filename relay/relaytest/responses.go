@@ -22,7 +22,7 @@ func (u *Upstream) responses(w http.ResponseWriter, r *http.Request) {
 		writeError(w, 400, "We could not parse the JSON body of your request.", "invalid_request_error", "")
 		return
 	}
-	if statusMode(w, req.Model) {
+	if leakMode(w, r, req.Model) || statusMode(w, req.Model) {
 		return
 	}
 	switch req.Model {
@@ -106,7 +106,7 @@ func (u *Upstream) responses(w http.ResponseWriter, r *http.Request) {
 			if breakStream(w, r, req.Model, i,
 				"event: response.output_text.delta\ndata: {\"type\":\n\n", "data: {\"type\":",
 				func() {
-					send("error", map[string]any{"code": "server_error", "message": "upstream overloaded at 10.1.2.3", "param": nil})
+					send("error", map[string]any{"code": "server_error", "message": "upstream overloaded at " + LeakHost + " serving " + Credential(r), "param": nil})
 				}) {
 				return
 			}
@@ -136,7 +136,7 @@ func (u *Upstream) compact(w http.ResponseWriter, r *http.Request) {
 		writeError(w, 400, "We could not parse the JSON body of your request.", "invalid_request_error", "")
 		return
 	}
-	if statusMode(w, req.Model) {
+	if leakMode(w, r, req.Model) || statusMode(w, req.Model) {
 		return
 	}
 	writeJSON(w, 200, map[string]any{
