@@ -237,3 +237,26 @@ func TestUpstreamRefusesTheGatewaysKey(t *testing.T) {
 	require.NotContains(t, logs, "Bearer sk-")
 	require.Contains(t, logs, "Incorrect API key provided: Bearer [redacted]")
 }
+
+// TestUpstream401Shapes pins the 502 of an upstream 401 in the shape of
+// each family: chat (the general envelope), and the access points in
+// theirs.
+func TestUpstream401Shapes(t *testing.T) {
+	t.Parallel()
+	g := newLeakGateway(t, "")
+	for _, tc := range []struct{ call, golden string }{
+		{"chat", "chat_upstream_401.json"},
+		{"embeddings", "openai_upstream_401.json"},
+		{"messages", "messages_upstream_401.json"},
+		{"gemini", "gemini_upstream_401.json"},
+	} {
+		for _, call := range leakCalls {
+			if call.name != tc.call {
+				continue
+			}
+			res := call.send(g, t, "pub-"+relaytest.ModeLeak401)
+			require.Equal(t, http.StatusBadGateway, res.StatusCode)
+			goldenAccess(t, tc.golden, readAll(t, res.Body))
+		}
+	}
+}

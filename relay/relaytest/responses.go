@@ -5,11 +5,28 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 )
 
-// ModeIncomplete answers a response that stops at max_output_tokens
-// (status incomplete). Only the responses endpoint knows it.
-const ModeIncomplete = "incomplete"
+// The modes that only the responses endpoint knows.
+const (
+	// ModeIncomplete answers a response that stops at max_output_tokens
+	// (status incomplete).
+	ModeIncomplete = "incomplete"
+	// ModeReasoning answers as ModeOK, with a reasoning item whose summary
+	// has two parts (ReasoningSummary), streamed as
+	// response.reasoning_summary_text.delta events.
+	ModeReasoning = "reasoning"
+	// ModeNotAResponse answers 200 with a JSON list, streaming or not.
+	ModeNotAResponse = "not-a-response"
+	// ModeErrorObject answers 200 with an error object, streaming or not,
+	// whose message echoes the request's credential.
+	ModeErrorObject = "error-object"
+)
+
+// ReasoningSummary are the summary parts of ModeReasoning's reasoning
+// item; each is streamed in two deltas, split at its first space.
+var ReasoningSummary = []string{"**Planning** the answer.", "Counting the tokens."}
 
 // responses answers POST /v1/responses as OpenAI's API does: a response
 // object whose output is a reasoning item and then a message (or, in
@@ -35,9 +52,22 @@ func (u *Upstream) responses(w http.ResponseWriter, r *http.Request) {
 			io.WriteString(w, `{"id":"resp_up","output":[`)
 			return
 		}
+	case ModeNotAResponse:
+		writeJSON(w, 200, []any{map[string]any{"id": "resp_up", "object": "response"}})
+		return
+	case ModeErrorObject:
+		writeJSON(w, 200, map[string]any{"error": map[string]any{"message": "upstream overloaded at " + LeakHost + " serving " + Credential(r), "type": "server_error"}})
+		return
 	}
 	k := u.chunks()
 	reasoning := map[string]any{"type": "reasoning", "id": "rs_up", "summary": []any{}}
+	if req.Model == ModeReasoning {
+		parts := make([]any, len(ReasoningSummary))
+		for i, s := range ReasoningSummary {
+			parts[i] = map[string]any{"type": "summary_text", "text": s}
+		}
+		reasoning["summary"] = parts
+	}
 	var item map[string]any
 	if req.Model == ModeTools {
 		item = map[string]any{"type": "function_call", "id": "fc_up", "call_id": "call_up1", "name": "get_weather", "arguments": `{"city":"Paris"}`, "status": "completed"}
@@ -79,8 +109,30 @@ func (u *Upstream) responses(w http.ResponseWriter, r *http.Request) {
 	}
 	if !send("response.created", map[string]any{"response": resp("in_progress", []any{}, false)}) ||
 		!send("response.in_progress", map[string]any{"response": resp("in_progress", []any{}, false)}) ||
-		!send("response.output_item.added", map[string]any{"output_index": 0, "item": reasoning}) ||
-		!send("response.output_item.done", map[string]any{"output_index": 0, "item": reasoning}) {
+		!send("response.output_item.added", map[string]any{"output_index": 0, "item": map[string]any{"type": "reasoning", "id": "rs_up", "summary": []any{}}}) {
+		return
+	}
+	if req.Model == ModeReasoning {
+		for i, s := range ReasoningSummary {
+			ref := map[string]any{"output_index": 0, "item_id": "rs_up", "summary_index": i}
+			with := func(k string, v any) map[string]any {
+				m := map[string]any{k: v}
+				for k, v := range ref {
+					m[k] = v
+				}
+				return m
+			}
+			head, tail, _ := strings.Cut(s, " ")
+			if !send("response.reasoning_summary_part.added", with("part", map[string]any{"type": "summary_text", "text": ""})) ||
+				!send("response.reasoning_summary_text.delta", with("delta", head)) ||
+				!send("response.reasoning_summary_text.delta", with("delta", " "+tail)) ||
+				!send("response.reasoning_summary_text.done", with("text", s)) ||
+				!send("response.reasoning_summary_part.done", with("part", map[string]any{"type": "summary_text", "text": s})) {
+				return
+			}
+		}
+	}
+	if !send("response.output_item.done", map[string]any{"output_index": 0, "item": reasoning}) {
 		return
 	}
 	if req.Model == ModeTools {
