@@ -24,19 +24,25 @@ type Relay struct {
 	transport http.RoundTripper
 	timeouts  Timeouts
 	logger    *slog.Logger
-	poll      time.Duration // video status poll interval
-	maxMedia  int64         // largest video or thumbnail downloaded
+	poll      time.Duration        // video status poll interval
+	maxMedia  int64                // largest video or thumbnail downloaded
+	health    map[string][]*health // public model → the cool-down of each upstream
+	cooldown  time.Duration
+	maxCool   time.Duration
+	now       func() time.Time // the clock of cool-downs
 }
 
 // An Option configures [New].
 type Option func(*config)
 
 type config struct {
-	transport http.RoundTripper
-	timeouts  Timeouts
-	logger    *slog.Logger
-	poll      time.Duration
-	maxMedia  int64
+	transport   http.RoundTripper
+	timeouts    Timeouts
+	logger      *slog.Logger
+	poll        time.Duration
+	maxMedia    int64
+	cooldown    time.Duration
+	maxCooldown time.Duration
 }
 
 // WithTransport sets the round tripper of every upstream call. The
@@ -113,7 +119,18 @@ func New(routes []Route, opts ...Option) (*Relay, error) {
 		logger:    c.logger,
 		poll:      c.poll,
 		maxMedia:  c.maxMedia,
+		health:    make(map[string][]*health, len(routes)),
+		cooldown:  c.cooldown,
+		maxCool:   c.maxCooldown,
+		now:       time.Now,
 	}
+	if r.cooldown <= 0 {
+		r.cooldown = DefaultCooldown
+	}
+	if r.maxCool <= 0 {
+		r.maxCool = DefaultMaxCooldown
+	}
+	r.maxCool = max(r.maxCool, r.cooldown)
 	if r.logger == nil {
 		r.logger = slog.New(slog.DiscardHandler)
 	}
@@ -138,6 +155,11 @@ func New(routes []Route, opts ...Option) (*Relay, error) {
 		}
 		r.routes[rt.Model] = ups
 		r.models = append(r.models, rt.Model)
+		hs := make([]*health, len(ups))
+		for i := range hs {
+			hs[i] = new(health)
+		}
+		r.health[rt.Model] = hs
 	}
 	return r, nil
 }
@@ -177,7 +199,13 @@ func (r *Relay) Upstreams(model string) []Upstream {
 //
 // Failover: Do tries the next upstream when one cannot be reached (a
 // connection error), does not send its headers within the FirstByte
-// timeout, or answers 5xx (whose body Do closes). It never fails over
+// timeout, or answers 5xx (whose body Do closes). Such a failure also
+// cools the upstream down ([WithCooldown]: 1s, doubling with each failure
+// in a row up to 30s, ended by its next success): while it cools, Do
+// tries the route's other upstreams first, so that a dead upstream does
+// not cost every request a failed attempt, and tries it last (those
+// cooling, the one whose cool-down ends first first) rather than fail
+// the request untried. It never fails over
 // after it has returned a reply, so nothing has gone to the client yet
 // when it does. Retrying is safe for generation requests: an upstream that
 // failed with a 5xx or a broken connection produced nothing the client
@@ -201,11 +229,15 @@ func (r *Relay) Do(ctx context.Context, model string, build func(u *Upstream) (*
 	if !ok {
 		return nil, nil, apierrors.ModelNotFound(model)
 	}
+	hs := r.health[model]
+	var buf [4]int
+	tries := order(buf[:0], hs, r.now())
 	var last error
-	for i := range ups {
+	for k, i := range tries {
 		u := &ups[i]
 		res, retry, err := r.send(ctx, u, build)
 		if err == nil && res.StatusCode < 500 {
+			hs[i].ok()
 			return res, u, nil
 		}
 		if err == nil {
@@ -216,13 +248,19 @@ func (r *Relay) Do(ctx context.Context, model string, build func(u *Upstream) (*
 			return nil, nil, err
 		}
 		last = err
-		if i+1 < len(ups) {
-			r.logger.LogAttrs(ctx, slog.LevelWarn, "relay: upstream failed; trying the next one",
-				slog.String("model", model),
-				slog.String("upstream", u.Name),
-				slog.String("next", ups[i+1].Name),
-				slog.String("error", err.Error()))
+		cool := hs[i].fail(r.now(), r.cooldown, r.maxCool)
+		attrs := []slog.Attr{
+			slog.String("model", model),
+			slog.String("upstream", u.Name),
+			slog.Duration("cooldown", cool),
+			slog.String("error", err.Error()),
 		}
+		msg := "relay: upstream failed; cooling it down"
+		if k+1 < len(tries) {
+			msg = "relay: upstream failed; cooling it down and trying the next one"
+			attrs = append(attrs, slog.String("next", ups[tries[k+1]].Name))
+		}
+		r.logger.LogAttrs(ctx, slog.LevelWarn, msg, attrs...)
 	}
 	return nil, nil, last
 }
