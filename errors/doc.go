@@ -21,11 +21,13 @@
 //	429 rate_limit_exceeded     type rate_limit_error
 //	500 internal_server_error   type server_error
 //	502 bad_gateway             type upstream_error
+//	503 service_unavailable     type server_error
 //	504 gateway_timeout         type timeout_error
 //
-// not_found (a task or stored response that does not exist) and
-// gateway_timeout (a context deadline) are the project's additions where
-// the spec is silent.
+// not_found (a task or stored response that does not exist),
+// service_unavailable (not ready yet, such as a relay still waiting for
+// its upstream's model list; sent with Retry-After) and gateway_timeout (a
+// context deadline) are the project's additions where the spec is silent.
 //
 // # Wire shapes
 //

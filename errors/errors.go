@@ -14,7 +14,8 @@ import (
 // render with the status and type that [Error] carries.
 type Code string
 
-// The codes of the spec's error tables, plus not_found and gateway_timeout.
+// The codes of the spec's error tables, plus not_found, gateway_timeout and
+// service_unavailable.
 const (
 	CodeInvalidRequest       Code = "invalid_request_error"
 	CodeInvalidAPIKey        Code = "invalid_api_key"
@@ -26,6 +27,7 @@ const (
 	CodeInternal             Code = "internal_server_error"
 	CodeBadGateway           Code = "bad_gateway"
 	CodeGatewayTimeout       Code = "gateway_timeout"
+	CodeServiceUnavailable   Code = "service_unavailable"
 )
 
 // The error types sent in the "type" field.
@@ -54,6 +56,8 @@ func statusAndType(c Code) (int, string) {
 		return 429, TypeRateLimit
 	case CodeBadGateway:
 		return 502, TypeUpstream
+	case CodeServiceUnavailable:
+		return 503, TypeServer
 	case CodeGatewayTimeout:
 		return 504, TypeTimeout
 	default:
