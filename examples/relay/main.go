@@ -20,7 +20,7 @@
 //
 // # What is served
 //
-// The model list is the upstream's, read once at start-up: each model
+// The model list is the upstream's, read at start-up: each model
 // keeps its supported_endpoint_types where the upstream gives them (as
 // gatewaykit's own servers do); a plain OpenAI-compatible upstream gives
 // none, and such a model is taken to serve compat and compat-response
@@ -34,6 +34,15 @@
 // the access points refuse a bad key in their own format's error shape.
 // Client headers such as OpenAI-Organization and Idempotency-Key are
 // forwarded.
+//
+// # Start-up
+//
+// The relay listens at once, even when the upstream is down: until the
+// upstream lists its models, every request is answered 503
+// service_unavailable with Retry-After (in the error shape of the path's
+// format), and the listing is retried with backoff (1s, doubling up to
+// 30s), each failed attempt logged once (the upstream's reply redacted
+// of credentials). Only a malformed -upstream ends the program at start.
 package main
 
 import (
@@ -49,10 +58,12 @@ import (
 	"os/signal"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/gatewaykit/gatewaykit/auth"
+	apierrors "github.com/gatewaykit/gatewaykit/errors"
 	"github.com/gatewaykit/gatewaykit/gateway"
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/relay"
@@ -86,14 +97,27 @@ type config struct {
 	relayOptions []relay.Option
 	// runnerOptions configure the video runner, for tests.
 	runnerOptions []videos.RunnerOption
+	// retryMin and retryMax bound the backoff of the start-up model
+	// listing; 1s and 30s when zero.
+	retryMin, retryMax time.Duration
+}
+
+// checkUpstream checks the -upstream base URL: the one error that ends
+// the program at start.
+func checkUpstream(upstream string) (string, error) {
+	base := strings.TrimRight(upstream, "/")
+	if !strings.HasSuffix(base, "/v1") {
+		return "", fmt.Errorf("-upstream %q must end in /v1", upstream)
+	}
+	return base, nil
 }
 
 // newGateway reads the upstream's models and assembles the relaying
 // gateway.
 func newGateway(ctx context.Context, c config) (*server, []models.Model, error) {
-	base := strings.TrimRight(c.upstream, "/")
-	if !strings.HasSuffix(base, "/v1") {
-		return nil, nil, fmt.Errorf("-upstream %q must end in /v1", c.upstream)
+	base, err := checkUpstream(c.upstream)
+	if err != nil {
+		return nil, nil, err
 	}
 	transport := relay.NewTransport()
 	ms, err := fetchModels(ctx, &http.Client{Transport: transport, Timeout: 30 * time.Second}, base, c.key)
@@ -181,7 +205,7 @@ func fetchModels(ctx context.Context, client *http.Client, base, key string) ([]
 		return nil, fmt.Errorf("reading the upstream's models: %w", err)
 	}
 	if res.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("the upstream answered GET %s/models with %s: %.200s", base, res.Status, body)
+		return nil, fmt.Errorf("the upstream answered GET %s/models with %s: %.200s", base, res.Status, relay.Redact(string(body), key))
 	}
 	var list struct {
 		Data []upstreamModel `json:"data"`
@@ -216,37 +240,115 @@ func fetchModels(ctx context.Context, client *http.Client, base, key string) ([]
 	return ms, models.ValidateModels(ms)
 }
 
+// starting is the relay's handler from the start: until the gateway is
+// ready, every request is answered 503 service_unavailable with
+// Retry-After, in the error shape of the path's format.
+type starting struct {
+	ready   atomic.Pointer[server]
+	retryAt atomic.Int64 // the next listing attempt, in Unix nanoseconds
+}
+
+func (s *starting) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if g := s.ready.Load(); g != nil {
+		g.ServeHTTP(w, r)
+		return
+	}
+	e := apierrors.New(apierrors.CodeServiceUnavailable, "The gateway is starting: its upstream has not listed its models yet. Retry shortly.")
+	e.RetryAfter = max(time.Until(time.Unix(0, s.retryAt.Load())), time.Second)
+	apierrors.Renderer{Shape: relay.AccessErrorShape(r)}.Write(w, r, e)
+}
+
+// start assembles the gateway, retrying the upstream's model listing with
+// backoff (c.retryMin doubling to c.retryMax) until it succeeds or ctx
+// ends, and logs each failed attempt once. The gateway, once made, serves
+// s's requests.
+func (s *starting) start(ctx context.Context, c config) (*server, []models.Model, error) {
+	delay, most := c.retryMin, c.retryMax
+	if delay <= 0 {
+		delay = time.Second
+	}
+	if most <= 0 {
+		most = 30 * time.Second
+	}
+	for attempt := 1; ; attempt++ {
+		g, ms, err := newGateway(ctx, c)
+		if err == nil {
+			s.ready.Store(g)
+			return g, ms, nil
+		}
+		if ctx.Err() != nil {
+			return nil, nil, ctx.Err()
+		}
+		s.retryAt.Store(time.Now().Add(delay).UnixNano())
+		c.logger.Warn("relay: the upstream's model list is not available; serving 503 until it is",
+			"attempt", attempt, "retry_in", delay, "error", err)
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, nil, ctx.Err()
+		case <-t.C:
+		}
+		delay = min(delay*2, most)
+	}
+}
+
 func run(addr string, c config) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	g, ms, err := newGateway(ctx, c)
-	if err != nil {
+	if _, err := checkUpstream(c.upstream); err != nil {
 		return err
 	}
-	go g.Run(context.Background())
-
-	srv := &http.Server{Addr: addr, Handler: g, ReadHeaderTimeout: 10 * time.Second}
+	st := &starting{}
+	srv := &http.Server{Addr: addr, Handler: st, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()
 	fmt.Printf("gatewaykit relay on http://%s, in front of %s\n", addr, c.upstream)
 	fmt.Println("  keys:   sk-demo (unlimited quota), sk-demo-empty (zero quota)")
-	fmt.Print("  models:")
-	for _, m := range ms {
-		fmt.Printf(" %s", m.ID)
-	}
-	fmt.Println()
 
+	type ready struct {
+		g   *server
+		ms  []models.Model
+		err error
+	}
+	readyc := make(chan ready, 1)
+	go func() {
+		g, ms, err := st.start(ctx, c)
+		readyc <- ready{g, ms, err}
+	}()
+	var g *server
 	select {
 	case err := <-errc:
 		return err
-	case <-ctx.Done():
+	case rd := <-readyc:
+		if rd.err != nil && ctx.Err() == nil {
+			return rd.err
+		}
+		g = rd.g
+		if g != nil {
+			go g.Run(context.Background())
+			fmt.Print("  models:")
+			for _, m := range rd.ms {
+				fmt.Printf(" %s", m.ID)
+			}
+			fmt.Println()
+		}
+	}
+	if g != nil {
+		select {
+		case err := <-errc:
+			return err
+		case <-ctx.Done():
+		}
 	}
 	c.logger.Info("shutting down; letting in-flight requests finish", "deadline", "30s")
 	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	err = srv.Shutdown(sctx)
-	if rerr := g.Shutdown(sctx); err == nil {
-		err = rerr
+	err := srv.Shutdown(sctx)
+	if g != nil {
+		if rerr := g.Shutdown(sctx); err == nil {
+			err = rerr
+		}
 	}
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -101,7 +102,12 @@ type Upstream struct {
 	Key string
 	// Video is the video task behaviour; see [VideoOptions].
 	Video VideoOptions
+	// Models are the ids that GET /v1/models lists (without
+	// supported_endpoint_types, as plain OpenAI-compatible servers list
+	// them); [ModeOK] if empty.
+	Models []string
 
+	down     atomic.Bool
 	mu       sync.Mutex
 	requests []*Request
 	videos   map[string]*video
@@ -123,11 +129,30 @@ func NewUpstream() *Upstream {
 	mux.HandleFunc("GET /v1/videos/{id}", u.getVideo)
 	mux.HandleFunc("GET /v1/videos/{id}/content", u.videoContent)
 	mux.HandleFunc("GET /cdn/{name}", cdn)
+	mux.HandleFunc("GET /v1/models", u.models)
 	mux.HandleFunc("POST /v1/embeddings", u.embeddings)
 	mux.HandleFunc("POST /v1/messages", u.messages)
 	mux.HandleFunc("POST /v1beta/models/{action...}", u.gemini)
 	u.Server = httptest.NewServer(u.record(mux))
 	return u
+}
+
+// SetDown makes the fake go down (every request it receives is recorded,
+// then its connection dropped without a reply, as a dead server's would
+// be) or come back up.
+func (u *Upstream) SetDown(down bool) { u.down.Store(down) }
+
+// models answers GET /v1/models.
+func (u *Upstream) models(w http.ResponseWriter, r *http.Request) {
+	ids := u.Models
+	if len(ids) == 0 {
+		ids = []string{ModeOK}
+	}
+	data := make([]any, len(ids))
+	for i, id := range ids {
+		data[i] = map[string]any{"id": id, "object": "model", "created": 1, "owned_by": "relaytest"}
+	}
+	writeJSON(w, 200, map[string]any{"object": "list", "data": data})
 }
 
 // BaseURL is the base URL a relay's Upstream takes: the server's URL and
@@ -196,6 +221,9 @@ func (u *Upstream) record(next http.Handler) http.Handler {
 			}
 			close(rec.Finished)
 		}()
+		if u.down.Load() {
+			panic(http.ErrAbortHandler)
+		}
 		if u.Key != "" && !strings.HasPrefix(r.URL.Path, "/cdn/") && r.Header.Get("Authorization") != "Bearer "+u.Key &&
 			r.Header.Get("X-Api-Key") != u.Key && r.Header.Get("X-Goog-Api-Key") != u.Key {
 			writeError(w, 401, "Incorrect API key provided: "+Credential(r)+" (at "+LeakHost+").", "invalid_request_error", "invalid_api_key")
