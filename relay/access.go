@@ -273,9 +273,12 @@ func WithAccessKeepAlive(d time.Duration) AccessOption {
 // {"type":"error","error":{"type","message"}} on /v1/messages, Google's
 // {"error":{"code","message","status","details"}} on the Gemini-style
 // paths (see apierrors.Messages and apierrors.Google). An upstream 4xx
-// keeps its status and message, a 429 its Retry-After; a 5xx, an
+// keeps its status and message, a 429 its Retry-After; a 401 or 403 (the
+// upstream refused the gateway's key, not the client's), a 5xx, an
 // unreachable upstream or a reply that breaks off before its first byte
-// is a 502, a timeout a 504 ([UpstreamError], [Relay.Do]). A stream that
+// is a 502, a timeout a 504 ([UpstreamError], [Relay.Do]). Upstream texts
+// go through [Redact] before they reach the client or the log, error
+// events of a passed-through stream included. A stream that
 // breaks off later ends with one error event in the format's shape (on
 // /v1/messages an "error" event, as that format sends); any other reply
 // that breaks off after its first byte has its connection aborted, so the

@@ -62,9 +62,10 @@ func WithTimeouts(t Timeouts) Option {
 	return func(c *config) { c.timeouts = t }
 }
 
-// WithLogger sets the logger of the relay: failovers are logged at warn
-// level with the upstream's name and the error (never its key). By
-// default, and when l is nil, nothing is logged.
+// WithLogger sets the logger of the relay: failovers and cool-downs are
+// logged at warn level with the upstream's name and the error, its
+// upstream text redacted ([Redact]; never a key). By default, and when l
+// is nil, nothing is logged.
 func WithLogger(l *slog.Logger) Option {
 	return func(c *config) { c.logger = l }
 }
