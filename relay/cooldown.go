@@ -14,10 +14,11 @@ const (
 
 // WithCooldown sets the cool-down of an upstream that failed in a way
 // that [Relay.Do] fails over on (unreachable, no headers within the
-// FirstByte timeout, a 5xx): for that long, Do tries the route's other
+// FirstByte timeout, a 5xx, a 401 or 403): for that long, Do tries the route's other
 // upstreams first. The first failure cools an upstream down for initial;
 // each further failure in a row doubles the cool-down, up to max; a reply
-// that is not a failure (any status below 500) ends it and resets it.
+// that is not a failure (any other status below 500) ends it and resets
+// it.
 // The defaults are [DefaultCooldown] (1s) and [DefaultMaxCooldown] (30s);
 // a value ≤ 0 keeps its default, and max is raised to initial if lower.
 // Cool-downs are per upstream of each route, and shared by the backends

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	apierrors "github.com/gatewaykit/gatewaykit/errors"
 	"github.com/gatewaykit/gatewaykit/relay"
 )
 
@@ -151,4 +152,30 @@ func TestDoTriesTheCoolingUpstreamThatEndsFirst(t *testing.T) {
 	require.Equal(t, 200, status)
 	require.Equal(t, "b", name)
 	require.Equal(t, []string{"b"}, s.take())
+}
+
+// TestDoFailsOverWhenTheUpstreamRefusesTheKey: an upstream that answers
+// 401 or 403 refuses the gateway's key for it; the next upstream, with
+// its own key, serves, and the refusing one cools down. When every
+// upstream refuses, the client gets the 502 that says so.
+func TestDoFailsOverWhenTheUpstreamRefusesTheKey(t *testing.T) {
+	t.Parallel()
+	for _, status := range []int{401, 403} {
+		s := &switchable{}
+		a := s.server(t, "a", status)
+		b := s.server(t, "b", 200)
+		r := newRelay(t, "m", []relay.Upstream{{Name: "a", BaseURL: a}, {Name: "b", BaseURL: b}})
+		for _, want := range [][]string{{"a", "b"}, {"b"}} {
+			code, name := doOnce(t, r)
+			require.Equal(t, 200, code)
+			require.Equal(t, "b", name)
+			require.Equal(t, want, s.take())
+		}
+		s.set("b", status)
+		_, _, err := r.Do(t.Context(), "m", get(t.Context(), "/x"))
+		var e *apierrors.Error
+		require.ErrorAs(t, err, &e)
+		require.Equal(t, 502, e.Status)
+		require.Contains(t, e.Message, "refused the gateway's credentials")
+	}
 }

@@ -200,7 +200,8 @@ func (r *Relay) Upstreams(model string) []Upstream {
 //
 // Failover: Do tries the next upstream when one cannot be reached (a
 // connection error), does not send its headers within the FirstByte
-// timeout, or answers 5xx (whose body Do closes). Such a failure also
+// timeout, answers 5xx, or answers 401 or 403, refusing the gateway's key
+// for it (Do closes the body of such a reply). Such a failure also
 // cools the upstream down ([WithCooldown]: 1s, doubling with each failure
 // in a row up to 30s, ended by its next success): while it cools, Do
 // tries the route's other upstreams first, so that a dead upstream does
@@ -215,10 +216,11 @@ func (r *Relay) Upstreams(model string) []Upstream {
 // may have acted before failing: those send an Idempotency-Key so that an
 // upstream honouring it does not act twice.
 //
-// A reply of any other status, 4xx and 3xx included, is returned as it
-// is: turn an unwanted one into the client's error with [UpstreamError].
-// When every upstream fails, Do returns the last failure as an
-// *apierrors.Error: 502 bad_gateway for a 5xx or a connection error, 504
+// A reply of any other status, other 4xx and 3xx included, is returned
+// as it is: turn an unwanted one into the client's error with
+// [UpstreamError]. When every upstream fails, Do returns the last failure
+// as an *apierrors.Error: 502 bad_gateway for a 5xx, a 401 or 403 (see
+// UpstreamError) or a connection error, 504
 // gateway_timeout for a FirstByte timeout. When ctx is done, Do returns
 // ctx's error without trying further. A model that is not routed is
 // apierrors.ModelNotFound.
@@ -237,7 +239,7 @@ func (r *Relay) Do(ctx context.Context, model string, build func(u *Upstream) (*
 	for k, i := range tries {
 		u := &ups[i]
 		res, retry, err := r.send(ctx, u, build)
-		if err == nil && res.StatusCode < 500 {
+		if err == nil && res.StatusCode < 500 && !refused(res.StatusCode) {
 			hs[i].ok()
 			return res, u, nil
 		}
@@ -311,6 +313,12 @@ func (r *Relay) send(ctx context.Context, u *Upstream, build func(u *Upstream) (
 	b.phase.Store(phaseBody)
 	res.Body = b
 	return res, false, nil
+}
+
+// refused reports whether status says that an upstream refused the
+// gateway's credentials.
+func refused(status int) bool {
+	return status == http.StatusUnauthorized || status == http.StatusForbidden
 }
 
 var (
