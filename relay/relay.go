@@ -232,15 +232,23 @@ func (r *Relay) Do(ctx context.Context, model string, build func(u *Upstream) (*
 	if !ok {
 		return nil, nil, apierrors.ModelNotFound(model)
 	}
+	// Cool-downs order the upstreams of a failover list; a route with one
+	// upstream has nothing to order, and skips them.
 	hs := r.health[model]
+	multi := len(ups) > 1
 	var buf [4]int
-	tries := order(buf[:0], hs, r.now())
+	tries := append(buf[:0], 0)
+	if multi {
+		tries = order(buf[:0], hs, r.now())
+	}
 	var last error
 	for k, i := range tries {
 		u := &ups[i]
 		res, retry, err := r.send(ctx, u, build)
 		if err == nil && res.StatusCode < 500 && !refused(res.StatusCode) {
-			hs[i].ok()
+			if multi {
+				hs[i].ok()
+			}
 			return res, u, nil
 		}
 		if err == nil {
@@ -251,19 +259,20 @@ func (r *Relay) Do(ctx context.Context, model string, build func(u *Upstream) (*
 			return nil, nil, err
 		}
 		last = err
+		if !multi {
+			break
+		}
 		cool := hs[i].fail(r.now(), r.cooldown, r.maxCool)
-		attrs := []slog.Attr{
-			slog.String("model", model),
-			slog.String("upstream", u.Name),
-			slog.Duration("cooldown", cool),
-			slog.String("error", err.Error()),
-		}
-		msg := "relay: upstream failed; cooling it down"
 		if k+1 < len(tries) {
-			msg = "relay: upstream failed; cooling it down and trying the next one"
-			attrs = append(attrs, slog.String("next", ups[tries[k+1]].Name))
+			// The last failure is the client's error, logged where it
+			// is rendered.
+			r.logger.LogAttrs(ctx, slog.LevelWarn, "relay: upstream failed; cooling it down and trying the next one",
+				slog.String("model", model),
+				slog.String("upstream", u.Name),
+				slog.Duration("cooldown", cool),
+				slog.String("next", ups[tries[k+1]].Name),
+				slog.String("error", err.Error()))
 		}
-		r.logger.LogAttrs(ctx, slog.LevelWarn, msg, attrs...)
 	}
 	return nil, nil, last
 }

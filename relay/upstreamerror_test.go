@@ -159,6 +159,8 @@ func TestRedact(t *testing.T) {
 		{name: "json member", in: `{"api_key": "hunter2", "n": 1}`, want: `{"api_key": "[redacted]", "n": 1}`},
 		{name: "basic auth", in: "Authorization: Basic dXNlcjpwYXNz", want: "Authorization: Basic [redacted]"},
 		{name: "configured key", in: "your key up-secret is wrong (up-secret)", keys: []string{"up-secret", ""}, want: "your key [redacted] is wrong ([redacted])"},
+		{name: "escaped json", in: `{"message":"sent {\"api_key\": \"hunter2\"}"}`, want: `{"message":"sent {\"api_key\": \"[redacted]\"}"}`},
+		{name: "escaped bearer", in: `"header \"Bearer hunter2\""`, want: `"header \"Bearer [redacted]\""`},
 		{name: "monkey is no key", in: "monkey=banana", want: "monkey=banana"},
 	}
 	for _, tc := range cases {
@@ -175,3 +177,22 @@ type closeRecorder struct {
 }
 
 func (c *closeRecorder) Close() error { c.closed = true; return nil }
+
+// FuzzRedact checks that a configured key never survives Redact, wherever
+// it sits in the text. (A key made of letters, digits and dashes, with a
+// digit, so that it cannot be part of "[redacted]" itself.)
+func FuzzRedact(f *testing.F) {
+	f.Add("Incorrect API key provided: Bearer sk-up-123 at host", "sk-up-123")
+	f.Add(`{"error":{"message":"key=up1 x-api-key: up1"}}`, "up1")
+	f.Add("sk-up-123sk-up-123", "sk-up-123")
+	f.Fuzz(func(t *testing.T, text, key string) {
+		ok := key != "" && strings.ContainsAny(key, "0123456789")
+		for _, c := range key {
+			ok = ok && (c == '-' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z')
+		}
+		got := relay.Redact(text, key)
+		if ok && strings.Contains(got, key) {
+			t.Fatalf("Redact(%q, %q) = %q keeps the key", text, key, got)
+		}
+	})
+}
