@@ -214,8 +214,8 @@ const redacted = "[redacted]"
 // (sk-…, sk_…, rk-…, pk-…, and Google's AIza…), of eight characters or
 // more after their prefix.
 var (
-	bearerRE = regexp.MustCompile(`(?i)\b(bearer\s+)[^\s"'\\,;&]+`)
-	namedRE  = regexp.MustCompile(`(?i)((?:\b|_)(?:x-goog-api-key|x-api-key|api[-_]?key|key|authorization|access[-_]?token|secret|password|token)(?:\\?["'])?\s*[:=]\s*(?:\\?["'])?(?:(?:bearer|basic)\s+)?)([^\s"'\\,;&}]+)`)
+	bearerRE = regexp.MustCompile(`(?i)\b(bearer\s+)(?:\[redacted\]|[^\s"'\\,;&)\]]+)`)
+	namedRE  = regexp.MustCompile(`(?i)((?:\b|_)(?:x-goog-api-key|x-api-key|api[-_]?key|key|authorization|access[-_]?token|secret|password|token)(?:\\?["'])?\s*[:=]\s*(?:\\?["'])?(?:(?:bearer|basic)\s+)?)(\[redacted\]|[^\s"'\\,;&})\]]+)`)
 	tokenRE  = regexp.MustCompile(`\b(?:sk|rk|pk)[-_][A-Za-z0-9_\-*.]{8,}|\bAIza[A-Za-z0-9_\-]{20,}`)
 )
 
