@@ -19,6 +19,8 @@ const (
 // each further failure in a row doubles the cool-down, up to max; a reply
 // that is not a failure (any other status below 500) ends it and resets
 // it.
+// When a cool-down ends, one request tries the upstream again while the
+// others still go elsewhere, until that request's outcome is known.
 // The defaults are [DefaultCooldown] (1s) and [DefaultMaxCooldown] (30s);
 // a value ≤ 0 keeps its default, and max is raised to initial if lower.
 // Cool-downs are per upstream of each route, and shared by the backends
@@ -33,15 +35,28 @@ func WithCooldown(initial, max time.Duration) Option {
 // by the copies of a Relay (withTransport), hence a pointer in Relay.health.
 type health struct {
 	mu       sync.Mutex
-	failures int       // failures in a row
-	until    time.Time // the end of the cool-down; zero when none
+	failures int           // failures in a row
+	until    time.Time     // the end of the cool-down; zero when none
+	last     time.Duration // the last cool-down
 }
 
-// cooling reports whether h cools down at now, and until when.
+// cooling reports whether h cools down at now, and until when. When a
+// cool-down has just ended, the first caller gets false and claims the
+// probe: until that request's outcome is known (ok or fail), h looks
+// cooling to the others for another cool-down as long as the last, so
+// that a burst of requests does not all try an upstream that may still be
+// dead.
 func (h *health) cooling(now time.Time) (time.Time, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.until, now.Before(h.until)
+	if h.failures == 0 {
+		return time.Time{}, false
+	}
+	if now.Before(h.until) {
+		return h.until, true
+	}
+	h.until = now.Add(h.last) // the probe's claim
+	return h.until, false
 }
 
 // fail records a failure at now and returns the cool-down it starts.
@@ -55,6 +70,7 @@ func (h *health) fail(now time.Time, initial, max time.Duration) time.Duration {
 	d = min(d, max)
 	h.failures++
 	h.until = now.Add(d)
+	h.last = d
 	return d
 }
 
@@ -62,8 +78,8 @@ func (h *health) fail(now time.Time, initial, max time.Duration) time.Duration {
 func (h *health) ok() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.failures != 0 || !h.until.IsZero() {
-		h.failures, h.until = 0, time.Time{}
+	if h.failures != 0 {
+		h.failures, h.until, h.last = 0, time.Time{}, 0
 	}
 }
 
