@@ -20,8 +20,9 @@
 //
 // Every upstream call goes through [Relay.Do]: it sends the request to
 // the first upstream, and to the next when one cannot be reached, does not
-// answer within the first-byte timeout, or answers 5xx; never after
-// anything went to the client (see Do for when a retry is safe). An
+// answer within the first-byte timeout, or answers 5xx, 401 or 403 (a
+// refusal of the gateway's key for that upstream); never after anything
+// went to the client (see Do for when a retry is safe). An
 // upstream that failed so cools down ([WithCooldown]: 1s, doubling with
 // each failure in a row up to 30s, ended by a success): meanwhile the
 // route's other upstreams are tried first, and when all of them cool, the
