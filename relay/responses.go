@@ -36,7 +36,8 @@ import (
 // gateway's reasoning items can hold, and is left out. A stream is read
 // event by event: response.output_item.added begins a message or a
 // function call, and a reasoning item at its first
-// response.reasoning_summary_text.delta (or reasoning_text.delta);
+// response.reasoning_summary_text.delta (or reasoning_text.delta), or
+// whole at its response.output_item.done if it streamed none;
 // output_text, function-call-argument and reasoning deltas continue it,
 // and the terminal event (response.completed or response.incomplete)
 // gives the usage and the incomplete reason. Until that usage arrives,
@@ -166,18 +167,12 @@ func (b responsesBackend) Compact(ctx context.Context, p *responses.CompactParam
 type responsesReply struct {
 	Status string `json:"status"`
 	Output []struct {
-		Type      string `json:"type"`
-		CallID    string `json:"call_id"`
-		Name      string `json:"name"`
-		Arguments string `json:"arguments"`
-		Content   []struct {
-			Type string `json:"type"`
-			Text string `json:"text"`
-		} `json:"content"`
-		Summary []struct {
-			Type string `json:"type"`
-			Text string `json:"text"`
-		} `json:"summary"`
+		Type      string     `json:"type"`
+		CallID    string     `json:"call_id"`
+		Name      string     `json:"name"`
+		Arguments string     `json:"arguments"`
+		Content   []textPart `json:"content"`
+		Summary   []textPart `json:"summary"`
 	} `json:"output"`
 	Usage             *responses.Usage `json:"usage"`
 	IncompleteDetails *struct {
@@ -186,9 +181,38 @@ type responsesReply struct {
 	Error json.RawMessage `json:"error"`
 }
 
+// textPart is a part of an output item's content or summary.
+type textPart struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
 // summarySeparator joins the parts of a reasoning summary: the gateway's
 // reasoning items have one part.
 const summarySeparator = "\n\n"
+
+// reasoningText is the gateway's summary of an upstream reasoning item:
+// its summary_text parts, joined by summarySeparator, or else its
+// reasoning_text content; "" when it has neither.
+func reasoningText(summary, content []textPart) string {
+	var text strings.Builder
+	for _, p := range summary {
+		if p.Type == responses.PartSummary && p.Text != "" {
+			if text.Len() > 0 {
+				text.WriteString(summarySeparator)
+			}
+			text.WriteString(p.Text)
+		}
+	}
+	if text.Len() == 0 {
+		for _, c := range content {
+			if c.Type == "reasoning_text" {
+				text.WriteString(c.Text)
+			}
+		}
+	}
+	return text.String()
+}
 
 func (b responsesBackend) Complete(ctx context.Context, p *responses.Params) (*responses.Result, error) {
 	body, err := responsesBody(p, false)
@@ -219,27 +243,12 @@ func (b responsesBackend) Complete(ctx context.Context, p *responses.Params) (*r
 	for _, o := range reply.Output {
 		switch o.Type {
 		case responses.ItemReasoning:
-			var text strings.Builder
-			for _, p := range o.Summary {
-				if p.Type == responses.PartSummary && p.Text != "" {
-					if text.Len() > 0 {
-						text.WriteString(summarySeparator)
-					}
-					text.WriteString(p.Text)
-				}
-			}
-			if text.Len() == 0 {
-				for _, c := range o.Content {
-					if c.Type == "reasoning_text" {
-						text.WriteString(c.Text)
-					}
-				}
-			}
-			if text.Len() == 0 {
+			text := reasoningText(o.Summary, o.Content)
+			if text == "" {
 				continue // nothing that a reasoning item of the gateway can show
 			}
-			out.Output = append(out.Output, responses.Output{Reasoning: text.String()})
-			outTokens += estimateTokens(text.String())
+			out.Output = append(out.Output, responses.Output{Reasoning: text})
+			outTokens += estimateTokens(text)
 		case responses.ItemMessage:
 			var text strings.Builder
 			for _, c := range o.Content {
@@ -432,6 +441,36 @@ func (rs *responsesStream) event(yield func(responses.Delta, error) bool) func(d
 			d.Reasoning = delta
 			if !rs.reported {
 				rs.estimate.OutputTokens += fragmentTokens(ev.Delta)
+				rs.estimate.TotalTokens = rs.estimate.InputTokens + rs.estimate.OutputTokens
+				d.Usage = &rs.estimate
+			}
+			d.More = rs.more.set(d.Usage)
+		case "response.output_item.done":
+			st := rs.reasoning[ev.OutputIndex]
+			if st == nil || st.opened {
+				return true, nil
+			}
+			// A reasoning item that streamed no deltas: its summary, if
+			// any, is in the finished item.
+			var done struct {
+				Item struct {
+					Summary []textPart `json:"summary"`
+					Content []textPart `json:"content"`
+				} `json:"item"`
+			}
+			if err := json.Unmarshal(data, &done); err != nil {
+				return false, malformed(rs.u, "stream event", err, data)
+			}
+			text := reasoningText(done.Item.Summary, done.Item.Content)
+			if text == "" {
+				return true, nil
+			}
+			st.opened = true
+			rs.cur++
+			rs.items[ev.OutputIndex] = rs.cur
+			d.Item, d.Reasoning = rs.cur, text
+			if !rs.reported {
+				rs.estimate.OutputTokens += estimateTokens(text)
 				rs.estimate.TotalTokens = rs.estimate.InputTokens + rs.estimate.OutputTokens
 				d.Usage = &rs.estimate
 			}

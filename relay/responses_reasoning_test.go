@@ -58,8 +58,17 @@ func TestResponsesRelaysReasoning(t *testing.T) {
 // the message.
 func TestResponsesStreamRelaysReasoning(t *testing.T) {
 	t.Parallel()
+	for _, mode := range []string{relaytest.ModeReasoning, relaytest.ModeReasoningAtDone} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			testResponsesStreamRelaysReasoning(t, mode)
+		})
+	}
+}
+
+func testResponsesStreamRelaysReasoning(t *testing.T, mode string) {
 	g := newGateway(t, nil)
-	res := g.post(t, "/v1/responses", `{"model":"pub-reasoning","input":"Hi","stream":true}`)
+	res := g.post(t, "/v1/responses", `{"model":"pub-`+mode+`","input":"Hi","stream":true}`)
 	require.Equal(t, 200, res.StatusCode)
 	var types []string
 	var summary strings.Builder

@@ -17,6 +17,10 @@ const (
 	// has two parts (ReasoningSummary), streamed as
 	// response.reasoning_summary_text.delta events.
 	ModeReasoning = "reasoning"
+	// ModeReasoningAtDone answers as ModeReasoning, but streams no summary
+	// deltas: the summary comes only in the reasoning item's
+	// response.output_item.done, as some servers send it.
+	ModeReasoningAtDone = "reasoning-at-done"
 	// ModeNotAResponse answers 200 with a JSON list, streaming or not.
 	ModeNotAResponse = "not-a-response"
 	// ModeErrorObject answers 200 with an error object, streaming or not,
@@ -61,7 +65,7 @@ func (u *Upstream) responses(w http.ResponseWriter, r *http.Request) {
 	}
 	k := u.chunks()
 	reasoning := map[string]any{"type": "reasoning", "id": "rs_up", "summary": []any{}}
-	if req.Model == ModeReasoning {
+	if req.Model == ModeReasoning || req.Model == ModeReasoningAtDone {
 		parts := make([]any, len(ReasoningSummary))
 		for i, s := range ReasoningSummary {
 			parts[i] = map[string]any{"type": "summary_text", "text": s}
