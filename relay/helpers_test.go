@@ -55,7 +55,7 @@ var modes = []string{
 	relaytest.ModeMalformedSSE, relaytest.ModeErrorEvent, relaytest.ModeStatus400, relaytest.ModeStatus401,
 	relaytest.ModeStatus429, relaytest.ModeStatus500,
 	relaytest.ModeVideoFail, relaytest.ModeVideoRedirect, relaytest.ModeVideoNoThumbnail, relaytest.ModeIncomplete,
-	relaytest.ModeReasoning, relaytest.ModeReasoningAtDone, relaytest.ModeNotAResponse, relaytest.ModeErrorObject,
+	relaytest.ModeStatus403, relaytest.ModeReasoning, relaytest.ModeReasoningAtDone, relaytest.ModeNotAResponse, relaytest.ModeErrorObject,
 }
 
 func newGateway(t *testing.T, setup func(up *relaytest.Upstream), opts ...relay.Option) *gateway {

@@ -158,11 +158,13 @@ func requireNoSecret(t *testing.T, text, where string) {
 	require.NotContains(t, text, "Bearer sk-", "%s: a bearer token", where)
 }
 
-// requireBadGateway checks that body is a 502 bad_gateway in shape, with
-// the message of an upstream that refused the gateway's key.
+// requireRefused checks that body is a 502 bad_gateway in shape, with
+// the message of an upstream that refused the gateway's key, and not to
+// be retried.
 func requireRefused(t *testing.T, shape string, res *http.Response, body string) {
 	t.Helper()
 	require.Equal(t, http.StatusBadGateway, res.StatusCode, body)
+	require.Equal(t, "false", res.Header.Get("X-Should-Retry"), "the SDKs must not retry it")
 	switch shape {
 	case "messages":
 		require.Contains(t, body, `"type":"error"`)

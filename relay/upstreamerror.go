@@ -27,8 +27,10 @@ const maxErrorBody = 64 << 10
 //     credentials (its [Upstream.Key]), not the client's, whose key the
 //     gateway has already accepted: they are a 502 bad_gateway whose
 //     message says so, never the client's invalid_api_key. The upstream's
-//     reply goes to the log only (the error's cause). [Relay.Do] fails
-//     over on them, as on a 5xx.
+//     reply goes to the log only (the error's cause). The error carries
+//     the header "X-Should-Retry: false", which the official SDKs obey
+//     where they would retry a 5xx: only the operator can fix the key.
+//     [Relay.Do] fails over on them, as on a 5xx.
 //   - Any other 4xx keeps its status and the upstream's message, type,
 //     code and param, read from the OpenAI error envelope
 //     {"error":{"message","type","code","param"}} (or a top-level
@@ -56,8 +58,11 @@ func UpstreamError(res *http.Response, u *Upstream) error {
 	status := res.StatusCode
 	switch {
 	case refused(status):
-		return apierrors.BadGateway(fmt.Sprintf("The upstream refused the gateway's credentials (HTTP %d %s); "+
+		e := apierrors.BadGateway(fmt.Sprintf("The upstream refused the gateway's credentials (HTTP %d %s); "+
 			"your API key was accepted: the gateway's operator must fix the upstream key.", status, http.StatusText(status)), cause)
+		// A retry cannot help: tell the official SDKs, which retry 5xx.
+		e.Header = http.Header{"X-Should-Retry": {"false"}}
+		return e
 	case status < 400 || status > 499:
 		return apierrors.BadGateway(fmt.Sprintf("The upstream failed (HTTP %d).", status), cause)
 	}
