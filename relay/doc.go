@@ -95,7 +95,8 @@
 // bad_gateway; timeouts are 504 gateway_timeout. An upstream 401 or 403
 // is a 502 bad_gateway too, whose message says that the upstream refused
 // the gateway's credentials: the client's key was accepted, and must not
-// look refused (invalid_api_key) to it. After the first event, the same
+// look refused (invalid_api_key) to it; it carries X-Should-Retry: false,
+// so that the official SDKs do not retry it. After the first event, the same
 // errors end the client's stream with the handler's streamed error (an
 // error event, or response.failed). The text of upstream 401, 403 and
 // 5xx replies and of error events goes to the log only.
