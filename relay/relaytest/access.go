@@ -53,7 +53,7 @@ func (u *Upstream) messages(w http.ResponseWriter, r *http.Request) {
 	send("message_start", map[string]any{"type": "message_start", "message": msg})
 	if req.Model == ModeErrorEvent {
 		send("error", map[string]any{"type": "error", "error": map[string]any{"type": "overloaded_error",
-			"message": "upstream overloaded at " + LeakHost + " serving " + Credential(r)}})
+			"message": "upstream overloaded at " + LeakHost + " serving " + credential(r)}})
 		return
 	}
 	send("message_stop", map[string]any{"type": "message_stop"})
@@ -84,7 +84,7 @@ func (u *Upstream) gemini(w http.ResponseWriter, r *http.Request) {
 	if model == ModeErrorEvent {
 		send("", map[string]any{"candidates": reply["candidates"]})
 		send("", map[string]any{"error": map[string]any{"code": 503, "status": "UNAVAILABLE",
-			"message": "upstream overloaded at " + LeakHost + " serving " + Credential(r)}})
+			"message": "upstream overloaded at " + LeakHost + " serving " + credential(r)}})
 		return
 	}
 	send("", reply)

@@ -60,7 +60,7 @@ func (u *Upstream) responses(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, 200, []any{map[string]any{"id": "resp_up", "object": "response"}})
 		return
 	case ModeErrorObject:
-		writeJSON(w, 200, map[string]any{"error": map[string]any{"message": "upstream overloaded at " + LeakHost + " serving " + Credential(r), "type": "server_error"}})
+		writeJSON(w, 200, map[string]any{"error": map[string]any{"message": "upstream overloaded at " + LeakHost + " serving " + credential(r), "type": "server_error"}})
 		return
 	}
 	k := u.chunks()
@@ -162,7 +162,7 @@ func (u *Upstream) responses(w http.ResponseWriter, r *http.Request) {
 			if breakStream(w, r, req.Model, i,
 				"event: response.output_text.delta\ndata: {\"type\":\n\n", "data: {\"type\":",
 				func() {
-					send("error", map[string]any{"code": "server_error", "message": "upstream overloaded at " + LeakHost + " serving " + Credential(r), "param": nil})
+					send("error", map[string]any{"code": "server_error", "message": "upstream overloaded at " + LeakHost + " serving " + credential(r), "param": nil})
 				}) {
 				return
 			}

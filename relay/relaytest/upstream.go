@@ -226,7 +226,7 @@ func (u *Upstream) record(next http.Handler) http.Handler {
 		}
 		if u.Key != "" && !strings.HasPrefix(r.URL.Path, "/cdn/") && r.Header.Get("Authorization") != "Bearer "+u.Key &&
 			r.Header.Get("X-Api-Key") != u.Key && r.Header.Get("X-Goog-Api-Key") != u.Key {
-			writeError(w, 401, "Incorrect API key provided: "+Credential(r)+" (at "+LeakHost+").", "invalid_request_error", "invalid_api_key")
+			writeError(w, 401, "Incorrect API key provided: "+credential(r)+" (at "+LeakHost+").", "invalid_request_error", "invalid_api_key")
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -278,9 +278,9 @@ func (u *Upstream) text(w http.ResponseWriter, r *http.Request, isChat bool) {
 	u.stream(w, r, &req, n, isChat)
 }
 
-// Credential is the credential that r carries, as it was sent:
+// credential is the credential that r carries, as it was sent:
 // "Bearer <key>", "x-api-key: <key>" or "x-goog-api-key: <key>"; "" if none.
-func Credential(r *http.Request) string {
+func credential(r *http.Request) string {
 	switch {
 	case r.Header.Get("Authorization") != "":
 		return r.Header.Get("Authorization")
@@ -307,13 +307,13 @@ func leakMode(w http.ResponseWriter, r *http.Request, model string) bool {
 	default:
 		return false
 	}
-	writeError(w, status, fmt.Sprintf("Request refused by %s: the credential %q, key=%s.", LeakHost, Credential(r), bareKey(r)), "invalid_request_error", "")
+	writeError(w, status, fmt.Sprintf("Request refused by %s: the credential %q, key=%s.", LeakHost, credential(r), bareKey(r)), "invalid_request_error", "")
 	return true
 }
 
 // bareKey is the key of r's credential, without its scheme or header name.
 func bareKey(r *http.Request) string {
-	c := Credential(r)
+	c := credential(r)
 	if i := strings.LastIndexAny(c, " "); i >= 0 {
 		return c[i+1:]
 	}
@@ -440,7 +440,7 @@ func (u *Upstream) stream(w http.ResponseWriter, r *http.Request, req *textReque
 			case breakStream(w, r, req.Model, i,
 				"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"}\n\n", "data: {\"choices\":[",
 				func() {
-					send(map[string]any{"error": map[string]any{"message": "upstream overloaded at " + LeakHost + " serving " + Credential(r), "type": "server_error", "code": nil}})
+					send(map[string]any{"error": map[string]any{"message": "upstream overloaded at " + LeakHost + " serving " + credential(r), "type": "server_error", "code": nil}})
 				}):
 				return
 			}
