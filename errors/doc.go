@@ -29,10 +29,11 @@
 // not_found (a task or stored response that does not exist, or a path
 // that no route serves), method_not_allowed (a path served for other
 // methods, listed in the Allow header), request_timeout (a request body
-// that did not arrive in time), service_unavailable (the gateway's bound
-// on request bodies in flight is reached; sent with Retry-After) and
-// gateway_timeout (a context deadline) are the project's additions where
-// the spec is silent.
+// that did not arrive in time), service_unavailable (the gateway cannot
+// take the request now: its bound on request bodies in flight is reached,
+// or a relay is still waiting for its upstream's model list; sent with
+// Retry-After) and gateway_timeout (a context deadline) are the project's
+// additions where the spec is silent.
 //
 // Each family of paths has its shape ([ShapeFor]): the messages format
 // and the Gemini-style family answer in their own, everything else in

@@ -61,6 +61,7 @@ func TestStatusAndTypeOfEveryCode(t *testing.T) {
 		{apierrors.CodeRateLimitExceeded, 429, "rate_limit_error"},
 		{apierrors.CodeInternal, 500, "server_error"},
 		{apierrors.CodeBadGateway, 502, "upstream_error"},
+		{apierrors.CodeServiceUnavailable, 503, "server_error"},
 		{apierrors.CodeGatewayTimeout, 504, "timeout_error"},
 	}
 	for _, tc := range tests {
@@ -90,6 +91,7 @@ func TestWriteShapes(t *testing.T) {
 		{"general_rate_limit_exceeded", apierrors.General, apierrors.RateLimitExceeded("Rate limit reached.", 1500*time.Millisecond), 429},
 		{"general_internal", apierrors.General, errors.New("database password is hunter2"), 500},
 		{"general_bad_gateway", apierrors.General, apierrors.BadGateway("The upstream answered 503.", errors.New("dial tcp: refused")), 502},
+		{"general_service_unavailable", apierrors.General, apierrors.New(apierrors.CodeServiceUnavailable, "The gateway is starting: its upstream has not answered yet."), 503},
 		{"general_timeout", apierrors.General, fmt.Errorf("calling upstream: %w", context.DeadlineExceeded), 504},
 		{"flat_invalid_request", apierrors.Flat, apierrors.InvalidRequest("seconds", "seconds must be one of 4, 8, 12, 16, 20, got 5"), 400},
 		{"flat_model_not_found", apierrors.Flat, apierrors.ModelNotFound("video-x"), 400},

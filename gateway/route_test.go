@@ -46,8 +46,9 @@ func TestGatewayRelaysRoutedModelsOnly(t *testing.T) {
 		{"responses, routed", "/v1/responses", `{"model":"remote","input":"hi"}`, true, 200, `"object":"response"`},
 		{"responses, demo", "/v1/responses", `{"model":"demo-chat","input":"hi"}`, false, 200, `gatewaykit demo model`},
 		{"completions, demo", "/v1/completions", `{"model":"demo-instruct","prompt":"hi"}`, false, 200, `"text_completion"`},
-		// The fake upstream has no embeddings: its 404 comes back.
-		{"embeddings, routed", "/v1/embeddings", `{"model":"remote","input":"hi"}`, true, 404, `"not_found"`},
+		{"embeddings, routed", "/v1/embeddings", `{"model":"remote","input":"hi"}`, true, 200, `"embedding"`},
+		// The fake upstream has no moderations: its 404 comes back.
+		{"moderations, routed", "/v1/moderations", `{"model":"remote","input":"hi"}`, true, 404, `"not_found"`},
 	}
 	for _, tc := range tests {
 		before := len(up.Requests())

@@ -117,15 +117,6 @@ func endpointOf(path string) *endpoint {
 	return nil
 }
 
-// AccessErrorShape is [apierrors.ShapeFor]: the error shape in which
-// clients of r's path expect errors ([apierrors.Messages] for
-// /v1/messages, [apierrors.Google] under /v1beta/, [apierrors.General]
-// elsewhere). Give it to the auth middleware, so that its 401, 403 and
-// 429 come in the same shape as the access points' own errors:
-//
-//	auth.Middleware(keys, auth.WithErrorShape(relay.AccessErrorShape))
-func AccessErrorShape(r *http.Request) apierrors.Shape { return apierrors.ShapeFor(r) }
-
 // An AccessOption configures [NewAccessHandler].
 type AccessOption func(*accessConfig)
 
@@ -195,7 +186,7 @@ func WithAccessKeepAlive(d time.Duration) AccessOption {
 // streamed back. It finds the access point from the end of the request's
 // path, so it works under any router or prefix. Mount it with
 // [RegisterAccess], behind auth.Middleware for authentication and rate
-// limits, with auth.WithErrorShape([AccessErrorShape]) so that refusals
+// limits, with auth.WithErrorShape(apierrors.ShapeFor) so that refusals
 // come in each format's shape.
 //
 // # The model
@@ -263,9 +254,12 @@ func WithAccessKeepAlive(d time.Duration) AccessOption {
 // {"type":"error","error":{"type","message"}} on /v1/messages, Google's
 // {"error":{"code","message","status","details"}} on the Gemini-style
 // paths (see apierrors.Messages and apierrors.Google). An upstream 4xx
-// keeps its status and message, a 429 its Retry-After; a 5xx, an
+// keeps its status and message, a 429 its Retry-After; a 401 or 403 (the
+// upstream refused the gateway's key, not the client's), a 5xx, an
 // unreachable upstream or a reply that breaks off before its first byte
-// is a 502, a timeout a 504 ([UpstreamError], [Relay.Do]). A stream that
+// is a 502, a timeout a 504 ([UpstreamError], [Relay.Do]). Upstream texts
+// go through [Redact] before they reach the client or the log, error
+// events of a passed-through stream included. A stream that
 // breaks off later ends with one error event in the format's shape (on
 // /v1/messages an "error" event, as that format sends); any other reply
 // that breaks off after its first byte has its connection aborted, so the

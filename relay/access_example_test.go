@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/gatewaykit/gatewaykit/auth"
+	apierrors "github.com/gatewaykit/gatewaykit/errors"
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/relay"
 )
@@ -49,13 +50,15 @@ func ExampleNewAccessHandler() {
 	// {"upstream_saw":"{\"model\":\"text-embedding-3-small\",\"input\":\"hello\"}","key":"Bearer up-key"}
 }
 
-func ExampleAccessErrorShape() {
+// The auth middleware refuses the access points' requests in each
+// format's own error shape with apierrors.ShapeFor.
+func Example_authErrorShapes() {
 	keys := auth.NewMemoryKeyStore()
 	r, _ := relay.New([]relay.Route{{Model: "claude", Upstreams: []relay.Upstream{{BaseURL: "http://upstream.internal/v1"}}}})
 	catalog := models.NewMemoryCatalog(models.Model{ID: "claude", EndpointTypes: []models.EndpointType{models.Compat}})
 	mux := http.NewServeMux()
 	relay.RegisterAccess(mux, relay.NewAccessHandler(r, catalog))
-	h := auth.Middleware(keys, auth.WithErrorShape(relay.AccessErrorShape))(mux)
+	h := auth.Middleware(keys, auth.WithErrorShape(apierrors.ShapeFor))(mux)
 
 	for _, path := range []string{"/v1/messages", "/v1beta/models/gemini:generateContent", "/v1/embeddings"} {
 		req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(`{}`))

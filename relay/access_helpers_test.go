@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gatewaykit/gatewaykit/auth"
+	apierrors "github.com/gatewaykit/gatewaykit/errors"
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/relay"
 )
@@ -138,7 +139,7 @@ func serveAccessKeys(t testing.TB, r *relay.Relay, opts ...relay.AccessOption) (
 	// A stopped clock keeps the rate limiter's messages the same from run
 	// to run, for the golden files.
 	stopped := func() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) }
-	srv := httptest.NewServer(auth.Middleware(keys, auth.WithErrorShape(relay.AccessErrorShape), auth.WithClock(stopped))(mux))
+	srv := httptest.NewServer(auth.Middleware(keys, auth.WithErrorShape(apierrors.ShapeFor), auth.WithClock(stopped))(mux))
 	t.Cleanup(srv.Close)
 	return srv, keys
 }

@@ -49,7 +49,7 @@ func (h *accessHandler) reply(w http.ResponseWriter, r *http.Request, f format, 
 	mt, _, _ := mime.ParseMediaType(res.Header.Get("Content-Type"))
 	switch {
 	case mt == "text/event-stream":
-		return h.relayStream(w, r, f, res, &usage)
+		return h.relayStream(w, r, f, res, u, &usage)
 	case mt == "application/json" || strings.HasSuffix(mt, "+json"):
 		return h.relayBody(w, r, res, &usage)
 	}
@@ -119,8 +119,10 @@ func (h *accessHandler) relayBody(w http.ResponseWriter, r *http.Request, res *h
 // relayStream passes an upstream event stream through, event by event
 // ([sse.Read] and [sse.Stream.SendEvent]): each event is flushed as it
 // comes, keep-alive comments bridge long silences, and a stream that
-// breaks off ends with an error event in the format's shape.
-func (h *accessHandler) relayStream(w http.ResponseWriter, r *http.Request, f format, res *http.Response, usage *usageScanner) error {
+// breaks off ends with an error event in the format's shape. An event
+// that carries an error (an "error" event, or an "error" member) goes
+// through [Redact] first.
+func (h *accessHandler) relayStream(w http.ResponseWriter, r *http.Request, f format, res *http.Response, u *Upstream, usage *usageScanner) error {
 	s, err := sse.Start(w, r, sse.WithKeepAlive(h.cfg.keepAlive), sse.WithRenderer(h.renderer(f)))
 	if err != nil {
 		return apierrors.Internal(err)
@@ -130,6 +132,9 @@ func (h *accessHandler) relayStream(w http.ResponseWriter, r *http.Request, f fo
 		if err != nil {
 			h.streamError(r, s, f, brokenReply(err))
 			return nil
+		}
+		if ev.Type == "error" || strings.Contains(ev.Data, `"error"`) {
+			ev.Data = Redact(ev.Data, u.Key)
 		}
 		if s.SendEvent(ev) != nil {
 			return nil // the client has gone

@@ -202,7 +202,7 @@ func readError(err error, u *Upstream) error {
 // the API says.
 func malformed(u *Upstream, what string, err error, data []byte) error {
 	return apierrors.BadGateway("The upstream sent a "+what+" that could not be read.",
-		fmt.Errorf("relay: upstream %s: malformed %s: %v: %s", u.Name, what, err, snippet(data)))
+		fmt.Errorf("relay: upstream %s: malformed %s: %v: %s", u.Name, what, err, snippet(data, u.Key)))
 }
 
 // estimateTokens estimates the tokens of s as OpenAI's rule of thumb

@@ -20,12 +20,18 @@
 //
 // Every upstream call goes through [Relay.Do]: it sends the request to
 // the first upstream, and to the next when one cannot be reached, does not
-// answer within the first-byte timeout, or answers 5xx; never after
-// anything went to the client (see Do for when a retry is safe). Upstream
-// replies that are errors become the client's errors with
-// [UpstreamError]: a 4xx keeps its status and message, a 429 its
-// Retry-After, and everything else (5xx, a connection failure, a reply
-// that cannot be read) is 502 bad_gateway; timeouts are 504
+// answer within the first-byte timeout, or answers 5xx, 401 or 403 (a
+// refusal of the gateway's key for that upstream); never after anything
+// went to the client (see Do for when a retry is safe). An
+// upstream that failed so cools down ([WithCooldown]: 1s, doubling with
+// each failure in a row up to 30s, ended by a success): meanwhile the
+// route's other upstreams are tried first, and when all of them cool, the
+// one whose cool-down ends first is tried first rather than the request
+// failing. Upstream replies that are errors become the client's errors
+// with [UpstreamError]: a 4xx keeps its status and message, a 429 its
+// Retry-After, a 401 or 403 (the upstream refused the gateway's own key)
+// is 502 bad_gateway, and everything else (5xx, a connection failure, a
+// reply that cannot be read) is 502 bad_gateway; timeouts are 504
 // gateway_timeout.
 //
 // # Backends
@@ -49,7 +55,9 @@
 // forward what the client sent, every field included (chat and
 // completions forward the request body byte for byte, from
 // Params.Body, with only "model" and, when streaming, stream_options
-// rewritten), and hand back what the upstream produced.
+// rewritten), and hand back what the upstream produced: the responses
+// backend relays output messages, function calls and reasoning items
+// (their summaries; see [Relay.Responses]).
 //
 // Streams are read event by event with package sse and passed on as they
 // arrive; nothing is buffered. A chat chunk of the usual shape (one
@@ -87,10 +95,23 @@
 // message, an upstream 429 its Retry-After, and a 5xx, a connection
 // failure or a reply that is not what the API says (malformed JSON,
 // malformed SSE, a stream that ends without [DONE], chunks that break the
-// API's rules) is 502 bad_gateway; timeouts are 504 gateway_timeout.
-// After the first event, the same errors end the client's stream with the
-// handler's streamed error (an error event, or response.failed). The text
-// of upstream 5xx replies and error events goes to the log only.
+// API's rules, a responses reply that is not a response object) is 502
+// bad_gateway; timeouts are 504 gateway_timeout. An upstream 401 or 403
+// is a 502 bad_gateway too, whose message says that the upstream refused
+// the gateway's credentials: the client's key was accepted, and must not
+// look refused (invalid_api_key) to it; it carries X-Should-Retry: false,
+// so that the official SDKs do not retry it. After the first event, the same
+// errors end the client's stream with the handler's streamed error (an
+// error event, or response.failed). The text of upstream 401, 403 and
+// 5xx replies and of error events goes to the log only.
+//
+// Nothing of the upstream's credentials leaks: every upstream text, the
+// 4xx messages passed to clients, the error events of the access points'
+// streams and the replies quoted in the log alike, goes through [Redact],
+// which replaces the upstream's configured key wherever it occurs, bearer
+// tokens, the values of key headers, parameters and members (x-api-key,
+// x-goog-api-key, key=, api_key, Authorization…) and sk-…-shaped tokens
+// with "[redacted]".
 //
 // # Credentials and headers
 //

@@ -2,6 +2,7 @@ package relay_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/gatewaykit/gatewaykit/chat"
 	"github.com/gatewaykit/gatewaykit/completions"
+	apierrors "github.com/gatewaykit/gatewaykit/errors"
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/relay"
 	"github.com/gatewaykit/gatewaykit/relay/relaytest"
@@ -134,4 +136,34 @@ func ExampleRelay_Do() {
 	fmt.Println(u.Name, res.StatusCode, string(body))
 	// Output:
 	// secondary 200 {"object":"list","data":[],"auth":"Bearer sk-2"}
+}
+
+// Redact hides the credentials in an upstream's text: the relay's own
+// upstream key wherever it occurs, and whatever looks like one.
+func ExampleRedact() {
+	reply := `Incorrect API key provided: Bearer sk-proj-Abc123xyz789 (x-api-key: up-key-7, also key=up-key-7) at llm-7.internal`
+	fmt.Println(relay.Redact(reply, "up-key-7"))
+	// Output:
+	// Incorrect API key provided: Bearer [redacted] (x-api-key: [redacted], also key=[redacted]) at llm-7.internal
+}
+
+// An upstream that refuses the gateway's key answers 401; the client,
+// whose own key was fine, gets a 502 that says so, and the upstream's
+// reply, redacted, goes to the log only.
+func ExampleUpstreamError_refused() {
+	res := &http.Response{
+		StatusCode: http.StatusUnauthorized,
+		Status:     "401 Unauthorized",
+		Body:       io.NopCloser(strings.NewReader(`{"error":{"message":"Incorrect API key provided: sk-up-1234567890","code":"invalid_api_key"}}`)),
+	}
+	err := relay.UpstreamError(res, &relay.Upstream{Name: "openai", Key: "sk-up-1234567890"})
+	var e *apierrors.Error
+	errors.As(err, &e)
+	fmt.Println(e.Status, e.Code)
+	fmt.Println(e.Message)
+	fmt.Println(e.Err)
+	// Output:
+	// 502 bad_gateway
+	// The upstream refused the gateway's credentials (HTTP 401 Unauthorized); your API key was accepted: the gateway's operator must fix the upstream key.
+	// relay: upstream openai answered 401 Unauthorized: {"error":{"message":"Incorrect API key provided: [redacted]","code":"invalid_api_key"}}
 }

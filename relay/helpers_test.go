@@ -57,6 +57,7 @@ var modes = []string{
 	relaytest.ModeStatus429, relaytest.ModeStatus500,
 	relaytest.ModeVideoFail, relaytest.ModeVideoRedirect, relaytest.ModeVideoNoThumbnail, relaytest.ModeIncomplete,
 	relaytest.ModeVideoSizeRequired, relaytest.ModeVideoUnknownModel, relaytest.ModeVideoLeak,
+	relaytest.ModeStatus403, relaytest.ModeReasoning, relaytest.ModeReasoningAtDone, relaytest.ModeNotAResponse, relaytest.ModeErrorObject,
 }
 
 func newGateway(t *testing.T, setup func(up *relaytest.Upstream), opts ...relay.Option) *gateway {

@@ -24,19 +24,25 @@ type Relay struct {
 	transport http.RoundTripper
 	timeouts  Timeouts
 	logger    *slog.Logger
-	poll      time.Duration // video status poll interval
-	maxMedia  int64         // largest video or thumbnail downloaded
+	poll      time.Duration        // video status poll interval
+	maxMedia  int64                // largest video or thumbnail downloaded
+	health    map[string][]*health // public model → the cool-down of each upstream
+	cooldown  time.Duration
+	maxCool   time.Duration
+	now       func() time.Time // the clock of cool-downs
 }
 
 // An Option configures [New].
 type Option func(*config)
 
 type config struct {
-	transport http.RoundTripper
-	timeouts  Timeouts
-	logger    *slog.Logger
-	poll      time.Duration
-	maxMedia  int64
+	transport   http.RoundTripper
+	timeouts    Timeouts
+	logger      *slog.Logger
+	poll        time.Duration
+	maxMedia    int64
+	cooldown    time.Duration
+	maxCooldown time.Duration
 }
 
 // WithTransport sets the round tripper of every upstream call. The
@@ -56,9 +62,10 @@ func WithTimeouts(t Timeouts) Option {
 	return func(c *config) { c.timeouts = t }
 }
 
-// WithLogger sets the logger of the relay: failovers are logged at warn
-// level with the upstream's name and the error (never its key). By
-// default, and when l is nil, nothing is logged.
+// WithLogger sets the logger of the relay: failovers and cool-downs are
+// logged at warn level with the upstream's name and the error, its
+// upstream text redacted ([Redact]; never a key). By default, and when l
+// is nil, nothing is logged.
 func WithLogger(l *slog.Logger) Option {
 	return func(c *config) { c.logger = l }
 }
@@ -113,7 +120,18 @@ func New(routes []Route, opts ...Option) (*Relay, error) {
 		logger:    c.logger,
 		poll:      c.poll,
 		maxMedia:  c.maxMedia,
+		health:    make(map[string][]*health, len(routes)),
+		cooldown:  c.cooldown,
+		maxCool:   c.maxCooldown,
+		now:       time.Now,
 	}
+	if r.cooldown <= 0 {
+		r.cooldown = DefaultCooldown
+	}
+	if r.maxCool <= 0 {
+		r.maxCool = DefaultMaxCooldown
+	}
+	r.maxCool = max(r.maxCool, r.cooldown)
 	if r.logger == nil {
 		r.logger = slog.New(slog.DiscardHandler)
 	}
@@ -138,6 +156,11 @@ func New(routes []Route, opts ...Option) (*Relay, error) {
 		}
 		r.routes[rt.Model] = ups
 		r.models = append(r.models, rt.Model)
+		hs := make([]*health, len(ups))
+		for i := range hs {
+			hs[i] = new(health)
+		}
+		r.health[rt.Model] = hs
 	}
 	return r, nil
 }
@@ -177,7 +200,14 @@ func (r *Relay) Upstreams(model string) []Upstream {
 //
 // Failover: Do tries the next upstream when one cannot be reached (a
 // connection error), does not send its headers within the FirstByte
-// timeout, or answers 5xx (whose body Do closes). It never fails over
+// timeout, answers 5xx, or answers 401 or 403, refusing the gateway's key
+// for it (Do closes the body of such a reply). Such a failure also
+// cools the upstream down ([WithCooldown]: 1s, doubling with each failure
+// in a row up to 30s, ended by its next success): while it cools, Do
+// tries the route's other upstreams first, so that a dead upstream does
+// not cost every request a failed attempt, and tries it last (those
+// cooling, the one whose cool-down ends first first) rather than fail
+// the request untried. It never fails over
 // after it has returned a reply, so nothing has gone to the client yet
 // when it does. Retrying is safe for generation requests: an upstream that
 // failed with a 5xx or a broken connection produced nothing the client
@@ -186,10 +216,11 @@ func (r *Relay) Upstreams(model string) []Upstream {
 // may have acted before failing: those send an Idempotency-Key so that an
 // upstream honouring it does not act twice.
 //
-// A reply of any other status, 4xx and 3xx included, is returned as it
-// is: turn an unwanted one into the client's error with [UpstreamError].
-// When every upstream fails, Do returns the last failure as an
-// *apierrors.Error: 502 bad_gateway for a 5xx or a connection error, 504
+// A reply of any other status, other 4xx and 3xx included, is returned
+// as it is: turn an unwanted one into the client's error with
+// [UpstreamError]. When every upstream fails, Do returns the last failure
+// as an *apierrors.Error: 502 bad_gateway for a 5xx, a 401 or 403 (see
+// UpstreamError) or a connection error, 504
 // gateway_timeout for a FirstByte timeout. When ctx is done, Do returns
 // ctx's error without trying further. A model that is not routed is
 // apierrors.ModelNotFound.
@@ -201,11 +232,23 @@ func (r *Relay) Do(ctx context.Context, model string, build func(u *Upstream) (*
 	if !ok {
 		return nil, nil, apierrors.ModelNotFound(model)
 	}
+	// Cool-downs order the upstreams of a failover list; a route with one
+	// upstream has nothing to order, and skips them.
+	hs := r.health[model]
+	multi := len(ups) > 1
+	var buf [4]int
+	tries := append(buf[:0], 0)
+	if multi {
+		tries = order(buf[:0], hs, r.now())
+	}
 	var last error
-	for i := range ups {
+	for k, i := range tries {
 		u := &ups[i]
 		res, retry, err := r.send(ctx, u, build)
-		if err == nil && res.StatusCode < 500 {
+		if err == nil && res.StatusCode < 500 && !refused(res.StatusCode) {
+			if multi {
+				hs[i].ok()
+			}
 			return res, u, nil
 		}
 		if err == nil {
@@ -216,11 +259,18 @@ func (r *Relay) Do(ctx context.Context, model string, build func(u *Upstream) (*
 			return nil, nil, err
 		}
 		last = err
-		if i+1 < len(ups) {
-			r.logger.LogAttrs(ctx, slog.LevelWarn, "relay: upstream failed; trying the next one",
+		if !multi {
+			break
+		}
+		cool := hs[i].fail(r.now(), r.cooldown, r.maxCool)
+		if k+1 < len(tries) {
+			// The last failure is the client's error, logged where it
+			// is rendered.
+			r.logger.LogAttrs(ctx, slog.LevelWarn, "relay: upstream failed; cooling it down and trying the next one",
 				slog.String("model", model),
 				slog.String("upstream", u.Name),
-				slog.String("next", ups[i+1].Name),
+				slog.Duration("cooldown", cool),
+				slog.String("next", ups[tries[k+1]].Name),
 				slog.String("error", err.Error()))
 		}
 	}
@@ -272,6 +322,12 @@ func (r *Relay) send(ctx context.Context, u *Upstream, build func(u *Upstream) (
 	b.phase.Store(phaseBody)
 	res.Body = b
 	return res, false, nil
+}
+
+// refused reports whether status says that an upstream refused the
+// gateway's credentials.
+func refused(status int) bool {
+	return status == http.StatusUnauthorized || status == http.StatusForbidden
 }
 
 var (

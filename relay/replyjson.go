@@ -152,8 +152,9 @@ func (s *scanner) completionDetails(dst **chat.CompletionTokensDetails) bool {
 
 // decodeResponsesEvent decodes an upstream's responses stream event into
 // e, which must be zero, as json.Unmarshal would, without reflection, for
-// the events that the relay reads only for their type, output_index and
-// delta: the text and argument deltas, which are most of a stream, and
+// the events that the relay reads only for their type, output_index,
+// summary_index and delta: the text, argument and reasoning deltas, which
+// are most of a stream, and
 // the lifecycle events that it skips (their item, part or response is
 // only checked to be JSON, where encoding/json would also check its
 // members' kinds). An event whose item or response the
@@ -162,7 +163,7 @@ func (s *scanner) completionDetails(dst **chat.CompletionTokensDetails) bool {
 // caller then decodes data with json.Unmarshal into a zero e.
 func decodeResponsesEvent(data []byte, e *responsesEvent) bool {
 	s := scanner{jsonext.Cursor{Data: data}}
-	var seen [3]bool
+	var seen [4]bool
 	var body bool // an item or a response was skipped
 	ok := s.Object(func(key []byte) bool {
 		switch string(key) {
@@ -172,10 +173,12 @@ func decodeResponsesEvent(data []byte, e *responsesEvent) bool {
 			return once(&seen[1]) && s.int(&e.OutputIndex)
 		case "delta":
 			return once(&seen[2]) && s.stringOrNull(&e.Delta)
+		case "summary_index":
+			return once(&seen[3]) && s.int(&e.SummaryIndex)
 		case "item", "response":
 			body = body || s.Peek() != 'n'
 		default:
-			if foldsTo(key, "type", "output_index", "delta", "item", "response") {
+			if foldsTo(key, "type", "output_index", "delta", "summary_index", "item", "response") {
 				return false
 			}
 		}

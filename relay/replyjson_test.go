@@ -54,6 +54,7 @@ var responsesEventSeeds = []string{
 	`{"type":"response.created","sequence_number":0,"response":{"id":"resp_1","object":"response","status":"in_progress","output":[]}}`,
 	`{"type":"response.output_item.done","output_index":1,"item":{"type":"message","content":[{"type":"output_text","text":"hi"}]}}`,
 	`{"type":"response.function_call_arguments.delta","output_index":1,"delta":"{\"a\":"}`,
+	`{"type":"response.reasoning_summary_text.delta","sequence_number":4,"item_id":"rs_1","output_index":0,"summary_index":1,"delta":" the","obfuscation":"x"}`,
 	`{"type":"response.output_item.added","output_index":0,"item":{"type":"function_call","call_id":"c","name":"f","arguments":""}}`,
 	`{"type":"response.completed","response":{"usage":{"input_tokens":1,"output_tokens":2,"total_tokens":3}}}`,
 	`{"type":"response.output_item.added","output_index":0,"item":null}`,
@@ -66,9 +67,10 @@ var responsesEventSeeds = []string{
 // responsesEventHead is what the relay reads of an event whose item and
 // response it does not read.
 type responsesEventHead struct {
-	Type        string `json:"type"`
-	OutputIndex int    `json:"output_index"`
-	Delta       string `json:"delta"`
+	Type         string `json:"type"`
+	OutputIndex  int    `json:"output_index"`
+	SummaryIndex int    `json:"summary_index"`
+	Delta        string `json:"delta"`
 }
 
 // FuzzDecodeResponsesEvent checks the hand decoder of responses stream
@@ -93,20 +95,20 @@ func FuzzDecodeResponsesEvent(f *testing.F) {
 		if fast.Item != nil || fast.Response != nil {
 			t.Fatalf("the hand decoder read the item or response of %q", data)
 		}
-		head := responsesEventHead{fast.Type, fast.OutputIndex, fast.Delta}
+		head := responsesEventHead{fast.Type, fast.OutputIndex, fast.SummaryIndex, fast.Delta}
 		agreesWithJSON(t, data, &head, func(*responsesEventHead) {})
 	})
 }
 
 func TestDecodeResponsesEventTakesTheUsualEvents(t *testing.T) {
 	t.Parallel()
-	for i, s := range responsesEventSeeds[:4] {
+	for i, s := range responsesEventSeeds[:5] {
 		var e responsesEvent
 		if !decodeResponsesEvent([]byte(s), &e) {
 			t.Errorf("seed %d: the hand decoder refused %s", i, s)
 		}
 	}
-	for _, s := range responsesEventSeeds[4:6] {
+	for _, s := range responsesEventSeeds[5:7] {
 		var e responsesEvent
 		if decodeResponsesEvent([]byte(s), &e) {
 			t.Errorf("the hand decoder took %s, whose body the relay reads", s)

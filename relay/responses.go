@@ -27,19 +27,30 @@ import (
 // included), with "model" replaced by the upstream's name, and the
 // headers kept by [ForwardHeaders].
 //
-// The upstream's output messages and function calls become the reply's
-// items (with the gateway's own ids); its other items (reasoning, hosted
-// tool calls) are not relayed. A stream is read event by event:
-// response.output_item.added begins an item, output_text and
-// function-call-argument deltas continue it, and the terminal event
-// (response.completed or response.incomplete) gives the usage and the
-// incomplete reason. Until that usage arrives, each Delta reports a
-// running estimate, so that a client that goes away is charged for what
-// was streamed.
+// The upstream's output messages, function calls and reasoning items
+// become the reply's items (with the gateway's own ids); hosted tool
+// calls are not relayed. A reasoning item keeps its summary, its parts
+// joined by a blank line into the gateway's one summary part (or, from an
+// upstream that sends no summary but reasoning_text content, that text);
+// one with neither (an upstream asked for no summary) carries nothing the
+// gateway's reasoning items can hold, and is left out. A stream is read
+// event by event: response.output_item.added begins a message or a
+// function call, and a reasoning item at its first
+// response.reasoning_summary_text.delta (or reasoning_text.delta), or
+// whole at its response.output_item.done if it streamed none;
+// output_text, function-call-argument and reasoning deltas continue it,
+// and the terminal event (response.completed or response.incomplete)
+// gives the usage and the incomplete reason. Until that usage arrives,
+// each Delta reports a running estimate, so that a client that goes away
+// is charged for what was streamed. Reasoning items of the conversation
+// that carry no encrypted_content (those the gateway relayed) are not
+// sent back upstream: an upstream that stores nothing cannot use them.
 //
 // Errors are as for [Relay.Chat]; an upstream response that failed
-// (status failed, or a response.failed or error event) is a 502
-// bad_gateway whose upstream text is only logged.
+// (status failed, a non-null error member, or a response.failed or error
+// event) is a 502 bad_gateway whose upstream text is only logged, and so
+// is a 200 reply that is not a response object (a JSON list, an object
+// without "output").
 //
 // The backend is also a responses.Compactor: POST /v1/responses/compact is
 // relayed to POST {base}/responses/compact with the whole conversation,
@@ -80,15 +91,23 @@ func responsesBody(p *responses.Params, stream bool) (requestBody, error) {
 }
 
 // setInput sets the body's input to items, without the gateway's item
-// ids, which the upstream does not know.
+// ids, which the upstream does not know, and without the reasoning items
+// that carry no encrypted_content (the gateway's own, relayed from an
+// upstream's summary): an upstream that keeps nothing (store is false)
+// refuses a reasoning item it cannot decrypt, and reasoning items are
+// optional context.
 func setInput(body requestBody, items []responses.Item) error {
-	out := make([]responses.Item, len(items))
-	for i, it := range items {
+	out := make([]responses.Item, 0, len(items))
+	for _, it := range items {
 		switch it.Kind() {
 		case responses.ItemMessage, responses.ItemFunctionCall, responses.ItemFunctionCallOutput, responses.ItemCompaction:
 			it.ID = ""
+		case responses.ItemReasoning:
+			if it.EncryptedContent == "" {
+				continue
+			}
 		}
-		out[i] = it
+		out = append(out, it)
 	}
 	raw, err := json.Marshal(out)
 	if err != nil {
@@ -148,20 +167,51 @@ func (b responsesBackend) Compact(ctx context.Context, p *responses.CompactParam
 type responsesReply struct {
 	Status string `json:"status"`
 	Output []struct {
-		Type      string `json:"type"`
-		CallID    string `json:"call_id"`
-		Name      string `json:"name"`
-		Arguments string `json:"arguments"`
-		Content   []struct {
-			Type string `json:"type"`
-			Text string `json:"text"`
-		} `json:"content"`
+		Type      string     `json:"type"`
+		CallID    string     `json:"call_id"`
+		Name      string     `json:"name"`
+		Arguments string     `json:"arguments"`
+		Content   []textPart `json:"content"`
+		Summary   []textPart `json:"summary"`
 	} `json:"output"`
 	Usage             *responses.Usage `json:"usage"`
 	IncompleteDetails *struct {
 		Reason string `json:"reason"`
 	} `json:"incomplete_details"`
 	Error json.RawMessage `json:"error"`
+}
+
+// textPart is a part of an output item's content or summary.
+type textPart struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+// summarySeparator joins the parts of a reasoning summary: the gateway's
+// reasoning items have one part.
+const summarySeparator = "\n\n"
+
+// reasoningText is the gateway's summary of an upstream reasoning item:
+// its summary_text parts, joined by summarySeparator, or else its
+// reasoning_text content; "" when it has neither.
+func reasoningText(summary, content []textPart) string {
+	var text strings.Builder
+	for _, p := range summary {
+		if p.Type == responses.PartSummary && p.Text != "" {
+			if text.Len() > 0 {
+				text.WriteString(summarySeparator)
+			}
+			text.WriteString(p.Text)
+		}
+	}
+	if text.Len() == 0 {
+		for _, c := range content {
+			if c.Type == "reasoning_text" {
+				text.WriteString(c.Text)
+			}
+		}
+	}
+	return text.String()
 }
 
 func (b responsesBackend) Complete(ctx context.Context, p *responses.Params) (*responses.Result, error) {
@@ -181,13 +231,24 @@ func (b responsesBackend) Complete(ctx context.Context, p *responses.Params) (*r
 	if err := readReply(res.Body, u, unmarshalInto(&reply)); err != nil {
 		return nil, err
 	}
-	if reply.Status == string(responses.StatusFailed) {
+	if reply.Status == string(responses.StatusFailed) || isError(reply.Error) {
 		return nil, upstreamResponseFailed(u, reply.Error)
+	}
+	if reply.Output == nil {
+		// null, or an object without "output": not a response.
+		return nil, malformed(u, "reply", errors.New("not a response object (no output)"), nil)
 	}
 	out := &responses.Result{}
 	outTokens := 0
 	for _, o := range reply.Output {
 		switch o.Type {
+		case responses.ItemReasoning:
+			text := reasoningText(o.Summary, o.Content)
+			if text == "" {
+				continue // nothing that a reasoning item of the gateway can show
+			}
+			out.Output = append(out.Output, responses.Output{Reasoning: text})
+			outTokens += estimateTokens(text)
 		case responses.ItemMessage:
 			var text strings.Builder
 			for _, c := range o.Content {
@@ -222,16 +283,17 @@ func (b responsesBackend) Complete(ctx context.Context, p *responses.Params) (*r
 // upstreamResponseFailed is the 502 of a response that failed upstream.
 func upstreamResponseFailed(u *Upstream, raw json.RawMessage) error {
 	return apierrors.BadGateway("The upstream failed to generate the response.",
-		fmt.Errorf("relay: upstream %s: response failed: %s", u.Name, snippet(raw)))
+		fmt.Errorf("relay: upstream %s: response failed: %s", u.Name, snippet(raw, u.Key)))
 }
 
 // responsesEvent is the part of an upstream's stream event that the relay
 // reads.
 type responsesEvent struct {
-	Type        string `json:"type"`
-	OutputIndex int    `json:"output_index"`
-	Delta       string `json:"delta"`
-	Item        *struct {
+	Type         string `json:"type"`
+	OutputIndex  int    `json:"output_index"`
+	SummaryIndex int    `json:"summary_index"`
+	Delta        string `json:"delta"`
+	Item         *struct {
 		Type      string `json:"type"`
 		CallID    string `json:"call_id"`
 		Name      string `json:"name"`
@@ -273,7 +335,7 @@ func (b responsesBackend) Stream(ctx context.Context, p *responses.Params) iter.
 			return
 		}
 		defer res.Body.Close()
-		rs := &responsesStream{u: u, items: map[int]int{}, cur: -1,
+		rs := &responsesStream{u: u, items: map[int]int{}, reasoning: map[int]*reasoningState{}, cur: -1,
 			estimate: responses.Usage{InputTokens: responsesInputTokens(p)}}
 		if err := readEvents(res.Body, u, rs.event(yield), rs.idle(yield)); err != nil {
 			yield(responses.Delta{}, err)
@@ -285,12 +347,22 @@ func (b responsesBackend) Stream(ctx context.Context, p *responses.Params) iter.
 
 // responsesStream turns upstream events into Deltas.
 type responsesStream struct {
-	u        *Upstream
-	items    map[int]int // upstream output_index → the gateway's item index
-	cur      int         // the gateway's open item
-	estimate responses.Usage
-	reported bool
-	more     moreHint[responses.Usage]
+	u         *Upstream
+	items     map[int]int             // upstream output_index → the gateway's item index
+	reasoning map[int]*reasoningState // upstream output_index → a reasoning item
+	cur       int                     // the gateway's open item
+	estimate  responses.Usage
+	reported  bool
+	more      moreHint[responses.Usage]
+}
+
+// reasoningState is a reasoning item of an upstream stream. The gateway's
+// item begins with its first summary (or reasoning text) delta, since a
+// reasoning item of the gateway has a summary: one that streams none is
+// not relayed.
+type reasoningState struct {
+	opened bool
+	part   int // the summary part being streamed
 }
 
 func (rs *responsesStream) event(yield func(responses.Delta, error) bool) func(data []byte) (bool, error) {
@@ -306,6 +378,9 @@ func (rs *responsesStream) event(yield func(responses.Delta, error) bool) func(d
 			if it == nil {
 				return false, malformed(rs.u, "stream event", errors.New("output_item.added without an item"), data)
 			}
+			if _, dup := rs.items[ev.OutputIndex]; dup || rs.reasoning[ev.OutputIndex] != nil {
+				return false, malformed(rs.u, "stream event", fmt.Errorf("output item %d added twice", ev.OutputIndex), data)
+			}
 			switch it.Type {
 			case responses.ItemMessage:
 			case responses.ItemFunctionCall:
@@ -313,11 +388,11 @@ func (rs *responsesStream) event(yield func(responses.Delta, error) bool) func(d
 					return false, malformed(rs.u, "stream event", errors.New("a function call without a name"), data)
 				}
 				d.Call = &responses.FunctionCall{CallID: it.CallID, Name: it.Name, Arguments: it.Arguments}
+			case responses.ItemReasoning:
+				rs.reasoning[ev.OutputIndex] = &reasoningState{}
+				return true, nil // begun by its first delta
 			default:
-				return true, nil // reasoning and hosted tool items are not relayed
-			}
-			if _, dup := rs.items[ev.OutputIndex]; dup {
-				return false, malformed(rs.u, "stream event", fmt.Errorf("output item %d added twice", ev.OutputIndex), data)
+				return true, nil // hosted tool items are not relayed
 			}
 			rs.cur++
 			rs.items[ev.OutputIndex] = rs.cur
@@ -338,6 +413,64 @@ func (rs *responsesStream) event(yield func(responses.Delta, error) bool) func(d
 			}
 			if !rs.reported {
 				rs.estimate.OutputTokens += fragmentTokens(ev.Delta)
+				rs.estimate.TotalTokens = rs.estimate.InputTokens + rs.estimate.OutputTokens
+				d.Usage = &rs.estimate
+			}
+			d.More = rs.more.set(d.Usage)
+		case "response.reasoning_summary_text.delta", "response.reasoning_text.delta":
+			st := rs.reasoning[ev.OutputIndex]
+			if st == nil {
+				return false, malformed(rs.u, "stream event", fmt.Errorf("a reasoning delta for output item %d, which is not a reasoning item", ev.OutputIndex), data)
+			}
+			if ev.Delta == "" {
+				return true, nil
+			}
+			delta := ev.Delta
+			switch {
+			case !st.opened:
+				st.opened, st.part = true, ev.SummaryIndex
+				rs.cur++
+				rs.items[ev.OutputIndex] = rs.cur
+			case rs.items[ev.OutputIndex] != rs.cur:
+				return false, malformed(rs.u, "stream event", fmt.Errorf("a delta for output item %d, which is not the open one", ev.OutputIndex), data)
+			case ev.Type == "response.reasoning_summary_text.delta" && ev.SummaryIndex != st.part:
+				st.part = ev.SummaryIndex
+				delta = summarySeparator + delta
+			}
+			d.Item = rs.items[ev.OutputIndex]
+			d.Reasoning = delta
+			if !rs.reported {
+				rs.estimate.OutputTokens += fragmentTokens(ev.Delta)
+				rs.estimate.TotalTokens = rs.estimate.InputTokens + rs.estimate.OutputTokens
+				d.Usage = &rs.estimate
+			}
+			d.More = rs.more.set(d.Usage)
+		case "response.output_item.done":
+			st := rs.reasoning[ev.OutputIndex]
+			if st == nil || st.opened {
+				return true, nil
+			}
+			// A reasoning item that streamed no deltas: its summary, if
+			// any, is in the finished item.
+			var done struct {
+				Item struct {
+					Summary []textPart `json:"summary"`
+					Content []textPart `json:"content"`
+				} `json:"item"`
+			}
+			if err := json.Unmarshal(data, &done); err != nil {
+				return false, malformed(rs.u, "stream event", err, data)
+			}
+			text := reasoningText(done.Item.Summary, done.Item.Content)
+			if text == "" {
+				return true, nil
+			}
+			st.opened = true
+			rs.cur++
+			rs.items[ev.OutputIndex] = rs.cur
+			d.Item, d.Reasoning = rs.cur, text
+			if !rs.reported {
+				rs.estimate.OutputTokens += estimateTokens(text)
 				rs.estimate.TotalTokens = rs.estimate.InputTokens + rs.estimate.OutputTokens
 				d.Usage = &rs.estimate
 			}

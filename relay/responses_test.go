@@ -170,7 +170,7 @@ func TestResponsesErrors(t *testing.T) {
 		types, _, last := responsesEvents(t, res.Body)
 		require.Equal(t, "response.failed", types[len(types)-1], mode)
 		require.Equal(t, "bad_gateway", last["response"].(map[string]any)["error"].(map[string]any)["code"], mode)
-		require.NotContains(t, last["response"].(map[string]any)["error"].(map[string]any)["message"], "10.1.2.3")
+		require.NotContains(t, last["response"].(map[string]any)["error"].(map[string]any)["message"], relaytest.LeakHost)
 	}
 	require.Positive(t, g.charged(t))
 }

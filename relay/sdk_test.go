@@ -9,6 +9,7 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	oresponses "github.com/openai/openai-go/v3/responses"
 	"github.com/openai/openai-go/v3/shared"
 	"github.com/stretchr/testify/require"
 
@@ -215,4 +216,39 @@ func TestSDKVideoRefusedUpstreamAtOnce(t *testing.T) {
 		require.Contains(t, apiErr.Message, tc.msg, tc.name)
 	}
 	g.requireNoTasks(t)
+}
+
+// TestSDKDoesNotRetryAnUpstreamRefusal: an upstream that refuses the
+// gateway's key is a 502 for the SDK, with the gateway's message, and the
+// SDK, which retries 5xx, does not retry it (X-Should-Retry: false), on
+// chat, streamed or not, and responses.
+func TestSDKDoesNotRetryAnUpstreamRefusal(t *testing.T) {
+	t.Parallel()
+	g := newGateway(t, nil)
+	client := openai.NewClient(option.WithBaseURL(g.srv.URL+"/v1/"), option.WithAPIKey(clientKey),
+		option.WithMaxRetries(2), option.WithHTTPClient(g.srv.Client()))
+	for _, model := range []string{"pub-" + relaytest.ModeStatus401, "pub-" + relaytest.ModeStatus403} {
+		before := len(g.up.Requests())
+		_, err := client.Chat.Completions.New(t.Context(), openai.ChatCompletionNewParams{
+			Model: shared.ChatModel(model), Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("x")},
+		})
+		var apiErr *openai.Error
+		require.ErrorAs(t, err, &apiErr, model)
+		require.Equal(t, 502, apiErr.StatusCode)
+		require.Equal(t, "bad_gateway", apiErr.Code)
+		require.Contains(t, apiErr.Message, "refused the gateway's credentials")
+
+		stream := client.Chat.Completions.NewStreaming(t.Context(), openai.ChatCompletionNewParams{
+			Model: shared.ChatModel(model), Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("x")},
+		})
+		for stream.Next() {
+		}
+		require.ErrorAs(t, stream.Err(), &apiErr, model)
+		require.Equal(t, 502, apiErr.StatusCode)
+
+		_, err = client.Responses.New(t.Context(), oresponses.ResponseNewParams{Model: model, Input: oresponses.ResponseNewParamsInputUnion{OfString: openai.String("x")}})
+		require.ErrorAs(t, err, &apiErr, model)
+		require.Equal(t, 502, apiErr.StatusCode)
+		require.Len(t, g.up.Requests(), before+3, "%s: one upstream request per call, none retried", model)
+	}
 }

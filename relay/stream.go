@@ -240,7 +240,7 @@ func isError(raw json.RawMessage) bool {
 // stream. Its text goes to the log only, like that of a 5xx.
 func streamError(u *Upstream, raw json.RawMessage) error {
 	return apierrors.BadGateway("The upstream failed in the middle of the reply.",
-		fmt.Errorf("relay: upstream %s sent an error event: %s", u.Name, snippet(raw)))
+		fmt.Errorf("relay: upstream %s sent an error event: %s", u.Name, snippet(raw, u.Key)))
 }
 
 // drainTimeout bounds the wait for the end of an upstream reply whose

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -19,41 +20,53 @@ const maxErrorBody = 64 << 10
 
 // UpstreamError turns an upstream's reply that is not a success into the
 // client's *apierrors.Error, and closes its body after reading at most 64
-// KiB of it:
+// KiB of it. Every text of the reply, the client's message and the log's
+// cause alike, goes through [Redact] first, with u's key:
 //
-//   - 4xx keeps its status and the upstream's message, type, code and
-//     param, read from the OpenAI error envelope
+//   - 401 and 403 mean that the upstream refused the gateway's own
+//     credentials (its [Upstream.Key]), not the client's, whose key the
+//     gateway has already accepted: they are a 502 bad_gateway whose
+//     message says so, never the client's invalid_api_key. The upstream's
+//     reply goes to the log only (the error's cause). The error carries
+//     the header "X-Should-Retry: false", which the official SDKs obey
+//     where they would retry a 5xx: only the operator can fix the key.
+//     [Relay.Do] fails over on them, as on a 5xx.
+//   - Any other 4xx keeps its status and the upstream's message, type,
+//     code and param, read from the OpenAI error envelope
 //     {"error":{"message","type","code","param"}} (or a top-level
 //     "message", as vLLM and others send); a reply without one gets a
 //     generic message naming the status. A code sent as a number is sent
 //     as its text (codes are always strings); a missing type or code is
-//     filled in from the status (400 invalid_request_error, 401
-//     invalid_api_key, 404 not_found, 429 rate_limit_exceeded, …).
+//     filled in from the status (400 invalid_request_error, 404
+//     not_found, 429 rate_limit_exceeded, …).
 //   - 429 also keeps the upstream's Retry-After (seconds or an HTTP date;
 //     else retry-after-ms), which the error's renderer sends on.
 //   - 5xx, and any other status (an unexpected 1xx, 2xx or 3xx), is a 502
 //     bad_gateway. The upstream's text goes to the log only: it may name
 //     internal hosts.
-//
-// Upstream 401 and 403 replies are passed on as they are, as the 4xx
-// rule says; they usually mean the gateway's own upstream key is wrong,
-// which the log shows (the error's cause names the upstream).
 func UpstreamError(res *http.Response, u *Upstream) error {
 	defer res.Body.Close()
 	data, readErr := io.ReadAll(io.LimitReader(res.Body, maxErrorBody))
-	name := "upstream"
+	name, key := "upstream", ""
 	if u != nil {
-		name = u.Name
+		name, key = u.Name, u.Key
 	}
-	cause := fmt.Errorf("relay: upstream %s answered %s: %s", name, res.Status, snippet(data))
+	cause := fmt.Errorf("relay: upstream %s answered %s: %s", name, res.Status, snippet(data, key))
 	if readErr != nil {
-		cause = fmt.Errorf("%w (reading the body: %v)", cause, readErr)
+		cause = fmt.Errorf("%w (reading the body: %s)", cause, Redact(readErr.Error(), key))
 	}
 	status := res.StatusCode
-	if status < 400 || status > 499 {
+	switch {
+	case refused(status):
+		e := apierrors.BadGateway(fmt.Sprintf("The upstream refused the gateway's credentials (HTTP %d %s); "+
+			"your API key was accepted: the gateway's operator must fix the upstream key.", status, http.StatusText(status)), cause)
+		// A retry cannot help: tell the official SDKs, which retry 5xx.
+		e.Header = http.Header{"X-Should-Retry": {"false"}}
+		return e
+	case status < 400 || status > 499:
 		return apierrors.BadGateway(fmt.Sprintf("The upstream failed (HTTP %d).", status), cause)
 	}
-	env := parseEnvelope(data)
+	env := parseEnvelope(data).redact(key)
 	typ, code := defaultTypeAndCode(status)
 	e := &apierrors.Error{
 		Status:  status,
@@ -82,10 +95,6 @@ func UpstreamError(res *http.Response, u *Upstream) error {
 // none.
 func defaultTypeAndCode(status int) (string, string) {
 	switch status {
-	case 401:
-		return apierrors.TypeInvalidRequest, string(apierrors.CodeInvalidAPIKey)
-	case 403:
-		return apierrors.TypeInvalidRequest, "permission_denied"
 	case 404:
 		return apierrors.TypeInvalidRequest, string(apierrors.CodeNotFound)
 	case 429:
@@ -97,6 +106,11 @@ func defaultTypeAndCode(status int) (string, string) {
 
 type envelope struct {
 	message, typ, code, param string
+}
+
+// redact returns e with each of its texts redacted.
+func (e envelope) redact(key string) envelope {
+	return envelope{message: Redact(e.message, key), typ: Redact(e.typ, key), code: Redact(e.code, key), param: Redact(e.param, key)}
 }
 
 // parseEnvelope reads the OpenAI error envelope, or a top-level message,
@@ -173,8 +187,9 @@ func retryAfter(h http.Header, now time.Time) time.Duration {
 	return 0
 }
 
-// snippet is the start of an upstream reply for the log, on one line.
-func snippet(data []byte) string {
+// snippet is the start of an upstream reply for the log, on one line,
+// redacted ([Redact]) with the upstream's key.
+func snippet(data []byte, key string) string {
 	const max = 512
 	cut := len(data) > max
 	if cut {
@@ -190,5 +205,59 @@ func snippet(data []byte) string {
 	if s == "" {
 		s = "(empty body)"
 	}
-	return s
+	return Redact(s, key)
+}
+
+// redacted replaces every secret that Redact finds.
+const redacted = "[redacted]"
+
+// The credentials that Redact finds, beside the keys it is given: a
+// bearer token; the value of a header, query or JSON member named like a
+// key (x-api-key, x-goog-api-key, api_key, api-key, apikey, key,
+// authorization, access_token, secret…), in the forms "name: value",
+// "name=value" and "\"name\": \"value\""; and tokens shaped like API keys
+// (sk-…, sk_…, rk-…, pk-…, and Google's AIza…), of eight characters or
+// more after their prefix.
+var (
+	bearerRE = regexp.MustCompile(`(?i)\b(bearer\s+)(?:\[redacted\]|[^\s"'\\,;&)\]]+)`)
+	namedRE  = regexp.MustCompile(`(?i)((?:\b|_)(?:x-goog-api-key|x-api-key|api[-_]?key|key|authorization|access[-_]?token|secret|password|token)(?:\\?["'])?\s*[:=]\s*(?:\\?["'])?(?:(?:bearer|basic)\s+)?)(\[redacted\]|[^\s"'\\,;&})\]]+)`)
+	tokenRE  = regexp.MustCompile(`\b(?:sk|rk|pk)[-_][A-Za-z0-9_\-*.]{7,}[A-Za-z0-9_\-*]|\bAIza[A-Za-z0-9_\-]{20,}`)
+)
+
+// Redact returns text with the credentials in it replaced by
+// "[redacted]": each of keys (the upstream keys a relay is configured
+// with; empty ones are skipped) wherever it occurs, then bearer tokens
+// ("Bearer …"), the values of headers, query parameters and JSON members
+// named like keys ("x-api-key: …", "key=…", "\"api_key\":\"…\"",
+// "Authorization: …"), and tokens shaped like API keys ("sk-…", "AIza…").
+// The relay sends every upstream text through it before the text reaches
+// a client or a log: error messages, error events, the snippets of
+// replies that it logs. Redact is safe for concurrent use.
+//
+// It errs on the side of hiding: a word that merely looks like a key
+// goes too. Text without any of them is returned unchanged.
+func Redact(text string, keys ...string) string {
+	for _, k := range keys {
+		if k != "" {
+			text = strings.ReplaceAll(text, k, redacted)
+		}
+	}
+	if !mayHoldSecret(text) {
+		return text
+	}
+	text = bearerRE.ReplaceAllString(text, "${1}"+redacted)
+	text = namedRE.ReplaceAllString(text, "${1}"+redacted)
+	return tokenRE.ReplaceAllString(text, redacted)
+}
+
+// mayHoldSecret is a quick test that spares the regular expressions the
+// texts that hold none of their anchors.
+func mayHoldSecret(text string) bool {
+	lower := strings.ToLower(text)
+	for _, a := range [...]string{"bearer", "key", "auth", "token", "secret", "password", "sk-", "sk_", "rk-", "rk_", "pk-", "pk_", "aiza"} {
+		if strings.Contains(lower, a) {
+			return true
+		}
+	}
+	return false
 }

@@ -2,8 +2,6 @@ package relay
 
 import (
 	"errors"
-	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -14,31 +12,14 @@ import (
 )
 
 // What the video path takes out of the texts of upstream errors before
-// they reach a client (a task's error, a create error) or a log. The
-// redaction of credentials is a minimal local one; a relay-wide redactor
-// may replace it.
+// they reach a client (a task's error, a create error), beside the
+// credentials that [Redact] takes out of every text.
 var (
-	reVideoSecret = regexp.MustCompile(`(?i)\b(?:sk|pk|rk)-[A-Za-z0-9_\-]{4,}|\bbearer\s+[A-Za-z0-9._~+/=\-]+`)
-	reVideoKeyArg = regexp.MustCompile(`(?i)\b((?:x-goog-api-key|x-api-key|api[_-]?key|access[_-]?token|key|token)["']?\s*[:=]\s*["']?)[^\s"'&,;()\[\]{}<>]+`)
-	reVideoURL    = regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.\-]*://[^\s"'<>()]+`)
-	reVideoIP     = regexp.MustCompile(`\b(?:\d{1,3}\.){3}\d{1,3}(?::\d+)?\b|\[[0-9A-Fa-f:]*:[0-9A-Fa-f:.]*\](?::\d+)?`)
-	reVideoHost   = regexp.MustCompile(`(?i)\b(?:localhost|[a-z0-9\-]+(?:\.[a-z0-9\-]+)*\.(?:internal|local|localdomain|lan|corp|intranet|svc|home\.arpa))(?::\d+)?\b`)
-	reVideoCode   = regexp.MustCompile(`^[A-Za-z0-9_.\-]{1,64}$`)
+	reVideoURL  = regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.\-]*://[^\s"'<>()]+`)
+	reVideoIP   = regexp.MustCompile(`\b(?:\d{1,3}\.){3}\d{1,3}(?::\d+)?\b|\[[0-9A-Fa-f:]*:[0-9A-Fa-f:.]*\](?::\d+)?`)
+	reVideoHost = regexp.MustCompile(`(?i)\b(?:localhost|[a-z0-9\-]+(?:\.[a-z0-9\-]+)*\.(?:internal|local|localdomain|lan|corp|intranet|svc|home\.arpa))(?::\d+)?\b`)
+	reVideoCode = regexp.MustCompile(`^[A-Za-z0-9_.\-]{1,64}$`)
 )
-
-const redacted = "[redacted]"
-
-// redactSecrets takes credentials out of s: sk-… keys, Bearer tokens and
-// key=… or api_key: … values.
-func redactSecrets(s string) string {
-	s = reVideoSecret.ReplaceAllStringFunc(s, func(m string) string {
-		if strings.HasPrefix(strings.ToLower(m), "bearer") {
-			return "Bearer " + redacted
-		}
-		return redacted
-	})
-	return reVideoKeyArg.ReplaceAllString(s, "${1}"+redacted)
-}
 
 // videoScrub cleans the texts of one video task's upstream errors: the
 // upstream's task id becomes the gateway's, and credentials, URLs, IP
@@ -65,7 +46,7 @@ func (s videoScrub) text(msg string) string {
 	if s.upstreamID != "" {
 		msg = strings.ReplaceAll(msg, s.upstreamID, s.taskID)
 	}
-	msg = redactSecrets(msg)
+	msg = Redact(msg)
 	msg = reVideoURL.ReplaceAllString(msg, redacted)
 	msg = reVideoIP.ReplaceAllString(msg, redacted)
 	msg = reVideoHost.ReplaceAllString(msg, redacted)
@@ -117,20 +98,12 @@ func replaceFold(s, old, repl string) string {
 // redactedError is a cause whose text is logged without credentials.
 type redactedError struct{ err error }
 
-func (r redactedError) Error() string { return redactSecrets(r.err.Error()) }
+func (r redactedError) Error() string { return Redact(r.err.Error()) }
 func (r redactedError) Unwrap() error { return r.err }
 
-// videoUpstreamError is [UpstreamError] for the video path: an upstream
-// 401 or 403 means that the upstream refused the gateway's own key, not
-// the client's, and becomes a 502 bad_gateway that says so (the
-// upstream's reply, without credentials, goes to the log as its cause);
-// other errors are cleaned with s.
+// videoUpstreamError is [UpstreamError] for the video path (where an
+// upstream 401 or 403 is a 502 that names the gateway's credentials, as
+// everywhere), its message cleaned with s.
 func videoUpstreamError(res *http.Response, u *Upstream, s videoScrub) error {
-	if res.StatusCode == http.StatusUnauthorized || res.StatusCode == http.StatusForbidden {
-		defer res.Body.Close()
-		data, _ := io.ReadAll(io.LimitReader(res.Body, maxErrorBody))
-		return apierrors.BadGateway(fmt.Sprintf("The upstream refused the gateway's credentials (HTTP %d): the gateway's upstream key is missing, wrong or lacks access. Your API key is fine; please tell the gateway's operator.", res.StatusCode),
-			fmt.Errorf("relay: upstream %s refused the gateway's key: %s: %s", u.Name, res.Status, redactSecrets(snippet(data))))
-	}
 	return s.apiError(UpstreamError(res, u))
 }

@@ -459,7 +459,7 @@ func upstreamFailure(v *upstreamVideo, scrub videoScrub) error {
 		if msg := strings.TrimSpace(scrub.text(v.Error.Message)); msg != "" {
 			f.Message = msg
 		}
-		f.Err = fmt.Errorf("%w: %s: %s", f.Err, codeText(v.Error.Code), redactSecrets(v.Error.Message))
+		f.Err = fmt.Errorf("%w: %s: %s", f.Err, codeText(v.Error.Code), Redact(v.Error.Message))
 	}
 	return f
 }

@@ -399,7 +399,7 @@ func TestVideoUpstream401IsLoggedWithoutCredentials(t *testing.T) {
 		require.ErrorAs(t, err, &e)
 		require.Equal(t, 502, e.Status)
 		require.Equal(t, apierrors.CodeBadGateway, e.Code)
-		require.Contains(t, e.Message, fmt.Sprintf("The upstream refused the gateway's credentials (HTTP %d)", status))
+		require.Contains(t, e.Message, fmt.Sprintf("The upstream refused the gateway's credentials (HTTP %d %s)", status, http.StatusText(status)))
 		require.NotContains(t, e.Message, "Incorrect API key")
 		logged := err.Error()
 		require.Contains(t, logged, "Incorrect API key provided: Bearer [redacted]", "the upstream's reply is logged")

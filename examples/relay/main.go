@@ -31,7 +31,7 @@
 //
 // # What is served
 //
-// The model list is the upstream's, read once at start-up: each model
+// The model list is the upstream's, read at start-up: each model
 // keeps its supported_endpoint_types where the upstream gives them (as
 // gatewaykit's own servers do); a plain OpenAI-compatible upstream gives
 // none, and such a model is taken to serve compat and compat-response
@@ -47,6 +47,15 @@
 // the access points refuse a bad key in their own format's error shape.
 // Client headers such as OpenAI-Organization and Idempotency-Key are
 // forwarded.
+//
+// # Start-up
+//
+// The relay listens at once, even when the upstream is down: until the
+// upstream lists its models, every request is answered 503
+// service_unavailable with Retry-After (in the error shape of the path's
+// format), and the listing is retried with backoff (1s, doubling up to
+// 30s), each failed attempt logged once (the upstream's reply redacted
+// of credentials). Only a malformed -upstream ends the program at start.
 package main
 
 import (
@@ -63,10 +72,11 @@ import (
 	"os/signal"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
-	"github.com/gatewaykit/gatewaykit/auth"
+	apierrors "github.com/gatewaykit/gatewaykit/errors"
 	"github.com/gatewaykit/gatewaykit/gateway"
 	"github.com/gatewaykit/gatewaykit/internal/listenaddr"
 	"github.com/gatewaykit/gatewaykit/models"
@@ -106,14 +116,27 @@ type config struct {
 	relayOptions []relay.Option
 	// runnerOptions configure the video runner, for tests.
 	runnerOptions []videos.RunnerOption
+	// retryMin and retryMax bound the backoff of the start-up model
+	// listing; 1s and 30s when zero.
+	retryMin, retryMax time.Duration
+}
+
+// checkUpstream checks the -upstream base URL: the one error that ends
+// the program at start.
+func checkUpstream(upstream string) (string, error) {
+	base := strings.TrimRight(upstream, "/")
+	if !strings.HasSuffix(base, "/v1") {
+		return "", fmt.Errorf("-upstream %q must end in /v1", upstream)
+	}
+	return base, nil
 }
 
 // newGateway reads the upstream's models and assembles the relaying
 // gateway.
 func newGateway(ctx context.Context, c config) (*server, []models.Model, error) {
-	base := strings.TrimRight(c.upstream, "/")
-	if !strings.HasSuffix(base, "/v1") {
-		return nil, nil, fmt.Errorf("-upstream %q must end in /v1", c.upstream)
+	base, err := checkUpstream(c.upstream)
+	if err != nil {
+		return nil, nil, err
 	}
 	transport := relay.NewTransport()
 	ms, err := fetchModels(ctx, &http.Client{Transport: transport, Timeout: 30 * time.Second}, base, c.key)
@@ -151,9 +174,8 @@ func newGateway(ctx context.Context, c config) (*server, []models.Model, error) 
 		Routes: func(mux *http.ServeMux) {
 			relay.RegisterAccess(mux, relay.NewAccessHandler(r, catalog))
 		},
-		AuthOptions: []auth.Option{auth.WithErrorShape(relay.AccessErrorShape)},
-		Logger:      c.logger,
-		AccessLog:   true,
+		Logger:    c.logger,
+		AccessLog: true,
 	})
 	if err != nil {
 		return nil, nil, err
@@ -205,7 +227,7 @@ func fetchModels(ctx context.Context, client *http.Client, base, key string) ([]
 		return nil, fmt.Errorf("reading the upstream's models: %w", err)
 	}
 	if res.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("the upstream answered GET %s/models with %s: %.200s", base, res.Status, body)
+		return nil, fmt.Errorf("the upstream answered GET %s/models with %s: %.200s", base, res.Status, relay.Redact(string(body), key))
 	}
 	var list struct {
 		Data []upstreamModel `json:"data"`
@@ -240,47 +262,126 @@ func fetchModels(ctx context.Context, client *http.Client, base, key string) ([]
 	return ms, models.ValidateModels(ms)
 }
 
+// starting is the relay's handler from the start: until the gateway is
+// ready, every request is answered 503 service_unavailable with
+// Retry-After, in the error shape of the path's format.
+type starting struct {
+	ready   atomic.Pointer[server]
+	retryAt atomic.Int64 // the next listing attempt, in Unix nanoseconds
+}
+
+func (s *starting) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if g := s.ready.Load(); g != nil {
+		g.ServeHTTP(w, r)
+		return
+	}
+	e := apierrors.New(apierrors.CodeServiceUnavailable, "The gateway is starting: its upstream has not listed its models yet. Retry shortly.")
+	e.RetryAfter = max(time.Until(time.Unix(0, s.retryAt.Load())), time.Second)
+	apierrors.Renderer{Shape: apierrors.ShapeFor(r)}.Write(w, r, e)
+}
+
+// start assembles the gateway, retrying the upstream's model listing with
+// backoff (c.retryMin doubling to c.retryMax) until it succeeds or ctx
+// ends, and logs each failed attempt once. The gateway, once made, serves
+// s's requests.
+func (s *starting) start(ctx context.Context, c config) (*server, []models.Model, error) {
+	delay, most := c.retryMin, c.retryMax
+	if delay <= 0 {
+		delay = time.Second
+	}
+	if most <= 0 {
+		most = 30 * time.Second
+	}
+	for attempt := 1; ; attempt++ {
+		g, ms, err := newGateway(ctx, c)
+		if err == nil {
+			s.ready.Store(g)
+			return g, ms, nil
+		}
+		if ctx.Err() != nil {
+			return nil, nil, ctx.Err()
+		}
+		s.retryAt.Store(time.Now().Add(delay).UnixNano())
+		c.logger.Warn("relay: the upstream's model list is not available; serving 503 until it is",
+			"attempt", attempt, "retry_in", delay, "error", err)
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, nil, ctx.Err()
+		case <-t.C:
+		}
+		delay = min(delay*2, most)
+	}
+}
+
 // run serves until ctx is done, then shuts down gracefully. The banner
-// goes to stdout once the port is bound.
+// goes to stdout once the port is bound; the models follow once the
+// upstream has listed them (until then, requests are answered 503).
 func run(ctx context.Context, addr string, c config, stdout io.Writer) error {
 	if c.maxConns < 1 {
 		return fmt.Errorf("-max-conns %d: want at least 1", c.maxConns)
 	}
-	g, ms, err := newGateway(ctx, c)
-	if err != nil {
+	if _, err := checkUpstream(c.upstream); err != nil {
 		return err
 	}
 	l, err := net.Listen("tcp", listenaddr.Normalize(addr))
 	if err != nil {
 		return err
 	}
-	go g.Run(context.Background())
-
+	st := &starting{}
 	// The limits of package gateway: header read timeout, idle timeout,
 	// header size, and at most maxConns connections at once.
-	srv := gateway.NewServer(l.Addr().String(), g)
+	srv := gateway.NewServer(l.Addr().String(), st)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(gateway.LimitListener(l, c.maxConns)) }()
 	fmt.Fprintf(stdout, "gatewaykit relay on %s, in front of %s\n", listenaddr.URL(l.Addr()), c.upstream)
 	fmt.Fprintln(stdout, "  keys:   sk-demo (unlimited quota, no rate limit), sk-demo-empty (zero quota: 403),")
 	fmt.Fprintln(stdout, "          sk-demo-limited (unlimited quota, 5 requests a minute: 429)")
-	fmt.Fprint(stdout, "  models:")
-	for _, m := range ms {
-		fmt.Fprintf(stdout, " %s", m.ID)
-	}
-	fmt.Fprintln(stdout)
 
+	type ready struct {
+		g   *server
+		ms  []models.Model
+		err error
+	}
+	readyc := make(chan ready, 1)
+	go func() {
+		g, ms, err := st.start(ctx, c)
+		readyc <- ready{g, ms, err}
+	}()
+	var g *server
 	select {
 	case err := <-errc:
 		return err
-	case <-ctx.Done():
+	case rd := <-readyc:
+		if rd.err != nil && ctx.Err() == nil {
+			return rd.err
+		}
+		g = rd.g
+		if g != nil {
+			go g.Run(context.Background())
+			fmt.Fprint(stdout, "  models:")
+			for _, m := range rd.ms {
+				fmt.Fprintf(stdout, " %s", m.ID)
+			}
+			fmt.Fprintln(stdout)
+		}
+	}
+	if g != nil {
+		select {
+		case err := <-errc:
+			return err
+		case <-ctx.Done():
+		}
 	}
 	c.logger.Info("shutting down; letting in-flight requests finish", "deadline", "30s")
 	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	err = srv.Shutdown(sctx)
-	if rerr := g.Shutdown(sctx); err == nil {
-		err = rerr
+	if g != nil {
+		if rerr := g.Shutdown(sctx); err == nil {
+			err = rerr
+		}
 	}
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil

@@ -10,7 +10,10 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -23,6 +26,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/gateway"
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/relay"
+	"github.com/gatewaykit/gatewaykit/relay/relaytest"
 	"github.com/gatewaykit/gatewaykit/videos"
 )
 
@@ -286,9 +290,19 @@ func TestRunBannerAndLimits(t *testing.T) {
 			t.Error("run did not return after its context ended")
 		}
 	})
-	line, err := bufio.NewReader(pr).ReadString('\n')
+	br := bufio.NewReader(pr)
+	line, err := br.ReadString('\n')
 	require.NoError(t, err)
-	go io.Copy(io.Discard, pr)
+	for {
+		// The models follow once the upstream has listed them: the relay
+		// is then ready.
+		more, err := br.ReadString('\n')
+		require.NoError(t, err)
+		if strings.HasPrefix(more, "  models:") {
+			break
+		}
+	}
+	go io.Copy(io.Discard, br)
 	url, _, ok := strings.Cut(strings.TrimPrefix(line, "gatewaykit relay on "), ",")
 	require.True(t, ok, line)
 	require.True(t, strings.HasPrefix(url, "http://127.0.0.1:"), line)
@@ -311,4 +325,134 @@ func TestRunBannerAndLimits(t *testing.T) {
 func TestRunRefusesNoConnections(t *testing.T) {
 	err := run(context.Background(), "127.0.0.1:0", config{upstream: "http://127.0.0.1:1/v1", logger: slog.New(slog.DiscardHandler)}, io.Discard)
 	require.ErrorContains(t, err, "-max-conns 0")
+}
+
+// syncBuffer is a log destination safe for concurrent writes.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// attempts returns the attempt numbers of the failed-listing log lines.
+func attempts(logs string) []int {
+	var out []int
+	for _, m := range regexp.MustCompile(`model list is not available.* attempt=(\d+)`).FindAllStringSubmatch(logs, -1) {
+		n, _ := strconv.Atoi(m[1])
+		out = append(out, n)
+	}
+	return out
+}
+
+// startRelay starts the relay's start-up loop against up, serving its
+// handler; it returns the server, the logs and the channel of start's
+// result.
+func startRelay(t *testing.T, parent context.Context, up *relaytest.Upstream, key string) (*httptest.Server, *syncBuffer, chan error, *starting) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(parent)
+	logs := &syncBuffer{}
+	st := &starting{}
+	c := config{upstream: up.BaseURL(), key: key, logger: slog.New(slog.NewTextHandler(logs, nil)),
+		retryMin: 5 * time.Millisecond, retryMax: 20 * time.Millisecond}
+	done := make(chan error, 1)
+	runs := make(chan struct{})
+	go func() {
+		defer close(runs)
+		g, _, err := st.start(ctx, c)
+		done <- err
+		if err == nil {
+			_ = g.Run(ctx) // the video runner, until the test ends
+		}
+	}()
+	srv := httptest.NewServer(st)
+	t.Cleanup(func() {
+		srv.Close()
+		cancel()
+		<-runs
+	})
+	return srv, logs, done, st
+}
+
+func send(t *testing.T, method, url, body string, header ...string) (*http.Response, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	require.NoError(t, err)
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	return res, string(b)
+}
+
+// TestRelayStartsWhileTheUpstreamIsDown: with its upstream down, the
+// relay does not exit: it answers 503 service_unavailable with
+// Retry-After (in each format's shape), retries the model listing with
+// backoff, logging each failed attempt once, and serves as soon as the
+// upstream is up.
+func TestRelayStartsWhileTheUpstreamIsDown(t *testing.T) {
+	up := relaytest.NewUpstream()
+	t.Cleanup(up.Close)
+	up.Key = "sk-up-secret-1"
+	up.SetDown(true)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	srv, logs, done, _ := startRelay(t, ctx, up, up.Key)
+
+	require.Eventually(t, func() bool { return len(attempts(logs.String())) >= 3 }, 10*time.Second, time.Millisecond)
+	res, body := send(t, http.MethodGet, srv.URL+"/v1/models", "", "Authorization", "Bearer sk-demo")
+	require.Equal(t, http.StatusServiceUnavailable, res.StatusCode, body)
+	require.NotEmpty(t, res.Header.Get("Retry-After"))
+	require.JSONEq(t, `{"error":{"message":"The gateway is starting: its upstream has not listed its models yet. Retry shortly.","type":"server_error","param":null,"code":"service_unavailable"}}`, body)
+	res, body = send(t, http.MethodPost, srv.URL+"/v1beta/models/ok:generateContent", `{}`, "x-goog-api-key", "sk-demo")
+	require.Equal(t, http.StatusServiceUnavailable, res.StatusCode, body)
+	require.Contains(t, body, `"status":"UNAVAILABLE"`)
+
+	up.SetDown(false)
+	require.NoError(t, <-done)
+	res, body = send(t, http.MethodGet, srv.URL+"/v1/models", "", "Authorization", "Bearer sk-demo")
+	require.Equal(t, http.StatusOK, res.StatusCode, body)
+	require.Contains(t, body, `"id":"ok"`)
+	res, body = send(t, http.MethodPost, srv.URL+"/v1/chat/completions", `{"model":"ok","messages":[{"role":"user","content":"Hi"}]}`,
+		"Authorization", "Bearer sk-demo", "Content-Type", "application/json")
+	require.Equal(t, http.StatusOK, res.StatusCode, body)
+	require.Contains(t, body, relaytest.Text(8))
+
+	got := attempts(logs.String())
+	for i, n := range got {
+		require.Equal(t, i+1, n, "each failed attempt is logged once: %v", got)
+	}
+	require.NotContains(t, logs.String(), up.Key)
+}
+
+// TestRelayStartupLogsNoUpstreamSecret: an upstream that refuses the
+// relay's key and echoes it in its 401 has its reply logged, redacted.
+func TestRelayStartupLogsNoUpstreamSecret(t *testing.T) {
+	up := relaytest.NewUpstream()
+	t.Cleanup(up.Close)
+	up.Key = "sk-up-secret-1"
+	ctx, cancel := context.WithCancel(context.Background())
+	const wrong = "sk-wrong-key-123456"
+	_, logs, done, _ := startRelay(t, ctx, up, wrong)
+	require.Eventually(t, func() bool { return len(attempts(logs.String())) >= 2 }, 10*time.Second, time.Millisecond)
+	cancel()
+	require.ErrorIs(t, <-done, context.Canceled)
+	require.Contains(t, logs.String(), "401")
+	require.Contains(t, logs.String(), "Bearer [redacted]")
+	require.NotContains(t, logs.String(), wrong)
+	require.NotContains(t, logs.String(), "Bearer sk-")
 }

@@ -5,11 +5,32 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 )
 
-// ModeIncomplete answers a response that stops at max_output_tokens
-// (status incomplete). Only the responses endpoint knows it.
-const ModeIncomplete = "incomplete"
+// The modes that only the responses endpoint knows.
+const (
+	// ModeIncomplete answers a response that stops at max_output_tokens
+	// (status incomplete).
+	ModeIncomplete = "incomplete"
+	// ModeReasoning answers as ModeOK, with a reasoning item whose summary
+	// has two parts (ReasoningSummary), streamed as
+	// response.reasoning_summary_text.delta events.
+	ModeReasoning = "reasoning"
+	// ModeReasoningAtDone answers as ModeReasoning, but streams no summary
+	// deltas: the summary comes only in the reasoning item's
+	// response.output_item.done, as some servers send it.
+	ModeReasoningAtDone = "reasoning-at-done"
+	// ModeNotAResponse answers 200 with a JSON list, streaming or not.
+	ModeNotAResponse = "not-a-response"
+	// ModeErrorObject answers 200 with an error object, streaming or not,
+	// whose message echoes the request's credential.
+	ModeErrorObject = "error-object"
+)
+
+// ReasoningSummary are the summary parts of ModeReasoning's reasoning
+// item; each is streamed in two deltas, split at its first space.
+var ReasoningSummary = []string{"**Planning** the answer.", "Counting the tokens."}
 
 // responses answers POST /v1/responses as OpenAI's API does: a response
 // object whose output is a reasoning item and then a message (or, in
@@ -22,7 +43,7 @@ func (u *Upstream) responses(w http.ResponseWriter, r *http.Request) {
 		writeError(w, 400, "We could not parse the JSON body of your request.", "invalid_request_error", "")
 		return
 	}
-	if statusMode(w, req.Model) {
+	if leakMode(w, r, req.Model) || statusMode(w, req.Model) {
 		return
 	}
 	switch req.Model {
@@ -35,9 +56,22 @@ func (u *Upstream) responses(w http.ResponseWriter, r *http.Request) {
 			io.WriteString(w, `{"id":"resp_up","output":[`)
 			return
 		}
+	case ModeNotAResponse:
+		writeJSON(w, 200, []any{map[string]any{"id": "resp_up", "object": "response"}})
+		return
+	case ModeErrorObject:
+		writeJSON(w, 200, map[string]any{"error": map[string]any{"message": "upstream overloaded at " + LeakHost + " serving " + credential(r), "type": "server_error"}})
+		return
 	}
 	k := u.chunks()
 	reasoning := map[string]any{"type": "reasoning", "id": "rs_up", "summary": []any{}}
+	if req.Model == ModeReasoning || req.Model == ModeReasoningAtDone {
+		parts := make([]any, len(ReasoningSummary))
+		for i, s := range ReasoningSummary {
+			parts[i] = map[string]any{"type": "summary_text", "text": s}
+		}
+		reasoning["summary"] = parts
+	}
 	var item map[string]any
 	if req.Model == ModeTools {
 		item = map[string]any{"type": "function_call", "id": "fc_up", "call_id": "call_up1", "name": "get_weather", "arguments": `{"city":"Paris"}`, "status": "completed"}
@@ -79,8 +113,30 @@ func (u *Upstream) responses(w http.ResponseWriter, r *http.Request) {
 	}
 	if !send("response.created", map[string]any{"response": resp("in_progress", []any{}, false)}) ||
 		!send("response.in_progress", map[string]any{"response": resp("in_progress", []any{}, false)}) ||
-		!send("response.output_item.added", map[string]any{"output_index": 0, "item": reasoning}) ||
-		!send("response.output_item.done", map[string]any{"output_index": 0, "item": reasoning}) {
+		!send("response.output_item.added", map[string]any{"output_index": 0, "item": map[string]any{"type": "reasoning", "id": "rs_up", "summary": []any{}}}) {
+		return
+	}
+	if req.Model == ModeReasoning {
+		for i, s := range ReasoningSummary {
+			ref := map[string]any{"output_index": 0, "item_id": "rs_up", "summary_index": i}
+			with := func(k string, v any) map[string]any {
+				m := map[string]any{k: v}
+				for k, v := range ref {
+					m[k] = v
+				}
+				return m
+			}
+			head, tail, _ := strings.Cut(s, " ")
+			if !send("response.reasoning_summary_part.added", with("part", map[string]any{"type": "summary_text", "text": ""})) ||
+				!send("response.reasoning_summary_text.delta", with("delta", head)) ||
+				!send("response.reasoning_summary_text.delta", with("delta", " "+tail)) ||
+				!send("response.reasoning_summary_text.done", with("text", s)) ||
+				!send("response.reasoning_summary_part.done", with("part", map[string]any{"type": "summary_text", "text": s})) {
+				return
+			}
+		}
+	}
+	if !send("response.output_item.done", map[string]any{"output_index": 0, "item": reasoning}) {
 		return
 	}
 	if req.Model == ModeTools {
@@ -106,7 +162,7 @@ func (u *Upstream) responses(w http.ResponseWriter, r *http.Request) {
 			if breakStream(w, r, req.Model, i,
 				"event: response.output_text.delta\ndata: {\"type\":\n\n", "data: {\"type\":",
 				func() {
-					send("error", map[string]any{"code": "server_error", "message": "upstream overloaded at 10.1.2.3", "param": nil})
+					send("error", map[string]any{"code": "server_error", "message": "upstream overloaded at " + LeakHost + " serving " + credential(r), "param": nil})
 				}) {
 				return
 			}
@@ -136,7 +192,7 @@ func (u *Upstream) compact(w http.ResponseWriter, r *http.Request) {
 		writeError(w, 400, "We could not parse the JSON body of your request.", "invalid_request_error", "")
 		return
 	}
-	if statusMode(w, req.Model) {
+	if leakMode(w, r, req.Model) || statusMode(w, req.Model) {
 		return
 	}
 	writeJSON(w, 200, map[string]any{

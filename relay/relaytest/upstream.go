@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -51,7 +52,23 @@ const (
 	ModeStatus401 = "status-401"
 	ModeStatus429 = "status-429"
 	ModeStatus500 = "status-500"
+	// ModeStatus403 answers 403 with an OpenAI error envelope.
+	ModeStatus403 = "status-403"
+
+	// ModeLeak401, ModeLeak403, ModeLeak400 and ModeLeak500 answer that
+	// status with an error envelope whose message echoes the credential
+	// that the request carried (its Authorization, x-api-key or
+	// x-goog-api-key header, in full) and the internal host [LeakHost],
+	// as careless upstreams do: a relay must pass none of it on.
+	ModeLeak401 = "leak-401"
+	ModeLeak403 = "leak-403"
+	ModeLeak400 = "leak-400"
+	ModeLeak500 = "leak-500"
 )
+
+// LeakHost is the internal host name that the leak modes, and the error
+// events of ModeErrorEvent, name in their messages.
+const LeakHost = "llm-7.corp.internal"
 
 // PromptTokens is the prompt_tokens of every usage the fake reports; the
 // completion tokens are the number of chunks (one token each).
@@ -85,7 +102,12 @@ type Upstream struct {
 	Key string
 	// Video is the video task behaviour; see [VideoOptions].
 	Video VideoOptions
+	// Models are the ids that GET /v1/models lists (without
+	// supported_endpoint_types, as plain OpenAI-compatible servers list
+	// them); [ModeOK] if empty.
+	Models []string
 
+	down     atomic.Bool
 	mu       sync.Mutex
 	requests []*Request
 	videos   map[string]*video
@@ -107,8 +129,30 @@ func NewUpstream() *Upstream {
 	mux.HandleFunc("GET /v1/videos/{id}", u.getVideo)
 	mux.HandleFunc("GET /v1/videos/{id}/content", u.videoContent)
 	mux.HandleFunc("GET /cdn/{name}", cdn)
+	mux.HandleFunc("GET /v1/models", u.models)
+	mux.HandleFunc("POST /v1/embeddings", u.embeddings)
+	mux.HandleFunc("POST /v1/messages", u.messages)
+	mux.HandleFunc("POST /v1beta/models/{action...}", u.gemini)
 	u.Server = httptest.NewServer(u.record(mux))
 	return u
+}
+
+// SetDown makes the fake go down (every request it receives is recorded,
+// then its connection dropped without a reply, as a dead server's would
+// be) or come back up.
+func (u *Upstream) SetDown(down bool) { u.down.Store(down) }
+
+// models answers GET /v1/models.
+func (u *Upstream) models(w http.ResponseWriter, r *http.Request) {
+	ids := u.Models
+	if len(ids) == 0 {
+		ids = []string{ModeOK}
+	}
+	data := make([]any, len(ids))
+	for i, id := range ids {
+		data[i] = map[string]any{"id": id, "object": "model", "created": 1, "owned_by": "relaytest"}
+	}
+	writeJSON(w, 200, map[string]any{"object": "list", "data": data})
 }
 
 // BaseURL is the base URL a relay's Upstream takes: the server's URL and
@@ -177,8 +221,12 @@ func (u *Upstream) record(next http.Handler) http.Handler {
 			}
 			close(rec.Finished)
 		}()
-		if u.Key != "" && !strings.HasPrefix(r.URL.Path, "/cdn/") && r.Header.Get("Authorization") != "Bearer "+u.Key {
-			writeError(w, 401, "Incorrect API key provided.", "invalid_request_error", "invalid_api_key")
+		if u.down.Load() {
+			panic(http.ErrAbortHandler)
+		}
+		if u.Key != "" && !strings.HasPrefix(r.URL.Path, "/cdn/") && r.Header.Get("Authorization") != "Bearer "+u.Key &&
+			r.Header.Get("X-Api-Key") != u.Key && r.Header.Get("X-Goog-Api-Key") != u.Key {
+			writeError(w, 401, "Incorrect API key provided: "+credential(r)+" (at "+LeakHost+").", "invalid_request_error", "invalid_api_key")
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -204,7 +252,7 @@ func (u *Upstream) text(w http.ResponseWriter, r *http.Request, isChat bool) {
 		writeError(w, 400, "We could not parse the JSON body of your request.", "invalid_request_error", "")
 		return
 	}
-	if statusMode(w, req.Model) {
+	if leakMode(w, r, req.Model) || statusMode(w, req.Model) {
 		return
 	}
 	switch req.Model {
@@ -230,6 +278,48 @@ func (u *Upstream) text(w http.ResponseWriter, r *http.Request, isChat bool) {
 	u.stream(w, r, &req, n, isChat)
 }
 
+// credential is the credential that r carries, as it was sent:
+// "Bearer <key>", "x-api-key: <key>" or "x-goog-api-key: <key>"; "" if none.
+func credential(r *http.Request) string {
+	switch {
+	case r.Header.Get("Authorization") != "":
+		return r.Header.Get("Authorization")
+	case r.Header.Get("X-Api-Key") != "":
+		return "x-api-key: " + r.Header.Get("X-Api-Key")
+	case r.Header.Get("X-Goog-Api-Key") != "":
+		return "x-goog-api-key: " + r.Header.Get("X-Goog-Api-Key")
+	}
+	return ""
+}
+
+// leakMode answers the leak-* modes.
+func leakMode(w http.ResponseWriter, r *http.Request, model string) bool {
+	var status int
+	switch model {
+	case ModeLeak401:
+		status = 401
+	case ModeLeak403:
+		status = 403
+	case ModeLeak400:
+		status = 400
+	case ModeLeak500:
+		status = 500
+	default:
+		return false
+	}
+	writeError(w, status, fmt.Sprintf("Request refused by %s: the credential %q, key=%s.", LeakHost, credential(r), bareKey(r)), "invalid_request_error", "")
+	return true
+}
+
+// bareKey is the key of r's credential, without its scheme or header name.
+func bareKey(r *http.Request) string {
+	c := credential(r)
+	if i := strings.LastIndexAny(c, " "); i >= 0 {
+		return c[i+1:]
+	}
+	return c
+}
+
 // statusMode answers the error statuses of the status-* modes.
 func statusMode(w http.ResponseWriter, model string) bool {
 	switch model {
@@ -242,6 +332,8 @@ func statusMode(w http.ResponseWriter, model string) bool {
 		writeError(w, 429, "Rate limit reached for requests.", "requests", "rate_limit_exceeded")
 	case ModeStatus500:
 		writeError(w, 500, "The server had an error while processing your request.", "server_error", "")
+	case ModeStatus403:
+		writeError(w, 403, "You are not allowed to sample from this model.", "invalid_request_error", "model_not_allowed")
 	default:
 		return false
 	}
@@ -348,7 +440,7 @@ func (u *Upstream) stream(w http.ResponseWriter, r *http.Request, req *textReque
 			case breakStream(w, r, req.Model, i,
 				"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"}\n\n", "data: {\"choices\":[",
 				func() {
-					send(map[string]any{"error": map[string]any{"message": "upstream overloaded at 10.1.2.3", "type": "server_error", "code": nil}})
+					send(map[string]any{"error": map[string]any{"message": "upstream overloaded at " + LeakHost + " serving " + credential(r), "type": "server_error", "code": nil}})
 				}):
 				return
 			}
