@@ -50,7 +50,8 @@
 //     backend reported, even if the stream failed or its client left;
 //     and a stream whose backend reported none (it ended, failed or was
 //     abandoned first) is charged the prompt's estimate plus a quarter of
-//     the bytes of output (content, reasoning, tool calls) sent. See
+//     the bytes of output (content, reasoning, tool calls) sent, and
+//     nothing if it sent none. See
 //     package auth for the bound this puts on a key's overrun. A backend
 //     error that is an *apierrors.Error is sent as it is; any other is a
 //     500 whose text is only logged.

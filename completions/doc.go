@@ -32,7 +32,8 @@
 //  5. Ask the [Backend] with the request's context, answer, and settle
 //     the reservation to the reply's total_tokens, as package chat does
 //     (a stream whose backend reported no usage is charged the prompt's
-//     estimate plus a quarter of the bytes of text sent).
+//     estimate plus a quarter of the bytes of text sent, and nothing if
+//     it sent none).
 //
 // # Replies
 //

@@ -60,7 +60,8 @@
 //     reply's total_tokens. A failed reply is charged nothing; a stream
 //     is charged the last usage the backend reported, even if it failed
 //     or its client left, and, if the backend reported none, the prompt's
-//     estimate plus a quarter of the bytes of output sent. A backend
+//     estimate plus a quarter of the bytes of output sent (nothing if it
+//     sent none). A backend
 //     error that is an *apierrors.Error is sent as it is; any other is a
 //     500 whose text is only logged.
 //

@@ -222,10 +222,15 @@ func (w *Written) Add(n int) { w.bytes += int64(max(n, 0)) }
 func (w *Written) Reported() { w.reported = true }
 
 // Usage returns reported if the backend reported the usage; otherwise the
-// estimate promptTokens plus [PromptTokens] of the output bytes written.
+// estimate promptTokens plus [PromptTokens] of the output bytes written,
+// or 0 if no output was written (the stream failed, or its client left,
+// before the backend sent anything).
 func (w *Written) Usage(reported int, promptTokens int64) int64 {
-	if w.reported {
+	switch {
+	case w.reported:
 		return int64(reported)
+	case w.bytes == 0:
+		return 0
 	}
 	return promptTokens + (w.bytes+3)/4
 }

@@ -110,6 +110,7 @@ func TestEstimate(t *testing.T) {
 func TestWrittenUsage(t *testing.T) {
 	t.Parallel()
 	var w endpoint.Written
+	require.Equal(t, int64(0), w.Usage(99, 5), "nothing reported, nothing written: nothing charged")
 	w.Add(10)
 	require.Equal(t, int64(5+3), w.Usage(99, 5), "no usage reported: the prompt estimate and a quarter of the output bytes")
 	w.Reported()
