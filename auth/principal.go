@@ -129,6 +129,23 @@ func Charge(ctx context.Context, amount int64) (Quota, error) {
 	return v.keys.Settle(context.WithoutCancel(ctx), SettleParams{KeyID: v.p.KeyID, Used: amount})
 }
 
+// Settle settles p ([KeyStore.Settle]) through the KeyStore of the
+// request of ctx, the one given to [Middleware], for quota that one
+// request reserved and another settles: that of a video task deleted
+// before it finished, say. p.KeyID need not be the request's own key.
+// Settle ignores ctx's cancellation, returns [ErrNoPrincipal] when ctx
+// has no principal, and records nothing for a principal without a store.
+func Settle(ctx context.Context, p SettleParams) (Quota, error) {
+	v, ok := ctx.Value(ctxKey{}).(*principalCtx)
+	if !ok || v.p == nil {
+		return Quota{}, ErrNoPrincipal
+	}
+	if v.keys == nil {
+		return v.p.Quota, nil
+	}
+	return v.keys.Settle(context.WithoutCancel(ctx), p)
+}
+
 // A Reservation is quota that [Reserve] set aside for one request in
 // flight. Settle it exactly once, when the request ends, with what the
 // request really cost. It is safe for concurrent use; the zero value

@@ -89,6 +89,24 @@ func TestReserve(t *testing.T) {
 		t.Parallel()
 		_, err := auth.Reserve(context.Background(), 1)
 		require.ErrorIs(t, err, auth.ErrNoPrincipal)
+		_, err = auth.Settle(context.Background(), auth.SettleParams{KeyID: "k"})
+		require.ErrorIs(t, err, auth.ErrNoPrincipal)
+	})
+
+	t.Run("SettleSettlesAnyKeyThroughTheRequestsStore", func(t *testing.T) {
+		t.Parallel()
+		keys := storeWith(t, "sk-abc", auth.Key{ID: "key_1", Quota: auth.LimitedQuota(100)})
+		require.NoError(t, keys.Add(context.Background(), "sk-other", auth.Key{ID: "key_2", Quota: auth.LimitedQuota(100)}))
+		require.NoError(t, keys.Reserve(context.Background(), "key_2", 40))
+		h := auth.Middleware(keys)(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+			q, err := auth.Settle(r.Context(), auth.SettleParams{KeyID: "key_2", Reserved: 40, Used: 10})
+			require.NoError(t, err)
+			require.Equal(t, auth.Quota{Remaining: 90, Used: 10}, q)
+		}))
+		r := httptest.NewRequest(http.MethodPost, "/", nil)
+		r.Header.Set("Authorization", "Bearer sk-abc")
+		h.ServeHTTP(httptest.NewRecorder(), r)
+		require.Equal(t, auth.LimitedQuota(100), quota(t, keys), "the request's own key is untouched")
 	})
 
 	t.Run("ReservesNothingForAPrincipalWithoutAStore", func(t *testing.T) {

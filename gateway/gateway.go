@@ -128,7 +128,7 @@ func New(c Config) (*Gateway, error) {
 		if contents == nil {
 			contents = videos.NewMemoryContentStore()
 		}
-		opts := append([]videos.RunnerOption{videos.WithRunnerLogger(logger)}, c.RunnerOptions...)
+		opts := append([]videos.RunnerOption{videos.WithRunnerLogger(logger), videos.WithKeyStore(c.Keys)}, c.RunnerOptions...)
 		g.runner = videos.NewRunner(tasks, c.Videos, contents, opts...)
 		videos.Register(mux, videos.NewHandler(tasks, c.Catalog, contents,
 			videos.WithNotify(g.runner.Wake), videos.WithLogger(logger)))
