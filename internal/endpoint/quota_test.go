@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -176,14 +177,14 @@ type quotaBundle struct {
 	served chan struct{} // receives when a request's handler has returned
 }
 
-func newQuotaBundle(t *testing.T, ep textEndpoint, budget int64, g *gate) *quotaBundle {
+func newQuotaBundle(t *testing.T, ep textEndpoint, budget int64, g *gate, opts ...demo.TextOption) *quotaBundle {
 	t.Helper()
 	b := &quotaBundle{keys: auth.NewMemoryKeyStore(), served: make(chan struct{}, 128)}
 	var err error
 	b.secret, err = auth.NewSecret()
 	require.NoError(t, err)
 	require.NoError(t, b.keys.Add(t.Context(), b.secret, auth.Key{ID: "key_1", Quota: auth.LimitedQuota(budget)}))
-	h := auth.Middleware(b.keys)(ep.handler(models.NewMemoryCatalog(demo.TextModels()...), demo.NewTextBackend(), g))
+	h := auth.Middleware(b.keys)(ep.handler(models.NewMemoryCatalog(demo.TextModels()...), demo.NewTextBackend(opts...), g))
 	b.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		defer func() { b.served <- struct{}{} }()
 		h.ServeHTTP(w, r)
@@ -296,29 +297,44 @@ func TestConcurrentRequestsHoldTheQuota(t *testing.T) {
 // prompt and of the output sent.
 func TestAbandonedStreamIsCharged(t *testing.T) {
 	t.Parallel()
+	backends := []struct {
+		name string
+		gate *gate
+		opts []demo.TextOption
+	}{
+		// The demo backend stops after 4 deltas, as if the model were
+		// thinking, until the client leaves.
+		{name: "Held", gate: &gate{limit: 4}},
+		// The demo backend streams one token every 10ms: the client
+		// leaves long before its end (a pace, not an assertion: were the
+		// stream over first, its usage would be charged all the same).
+		{name: "Paced", gate: &gate{limit: -1}, opts: []demo.TextOption{demo.WithChunkDelay(10 * time.Millisecond), demo.WithTokensPerChunk(1)}},
+	}
 	for _, ep := range textEndpoints {
-		t.Run(ep.name, func(t *testing.T) {
-			t.Parallel()
-			b := newQuotaBundle(t, ep, 1_000_000, &gate{limit: 4})
-			ctx, hangUp := context.WithCancel(t.Context())
-			defer hangUp()
-			body := ep.body(true)
-			res, err := b.srv.Client().Do(b.request(ctx, t, ep.path, body))
-			require.NoError(t, err)
-			require.Equal(t, http.StatusOK, res.StatusCode)
-			lines := bufio.NewScanner(res.Body)
-			for events := 0; events < 2 && lines.Scan(); {
-				if strings.HasPrefix(lines.Text(), "data: ") {
-					events++
+		for _, be := range backends {
+			t.Run(ep.name+"/"+be.name, func(t *testing.T) {
+				t.Parallel()
+				b := newQuotaBundle(t, ep, 1_000_000, be.gate, be.opts...)
+				ctx, hangUp := context.WithCancel(t.Context())
+				defer hangUp()
+				body := ep.body(true)
+				res, err := b.srv.Client().Do(b.request(ctx, t, ep.path, body))
+				require.NoError(t, err)
+				require.Equal(t, http.StatusOK, res.StatusCode)
+				lines := bufio.NewScanner(res.Body)
+				for events := 0; events < 2 && lines.Scan(); {
+					if strings.HasPrefix(lines.Text(), "data: ") {
+						events++
+					}
 				}
-			}
-			hangUp()
-			res.Body.Close()
-			<-b.served
+				hangUp()
+				res.Body.Close()
+				<-b.served
 
-			q := b.quota(t)
-			require.Zero(t, q.Reserved, "the reservation is settled")
-			require.Greater(t, q.Used, endpoint.PromptTokens(len(body)), "charged the prompt and the output sent")
-		})
+				q := b.quota(t)
+				require.Zero(t, q.Reserved, "the reservation is settled")
+				require.Greater(t, q.Used, endpoint.PromptTokens(len(body)), "charged the prompt and the output sent")
+			})
+		}
 	}
 }
