@@ -129,16 +129,19 @@ func (c responsesGate) Stream(ctx context.Context, p *responses.Params) iter.Seq
 
 // textEndpoint is one of the text endpoints, on the demo backend.
 type textEndpoint struct {
-	name    string
-	path    string
-	body    func(stream bool) string
-	handler func(catalog models.Catalog, text *demo.TextBackend, g *gate) http.Handler
+	name string
+	path string
+	body func(stream bool) string
+	// capMember is the member of the body that caps the output.
+	capMember string
+	handler   func(catalog models.Catalog, text *demo.TextBackend, g *gate) http.Handler
 }
 
 var textEndpoints = []textEndpoint{
 	{
-		name: "Chat",
-		path: "/v1/chat/completions",
+		name:      "Chat",
+		path:      "/v1/chat/completions",
+		capMember: "max_completion_tokens",
 		body: func(stream bool) string {
 			return fmt.Sprintf(`{"model":%q,"stream":%t,"messages":[{"role":"user","content":"Tell me a story."}]}`, demo.ChatModel, stream)
 		},
@@ -147,8 +150,9 @@ var textEndpoints = []textEndpoint{
 		},
 	},
 	{
-		name: "Completions",
-		path: "/v1/completions",
+		name:      "Completions",
+		path:      "/v1/completions",
+		capMember: "max_tokens",
 		body: func(stream bool) string {
 			return fmt.Sprintf(`{"model":%q,"stream":%t,"prompt":"Tell me a story."}`, demo.ChatModel, stream)
 		},
@@ -157,8 +161,9 @@ var textEndpoints = []textEndpoint{
 		},
 	},
 	{
-		name: "Responses",
-		path: "/v1/responses",
+		name:      "Responses",
+		path:      "/v1/responses",
+		capMember: "max_output_tokens",
 		body: func(stream bool) string {
 			return fmt.Sprintf(`{"model":%q,"stream":%t,"input":"Tell me a story."}`, demo.ChatModel, stream)
 		},
@@ -214,21 +219,31 @@ func (b *quotaBundle) quota(t *testing.T) auth.Quota {
 
 // TestConcurrentRequestsHoldTheQuota reproduces the overrun of a key's
 // quota by concurrent requests: 50 requests on a key with 50 tokens, all
-// admitted before any is charged. Each reserves its estimate (more than
-// 50 tokens: no max_tokens), so one is served and 49 are refused with 403
-// insufficient_quota; the key is charged the one reply, within the bound
-// of auth's documentation (budget − 1 + the largest estimate).
+// admitted before any is charged. Each reserves its estimate; requests
+// are admitted while less than the budget is reserved, so without an
+// output cap (an estimate over 50 tokens) one is served and 49 are
+// refused with 403 insufficient_quota, and with a cap of 5 tokens as many
+// as fit. The key is charged within the bound of auth's documentation
+// (budget − 1 + the largest estimate).
 func TestConcurrentRequestsHoldTheQuota(t *testing.T) {
 	t.Parallel()
 	const requests, budget = 50, 50
 	for _, ep := range textEndpoints {
-		for _, stream := range []bool{true, false} {
-			t.Run(fmt.Sprintf("%s/stream=%t", ep.name, stream), func(t *testing.T) {
+		for _, tc := range []struct {
+			stream bool
+			cap    int
+		}{{true, 0}, {false, 0}, {true, 5}, {false, 5}} {
+			t.Run(fmt.Sprintf("%s/stream=%t/cap=%d", ep.name, tc.stream, tc.cap), func(t *testing.T) {
 				t.Parallel()
 				events := make(chan struct{}, requests) // a request reached the backend, or was refused
 				release := make(chan struct{})
 				b := newQuotaBundle(t, ep, budget, &gate{arrived: events, release: release, limit: -1})
-				body := ep.body(stream)
+				body := ep.body(tc.stream)
+				if tc.cap > 0 {
+					body = fmt.Sprintf(`{%q:%d,`, ep.capMember, tc.cap) + body[1:]
+				}
+				estimate := endpoint.Estimate(endpoint.PromptTokens(len(body)), 1, tc.cap, nil)
+				admitted := int((budget + estimate - 1) / estimate) // while less than the budget is reserved
 
 				type result struct {
 					status int
@@ -278,13 +293,12 @@ func TestConcurrentRequestsHoldTheQuota(t *testing.T) {
 					require.Equal(t, "insufficient_quota", e.Error.Code)
 					require.Equal(t, "insufficient_quota", e.Error.Type)
 				}
-				require.Equal(t, 1, served, "requests served in full on a key of %d tokens", budget)
+				require.Equal(t, admitted, served, "requests served on a key of %d tokens, estimated at %d each", budget, estimate)
 
 				q := b.quota(t)
 				require.Zero(t, q.Reserved, "every reservation is settled")
 				require.Positive(t, q.Used)
-				bound := budget - 1 + endpoint.Estimate(endpoint.PromptTokens(len(body)), 1, 0, nil)
-				require.LessOrEqual(t, q.Used, bound, "usage charged, against the documented bound")
+				require.LessOrEqual(t, q.Used, budget-1+estimate, "usage charged, against the documented bound")
 			})
 		}
 	}
