@@ -129,7 +129,10 @@
 // cap (max_tokens, max_completion_tokens or max_output_tokens, else the
 // model's output token limit, else 4096) for each choice; a backend that
 // honours the cap stays within the estimate unless the prompt has more
-// tokens than a quarter of the body's bytes. For example, 50 concurrent
+// tokens than a quarter of the body's bytes (a stream whose backend
+// reports no usage is charged that quarter, plus a quarter of the bytes
+// of output it sent). The relay's access points and video tasks reserve
+// too (see packages relay and videos). For example, 50 concurrent
 // streamed chats without max_tokens on a key with 50 tokens left: the
 // first reserves more than 50, the 49 others are refused with 403, and
 // the key is charged what that one chat used.

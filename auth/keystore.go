@@ -42,7 +42,19 @@ var (
 // one atomic step (Settle). Work that is charged after the fact, with
 // nothing reserved, is a Settle with Reserved 0 (what [Charge] does).
 // Each method is one atomic read-modify-write of one key's quota, so a
-// SQL store implements it with one UPDATE … WHERE id = $1.
+// SQL store implements it with one statement, for example:
+//
+//	-- Reserve($1 id, $2 amount): no row updated means unknown or refused
+//	-- (a second SELECT, on that path only, tells which).
+//	UPDATE keys SET reserved = CASE WHEN unlimited THEN 0 ELSE reserved + $2 END
+//	WHERE id = $1 AND (unlimited OR remaining > reserved)
+//
+//	-- Settle($1 id, $2 reserved, $3 used), returning the new quota and
+//	-- whether the budget covered $3 (old.remaining >= $3).
+//	UPDATE keys SET reserved = GREATEST(reserved - $2, 0),
+//	       used = used + LEAST($3, max_int64 - used),
+//	       remaining = CASE WHEN unlimited THEN 0 ELSE GREATEST(remaining - $3, 0) END
+//	WHERE id = $1 RETURNING …
 //
 // The conformance suite authtest.TestKeyStore checks this contract.
 type KeyStore interface {
