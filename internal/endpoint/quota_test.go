@@ -352,3 +352,23 @@ func TestAbandonedStreamIsCharged(t *testing.T) {
 		}
 	}
 }
+
+// TestFailedRepliesReleaseTheirReservation: a reply that fails before it
+// starts is charged nothing, and every reservation is settled.
+func TestFailedRepliesReleaseTheirReservation(t *testing.T) {
+	t.Parallel()
+	for _, ep := range textEndpoints {
+		t.Run(ep.name, func(t *testing.T) {
+			t.Parallel()
+			b := newQuotaBundle(t, ep, 100_000, &gate{limit: -1})
+			body := strings.Replace(ep.body(false), "Tell me a story.", demo.DirectiveFail, 1)
+			res, err := b.srv.Client().Do(b.request(t.Context(), t, ep.path, body))
+			require.NoError(t, err)
+			_, _ = io.Copy(io.Discard, res.Body)
+			res.Body.Close()
+			require.Equal(t, http.StatusBadGateway, res.StatusCode)
+			<-b.served
+			require.Equal(t, auth.LimitedQuota(100_000), b.quota(t))
+		})
+	}
+}
