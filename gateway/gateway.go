@@ -18,7 +18,9 @@ import (
 // Config is what [New] assembles. Keys and Catalog are required; a nil
 // backend leaves its endpoints unmounted.
 type Config struct {
-	// Keys authenticates every request.
+	// Keys authenticates every request, and holds the quotas that requests
+	// and video tasks reserve and settle (the video runner is given it
+	// with videos.WithKeyStore).
 	Keys auth.KeyStore
 	// Catalog is the model list, and the models the generation endpoints
 	// accept.
