@@ -307,7 +307,8 @@ func geminiEstimate(n int64) int64 {
 func (h *accessHandler) charge(ctx context.Context, u *usageFields) {
 	n := u.tokens()
 	if slot, ok := ctx.Value(quotaSlotKey{}).(*quotaSlot); ok && slot.rsv != nil {
-		h.logCharge(ctx, n, firstErr(slot.rsv.Settle(ctx, n)))
+		_, err := slot.rsv.Settle(ctx, n)
+		h.logCharge(ctx, n, err)
 		return
 	}
 	if n <= 0 {
@@ -316,8 +317,6 @@ func (h *accessHandler) charge(ctx context.Context, u *usageFields) {
 	_, err := auth.Charge(ctx, n)
 	h.logCharge(ctx, n, err)
 }
-
-func firstErr(_ auth.Quota, err error) error { return err }
 
 func (h *accessHandler) logCharge(ctx context.Context, n int64, err error) {
 	switch {
