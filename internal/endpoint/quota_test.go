@@ -180,16 +180,24 @@ type quotaBundle struct {
 	keys   *auth.MemoryKeyStore
 	secret string
 	served chan struct{} // receives when a request's handler has returned
+	passed chan struct{} // receives when a request has passed auth.Middleware
 }
 
 func newQuotaBundle(t *testing.T, ep textEndpoint, budget int64, g *gate, opts ...demo.TextOption) *quotaBundle {
 	t.Helper()
-	b := &quotaBundle{keys: auth.NewMemoryKeyStore(), served: make(chan struct{}, 128)}
+	b := &quotaBundle{keys: auth.NewMemoryKeyStore(), served: make(chan struct{}, 128), passed: make(chan struct{}, 128)}
 	var err error
 	b.secret, err = auth.NewSecret()
 	require.NoError(t, err)
 	require.NoError(t, b.keys.Add(t.Context(), b.secret, auth.Key{ID: "key_1", Quota: auth.LimitedQuota(budget)}))
-	h := auth.Middleware(b.keys)(ep.handler(models.NewMemoryCatalog(demo.TextModels()...), demo.NewTextBackend(opts...), g))
+	inner := ep.handler(models.NewMemoryCatalog(demo.TextModels()...), demo.NewTextBackend(opts...), g)
+	h := auth.Middleware(b.keys)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case b.passed <- struct{}{}:
+		default:
+		}
+		inner.ServeHTTP(w, r)
+	}))
 	b.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		defer func() { b.served <- struct{}{} }()
 		h.ServeHTTP(w, r)
@@ -369,6 +377,60 @@ func TestFailedRepliesReleaseTheirReservation(t *testing.T) {
 			require.Equal(t, http.StatusBadGateway, res.StatusCode)
 			<-b.served
 			require.Equal(t, auth.LimitedQuota(100_000), b.quota(t))
+		})
+	}
+}
+
+// TestRequestsHeldAtTheirLastBodyByteHoldTheQuota reproduces the other
+// overrun: 20 streamed requests on a key with 50 tokens pass the auth
+// middleware's check while nothing is spent yet, then wait with their
+// body one byte short; once the last bytes are sent, one is served and
+// 19 are refused with 403.
+func TestRequestsHeldAtTheirLastBodyByteHoldTheQuota(t *testing.T) {
+	t.Parallel()
+	const requests, budget = 20, 50
+	for _, ep := range textEndpoints {
+		t.Run(ep.name, func(t *testing.T) {
+			t.Parallel()
+			b := newQuotaBundle(t, ep, budget, &gate{limit: -1})
+			body := ep.body(true)
+			statuses := make(chan int, requests)
+			lastBytes := make([]*io.PipeWriter, requests)
+			var wg sync.WaitGroup
+			for i := range requests {
+				pr, pw := io.Pipe()
+				lastBytes[i] = pw
+				req, err := http.NewRequest(http.MethodPost, b.srv.URL+ep.path, pr)
+				require.NoError(t, err)
+				req.ContentLength = int64(len(body))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Authorization", "Bearer "+b.secret)
+				wg.Go(func() {
+					res, err := b.srv.Client().Do(req)
+					if err != nil {
+						t.Errorf("request: %v", err)
+						return
+					}
+					_, _ = io.Copy(io.Discard, res.Body)
+					res.Body.Close()
+					statuses <- res.StatusCode
+				})
+				go func() { _, _ = io.WriteString(pw, body[:len(body)-1]) }()
+			}
+			for range requests {
+				<-b.passed
+			}
+			for _, pw := range lastBytes {
+				_, _ = io.WriteString(pw, body[len(body)-1:])
+				pw.Close()
+			}
+			wg.Wait()
+			close(statuses)
+			count := map[int]int{}
+			for s := range statuses {
+				count[s]++
+			}
+			require.Equal(t, map[int]int{http.StatusOK: 1, http.StatusForbidden: requests - 1}, count)
 		})
 	}
 }
