@@ -66,8 +66,8 @@ func (c *principalCtx) Value(key any) any {
 func (c *principalCtx) String() string { return "auth principal context" }
 
 // WithPrincipal returns a copy of ctx carrying p, for tests and for custom
-// authentication in front of handlers. [Charge] on the result records
-// nothing (there is no store to charge) and returns p.Quota.
+// authentication in front of handlers. [Charge], [Reserve] and [Settle]
+// on the result record nothing (there is no store to charge).
 func WithPrincipal(ctx context.Context, p *Principal) context.Context {
 	return &principalCtx{Context: ctx, p: p}
 }
@@ -96,7 +96,9 @@ func withCharging(ctx context.Context, p Principal, keys KeyStore) *principalCtx
 // Handlers that reserve an estimate first use [Reserve] and
 // [Reservation.Settle] instead; Charge is for work charged after the
 // fact, with the usage reported to the client (for example
-// usage.total_tokens):
+// usage.total_tokens). Concurrent requests that are only charged after
+// the fact are not held to the budget: each is admitted on the snapshot
+// the middleware checked (see "The bound" in the package documentation).
 //
 //	if _, err := auth.Charge(r.Context(), int64(usage.TotalTokens)); err != nil &&
 //		!errors.Is(err, auth.ErrQuotaExceeded) {
