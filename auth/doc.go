@@ -3,8 +3,9 @@
 // request rates in the general error shape, and puts the caller's
 // [Principal] in the request context for the handlers.
 //
-// Embedders implement a [KeyStore] (two methods: look a key up by its
-// secret, consume quota) or use [NewMemoryKeyStore], and mount the
+// Embedders implement a [KeyStore] (three methods: look a key up by its
+// secret, reserve quota, settle it) or use [NewMemoryKeyStore], and
+// mount the
 // middleware in front of the gateway's handlers:
 //
 //	keys := auth.NewMemoryKeyStore()
@@ -12,8 +13,9 @@
 //	_ = keys.Add(ctx, secret, auth.Key{ID: "key_1", Owner: "acme", Quota: auth.UnlimitedQuota()})
 //	handler := auth.Middleware(keys, auth.WithDefaultRateLimit(auth.PerMinute(600)))(mux)
 //
-// Handlers read the caller with [PrincipalFrom] and record usage with
-// [Charge]. The conformance suites authtest.TestKeyStore and
+// Handlers read the caller with [PrincipalFrom], reserve quota for a
+// request with [Reserve] and settle it when the request ends
+// ([Reservation.Settle]), or record usage after the fact with [Charge]. The conformance suites authtest.TestKeyStore and
 // authtest.TestLimiter check any KeyStore and [Limiter].
 //
 // # Credentials and precedence
@@ -90,15 +92,59 @@
 // Unlimited budgets are explicit ([UnlimitedQuota]); the zero Quota is an
 // empty limited budget, so a forgotten quota fails closed.
 //
-// The middleware refuses a limited key whose Remaining is ≤ 0 with 403
-// before doing any work; it does not reserve anything. After the work,
-// the handler calls [Charge] with the amount used, which calls
-// [KeyStore.Consume]. Consumption is atomic: concurrent charges lose no
-// update. A charge larger than what is left takes what is left, leaves
-// the budget at 0 and returns an error wrapping [ErrQuotaExceeded] (the
-// overdraft is reported and recorded in Quota.Used, never stored as a
-// negative budget), so one request can overrun a budget by at most its
-// own cost, and the next is refused.
+// Quota is spent in two steps, so that concurrent requests cannot all
+// spend the same budget:
+//
+//  1. Admission. The middleware refuses a limited key whose Remaining is
+//     ≤ 0 with 403 before doing any work (a fast first refusal on the
+//     snapshot that Lookup returned). Then the handler, once it knows
+//     the request, reserves an estimate of its cost with [Reserve]
+//     ([KeyStore.Reserve]). The estimate is granted in full as long as
+//     any of the budget is unreserved (Remaining > Reserved); when all
+//     of it is promised to requests in flight, Reserve fails with
+//     [ErrQuotaExceeded] and the handler answers 403 insufficient_quota
+//     without doing the work.
+//  2. Settlement. When the reply ends (completed, failed or abandoned
+//     by its client), the handler calls [Reservation.Settle] with the
+//     real usage: [KeyStore.Settle] releases the reservation and
+//     consumes the usage in one atomic step. Usage beyond what is left
+//     takes what is left, leaves the budget at 0 and is reported with
+//     [ErrQuotaExceeded] (and recorded in Quota.Used, never stored as a
+//     negative budget).
+//
+// [Charge] consumes usage with nothing reserved, for work charged after
+// the fact.
+//
+// # The bound
+//
+// Let B be a limited key's Remaining when requests start, and let every
+// request reserve an estimate E_i before its work and settle its real
+// usage U_i after. Admission needs Remaining > Reserved, that is
+// (consumed + reserved) < B, and settling a request whose usage is
+// within its estimate never raises consumed + reserved. So the usage
+// consumed by all requests together, however many run at once, is
+//
+//	Σ U_i ≤ B − 1 + max E_i + Σ max(0, U_i − E_i)
+//
+// in the quota's unit: a budget is overrun by less than the largest
+// single estimate, plus whatever requests used beyond their own
+// estimates. The text endpoints (packages chat, completions, responses)
+// estimate a request's tokens as its body's bytes / 4 plus its output
+// cap (max_tokens, max_completion_tokens or max_output_tokens, else the
+// model's output token limit, else 4096) for each choice; a backend that
+// honours the cap stays within the estimate unless the prompt has more
+// tokens than a quarter of the body's bytes (a stream whose backend
+// reports no usage is charged that quarter, plus a quarter of the bytes
+// of output it sent). The relay's access points and video tasks reserve
+// too (see packages relay and videos). For example, 50 concurrent
+// streamed chats without max_tokens on a key with 50 tokens left: the
+// first reserves more than 50, the 49 others are refused with 403, and
+// the key is charged what that one chat used.
+//
+// Reservations live in the [KeyStore] until settled. A process that dies
+// with requests in flight leaves their reservations behind; a store
+// shared by several processes should expire or reset them (for example
+// at startup).
 //
 // # Models
 //

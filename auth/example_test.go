@@ -86,6 +86,34 @@ func ExampleCharge() {
 	// 403 {"error":{"message":"You exceeded the quota of this API key. Please check your plan and billing details.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}
 }
 
+func ExampleReserve() {
+	keys := exampleStore(auth.Key{ID: "key_1", Quota: auth.LimitedQuota(1000)})
+	var inFlight []*auth.Reservation
+	h := auth.Middleware(keys)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Reserve an estimate before the work, so that concurrent
+		// requests cannot all spend the same budget.
+		res, err := auth.Reserve(r.Context(), 800)
+		if errors.Is(err, auth.ErrQuotaExceeded) {
+			fmt.Println("refused: all of the budget is reserved")
+			return
+		}
+		fmt.Println("reserved", res.Amount())
+		inFlight = append(inFlight, res) // settled when the work ends
+	}))
+	exampleGet(h, "Authorization", "Bearer "+exampleSecret) // in flight
+	exampleGet(h, "Authorization", "Bearer "+exampleSecret) // finds 200 unreserved
+	exampleGet(h, "Authorization", "Bearer "+exampleSecret) // finds nothing unreserved
+
+	// The first request ends: it used 300 of its 800.
+	q, _ := inFlight[0].Settle(context.Background(), 300)
+	fmt.Printf("remaining %d, reserved %d, used %d\n", q.Remaining, q.Reserved, q.Used)
+	// Output:
+	// reserved 800
+	// reserved 800
+	// refused: all of the budget is reserved
+	// remaining 700, reserved 800, used 300
+}
+
 func ExampleWithDefaultRateLimit() {
 	keys := exampleStore(auth.Key{ID: "key_1", Quota: auth.UnlimitedQuota()})
 	clock := authtest.NewClock(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
@@ -181,14 +209,15 @@ func ExampleMemoryKeyStore() {
 		RateLimit:     &auth.Limit{Requests: 60, Period: time.Minute},
 		AllowedModels: []string{"gpt-4o-mini"},
 	})
-	q, _ := keys.Consume(ctx, "key_1", 1_200)
-	fmt.Println(q.Remaining, q.Used)
+	_ = keys.Reserve(ctx, "key_1", 2_000) // a request's estimate
+	q, _ := keys.Settle(ctx, auth.SettleParams{KeyID: "key_1", Reserved: 2_000, Used: 1_200})
+	fmt.Println(q.Remaining, q.Reserved, q.Used)
 
 	_ = keys.Disable(ctx, "key_1")
 	k, _ := keys.Lookup(ctx, secret)
 	fmt.Println(k.ID, k.Disabled)
 	// Output:
-	// 48800 1200
+	// 48800 0 1200
 	// key_1 true
 }
 

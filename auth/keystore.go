@@ -16,10 +16,12 @@ import (
 // errors.Is: implementations may wrap them.
 var (
 	// ErrKeyNotFound is returned by [KeyStore.Lookup] for a secret that
-	// belongs to no key, and by [KeyStore.Consume] for an unknown key id.
+	// belongs to no key, and by [KeyStore.Reserve] and [KeyStore.Settle]
+	// for an unknown key id.
 	ErrKeyNotFound = errors.New("auth: key not found")
-	// ErrQuotaExceeded is returned by [KeyStore.Consume] when a limited
-	// budget held less than the amount consumed. The budget is then zero.
+	// ErrQuotaExceeded is returned by [KeyStore.Reserve] when all of a
+	// limited budget is reserved, and by [KeyStore.Settle] when a limited
+	// budget held less than the amount used (the budget is then zero).
 	ErrQuotaExceeded = errors.New("auth: quota exceeded")
 	// ErrKeyDisabled is the cause of the 401 sent for a disabled key.
 	ErrKeyDisabled = errors.New("auth: key disabled")
@@ -30,9 +32,29 @@ var (
 	ErrDuplicateKey = errors.New("auth: duplicate key")
 )
 
-// A KeyStore holds API keys. Implementations must be safe for concurrent
-// use, and should store only a hash of each secret ([HashSecret]); they
-// must never log secrets.
+// A KeyStore holds API keys and their quotas. Implementations must be
+// safe for concurrent use, and should store only a hash of each secret
+// ([HashSecret]); they must never log secrets.
+//
+// Quota moves in two steps. When a request is admitted, the handler
+// reserves an estimate of its cost (Reserve); when the request ends, it
+// settles: the reservation is released and the real usage consumed, in
+// one atomic step (Settle). Work that is charged after the fact, with
+// nothing reserved, is a Settle with Reserved 0 (what [Charge] does).
+// Each method is one atomic read-modify-write of one key's quota, so a
+// SQL store implements it with one statement, for example:
+//
+//	-- Reserve($1 id, $2 amount): no row updated means unknown or refused
+//	-- (a second SELECT, on that path only, tells which).
+//	UPDATE keys SET reserved = CASE WHEN unlimited THEN 0 ELSE reserved + $2 END
+//	WHERE id = $1 AND (unlimited OR remaining > reserved)
+//
+//	-- Settle($1 id, $2 reserved, $3 used), returning the new quota and
+//	-- whether the budget covered $3 (old.remaining >= $3).
+//	UPDATE keys SET reserved = GREATEST(reserved - $2, 0),
+//	       used = used + LEAST($3, max_int64 - used),
+//	       remaining = CASE WHEN unlimited THEN 0 ELSE GREATEST(remaining - $3, 0) END
+//	WHERE id = $1 RETURNING …
 //
 // The conformance suite authtest.TestKeyStore checks this contract.
 type KeyStore interface {
@@ -43,18 +65,50 @@ type KeyStore interface {
 	// returned Key is the caller's to modify.
 	Lookup(ctx context.Context, secret string) (*Key, error)
 
-	// Consume records amount (≥ 0, in the quota's unit) of usage against
-	// the key with id keyID and returns its quota afterwards. It adds
-	// amount to Quota.Used (saturating at math.MaxInt64), and on a limited
-	// key takes amount from Quota.Remaining. If Remaining held less than
-	// amount, Consume takes what is left, sets Remaining to 0 and returns
-	// the new quota with an error wrapping ErrQuotaExceeded: the overdraft
-	// is reported, never stored as a negative budget. Consuming exactly
-	// what is left succeeds and leaves 0. An unlimited key never returns
-	// ErrQuotaExceeded. Consume does not check Disabled or ExpiresAt: work
-	// already done is charged. Concurrent calls must lose no update.
-	// An unknown keyID returns an error wrapping ErrKeyNotFound.
-	Consume(ctx context.Context, keyID string, amount int64) (Quota, error)
+	// Reserve promises amount (≥ 0, in the quota's unit) of the budget of
+	// the key with id keyID to one request in flight, by adding it to
+	// Quota.Reserved. It grants the whole amount or nothing: a limited
+	// key is granted the whole amount as long as any of its budget is
+	// unreserved (Remaining > Reserved), even if amount is more than
+	// that, and is refused with an error wrapping ErrQuotaExceeded,
+	// changing nothing, when all of it is reserved (Remaining ≤
+	// Reserved). An unlimited key is always granted, and Reserve records
+	// nothing for it. Reserve does not check Disabled or ExpiresAt (the
+	// middleware does). Concurrent calls must lose no update. An unknown
+	// keyID returns an error wrapping ErrKeyNotFound.
+	Reserve(ctx context.Context, keyID string, amount int64) error
+
+	// Settle ends a reservation and records the usage of its request, in
+	// one atomic step, and returns the key's quota afterwards:
+	//
+	//   - it takes p.Reserved from Quota.Reserved, leaving at least 0
+	//     (an unlimited key's Reserved stays 0);
+	//   - it adds p.Used to Quota.Used (saturating at math.MaxInt64),
+	//     and on a limited key takes p.Used from Quota.Remaining. If
+	//     Remaining held less than p.Used, Settle takes what is left,
+	//     sets Remaining to 0 and returns the new quota with an error
+	//     wrapping ErrQuotaExceeded: the overdraft is reported, never
+	//     stored as a negative budget. Using exactly what is left
+	//     succeeds and leaves 0. An unlimited key never returns
+	//     ErrQuotaExceeded.
+	//
+	// Settle does not check Disabled or ExpiresAt: work already done is
+	// charged. Concurrent calls must lose no update. An unknown p.KeyID
+	// returns an error wrapping ErrKeyNotFound. Negative amounts are an
+	// error and change nothing.
+	Settle(ctx context.Context, p SettleParams) (Quota, error)
+}
+
+// SettleParams are the parameters of [KeyStore.Settle].
+type SettleParams struct {
+	// KeyID is the id of the key charged.
+	KeyID string
+	// Reserved is the amount that the request reserved with
+	// [KeyStore.Reserve], released now; 0 for usage charged without a
+	// reservation.
+	Reserved int64
+	// Used is the usage consumed: the real cost of the request.
+	Used int64
 }
 
 // Key is an API key as a [KeyStore] holds it. It never carries the secret.
@@ -108,10 +162,15 @@ type Quota struct {
 	// Unlimited reports that the key has no budget: it never runs out and
 	// Remaining is meaningless (reported as 0).
 	Unlimited bool
-	// Remaining is what is left of a limited budget. It is never
-	// negative; a key with Remaining ≤ 0 is refused with 403
+	// Remaining is what is left of a limited budget, reserved or not. It
+	// is never negative; a key with Remaining ≤ 0 is refused with 403
 	// insufficient_quota.
 	Remaining int64
+	// Reserved is the part of a limited budget promised to requests in
+	// flight ([KeyStore.Reserve]) and not yet settled. It is never
+	// negative, and may exceed Remaining: a reservation is granted in
+	// full while anything is unreserved. Always 0 for an unlimited key.
+	Reserved int64
 	// Used is the total usage recorded, including any overdraft that the
 	// budget could not cover.
 	Used int64
@@ -123,19 +182,57 @@ func UnlimitedQuota() Quota { return Quota{Unlimited: true} }
 // LimitedQuota returns a budget of remaining units.
 func LimitedQuota(remaining int64) Quota { return Quota{Remaining: remaining} }
 
-// Exhausted reports whether q is a limited budget with nothing left.
+// Exhausted reports whether q is a limited budget with nothing left. It
+// does not look at Reserved: a key whose budget is all reserved is not
+// exhausted (its requests in flight may yet release some), but
+// [KeyStore.Reserve] refuses it.
 func (q Quota) Exhausted() bool { return !q.Unlimited && q.Remaining <= 0 }
 
-// take applies the consumption of amount to q following the rules of
-// [KeyStore.Consume] and reports whether the budget covered it.
-func (q Quota) take(amount int64) (next Quota, covered bool) {
-	if amount > math.MaxInt64-q.Used {
-		q.Used = math.MaxInt64
-	} else {
-		q.Used += amount
+// Available returns the part of a limited budget that is not reserved,
+// Remaining − Reserved, or 0 if that is negative; 0 for an unlimited
+// budget (which has no such bound). A limited key can reserve only while
+// Available is positive.
+func (q Quota) Available() int64 {
+	if q.Unlimited || q.Reserved >= q.Remaining {
+		return 0
 	}
+	return q.Remaining - q.Reserved
+}
+
+// reserve applies a reservation of amount to q following the rules of
+// [KeyStore.Reserve] and reports whether it was granted.
+func (q Quota) reserve(amount int64) (next Quota, granted bool) {
 	if q.Unlimited {
-		q.Remaining = 0
+		return q, true
+	}
+	if q.Remaining <= q.Reserved {
+		return q, false
+	}
+	q.Reserved = addSat(q.Reserved, amount)
+	return q, true
+}
+
+// settle applies p to q following the rules of [KeyStore.Settle] and
+// reports whether the budget covered p.Used.
+func (q Quota) settle(p SettleParams) (next Quota, covered bool) {
+	q.Reserved = max(q.Reserved-p.Reserved, 0)
+	return q.take(p.Used)
+}
+
+// addSat returns a + b, both ≥ 0, saturating at math.MaxInt64.
+func addSat(a, b int64) int64 {
+	if b > math.MaxInt64-a {
+		return math.MaxInt64
+	}
+	return a + b
+}
+
+// take applies the consumption of amount to q and reports whether the
+// budget covered it.
+func (q Quota) take(amount int64) (next Quota, covered bool) {
+	q.Used = addSat(q.Used, amount)
+	if q.Unlimited {
+		q.Remaining, q.Reserved = 0, 0
 		return q, true
 	}
 	if amount > q.Remaining {

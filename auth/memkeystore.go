@@ -10,7 +10,7 @@ import (
 
 // MemoryKeyStore is the in-memory reference [KeyStore]. It keeps only the
 // SHA-256 of each secret, finds a key by that hash in O(1), and never
-// logs. It is safe for concurrent use; Consume serialises on one mutex,
+// logs. It is safe for concurrent use; Reserve and Settle serialise on one mutex,
 // which is exact and fast enough for one process.
 //
 // The zero value is not usable: call [NewMemoryKeyStore].
@@ -50,8 +50,10 @@ func (s *MemoryKeyStore) Add(_ context.Context, secret string, k Key) error {
 		return fmt.Errorf("auth: MemoryKeyStore.Add: key %q: secret already stored: %w", k.ID, ErrDuplicateKey)
 	}
 	c := k.Clone()
-	if c.Quota.Remaining < 0 {
-		c.Quota.Remaining = 0
+	c.Quota.Remaining = max(c.Quota.Remaining, 0)
+	c.Quota.Reserved = max(c.Quota.Reserved, 0)
+	if c.Quota.Unlimited {
+		c.Quota.Reserved = 0
 	}
 	s.byHash[h] = c
 	s.byID[c.ID] = c
@@ -84,23 +86,43 @@ func (s *MemoryKeyStore) Lookup(_ context.Context, secret string) (*Key, error) 
 	return k.Clone(), nil
 }
 
-// Consume implements [KeyStore]. A negative amount is an error and
+// Reserve implements [KeyStore]. A negative amount is an error and
 // changes nothing.
-func (s *MemoryKeyStore) Consume(_ context.Context, keyID string, amount int64) (Quota, error) {
+func (s *MemoryKeyStore) Reserve(_ context.Context, keyID string, amount int64) error {
 	if amount < 0 {
-		return Quota{}, fmt.Errorf("auth: Consume: negative amount %d", amount)
+		return fmt.Errorf("auth: Reserve: negative amount %d", amount)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	k, ok := s.byID[keyID]
 	if !ok {
-		return Quota{}, fmt.Errorf("auth: key id %q: %w", keyID, ErrKeyNotFound)
+		return fmt.Errorf("auth: key id %q: %w", keyID, ErrKeyNotFound)
+	}
+	q, granted := k.Quota.reserve(amount)
+	if !granted {
+		return fmt.Errorf("auth: key id %q: reserving %d with %d left, all reserved: %w", keyID, amount, k.Quota.Remaining, ErrQuotaExceeded)
+	}
+	k.Quota = q
+	return nil
+}
+
+// Settle implements [KeyStore]. A negative amount is an error and
+// changes nothing.
+func (s *MemoryKeyStore) Settle(_ context.Context, p SettleParams) (Quota, error) {
+	if p.Reserved < 0 || p.Used < 0 {
+		return Quota{}, fmt.Errorf("auth: Settle: negative amount (reserved %d, used %d)", p.Reserved, p.Used)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k, ok := s.byID[p.KeyID]
+	if !ok {
+		return Quota{}, fmt.Errorf("auth: key id %q: %w", p.KeyID, ErrKeyNotFound)
 	}
 	before := k.Quota.Remaining
-	q, covered := k.Quota.take(amount)
+	q, covered := k.Quota.settle(p)
 	k.Quota = q
 	if !covered {
-		return q, fmt.Errorf("auth: key id %q: consumed %d with %d left: %w", keyID, amount, before, ErrQuotaExceeded)
+		return q, fmt.Errorf("auth: key id %q: used %d with %d left: %w", p.KeyID, p.Used, before, ErrQuotaExceeded)
 	}
 	return q, nil
 }

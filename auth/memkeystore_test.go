@@ -103,10 +103,13 @@ func TestMemoryKeyStoreAdd(t *testing.T) {
 		require.ErrorIs(t, s.Disable(ctx, "key_nope"), auth.ErrKeyNotFound)
 	})
 
-	t.Run("ConsumeRefusesANegativeAmount", func(t *testing.T) {
+	t.Run("ReserveAndSettleRefuseANegativeAmount", func(t *testing.T) {
 		t.Parallel()
 		s, secret := setup(t)
-		_, err := s.Consume(ctx, "key_1", -1)
+		require.Error(t, s.Reserve(ctx, "key_1", -1))
+		_, err := s.Settle(ctx, auth.SettleParams{KeyID: "key_1", Used: -1})
+		require.Error(t, err)
+		_, err = s.Settle(ctx, auth.SettleParams{KeyID: "key_1", Reserved: -1})
 		require.Error(t, err)
 		got, err := s.Lookup(ctx, secret)
 		require.NoError(t, err)

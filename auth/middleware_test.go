@@ -660,7 +660,9 @@ func (s failingStore) Lookup(_ context.Context, secret string) (*auth.Key, error
 	return nil, fmt.Errorf("lookup %q: %w", secret, s.err)
 }
 
-func (s failingStore) Consume(context.Context, string, int64) (auth.Quota, error) {
+func (s failingStore) Reserve(context.Context, string, int64) error { return s.err }
+
+func (s failingStore) Settle(context.Context, auth.SettleParams) (auth.Quota, error) {
 	return auth.Quota{}, s.err
 }
 
@@ -858,18 +860,18 @@ func TestCharge(t *testing.T) {
 	})
 }
 
-// recordingStore records the context error seen by each Consume.
+// recordingStore records the context error seen by each Settle.
 type recordingStore struct {
 	auth.KeyStore
 	mu      sync.Mutex
 	ctxErrs []error
 }
 
-func (s *recordingStore) Consume(ctx context.Context, id string, amount int64) (auth.Quota, error) {
+func (s *recordingStore) Settle(ctx context.Context, p auth.SettleParams) (auth.Quota, error) {
 	s.mu.Lock()
 	s.ctxErrs = append(s.ctxErrs, ctx.Err())
 	s.mu.Unlock()
-	return s.KeyStore.Consume(ctx, id, amount)
+	return s.KeyStore.Settle(ctx, p)
 }
 
 func TestPrincipalFrom(t *testing.T) {

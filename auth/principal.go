@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"sync/atomic"
 )
 
 // ErrNoPrincipal is returned by [Charge] when the context carries no
@@ -65,8 +66,8 @@ func (c *principalCtx) Value(key any) any {
 func (c *principalCtx) String() string { return "auth principal context" }
 
 // WithPrincipal returns a copy of ctx carrying p, for tests and for custom
-// authentication in front of handlers. [Charge] on the result records
-// nothing (there is no store to charge) and returns p.Quota.
+// authentication in front of handlers. [Charge], [Reserve] and [Settle]
+// on the result record nothing (there is no store to charge).
 func WithPrincipal(ctx context.Context, p *Principal) context.Context {
 	return &principalCtx{Context: ctx, p: p}
 }
@@ -91,8 +92,13 @@ func withCharging(ctx context.Context, p Principal, keys KeyStore) *principalCtx
 // Charge records amount units of usage (tokens by default; see [Quota])
 // against the API key that authenticated the request of ctx, through the
 // [KeyStore] given to [Middleware], and returns the key's budget
-// afterwards. Handlers call it once the work is done, with the usage
-// they report to the client (for example usage.total_tokens):
+// afterwards, with nothing reserved ([KeyStore.Settle] with Reserved 0).
+// Handlers that reserve an estimate first use [Reserve] and
+// [Reservation.Settle] instead; Charge is for work charged after the
+// fact, with the usage reported to the client (for example
+// usage.total_tokens). Concurrent requests that are only charged after
+// the fact are not held to the budget: each is admitted on the snapshot
+// the middleware checked (see "The bound" in the package documentation).
 //
 //	if _, err := auth.Charge(r.Context(), int64(usage.TotalTokens)); err != nil &&
 //		!errors.Is(err, auth.ErrQuotaExceeded) {
@@ -122,7 +128,102 @@ func Charge(ctx context.Context, amount int64) (Quota, error) {
 	if v.keys == nil {
 		return v.p.Quota, nil
 	}
-	return v.keys.Consume(context.WithoutCancel(ctx), v.p.KeyID, amount)
+	return v.keys.Settle(context.WithoutCancel(ctx), SettleParams{KeyID: v.p.KeyID, Used: amount})
+}
+
+// Settle settles p ([KeyStore.Settle]) through the KeyStore of the
+// request of ctx, the one given to [Middleware], for quota that one
+// request reserved and another settles: that of a video task deleted
+// before it finished, say. p.KeyID need not be the request's own key.
+// Settle ignores ctx's cancellation, returns [ErrNoPrincipal] when ctx
+// has no principal, and records nothing for a principal without a store.
+func Settle(ctx context.Context, p SettleParams) (Quota, error) {
+	v, ok := ctx.Value(ctxKey{}).(*principalCtx)
+	if !ok || v.p == nil {
+		return Quota{}, ErrNoPrincipal
+	}
+	if v.keys == nil {
+		return v.p.Quota, nil
+	}
+	return v.keys.Settle(context.WithoutCancel(ctx), p)
+}
+
+// A Reservation is quota that [Reserve] set aside for one request in
+// flight. Settle it exactly once, when the request ends, with what the
+// request really cost. It is safe for concurrent use; the zero value
+// reserves nothing.
+type Reservation struct {
+	keys    KeyStore
+	keyID   string
+	amount  int64
+	settled atomic.Bool
+}
+
+// Reserve sets aside amount units of the budget of the API key that
+// authenticated the request of ctx ([KeyStore.Reserve]), before the
+// request does its work, so that concurrent requests cannot all spend the
+// same budget. The whole amount is reserved as long as any of the budget
+// is unreserved; when all of it is, Reserve returns an error wrapping
+// [ErrQuotaExceeded], which handlers answer with 403 insufficient_quota.
+//
+//	res, err := auth.Reserve(r.Context(), estimate)
+//	if err != nil { … } // 403 for ErrQuotaExceeded
+//	… // do the work
+//	res.Settle(r.Context(), int64(usage.TotalTokens))
+//
+// Like [Charge], Reserve ignores ctx's cancellation, returns
+// [ErrNoPrincipal] when ctx has no principal and an error for a negative
+// amount, and reserves nothing (returning a Reservation whose Settle
+// records nothing) for a principal without a store.
+func Reserve(ctx context.Context, amount int64) (*Reservation, error) {
+	v, ok := ctx.Value(ctxKey{}).(*principalCtx)
+	if !ok || v.p == nil {
+		return nil, ErrNoPrincipal
+	}
+	if amount < 0 {
+		return nil, fmt.Errorf("auth: Reserve: negative amount %d", amount)
+	}
+	if v.keys == nil {
+		return &Reservation{keyID: v.p.KeyID}, nil
+	}
+	if err := v.keys.Reserve(context.WithoutCancel(ctx), v.p.KeyID, amount); err != nil {
+		return nil, err
+	}
+	return &Reservation{keys: v.keys, keyID: v.p.KeyID, amount: amount}, nil
+}
+
+// KeyID returns the id of the key that r is reserved on.
+func (r *Reservation) KeyID() string { return r.keyID }
+
+// Amount returns the amount reserved: 0 when nothing was (a principal
+// without a store), and after Settle.
+func (r *Reservation) Amount() int64 {
+	if r.keys == nil || r.settled.Load() {
+		return 0
+	}
+	return r.amount
+}
+
+// Settle releases the reservation and records used units of usage against
+// the key, in one step ([KeyStore.Settle]), and returns the key's budget
+// afterwards. used may be more or less than the amount reserved. An error
+// wrapping [ErrQuotaExceeded] means the budget did not cover used: it is
+// now zero (the work was done, so handlers log this rather than fail).
+// Settle ignores ctx's cancellation, so that work done for a client that
+// has gone is charged. Only the first call settles: later ones return an
+// error and record nothing. On a reservation without a store it records
+// nothing.
+func (r *Reservation) Settle(ctx context.Context, used int64) (Quota, error) {
+	if used < 0 {
+		return Quota{}, fmt.Errorf("auth: Reservation.Settle: negative amount %d", used)
+	}
+	if !r.settled.CompareAndSwap(false, true) {
+		return Quota{}, errors.New("auth: Reservation.Settle: already settled")
+	}
+	if r.keys == nil {
+		return Quota{}, nil
+	}
+	return r.keys.Settle(context.WithoutCancel(ctx), SettleParams{KeyID: r.keyID, Reserved: r.amount, Used: used})
 }
 
 // A SessionAuthenticator accepts an admin-console session in place of an

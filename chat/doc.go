@@ -36,11 +36,25 @@
 //     allowed to the caller's key ([WithAllowed]), is 404 model_not_found;
 //     a model whose supported_endpoint_types lacks "compat" is a 400 with
 //     param "model".
-//  4. Ask the [Backend] with the request's context, then answer, and
-//     charge the reply's total_tokens to the API key with auth.Charge (a
-//     request not behind auth.Middleware is not charged). A backend error
-//     that is an *apierrors.Error is sent as it is; any other is a 500 whose
-//     text is only logged.
+//  4. Reserve the request's estimated tokens against the API key
+//     (auth.Reserve): the prompt's estimate (the request body's bytes / 4)
+//     plus n times the output cap (max_completion_tokens, else
+//     max_tokens, else the model's OutputTokenLimit, else 4096). When
+//     all of the key's quota is already reserved by requests in flight,
+//     the answer is 403 insufficient_quota and the backend is not asked.
+//     (A request not behind auth.Middleware reserves and is charged
+//     nothing.)
+//  5. Ask the [Backend] with the request's context, then answer, and
+//     settle the reservation to the reply's total_tokens. A failed reply
+//     is charged nothing; a stream is charged the last usage that the
+//     backend reported, even if the stream failed or its client left;
+//     and a stream whose backend reported none (it ended, failed or was
+//     abandoned first) is charged the prompt's estimate plus a quarter of
+//     the bytes of output (content, reasoning, tool calls) sent, and
+//     nothing if it sent none. See
+//     package auth for the bound this puts on a key's overrun. A backend
+//     error that is an *apierrors.Error is sent as it is; any other is a
+//     500 whose text is only logged.
 //
 // # Replies
 //

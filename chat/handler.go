@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/internal/endpoint"
 	"github.com/gatewaykit/gatewaykit/internal/httpjson"
 	"github.com/gatewaykit/gatewaykit/internal/ids"
 	"github.com/gatewaykit/gatewaykit/internal/jsonenc"
@@ -24,8 +25,11 @@ type handler struct {
 // NewHandler returns the handler of POST /v1/chat/completions: it decodes
 // and validates the request, checks the model against catalog (spec §1,
 // endpoint type compat), asks backend for the reply, answers with JSON or
-// an SSE stream, and charges the reply's total tokens to the API key
-// ([auth.Charge]). See the package documentation for the wire details.
+// an SSE stream, and charges the reply's total tokens to the API key:
+// it reserves an estimate before asking the backend ([auth.Reserve]; 403
+// insufficient_quota when all of the key's quota is reserved) and settles
+// it to the usage when the reply ends. See the package documentation for
+// the wire details and the estimates.
 //
 // Mount it behind [auth.Middleware]:
 //
@@ -61,11 +65,19 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.cfg.Fail(w, r, err)
 		return
 	}
-	p := &Params{Request: req, Model: m, Body: body}
-	if req.Stream {
-		h.serveStream(w, r, p)
+	prompt := endpoint.PromptTokens(len(body))
+	rsv, err := h.cfg.Reserve(ctx, endpoint.Estimate(prompt, req.Choices(), req.TokenLimit(), m))
+	if err != nil {
+		h.cfg.Fail(w, r, err)
 		return
 	}
+	p := &Params{Request: req, Model: m, Body: body}
+	if req.Stream {
+		h.serveStream(w, r, p, rsv, prompt)
+		return
+	}
+	var used int64 // charged when the reply ends; nothing if it fails
+	defer func() { h.cfg.Settle(ctx, rsv, used) }()
 	res, err := h.backend.Complete(ctx, p)
 	if err == nil {
 		err = checkResult(res, req.Choices())
@@ -97,7 +109,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		*buf = reply
 		replyBuffers.Put(buf)
 	}
-	h.cfg.Charge(ctx, usage.TotalTokens)
+	used = int64(usage.TotalTokens)
 }
 
 // replyBuffers holds the buffers that non-streaming replies are encoded

@@ -6,6 +6,7 @@ import (
 	"iter"
 	"net/http"
 
+	"github.com/gatewaykit/gatewaykit/auth"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
 	"github.com/gatewaykit/gatewaykit/internal/endpoint"
 	"github.com/gatewaykit/gatewaykit/internal/ids"
@@ -15,10 +16,11 @@ import (
 
 // serveStream answers a streaming request: one chunk per backend delta,
 // then the final chunks, the usage chunk if asked for, and [DONE].
-func (h *handler) serveStream(w http.ResponseWriter, r *http.Request, p *Params) {
+func (h *handler) serveStream(w http.ResponseWriter, r *http.Request, p *Params, rsv *auth.Reservation, prompt int64) {
 	ctx := r.Context()
 	s, ok := h.cfg.StartStream(w, r)
 	if !ok {
+		h.cfg.Settle(ctx, rsv, 0)
 		return
 	}
 	defer s.Close()
@@ -37,9 +39,10 @@ func (h *handler) serveStream(w http.ResponseWriter, r *http.Request, p *Params)
 		_ = s.Error(cw.err)
 	}
 	// On every path, a failed or abandoned stream included, the charge
-	// is the total of the last usage reported.
+	// is the total of the last usage reported, or, if the backend never
+	// reported one, the estimate of the prompt and of the output written.
 	cw.usage.TotalTokens = cw.usage.PromptTokens + cw.usage.CompletionTokens
-	h.cfg.Charge(ctx, cw.usage.TotalTokens)
+	h.cfg.Settle(ctx, rsv, cw.written.Usage(cw.usage.TotalTokens, prompt))
 }
 
 // chunkWriter turns deltas into chunks: it keeps the state of each choice
@@ -54,6 +57,7 @@ type chunkWriter struct {
 	choices []choiceState
 	one     [1]choiceState // backing of choices for n = 1
 	usage   Usage
+	written endpoint.Written // output sent, for the usage of a backend that reports none
 	err     error
 }
 
@@ -79,6 +83,7 @@ func (cw *chunkWriter) init(id string, created int64, model string) {
 func (cw *chunkWriter) add(d *Delta) error {
 	if d.Usage != nil {
 		cw.usage = *d.Usage
+		cw.written.Reported()
 		if d.empty() {
 			return nil
 		}
@@ -114,6 +119,10 @@ func (cw *chunkWriter) add(d *Delta) error {
 		}
 	}
 	cw.calls = calls
+	cw.written.Add(len(d.Content) + len(d.Reasoning) + len(d.Raw))
+	for _, tc := range d.ToolCalls {
+		cw.written.Add(len(tc.Name) + len(tc.Arguments))
+	}
 	role := !st.started
 	st.started = true
 	if d.Raw != nil {

@@ -23,8 +23,17 @@
 //     at most 128 ([MaxChoices]); stop holds at most 4 sequences.
 //  3. Check the model (spec §1) with models.Require, for endpoint type
 //     compat: 404 model_not_found, or a 400 with param "model".
-//  4. Ask the [Backend] with the request's context, answer, and charge the
-//     reply's total_tokens to the API key with auth.Charge.
+//  4. Reserve the request's estimated tokens against the API key
+//     (auth.Reserve): the request body's bytes / 4, plus the number of
+//     choices (prompts times n) times the output cap (max_tokens, else
+//     the model's OutputTokenLimit, else 4096). When all of the key's
+//     quota is already reserved by requests in flight, the answer is 403
+//     insufficient_quota and the backend is not asked.
+//  5. Ask the [Backend] with the request's context, answer, and settle
+//     the reservation to the reply's total_tokens, as package chat does
+//     (a stream whose backend reported no usage is charged the prompt's
+//     estimate plus a quarter of the bytes of text sent, and nothing if
+//     it sent none).
 //
 // # Replies
 //

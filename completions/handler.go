@@ -7,6 +7,7 @@ import (
 
 	"github.com/gatewaykit/gatewaykit/chat"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/internal/endpoint"
 	"github.com/gatewaykit/gatewaykit/internal/httpjson"
 	"github.com/gatewaykit/gatewaykit/internal/ids"
 	"github.com/gatewaykit/gatewaykit/internal/jsonenc"
@@ -25,8 +26,11 @@ type handler struct {
 // NewHandler returns the handler of POST /v1/completions: it decodes and
 // validates the request, checks the model against catalog (spec §1,
 // endpoint type compat), asks backend for the reply, answers with JSON or
-// an SSE stream, and charges the reply's total tokens to the API key
-// ([auth.Charge]). See the package documentation for the wire details.
+// an SSE stream, and charges the reply's total tokens to the API key:
+// it reserves an estimate before asking the backend ([auth.Reserve]; 403
+// insufficient_quota when all of the key's quota is reserved) and settles
+// it to the usage when the reply ends. See the package documentation for
+// the wire details and the estimates.
 //
 // Mount it behind [auth.Middleware]:
 //
@@ -62,11 +66,23 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.cfg.Fail(w, r, err)
 		return
 	}
-	p := &Params{Request: req, Model: m, Body: body}
-	if req.Stream {
-		h.serveStream(w, r, p)
+	limit := 0
+	if req.MaxTokens != nil {
+		limit = *req.MaxTokens
+	}
+	prompt := endpoint.PromptTokens(len(body))
+	rsv, err := h.cfg.Reserve(ctx, endpoint.Estimate(prompt, req.Choices(), limit, m))
+	if err != nil {
+		h.cfg.Fail(w, r, err)
 		return
 	}
+	p := &Params{Request: req, Model: m, Body: body}
+	if req.Stream {
+		h.serveStream(w, r, p, rsv, prompt)
+		return
+	}
+	var used int64 // charged when the reply ends; nothing if it fails
+	defer func() { h.cfg.Settle(ctx, rsv, used) }()
 	res, err := h.backend.Complete(ctx, p)
 	if err == nil {
 		err = checkResult(res, req.Choices())
@@ -92,7 +108,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	httpjson.WriteRaw(w, http.StatusOK, reply)
-	h.cfg.Charge(ctx, usage.TotalTokens)
+	used = int64(usage.TotalTokens)
 }
 
 // decode reads the request body, at most maxBytes of it, decodes it into

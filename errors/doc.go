@@ -52,8 +52,9 @@
 //     "error" object carrying the same message and code, because the official
 //     SDKs read only "error" and would otherwise show an empty message. On
 //     this shape invalid_request_error is spelled invalid_request, as in the
-//     spec's example, and every client error but 429 is sent as a 400
-//     (model_not_found included), as the spec's create paths answer.
+//     spec's example, and every client error but 429 and 403
+//     insufficient_quota is sent as a 400 (model_not_found included), as
+//     the spec's create paths answer.
 //   - [Content]: the content-download shape, {"error":{"message","type"}},
 //     plus the code that every other shape carries: {"error":{"message",
 //     "type","code"}}.

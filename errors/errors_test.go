@@ -95,6 +95,7 @@ func TestWriteShapes(t *testing.T) {
 		{"general_timeout", apierrors.General, fmt.Errorf("calling upstream: %w", context.DeadlineExceeded), 504},
 		{"flat_invalid_request", apierrors.Flat, apierrors.InvalidRequest("seconds", "seconds must be one of 4, 8, 12, 16, 20, got 5"), 400},
 		{"flat_model_not_found", apierrors.Flat, apierrors.ModelNotFound("video-x"), 400},
+		{"flat_insufficient_quota", apierrors.Flat, apierrors.InsufficientQuota("Your key has no quota left."), 403},
 		{"content_not_completed", apierrors.Content, apierrors.InvalidRequest("", "The task is in_progress; content is available once it is completed."), 400},
 		{"content_not_found", apierrors.Content, apierrors.NotFound("No task task_abc."), 404},
 	}

@@ -18,8 +18,8 @@ const (
 	General Shape = iota
 	// Flat is the video task-creation shape: {"code","message"} plus an
 	// "error" object with the same message and code. Client errors other
-	// than 429 are sent with status 400, as the spec's create paths answer
-	// every failure.
+	// than 429 and 403 insufficient_quota are sent with status 400, as the
+	// spec's create paths answer every failure.
 	Flat
 	// Content is the content-download shape: {"error":{"message","type"}}.
 	Content
@@ -159,8 +159,10 @@ func (rd Renderer) Write(w http.ResponseWriter, r *http.Request, err error) {
 	switch {
 	case status < 400 || status > 599:
 		status = 500
-	case rd.Shape == Flat && status < 500 && status != 429:
-		// The spec answers every task-creation failure with a 400.
+	case rd.Shape == Flat && status < 500 && status != 429 && e.Code != CodeInsufficientQuota:
+		// The spec answers every task-creation failure with a 400, but
+		// for the rate limit and the quota, which keep the status that
+		// the auth middleware sends for them (429, 403).
 		status = 400
 	}
 	w.WriteHeader(status)

@@ -22,7 +22,9 @@ import (
 // Config is what [New] assembles. Keys and Catalog are required; a nil
 // backend leaves its endpoints unmounted.
 type Config struct {
-	// Keys authenticates every request.
+	// Keys authenticates every request, and holds the quotas that requests
+	// and video tasks reserve and settle (the video runner is given it
+	// with videos.WithKeyStore).
 	Keys auth.KeyStore
 	// Catalog is the model list, and the models the generation endpoints
 	// accept.
@@ -172,7 +174,7 @@ func New(c Config) (*Gateway, error) {
 		if contents == nil {
 			contents = videos.NewMemoryContentStore()
 		}
-		opts := append([]videos.RunnerOption{videos.WithRunnerLogger(logger)}, c.RunnerOptions...)
+		opts := append([]videos.RunnerOption{videos.WithRunnerLogger(logger), videos.WithKeyStore(c.Keys)}, c.RunnerOptions...)
 		g.runner = videos.NewRunner(tasks, c.Videos, contents, opts...)
 		vopts := []videos.Option{videos.WithNotify(g.runner.Wake), videos.WithLogger(logger),
 			videos.WithMaxRequestBytes(c.MaxVideoRequestBytes)}

@@ -238,8 +238,14 @@ func WithAccessKeepAlive(d time.Duration) AccessOption {
 //
 // # Usage
 //
-// The tokens that the upstream reports are charged against the client's
-// key (auth.Charge), read from the reply as it passes, never held: the
+// Each request reserves an estimate of its tokens against the client's
+// key once its model is checked (auth.Reserve; 403 insufficient_quota in
+// the access point's shape when all of the key's quota is reserved by
+// requests in flight): for the messages format the body's bytes / 4 plus
+// its max_tokens, for the Gemini style its Content-Length / 4 plus 4096,
+// for the other JSON access points the body's bytes / 4, for multipart
+// ones nothing. The reservation is settled to the tokens that the
+// upstream reports, read from the reply as it passes, never held: the
 // top-level "usage" (OpenAI and messages formats; total_tokens, else the
 // sum of the parts) or "usageMetadata" (Gemini style; totalTokenCount) of
 // a JSON reply, and of each event of a stream (a messages-format stream
@@ -324,6 +330,9 @@ func (h *accessHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		})
 		return
 	}
+	ctx, release := withQuotaSlot(r.Context())
+	defer release()
+	r = r.WithContext(ctx)
 	var err error
 	switch {
 	case ep.format == formatGemini:
@@ -362,6 +371,9 @@ func (h *accessHandler) serveJSON(w http.ResponseWriter, r *http.Request, ep *en
 	}
 	ctx := r.Context()
 	if err := h.check(ctx, ep, loc.model); err != nil {
+		return err
+	}
+	if err := h.reserve(ctx, jsonEstimate(ep, body)); err != nil {
 		return err
 	}
 	res, u, err := h.relay.Do(withFormat(ctx, ep.format), loc.model, func(u *Upstream) (*http.Request, error) {

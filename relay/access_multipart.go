@@ -78,6 +78,9 @@ func (h *accessHandler) serveMultipart(w http.ResponseWriter, r *http.Request, e
 	if err := h.check(ctx, ep, fm.model); err != nil {
 		return err
 	}
+	if err := h.reserve(ctx, 0); err != nil {
+		return err
+	}
 	body := newStreamBody(func(u *Upstream) io.Reader { return fm.encoder(boundary, u.Model) })
 	res, u, err := h.relay.Do(ctx, fm.model, func(u *Upstream) (*http.Request, error) {
 		b, err := body.attempt(u)

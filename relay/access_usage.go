@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 
 	"github.com/gatewaykit/gatewaykit/auth"
+	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	textendpoint "github.com/gatewaykit/gatewaykit/internal/endpoint"
 )
 
 // The access points charge the tokens that the upstream reports against
@@ -224,14 +227,98 @@ func (s *usageScanner) endValue() {
 	}
 }
 
-// charge records the usage found against the request's key. A request
-// without a principal (not behind auth.Middleware) has none to charge.
+// An access point's request reserves an estimate of its tokens once its
+// model is checked (auth.Reserve), and settles it to the usage that the
+// reply reports when the reply ends; a request that fails before a reply
+// releases it. The estimate: for the messages format, the body's bytes
+// / 4 plus its max_tokens (4096 if absent); for the Gemini style, whose
+// body is streamed upstream unread, its Content-Length / 4 plus 4096; for
+// the other JSON access points, the body's bytes / 4; a multipart body
+// (audio) reserves nothing but must still find some of the key's quota
+// unreserved. When all of it is reserved by requests in flight, the
+// answer is a 403 insufficient_quota in the access point's shape.
+
+// quotaSlot holds the reservation of an access point's request, put in
+// its context by ServeHTTP.
+type quotaSlot struct{ rsv *auth.Reservation }
+
+type quotaSlotKey struct{}
+
+// withQuotaSlot returns ctx with an empty slot, and the function that
+// releases what is still reserved when the request ends.
+func withQuotaSlot(ctx context.Context) (context.Context, func()) {
+	slot := new(quotaSlot)
+	return context.WithValue(ctx, quotaSlotKey{}, slot), func() {
+		if slot.rsv != nil {
+			_, _ = slot.rsv.Settle(ctx, 0) // nothing if charge settled it
+		}
+	}
+}
+
+// msgQuotaReserved is the message of a request refused because all of its
+// key's quota is reserved by requests in flight.
+const msgQuotaReserved = "You exceeded the quota of this API key: what is left is reserved by requests in flight. Please retry when they end, or check your plan and billing details."
+
+// reserve reserves est tokens of the request's key. A request without a
+// principal (not behind auth.Middleware) reserves nothing.
+func (h *accessHandler) reserve(ctx context.Context, est int64) error {
+	rsv, err := auth.Reserve(ctx, est)
+	switch {
+	case err == nil:
+		if slot, ok := ctx.Value(quotaSlotKey{}).(*quotaSlot); ok {
+			slot.rsv = rsv
+		} else {
+			_, _ = rsv.Settle(ctx, 0)
+		}
+		return nil
+	case errors.Is(err, auth.ErrNoPrincipal):
+		return nil
+	case errors.Is(err, auth.ErrQuotaExceeded):
+		return apierrors.InsufficientQuota(msgQuotaReserved).WithCause(err)
+	}
+	return apierrors.Internal(fmt.Errorf("relay: reserving quota: %w", err))
+}
+
+// jsonEstimate is the reservation of a JSON body of access point ep.
+func jsonEstimate(ep *endpoint, body []byte) int64 {
+	prompt := textendpoint.PromptTokens(len(body))
+	if ep.format != formatMessages {
+		return prompt
+	}
+	var v struct {
+		MaxTokens *int `json:"max_tokens"`
+	}
+	limit := 0
+	if json.Unmarshal(body, &v) == nil && v.MaxTokens != nil {
+		limit = *v.MaxTokens
+	}
+	return textendpoint.Estimate(prompt, 1, limit, nil)
+}
+
+// geminiEstimate is the reservation of a Gemini-style request whose body
+// has n bytes (-1 if unknown).
+func geminiEstimate(n int64) int64 {
+	return textendpoint.Estimate(textendpoint.PromptTokens(int(max(n, 0))), 1, 0, nil)
+}
+
+// charge records the usage found against the request's key, settling its
+// reservation. A request without a principal (not behind auth.Middleware)
+// has none to charge.
 func (h *accessHandler) charge(ctx context.Context, u *usageFields) {
 	n := u.tokens()
+	if slot, ok := ctx.Value(quotaSlotKey{}).(*quotaSlot); ok && slot.rsv != nil {
+		_, err := slot.rsv.Settle(ctx, n)
+		h.logCharge(ctx, n, err)
+		return
+	}
 	if n <= 0 {
 		return
 	}
 	_, err := auth.Charge(ctx, n)
+	h.logCharge(ctx, n, err)
+}
+
+func (h *accessHandler) logCharge(ctx context.Context, n int64, err error) {
 	switch {
 	case err == nil, errors.Is(err, auth.ErrNoPrincipal):
 	case errors.Is(err, auth.ErrQuotaExceeded):

@@ -88,6 +88,9 @@ func (h *accessHandler) serveGemini(w http.ResponseWriter, r *http.Request) erro
 	if r.ContentLength > limit {
 		return httpjson.TooLarge(limit)
 	}
+	if err := h.reserve(ctx, geminiEstimate(r.ContentLength)); err != nil {
+		return err
+	}
 	q := r.URL.Query()
 	q.Del("key")
 	query := q.Encode()

@@ -8,6 +8,7 @@ import (
 	"net/http"
 
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/internal/endpoint"
 	"github.com/gatewaykit/gatewaykit/internal/httpjson"
 	"github.com/gatewaykit/gatewaykit/internal/ids"
 	"github.com/gatewaykit/gatewaykit/models"
@@ -20,7 +21,8 @@ import (
 func (h *handler) compact(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	req := new(CompactRequest)
-	if err := h.decode(w, r, req); err != nil {
+	n, err := h.decode(w, r, req)
+	if err != nil {
 		h.cfg.Fail(w, r, err)
 		return
 	}
@@ -37,11 +39,18 @@ func (h *handler) compact(w http.ResponseWriter, r *http.Request) {
 		h.cfg.Fail(w, r, errNoCompaction(req.Model))
 		return
 	}
-	history, err := h.history(ctx, h.cfg.owner(ctx), req.PreviousResponseID)
+	history, past, err := h.history(ctx, h.cfg.owner(ctx), req.PreviousResponseID)
 	if err != nil {
 		h.cfg.Fail(w, r, err)
 		return
 	}
+	rsv, err := h.cfg.Reserve(ctx, endpoint.Estimate(endpoint.PromptTokens(n)+past, 1, 0, m))
+	if err != nil {
+		h.cfg.Fail(w, r, err)
+		return
+	}
+	var used int64 // charged when the reply ends; nothing if it fails
+	defer func() { h.cfg.Settle(ctx, rsv, used) }()
 	p := &CompactParams{Request: req, Model: m, History: history}
 	res, err := Compact(ctx, h.backend, p)
 	if err == nil && (res == nil || res.EncryptedContent == "") {
@@ -66,7 +75,7 @@ func (h *handler) compact(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	httpjson.WriteRaw(w, http.StatusOK, body)
-	h.cfg.Charge(ctx, usage.TotalTokens)
+	used = int64(usage.TotalTokens)
 }
 
 // compactionOutput lists the user messages of items, as input_text parts,

@@ -47,11 +47,23 @@
 //     param "model".
 //  4. Resolve the conversation of previous_response_id from the [Store]
 //     (see below) into [Params] History.
-//  5. Ask the [Backend] with the request's context; answer; store the
-//     response unless "store" is false; charge the reply's total_tokens to
-//     the API key with auth.Charge (a request not behind auth.Middleware
-//     is not charged). A backend error that is an *apierrors.Error is sent
-//     as it is; any other is a 500 whose text is only logged.
+//  5. Reserve the request's estimated tokens against the API key
+//     (auth.Reserve): the request body's bytes / 4, plus the total tokens
+//     of the previous response of the conversation, plus the output cap
+//     (max_output_tokens, else the model's OutputTokenLimit, else 4096;
+//     compactions always assume the latter two). When all of the key's
+//     quota is already reserved by requests in flight, the answer is 403
+//     insufficient_quota and the backend is not asked. (A request not
+//     behind auth.Middleware reserves and is charged nothing.)
+//  6. Ask the [Backend] with the request's context; answer; store the
+//     response unless "store" is false; settle the reservation to the
+//     reply's total_tokens. A failed reply is charged nothing; a stream
+//     is charged the last usage the backend reported, even if it failed
+//     or its client left, and, if the backend reported none, the prompt's
+//     estimate plus a quarter of the bytes of output sent (nothing if it
+//     sent none). A backend
+//     error that is an *apierrors.Error is sent as it is; any other is a
+//     500 whose text is only logged.
 //
 // # The response object
 //

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/internal/endpoint"
 	"github.com/gatewaykit/gatewaykit/internal/httpjson"
 	"github.com/gatewaykit/gatewaykit/internal/ids"
 	"github.com/gatewaykit/gatewaykit/models"
@@ -62,8 +63,11 @@ type handler struct {
 // conversation of previous_response_id from the store ([WithStore]; by
 // default an in-memory one), asks backend for the reply, answers with
 // JSON or an SSE stream, stores the response unless the request says
-// "store": false, and charges the reply's total tokens to the API key
-// ([auth.Charge]). See the package documentation for the wire details.
+// "store": false, and charges the reply's total tokens to the API key:
+// it reserves an estimate before asking the backend ([auth.Reserve]; 403
+// insufficient_quota when all of the key's quota is reserved) and settles
+// it to the usage when the reply ends. See the package documentation for
+// the wire details and the estimates.
 //
 // Mount it behind [auth.Middleware]:
 //
@@ -177,7 +181,8 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (h *handler) create(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	req := new(Request)
-	if err := h.decode(w, r, req); err != nil {
+	n, err := h.decode(w, r, req)
+	if err != nil {
 		h.cfg.Fail(w, r, err)
 		return
 	}
@@ -191,16 +196,24 @@ func (h *handler) create(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	owner := h.cfg.owner(ctx)
-	history, err := h.history(ctx, owner, req.PreviousResponseID)
+	history, past, err := h.history(ctx, owner, req.PreviousResponseID)
+	if err != nil {
+		h.cfg.Fail(w, r, err)
+		return
+	}
+	prompt := endpoint.PromptTokens(n) + past
+	rsv, err := h.cfg.Reserve(ctx, endpoint.Estimate(prompt, 1, req.TokenLimit(), m))
 	if err != nil {
 		h.cfg.Fail(w, r, err)
 		return
 	}
 	p := &Params{Request: req, Model: m, History: history}
 	if req.Stream {
-		h.serveStream(w, r, p, owner)
+		h.serveStream(w, r, p, owner, rsv, prompt)
 		return
 	}
+	var used int64 // charged when the reply ends; nothing if it fails
+	defer func() { h.cfg.Settle(ctx, rsv, used) }()
 	created := h.cfg.Now().Unix()
 	res, err := h.backend.Complete(ctx, p)
 	if err == nil {
@@ -227,7 +240,7 @@ func (h *handler) create(w http.ResponseWriter, r *http.Request) {
 	}
 	h.save(ctx, owner, req, resp)
 	httpjson.WriteRaw(w, http.StatusOK, body)
-	h.cfg.Charge(ctx, usage.TotalTokens)
+	used = int64(usage.TotalTokens)
 }
 
 // checkResult rejects a backend result that cannot be sent.
@@ -247,29 +260,29 @@ func checkResult(res *Result) error {
 	return nil
 }
 
-// decode reads and decodes a request body into v. It decodes once; when
-// that fails, it decodes again through httpjson for an error message that
-// says what is wrong.
-func (h *handler) decode(w http.ResponseWriter, r *http.Request, v json.Unmarshaler) error {
+// decode reads and decodes a request body into v, and returns the
+// body's length. It decodes once; when that fails, it decodes again
+// through httpjson for an error message that says what is wrong.
+func (h *handler) decode(w http.ResponseWriter, r *http.Request, v json.Unmarshaler) (int, error) {
 	if ct := r.Header.Get("Content-Type"); ct != "application/json" {
 		if err := httpjson.CheckContentType(r); err != nil {
-			return err
+			return 0, err
 		}
 	}
 	body, err := httpjson.ReadBody(w, r, h.cfg.MaxBytes)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	// The decoders of Request and CompactRequest validate the JSON
 	// themselves: calling them directly saves json.Unmarshal a pass.
 	err = v.UnmarshalJSON(body)
 	if err == nil || isAPIError(err) {
-		return err
+		return len(body), err
 	}
 	if err := httpjson.Unmarshal(body, v); err != nil {
-		return err
+		return 0, err
 	}
-	return apierrors.InvalidRequest("", "request body could not be decoded").WithCause(err)
+	return 0, apierrors.InvalidRequest("", "request body could not be decoded").WithCause(err)
 }
 
 // newResponse returns the in_progress response to req, with its echoes.
@@ -365,12 +378,14 @@ func (h *handler) save(ctx context.Context, owner string, req *Request, resp *Re
 }
 
 // history resolves the conversation that ends with owner's response id:
-// the input and output items of each response of the chain, oldest first.
-// An unknown (or foreign) id is a 400 naming previous_response_id; an
-// ancestor that is no longer stored ends the chain there.
-func (h *handler) history(ctx context.Context, owner, id string) ([]Item, error) {
+// the input and output items of each response of the chain, oldest first,
+// and the total tokens that the usage of that last response reports (the
+// conversation's size, for the estimate of the next request). An unknown
+// (or foreign) id is a 400 naming previous_response_id; an ancestor that
+// is no longer stored ends the chain there.
+func (h *handler) history(ctx context.Context, owner, id string) ([]Item, int64, error) {
 	if id == "" {
-		return nil, nil
+		return nil, 0, nil
 	}
 	var chain []*StoredResponse
 	n := 0
@@ -378,12 +393,12 @@ func (h *handler) history(ctx context.Context, owner, id string) ([]Item, error)
 		sr, err := h.cfg.store.Get(ctx, owner, id)
 		switch {
 		case errors.Is(err, ErrNotFound) && len(chain) == 0:
-			return nil, apierrors.InvalidRequestf("previous_response_id", "Previous response with id %q not found.", id).WithCause(err)
+			return nil, 0, apierrors.InvalidRequestf("previous_response_id", "Previous response with id %q not found.", id).WithCause(err)
 		case errors.Is(err, ErrNotFound):
 			id = ""
 			continue
 		case err != nil:
-			return nil, storeError(err)
+			return nil, 0, storeError(err)
 		}
 		chain = append(chain, sr)
 		n += len(sr.Input) + len(sr.Response.Output)
@@ -399,7 +414,11 @@ func (h *handler) history(ctx context.Context, owner, id string) ([]Item, error)
 			items = append(items, historyItem(&chain[i].Response.Output[j]))
 		}
 	}
-	return items, nil
+	var tokens int64
+	if u := chain[0].Response.Usage; u != nil {
+		tokens = int64(max(u.InputTokens, 0)) + int64(max(u.OutputTokens, 0))
+	}
+	return items, tokens, nil
 }
 
 // historyItem turns an output item into the item a backend sees.

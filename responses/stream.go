@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/gatewaykit/gatewaykit/auth"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
 	"github.com/gatewaykit/gatewaykit/internal/endpoint"
 	"github.com/gatewaykit/gatewaykit/internal/ids"
@@ -50,10 +51,11 @@ type ResponseEvent struct {
 // backend's deltas, ending with exactly one of response.completed,
 // response.incomplete and response.failed. The stream is stored as it
 // ended, unless the client went away first.
-func (h *handler) serveStream(w http.ResponseWriter, r *http.Request, p *Params, owner string) {
+func (h *handler) serveStream(w http.ResponseWriter, r *http.Request, p *Params, owner string, rsv *auth.Reservation, prompt int64) {
 	ctx := r.Context()
 	s, ok := h.cfg.StartStream(w, r)
 	if !ok {
+		h.cfg.Settle(ctx, rsv, 0)
 		return
 	}
 	defer s.Close()
@@ -72,8 +74,11 @@ func (h *handler) serveStream(w http.ResponseWriter, r *http.Request, p *Params,
 	if ended && ctx.Err() == nil {
 		h.save(ctx, owner, p.Request, ew.resp)
 	}
+	// On every path, a failed or abandoned stream included, the charge
+	// is the total of the last usage reported, or, if the backend never
+	// reported one, the estimate of the prompt and of the output written.
 	ew.usage.TotalTokens = ew.usage.InputTokens + ew.usage.OutputTokens
-	h.cfg.Charge(ctx, ew.usage.TotalTokens)
+	h.cfg.Settle(ctx, rsv, ew.written.Usage(ew.usage.TotalTokens, prompt))
 }
 
 // eventWriter turns deltas into events. It builds the response as it
@@ -94,7 +99,8 @@ type eventWriter struct {
 	text strings.Builder
 
 	usage      Usage
-	hasUsage   bool // a delta reported the usage
+	hasUsage   bool             // a delta reported the usage
+	written    endpoint.Written // output sent, for the usage of a backend that reports none
 	incomplete string
 	err        error
 }
@@ -105,6 +111,11 @@ func (ew *eventWriter) open() bool { return ew.cur >= 0 && ew.cur == len(ew.resp
 func (ew *eventWriter) add(d *Delta) error {
 	if d.Usage != nil {
 		ew.usage, ew.hasUsage = *d.Usage, true
+		ew.written.Reported()
+	}
+	ew.written.Add(len(d.Text) + len(d.Reasoning) + len(d.Arguments))
+	if d.Call != nil {
+		ew.written.Add(len(d.Call.Name) + len(d.Call.Arguments))
 	}
 	if d.Incomplete != "" {
 		ew.incomplete = d.Incomplete

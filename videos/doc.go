@@ -12,7 +12,7 @@
 // its own auth middleware:
 //
 //	store, contents := videos.NewMemoryStore(), videos.NewMemoryContentStore()
-//	runner := videos.NewRunner(store, generator, contents)
+//	runner := videos.NewRunner(store, generator, contents, videos.WithKeyStore(keyStore))
 //	h := videos.NewHandler(store, catalog, contents, videos.WithNotify(runner.Wake))
 //
 //	keys := auth.Middleware(keyStore)
@@ -110,6 +110,31 @@
 // [Task.BackendRef], never sent to clients, and the Generator finds the
 // work by it whichever runner claims the task, after a restart or on
 // another replica, instead of starting it again.
+//
+// # Quota
+//
+// Video tasks are charged to the API key that creates them, per second of
+// video and per model ([WithPricing]; [DefaultPricePerSecond], 1000 units
+// of the keys' quota a second, by default): a task costs its duration in
+// seconds, rounded up, times its model's price; a task whose request and
+// model name no duration is charged for the longest the model allows, or
+// 10 seconds. The create routes reserve that cost against the caller's
+// key (auth.Reserve) before storing the task; when all of the key's quota
+// is already reserved by requests and tasks in flight they answer 403
+// insufficient_quota in the flat shape (the one status besides 429 that
+// the flat shape keeps, as the auth middleware answers quota with 403).
+// The reservation is kept in [Task.Charge]. The [Runner], given the key
+// store with [WithKeyStore], charges it when the task completes and
+// releases it when the task fails; DELETE of a task that has not finished
+// releases it (through the key store of auth.Middleware). A task is
+// charged what was reserved for it, whatever the generator's result.
+//
+// Two cases are not settled: a task that a Claim fails because its lease
+// ran out too often keeps its reservation (no runner sees it fail), and a
+// deletion that races with the task's completion may release a
+// reservation that the runner has just charged (the key's Reserved is
+// then too low by the task's cost until its other reservations settle).
+// A request not behind auth.Middleware is not charged.
 //
 // # Status, list and delete
 //
@@ -229,7 +254,9 @@
 // fails the task with the code and message of a [*Failure], or
 // generation_failed and a generic message (the error itself is only
 // logged). A generation that outlives [WithGenerationTimeout] (1 hour)
-// fails; a panicking generator fails its task, not the runner. Shutdown
+// fails; a panicking generator fails its task, not the runner. A task's
+// [Task.Charge] is settled against the key store of [WithKeyStore] when
+// it completes or fails (see Quota above). Shutdown
 // stops claiming and waits for running tasks; past its deadline it
 // cancels and releases them. Several runners, in several processes, may
 // share one store.

@@ -204,3 +204,59 @@ func ExampleNewMemoryStore() {
 func tempDir() (string, error) { return os.MkdirTemp("", "videos-example-") }
 
 func removeAll(dir string) { _ = os.RemoveAll(dir) }
+
+func ExampleWithPricing() {
+	ctx := context.Background()
+	keys := auth.NewMemoryKeyStore()
+	const secret = "sk-example0123456789abcdefABCDEF"
+	_ = keys.Add(ctx, secret, auth.Key{ID: "key_1", Owner: "acme", Quota: auth.LimitedQuota(10_000)})
+
+	store, contents := videos.NewMemoryStore(), videos.NewMemoryContentStore()
+	catalog := models.NewMemoryCatalog(demo.VideoModels()...)
+	// 500 units of quota a second of demo-video, the default for others.
+	price := func(model string) int64 {
+		if model == "demo-video" {
+			return 500
+		}
+		return videos.DefaultPricePerSecond
+	}
+	h := auth.Middleware(keys)(videos.NewHandler(store, catalog, contents, videos.WithPricing(price)))
+	create := func() string {
+		r := httptest.NewRequest("POST", "/v1/videos", strings.NewReader(`{"model":"demo-video","prompt":"a lighthouse","size":"1280x720","seconds":8}`))
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Authorization", "Bearer "+secret)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		var v struct{ Status, Code string }
+		_ = json.Unmarshal(w.Body.Bytes(), &v)
+		return fmt.Sprint(w.Code, " ", v.Status, v.Code)
+	}
+	quota := func() auth.Quota { k, _ := keys.Lookup(ctx, secret); return k.Quota }
+
+	// Creating an 8-second video reserves 8 × 500 of the key's 10 000.
+	fmt.Println(create())
+	fmt.Printf("%+v\n", quota())
+
+	// The runner charges the reservation when the task completes.
+	runner := videos.NewRunner(store, demo.NewVideoGenerator(demo.WithVideoDuration(0)), contents,
+		videos.WithKeyStore(keys), videos.WithPollInterval(time.Millisecond))
+	go runner.Run(ctx)
+	for quota().Reserved > 0 {
+		time.Sleep(time.Millisecond)
+	}
+	_ = runner.Shutdown(ctx)
+	fmt.Printf("%+v\n", quota())
+
+	// Two more fit in what is left (the second finds 2000 unreserved
+	// and reserves 4000); a third finds nothing unreserved.
+	fmt.Println(create())
+	fmt.Println(create())
+	fmt.Println(create())
+	// Output:
+	// 200 queued
+	// {Unlimited:false Remaining:10000 Reserved:4000 Used:0}
+	// {Unlimited:false Remaining:6000 Reserved:0 Used:4000}
+	// 200 queued
+	// 200 queued
+	// 403 insufficient_quota
+}

@@ -193,7 +193,7 @@ func (h *handler) create(w http.ResponseWriter, r *http.Request, owner string) {
 		return
 	}
 	t.Request = Request{Create: req}
-	h.save(w, r, t)
+	h.save(w, r, t, m)
 }
 
 // createMultimodal serves POST /v1/vendorai/videos.
@@ -214,7 +214,7 @@ func (h *handler) createMultimodal(w http.ResponseWriter, r *http.Request, owner
 		return
 	}
 	t.Request = Request{Multimodal: req}
-	h.save(w, r, t)
+	h.save(w, r, t, m)
 }
 
 func (h *handler) newTask(owner, model string) *Task {
@@ -227,14 +227,24 @@ func (h *handler) newTask(owner, model string) *Task {
 	}
 }
 
-// save submits a new task (see [WithSubmitter]), stores it and answers
-// the creation.
-func (h *handler) save(w http.ResponseWriter, r *http.Request, t *Task) {
-	if err := h.submit(r.Context(), t); err != nil {
+// save reserves the cost of a new task, submits it (see
+// [WithSubmitter]), stores it and answers the creation. What fails after
+// the reservation releases it.
+func (h *handler) save(w http.ResponseWriter, r *http.Request, t *Task, m *models.Model) {
+	rsv, err := h.reserve(r.Context(), t, m)
+	if err == nil {
+		if err = h.submit(r.Context(), t); err != nil && rsv != nil {
+			_, _ = rsv.Settle(r.Context(), 0)
+		}
+	}
+	if err != nil {
 		h.flat.Write(w, r, err)
 		return
 	}
 	if err := h.store.Create(r.Context(), t); err != nil {
+		if rsv != nil {
+			_, _ = rsv.Settle(r.Context(), 0)
+		}
 		if t.BackendRef != "" {
 			h.cfg.logger.LogAttrs(r.Context(), slog.LevelWarn, "videos: a submitted task could not be stored; its work is orphaned",
 				slog.String("task_id", t.ID), slog.String("backend_ref", t.BackendRef), slog.String("error", err.Error()))
@@ -369,13 +379,18 @@ func (h *handler) list(w http.ResponseWriter, r *http.Request, owner string) {
 }
 
 // delete serves DELETE /v1/videos/{task_id}. A task is deleted in any
-// state; a running one is abandoned by its worker at its next update.
+// state; a running one is abandoned by its worker at its next update, and
+// the quota reserved for one that had not finished is released.
 func (h *handler) delete(w http.ResponseWriter, r *http.Request, owner, id string) {
 	if !ValidID(id) {
 		h.content.Write(w, r, notFound(id))
 		return
 	}
-	err := h.store.Delete(r.Context(), owner, id)
+	// The task as it was, for the charge of one that has not finished.
+	t, err := h.store.Get(r.Context(), owner, id)
+	if err == nil {
+		err = h.store.Delete(r.Context(), owner, id)
+	}
 	if errors.Is(err, ErrNotFound) {
 		h.content.Write(w, r, notFound(id).WithCause(err))
 		return
@@ -383,6 +398,9 @@ func (h *handler) delete(w http.ResponseWriter, r *http.Request, owner, id strin
 	if err != nil {
 		h.content.Write(w, r, storeError(err))
 		return
+	}
+	if !t.Status.Terminal() {
+		h.release(r.Context(), t)
 	}
 	if err := h.contents.Delete(context.WithoutCancel(r.Context()), id); err != nil {
 		h.cfg.logger.LogAttrs(r.Context(), slog.LevelError, "videos: deleting content",

@@ -30,6 +30,12 @@ const (
 	// DefaultPollAfter is the poll interval suggested to clients in the
 	// openai-poll-after-ms header (spec §8 recommends 3 to 10 seconds).
 	DefaultPollAfter = 3 * time.Second
+	// DefaultPricePerSecond is what one second of video costs by default,
+	// in the unit of the API keys' quotas (auth.Quota): 1000.
+	DefaultPricePerSecond int64 = 1000
+	// unknownSeconds is the duration charged for a task whose request
+	// and model name none, when the model lists no allowed durations.
+	unknownSeconds = 10
 )
 
 // An Option configures [NewHandler].
@@ -48,6 +54,7 @@ type config struct {
 	notify        func()
 	submitter     Submitter
 	pollAfter     time.Duration
+	price         func(model string) int64
 	now           func() time.Time
 }
 
@@ -61,6 +68,7 @@ func newConfig(opts []Option) *config {
 		owner:         PrincipalOwner,
 		allow:         principalAllows,
 		pollAfter:     DefaultPollAfter,
+		price:         func(string) int64 { return DefaultPricePerSecond },
 		now:           time.Now,
 	}
 	for _, o := range opts {
@@ -264,6 +272,30 @@ func WithSubmitter(s Submitter) Option {
 // [DefaultPollAfter] (3s); 0 or less sends no header.
 func WithPollAfter(d time.Duration) Option {
 	return func(c *config) { c.pollAfter = d }
+}
+
+// WithPricing sets what one second of video of each model costs, in the
+// unit of the API keys' quotas (auth.Quota); a price ≤ 0 makes the model
+// free. Default: [DefaultPricePerSecond] for every model; nil restores
+// it.
+//
+// A task costs its duration in seconds (the request's, else the model's
+// default; if neither names one, the longest the model allows, else 10),
+// rounded up, times its model's price. The create routes reserve that
+// amount against the caller's key (auth.Reserve) before storing the task,
+// and refuse with 403 insufficient_quota, in the flat shape, when all of
+// the key's quota is already reserved by requests and tasks in flight.
+// The amount is kept in [Task.Charge]: the [Runner] (given the key store
+// with [WithKeyStore]) charges it when the task completes and releases
+// it when the task fails; deleting a task before it finishes releases it
+// too. A request that is not behind auth.Middleware is not charged.
+func WithPricing(price func(model string) int64) Option {
+	return func(c *config) {
+		if price == nil {
+			price = func(string) int64 { return DefaultPricePerSecond }
+		}
+		c.price = price
+	}
 }
 
 // WithClock sets the clock of the created_at times. Default time.Now.

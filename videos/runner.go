@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sync/semaphore"
 
+	"github.com/gatewaykit/gatewaykit/auth"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
 )
 
@@ -39,6 +40,17 @@ type runnerConfig struct {
 	name        string
 	logger      *slog.Logger
 	now         func() time.Time
+	keys        auth.KeyStore
+}
+
+// WithKeyStore sets the store of the API keys whose quota the video
+// handler reserves for each task (see [WithPricing] and [Task.Charge]):
+// the runner charges a task's reservation when the task completes, and
+// releases it when the task fails. It must be the store given to
+// auth.Middleware. Without it, a charged task's reservation is never
+// settled, and the runner logs an error for each such task.
+func WithKeyStore(keys auth.KeyStore) RunnerOption {
+	return func(c *runnerConfig) { c.keys = keys }
 }
 
 // WithWorkers sets how many tasks the runner generates at once. Default
@@ -388,7 +400,7 @@ func (r *Runner) runTask(parent context.Context, t *Task) {
 		// Finished, even if the runner is stopping meanwhile: record it.
 		completion, err := r.storeResult(ctx, t, res)
 		if err != nil {
-			r.fail(ctx, update, err, log)
+			r.fail(ctx, t, update, err, log)
 			return
 		}
 		if _, err := update(UpdateParams{Complete: completion}); err != nil {
@@ -397,18 +409,19 @@ func (r *Runner) runTask(parent context.Context, t *Task) {
 			}
 			return
 		}
+		r.settle(parent, t, true, log)
 		log.LogAttrs(parent, slog.LevelDebug, "videos: task completed")
 	case parent.Err() != nil:
 		// The runner is stopping: hand the task back.
 		_, err := update(UpdateParams{Release: true})
 		log.LogAttrs(parent, slog.LevelDebug, "videos: task released", slog.Bool("ok", err == nil))
 	case errors.Is(genCtx.Err(), context.DeadlineExceeded):
-		r.fail(ctx, update, &Failure{
+		r.fail(ctx, t, update, &Failure{
 			Message: fmt.Sprintf("Video generation timed out after %s.", r.cfg.timeout),
 			Err:     genErr,
 		}, log)
 	default:
-		r.fail(ctx, update, genErr, log)
+		r.fail(ctx, t, update, genErr, log)
 	}
 }
 
@@ -427,12 +440,14 @@ func (r *Runner) generate(ctx context.Context, t *Task, progress func(int)) (res
 	return res, err
 }
 
-// fail records err as the task's failure.
-func (r *Runner) fail(ctx context.Context, update func(UpdateParams) (*Task, error), err error, log *slog.Logger) {
+// fail records err as the failure of t, and releases its charge.
+func (r *Runner) fail(ctx context.Context, t *Task, update func(UpdateParams) (*Task, error), err error, log *slog.Logger) {
 	te := failureOf(err)
 	log.LogAttrs(ctx, slog.LevelInfo, "videos: task failed",
 		slog.String("code", te.Code), slog.String("error", err.Error()))
-	_, _ = update(UpdateParams{Fail: &te})
+	if _, err := update(UpdateParams{Fail: &te}); err == nil {
+		r.settle(ctx, t, false, log)
+	}
 }
 
 func failureOf(err error) TaskError {

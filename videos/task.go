@@ -102,6 +102,13 @@ type Task struct {
 	// for the [Generator] to find that work again; empty when nothing was
 	// submitted. It is opaque to the store and never sent to clients.
 	BackendRef string `json:"backend_ref,omitempty"`
+	// Charge is the quota reserved for the task when it was created
+	// (see [WithPricing]): the [Runner] settles it when the task
+	// completes and releases it when the task fails, and the handler
+	// releases it when the task is deleted before it finishes. Nil when
+	// nothing was reserved (a free model, or no key to charge). Never
+	// sent to clients.
+	Charge *TaskCharge `json:"charge,omitempty"`
 
 	// Request is the request that created the task. It is immutable:
 	// stores may share it between the copies they hand out, and callers
@@ -127,6 +134,10 @@ func (t *Task) Clone() *Task {
 		e := *t.Error
 		c.Error = &e
 	}
+	if t.Charge != nil {
+		ch := *t.Charge
+		c.Charge = &ch
+	}
 	if t.Metadata.Seed != nil {
 		s := *t.Metadata.Seed
 		c.Metadata.Seed = &s
@@ -136,6 +147,14 @@ func (t *Task) Clone() *Task {
 
 // Prompt returns the prompt of the task's request, on either path.
 func (t *Task) Prompt() string { return t.Request.Prompt() }
+
+// TaskCharge is the quota reserved for a task ([Task.Charge]).
+type TaskCharge struct {
+	// KeyID is the id of the API key charged (auth.Principal.KeyID).
+	KeyID string `json:"key_id"`
+	// Amount is what was reserved, in the unit of the key's quota.
+	Amount int64 `json:"amount"`
+}
 
 // TaskError is the error of a failed task, sent as {"message","code"}.
 type TaskError struct {

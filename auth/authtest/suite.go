@@ -79,6 +79,10 @@ func TestKeyStore(t *testing.T, newStore func(t *testing.T, seeds []Seed) auth.K
 		require.NotNil(t, k)
 		return k
 	}
+	// consume settles usage without a reservation, as auth.Charge does.
+	consume := func(s auth.KeyStore, keyID string, amount int64) (auth.Quota, error) {
+		return s.Settle(ctx, auth.SettleParams{KeyID: keyID, Used: amount})
+	}
 	// keyOpts compare keys as stored: a store may return an empty slice
 	// for nil, and times in another location.
 	keyOpts := cmp.Options{cmpopts.EquateEmpty()}
@@ -206,60 +210,60 @@ func TestKeyStore(t *testing.T, newStore func(t *testing.T, seeds []Seed) auth.K
 		}
 	})
 
-	t.Run("ConsumeTakesFromALimitedQuota", func(t *testing.T) {
+	t.Run("SettleTakesFromALimitedQuota", func(t *testing.T) {
 		t.Parallel()
 		s, seeds := setup(t, limited(100))
-		q, err := s.Consume(ctx, seeds[0].Key.ID, 30)
+		q, err := consume(s, seeds[0].Key.ID, 30)
 		require.NoError(t, err)
 		want := auth.Quota{Remaining: 70, Used: 30}
 		require.Equal(t, want, q)
 		require.Equal(t, want, lookup(t, s, seeds[0].Secret).Quota)
 	})
 
-	t.Run("ConsumeOfZeroChangesNothing", func(t *testing.T) {
+	t.Run("SettleOfZeroChangesNothing", func(t *testing.T) {
 		t.Parallel()
 		s, seeds := setup(t, limited(100), limited(0))
 		for _, sd := range seeds {
-			q, err := s.Consume(ctx, sd.Key.ID, 0)
+			q, err := consume(s, sd.Key.ID, 0)
 			require.NoError(t, err)
 			require.Equal(t, sd.Key.Quota, q)
 			require.Equal(t, sd.Key.Quota, lookup(t, s, sd.Secret).Quota)
 		}
 	})
 
-	t.Run("ConsumeOfExactlyWhatIsLeftSucceedsAndLeavesZero", func(t *testing.T) {
+	t.Run("SettleOfExactlyWhatIsLeftSucceedsAndLeavesZero", func(t *testing.T) {
 		t.Parallel()
 		s, seeds := setup(t, limited(100))
-		q, err := s.Consume(ctx, seeds[0].Key.ID, 100)
+		q, err := consume(s, seeds[0].Key.ID, 100)
 		require.NoError(t, err)
 		require.Equal(t, auth.Quota{Remaining: 0, Used: 100}, q)
 		require.True(t, lookup(t, s, seeds[0].Secret).Quota.Exhausted())
 	})
 
-	t.Run("ConsumeBeyondWhatIsLeftClampsAtZeroAndReturnsErrQuotaExceeded", func(t *testing.T) {
+	t.Run("SettleBeyondWhatIsLeftClampsAtZeroAndReturnsErrQuotaExceeded", func(t *testing.T) {
 		t.Parallel()
 		s, seeds := setup(t, limited(100))
-		q, err := s.Consume(ctx, seeds[0].Key.ID, 150)
+		q, err := consume(s, seeds[0].Key.ID, 150)
 		require.ErrorIs(t, err, auth.ErrQuotaExceeded)
 		want := auth.Quota{Remaining: 0, Used: 150}
 		require.Equal(t, want, q)
 		require.Equal(t, want, lookup(t, s, seeds[0].Secret).Quota)
 	})
 
-	t.Run("ConsumeOnAnExhaustedKeyReturnsErrQuotaExceeded", func(t *testing.T) {
+	t.Run("SettleOnAnExhaustedKeyReturnsErrQuotaExceeded", func(t *testing.T) {
 		t.Parallel()
 		s, seeds := setup(t, limited(0))
-		q, err := s.Consume(ctx, seeds[0].Key.ID, 1)
+		q, err := consume(s, seeds[0].Key.ID, 1)
 		require.ErrorIs(t, err, auth.ErrQuotaExceeded)
 		require.Equal(t, auth.Quota{Remaining: 0, Used: 1}, q)
 	})
 
-	t.Run("ConsumeReturnsErrKeyNotFoundForAnUnknownKeyID", func(t *testing.T) {
+	t.Run("SettleReturnsErrKeyNotFoundForAnUnknownKeyID", func(t *testing.T) {
 		t.Parallel()
 		s, seeds := setup(t, limited(10))
-		_, err := s.Consume(ctx, newID(), 1)
+		_, err := consume(s, newID(), 1)
 		require.ErrorIs(t, err, auth.ErrKeyNotFound)
-		_, err = s.Consume(ctx, seeds[0].Secret, 1) // a secret is not an id
+		_, err = consume(s, seeds[0].Secret, 1) // a secret is not an id
 		require.ErrorIs(t, err, auth.ErrKeyNotFound)
 		require.Equal(t, auth.LimitedQuota(10), lookup(t, s, seeds[0].Secret).Quota)
 	})
@@ -268,7 +272,7 @@ func TestKeyStore(t *testing.T, newStore func(t *testing.T, seeds []Seed) auth.K
 		t.Parallel()
 		s, seeds := setup(t, unlimited())
 		for range 3 {
-			q, err := s.Consume(ctx, seeds[0].Key.ID, math.MaxInt64/2)
+			q, err := consume(s, seeds[0].Key.ID, math.MaxInt64/2)
 			require.NoError(t, err)
 			require.True(t, q.Unlimited)
 			require.False(t, q.Exhausted())
@@ -278,30 +282,181 @@ func TestKeyStore(t *testing.T, newStore func(t *testing.T, seeds []Seed) auth.K
 		require.Equal(t, int64(math.MaxInt64), got.Used, "Used must saturate, not wrap")
 	})
 
-	t.Run("ConsumeChargesDisabledAndExpiredKeys", func(t *testing.T) {
+	t.Run("SettleChargesDisabledAndExpiredKeys", func(t *testing.T) {
 		t.Parallel()
 		disabled, expired := limited(10), limited(10)
 		disabled.Disabled = true
 		expired.ExpiresAt = time.Now().Add(-time.Hour).UTC().Truncate(time.Second)
 		s, seeds := setup(t, disabled, expired)
 		for _, sd := range seeds {
-			q, err := s.Consume(ctx, sd.Key.ID, 4)
+			q, err := consume(s, sd.Key.ID, 4)
 			require.NoError(t, err)
 			require.Equal(t, auth.Quota{Remaining: 6, Used: 4}, q)
 		}
 	})
 
-	t.Run("ConsumeLeavesOtherKeysAlone", func(t *testing.T) {
+	t.Run("SettleLeavesOtherKeysAlone", func(t *testing.T) {
 		t.Parallel()
 		s, seeds := setup(t, limited(10), limited(10))
-		_, err := s.Consume(ctx, seeds[0].Key.ID, 10)
+		_, err := consume(s, seeds[0].Key.ID, 10)
 		require.NoError(t, err)
 		require.Equal(t, auth.LimitedQuota(10), lookup(t, s, seeds[1].Secret).Quota)
 	})
 
+	reserve := func(t *testing.T, s auth.KeyStore, keyID string, amount int64) {
+		t.Helper()
+		require.NoError(t, s.Reserve(ctx, keyID, amount))
+	}
+
+	t.Run("ReserveSetsAsidePartOfALimitedQuota", func(t *testing.T) {
+		t.Parallel()
+		s, seeds := setup(t, limited(100))
+		reserve(t, s, seeds[0].Key.ID, 30)
+		got := lookup(t, s, seeds[0].Secret).Quota
+		require.Equal(t, auth.Quota{Remaining: 100, Reserved: 30}, got)
+		require.Equal(t, int64(70), got.Available())
+	})
+
+	t.Run("ReserveGrantsTheWholeAmountWhileAnythingIsUnreserved", func(t *testing.T) {
+		t.Parallel()
+		s, seeds := setup(t, limited(100))
+		reserve(t, s, seeds[0].Key.ID, 99)
+		reserve(t, s, seeds[0].Key.ID, 50) // 1 unreserved: granted in full
+		got := lookup(t, s, seeds[0].Secret).Quota
+		require.Equal(t, auth.Quota{Remaining: 100, Reserved: 149}, got)
+		require.Equal(t, int64(0), got.Available())
+	})
+
+	t.Run("ReserveReturnsErrQuotaExceededWhenEverythingIsReserved", func(t *testing.T) {
+		t.Parallel()
+		s, seeds := setup(t, limited(100))
+		reserve(t, s, seeds[0].Key.ID, 100)
+		require.ErrorIs(t, s.Reserve(ctx, seeds[0].Key.ID, 1), auth.ErrQuotaExceeded)
+		require.Equal(t, auth.Quota{Remaining: 100, Reserved: 100}, lookup(t, s, seeds[0].Secret).Quota)
+	})
+
+	t.Run("ReserveOnAnExhaustedKeyReturnsErrQuotaExceeded", func(t *testing.T) {
+		t.Parallel()
+		s, seeds := setup(t, limited(0))
+		require.ErrorIs(t, s.Reserve(ctx, seeds[0].Key.ID, 1), auth.ErrQuotaExceeded)
+		require.Equal(t, auth.LimitedQuota(0), lookup(t, s, seeds[0].Secret).Quota)
+	})
+
+	t.Run("ReserveOnAnUnlimitedKeySucceedsAndRecordsNothing", func(t *testing.T) {
+		t.Parallel()
+		s, seeds := setup(t, unlimited())
+		reserve(t, s, seeds[0].Key.ID, math.MaxInt64)
+		require.Equal(t, auth.UnlimitedQuota(), lookup(t, s, seeds[0].Secret).Quota)
+	})
+
+	t.Run("ReserveReturnsErrKeyNotFoundForAnUnknownKeyID", func(t *testing.T) {
+		t.Parallel()
+		s, seeds := setup(t, limited(10))
+		require.ErrorIs(t, s.Reserve(ctx, newID(), 1), auth.ErrKeyNotFound)
+		require.ErrorIs(t, s.Reserve(ctx, seeds[0].Secret, 1), auth.ErrKeyNotFound)
+		require.Equal(t, auth.LimitedQuota(10), lookup(t, s, seeds[0].Secret).Quota)
+	})
+
+	t.Run("SettleReleasesTheReservationAndConsumesTheUsageInOneStep", func(t *testing.T) {
+		t.Parallel()
+		s, seeds := setup(t, limited(100))
+		reserve(t, s, seeds[0].Key.ID, 50)
+		reserve(t, s, seeds[0].Key.ID, 10)
+		q, err := s.Settle(ctx, auth.SettleParams{KeyID: seeds[0].Key.ID, Reserved: 50, Used: 20})
+		require.NoError(t, err)
+		want := auth.Quota{Remaining: 80, Reserved: 10, Used: 20}
+		require.Equal(t, want, q)
+		require.Equal(t, want, lookup(t, s, seeds[0].Secret).Quota)
+	})
+
+	t.Run("SettleBeyondWhatIsLeftReleasesClampsAndReturnsErrQuotaExceeded", func(t *testing.T) {
+		t.Parallel()
+		s, seeds := setup(t, limited(100))
+		reserve(t, s, seeds[0].Key.ID, 40)
+		reserve(t, s, seeds[0].Key.ID, 70)
+		q, err := s.Settle(ctx, auth.SettleParams{KeyID: seeds[0].Key.ID, Reserved: 70, Used: 130})
+		require.ErrorIs(t, err, auth.ErrQuotaExceeded)
+		want := auth.Quota{Remaining: 0, Reserved: 40, Used: 130}
+		require.Equal(t, want, q)
+		require.Equal(t, want, lookup(t, s, seeds[0].Secret).Quota)
+	})
+
+	t.Run("SettleNeverLeavesANegativeReservation", func(t *testing.T) {
+		t.Parallel()
+		s, seeds := setup(t, limited(100))
+		reserve(t, s, seeds[0].Key.ID, 5)
+		q, err := s.Settle(ctx, auth.SettleParams{KeyID: seeds[0].Key.ID, Reserved: 50, Used: 1})
+		require.NoError(t, err)
+		require.Equal(t, auth.Quota{Remaining: 99, Reserved: 0, Used: 1}, q)
+	})
+
+	t.Run("SettleOfAReservationWithoutUsageRefundsIt", func(t *testing.T) {
+		t.Parallel()
+		s, seeds := setup(t, limited(100))
+		reserve(t, s, seeds[0].Key.ID, 100)
+		require.ErrorIs(t, s.Reserve(ctx, seeds[0].Key.ID, 1), auth.ErrQuotaExceeded)
+		q, err := s.Settle(ctx, auth.SettleParams{KeyID: seeds[0].Key.ID, Reserved: 100})
+		require.NoError(t, err)
+		require.Equal(t, auth.LimitedQuota(100), q)
+		reserve(t, s, seeds[0].Key.ID, 1)
+	})
+
 	const goroutines = 128
 
-	t.Run("ConcurrentConsumptionLosesNoUpdate", func(t *testing.T) {
+	t.Run("ConcurrentReservationsNeverPromiseMoreThanOneAmountBeyondTheBudget", func(t *testing.T) {
+		t.Parallel()
+		// Reservations of 7 succeed while less than 100 is reserved: 15
+		// of them (the 15th finds 2 unreserved and takes 7), whatever the
+		// interleaving.
+		const amount, budget = 7, 100
+		s, seeds := setup(t, limited(budget))
+		var ok, exceeded atomic.Int64
+		var wg sync.WaitGroup
+		for range goroutines {
+			wg.Go(func() {
+				err := s.Reserve(ctx, seeds[0].Key.ID, amount)
+				switch {
+				case err == nil:
+					ok.Add(1)
+				case errors.Is(err, auth.ErrQuotaExceeded):
+					exceeded.Add(1)
+				default:
+					t.Errorf("Reserve: %v", err)
+				}
+			})
+		}
+		wg.Wait()
+		const granted = (budget + amount - 1) / amount
+		require.Equal(t, int64(granted), ok.Load(), "reservations granted")
+		require.Equal(t, int64(goroutines-granted), exceeded.Load(), "reservations refused")
+		require.Equal(t, auth.Quota{Remaining: budget, Reserved: granted * amount}, lookup(t, s, seeds[0].Secret).Quota)
+	})
+
+	t.Run("ConcurrentReservationsAndSettlementsLoseNoUpdate", func(t *testing.T) {
+		t.Parallel()
+		const perGoroutine, reserved, used, budget = 8, 10, 3, 1_000_000
+		s, seeds := setup(t, limited(budget))
+		var wg sync.WaitGroup
+		for range goroutines {
+			wg.Go(func() {
+				for range perGoroutine {
+					if err := s.Reserve(ctx, seeds[0].Key.ID, reserved); err != nil {
+						t.Errorf("Reserve: %v", err)
+						return
+					}
+					if _, err := s.Settle(ctx, auth.SettleParams{KeyID: seeds[0].Key.ID, Reserved: reserved, Used: used}); err != nil {
+						t.Errorf("Settle: %v", err)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		const total = goroutines * perGoroutine * used
+		require.Equal(t, auth.Quota{Remaining: budget - total, Used: total}, lookup(t, s, seeds[0].Secret).Quota)
+	})
+
+	t.Run("ConcurrentSettlementLosesNoUpdate", func(t *testing.T) {
 		t.Parallel()
 		const perGoroutine, amount, budget = 8, 3, 1_000_000
 		s, seeds := setup(t, limited(budget))
@@ -310,7 +465,7 @@ func TestKeyStore(t *testing.T, newStore func(t *testing.T, seeds []Seed) auth.K
 		for range goroutines {
 			wg.Go(func() {
 				for range perGoroutine {
-					if _, err := s.Consume(ctx, seeds[0].Key.ID, amount); err != nil {
+					if _, err := consume(s, seeds[0].Key.ID, amount); err != nil {
 						errs <- err
 					}
 				}
@@ -325,7 +480,7 @@ func TestKeyStore(t *testing.T, newStore func(t *testing.T, seeds []Seed) auth.K
 		require.Equal(t, auth.Quota{Remaining: budget - used, Used: used}, lookup(t, s, seeds[0].Secret).Quota)
 	})
 
-	t.Run("ConcurrentConsumptionNeverOverdrawsUnnoticed", func(t *testing.T) {
+	t.Run("ConcurrentSettlementNeverOverdrawsUnnoticed", func(t *testing.T) {
 		t.Parallel()
 		// 14 charges of 7 fit in 100; the 15th takes the last 2 and
 		// fails, as do all later ones, whatever the interleaving.
@@ -335,20 +490,20 @@ func TestKeyStore(t *testing.T, newStore func(t *testing.T, seeds []Seed) auth.K
 		var wg sync.WaitGroup
 		for range goroutines {
 			wg.Go(func() {
-				q, err := s.Consume(ctx, seeds[0].Key.ID, amount)
+				q, err := consume(s, seeds[0].Key.ID, amount)
 				switch {
 				case err == nil:
 					ok.Add(1)
 				case errors.Is(err, auth.ErrQuotaExceeded):
 					exceeded.Add(1)
 					if q.Remaining != 0 {
-						t.Errorf("Consume returned ErrQuotaExceeded with Remaining %d, want 0", q.Remaining)
+						t.Errorf("Settle returned ErrQuotaExceeded with Remaining %d, want 0", q.Remaining)
 					}
 				default:
-					t.Errorf("Consume: %v", err)
+					t.Errorf("Settle: %v", err)
 				}
 				if q.Remaining < 0 {
-					t.Errorf("Consume returned a negative Remaining %d", q.Remaining)
+					t.Errorf("Settle returned a negative Remaining %d", q.Remaining)
 				}
 			})
 		}
@@ -358,14 +513,14 @@ func TestKeyStore(t *testing.T, newStore func(t *testing.T, seeds []Seed) auth.K
 		require.Equal(t, auth.Quota{Remaining: 0, Used: goroutines * amount}, lookup(t, s, seeds[0].Secret).Quota)
 	})
 
-	t.Run("ConcurrentConsumptionOnAnUnlimitedKeyRecordsAllUsage", func(t *testing.T) {
+	t.Run("ConcurrentSettlementOnAnUnlimitedKeyRecordsAllUsage", func(t *testing.T) {
 		t.Parallel()
 		s, seeds := setup(t, unlimited())
 		var wg sync.WaitGroup
 		for range goroutines {
 			wg.Go(func() {
-				if _, err := s.Consume(ctx, seeds[0].Key.ID, 5); err != nil {
-					t.Errorf("Consume: %v", err)
+				if _, err := consume(s, seeds[0].Key.ID, 5); err != nil {
+					t.Errorf("Settle: %v", err)
 				}
 			})
 		}
@@ -380,8 +535,8 @@ func TestKeyStore(t *testing.T, newStore func(t *testing.T, seeds []Seed) auth.K
 		var wg sync.WaitGroup
 		for range goroutines {
 			wg.Go(func() {
-				if _, err := s.Consume(ctx, seeds[0].Key.ID, 1); err != nil {
-					t.Errorf("Consume: %v", err)
+				if _, err := consume(s, seeds[0].Key.ID, 1); err != nil {
+					t.Errorf("Settle: %v", err)
 				}
 			})
 			wg.Go(func() {

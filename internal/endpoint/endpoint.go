@@ -1,7 +1,8 @@
 // Package endpoint holds what the handlers of packages chat, completions
 // and responses share: the options they have in common, how they report
 // errors, start a stream and write a backend's deltas to it (flushing
-// unless the next delta is at hand), and how they charge usage.
+// unless the next delta is at hand), and how they reserve and settle the
+// quota of a request.
 //
 // Each of those packages keeps its own Option type and With functions,
 // whose documentation is the package's; they set the fields of a Config
@@ -17,6 +18,7 @@ package endpoint
 import (
 	"context"
 	"errors"
+	"fmt"
 	"iter"
 	"log/slog"
 	"net/http"
@@ -140,18 +142,98 @@ func IsAPIError(err error) bool {
 	return errors.As(err, &e)
 }
 
-// Charge records tokens against the request's API key. A request that is
-// not behind auth.Middleware has no key to charge; a charge that fails is
-// logged.
-func (c *Config) Charge(ctx context.Context, tokens int) {
-	_, err := auth.Charge(ctx, int64(tokens))
-	switch {
-	case err == nil, errors.Is(err, auth.ErrNoPrincipal):
-	case errors.Is(err, auth.ErrQuotaExceeded):
-		c.Logger.LogAttrs(ctx, slog.LevelDebug, "usage exceeded the key's quota", slog.Int("tokens", tokens))
-	default:
-		c.Logger.LogAttrs(ctx, slog.LevelError, "charging usage failed", slog.Int("tokens", tokens), slog.String("error", err.Error()))
+// DefaultOutputReserve is the output cap, in tokens per choice, that a
+// request's reservation assumes when neither the request nor the model
+// sets one.
+const DefaultOutputReserve = 4096
+
+// PromptTokens estimates the tokens of a prompt of n bytes: n / 4,
+// rounded up. It is cheap and, for the JSON bodies of requests, which
+// carry names, quotes and braces besides the text, errs on the high side
+// for most languages.
+func PromptTokens(n int) int64 { return (int64(max(n, 0)) + 3) / 4 }
+
+// Estimate returns the tokens that a request reserves: promptTokens plus
+// choices times the output cap, which is limit (the request's max_tokens,
+// max_completion_tokens or max_output_tokens) if positive, else the
+// model's OutputTokenLimit if set, else [DefaultOutputReserve].
+func Estimate(promptTokens int64, choices, limit int, m *models.Model) int64 {
+	if limit <= 0 && m != nil {
+		limit = m.OutputTokenLimit
 	}
+	if limit <= 0 {
+		limit = DefaultOutputReserve
+	}
+	return promptTokens + int64(max(choices, 1))*int64(limit)
+}
+
+// msgQuota is the message of a request refused because all of its key's
+// quota is reserved by requests in flight.
+const msgQuota = "You exceeded the quota of this API key: what is left is reserved by requests in flight. Please retry when they end, or check your plan and billing details."
+
+// Reserve reserves est tokens of the request's API key (auth.Reserve).
+// All of the key's quota promised to requests in flight is a 403
+// insufficient_quota. A request that is not behind auth.Middleware has
+// no key: it gets a nil reservation, which [Config.Settle] accepts.
+func (c *Config) Reserve(ctx context.Context, est int64) (*auth.Reservation, error) {
+	res, err := auth.Reserve(ctx, est)
+	switch {
+	case err == nil:
+		return res, nil
+	case errors.Is(err, auth.ErrNoPrincipal):
+		return nil, nil
+	case errors.Is(err, auth.ErrQuotaExceeded):
+		return nil, apierrors.InsufficientQuota(msgQuota).WithCause(err)
+	case errors.Is(err, context.DeadlineExceeded):
+		return nil, apierrors.From(err)
+	}
+	return nil, apierrors.Internal(fmt.Errorf("reserving quota: %w", err))
+}
+
+// Settle ends the reservation res of a request that used tokens: it
+// releases res and records tokens against the key in one step. A nil res
+// (no key) records nothing; a settlement that fails is logged.
+func (c *Config) Settle(ctx context.Context, res *auth.Reservation, tokens int64) {
+	if res == nil {
+		return
+	}
+	_, err := res.Settle(ctx, max(tokens, 0))
+	switch {
+	case err == nil:
+	case errors.Is(err, auth.ErrQuotaExceeded):
+		c.Logger.LogAttrs(ctx, slog.LevelDebug, "usage exceeded the key's quota", slog.Int64("tokens", tokens))
+	default:
+		c.Logger.LogAttrs(ctx, slog.LevelError, "settling usage failed", slog.Int64("tokens", tokens), slog.String("error", err.Error()))
+	}
+}
+
+// Written counts the bytes of output a stream has written, to estimate
+// the usage of a stream whose backend never reported any: the client
+// went away first, or the backend does not count. See [Written.Usage].
+type Written struct {
+	bytes    int64
+	reported bool
+}
+
+// Add counts n bytes of output text (content, reasoning, tool call names
+// and arguments, or a raw chunk).
+func (w *Written) Add(n int) { w.bytes += int64(max(n, 0)) }
+
+// Reported records that the backend reported the usage.
+func (w *Written) Reported() { w.reported = true }
+
+// Usage returns reported if the backend reported the usage; otherwise the
+// estimate promptTokens plus [PromptTokens] of the output bytes written,
+// or 0 if no output was written (the stream failed, or its client left,
+// before the backend sent anything).
+func (w *Written) Usage(reported int, promptTokens int64) int64 {
+	switch {
+	case w.reported:
+		return int64(reported)
+	case w.bytes == 0:
+		return 0
+	}
+	return promptTokens + (w.bytes+3)/4
 }
 
 // StartStream starts the SSE reply of a streaming request, with the

@@ -16,6 +16,7 @@ import (
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
 	"github.com/gatewaykit/gatewaykit/internal/endpoint"
 	"github.com/gatewaykit/gatewaykit/internal/httpjson"
+	"github.com/gatewaykit/gatewaykit/models"
 )
 
 func TestSettersRestoreDefaults(t *testing.T) {
@@ -68,11 +69,50 @@ func TestHook(t *testing.T) {
 	}
 }
 
-func TestChargeWithoutKeyLogsNothing(t *testing.T) {
+func TestReserveWithoutKeyLogsNothing(t *testing.T) {
 	t.Parallel()
 	var log bytes.Buffer
 	c := endpoint.Defaults()
 	c.SetLogger(slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug})))
-	c.Charge(context.Background(), 12)
+	rsv, err := c.Reserve(context.Background(), 12)
+	require.NoError(t, err)
+	require.Nil(t, rsv)
+	c.Settle(context.Background(), rsv, 12)
 	require.Empty(t, log.String(), "a request without an API key has nothing to charge")
+}
+
+func TestEstimate(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name           string
+		prompt         int64
+		choices, limit int
+		model          *models.Model
+		want           int64
+	}{
+		{name: "RequestCap", prompt: 10, choices: 1, limit: 50, want: 60},
+		{name: "RequestCapPerChoice", prompt: 10, choices: 3, limit: 50, model: &models.Model{OutputTokenLimit: 9}, want: 160},
+		{name: "ModelCap", prompt: 10, choices: 2, model: &models.Model{OutputTokenLimit: 100}, want: 210},
+		{name: "DefaultCap", prompt: 1, choices: 0, want: 1 + endpoint.DefaultOutputReserve},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			require.Equal(t, tc.want, endpoint.Estimate(tc.prompt, tc.choices, tc.limit, tc.model))
+		})
+	}
+	require.Equal(t, int64(0), endpoint.PromptTokens(0))
+	require.Equal(t, int64(1), endpoint.PromptTokens(1))
+	require.Equal(t, int64(2), endpoint.PromptTokens(8))
+	require.Equal(t, int64(3), endpoint.PromptTokens(9))
+}
+
+func TestWrittenUsage(t *testing.T) {
+	t.Parallel()
+	var w endpoint.Written
+	require.Equal(t, int64(0), w.Usage(99, 5), "nothing reported, nothing written: nothing charged")
+	w.Add(10)
+	require.Equal(t, int64(5+3), w.Usage(99, 5), "no usage reported: the prompt estimate and a quarter of the output bytes")
+	w.Reported()
+	require.Equal(t, int64(99), w.Usage(99, 5), "the usage reported")
 }

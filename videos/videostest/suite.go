@@ -170,6 +170,34 @@ func TestTaskStore(t *testing.T, newStore func(t *testing.T) videos.TaskStore) {
 		require.Nil(t, again.Error)
 	})
 
+	t.Run("KeepsTheChargeOfATaskThroughItsLife", func(t *testing.T) {
+		s := setup(t)
+		task := NewTask("alice", 0)
+		task.Charge = &videos.TaskCharge{KeyID: "key_1", Amount: 8000}
+		free := NewTask("alice", time.Second)
+		mustCreate(ctx, t, s, task, free)
+		task.Charge.Amount = 1 // the store holds a copy
+		want := &videos.TaskCharge{KeyID: "key_1", Amount: 8000}
+
+		got, err := s.Get(ctx, "alice", task.ID)
+		require.NoError(t, err)
+		require.Equal(t, want, got.Charge)
+		got.Charge.Amount = 2 // and hands out copies
+		c, err := claimAt(ctx, t, s, "w1", T0())
+		require.NoError(t, err)
+		require.Equal(t, task.ID, c.ID)
+		require.Equal(t, want, c.Charge, "the claimed task carries the charge to the runner")
+		done, err := s.Update(ctx, videos.UpdateParams{ID: c.ID, Attempt: c.Attempts, Now: T0(),
+			Complete: &videos.Completion{Seconds: "8"}})
+		require.NoError(t, err)
+		require.Equal(t, want, done.Charge)
+		listed, _, err := s.List(ctx, videos.ListParams{Owner: "alice", Order: videos.OrderAsc})
+		require.NoError(t, err)
+		require.Len(t, listed, 2)
+		require.Equal(t, want, listed[0].Charge)
+		require.Nil(t, listed[1].Charge, "a task without a charge has none")
+	})
+
 	t.Run("ClaimReturnsErrNoTaskWhenNothingIsQueued", func(t *testing.T) {
 		s := setup(t)
 		_, err := claimAt(ctx, t, s, "w1", T0())

@@ -1,0 +1,133 @@
+package auth_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gatewaykit/gatewaykit/auth"
+)
+
+func TestReserve(t *testing.T) {
+	t.Parallel()
+
+	// serve runs fn as the handler of one request of the key with budget.
+	serve := func(t *testing.T, budget int64, fn func(r *http.Request, keys *auth.MemoryKeyStore)) *auth.MemoryKeyStore {
+		t.Helper()
+		keys := storeWith(t, "sk-abc", auth.Key{ID: "key_1", Quota: auth.LimitedQuota(budget)})
+		h := auth.Middleware(keys)(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { fn(r, keys) }))
+		r := httptest.NewRequest(http.MethodPost, "/", nil)
+		r.Header.Set("Authorization", "Bearer sk-abc")
+		h.ServeHTTP(httptest.NewRecorder(), r)
+		return keys
+	}
+	quota := func(t *testing.T, keys *auth.MemoryKeyStore) auth.Quota {
+		t.Helper()
+		k, err := keys.Lookup(context.Background(), "sk-abc")
+		require.NoError(t, err)
+		return k.Quota
+	}
+
+	t.Run("ReservesAndSettlesAgainstTheRequestsKey", func(t *testing.T) {
+		t.Parallel()
+		var mid auth.Quota
+		keys := serve(t, 100, func(r *http.Request, keys *auth.MemoryKeyStore) {
+			res, err := auth.Reserve(r.Context(), 60)
+			require.NoError(t, err)
+			require.Equal(t, int64(60), res.Amount())
+			require.Equal(t, "key_1", res.KeyID())
+			mid = quota(t, keys)
+			q, err := res.Settle(r.Context(), 25)
+			require.NoError(t, err)
+			require.Equal(t, auth.Quota{Remaining: 75, Used: 25}, q)
+			require.Zero(t, res.Amount())
+		})
+		require.Equal(t, auth.Quota{Remaining: 100, Reserved: 60}, mid)
+		require.Equal(t, auth.Quota{Remaining: 75, Used: 25}, quota(t, keys))
+	})
+
+	t.Run("RefusesWhenAllOfTheBudgetIsReserved", func(t *testing.T) {
+		t.Parallel()
+		serve(t, 100, func(r *http.Request, _ *auth.MemoryKeyStore) {
+			_, err := auth.Reserve(r.Context(), 100)
+			require.NoError(t, err)
+			_, err = auth.Reserve(r.Context(), 1)
+			require.ErrorIs(t, err, auth.ErrQuotaExceeded)
+		})
+	})
+
+	t.Run("SettlesOnlyOnce", func(t *testing.T) {
+		t.Parallel()
+		keys := serve(t, 100, func(r *http.Request, _ *auth.MemoryKeyStore) {
+			res, err := auth.Reserve(r.Context(), 10)
+			require.NoError(t, err)
+			_, err = res.Settle(r.Context(), 5)
+			require.NoError(t, err)
+			_, err = res.Settle(r.Context(), 5)
+			require.Error(t, err)
+		})
+		require.Equal(t, auth.Quota{Remaining: 95, Used: 5}, quota(t, keys))
+	})
+
+	t.Run("SettlesEvenWhenTheClientHasGone", func(t *testing.T) {
+		t.Parallel()
+		keys := serve(t, 100, func(r *http.Request, _ *auth.MemoryKeyStore) {
+			ctx, cancel := context.WithCancel(r.Context())
+			cancel()
+			res, err := auth.Reserve(ctx, 10)
+			require.NoError(t, err)
+			_, err = res.Settle(ctx, 7)
+			require.NoError(t, err)
+		})
+		require.Equal(t, auth.Quota{Remaining: 93, Used: 7}, quota(t, keys))
+	})
+
+	t.Run("ReturnsErrNoPrincipalOutsideTheMiddleware", func(t *testing.T) {
+		t.Parallel()
+		_, err := auth.Reserve(context.Background(), 1)
+		require.ErrorIs(t, err, auth.ErrNoPrincipal)
+		_, err = auth.Settle(context.Background(), auth.SettleParams{KeyID: "k"})
+		require.ErrorIs(t, err, auth.ErrNoPrincipal)
+	})
+
+	t.Run("SettleSettlesAnyKeyThroughTheRequestsStore", func(t *testing.T) {
+		t.Parallel()
+		keys := storeWith(t, "sk-abc", auth.Key{ID: "key_1", Quota: auth.LimitedQuota(100)})
+		require.NoError(t, keys.Add(context.Background(), "sk-other", auth.Key{ID: "key_2", Quota: auth.LimitedQuota(100)}))
+		require.NoError(t, keys.Reserve(context.Background(), "key_2", 40))
+		h := auth.Middleware(keys)(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+			q, err := auth.Settle(r.Context(), auth.SettleParams{KeyID: "key_2", Reserved: 40, Used: 10})
+			require.NoError(t, err)
+			require.Equal(t, auth.Quota{Remaining: 90, Used: 10}, q)
+		}))
+		r := httptest.NewRequest(http.MethodPost, "/", nil)
+		r.Header.Set("Authorization", "Bearer sk-abc")
+		h.ServeHTTP(httptest.NewRecorder(), r)
+		require.Equal(t, auth.LimitedQuota(100), quota(t, keys), "the request's own key is untouched")
+	})
+
+	t.Run("ReservesNothingForAPrincipalWithoutAStore", func(t *testing.T) {
+		t.Parallel()
+		ctx := auth.WithPrincipal(context.Background(), &auth.Principal{KeyID: "k", Quota: auth.LimitedQuota(0)})
+		res, err := auth.Reserve(ctx, 100)
+		require.NoError(t, err)
+		require.Zero(t, res.Amount())
+		_, err = res.Settle(ctx, 50)
+		require.NoError(t, err)
+	})
+
+	t.Run("RefusesNegativeAmounts", func(t *testing.T) {
+		t.Parallel()
+		serve(t, 100, func(r *http.Request, _ *auth.MemoryKeyStore) {
+			_, err := auth.Reserve(r.Context(), -1)
+			require.Error(t, err)
+			res, err := auth.Reserve(r.Context(), 1)
+			require.NoError(t, err)
+			_, err = res.Settle(r.Context(), -1)
+			require.Error(t, err)
+		})
+	})
+}

@@ -1,0 +1,102 @@
+package videos
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/gatewaykit/gatewaykit/auth"
+	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/models"
+)
+
+// msgQuota is the message of a creation refused for quota.
+const msgQuota = "You exceeded the quota of this API key: what is left is reserved by requests and video tasks in flight. Please retry when they end, or check your plan and billing details."
+
+// cost is what task t of model m costs (see [WithPricing]).
+func (h *handler) cost(t *Task, m *models.Model) int64 {
+	price := h.cfg.price(m.ID)
+	if price <= 0 {
+		return 0
+	}
+	seconds, err := strconv.ParseFloat(t.Seconds, 64)
+	if err != nil || seconds <= 0 || math.IsInf(seconds, 0) || math.IsNaN(seconds) {
+		seconds = unknownSeconds
+		if m.Video != nil && len(m.Video.Seconds) > 0 {
+			seconds = float64(slices.Max(m.Video.Seconds))
+		}
+	}
+	c := math.Ceil(seconds) * float64(price)
+	if c >= math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return int64(c)
+}
+
+// reserve reserves the cost of t against the request's key and records it
+// in t.Charge; it returns the reservation to release if t cannot be
+// stored. A request without a principal, or a free task, reserves
+// nothing.
+func (h *handler) reserve(ctx context.Context, t *Task, m *models.Model) (*auth.Reservation, error) {
+	amount := h.cost(t, m)
+	if amount <= 0 {
+		return nil, nil
+	}
+	rsv, err := auth.Reserve(ctx, amount)
+	switch {
+	case errors.Is(err, auth.ErrNoPrincipal):
+		return nil, nil
+	case errors.Is(err, auth.ErrQuotaExceeded):
+		return nil, apierrors.InsufficientQuota(msgQuota).WithCause(err)
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return nil, err
+	case err != nil:
+		return nil, apierrors.Internal(fmt.Errorf("videos: reserving quota: %w", err))
+	}
+	if rsv.Amount() > 0 {
+		t.Charge = &TaskCharge{KeyID: rsv.KeyID(), Amount: rsv.Amount()}
+	}
+	return rsv, nil
+}
+
+// release releases the charge of t, a task deleted before it finished,
+// through the request's key store.
+func (h *handler) release(ctx context.Context, t *Task) {
+	if t.Charge == nil {
+		return
+	}
+	_, err := auth.Settle(ctx, auth.SettleParams{KeyID: t.Charge.KeyID, Reserved: t.Charge.Amount})
+	if err != nil && !errors.Is(err, auth.ErrNoPrincipal) {
+		h.cfg.logger.LogAttrs(ctx, slog.LevelError, "videos: releasing the quota of a deleted task",
+			slog.String("task_id", t.ID), slog.String("error", err.Error()))
+	}
+}
+
+// settle settles the charge of t, which has just completed (used) or
+// failed (not used), through the runner's key store.
+func (r *Runner) settle(ctx context.Context, t *Task, used bool, log *slog.Logger) {
+	if t.Charge == nil {
+		return
+	}
+	if r.cfg.keys == nil {
+		log.LogAttrs(ctx, slog.LevelError, "videos: a charged task finished, but the runner has no key store (WithKeyStore): its quota stays reserved",
+			slog.String("key_id", t.Charge.KeyID), slog.Int64("amount", t.Charge.Amount))
+		return
+	}
+	p := auth.SettleParams{KeyID: t.Charge.KeyID, Reserved: t.Charge.Amount}
+	if used {
+		p.Used = t.Charge.Amount
+	}
+	_, err := r.cfg.keys.Settle(context.WithoutCancel(ctx), p)
+	switch {
+	case err == nil:
+	case errors.Is(err, auth.ErrQuotaExceeded):
+		log.LogAttrs(ctx, slog.LevelDebug, "videos: the task's cost exceeded the key's quota", slog.Int64("amount", t.Charge.Amount))
+	default:
+		log.LogAttrs(ctx, slog.LevelError, "videos: settling the task's quota", slog.String("error", err.Error()))
+	}
+}
