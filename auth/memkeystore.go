@@ -18,6 +18,7 @@ type MemoryKeyStore struct {
 	mu     sync.RWMutex
 	byHash map[[sha256.Size]byte]*Key
 	byID   map[string]*Key
+	hashOf map[string][sha256.Size]byte // by key id
 }
 
 // NewMemoryKeyStore returns an empty store.
@@ -25,6 +26,7 @@ func NewMemoryKeyStore() *MemoryKeyStore {
 	return &MemoryKeyStore{
 		byHash: make(map[[sha256.Size]byte]*Key),
 		byID:   make(map[string]*Key),
+		hashOf: make(map[string][sha256.Size]byte),
 	}
 }
 
@@ -57,6 +59,33 @@ func (s *MemoryKeyStore) Add(_ context.Context, secret string, k Key) error {
 	}
 	s.byHash[h] = c
 	s.byID[c.ID] = c
+	s.hashOf[c.ID] = h
+	return nil
+}
+
+// PutKey implements [KeyPutter].
+func (s *MemoryKeyStore) PutKey(_ context.Context, secret string, k Key) error {
+	if k.ID == "" {
+		return errors.New("auth: MemoryKeyStore.PutKey: empty key id")
+	}
+	if !ValidSecret(secret) {
+		return fmt.Errorf("auth: MemoryKeyStore.PutKey: key %q: %w", k.ID, ErrMalformedCredential)
+	}
+	h := sha256.Sum256([]byte(secret))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if other, ok := s.byHash[h]; ok && other.ID != k.ID {
+		return fmt.Errorf("auth: MemoryKeyStore.PutKey: key %q: secret already stored under another id: %w", k.ID, ErrDuplicateKey)
+	}
+	c := k.Clone()
+	c.Quota = Budget(k.Quota, 0, 0)
+	if old, ok := s.byID[k.ID]; ok {
+		c.Quota = Budget(k.Quota, old.Quota.Used, old.Quota.Reserved)
+		delete(s.byHash, s.hashOf[k.ID])
+	}
+	s.byHash[h] = c
+	s.byID[c.ID] = c
+	s.hashOf[c.ID] = h
 	return nil
 }
 
