@@ -3,7 +3,6 @@ package auth
 import (
 	"context"
 	"crypto/sha256"
-	"errors"
 	"fmt"
 	"sync"
 )
@@ -36,13 +35,10 @@ func NewMemoryKeyStore() *MemoryKeyStore {
 // and an error (that does not contain the secret) for a malformed secret
 // or an empty id.
 func (s *MemoryKeyStore) Add(_ context.Context, secret string, k Key) error {
-	if k.ID == "" {
-		return errors.New("auth: MemoryKeyStore.Add: empty key id")
+	h, err := hashNew("Add", secret, k)
+	if err != nil {
+		return err
 	}
-	if !ValidSecret(secret) {
-		return fmt.Errorf("auth: MemoryKeyStore.Add: key %q: %w", k.ID, ErrMalformedCredential)
-	}
-	h := sha256.Sum256([]byte(secret))
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.byID[k.ID]; ok {
@@ -65,13 +61,10 @@ func (s *MemoryKeyStore) Add(_ context.Context, secret string, k Key) error {
 
 // PutKey implements [KeyPutter].
 func (s *MemoryKeyStore) PutKey(_ context.Context, secret string, k Key) error {
-	if k.ID == "" {
-		return errors.New("auth: MemoryKeyStore.PutKey: empty key id")
+	h, err := hashNew("PutKey", secret, k)
+	if err != nil {
+		return err
 	}
-	if !ValidSecret(secret) {
-		return fmt.Errorf("auth: MemoryKeyStore.PutKey: key %q: %w", k.ID, ErrMalformedCredential)
-	}
-	h := sha256.Sum256([]byte(secret))
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if other, ok := s.byHash[h]; ok && other.ID != k.ID {
@@ -87,6 +80,18 @@ func (s *MemoryKeyStore) PutKey(_ context.Context, secret string, k Key) error {
 	s.byID[c.ID] = c
 	s.hashOf[c.ID] = h
 	return nil
+}
+
+// hashNew checks the secret and id of a key to store with method op, and
+// returns the secret's hash.
+func hashNew(op, secret string, k Key) ([sha256.Size]byte, error) {
+	switch {
+	case k.ID == "":
+		return [sha256.Size]byte{}, fmt.Errorf("auth: MemoryKeyStore.%s: empty key id", op)
+	case !ValidSecret(secret):
+		return [sha256.Size]byte{}, fmt.Errorf("auth: MemoryKeyStore.%s: key %q: %w", op, k.ID, ErrMalformedCredential)
+	}
+	return sha256.Sum256([]byte(secret)), nil
 }
 
 // Disable marks the key with id keyID disabled: from then on the
