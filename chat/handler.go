@@ -6,10 +6,10 @@ import (
 	"sync"
 
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
-	"github.com/gatewaykit/gatewaykit/internal/endpoint"
 	"github.com/gatewaykit/gatewaykit/internal/httpjson"
 	"github.com/gatewaykit/gatewaykit/internal/ids"
 	"github.com/gatewaykit/gatewaykit/internal/jsonenc"
+	"github.com/gatewaykit/gatewaykit/internal/pipeline"
 	"github.com/gatewaykit/gatewaykit/models"
 )
 
@@ -65,8 +65,8 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.cfg.Fail(w, r, err)
 		return
 	}
-	prompt := endpoint.PromptTokens(len(body))
-	rsv, err := h.cfg.Reserve(ctx, endpoint.Estimate(prompt, req.Choices(), req.TokenLimit(), m))
+	prompt := pipeline.PromptTokens(len(body))
+	rsv, err := h.cfg.Reserve(ctx, pipeline.Estimate(prompt, req.Choices(), req.TokenLimit(), m))
 	if err != nil {
 		h.cfg.Fail(w, r, err)
 		return

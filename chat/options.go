@@ -8,7 +8,7 @@ import (
 	"github.com/go-playground/validator/v10"
 
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
-	"github.com/gatewaykit/gatewaykit/internal/endpoint"
+	"github.com/gatewaykit/gatewaykit/internal/pipeline"
 	"github.com/gatewaykit/gatewaykit/models"
 )
 
@@ -16,11 +16,11 @@ import (
 type Option func(*config)
 
 type config struct {
-	endpoint.Config
+	pipeline.Config
 }
 
 func newConfig(opts []Option) config {
-	c := config{Config: endpoint.Defaults()}
+	c := config{Config: pipeline.Defaults()}
 	for _, o := range opts {
 		o(&c)
 	}
@@ -69,7 +69,7 @@ func WithAllowed(allow models.AllowFunc) Option {
 // The default is [sse.DefaultKeepAlive] (15s); 0 disables the comments.
 // WithKeepAlive panics if d is negative.
 func WithKeepAlive(d time.Duration) Option {
-	endpoint.CheckKeepAlive("chat", d)
+	pipeline.CheckKeepAlive("chat", d)
 	return func(c *config) { c.KeepAlive = d }
 }
 

@@ -1,5 +1,7 @@
 package chat
 
+import "github.com/gatewaykit/gatewaykit/endpoint"
+
 // The object names of chat replies.
 const (
 	ObjectCompletion = "chat.completion"
@@ -9,19 +11,15 @@ const (
 // IDPrefix starts the id of every chat completion.
 const IDPrefix = "chatcmpl-"
 
-// FinishReason says why a choice ended (spec §2.1).
-type FinishReason string
+// FinishReason says why a choice ended (spec §2.1): [endpoint.FinishReason].
+type FinishReason = endpoint.FinishReason
 
 // The finish reasons of the spec.
 const (
-	// FinishStop is a natural end or a stop sequence hit.
-	FinishStop FinishReason = "stop"
-	// FinishLength is the token cap (max_tokens) reached.
-	FinishLength FinishReason = "length"
-	// FinishToolCalls is a reply that calls tools.
-	FinishToolCalls FinishReason = "tool_calls"
-	// FinishContentFilter is a reply blocked by a safety policy.
-	FinishContentFilter FinishReason = "content_filter"
+	FinishStop          = endpoint.FinishStop
+	FinishLength        = endpoint.FinishLength
+	FinishToolCalls     = endpoint.FinishToolCalls
+	FinishContentFilter = endpoint.FinishContentFilter
 )
 
 // Completion is the non-streaming reply (spec §2.1).
@@ -50,20 +48,12 @@ type ChoiceMessage struct {
 	ToolCalls        []ToolCall `json:"tool_calls,omitempty"`
 }
 
-// Usage is the token usage of a reply (spec §2.6). TotalTokens is always
-// PromptTokens + CompletionTokens. CompletionTokensDetails is sent by
-// reasoning models: their reasoning tokens count as completion tokens.
-type Usage struct {
-	PromptTokens            int                      `json:"prompt_tokens"`
-	CompletionTokens        int                      `json:"completion_tokens"`
-	TotalTokens             int                      `json:"total_tokens"`
-	CompletionTokensDetails *CompletionTokensDetails `json:"completion_tokens_details,omitempty"`
-}
+// Usage is the token usage of a reply (spec §2.6): [endpoint.Usage].
+type Usage = endpoint.Usage
 
-// CompletionTokensDetails breaks completion tokens down.
-type CompletionTokensDetails struct {
-	ReasoningTokens int `json:"reasoning_tokens"`
-}
+// CompletionTokensDetails breaks completion tokens down:
+// [endpoint.CompletionTokensDetails].
+type CompletionTokensDetails = endpoint.CompletionTokensDetails
 
 // Chunk is one event of a streamed reply (spec §2.2). Each chunk carries
 // one choice, except the usage chunk, whose Choices is empty.

@@ -8,9 +8,9 @@ import (
 
 	"github.com/gatewaykit/gatewaykit/auth"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
-	"github.com/gatewaykit/gatewaykit/internal/endpoint"
 	"github.com/gatewaykit/gatewaykit/internal/ids"
 	"github.com/gatewaykit/gatewaykit/internal/jsonenc"
+	"github.com/gatewaykit/gatewaykit/internal/pipeline"
 	"github.com/gatewaykit/gatewaykit/sse"
 )
 
@@ -30,7 +30,7 @@ func (h *handler) serveStream(w http.ResponseWriter, r *http.Request, p *Params,
 
 	// The chunks are written without a flush; unless the next delta is
 	// at hand (More), they go out after each delta.
-	cw.err = endpoint.WriteDeltas(s, Deltas(ctx, h.backend, p), cw.add, func(d *Delta) bool { return d.More })
+	cw.err = pipeline.WriteDeltas(s, Deltas(ctx, h.backend, p), cw.add, func(d *Delta) bool { return d.More })
 	if cw.err == nil {
 		cw.err = cw.finish(p.Request.IncludeUsage())
 	}
@@ -57,7 +57,7 @@ type chunkWriter struct {
 	choices []choiceState
 	one     [1]choiceState // backing of choices for n = 1
 	usage   Usage
-	written endpoint.Written // output sent, for the usage of a backend that reports none
+	written pipeline.Written // output sent, for the usage of a backend that reports none
 	err     error
 }
 

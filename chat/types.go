@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unsafe"
 
+	"github.com/gatewaykit/gatewaykit/endpoint"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
 	"github.com/gatewaykit/gatewaykit/internal/httpjson"
 	"github.com/gatewaykit/gatewaykit/internal/jsonext"
@@ -43,10 +44,10 @@ const (
 )
 
 // MaxChoices is the largest n a request may ask for, as in OpenAI's API.
-const MaxChoices = 128
+const MaxChoices = endpoint.MaxChoices
 
 // MaxStop is the largest number of stop sequences a request may send.
-const MaxStop = 4
+const MaxStop = endpoint.MaxStop
 
 // Request is the body of POST /v1/chat/completions (spec §4.1).
 //
@@ -227,27 +228,8 @@ func (r *Request) IncludeUsage() bool {
 	return r.StreamOptions != nil && r.StreamOptions.IncludeUsage
 }
 
-// StreamOptions are the options of a streamed reply.
-type StreamOptions struct {
-	IncludeUsage bool                       `json:"include_usage,omitempty"`
-	Extra        map[string]json.RawMessage `json:"-"`
-}
-
-var streamOptionsFields = jsonext.Fields[StreamOptions]()
-
-// UnmarshalJSON decodes stream options, keeping unmodelled fields in Extra.
-func (o *StreamOptions) UnmarshalJSON(b []byte) error {
-	type plain StreamOptions
-	var err error
-	o.Extra, err = jsonext.Unmarshal(b, (*plain)(o), streamOptionsFields)
-	return err
-}
-
-// MarshalJSON encodes stream options with their Extra fields.
-func (o StreamOptions) MarshalJSON() ([]byte, error) {
-	type plain StreamOptions
-	return jsonext.Marshal(plain(o), o.Extra)
-}
+// StreamOptions are the options of a streamed reply: [endpoint.StreamOptions].
+type StreamOptions = endpoint.StreamOptions
 
 // Message is one message of the conversation.
 //
@@ -540,38 +522,8 @@ type JSONSchema struct {
 	Strict      *bool           `json:"strict,omitempty" validate:"-"`
 }
 
-// Stop is the stop sequences of a request, sent as a string or an array
-// of strings; a string decodes to one element. It encodes as an array.
-// Completions requests use the same type.
-type Stop []string
-
-// UnmarshalJSON decodes a string, an array of strings or null. Another
-// value is a 400 with param "stop".
-func (s *Stop) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimLeft(b, " \t\r\n")
-	if len(b) == 0 {
-		return nil
-	}
-	switch b[0] {
-	case 'n':
-		*s = nil
-		return nil
-	case '"':
-		var one string
-		if err := json.Unmarshal(b, &one); err != nil {
-			return err
-		}
-		*s = Stop{one}
-		return nil
-	case '[':
-		var many []string
-		if err := json.Unmarshal(b, &many); err == nil {
-			*s = many
-			return nil
-		}
-	}
-	return apierrors.InvalidRequest("stop", "stop must be a string or an array of strings")
-}
+// Stop is the stop sequences of a request: [endpoint.Stop].
+type Stop = endpoint.Stop
 
 func isAPIError(err error) bool {
 	var e *apierrors.Error

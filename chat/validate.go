@@ -1,12 +1,11 @@
 package chat
 
 import (
-	"net/url"
 	"strconv"
-	"strings"
 
 	"github.com/go-playground/validator/v10"
 
+	"github.com/gatewaykit/gatewaykit/endpoint"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
 	"github.com/gatewaykit/gatewaykit/internal/validation"
 )
@@ -69,23 +68,11 @@ func checkPart(p *ContentPart) (field, msg string) {
 		if p.ImageURL == nil || p.ImageURL.URL == "" {
 			return ".image_url.url", " is required"
 		}
-		if !ValidImageURL(p.ImageURL.URL) {
+		if !endpoint.ValidImageURL(p.ImageURL.URL) {
 			return ".image_url.url", " must be an http(s) URL or a data URI holding a base64 image (data:image/png;base64,…)"
 		}
 	}
 	return "", ""
-}
-
-// ValidImageURL reports whether u is an absolute http or https URL with a
-// host, or a data URI of the form data:image/<type>;base64,<data> with
-// some data. The data itself is not decoded.
-func ValidImageURL(u string) bool {
-	if rest, ok := strings.CutPrefix(u, "data:"); ok {
-		meta, data, ok := strings.Cut(rest, ",")
-		return ok && data != "" && strings.HasPrefix(meta, "image/") && strings.HasSuffix(meta, ";base64")
-	}
-	pu, err := url.Parse(u)
-	return err == nil && (pu.Scheme == "http" || pu.Scheme == "https") && pu.Host != ""
 }
 
 func checkToolChoice(req *Request) error {

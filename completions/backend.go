@@ -4,7 +4,7 @@ import (
 	"context"
 	"iter"
 
-	"github.com/gatewaykit/gatewaykit/chat"
+	"github.com/gatewaykit/gatewaykit/endpoint"
 	"github.com/gatewaykit/gatewaykit/models"
 )
 
@@ -62,7 +62,7 @@ type Result struct {
 	Choices []Output
 	// Usage is the reply's usage; the handler sets TotalTokens to
 	// PromptTokens + CompletionTokens.
-	Usage chat.Usage
+	Usage endpoint.Usage
 	// Model is the model that answered, sent as "model"; empty means the
 	// request's.
 	Model string
@@ -80,7 +80,7 @@ type Result struct {
 // Output is one choice of a [Result]. FinishReason defaults to stop.
 type Output struct {
 	Text         string
-	FinishReason chat.FinishReason
+	FinishReason endpoint.FinishReason
 }
 
 // Delta is one increment of a streamed reply: a fragment of the text of
@@ -96,8 +96,8 @@ type Output struct {
 type Delta struct {
 	Choice       int
 	Text         string
-	FinishReason chat.FinishReason
-	Usage        *chat.Usage
+	FinishReason endpoint.FinishReason
+	Usage        *endpoint.Usage
 	// More hints that the next Delta is already at hand: the handler may
 	// then write this one's chunks without flushing them, and flush them
 	// with the next one's, so that a burst of deltas costs one write to

@@ -1,8 +1,9 @@
 // Package completions serves the legacy POST /v1/completions (spec §4.2):
 // request and reply types, validation, the [Backend] interface that
 // produces replies, and the handler that owns the wire, as JSON or as an
-// SSE stream. It is built like package chat, and shares its Usage,
-// FinishReason, Stop and StreamOptions types.
+// SSE stream. It is built like package chat, and shares its wire types
+// with it through package endpoint ([endpoint.Usage],
+// [endpoint.FinishReason], [endpoint.Stop] and [endpoint.StreamOptions]).
 //
 //	catalog := models.NewMemoryCatalog(demo.TextModels()...)
 //	mux.Handle(completions.Pattern, completions.NewHandler(catalog, demo.NewTextBackend().Completions()))

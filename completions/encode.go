@@ -3,7 +3,7 @@ package completions
 import (
 	"strconv"
 
-	"github.com/gatewaykit/gatewaykit/chat"
+	"github.com/gatewaykit/gatewaykit/endpoint"
 	"github.com/gatewaykit/gatewaykit/internal/jsonenc"
 )
 
@@ -22,7 +22,7 @@ func appendCompletionHead(b []byte, id string, created int64, model string) []by
 
 // appendRawCompletion appends the non-streaming reply of a Result with
 // Raw: the head, Raw's members and the usage.
-func appendRawCompletion(b []byte, id string, created int64, model string, raw []byte, u *chat.Usage) []byte {
+func appendRawCompletion(b []byte, id string, created int64, model string, raw []byte, u *endpoint.Usage) []byte {
 	b = jsonenc.AppendMembers(appendCompletionHead(b, id, created, model), raw)
 	b = append(b, `,"usage":`...)
 	b = appendUsage(b, u)
@@ -30,7 +30,7 @@ func appendRawCompletion(b []byte, id string, created int64, model string, raw [
 }
 
 // appendCompletion appends the non-streaming reply.
-func appendCompletion(b []byte, id string, created int64, model string, outs []Output, u *chat.Usage) []byte {
+func appendCompletion(b []byte, id string, created int64, model string, outs []Output, u *endpoint.Usage) []byte {
 	b = appendCompletionHead(b, id, created, model)
 	b = append(b, `,"choices":[`...)
 	for i := range outs {
@@ -52,7 +52,7 @@ func appendCompletion(b []byte, id string, created int64, model string, outs []O
 }
 
 // appendUsage appends a usage object.
-func appendUsage(b []byte, u *chat.Usage) []byte {
+func appendUsage(b []byte, u *endpoint.Usage) []byte {
 	b = append(b, `{"prompt_tokens":`...)
 	b = strconv.AppendInt(b, int64(u.PromptTokens), 10)
 	b = append(b, `,"completion_tokens":`...)
@@ -85,7 +85,7 @@ func appendChunkPrefix(b []byte, id string, created int64) []byte {
 
 // appendChunkChoice appends one choice of a chunk and closes the chunk.
 // An empty finish is null.
-func appendChunkChoice(b []byte, index int, text string, finish chat.FinishReason) []byte {
+func appendChunkChoice(b []byte, index int, text string, finish endpoint.FinishReason) []byte {
 	b = append(b, `{"index":`...)
 	b = strconv.AppendInt(b, int64(index), 10)
 	b = append(b, `,"text":`...)
@@ -101,7 +101,7 @@ func appendChunkChoice(b []byte, index int, text string, finish chat.FinishReaso
 
 // appendUsageChunk appends the final usage chunk after the prefix: empty
 // choices and the usage.
-func appendUsageChunk(b []byte, u *chat.Usage) []byte {
+func appendUsageChunk(b []byte, u *endpoint.Usage) []byte {
 	b = append(b, `],"usage":`...)
 	b = appendUsage(b, u)
 	return append(b, '}')

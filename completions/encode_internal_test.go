@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/gatewaykit/gatewaykit/chat"
+	"github.com/gatewaykit/gatewaykit/endpoint"
 
 	"github.com/gatewaykit/gatewaykit/internal/jsonenc"
 )
@@ -34,19 +34,19 @@ func FuzzAppendString(f *testing.F) {
 
 func TestEncodersMatchTheWireTypes(t *testing.T) {
 	t.Parallel()
-	u := chat.Usage{PromptTokens: 1, CompletionTokens: 2, TotalTokens: 3}
-	stop := chat.FinishStop
+	u := endpoint.Usage{PromptTokens: 1, CompletionTokens: 2, TotalTokens: 3}
+	stop := endpoint.FinishStop
 	for _, s := range strs {
-		outs := []Output{{Text: s, FinishReason: chat.FinishLength}, {Text: "x"}}
+		outs := []Output{{Text: s, FinishReason: endpoint.FinishLength}, {Text: "x"}}
 		want := Completion{ID: "cmpl-1", Object: ObjectCompletion, Created: 7, Model: s, Usage: u,
-			Choices: []Choice{{Index: 0, Text: s, FinishReason: chat.FinishLength}, {Index: 1, Text: "x", FinishReason: chat.FinishStop}}}
+			Choices: []Choice{{Index: 0, Text: s, FinishReason: endpoint.FinishLength}, {Index: 1, Text: "x", FinishReason: endpoint.FinishStop}}}
 		require.Equal(t, marshal(t, want), string(appendCompletion(nil, "cmpl-1", 7, s, outs, &u)))
 
 		prefix := appendChunkPrefix(nil, s, 7)
 		require.Equal(t, marshal(t, Chunk{ID: s, Object: ObjectCompletion, Created: 7, Choices: []ChunkChoice{{Index: 2, Text: s}}}),
 			string(appendChunkChoice(bytes.Clone(prefix), 2, s, "")))
 		require.Equal(t, marshal(t, Chunk{ID: s, Object: ObjectCompletion, Created: 7, Choices: []ChunkChoice{{Text: "", FinishReason: &stop}}}),
-			string(appendChunkChoice(bytes.Clone(prefix), 0, "", chat.FinishStop)))
+			string(appendChunkChoice(bytes.Clone(prefix), 0, "", endpoint.FinishStop)))
 		require.Equal(t, marshal(t, Chunk{ID: s, Object: ObjectCompletion, Created: 7, Choices: []ChunkChoice{}, Usage: &u}),
 			string(appendUsageChunk(bytes.Clone(prefix), &u)))
 	}

@@ -12,9 +12,9 @@ import (
 
 	"github.com/go-playground/validator/v10"
 
-	"github.com/gatewaykit/gatewaykit/chat"
 	"github.com/gatewaykit/gatewaykit/completions"
 	"github.com/gatewaykit/gatewaykit/demo"
+	"github.com/gatewaykit/gatewaykit/endpoint"
 	"github.com/gatewaykit/gatewaykit/internal/validation"
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/sse"
@@ -168,7 +168,7 @@ type rawBackend struct{}
 func (rawBackend) Complete(context.Context, *completions.Params) (*completions.Result, error) {
 	return &completions.Result{
 		Choices: []completions.Output{{Text: " fox", FinishReason: "length"}},
-		Usage:   chat.Usage{PromptTokens: 1, CompletionTokens: 1},
+		Usage:   endpoint.Usage{PromptTokens: 1, CompletionTokens: 1},
 		Raw:     []byte(`{"choices":[{"text":" fox","index":0,"logprobs":{"tokens":[" fox"],"token_logprobs":[-0.1]},"finish_reason":"length"}]}`),
 	}, nil
 }

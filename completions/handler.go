@@ -5,12 +5,12 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/gatewaykit/gatewaykit/chat"
+	"github.com/gatewaykit/gatewaykit/endpoint"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
-	"github.com/gatewaykit/gatewaykit/internal/endpoint"
 	"github.com/gatewaykit/gatewaykit/internal/httpjson"
 	"github.com/gatewaykit/gatewaykit/internal/ids"
 	"github.com/gatewaykit/gatewaykit/internal/jsonenc"
+	"github.com/gatewaykit/gatewaykit/internal/pipeline"
 	"github.com/gatewaykit/gatewaykit/models"
 )
 
@@ -70,8 +70,8 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if req.MaxTokens != nil {
 		limit = *req.MaxTokens
 	}
-	prompt := endpoint.PromptTokens(len(body))
-	rsv, err := h.cfg.Reserve(ctx, endpoint.Estimate(prompt, req.Choices(), limit, m))
+	prompt := pipeline.PromptTokens(len(body))
+	rsv, err := h.cfg.Reserve(ctx, pipeline.Estimate(prompt, req.Choices(), limit, m))
 	if err != nil {
 		h.cfg.Fail(w, r, err)
 		return
@@ -136,9 +136,9 @@ func checkResult(res *Result, n int) error {
 }
 
 // finishReason is o's finish reason, or stop.
-func finishReason(o *Output) chat.FinishReason {
+func finishReason(o *Output) endpoint.FinishReason {
 	if o.FinishReason == "" {
-		return chat.FinishStop
+		return endpoint.FinishStop
 	}
 	return o.FinishReason
 }

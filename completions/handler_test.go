@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gatewaykit/gatewaykit/auth"
-	"github.com/gatewaykit/gatewaykit/chat"
 	"github.com/gatewaykit/gatewaykit/completions"
+	"github.com/gatewaykit/gatewaykit/endpoint"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
 )
 
@@ -120,7 +120,7 @@ func TestHandlerRejectsBrokenBackends(t *testing.T) {
 
 	for name, ds := range map[string][]completions.Delta{
 		"choice out of range": {{Text: "a"}, {Choice: 1, Text: "b"}},
-		"delta after finish":  {{Text: "a", FinishReason: chat.FinishStop}, {Text: "b"}},
+		"delta after finish":  {{Text: "a", FinishReason: endpoint.FinishStop}, {Text: "b"}},
 	} {
 		h := newHandlerWith(funcStreamingBackend{stream: deltas(ds...)})
 		w := post(t, h, `{"model":"demo-chat","prompt":"x","stream":true}`)
@@ -134,7 +134,7 @@ func TestHandlerFinishesChoicesTheBackendLeavesOpen(t *testing.T) {
 	t.Parallel()
 	h := newHandlerWith(funcStreamingBackend{stream: deltas(
 		completions.Delta{Choice: 1, Text: "b"},
-		completions.Delta{Usage: &chat.Usage{PromptTokens: 2, CompletionTokens: 1}},
+		completions.Delta{Usage: &endpoint.Usage{PromptTokens: 2, CompletionTokens: 1}},
 	)})
 	w := post(t, h, `{"model":"demo-chat","prompt":["x","y"],"stream":true,"stream_options":{"include_usage":true}}`)
 	evs := readEvents(t, w.Body.String())
@@ -155,7 +155,7 @@ func TestHandlerFinishesChoicesTheBackendLeavesOpen(t *testing.T) {
 func TestHandlerStreamsTheResultOfABackendThatDoesNotStream(t *testing.T) {
 	t.Parallel()
 	h := newHandlerWith(funcBackend{func(context.Context, *completions.Params) (*completions.Result, error) {
-		return &completions.Result{Choices: []completions.Output{{Text: "one"}, {Text: "two", FinishReason: chat.FinishLength}}}, nil
+		return &completions.Result{Choices: []completions.Output{{Text: "one"}, {Text: "two", FinishReason: endpoint.FinishLength}}}, nil
 	}})
 	w := post(t, h, `{"model":"demo-chat","prompt":"x","n":2,"stream":true}`)
 	evs := readEvents(t, w.Body.String())

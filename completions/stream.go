@@ -7,11 +7,11 @@ import (
 	"net/http"
 
 	"github.com/gatewaykit/gatewaykit/auth"
-	"github.com/gatewaykit/gatewaykit/chat"
+	"github.com/gatewaykit/gatewaykit/endpoint"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
-	"github.com/gatewaykit/gatewaykit/internal/endpoint"
 	"github.com/gatewaykit/gatewaykit/internal/ids"
 	"github.com/gatewaykit/gatewaykit/internal/jsonenc"
+	"github.com/gatewaykit/gatewaykit/internal/pipeline"
 	"github.com/gatewaykit/gatewaykit/sse"
 )
 
@@ -31,7 +31,7 @@ func (h *handler) serveStream(w http.ResponseWriter, r *http.Request, p *Params,
 
 	// The chunks are written without a flush; unless the next delta is
 	// at hand (More), they go out after each delta.
-	cw.err = endpoint.WriteDeltas(s, Deltas(ctx, h.backend, p), cw.add, func(d *Delta) bool { return d.More })
+	cw.err = pipeline.WriteDeltas(s, Deltas(ctx, h.backend, p), cw.add, func(d *Delta) bool { return d.More })
 	if cw.err == nil {
 		cw.err = cw.finish(p.Request.IncludeUsage())
 	}
@@ -56,8 +56,8 @@ type chunkWriter struct {
 	buf      []byte
 	finished []bool
 	one      [1]bool // backing of finished for one choice
-	usage    chat.Usage
-	written  endpoint.Written // output sent, for the usage of a backend that reports none
+	usage    endpoint.Usage
+	written  pipeline.Written // output sent, for the usage of a backend that reports none
 	err      error
 }
 
@@ -111,7 +111,7 @@ func (cw *chunkWriter) finish(includeUsage bool) error {
 			continue
 		}
 		cw.finished[i] = true
-		if err := cw.send(appendChunkChoice(cw.buf[:cw.prefix], i, "", chat.FinishStop)); err != nil {
+		if err := cw.send(appendChunkChoice(cw.buf[:cw.prefix], i, "", endpoint.FinishStop)); err != nil {
 			return err
 		}
 	}

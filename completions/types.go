@@ -4,14 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 
-	"github.com/gatewaykit/gatewaykit/chat"
+	"github.com/gatewaykit/gatewaykit/endpoint"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
 	"github.com/gatewaykit/gatewaykit/internal/jsonext"
 )
 
 // MaxChoices is the largest number of choices a request may ask for: n
 // times the number of prompts.
-const MaxChoices = chat.MaxChoices
+const MaxChoices = endpoint.MaxChoices
 
 // Request is the body of POST /v1/completions (spec §4.2).
 //
@@ -35,9 +35,9 @@ type Request struct {
 	Stream bool `json:"stream,omitempty"`
 	// StreamOptions is not in the spec's table; OpenAI accepts it here as
 	// for chat completions, and so does this package.
-	StreamOptions *chat.StreamOptions `json:"stream_options,omitempty"`
+	StreamOptions *endpoint.StreamOptions `json:"stream_options,omitempty"`
 
-	Stop chat.Stop `json:"stop,omitempty" validate:"max=4"`
+	Stop endpoint.Stop `json:"stop,omitempty" validate:"max=4"`
 
 	// Extra holds the members of the JSON object that Request does not
 	// model, by name, as they were sent.

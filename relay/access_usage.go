@@ -9,7 +9,7 @@ import (
 
 	"github.com/gatewaykit/gatewaykit/auth"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
-	textendpoint "github.com/gatewaykit/gatewaykit/internal/endpoint"
+	textendpoint "github.com/gatewaykit/gatewaykit/internal/pipeline"
 )
 
 // The access points charge the tokens that the upstream reports against

@@ -8,9 +8,9 @@ import (
 	"net/http"
 
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
-	"github.com/gatewaykit/gatewaykit/internal/endpoint"
 	"github.com/gatewaykit/gatewaykit/internal/httpjson"
 	"github.com/gatewaykit/gatewaykit/internal/ids"
+	"github.com/gatewaykit/gatewaykit/internal/pipeline"
 	"github.com/gatewaykit/gatewaykit/models"
 )
 
@@ -44,7 +44,7 @@ func (h *handler) compact(w http.ResponseWriter, r *http.Request) {
 		h.cfg.Fail(w, r, err)
 		return
 	}
-	rsv, err := h.cfg.Reserve(ctx, endpoint.Estimate(endpoint.PromptTokens(n)+past, 1, 0, m))
+	rsv, err := h.cfg.Reserve(ctx, pipeline.Estimate(pipeline.PromptTokens(n)+past, 1, 0, m))
 	if err != nil {
 		h.cfg.Fail(w, r, err)
 		return

@@ -10,9 +10,9 @@ import (
 	"strings"
 
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
-	"github.com/gatewaykit/gatewaykit/internal/endpoint"
 	"github.com/gatewaykit/gatewaykit/internal/httpjson"
 	"github.com/gatewaykit/gatewaykit/internal/ids"
+	"github.com/gatewaykit/gatewaykit/internal/pipeline"
 	"github.com/gatewaykit/gatewaykit/models"
 )
 
@@ -201,8 +201,8 @@ func (h *handler) create(w http.ResponseWriter, r *http.Request) {
 		h.cfg.Fail(w, r, err)
 		return
 	}
-	prompt := endpoint.PromptTokens(n) + past
-	rsv, err := h.cfg.Reserve(ctx, endpoint.Estimate(prompt, 1, req.TokenLimit(), m))
+	prompt := pipeline.PromptTokens(n) + past
+	rsv, err := h.cfg.Reserve(ctx, pipeline.Estimate(prompt, 1, req.TokenLimit(), m))
 	if err != nil {
 		h.cfg.Fail(w, r, err)
 		return

@@ -10,7 +10,7 @@ import (
 
 	"github.com/gatewaykit/gatewaykit/auth"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
-	"github.com/gatewaykit/gatewaykit/internal/endpoint"
+	"github.com/gatewaykit/gatewaykit/internal/pipeline"
 	"github.com/gatewaykit/gatewaykit/models"
 )
 
@@ -18,13 +18,13 @@ import (
 type Option func(*config)
 
 type config struct {
-	endpoint.Config
+	pipeline.Config
 	store Store
 	owner OwnerFunc
 }
 
 func newConfig(opts []Option) config {
-	c := config{Config: endpoint.Defaults(), owner: PrincipalOwner}
+	c := config{Config: pipeline.Defaults(), owner: PrincipalOwner}
 	for _, o := range opts {
 		o(&c)
 	}
@@ -77,7 +77,7 @@ func WithAllowed(allow models.AllowFunc) Option {
 // The default is [sse.DefaultKeepAlive] (15s); 0 disables the comments.
 // WithKeepAlive panics if d is negative.
 func WithKeepAlive(d time.Duration) Option {
-	endpoint.CheckKeepAlive("responses", d)
+	pipeline.CheckKeepAlive("responses", d)
 	return func(c *config) { c.KeepAlive = d }
 }
 

@@ -12,8 +12,8 @@ import (
 
 	"github.com/gatewaykit/gatewaykit/auth"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
-	"github.com/gatewaykit/gatewaykit/internal/endpoint"
 	"github.com/gatewaykit/gatewaykit/internal/ids"
+	"github.com/gatewaykit/gatewaykit/internal/pipeline"
 	"github.com/gatewaykit/gatewaykit/sse"
 )
 
@@ -64,7 +64,7 @@ func (h *handler) serveStream(w http.ResponseWriter, r *http.Request, p *Params,
 		resp: newResponse(p.Request, ids.New(IDPrefix), h.cfg.Now().Unix())}
 	// The events are written without a flush; unless the next delta is
 	// at hand (More), they go out after each delta.
-	ew.err = endpoint.WriteDeltas(s, Deltas(ctx, h.backend, p), ew.add, func(d *Delta) bool { return d.More })
+	ew.err = pipeline.WriteDeltas(s, Deltas(ctx, h.backend, p), ew.add, func(d *Delta) bool { return d.More })
 	if ew.err == nil {
 		ew.err = ew.finish()
 	}
@@ -100,7 +100,7 @@ type eventWriter struct {
 
 	usage      Usage
 	hasUsage   bool             // a delta reported the usage
-	written    endpoint.Written // output sent, for the usage of a backend that reports none
+	written    pipeline.Written // output sent, for the usage of a backend that reports none
 	incomplete string
 	err        error
 }

@@ -6,7 +6,7 @@ import (
 
 	"github.com/go-playground/validator/v10"
 
-	"github.com/gatewaykit/gatewaykit/chat"
+	"github.com/gatewaykit/gatewaykit/endpoint"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
 	"github.com/gatewaykit/gatewaykit/internal/validation"
 )
@@ -128,7 +128,7 @@ func checkContent(c *Content, field string, fail func(field, msg string) error) 
 			switch {
 			case p.ImageURL == "" && p.FileID == "":
 				return fail(at+".image_url", " is required (or file_id)")
-			case p.ImageURL != "" && !chat.ValidImageURL(p.ImageURL):
+			case p.ImageURL != "" && !endpoint.ValidImageURL(p.ImageURL):
 				return fail(at+".image_url", " must be an http(s) URL or a data URI holding a base64 image (data:image/png;base64,…)")
 			}
 		}

@@ -1,4 +1,4 @@
-package endpoint_test
+package pipeline_test
 
 import (
 	"bytes"
@@ -14,14 +14,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
-	"github.com/gatewaykit/gatewaykit/internal/endpoint"
 	"github.com/gatewaykit/gatewaykit/internal/httpjson"
+	"github.com/gatewaykit/gatewaykit/internal/pipeline"
 	"github.com/gatewaykit/gatewaykit/models"
 )
 
 func TestSettersRestoreDefaults(t *testing.T) {
 	t.Parallel()
-	c := endpoint.Defaults()
+	c := pipeline.Defaults()
 	c.SetMaxBytes(10)
 	require.Equal(t, int64(10), c.MaxBytes)
 	c.SetMaxBytes(0)
@@ -34,7 +34,7 @@ func TestSettersRestoreDefaults(t *testing.T) {
 	c.Finish()
 	require.NotNil(t, c.Validate, "Finish builds the default validator")
 	require.False(t, c.CustomValidator)
-	require.Panics(t, func() { endpoint.CheckKeepAlive("chat", -time.Second) })
+	require.Panics(t, func() { pipeline.CheckKeepAlive("chat", -time.Second) })
 }
 
 func TestHook(t *testing.T) {
@@ -55,7 +55,7 @@ func TestHook(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			var got apierrors.Code
-			c := endpoint.Defaults()
+			c := pipeline.Defaults()
 			c.ErrorHook = func(_ *http.Request, e *apierrors.Error) { got = e.Code }
 			c.Finish()
 			w := httptest.NewRecorder()
@@ -72,7 +72,7 @@ func TestHook(t *testing.T) {
 func TestReserveWithoutKeyLogsNothing(t *testing.T) {
 	t.Parallel()
 	var log bytes.Buffer
-	c := endpoint.Defaults()
+	c := pipeline.Defaults()
 	c.SetLogger(slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	rsv, err := c.Reserve(context.Background(), 12)
 	require.NoError(t, err)
@@ -93,23 +93,23 @@ func TestEstimate(t *testing.T) {
 		{name: "RequestCap", prompt: 10, choices: 1, limit: 50, want: 60},
 		{name: "RequestCapPerChoice", prompt: 10, choices: 3, limit: 50, model: &models.Model{OutputTokenLimit: 9}, want: 160},
 		{name: "ModelCap", prompt: 10, choices: 2, model: &models.Model{OutputTokenLimit: 100}, want: 210},
-		{name: "DefaultCap", prompt: 1, choices: 0, want: 1 + endpoint.DefaultOutputReserve},
+		{name: "DefaultCap", prompt: 1, choices: 0, want: 1 + pipeline.DefaultOutputReserve},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			require.Equal(t, tc.want, endpoint.Estimate(tc.prompt, tc.choices, tc.limit, tc.model))
+			require.Equal(t, tc.want, pipeline.Estimate(tc.prompt, tc.choices, tc.limit, tc.model))
 		})
 	}
-	require.Equal(t, int64(0), endpoint.PromptTokens(0))
-	require.Equal(t, int64(1), endpoint.PromptTokens(1))
-	require.Equal(t, int64(2), endpoint.PromptTokens(8))
-	require.Equal(t, int64(3), endpoint.PromptTokens(9))
+	require.Equal(t, int64(0), pipeline.PromptTokens(0))
+	require.Equal(t, int64(1), pipeline.PromptTokens(1))
+	require.Equal(t, int64(2), pipeline.PromptTokens(8))
+	require.Equal(t, int64(3), pipeline.PromptTokens(9))
 }
 
 func TestWrittenUsage(t *testing.T) {
 	t.Parallel()
-	var w endpoint.Written
+	var w pipeline.Written
 	require.Equal(t, int64(0), w.Usage(99, 5), "nothing reported, nothing written: nothing charged")
 	w.Add(10)
 	require.Equal(t, int64(5+3), w.Usage(99, 5), "no usage reported: the prompt estimate and a quarter of the output bytes")

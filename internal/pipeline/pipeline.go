@@ -1,4 +1,4 @@
-// Package endpoint holds what the handlers of packages chat, completions
+// Package pipeline holds what the handlers of packages chat, completions
 // and responses share: the options they have in common, how they report
 // errors, start a stream and write a backend's deltas to it (flushing
 // unless the next delta is at hand), and how they reserve and settle the
@@ -8,12 +8,12 @@
 // whose documentation is the package's; they set the fields of a Config
 // embedded in the package's own configuration:
 //
-//	type config struct{ endpoint.Config }
+//	type config struct{ pipeline.Config }
 //
 //	func WithLogger(l *slog.Logger) Option {
 //		return func(c *config) { c.SetLogger(l) }
 //	}
-package endpoint
+package pipeline
 
 import (
 	"context"

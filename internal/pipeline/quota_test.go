@@ -1,4 +1,4 @@
-package endpoint_test
+package pipeline_test
 
 import (
 	"bufio"
@@ -20,7 +20,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/chat"
 	"github.com/gatewaykit/gatewaykit/completions"
 	"github.com/gatewaykit/gatewaykit/demo"
-	"github.com/gatewaykit/gatewaykit/internal/endpoint"
+	"github.com/gatewaykit/gatewaykit/internal/pipeline"
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/responses"
 )
@@ -250,7 +250,7 @@ func TestConcurrentRequestsHoldTheQuota(t *testing.T) {
 				if tc.cap > 0 {
 					body = fmt.Sprintf(`{%q:%d,`, ep.capMember, tc.cap) + body[1:]
 				}
-				estimate := endpoint.Estimate(endpoint.PromptTokens(len(body)), 1, tc.cap, nil)
+				estimate := pipeline.Estimate(pipeline.PromptTokens(len(body)), 1, tc.cap, nil)
 				admitted := int((budget + estimate - 1) / estimate) // while less than the budget is reserved
 
 				type result struct {
@@ -355,7 +355,7 @@ func TestAbandonedStreamIsCharged(t *testing.T) {
 
 				q := b.quota(t)
 				require.Zero(t, q.Reserved, "the reservation is settled")
-				require.Greater(t, q.Used, endpoint.PromptTokens(len(body)), "charged the prompt and the output sent")
+				require.Greater(t, q.Used, pipeline.PromptTokens(len(body)), "charged the prompt and the output sent")
 			})
 		}
 	}

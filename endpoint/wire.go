@@ -1,0 +1,117 @@
+package endpoint
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/url"
+	"strings"
+
+	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/internal/jsonext"
+)
+
+// MaxChoices is the largest number of choices a request may ask for (n,
+// or n times the prompts of a completions request), as in OpenAI's API.
+const MaxChoices = 128
+
+// MaxStop is the largest number of stop sequences a request may send.
+const MaxStop = 4
+
+// FinishReason says why a choice ended (spec §2.1).
+type FinishReason string
+
+// The finish reasons of the spec.
+const (
+	// FinishStop is a natural end or a stop sequence hit.
+	FinishStop FinishReason = "stop"
+	// FinishLength is the token cap (max_tokens) reached.
+	FinishLength FinishReason = "length"
+	// FinishToolCalls is a reply that calls tools.
+	FinishToolCalls FinishReason = "tool_calls"
+	// FinishContentFilter is a reply blocked by a safety policy.
+	FinishContentFilter FinishReason = "content_filter"
+)
+
+// Usage is the token usage of a chat or completions reply (spec §2.6).
+// TotalTokens is always PromptTokens + CompletionTokens.
+// CompletionTokensDetails is sent by reasoning models: their reasoning
+// tokens count as completion tokens.
+type Usage struct {
+	PromptTokens            int                      `json:"prompt_tokens"`
+	CompletionTokens        int                      `json:"completion_tokens"`
+	TotalTokens             int                      `json:"total_tokens"`
+	CompletionTokensDetails *CompletionTokensDetails `json:"completion_tokens_details,omitempty"`
+}
+
+// CompletionTokensDetails breaks completion tokens down.
+type CompletionTokensDetails struct {
+	ReasoningTokens int `json:"reasoning_tokens"`
+}
+
+// StreamOptions are the options of a streamed reply.
+type StreamOptions struct {
+	IncludeUsage bool                       `json:"include_usage,omitempty"`
+	Extra        map[string]json.RawMessage `json:"-"`
+}
+
+var streamOptionsFields = jsonext.Fields[StreamOptions]()
+
+// UnmarshalJSON decodes stream options, keeping unmodelled fields in Extra.
+func (o *StreamOptions) UnmarshalJSON(b []byte) error {
+	type plain StreamOptions
+	var err error
+	o.Extra, err = jsonext.Unmarshal(b, (*plain)(o), streamOptionsFields)
+	return err
+}
+
+// MarshalJSON encodes stream options with their Extra fields.
+func (o StreamOptions) MarshalJSON() ([]byte, error) {
+	type plain StreamOptions
+	return jsonext.Marshal(plain(o), o.Extra)
+}
+
+// Stop is the stop sequences of a request, sent as a string or an array
+// of strings; a string decodes to one element. It encodes as an array.
+// Chat and completions requests use the same type.
+type Stop []string
+
+// UnmarshalJSON decodes a string, an array of strings or null. Another
+// value is a 400 with param "stop".
+func (s *Stop) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimLeft(b, " \t\r\n")
+	if len(b) == 0 {
+		return nil
+	}
+	switch b[0] {
+	case 'n':
+		*s = nil
+		return nil
+	case '"':
+		var one string
+		if err := json.Unmarshal(b, &one); err != nil {
+			return err
+		}
+		*s = Stop{one}
+		return nil
+	case '[':
+		var many []string
+		if err := json.Unmarshal(b, &many); err == nil {
+			*s = many
+			return nil
+		}
+	}
+	return apierrors.InvalidRequest("stop", "stop must be a string or an array of strings")
+}
+
+// ValidImageURL reports whether u is an absolute http or https URL with a
+// host, or a data URI of the form data:image/<type>;base64,<data> with
+// some data. The data itself is not decoded. Chat's image_url parts and
+// the responses input_image parts are checked with it.
+func ValidImageURL(u string) bool {
+	if rest, ok := strings.CutPrefix(u, "data:"); ok {
+		meta, data, ok := strings.Cut(rest, ",")
+		return ok && data != "" && strings.HasPrefix(meta, "image/") && strings.HasSuffix(meta, ";base64")
+	}
+	pu, err := url.Parse(u)
+	return err == nil && (pu.Scheme == "http" || pu.Scheme == "https") && pu.Host != ""
+}
