@@ -8,14 +8,14 @@
 //
 // # A request's way through the handler
 //
-//  1. Decode: the body (at most 8 MiB, [WithMaxRequestBytes]) must be one
+//  1. Decode: the body (at most 8 MiB, [endpoint.WithMaxRequestBytes]) must be one
 //     JSON object; every way it can be wrong is a 400 invalid_request_error
 //     that says what is wrong, with param naming the field when there is
 //     one. Fields the types do not model are kept (Request.Extra, and the
 //     Extra of Message, ContentPart, Tool and StreamOptions) and reach the
 //     backend, so that a relay forwards them.
 //  2. Validate, with one go-playground validator per handler
-//     ([WithValidator]) and a few rules the tags cannot say. (With the
+//     ([endpoint.WithValidator]) and a few rules the tags cannot say. (With the
 //     default validator, a reflection-free check of the same tags lets
 //     valid requests skip it; the validator still writes every error.)
 //     Each failure is a 400 whose message names the field and whose param
@@ -33,7 +33,7 @@
 //     one of the tools, and the forcing forms need tools; response_format is
 //     text, json_object or json_schema (with a named json_schema).
 //  3. Check the model (spec §1) with models.Require: unknown, or not
-//     allowed to the caller's key ([WithAllowed]), is 404 model_not_found;
+//     allowed to the caller's key ([endpoint.WithAllowed]), is 404 model_not_found;
 //     a model whose supported_endpoint_types lacks "compat" is a 400 with
 //     param "model".
 //  4. Reserve the request's estimated tokens against the API key
@@ -60,7 +60,7 @@
 //
 // The handler owns everything on the wire but the content: the id
 // ("chatcmpl-" and 26 base32 characters, 128 random bits), "created"
-// ([WithClock]), "model" (the request's, or [Result] Model), object
+// ([endpoint.WithClock]), "model" (the request's, or [Result] Model), object
 // names, choice indexes, usage totals (total_tokens = prompt_tokens +
 // completion_tokens, always) and, when streaming, the framing below. A
 // [Backend] only says what the model produced, so every backend (the demo,
@@ -108,7 +108,7 @@
 // event data: {"error":{"message","type","param","code"}} and no [DONE],
 // which the official SDKs surface as an error. While the backend is
 // silent, a ": keep-alive" comment line is written every 15 seconds
-// ([WithKeepAlive]); the first one sends the headers.
+// ([endpoint.WithKeepAlive]); the first one sends the headers.
 //
 // # Backends
 //

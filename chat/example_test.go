@@ -15,6 +15,7 @@ import (
 
 	"github.com/gatewaykit/gatewaykit/chat"
 	"github.com/gatewaykit/gatewaykit/demo"
+	"github.com/gatewaykit/gatewaykit/endpoint"
 	"github.com/gatewaykit/gatewaykit/internal/validation"
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/sse"
@@ -95,7 +96,7 @@ func (echoBackend) Complete(_ context.Context, p *chat.Params) (*chat.Result, er
 
 func Example_backend() {
 	catalog := models.NewMemoryCatalog(models.Model{ID: "echo", EndpointTypes: []models.EndpointType{models.Compat}})
-	h := chat.NewHandler(catalog, echoBackend{}, chat.WithClock(func() time.Time { return time.Unix(1700000000, 0) }))
+	h := chat.NewHandler(catalog, echoBackend{}, endpoint.WithClock(func() time.Time { return time.Unix(1700000000, 0) }))
 
 	w := send(h, `{"model":"echo","messages":[{"role":"user","content":"shout"}]}`)
 	var c chat.Completion
@@ -117,7 +118,7 @@ func Example_backend() {
 func ExampleWithClock() {
 	catalog := models.NewMemoryCatalog(demo.TextModels()...)
 	h := chat.NewHandler(catalog, demo.NewTextBackend().Chat(),
-		chat.WithClock(func() time.Time { return time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC) }))
+		endpoint.WithClock(func() time.Time { return time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC) }))
 
 	w := send(h, `{"model":"demo-chat","messages":[{"role":"user","content":"When?"}]}`)
 	var c chat.Completion
@@ -128,7 +129,7 @@ func ExampleWithClock() {
 
 func ExampleWithMaxRequestBytes() {
 	catalog := models.NewMemoryCatalog(demo.TextModels()...)
-	h := chat.NewHandler(catalog, demo.NewTextBackend().Chat(), chat.WithMaxRequestBytes(1<<10))
+	h := chat.NewHandler(catalog, demo.NewTextBackend().Chat(), endpoint.WithMaxRequestBytes(1<<10))
 
 	w := send(h, `{"model":"demo-chat","messages":[{"role":"user","content":"`+strings.Repeat("a", 2000)+`"}]}`)
 	fmt.Println(w.Code, w.Body.String())
@@ -139,7 +140,7 @@ func ExampleWithMaxRequestBytes() {
 func ExampleWithAllowed() {
 	catalog := models.NewMemoryCatalog(demo.TextModels()...)
 	onlyChat := func(_ context.Context, id string) bool { return id == demo.ChatModel }
-	h := chat.NewHandler(catalog, demo.NewTextBackend().Chat(), chat.WithAllowed(onlyChat))
+	h := chat.NewHandler(catalog, demo.NewTextBackend().Chat(), endpoint.WithAllowed(onlyChat))
 
 	w := send(h, `{"model":"demo-reasoner","messages":[{"role":"user","content":"Hi"}]}`)
 	fmt.Println(w.Code, w.Body.String())
@@ -158,7 +159,7 @@ func ExampleWithValidator() {
 		}
 	}, chat.Request{})
 	catalog := models.NewMemoryCatalog(demo.TextModels()...)
-	h := chat.NewHandler(catalog, demo.NewTextBackend().Chat(), chat.WithValidator(v))
+	h := chat.NewHandler(catalog, demo.NewTextBackend().Chat(), endpoint.WithValidator(v))
 
 	w := send(h, `{"model":"demo-chat","n":8,"messages":[{"role":"user","content":"Hi"}]}`)
 	fmt.Println(w.Code, w.Body.String())
@@ -193,7 +194,7 @@ func ExampleWithKeepAlive() {
 	w := &commentWatcher{ResponseRecorder: httptest.NewRecorder(), comment: make(chan struct{})}
 	catalog := models.NewMemoryCatalog(demo.TextModels()...)
 	// The backend answers only once the stream has carried a comment.
-	h := chat.NewHandler(catalog, slowBackend{ready: w.comment}, chat.WithKeepAlive(time.Millisecond))
+	h := chat.NewHandler(catalog, slowBackend{ready: w.comment}, endpoint.WithKeepAlive(time.Millisecond))
 
 	r := httptest.NewRequest(http.MethodPost, "/v1/chat/completions",
 		strings.NewReader(`{"model":"demo-chat","stream":true,"messages":[{"role":"user","content":"Hi"}]}`))
@@ -281,7 +282,7 @@ func (rawBackend) Stream(_ context.Context, p *chat.Params) iter.Seq2[chat.Delta
 // the chunk's other members as they are.
 func ExampleDelta_raw() {
 	catalog := models.NewMemoryCatalog(models.Model{ID: "m", EndpointTypes: []models.EndpointType{models.Compat}})
-	h := chat.NewHandler(catalog, rawBackend{}, chat.WithClock(func() time.Time { return time.Unix(1700000000, 0) }))
+	h := chat.NewHandler(catalog, rawBackend{}, endpoint.WithClock(func() time.Time { return time.Unix(1700000000, 0) }))
 
 	w := send(h, `{"model":"m","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"hi"}]}`)
 	for ev := range sse.Read(w.Body) {

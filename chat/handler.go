@@ -1,10 +1,12 @@
 package chat
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"sync"
 
+	"github.com/gatewaykit/gatewaykit/endpoint"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
 	"github.com/gatewaykit/gatewaykit/internal/httpjson"
 	"github.com/gatewaykit/gatewaykit/internal/ids"
@@ -16,10 +18,17 @@ import (
 // Pattern is the route served by [NewHandler], in [http.ServeMux] syntax.
 const Pattern = "POST /v1/chat/completions"
 
+// An Option configures [NewHandler]: the options of package endpoint
+// ([endpoint.WithLogger], [endpoint.WithMaxRequestBytes],
+// [endpoint.WithValidator], [endpoint.WithAllowed],
+// [endpoint.WithKeepAlive], [endpoint.WithErrorHook],
+// [endpoint.WithClock]) mean the same for every endpoint package.
+type Option = endpoint.Option
+
 type handler struct {
 	backend Backend
 	catalog models.Catalog
-	cfg     config
+	cfg     pipeline.Config
 }
 
 // NewHandler returns the handler of POST /v1/chat/completions: it decodes
@@ -44,47 +53,41 @@ func NewHandler(catalog models.Catalog, backend Backend, opts ...Option) http.Ha
 	if backend == nil {
 		panic("chat: NewHandler: nil Backend")
 	}
-	h := &handler{backend: backend, catalog: catalog, cfg: newConfig(opts)}
-	return h
+	return &handler{backend: backend, catalog: catalog, cfg: pipeline.New(opts)}
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	ctx := r.Context()
-	req := new(Request)
-	body, err := h.decode(w, r, req)
-	if err != nil {
-		h.cfg.Fail(w, r, err)
-		return
-	}
-	if err := validate(h.cfg.Validate, h.cfg.CustomValidator, req); err != nil {
-		h.cfg.Fail(w, r, err)
-		return
-	}
-	m, err := models.Require(ctx, h.catalog, req.Model, models.Compat, h.cfg.Allow)
-	if err != nil {
-		h.cfg.Fail(w, r, err)
-		return
-	}
+	pipeline.Serve(&h.cfg, h.catalog, models.Compat, h, w, r)
+}
+
+// The methods below are the steps of pipeline.Serve that are chat's own.
+
+// Validate checks req; see validate.
+func (h *handler) Validate(req *Request) error {
+	return validate(h.cfg.Validate, h.cfg.CustomValidator, req)
+}
+
+// Model returns the model req names.
+func (h *handler) Model(req *Request) string { return req.Model }
+
+// Prepare makes the Params of req, and its estimate.
+func (h *handler) Prepare(_ context.Context, req *Request, m *models.Model, body []byte) (*Params, int64, int64, error) {
 	prompt := pipeline.PromptTokens(len(body))
-	rsv, err := h.cfg.Reserve(ctx, pipeline.Estimate(prompt, req.Choices(), req.TokenLimit(), m))
-	if err != nil {
-		h.cfg.Fail(w, r, err)
-		return
-	}
-	p := &Params{Request: req, Model: m, Body: body}
-	if req.Stream {
-		h.serveStream(w, r, p, rsv, prompt)
-		return
-	}
-	var used int64 // charged when the reply ends; nothing if it fails
-	defer func() { h.cfg.Settle(ctx, rsv, used) }()
-	res, err := h.backend.Complete(ctx, p)
+	return &Params{Request: req, Model: m, Body: body}, prompt, pipeline.Estimate(prompt, req.Choices(), req.TokenLimit(), m), nil
+}
+
+// Streams reports whether the request asked for a stream.
+func (h *handler) Streams(p *Params) bool { return p.Request.Stream }
+
+// Reply writes the JSON reply to p.
+func (h *handler) Reply(w http.ResponseWriter, r *http.Request, p *Params) (int64, error) {
+	req := p.Request
+	res, err := h.backend.Complete(r.Context(), p)
 	if err == nil {
 		err = checkResult(res, req.Choices())
 	}
 	if err != nil {
-		h.cfg.Fail(w, r, err)
-		return
+		return 0, err
 	}
 	normalize(res.Choices)
 	usage := res.Usage
@@ -94,8 +97,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		model = req.Model
 	}
 	if res.Raw != nil && !jsonenc.IsObject(res.Raw) {
-		h.cfg.Fail(w, r, backendError("raw reply that is not a JSON object: %.40q", res.Raw))
-		return
+		return 0, backendError("raw reply that is not a JSON object: %.40q", res.Raw)
 	}
 	buf := replyBuffers.Get().(*[]byte)
 	var reply []byte
@@ -109,7 +111,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		*buf = reply
 		replyBuffers.Put(buf)
 	}
-	used = int64(usage.TotalTokens)
+	return int64(usage.TotalTokens), nil
 }
 
 // replyBuffers holds the buffers that non-streaming replies are encoded
@@ -120,8 +122,8 @@ var replyBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 2048); retur
 
 const maxPooledReply = 64 << 10
 
-// decode reads and decodes the request body, and returns it.
-func (h *handler) decode(w http.ResponseWriter, r *http.Request, req *Request) ([]byte, error) {
+// Decode reads and decodes the request body, and returns it.
+func (h *handler) Decode(w http.ResponseWriter, r *http.Request, req *Request) ([]byte, error) {
 	if ct := r.Header.Get("Content-Type"); ct != "application/json" {
 		if err := httpjson.CheckContentType(r); err != nil {
 			return nil, err

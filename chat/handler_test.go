@@ -14,6 +14,7 @@ import (
 
 	"github.com/gatewaykit/gatewaykit/auth"
 	"github.com/gatewaykit/gatewaykit/chat"
+	"github.com/gatewaykit/gatewaykit/endpoint"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
 )
 
@@ -153,7 +154,7 @@ func TestHandlerRejectsBadRequests(t *testing.T) {
 
 func TestHandlerLimitsTheBody(t *testing.T) {
 	t.Parallel()
-	h := newTestHandler(chat.WithMaxRequestBytes(64))
+	h := newTestHandler(endpoint.WithMaxRequestBytes(64))
 	w := post(t, h, `{"model":"demo-chat","messages":[{"role":"user","content":"`+strings.Repeat("a", 100)+`"}]}`)
 	require.Equal(t, 400, w.Code)
 	require.JSONEq(t, errorBody("request body is larger than the 64 bytes limit", invalid, "", "invalid_request_error"), w.Body.String())
@@ -177,7 +178,7 @@ func TestHandlerHidesModelsTheKeyMayNotUse(t *testing.T) {
 
 func TestWithAllowedNilAllowsEveryModel(t *testing.T) {
 	t.Parallel()
-	h := newTestHandler(chat.WithAllowed(nil))
+	h := newTestHandler(endpoint.WithAllowed(nil))
 	p := &auth.Principal{KeyID: "key_1", AllowedModels: []string{"demo-reasoner"}}
 	w := post(t, h, `{"model":"demo-chat","messages":[{"role":"user","content":"Hi"}]}`, func(r *http.Request) {
 		*r = *r.WithContext(auth.WithPrincipal(r.Context(), p))
@@ -391,7 +392,7 @@ func TestErrorHookSeesWhatTheClientSees(t *testing.T) {
 		mu  sync.Mutex
 		got []*apierrors.Error
 	)
-	h := newTestHandler(chat.WithErrorHook(func(_ *http.Request, err *apierrors.Error) {
+	h := newTestHandler(endpoint.WithErrorHook(func(_ *http.Request, err *apierrors.Error) {
 		mu.Lock()
 		got = append(got, err)
 		mu.Unlock()
@@ -410,7 +411,7 @@ func TestNewHandlerPanicsOnNilDependencies(t *testing.T) {
 	t.Parallel()
 	require.PanicsWithValue(t, "chat: NewHandler: nil Catalog", func() { chat.NewHandler(nil, funcBackend{}) })
 	require.PanicsWithValue(t, "chat: NewHandler: nil Backend", func() { chat.NewHandler(testCatalog(), nil) })
-	require.Panics(t, func() { chat.WithKeepAlive(-1) })
+	require.Panics(t, func() { endpoint.WithKeepAlive(-1) })
 }
 
 func TestBackendErrorsPassThroughUnchanged(t *testing.T) {

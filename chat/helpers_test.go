@@ -13,6 +13,7 @@ import (
 
 	"github.com/gatewaykit/gatewaykit/chat"
 	"github.com/gatewaykit/gatewaykit/demo"
+	"github.com/gatewaykit/gatewaykit/endpoint"
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/sse"
 )
@@ -42,7 +43,7 @@ func newTestHandler(opts ...chat.Option) http.Handler {
 }
 
 func newHandlerWith(b chat.Backend, opts ...chat.Option) http.Handler {
-	opts = append([]chat.Option{chat.WithClock(fixedClock)}, opts...)
+	opts = append([]chat.Option{endpoint.WithClock(fixedClock)}, opts...)
 	return chat.NewHandler(testCatalog(), b, opts...)
 }
 

@@ -6,7 +6,6 @@ import (
 	"iter"
 	"net/http"
 
-	"github.com/gatewaykit/gatewaykit/auth"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
 	"github.com/gatewaykit/gatewaykit/internal/ids"
 	"github.com/gatewaykit/gatewaykit/internal/jsonenc"
@@ -14,51 +13,35 @@ import (
 	"github.com/gatewaykit/gatewaykit/sse"
 )
 
-// serveStream answers a streaming request: one chunk per backend delta,
-// then the final chunks, the usage chunk if asked for, and [DONE].
-func (h *handler) serveStream(w http.ResponseWriter, r *http.Request, p *Params, rsv *auth.Reservation, prompt int64) {
-	ctx := r.Context()
-	s, ok := h.cfg.StartStream(w, r)
-	if !ok {
-		h.cfg.Settle(ctx, rsv, 0)
-		return
-	}
-	defer s.Close()
+// Deltas returns the backend's stream of p; see [Deltas].
+func (h *handler) Deltas(ctx context.Context, p *Params) iter.Seq2[Delta, error] {
+	return Deltas(ctx, h.backend, p)
+}
 
-	cw := chunkWriter{s: s, n: p.Request.Choices()}
+// NewStream returns the chunk writer of the stream of p: one chunk per
+// backend delta, then the final chunks, the usage chunk if asked for,
+// and [DONE].
+func (h *handler) NewStream(_ *http.Request, s *sse.Stream, p *Params) pipeline.DeltaWriter[Delta] {
+	cw := &chunkWriter{s: s, cfg: &h.cfg, n: p.Request.Choices(), includeUsage: p.Request.IncludeUsage()}
 	cw.init(ids.New(IDPrefix), h.cfg.Now().Unix(), p.Request.Model)
-
-	// The chunks are written without a flush; unless the next delta is
-	// at hand (More), they go out after each delta.
-	cw.err = pipeline.WriteDeltas(s, Deltas(ctx, h.backend, p), cw.add, func(d *Delta) bool { return d.More })
-	if cw.err == nil {
-		cw.err = cw.finish(p.Request.IncludeUsage())
-	}
-	if cw.err != nil {
-		h.cfg.Hook(r, cw.err)
-		_ = s.Error(cw.err)
-	}
-	// On every path, a failed or abandoned stream included, the charge
-	// is the total of the last usage reported, or, if the backend never
-	// reported one, the estimate of the prompt and of the output written.
-	cw.usage.TotalTokens = cw.usage.PromptTokens + cw.usage.CompletionTokens
-	h.cfg.Settle(ctx, rsv, cw.written.Usage(cw.usage.TotalTokens, prompt))
+	return cw
 }
 
 // chunkWriter turns deltas into chunks: it keeps the state of each choice
 // and encodes every chunk into one reused buffer.
 type chunkWriter struct {
-	s       *sse.Stream
-	n       int
-	head    int // length of the chunk head at the start of buf
-	prefix  int // length of the chunk prefix (the head and ,"choices":[) at the start of buf
-	buf     []byte
-	calls   []ToolCallChunk // reused
-	choices []choiceState
-	one     [1]choiceState // backing of choices for n = 1
-	usage   Usage
-	written pipeline.Written // output sent, for the usage of a backend that reports none
-	err     error
+	s            *sse.Stream
+	cfg          *pipeline.Config
+	n            int
+	includeUsage bool
+	head         int // length of the chunk head at the start of buf
+	prefix       int // length of the chunk prefix (the head and ,"choices":[) at the start of buf
+	buf          []byte
+	calls        []ToolCallChunk // reused
+	choices      []choiceState
+	one          [1]choiceState // backing of choices for n = 1
+	usage        Usage
+	written      pipeline.Written // output sent, for the usage of a backend that reports none
 }
 
 type choiceState struct {
@@ -79,8 +62,22 @@ func (cw *chunkWriter) init(id string, created int64, model string) {
 	}
 }
 
-// add writes the chunks of one delta, without flushing them.
-func (cw *chunkWriter) add(d *Delta) error {
+// More reports whether d said that the next delta is at hand.
+func (cw *chunkWriter) More(d *Delta) bool { return d.More }
+
+// End sends err, if any, as the stream's error event.
+func (cw *chunkWriter) End(r *http.Request, err error) { cw.cfg.EndWithError(r, cw.s, err) }
+
+// Used returns the total of the last usage reported, or, if the backend
+// never reported one, the estimate of the prompt and of the output
+// written.
+func (cw *chunkWriter) Used(prompt int64) int64 {
+	cw.usage.TotalTokens = cw.usage.PromptTokens + cw.usage.CompletionTokens
+	return cw.written.Usage(cw.usage.TotalTokens, prompt)
+}
+
+// Add writes the chunks of one delta, without flushing them.
+func (cw *chunkWriter) Add(d *Delta) error {
 	if d.Usage != nil {
 		cw.usage = *d.Usage
 		cw.written.Reported()
@@ -144,9 +141,9 @@ func (cw *chunkWriter) add(d *Delta) error {
 	return cw.send(appendChunkChoice(cw.buf[:cw.prefix], d.Choice, false, "", "", nil, d.FinishReason))
 }
 
-// finish ends the choices that are still open, sends the usage chunk if
+// Finish ends the choices that are still open, sends the usage chunk if
 // asked, and [DONE].
-func (cw *chunkWriter) finish(includeUsage bool) error {
+func (cw *chunkWriter) Finish() error {
 	cw.usage.TotalTokens = cw.usage.PromptTokens + cw.usage.CompletionTokens
 	for i := range cw.choices {
 		st := &cw.choices[i]
@@ -168,7 +165,7 @@ func (cw *chunkWriter) finish(includeUsage bool) error {
 			return err
 		}
 	}
-	if includeUsage {
+	if cw.includeUsage {
 		if err := cw.send(appendUsageChunk(cw.buf[:cw.prefix], &cw.usage)); err != nil {
 			return err
 		}

@@ -11,12 +11,12 @@
 //
 // # A request's way through the handler
 //
-//  1. Decode: the body (at most 8 MiB, [WithMaxRequestBytes]) must be one
+//  1. Decode: the body (at most 8 MiB, [endpoint.WithMaxRequestBytes]) must be one
 //     JSON object; every way it can be wrong is a 400 invalid_request_error
 //     that says what is wrong. Fields the [Request] does not model (suffix,
 //     echo, logprobs, best_of, seed, user, …) are kept in Request.Extra and
 //     reach the backend.
-//  2. Validate ([WithValidator]); each failure is a 400 naming the field,
+//  2. Validate ([endpoint.WithValidator]); each failure is a 400 naming the field,
 //     with param its JSON path: model and prompt are required; prompt is a
 //     string or a non-empty array of strings (arrays of token ids are
 //     refused); max_tokens is at least 1; temperature is 0 to 2 and top_p
@@ -40,7 +40,7 @@
 //
 // An array prompt is a batch: each prompt gets n choices, those of prompt
 // i at indexes i*n to i*n+n-1, as in OpenAI's API. The handler owns the
-// id ("cmpl-" and 26 base32 characters), created ([WithClock]), model,
+// id ("cmpl-" and 26 base32 characters), created ([endpoint.WithClock]), model,
 // object (text_completion), indexes and usage totals; the backend gives
 // the text and finish reason (stop, length or content_filter; stop by
 // default) of each choice.
@@ -54,7 +54,7 @@
 // and the usage. The stream ends with data: [DONE]; an error after the
 // first event ends it with one data: {"error":{…}} event and no [DONE],
 // as in package chat; keep-alive comments bridge silences
-// ([WithKeepAlive]).
+// ([endpoint.WithKeepAlive]).
 //
 // A backend may hand over chunks or a whole reply that it already has
 // encoded ([Delta].Raw, [Result].Raw), as the relay passes an upstream's

@@ -76,7 +76,7 @@ func ExampleNewHandler_streaming() {
 func ExampleWithClock() {
 	catalog := models.NewMemoryCatalog(demo.TextModels()...)
 	h := completions.NewHandler(catalog, demo.NewTextBackend().Completions(),
-		completions.WithClock(func() time.Time { return time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC) }))
+		endpoint.WithClock(func() time.Time { return time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC) }))
 
 	w := send(h, `{"model":"demo-chat","prompt":"When?"}`)
 	var c completions.Completion
@@ -87,7 +87,7 @@ func ExampleWithClock() {
 
 func ExampleWithMaxRequestBytes() {
 	catalog := models.NewMemoryCatalog(demo.TextModels()...)
-	h := completions.NewHandler(catalog, demo.NewTextBackend().Completions(), completions.WithMaxRequestBytes(1<<10))
+	h := completions.NewHandler(catalog, demo.NewTextBackend().Completions(), endpoint.WithMaxRequestBytes(1<<10))
 
 	w := send(h, `{"model":"demo-chat","prompt":"`+strings.Repeat("a", 2000)+`"}`)
 	fmt.Println(w.Code, w.Body.String())
@@ -98,7 +98,7 @@ func ExampleWithMaxRequestBytes() {
 func ExampleWithAllowed() {
 	catalog := models.NewMemoryCatalog(demo.TextModels()...)
 	onlyChat := func(_ context.Context, id string) bool { return id == demo.ChatModel }
-	h := completions.NewHandler(catalog, demo.NewTextBackend().Completions(), completions.WithAllowed(onlyChat))
+	h := completions.NewHandler(catalog, demo.NewTextBackend().Completions(), endpoint.WithAllowed(onlyChat))
 
 	w := send(h, `{"model":"demo-reasoner","prompt":"Hi"}`)
 	fmt.Println(w.Code, w.Body.String())
@@ -117,7 +117,7 @@ func ExampleWithValidator() {
 		}
 	}, completions.Request{})
 	catalog := models.NewMemoryCatalog(demo.TextModels()...)
-	h := completions.NewHandler(catalog, demo.NewTextBackend().Completions(), completions.WithValidator(v))
+	h := completions.NewHandler(catalog, demo.NewTextBackend().Completions(), endpoint.WithValidator(v))
 
 	w := send(h, `{"model":"demo-chat","prompt":["a","b","c"]}`)
 	fmt.Println(w.Code, w.Body.String())
@@ -152,7 +152,7 @@ func ExampleWithKeepAlive() {
 	w := &commentWatcher{ResponseRecorder: httptest.NewRecorder(), comment: make(chan struct{})}
 	catalog := models.NewMemoryCatalog(demo.TextModels()...)
 	// The backend answers only once the stream has carried a comment.
-	h := completions.NewHandler(catalog, slowBackend{ready: w.comment}, completions.WithKeepAlive(time.Millisecond))
+	h := completions.NewHandler(catalog, slowBackend{ready: w.comment}, endpoint.WithKeepAlive(time.Millisecond))
 
 	r := httptest.NewRequest(http.MethodPost, "/v1/completions",
 		strings.NewReader(`{"model":"demo-chat","stream":true,"prompt":"Hi"}`))
@@ -178,7 +178,7 @@ func (rawBackend) Complete(context.Context, *completions.Params) (*completions.R
 // and the usage.
 func ExampleResult_raw() {
 	catalog := models.NewMemoryCatalog(models.Model{ID: "m", EndpointTypes: []models.EndpointType{models.Compat}})
-	h := completions.NewHandler(catalog, rawBackend{}, completions.WithClock(func() time.Time { return time.Unix(1700000000, 0) }))
+	h := completions.NewHandler(catalog, rawBackend{}, endpoint.WithClock(func() time.Time { return time.Unix(1700000000, 0) }))
 
 	w := send(h, `{"model":"m","prompt":"The quick brown","logprobs":1}`)
 	var c map[string]json.RawMessage

@@ -1,6 +1,7 @@
 package completions
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strconv"
@@ -17,10 +18,17 @@ import (
 // Pattern is the route served by [NewHandler], in [http.ServeMux] syntax.
 const Pattern = "POST /v1/completions"
 
+// An Option configures [NewHandler]: the options of package endpoint
+// ([endpoint.WithLogger], [endpoint.WithMaxRequestBytes],
+// [endpoint.WithValidator], [endpoint.WithAllowed],
+// [endpoint.WithKeepAlive], [endpoint.WithErrorHook],
+// [endpoint.WithClock]) mean the same for every endpoint package.
+type Option = endpoint.Option
+
 type handler struct {
 	backend Backend
 	catalog models.Catalog
-	cfg     config
+	cfg     pipeline.Config
 }
 
 // NewHandler returns the handler of POST /v1/completions: it decodes and
@@ -45,51 +53,50 @@ func NewHandler(catalog models.Catalog, backend Backend, opts ...Option) http.Ha
 	if backend == nil {
 		panic("completions: NewHandler: nil Backend")
 	}
-	h := &handler{backend: backend, catalog: catalog, cfg: newConfig(opts)}
-	return h
+	return &handler{backend: backend, catalog: catalog, cfg: pipeline.New(opts)}
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	ctx := r.Context()
-	req := new(Request)
-	body, err := decode(w, r, h.cfg.MaxBytes, req)
-	if err != nil {
-		h.cfg.Fail(w, r, err)
-		return
-	}
-	if err := validate(h.cfg.Validate, req); err != nil {
-		h.cfg.Fail(w, r, err)
-		return
-	}
-	m, err := models.Require(ctx, h.catalog, req.Model, models.Compat, h.cfg.Allow)
-	if err != nil {
-		h.cfg.Fail(w, r, err)
-		return
-	}
+	pipeline.Serve(&h.cfg, h.catalog, models.Compat, h, w, r)
+}
+
+// The methods below are the steps of pipeline.Serve that are completions'
+// own.
+
+// Decode reads the request body, at most the configured bytes, decodes
+// it into req as httpjson.Decode does, and returns it.
+func (h *handler) Decode(w http.ResponseWriter, r *http.Request, req *Request) ([]byte, error) {
+	return decode(w, r, h.cfg.MaxBytes, req)
+}
+
+// Validate checks req; see validate.
+func (h *handler) Validate(req *Request) error { return validate(h.cfg.Validate, req) }
+
+// Model returns the model req names.
+func (h *handler) Model(req *Request) string { return req.Model }
+
+// Prepare makes the Params of req, and its estimate.
+func (h *handler) Prepare(_ context.Context, req *Request, m *models.Model, body []byte) (*Params, int64, int64, error) {
 	limit := 0
 	if req.MaxTokens != nil {
 		limit = *req.MaxTokens
 	}
 	prompt := pipeline.PromptTokens(len(body))
-	rsv, err := h.cfg.Reserve(ctx, pipeline.Estimate(prompt, req.Choices(), limit, m))
-	if err != nil {
-		h.cfg.Fail(w, r, err)
-		return
-	}
-	p := &Params{Request: req, Model: m, Body: body}
-	if req.Stream {
-		h.serveStream(w, r, p, rsv, prompt)
-		return
-	}
-	var used int64 // charged when the reply ends; nothing if it fails
-	defer func() { h.cfg.Settle(ctx, rsv, used) }()
-	res, err := h.backend.Complete(ctx, p)
+	return &Params{Request: req, Model: m, Body: body}, prompt, pipeline.Estimate(prompt, req.Choices(), limit, m), nil
+}
+
+// Streams reports whether the request asked for a stream.
+func (h *handler) Streams(p *Params) bool { return p.Request.Stream }
+
+// Reply writes the JSON reply to p.
+func (h *handler) Reply(w http.ResponseWriter, r *http.Request, p *Params) (int64, error) {
+	req := p.Request
+	res, err := h.backend.Complete(r.Context(), p)
 	if err == nil {
 		err = checkResult(res, req.Choices())
 	}
 	if err != nil {
-		h.cfg.Fail(w, r, err)
-		return
+		return 0, err
 	}
 	usage := res.Usage
 	usage.TotalTokens = usage.PromptTokens + usage.CompletionTokens
@@ -104,11 +111,10 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case jsonenc.IsObject(res.Raw):
 		reply = appendRawCompletion(make([]byte, 0, 128+len(res.Raw)), ids.New(IDPrefix), h.cfg.Now().Unix(), model, res.Raw, &usage)
 	default:
-		h.cfg.Fail(w, r, backendError("raw reply that is not a JSON object: %.40q", res.Raw))
-		return
+		return 0, backendError("raw reply that is not a JSON object: %.40q", res.Raw)
 	}
 	httpjson.WriteRaw(w, http.StatusOK, reply)
-	used = int64(usage.TotalTokens)
+	return int64(usage.TotalTokens), nil
 }
 
 // decode reads the request body, at most maxBytes of it, decodes it into

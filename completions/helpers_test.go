@@ -14,6 +14,7 @@ import (
 
 	"github.com/gatewaykit/gatewaykit/completions"
 	"github.com/gatewaykit/gatewaykit/demo"
+	"github.com/gatewaykit/gatewaykit/endpoint"
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/sse"
 )
@@ -36,7 +37,7 @@ func newTestHandler(opts ...completions.Option) http.Handler {
 }
 
 func newHandlerWith(b completions.Backend, opts ...completions.Option) http.Handler {
-	opts = append([]completions.Option{completions.WithClock(fixedClock)}, opts...)
+	opts = append([]completions.Option{endpoint.WithClock(fixedClock)}, opts...)
 	return completions.NewHandler(testCatalog(), b, opts...)
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/auth"
 	"github.com/gatewaykit/gatewaykit/chat"
 	"github.com/gatewaykit/gatewaykit/completions"
+	"github.com/gatewaykit/gatewaykit/endpoint"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/relay"
@@ -153,14 +154,14 @@ func New(c Config) (*Gateway, error) {
 	mux := http.NewServeMux()
 	models.Register(mux, models.NewHandler(c.Catalog, models.WithLogger(logger), models.WithAllowed(keyAllows)))
 	if c.Chat != nil {
-		mux.Handle(chat.Pattern, chat.NewHandler(c.Catalog, c.Chat, chat.WithLogger(logger), chat.WithMaxRequestBytes(c.MaxRequestBytes)))
+		mux.Handle(chat.Pattern, chat.NewHandler(c.Catalog, c.Chat, endpoint.WithLogger(logger), endpoint.WithMaxRequestBytes(c.MaxRequestBytes)))
 	}
 	if c.Completions != nil {
-		mux.Handle(completions.Pattern, completions.NewHandler(c.Catalog, c.Completions, completions.WithLogger(logger),
-			completions.WithMaxRequestBytes(c.MaxRequestBytes)))
+		mux.Handle(completions.Pattern, completions.NewHandler(c.Catalog, c.Completions, endpoint.WithLogger(logger),
+			endpoint.WithMaxRequestBytes(c.MaxRequestBytes)))
 	}
 	if c.Responses != nil {
-		opts := []responses.Option{responses.WithLogger(logger), responses.WithMaxRequestBytes(c.MaxRequestBytes)}
+		opts := []responses.Option{endpoint.WithLogger(logger), endpoint.WithMaxRequestBytes(c.MaxRequestBytes)}
 		if c.ResponseStore != nil {
 			opts = append(opts, responses.WithStore(c.ResponseStore))
 		}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/gatewaykit/gatewaykit/auth"
 	"github.com/gatewaykit/gatewaykit/chat"
+	"github.com/gatewaykit/gatewaykit/endpoint"
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/relay"
 	"github.com/gatewaykit/gatewaykit/sse"
@@ -426,7 +427,7 @@ func BenchmarkRelayStreamInProcess(b *testing.B) {
 			relay.WithTransport(roundTripper(stream)))
 		require.NoError(b, err)
 		catalog := models.NewMemoryCatalog(models.Model{ID: "bench", EndpointTypes: []models.EndpointType{models.Compat}})
-		h := chat.NewHandler(catalog, r.Chat(), chat.WithKeepAlive(0))
+		h := chat.NewHandler(catalog, r.Chat(), endpoint.WithKeepAlive(0))
 		w := &discardWriter{header: http.Header{}}
 		b.ReportAllocs()
 		for b.Loop() {

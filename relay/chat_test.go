@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gatewaykit/gatewaykit/chat"
+	"github.com/gatewaykit/gatewaykit/endpoint"
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/relay"
 	"github.com/gatewaykit/gatewaykit/relay/relaytest"
@@ -342,7 +343,7 @@ func TestChatSlowStreamKeepsAlive(t *testing.T) {
 	r, err := relay.New([]relay.Route{{Model: "pub", Upstreams: []relay.Upstream{{BaseURL: up.BaseURL(), Model: relaytest.ModeSlow}}}})
 	require.NoError(t, err)
 	catalog := models.NewMemoryCatalog(models.Model{ID: "pub", EndpointTypes: []models.EndpointType{models.Compat}})
-	srv := httptest.NewServer(chat.NewHandler(catalog, r.Chat(), chat.WithKeepAlive(10*time.Millisecond)))
+	srv := httptest.NewServer(chat.NewHandler(catalog, r.Chat(), endpoint.WithKeepAlive(10*time.Millisecond)))
 	defer srv.Close()
 	res, err := srv.Client().Post(srv.URL, "application/json", strings.NewReader(`{"model":"pub","messages":[{"role":"user","content":"Hi"}],"stream":true}`))
 	require.NoError(t, err)

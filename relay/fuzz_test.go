@@ -12,6 +12,7 @@ import (
 
 	"github.com/gatewaykit/gatewaykit/chat"
 	"github.com/gatewaykit/gatewaykit/completions"
+	"github.com/gatewaykit/gatewaykit/endpoint"
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/relay"
 	"github.com/gatewaykit/gatewaykit/responses"
@@ -81,11 +82,11 @@ func FuzzStream(f *testing.F) {
 			path string
 			body string
 		}{
-			{chat.NewHandler(catalog, r.Chat(), chat.WithKeepAlive(0)), "/v1/chat/completions",
+			{chat.NewHandler(catalog, r.Chat(), endpoint.WithKeepAlive(0)), "/v1/chat/completions",
 				`{"model":"m","stream":true,"stream_options":{"include_usage":true},"n":` + string(rune('0'+choices)) + `,"messages":[{"role":"user","content":"hi"}]}`},
-			{completions.NewHandler(catalog, r.Completions(), completions.WithKeepAlive(0)), "/v1/completions",
+			{completions.NewHandler(catalog, r.Completions(), endpoint.WithKeepAlive(0)), "/v1/completions",
 				`{"model":"m","stream":true,"n":` + string(rune('0'+choices)) + `,"prompt":"hi"}`},
-			{responses.NewHandler(catalog, r.Responses(), responses.WithKeepAlive(0)), "/v1/responses",
+			{responses.NewHandler(catalog, r.Responses(), endpoint.WithKeepAlive(0)), "/v1/responses",
 				`{"model":"m","stream":true,"input":"hi"}`},
 		} {
 			w := httptest.NewRecorder()

@@ -15,6 +15,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/auth"
 	"github.com/gatewaykit/gatewaykit/chat"
 	"github.com/gatewaykit/gatewaykit/completions"
+	"github.com/gatewaykit/gatewaykit/endpoint"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/relay"
@@ -79,9 +80,9 @@ func newLeakGateway(t *testing.T, upstreamKeyOverride string) *leakGateway {
 	require.NoError(t, keys.Add(t.Context(), clientKey, auth.Key{ID: "key_test", Quota: auth.LimitedQuota(quota)}))
 	catalog := models.NewMemoryCatalog(list...)
 	mux := http.NewServeMux()
-	mux.Handle(chat.Pattern, chat.NewHandler(catalog, r.Chat(), chat.WithLogger(logger)))
-	mux.Handle(completions.Pattern, completions.NewHandler(catalog, r.Completions(), completions.WithLogger(logger)))
-	responses.Register(mux, responses.NewHandler(catalog, r.Responses(), responses.WithLogger(logger)))
+	mux.Handle(chat.Pattern, chat.NewHandler(catalog, r.Chat(), endpoint.WithLogger(logger)))
+	mux.Handle(completions.Pattern, completions.NewHandler(catalog, r.Completions(), endpoint.WithLogger(logger)))
+	responses.Register(mux, responses.NewHandler(catalog, r.Responses(), endpoint.WithLogger(logger)))
 	relay.RegisterAccess(mux, relay.NewAccessHandler(r, catalog))
 	h := auth.Middleware(keys, auth.WithLogger(logger), auth.WithErrorShape(apierrors.ShapeFor))(relay.ForwardHeaders(mux))
 	g := &leakGateway{srv: httptest.NewServer(h), logs: logs}

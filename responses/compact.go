@@ -21,7 +21,7 @@ import (
 func (h *handler) compact(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	req := new(CompactRequest)
-	n, err := h.decode(w, r, req)
+	body, err := h.decode(w, r, req)
 	if err != nil {
 		h.cfg.Fail(w, r, err)
 		return
@@ -44,7 +44,7 @@ func (h *handler) compact(w http.ResponseWriter, r *http.Request) {
 		h.cfg.Fail(w, r, err)
 		return
 	}
-	rsv, err := h.cfg.Reserve(ctx, pipeline.Estimate(pipeline.PromptTokens(n)+past, 1, 0, m))
+	rsv, err := h.cfg.Reserve(ctx, pipeline.Estimate(pipeline.PromptTokens(len(body))+past, 1, 0, m))
 	if err != nil {
 		h.cfg.Fail(w, r, err)
 		return
@@ -69,7 +69,7 @@ func (h *handler) compact(w http.ResponseWriter, r *http.Request) {
 		Output:    compactionOutput(p.Items(), res.EncryptedContent),
 		Usage:     usage,
 	}
-	body, err := json.Marshal(&reply)
+	body, err = json.Marshal(&reply)
 	if err != nil {
 		h.cfg.Fail(w, r, apierrors.Internal(fmt.Errorf("responses: encode compaction: %w", err)))
 		return

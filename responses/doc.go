@@ -16,14 +16,14 @@
 //
 // # Creating a response
 //
-//  1. Decode: the body (at most 8 MiB, [WithMaxRequestBytes]) must be one
+//  1. Decode: the body (at most 8 MiB, [endpoint.WithMaxRequestBytes]) must be one
 //     JSON object; every way it can be wrong is a 400 invalid_request_error
 //     that says what is wrong, with param naming the field. Fields the
 //     types do not model (reasoning, truncation, user, include…) are
 //     kept in Request.Extra (and the Extra of Item, ContentPart and Tool)
 //     and reach the backend, so that a relay forwards the request as sent.
 //  2. Validate, with one go-playground validator per handler
-//     ([WithValidator]) and the rules the tags cannot say: model and input
+//     ([endpoint.WithValidator]) and the rules the tags cannot say: model and input
 //     are required; input is a string or a non-empty array of items; a
 //     message item (type "message", or no type and a role) has a role
 //     (user, assistant, system, developer) and content (a string or a
@@ -42,7 +42,7 @@
 //     check of the same tags lets valid requests skip it; the validator
 //     still writes every error.)
 //  3. Check the model (spec §1) with models.Require: unknown, or not allowed
-//     to the caller's key ([WithAllowed]), is 404 model_not_found; a model
+//     to the caller's key ([endpoint.WithAllowed]), is 404 model_not_found; a model
 //     whose supported_endpoint_types lacks "compat-response" is a 400 with
 //     param "model".
 //  4. Resolve the conversation of previous_response_id from the [Store]
@@ -72,7 +72,7 @@
 // for messages, "fc_…" for function calls, "rs_…" for the reasoning items
 // of reasoning models, whose summary is one summary_text part) and call
 // ids ("call_…", when
-// the backend gives none), created_at and completed_at ([WithClock]),
+// the backend gives none), created_at and completed_at ([endpoint.WithClock]),
 // object names, usage totals (total_tokens = input_tokens +
 // output_tokens, always) and the echoes of the request. [Response]
 // documents every member; all are always sent, null when they do not
@@ -128,7 +128,7 @@
 // holds the output so far (an unfinished item with status incomplete) and
 // the usage if the backend reported any. While the backend is silent a
 // ": keep-alive" comment line is written every 15 seconds
-// ([WithKeepAlive]). The streamed response is stored as it ended
+// ([endpoint.WithKeepAlive]). The streamed response is stored as it ended
 // (completed, incomplete or failed); one whose client went away is not.
 //
 // # Stored conversations

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gatewaykit/gatewaykit/auth"
 	"github.com/gatewaykit/gatewaykit/demo"
+	"github.com/gatewaykit/gatewaykit/endpoint"
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/responses"
 	"github.com/gatewaykit/gatewaykit/sse"
@@ -193,7 +194,7 @@ func ExampleWithOwner() {
 func ExampleWithClock() {
 	catalog := models.NewMemoryCatalog(demo.TextModels()...)
 	clock := func() time.Time { return time.Unix(1700000000, 0) }
-	h := responses.NewHandler(catalog, demo.NewTextBackend().Responses(), responses.WithClock(clock))
+	h := responses.NewHandler(catalog, demo.NewTextBackend().Responses(), endpoint.WithClock(clock))
 
 	var resp responses.Response
 	_ = json.Unmarshal(send(h, "POST", "/v1/responses", `{"model":"demo-chat","input":"Hi"}`).Body.Bytes(), &resp)
@@ -204,7 +205,7 @@ func ExampleWithClock() {
 
 func ExampleWithMaxRequestBytes() {
 	catalog := models.NewMemoryCatalog(demo.TextModels()...)
-	h := responses.NewHandler(catalog, demo.NewTextBackend().Responses(), responses.WithMaxRequestBytes(64))
+	h := responses.NewHandler(catalog, demo.NewTextBackend().Responses(), endpoint.WithMaxRequestBytes(64))
 
 	w := send(h, "POST", "/v1/responses", `{"model":"demo-chat","input":"`+strings.Repeat("a", 64)+`"}`)
 	fmt.Println(w.Code, w.Body.String())
@@ -215,7 +216,7 @@ func ExampleWithMaxRequestBytes() {
 func ExampleWithAllowed() {
 	catalog := models.NewMemoryCatalog(demo.TextModels()...)
 	onlyChat := func(_ context.Context, id string) bool { return id == demo.ChatModel }
-	h := responses.NewHandler(catalog, demo.NewTextBackend().Responses(), responses.WithAllowed(onlyChat))
+	h := responses.NewHandler(catalog, demo.NewTextBackend().Responses(), endpoint.WithAllowed(onlyChat))
 
 	w := send(h, "POST", "/v1/responses", `{"model":"demo-reasoner","input":"Hi"}`)
 	fmt.Println(w.Code, w.Body.String())
@@ -228,7 +229,7 @@ func ExampleWithKeepAlive() {
 	// A backend slow to its first token: a keep-alive comment bridges the
 	// silence.
 	slow := demo.NewTextBackend(demo.WithChunkDelay(200*time.Millisecond), demo.WithTokensPerChunk(64))
-	h := responses.NewHandler(catalog, slow.Responses(), responses.WithKeepAlive(5*time.Millisecond))
+	h := responses.NewHandler(catalog, slow.Responses(), endpoint.WithKeepAlive(5*time.Millisecond))
 
 	w := send(h, "POST", "/v1/responses", `{"model":"demo-chat","stream":true,"input":"Hi"}`)
 	fmt.Println(strings.HasPrefix(w.Body.String(), ": keep-alive\n\n"))

@@ -177,51 +177,62 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		Code: "method_not_allowed", Message: fmt.Sprintf("Method %s is not allowed here; use %s.", r.Method, allow)})
 }
 
-// create serves POST /v1/responses.
+// create serves POST /v1/responses, through pipeline.Serve.
 func (h *handler) create(w http.ResponseWriter, r *http.Request) {
-	ctx := r.Context()
-	req := new(Request)
-	n, err := h.decode(w, r, req)
-	if err != nil {
-		h.cfg.Fail(w, r, err)
-		return
-	}
-	if err := validate(h.cfg.Validate, h.cfg.CustomValidator, req); err != nil {
-		h.cfg.Fail(w, r, err)
-		return
-	}
-	m, err := models.Require(ctx, h.catalog, req.Model, models.CompatResponse, h.cfg.Allow)
-	if err != nil {
-		h.cfg.Fail(w, r, err)
-		return
-	}
+	pipeline.Serve(&h.cfg.Config, h.catalog, models.CompatResponse, (*creator)(h), w, r)
+}
+
+// creator is the handler as the pipeline.Endpoint of POST /v1/responses.
+type creator handler
+
+// createCall is a request to POST /v1/responses on its way: the
+// backend's params and the owner of the response.
+type createCall struct {
+	p     *Params
+	owner string
+}
+
+// Decode reads and decodes the request body.
+func (h *creator) Decode(w http.ResponseWriter, r *http.Request, req *Request) ([]byte, error) {
+	return (*handler)(h).decode(w, r, req)
+}
+
+// Validate checks req; see validate.
+func (h *creator) Validate(req *Request) error {
+	return validate(h.cfg.Validate, h.cfg.CustomValidator, req)
+}
+
+// Model returns the model req names.
+func (h *creator) Model(req *Request) string { return req.Model }
+
+// Prepare resolves the conversation of req's previous_response_id and
+// makes its Params; the estimate counts the conversation.
+func (h *creator) Prepare(ctx context.Context, req *Request, m *models.Model, body []byte) (*createCall, int64, int64, error) {
 	owner := h.cfg.owner(ctx)
-	history, past, err := h.history(ctx, owner, req.PreviousResponseID)
+	history, past, err := (*handler)(h).history(ctx, owner, req.PreviousResponseID)
 	if err != nil {
-		h.cfg.Fail(w, r, err)
-		return
+		return nil, 0, 0, err
 	}
-	prompt := pipeline.PromptTokens(n) + past
-	rsv, err := h.cfg.Reserve(ctx, pipeline.Estimate(prompt, 1, req.TokenLimit(), m))
-	if err != nil {
-		h.cfg.Fail(w, r, err)
-		return
-	}
-	p := &Params{Request: req, Model: m, History: history}
-	if req.Stream {
-		h.serveStream(w, r, p, owner, rsv, prompt)
-		return
-	}
-	var used int64 // charged when the reply ends; nothing if it fails
-	defer func() { h.cfg.Settle(ctx, rsv, used) }()
+	prompt := pipeline.PromptTokens(len(body)) + past
+	c := &createCall{p: &Params{Request: req, Model: m, History: history}, owner: owner}
+	return c, prompt, pipeline.Estimate(prompt, 1, req.TokenLimit(), m), nil
+}
+
+// Streams reports whether the request asked for a stream.
+func (h *creator) Streams(c *createCall) bool { return c.p.Request.Stream }
+
+// Reply writes the JSON response, and stores it unless the request says
+// "store": false.
+func (h *creator) Reply(w http.ResponseWriter, r *http.Request, c *createCall) (int64, error) {
+	ctx := r.Context()
+	req := c.p.Request
 	created := h.cfg.Now().Unix()
-	res, err := h.backend.Complete(ctx, p)
+	res, err := h.backend.Complete(ctx, c.p)
 	if err == nil {
 		err = checkResult(res)
 	}
 	if err != nil {
-		h.cfg.Fail(w, r, err)
-		return
+		return 0, err
 	}
 	resp := newResponse(req, ids.New(IDPrefix), created)
 	if res.Model != "" {
@@ -232,15 +243,14 @@ func (h *handler) create(w http.ResponseWriter, r *http.Request) {
 		resp.Output = append(resp.Output, outputItem(&res.Output[i]))
 	}
 	usage := res.Usage
-	h.end(resp, res.Incomplete, &usage)
+	(*handler)(h).end(resp, res.Incomplete, &usage)
 	body, err := appendResponse(make([]byte, 0, 1024), resp)
 	if err != nil {
-		h.cfg.Fail(w, r, apierrors.Internal(err))
-		return
+		return 0, apierrors.Internal(err)
 	}
-	h.save(ctx, owner, req, resp)
+	(*handler)(h).save(ctx, c.owner, req, resp)
 	httpjson.WriteRaw(w, http.StatusOK, body)
-	used = int64(usage.TotalTokens)
+	return int64(usage.TotalTokens), nil
 }
 
 // checkResult rejects a backend result that cannot be sent.
@@ -261,28 +271,28 @@ func checkResult(res *Result) error {
 }
 
 // decode reads and decodes a request body into v, and returns the
-// body's length. It decodes once; when that fails, it decodes again
+// body. It decodes once; when that fails, it decodes again
 // through httpjson for an error message that says what is wrong.
-func (h *handler) decode(w http.ResponseWriter, r *http.Request, v json.Unmarshaler) (int, error) {
+func (h *handler) decode(w http.ResponseWriter, r *http.Request, v json.Unmarshaler) ([]byte, error) {
 	if ct := r.Header.Get("Content-Type"); ct != "application/json" {
 		if err := httpjson.CheckContentType(r); err != nil {
-			return 0, err
+			return nil, err
 		}
 	}
 	body, err := httpjson.ReadBody(w, r, h.cfg.MaxBytes)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	// The decoders of Request and CompactRequest validate the JSON
 	// themselves: calling them directly saves json.Unmarshal a pass.
 	err = v.UnmarshalJSON(body)
 	if err == nil || isAPIError(err) {
-		return len(body), err
+		return body, err
 	}
 	if err := httpjson.Unmarshal(body, v); err != nil {
-		return 0, err
+		return nil, err
 	}
-	return 0, apierrors.InvalidRequest("", "request body could not be decoded").WithCause(err)
+	return nil, apierrors.InvalidRequest("", "request body could not be decoded").WithCause(err)
 }
 
 // newResponse returns the in_progress response to req, with its echoes.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/gatewaykit/gatewaykit/auth"
 	"github.com/gatewaykit/gatewaykit/demo"
+	"github.com/gatewaykit/gatewaykit/endpoint"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
 	"github.com/gatewaykit/gatewaykit/responses"
 )
@@ -144,7 +145,7 @@ func TestHandlerRejectsBadRequests(t *testing.T) {
 
 func TestHandlerRejectsOversizedBodies(t *testing.T) {
 	t.Parallel()
-	h := newTestHandler(responses.WithMaxRequestBytes(64))
+	h := newTestHandler(endpoint.WithMaxRequestBytes(64))
 	w := post(t, h, `{"model":"demo-chat","input":"`+strings.Repeat("a", 100)+`"}`)
 	require.Equal(t, 400, w.Code)
 	require.JSONEq(t, errorBody("request body is larger than the 64 bytes limit", invalid, "", "invalid_request_error"), w.Body.String())
@@ -399,7 +400,7 @@ func TestErrorHookSeesWhatClientsSee(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex
 	var got []*apierrors.Error
-	h := newTestHandler(responses.WithErrorHook(func(_ *http.Request, err *apierrors.Error) {
+	h := newTestHandler(endpoint.WithErrorHook(func(_ *http.Request, err *apierrors.Error) {
 		mu.Lock()
 		defer mu.Unlock()
 		got = append(got, err)
@@ -578,7 +579,7 @@ func (b waitingBackend) Stream(ctx context.Context, p *responses.Params) iter.Se
 func TestStreamKeepAlive(t *testing.T) {
 	t.Parallel()
 	w := &keepAliveWatcher{ResponseRecorder: httptest.NewRecorder(), seen: make(chan struct{})}
-	h := newHandlerWith(waitingBackend{newDemo(), w.seen}, responses.WithKeepAlive(time.Millisecond))
+	h := newHandlerWith(waitingBackend{newDemo(), w.seen}, endpoint.WithKeepAlive(time.Millisecond))
 	r := httptest.NewRequest(http.MethodPost, "/v1/responses", strings.NewReader(`{"model":"demo-chat","input":"Take your time.","stream":true}`))
 	h.ServeHTTP(w, r)
 	body := w.Body.String()

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gatewaykit/gatewaykit/demo"
+	"github.com/gatewaykit/gatewaykit/endpoint"
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/responses"
 	"github.com/gatewaykit/gatewaykit/sse"
@@ -42,7 +43,7 @@ func newTestHandler(opts ...responses.Option) http.Handler {
 }
 
 func newHandlerWith(b responses.Backend, opts ...responses.Option) http.Handler {
-	opts = append([]responses.Option{responses.WithClock(fixedClock)}, opts...)
+	opts = append([]responses.Option{endpoint.WithClock(fixedClock)}, opts...)
 	return responses.NewHandler(testCatalog(), b, opts...)
 }
 

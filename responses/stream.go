@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/gatewaykit/gatewaykit/auth"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
 	"github.com/gatewaykit/gatewaykit/internal/ids"
 	"github.com/gatewaykit/gatewaykit/internal/pipeline"
@@ -47,38 +46,18 @@ type ResponseEvent struct {
 	Response       *Response `json:"response"`
 }
 
-// serveStream answers a streaming request: the lifecycle events of the
-// backend's deltas, ending with exactly one of response.completed,
-// response.incomplete and response.failed. The stream is stored as it
-// ended, unless the client went away first.
-func (h *handler) serveStream(w http.ResponseWriter, r *http.Request, p *Params, owner string, rsv *auth.Reservation, prompt int64) {
-	ctx := r.Context()
-	s, ok := h.cfg.StartStream(w, r)
-	if !ok {
-		h.cfg.Settle(ctx, rsv, 0)
-		return
-	}
-	defer s.Close()
+// Deltas returns the backend's stream of c; see [Deltas].
+func (h *creator) Deltas(ctx context.Context, c *createCall) iter.Seq2[Delta, error] {
+	return Deltas(ctx, h.backend, c.p)
+}
 
-	ew := eventWriter{s: s, h: h, cur: -1, buf: make([]byte, 0, 2048), ref: make([]byte, 0, 64),
-		resp: newResponse(p.Request, ids.New(IDPrefix), h.cfg.Now().Unix())}
-	// The events are written without a flush; unless the next delta is
-	// at hand (More), they go out after each delta.
-	ew.err = pipeline.WriteDeltas(s, Deltas(ctx, h.backend, p), ew.add, func(d *Delta) bool { return d.More })
-	if ew.err == nil {
-		ew.err = ew.finish()
-	}
-	// ended: the client got a terminal event (completed, incomplete, or
-	// failed after the stream started).
-	ended := ew.err == nil || ew.fail(r, ew.err)
-	if ended && ctx.Err() == nil {
-		h.save(ctx, owner, p.Request, ew.resp)
-	}
-	// On every path, a failed or abandoned stream included, the charge
-	// is the total of the last usage reported, or, if the backend never
-	// reported one, the estimate of the prompt and of the output written.
-	ew.usage.TotalTokens = ew.usage.InputTokens + ew.usage.OutputTokens
-	h.cfg.Settle(ctx, rsv, ew.written.Usage(ew.usage.TotalTokens, prompt))
+// NewStream returns the event writer of the stream of c: the lifecycle
+// events of the backend's deltas, ending with exactly one of
+// response.completed, response.incomplete and response.failed. The
+// stream is stored as it ended, unless the client went away first.
+func (h *creator) NewStream(_ *http.Request, s *sse.Stream, c *createCall) pipeline.DeltaWriter[Delta] {
+	return &eventWriter{s: s, h: (*handler)(h), call: c, cur: -1, buf: make([]byte, 0, 2048), ref: make([]byte, 0, 64),
+		resp: newResponse(c.p.Request, ids.New(IDPrefix), h.cfg.Now().Unix())}
 }
 
 // eventWriter turns deltas into events. It builds the response as it
@@ -87,6 +66,7 @@ func (h *handler) serveStream(w http.ResponseWriter, r *http.Request, p *Params,
 type eventWriter struct {
 	s     *sse.Stream
 	h     *handler
+	call  *createCall
 	resp  *Response
 	seq   int
 	buf   []byte
@@ -102,13 +82,34 @@ type eventWriter struct {
 	hasUsage   bool             // a delta reported the usage
 	written    pipeline.Written // output sent, for the usage of a backend that reports none
 	incomplete string
-	err        error
 }
 
 func (ew *eventWriter) open() bool { return ew.cur >= 0 && ew.cur == len(ew.resp.Output) }
 
-// add writes the events of one delta, without flushing them.
-func (ew *eventWriter) add(d *Delta) error {
+// More reports whether d said that the next delta is at hand.
+func (ew *eventWriter) More(d *Delta) bool { return d.More }
+
+// End ends the stream after err (see fail), and stores the response if
+// the client got a terminal event and is still there.
+func (ew *eventWriter) End(r *http.Request, err error) {
+	// ended: the client got a terminal event (completed, incomplete, or
+	// failed after the stream started).
+	ended := err == nil || ew.fail(r, err)
+	if ctx := r.Context(); ended && ctx.Err() == nil {
+		ew.h.save(ctx, ew.call.owner, ew.call.p.Request, ew.resp)
+	}
+}
+
+// Used returns the total of the last usage reported, or, if the backend
+// never reported one, the estimate of the prompt and of the output
+// written.
+func (ew *eventWriter) Used(prompt int64) int64 {
+	ew.usage.TotalTokens = ew.usage.InputTokens + ew.usage.OutputTokens
+	return ew.written.Usage(ew.usage.TotalTokens, prompt)
+}
+
+// Add writes the events of one delta, without flushing them.
+func (ew *eventWriter) Add(d *Delta) error {
 	if d.Usage != nil {
 		ew.usage, ew.hasUsage = *d.Usage, true
 		ew.written.Reported()
@@ -272,9 +273,9 @@ func (ew *eventWriter) closeItem(status Status) error {
 	return ew.send(EventOutputItemDone, appendItemEvent(ew.buf[:0], EventOutputItemDone, ew.seq, ew.cur, it))
 }
 
-// finish closes the open item and sends the terminal event:
+// Finish closes the open item and sends the terminal event:
 // response.incomplete if a delta said so, else response.completed.
-func (ew *eventWriter) finish() error {
+func (ew *eventWriter) Finish() error {
 	if err := ew.begin(); err != nil {
 		return err
 	}

@@ -1,18 +1,10 @@
-// Package pipeline holds what the handlers of packages chat, completions
-// and responses share: the options they have in common, how they report
-// errors, start a stream and write a backend's deltas to it (flushing
-// unless the next delta is at hand), and how they reserve and settle the
-// quota of a request.
+// Package pipeline holds the way of a request through the handlers of
+// packages chat, completions and responses, written once ([Serve]):
+// decode, validate, model check, quota reservation, backend, encoding
+// (JSON or a stream of the backend's deltas) and settlement; and the
+// configuration that their options ([endpoint.Option]) set.
 //
-// Each of those packages keeps its own Option type and With functions,
-// whose documentation is the package's; they set the fields of a Config
-// embedded in the package's own configuration:
-//
-//	type config struct{ pipeline.Config }
-//
-//	func WithLogger(l *slog.Logger) Option {
-//		return func(c *config) { c.SetLogger(l) }
-//	}
+// [endpoint.Option]: https://pkg.go.dev/github.com/gatewaykit/gatewaykit/endpoint#Option
 package pipeline
 
 import (
@@ -49,6 +41,21 @@ type Config struct {
 	Now             func() time.Time
 	// Renderer writes the handler's errors; Finish sets it.
 	Renderer apierrors.Renderer
+
+	// Store and Owner are set by options of package responses only
+	// (WithStore, WithOwner): Store holds a responses.Store.
+	Store any
+	Owner func(ctx context.Context) string
+}
+
+// New returns the configuration of a handler with opts applied.
+func New[O ~func(*Config)](opts []O) Config {
+	c := Defaults()
+	for _, o := range opts {
+		o(&c)
+	}
+	c.Finish()
+	return c
 }
 
 // Defaults returns the configuration of a handler without options: no
@@ -102,14 +109,6 @@ func (c *Config) SetClock(now func() time.Time) {
 		now = time.Now
 	}
 	c.Now = now
-}
-
-// CheckKeepAlive panics if d, the interval given to pkg's WithKeepAlive,
-// is negative.
-func CheckKeepAlive(pkg string, d time.Duration) {
-	if d < 0 {
-		panic(pkg + ": WithKeepAlive: negative interval")
-	}
 }
 
 // AllowPrincipalModels is the default model check: the models of the

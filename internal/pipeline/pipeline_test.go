@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gatewaykit/gatewaykit/endpoint"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
 	"github.com/gatewaykit/gatewaykit/internal/httpjson"
 	"github.com/gatewaykit/gatewaykit/internal/pipeline"
@@ -34,7 +35,7 @@ func TestSettersRestoreDefaults(t *testing.T) {
 	c.Finish()
 	require.NotNil(t, c.Validate, "Finish builds the default validator")
 	require.False(t, c.CustomValidator)
-	require.Panics(t, func() { pipeline.CheckKeepAlive("chat", -time.Second) })
+	require.Panics(t, func() { endpoint.WithKeepAlive(-time.Second) })
 }
 
 func TestHook(t *testing.T) {

@@ -1,0 +1,131 @@
+package pipeline
+
+import (
+	"context"
+	"iter"
+	"net/http"
+
+	"github.com/gatewaykit/gatewaykit/auth"
+	"github.com/gatewaykit/gatewaykit/models"
+	"github.com/gatewaykit/gatewaykit/sse"
+)
+
+// An Endpoint is what a handler of chat, completions or responses adds
+// to the steps that [Serve] takes for each of them. R is the request
+// type, P the backend's params (made by Prepare) and D the backend's
+// stream delta. Every method is called in the request's goroutine.
+type Endpoint[R, P, D any] interface {
+	// Decode reads the request body and decodes it into req; it returns
+	// the body.
+	Decode(w http.ResponseWriter, r *http.Request, req *R) ([]byte, error)
+	// Validate checks the decoded request.
+	Validate(req *R) error
+	// Model returns the model that req names.
+	Model(req *R) string
+	// Prepare makes the backend's params of a valid request for model m,
+	// and returns them with the prompt's estimated tokens and the tokens
+	// to reserve.
+	Prepare(ctx context.Context, req *R, m *models.Model, body []byte) (p P, prompt, reserve int64, err error)
+	// Streams reports whether the reply is a stream.
+	Streams(p P) bool
+	// Reply asks the backend for the whole reply and, if it can be sent,
+	// writes it; it returns the tokens to charge, or the error to send
+	// (nothing written).
+	Reply(w http.ResponseWriter, r *http.Request, p P) (used int64, err error)
+	// Deltas returns the backend's stream.
+	Deltas(ctx context.Context, p P) iter.Seq2[D, error]
+	// NewStream returns the writer of the stream of p on s.
+	NewStream(r *http.Request, s *sse.Stream, p P) DeltaWriter[D]
+}
+
+// A DeltaWriter turns a backend's deltas into the events of a stream.
+type DeltaWriter[D any] interface {
+	// Add writes the events of one delta, without flushing them.
+	Add(d *D) error
+	// More reports whether the delta said that the next one is at hand.
+	More(d *D) bool
+	// Finish writes the end of a stream whose deltas were all written.
+	Finish() error
+	// End ends the stream after err, the first error of the backend, of
+	// Add, of a flush or of Finish; nil if there was none.
+	End(r *http.Request, err error)
+	// Used returns the tokens to charge: the usage reported, or an
+	// estimate from prompt and the output written.
+	Used(prompt int64) int64
+}
+
+// Serve answers a request of endpoint e: it decodes and validates it,
+// checks its model against catalog (with compat and the configured
+// Allow), reserves its estimate from the API key (auth.Reserve), answers
+// with the backend's reply, as JSON or as a stream, and settles the
+// reservation to the tokens used; on every path, a failed or abandoned
+// reply included, the reservation is settled once.
+func Serve[R, P, D any](c *Config, catalog models.Catalog, compat models.EndpointType, e Endpoint[R, P, D], w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	p, prompt, rsv, err := admit(c, catalog, compat, e, w, r)
+	if err != nil {
+		c.Fail(w, r, err)
+		return
+	}
+	if !e.Streams(p) {
+		var used int64 // charged when the reply ends; nothing if it fails
+		defer func() { c.Settle(ctx, rsv, used) }()
+		n, err := e.Reply(w, r, p)
+		if err != nil {
+			c.Fail(w, r, err)
+			return
+		}
+		used = n
+		return
+	}
+	s, ok := c.StartStream(w, r)
+	if !ok {
+		c.Settle(ctx, rsv, 0)
+		return
+	}
+	defer s.Close()
+	dw := e.NewStream(r, s, p)
+	// The events are written without a flush; unless the next delta is
+	// at hand, they go out after each delta.
+	err = WriteDeltas(s, e.Deltas(ctx, p), dw.Add, dw.More)
+	if err == nil {
+		err = dw.Finish()
+	}
+	dw.End(r, err)
+	// On every path, a failed or abandoned stream included, the charge
+	// is the total of the last usage reported, or, if the backend never
+	// reported one, the estimate of the prompt and of the output written.
+	c.Settle(ctx, rsv, dw.Used(prompt))
+}
+
+// admit takes the steps of Serve up to the reservation.
+func admit[R, P, D any](c *Config, catalog models.Catalog, compat models.EndpointType, e Endpoint[R, P, D], w http.ResponseWriter, r *http.Request) (p P, prompt int64, rsv *auth.Reservation, err error) {
+	ctx := r.Context()
+	req := new(R)
+	body, err := e.Decode(w, r, req)
+	if err != nil {
+		return p, 0, nil, err
+	}
+	if err := e.Validate(req); err != nil {
+		return p, 0, nil, err
+	}
+	m, err := models.Require(ctx, catalog, e.Model(req), compat, c.Allow)
+	if err != nil {
+		return p, 0, nil, err
+	}
+	p, prompt, est, err := e.Prepare(ctx, req, m, body)
+	if err != nil {
+		return p, 0, nil, err
+	}
+	rsv, err = c.Reserve(ctx, est)
+	return p, prompt, rsv, err
+}
+
+// EndWithError ends a chat or completions stream after err: an error
+// event, reported to the error hook, unless err is nil.
+func (c *Config) EndWithError(r *http.Request, s *sse.Stream, err error) {
+	if err != nil {
+		c.Hook(r, err)
+		_ = s.Error(err)
+	}
+}
