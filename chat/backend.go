@@ -29,12 +29,13 @@ type Backend interface {
 // and otherwise streams the Result of Complete in a few chunks.
 //
 // Stream returns an iterator over the reply's increments, in order. The
-// handler ranges over it in the request's goroutine and writes the chunks
-// of each [Delta] as it arrives; it does not keep a Delta, nor its
-// ToolCalls, after yield returns, so an iterator may reuse them. When the
-// client goes away, ctx is cancelled
-// and the loop stops (yield returns false), so the iterator must return
-// as soon as yield returns false or ctx is done. To fail, yield a zero
+// handler ranges over it in a goroutine of its own, a few deltas ahead of
+// the client, and writes the chunks of each [Delta] as it arrives; it
+// copies what it keeps of a Delta (its ToolCalls, its Usage) before yield
+// returns, so an iterator may reuse them. When the client goes away, ctx
+// is cancelled and the loop stops (yield returns false), so the iterator
+// must return as soon as yield returns false or ctx is done; the handler
+// waits for it to return. To fail, yield a zero
 // Delta with the error and return: before anything was sent, the client
 // gets a JSON error with a real status; afterwards, an error event (see
 // the package documentation).
@@ -50,11 +51,8 @@ type StreamingBackend interface {
 type Params struct {
 	Request *Request
 	Model   *models.Model
-	// Body is the request body as the client sent it, which the handler
-	// decoded into Request; nil when the Params were made another way. A
-	// relay forwards it, with only the members it must change rewritten,
-	// so that every field reaches the upstream exactly as it was sent.
-	Body []byte
+
+	body []byte // the request body as the client sent it (see internal/passthrough)
 }
 
 // Result is a backend's whole reply.
@@ -67,15 +65,6 @@ type Result struct {
 	// Model is the model that answered, sent as "model"; empty means the
 	// request's.
 	Model string
-	// Raw, when set, is the reply as the backend already has it encoded:
-	// a relay passes an upstream's reply through this way. It is a JSON
-	// object of the reply's members other than id, object, created,
-	// model and usage, which the handler writes itself (the usage from
-	// Usage); Raw's members are sent as they are, between them. The
-	// backend vouches for Raw (valid JSON, the choices in the shape of
-	// the API), and Choices must still describe it, as the handler
-	// checks their number and charges Usage.
-	Raw []byte
 }
 
 // Output is one choice of a [Result].
@@ -110,6 +99,11 @@ type Output struct {
 // with only Usage set belongs to no choice, and sends nothing by itself:
 // the usage is sent in the final chunk when the client asked for it
 // (stream_options.include_usage), and charged to the API key in any case.
+//
+// The handler decides when the chunks go out: it writes a Delta's
+// chunks at once, and flushes them unless the next Delta is already at
+// hand (the iterator runs ahead of the client by a few deltas), so a
+// backend never says when to flush.
 type Delta struct {
 	Choice       int
 	Content      string
@@ -117,32 +111,6 @@ type Delta struct {
 	ToolCalls    []ToolCallDelta
 	FinishReason FinishReason
 	Usage        *Usage
-	// More hints that the next Delta is already at hand: the handler may
-	// then write this one's chunks without flushing them, and flush them
-	// with the next one's, so that a burst of deltas costs one write to
-	// the client instead of one each. It is a hint, never required: the
-	// handler flushes after every Delta without More, and at the end of
-	// the stream (on the last Delta, More says that the end follows at
-	// once). Set it only when the next Delta, or the end, follows without
-	// waiting (it is buffered, or made from data at hand); otherwise the
-	// client gets this one late.
-	More bool
-	// Raw, when set, is the delta's chunk as the backend already has it
-	// encoded: a relay passes an upstream's chunks through this way,
-	// instead of decoding them into the fields above and having them
-	// encoded again. It is a JSON object of the chunk's members other
-	// than id, object, created and model, which the handler writes
-	// first, with its own values, as in every chunk; Raw's members
-	// follow them as they are. The backend vouches for Raw: valid JSON,
-	// one choice (Choice), the chunk rules of the package documentation
-	// (role "assistant" on the choice's first chunk, contiguous
-	// tool-call indexes with ids, no "usage" and no "error" member). The
-	// other fields must still describe Raw, because the handler keeps
-	// its account of each choice from them: FinishReason ends the choice
-	// and ToolCalls' indexes and names count its calls (their text is
-	// not encoded again), and Usage is taken as usual. The handler does
-	// not keep Raw after yield returns.
-	Raw []byte
 }
 
 // ToolCallDelta is a fragment of a streamed tool call.
@@ -160,5 +128,5 @@ type ToolCallDelta struct {
 }
 
 func (d *Delta) empty() bool {
-	return d.Content == "" && d.Reasoning == "" && len(d.ToolCalls) == 0 && d.FinishReason == "" && d.Raw == nil
+	return d.Content == "" && d.Reasoning == "" && len(d.ToolCalls) == 0 && d.FinishReason == ""
 }

@@ -96,12 +96,14 @@
 //   - The stream ends with data: [DONE].
 //   - Chunks never carry an "error" key.
 //
-// A backend may hand over chunks it already has encoded ([Delta].Raw, as
-// the relay passes an upstream's chunks through): the handler then writes
-// its own id, object, created and model, followed by the backend's other
-// members as they are, and the backend answers for the rules above. A
-// whole reply may come encoded the same way ([Result].Raw); the handler
-// adds its head and the usage.
+// A [Backend] describes content only. The relay's backend (package relay)
+// also passes an upstream's chunks through as the upstream encoded them,
+// and gets the request body as the client sent it, by an internal path
+// that only it implements (internal/passthrough): the handler then writes
+// its own id, object, created and model, followed by the upstream's other
+// members as they are (system_fingerprint, logprobs, …), and the relay
+// answers for the rules above. A whole reply may come through the same
+// way; the handler adds its head and the usage.
 //
 // Errors: until the first event, a failure is answered as JSON with its
 // real status, like any other error. After it, the stream ends with one
@@ -114,10 +116,12 @@
 //
 // A [Backend] has one method, Complete, that returns the whole reply of a
 // request: the non-streaming path. A [StreamingBackend] adds Stream, which
-// returns an iter.Seq2[Delta, error]; the handler ranges over it in the
-// request's goroutine (no goroutine per request is started for it; the
-// keep-alive comments of package sse use one timer goroutine per stream),
-// writing one chunk per [Delta]. A backend that does not stream still
+// returns an iter.Seq2[Delta, error]; the handler ranges over it in one
+// goroutine per stream, which hands the deltas to the request's goroutine
+// a few ahead, so that the handler knows when the next one is at hand
+// (the keep-alive comments of package sse use one timer goroutine per
+// stream), and writes one chunk per [Delta]. Before the handler returns,
+// that goroutine has ended. A backend that does not stream still
 // serves streaming requests: the handler streams the Result of Complete
 // in a few chunks (reasoning, content, each tool call, finish).
 //
@@ -137,10 +141,12 @@
 // encoding/json, which writes the errors, and a fuzz test checks that the
 // two agree. Replies and chunks are encoded by hand into one reused
 // buffer, byte for byte as encoding/json encodes [Completion] and [Chunk]
-// (tests check it). Each chunk is written with one call and flushed at
-// once, unless the backend's [Delta].More says that the next delta is
-// already at hand: then the burst is flushed once, after its last chunk
-// (one write system call instead of one per chunk). The benchmarks
+// (tests check it). Each chunk is written with one call. The handler
+// decides when to flush: it runs a [StreamingBackend]'s stream in a
+// goroutine of its own, a few deltas ahead of the client, and flushes
+// after a delta unless the next one is already at hand; a burst is then
+// flushed once, after its last chunk (one write system call instead of
+// one per chunk), and a reply that does not stream goes out in one flush. The benchmarks
 // beside the package measure the whole stack against a raw net/http
 // handler; BENCHMARKS.md at the repository root records the figures.
 package chat

@@ -11,6 +11,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/internal/httpjson"
 	"github.com/gatewaykit/gatewaykit/internal/ids"
 	"github.com/gatewaykit/gatewaykit/internal/jsonenc"
+	"github.com/gatewaykit/gatewaykit/internal/passthrough"
 	"github.com/gatewaykit/gatewaykit/internal/pipeline"
 	"github.com/gatewaykit/gatewaykit/models"
 )
@@ -73,7 +74,7 @@ func (h *handler) Model(req *Request) string { return req.Model }
 // Prepare makes the Params of req, and its estimate.
 func (h *handler) Prepare(_ context.Context, req *Request, m *models.Model, body []byte) (*Params, int64, int64, error) {
 	prompt := pipeline.PromptTokens(len(body))
-	return &Params{Request: req, Model: m, Body: body}, prompt, pipeline.Estimate(prompt, req.Choices(), req.TokenLimit(), m), nil
+	return &Params{Request: req, Model: m, body: body}, prompt, pipeline.Estimate(prompt, req.Choices(), req.TokenLimit(), m), nil
 }
 
 // Streams reports whether the request asked for a stream.
@@ -82,7 +83,7 @@ func (h *handler) Streams(p *Params) bool { return p.Request.Stream }
 // Reply writes the JSON reply to p.
 func (h *handler) Reply(w http.ResponseWriter, r *http.Request, p *Params) (int64, error) {
 	req := p.Request
-	res, err := h.backend.Complete(r.Context(), p)
+	res, raw, err := passthrough.Complete(r.Context(), h.backend, p, p.body, h.backend.Complete)
 	if err == nil {
 		err = checkResult(res, req.Choices())
 	}
@@ -96,13 +97,13 @@ func (h *handler) Reply(w http.ResponseWriter, r *http.Request, p *Params) (int6
 	if model == "" {
 		model = req.Model
 	}
-	if res.Raw != nil && !jsonenc.IsObject(res.Raw) {
-		return 0, backendError("raw reply that is not a JSON object: %.40q", res.Raw)
+	if raw != nil && !jsonenc.IsObject(raw) {
+		return 0, backendError("raw reply that is not a JSON object: %.40q", raw)
 	}
 	buf := replyBuffers.Get().(*[]byte)
 	var reply []byte
-	if res.Raw != nil {
-		reply = appendRawCompletion((*buf)[:0], ids.New(IDPrefix), h.cfg.Now().Unix(), model, res.Raw, &usage)
+	if raw != nil {
+		reply = appendRawCompletion((*buf)[:0], ids.New(IDPrefix), h.cfg.Now().Unix(), model, raw, &usage)
 	} else {
 		reply = appendCompletion((*buf)[:0], ids.New(IDPrefix), h.cfg.Now().Unix(), model, res.Choices, &usage)
 	}

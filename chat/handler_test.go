@@ -16,6 +16,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/chat"
 	"github.com/gatewaykit/gatewaykit/endpoint"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/internal/passthrough"
 )
 
 const invalid = apierrors.TypeInvalidRequest
@@ -226,12 +227,17 @@ func TestHandlerRejectsBrokenBackendResults(t *testing.T) {
 		{"nil result", nil},
 		{"too few choices", &chat.Result{}},
 		{"too many choices", &chat.Result{Choices: make([]chat.Output, 2)}},
-		{"raw reply that is not an object", &chat.Result{Choices: make([]chat.Output, 1), Raw: []byte(`[]`)}},
+		{"raw reply that is not an object", &chat.Result{Choices: make([]chat.Output, 1)}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			h := newHandlerWith(funcBackend{func(context.Context, *chat.Params) (*chat.Result, error) { return tc.res, nil }})
+			var h http.Handler
+			if strings.HasPrefix(tc.name, "raw") {
+				h = newHandlerWith(rawBackend{res: tc.res, raw: []byte(`[]`)})
+			} else {
+				h = newHandlerWith(funcBackend{func(context.Context, *chat.Params) (*chat.Result, error) { return tc.res, nil }})
+			}
 			w := post(t, h, `{"model":"demo-chat","messages":[{"role":"user","content":"Hi"}]}`)
 			require.Equal(t, 500, w.Code)
 			require.JSONEq(t, internal, w.Body.String())
@@ -246,20 +252,29 @@ func TestHandlerEndsStreamsOfBrokenBackendsWithAnErrorEvent(t *testing.T) {
 	tests := []struct {
 		name   string
 		deltas []chat.Delta
+		raws   map[int]string // the Raw of deltas, by index (internal/passthrough)
 	}{
-		{"choice out of range", []chat.Delta{first, {Choice: 1, Content: "x"}}},
-		{"negative choice", []chat.Delta{first, {Choice: -1, Content: "x"}}},
-		{"delta after finish", []chat.Delta{first, {FinishReason: chat.FinishStop}, {Content: "x"}}},
-		{"tool call without name", []chat.Delta{first, {ToolCalls: []chat.ToolCallDelta{{Index: 0, Arguments: "{}"}}}}},
-		{"tool call index skipped", []chat.Delta{first, {ToolCalls: []chat.ToolCallDelta{{Index: 1, Name: "f"}}}}},
-		{"raw chunk that is not an object", []chat.Delta{first, {Raw: []byte(`"x"`)}}},
-		{"raw chunk after finish", []chat.Delta{first, {FinishReason: chat.FinishStop}, {Raw: []byte(`{"choices":[]}`)}}},
-		{"raw chunk out of range", []chat.Delta{first, {Choice: 1, Raw: []byte(`{"choices":[]}`)}}},
+		{"choice out of range", []chat.Delta{first, {Choice: 1, Content: "x"}}, nil},
+		{"negative choice", []chat.Delta{first, {Choice: -1, Content: "x"}}, nil},
+		{"delta after finish", []chat.Delta{first, {FinishReason: chat.FinishStop}, {Content: "x"}}, nil},
+		{"tool call without name", []chat.Delta{first, {ToolCalls: []chat.ToolCallDelta{{Index: 0, Arguments: "{}"}}}}, nil},
+		{"tool call index skipped", []chat.Delta{first, {ToolCalls: []chat.ToolCallDelta{{Index: 1, Name: "f"}}}}, nil},
+		{"raw chunk that is not an object", []chat.Delta{first, {}}, map[int]string{1: `"x"`}},
+		{"raw chunk after finish", []chat.Delta{first, {FinishReason: chat.FinishStop}, {}}, map[int]string{2: `{"choices":[]}`}},
+		{"raw chunk out of range", []chat.Delta{first, {Choice: 1}}, map[int]string{1: `{"choices":[]}`}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			h := newHandlerWith(funcStreamingBackend{stream: deltas(tc.deltas...)})
+			var items []passthrough.Delta[chat.Delta]
+			for i, d := range tc.deltas {
+				pd := passthrough.Delta[chat.Delta]{Delta: d}
+				if raw, ok := tc.raws[i]; ok {
+					pd.Raw = []byte(raw)
+				}
+				items = append(items, pd)
+			}
+			h := newHandlerWith(rawBackend{deltas: items})
 			w := post(t, h, `{"model":"demo-chat","stream":true,"messages":[{"role":"user","content":"Hi"}]}`)
 			require.Equal(t, 200, w.Code)
 			evs := readEvents(t, w.Body.String())
@@ -424,15 +439,46 @@ func TestBackendErrorsPassThroughUnchanged(t *testing.T) {
 	require.NotContains(t, w.Body.String(), "secret")
 }
 
+// rawBackend passes its reply through as a relay does
+// (internal/passthrough): res with raw, or deltas with their chunks.
+type rawBackend struct {
+	res    *chat.Result
+	raw    []byte
+	deltas []passthrough.Delta[chat.Delta]
+}
+
+func (b rawBackend) Complete(ctx context.Context, p *chat.Params) (*chat.Result, error) {
+	res, _, err := b.CompleteRaw(ctx, p, nil)
+	return res, err
+}
+
+func (b rawBackend) CompleteRaw(context.Context, *chat.Params, []byte) (*chat.Result, []byte, error) {
+	return b.res, b.raw, nil
+}
+
+func (b rawBackend) Stream(ctx context.Context, p *chat.Params) iter.Seq2[chat.Delta, error] {
+	return passthrough.Deltas(b.StreamRaw(ctx, p, nil))
+}
+
+func (b rawBackend) StreamRaw(context.Context, *chat.Params, []byte) iter.Seq2[passthrough.Delta[chat.Delta], error] {
+	return func(yield func(passthrough.Delta[chat.Delta], error) bool) {
+		for _, d := range b.deltas {
+			if !yield(d, nil) {
+				return
+			}
+		}
+	}
+}
+
 func TestHandlerWritesARawResult(t *testing.T) {
 	t.Parallel()
-	h := newHandlerWith(funcBackend{func(context.Context, *chat.Params) (*chat.Result, error) {
-		return &chat.Result{
+	h := newHandlerWith(rawBackend{
+		res: &chat.Result{
 			Choices: []chat.Output{{Content: "Hi"}},
 			Usage:   chat.Usage{PromptTokens: 2, CompletionTokens: 1},
-			Raw:     []byte(`{"choices":[{"index":0,"message":{"role":"assistant","content":"Hi","refusal":null},"logprobs":null,"finish_reason":"stop"}],"system_fingerprint":"fp"}`),
-		}, nil
-	}})
+		},
+		raw: []byte(`{"choices":[{"index":0,"message":{"role":"assistant","content":"Hi","refusal":null},"logprobs":null,"finish_reason":"stop"}],"system_fingerprint":"fp"}`),
+	})
 	w := post(t, h, `{"model":"demo-chat","messages":[{"role":"user","content":"Hi"}]}`)
 	require.Equal(t, 200, w.Code)
 	var got map[string]json.RawMessage

@@ -9,19 +9,29 @@ import (
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
 	"github.com/gatewaykit/gatewaykit/internal/ids"
 	"github.com/gatewaykit/gatewaykit/internal/jsonenc"
+	"github.com/gatewaykit/gatewaykit/internal/passthrough"
 	"github.com/gatewaykit/gatewaykit/internal/pipeline"
 	"github.com/gatewaykit/gatewaykit/sse"
 )
 
-// Deltas returns the backend's stream of p; see [Deltas].
-func (h *handler) Deltas(ctx context.Context, p *Params) iter.Seq2[Delta, error] {
-	return Deltas(ctx, h.backend, p)
+// Deltas returns the backend's stream of p (see [Deltas]), with the
+// upstream's chunks when the backend is a relay's.
+func (h *handler) Deltas(ctx context.Context, p *Params) (iter.Seq2[passthrough.Delta[Delta], error], bool) {
+	return passthrough.Stream(ctx, h.backend, p, p.body, Deltas), !streams(h.backend)
+}
+
+// streams reports whether b streams: a reply that it does not stream is
+// all at hand at once.
+func streams(b Backend) bool {
+	_, s := b.(StreamingBackend)
+	_, raw := b.(passthrough.Streamer[*Params, Delta])
+	return s || raw
 }
 
 // NewStream returns the chunk writer of the stream of p: one chunk per
 // backend delta, then the final chunks, the usage chunk if asked for,
 // and [DONE].
-func (h *handler) NewStream(_ *http.Request, s *sse.Stream, p *Params) pipeline.DeltaWriter[Delta] {
+func (h *handler) NewStream(_ *http.Request, s *sse.Stream, p *Params) pipeline.DeltaWriter[passthrough.Delta[Delta]] {
 	cw := &chunkWriter{s: s, cfg: &h.cfg, n: p.Request.Choices(), includeUsage: p.Request.IncludeUsage()}
 	cw.init(ids.New(IDPrefix), h.cfg.Now().Unix(), p.Request.Model)
 	return cw
@@ -42,6 +52,37 @@ type chunkWriter struct {
 	one          [1]choiceState // backing of choices for n = 1
 	usage        Usage
 	written      pipeline.Written // output sent, for the usage of a backend that reports none
+	ring         pipeline.DeltaRing[detached]
+}
+
+// detached is what Detach copies of a delta.
+type detached struct {
+	usage Usage
+	calls []ToolCallDelta
+	raw   []byte
+}
+
+// Detach copies what d points to, which the backend may reuse.
+func (cw *chunkWriter) Detach(d *passthrough.Delta[Delta]) {
+	if d.Delta.Usage == nil && len(d.Delta.ToolCalls) == 0 && d.Raw == nil {
+		return
+	}
+	sl := cw.ring.Next()
+	if d.Delta.Usage != nil {
+		sl.usage = *d.Delta.Usage
+		d.Delta.Usage = &sl.usage
+	}
+	if len(d.Delta.ToolCalls) > 0 {
+		sl.calls = append(sl.calls[:0], d.Delta.ToolCalls...)
+		d.Delta.ToolCalls = sl.calls
+	}
+	if d.Raw != nil {
+		sl.raw = append(sl.raw[:0], d.Raw...)
+		if sl.raw == nil {
+			sl.raw = []byte{} // an empty Raw stays one (and is refused)
+		}
+		d.Raw = sl.raw
+	}
 }
 
 type choiceState struct {
@@ -62,9 +103,6 @@ func (cw *chunkWriter) init(id string, created int64, model string) {
 	}
 }
 
-// More reports whether d said that the next delta is at hand.
-func (cw *chunkWriter) More(d *Delta) bool { return d.More }
-
 // End sends err, if any, as the stream's error event.
 func (cw *chunkWriter) End(r *http.Request, err error) { cw.cfg.EndWithError(r, cw.s, err) }
 
@@ -77,11 +115,12 @@ func (cw *chunkWriter) Used(prompt int64) int64 {
 }
 
 // Add writes the chunks of one delta, without flushing them.
-func (cw *chunkWriter) Add(d *Delta) error {
+func (cw *chunkWriter) Add(pd *passthrough.Delta[Delta]) error {
+	d, raw := &pd.Delta, pd.Raw
 	if d.Usage != nil {
 		cw.usage = *d.Usage
 		cw.written.Reported()
-		if d.empty() {
+		if d.empty() && raw == nil {
 			return nil
 		}
 	}
@@ -92,7 +131,7 @@ func (cw *chunkWriter) Add(d *Delta) error {
 	if st.finished {
 		return backendError("delta for choice %d after its finish reason", d.Choice)
 	}
-	if d.empty() && st.started {
+	if d.empty() && raw == nil && st.started {
 		return nil
 	}
 	calls := cw.calls[:0]
@@ -116,18 +155,18 @@ func (cw *chunkWriter) Add(d *Delta) error {
 		}
 	}
 	cw.calls = calls
-	cw.written.Add(len(d.Content) + len(d.Reasoning) + len(d.Raw))
+	cw.written.Add(len(d.Content) + len(d.Reasoning) + len(raw))
 	for _, tc := range d.ToolCalls {
 		cw.written.Add(len(tc.Name) + len(tc.Arguments))
 	}
 	role := !st.started
 	st.started = true
-	if d.Raw != nil {
-		if !jsonenc.IsObject(d.Raw) {
-			return backendError("raw chunk that is not a JSON object: %.40q", d.Raw)
+	if raw != nil {
+		if !jsonenc.IsObject(raw) {
+			return backendError("raw chunk that is not a JSON object: %.40q", raw)
 		}
 		st.finished = d.FinishReason != ""
-		return cw.sendRaw(d.Raw)
+		return cw.sendRaw(raw)
 	}
 	if role || d.Content != "" || d.Reasoning != "" || len(calls) > 0 {
 		if err := cw.send(appendChunkChoice(cw.buf[:cw.prefix], d.Choice, role, d.Content, d.Reasoning, calls, "")); err != nil {
@@ -181,7 +220,7 @@ func (cw *chunkWriter) send(b []byte) error {
 }
 
 // sendRaw writes, as send does, a chunk of the head and the members of
-// raw (see Delta.Raw), and restores the prefix after the head.
+// raw (see passthrough.Delta), and restores the prefix after the head.
 func (cw *chunkWriter) sendRaw(raw []byte) error {
 	b := appendRawChunk(cw.buf[:cw.head], raw)
 	err := cw.s.WriteRaw("", b)
@@ -208,9 +247,8 @@ func Deltas(ctx context.Context, b Backend, p *Params) iter.Seq2[Delta, error] {
 
 // resultDeltas streams the Result of a backend that does not stream: per
 // choice, its reasoning, its content and its tool calls (each whole), the
-// last with the finish reason; then the usage. All say More, the last
-// too (the end of the stream follows at once): the reply goes out in one
-// flush.
+// last with the finish reason; then the usage. All are at hand at once:
+// the reply goes out in one flush.
 func resultDeltas(ctx context.Context, b Backend, p *Params) iter.Seq2[Delta, error] {
 	return func(yield func(Delta, error) bool) {
 		res, err := b.Complete(ctx, p)
@@ -238,13 +276,12 @@ func resultDeltas(ctx context.Context, b Backend, p *Params) iter.Seq2[Delta, er
 			}
 			ds[len(ds)-1].FinishReason = finishReason(o)
 			for _, d := range ds {
-				d.More = true // the whole reply is at hand; the usage follows
 				if !yield(d, nil) {
 					return
 				}
 			}
 		}
-		yield(Delta{Usage: &res.Usage, More: true}, nil) // the end follows at once
+		yield(Delta{Usage: &res.Usage}, nil)
 	}
 }
 

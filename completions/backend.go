@@ -31,9 +31,10 @@ type Backend interface {
 // and otherwise streams the Result of Complete, one chunk per choice.
 //
 // Stream returns an iterator over the reply's increments, in order. The
-// handler ranges over it in the request's goroutine and writes one chunk
-// per [Delta] as it arrives; it does not keep a Delta after yield
-// returns. When the client goes away, ctx is cancelled and the loop stops
+// handler ranges over it in a goroutine of its own, a few deltas ahead of
+// the client, and writes one chunk per [Delta] as it arrives; it copies
+// what it keeps of a Delta (its Usage) before yield returns, so an
+// iterator may reuse it, and waits for the iterator to return. When the client goes away, ctx is cancelled and the loop stops
 // (yield returns false), so the iterator must return as soon as yield
 // returns false or ctx is done. To fail, yield a zero Delta with the
 // error and return: before anything was sent, the client gets a JSON
@@ -49,11 +50,8 @@ type StreamingBackend interface {
 type Params struct {
 	Request *Request
 	Model   *models.Model
-	// Body is the request body as the client sent it, which the handler
-	// decoded into Request; nil when the Params were made another way. A
-	// relay forwards it, with only the members it must change rewritten,
-	// so that every field reaches the upstream exactly as it was sent.
-	Body []byte
+
+	body []byte // the request body as the client sent it (see internal/passthrough)
 }
 
 // Result is a backend's whole reply.
@@ -66,15 +64,6 @@ type Result struct {
 	// Model is the model that answered, sent as "model"; empty means the
 	// request's.
 	Model string
-	// Raw, when set, is the reply as the backend already has it encoded:
-	// a relay passes an upstream's reply through this way (logprobs
-	// included). It is a JSON object of the reply's members other than
-	// id, object, created, model and usage, which the handler writes
-	// itself (the usage from Usage); Raw's members are sent as they are,
-	// between them. The backend vouches for Raw (valid JSON, the choices
-	// in the shape of the API), and Choices must still describe it, as
-	// the handler checks their number and charges Usage.
-	Raw []byte
 }
 
 // Output is one choice of a [Result]. FinishReason defaults to stop.
@@ -93,32 +82,14 @@ type Output struct {
 // with only Usage set belongs to no choice and sends nothing by itself:
 // the usage is sent in a final chunk when the client asked for it
 // (stream_options.include_usage), and charged to the API key in any case.
+//
+// The handler decides when the chunks go out: it flushes a Delta's chunk
+// unless the next Delta is already at hand.
 type Delta struct {
 	Choice       int
 	Text         string
 	FinishReason endpoint.FinishReason
 	Usage        *endpoint.Usage
-	// More hints that the next Delta is already at hand: the handler may
-	// then write this one's chunks without flushing them, and flush them
-	// with the next one's, so that a burst of deltas costs one write to
-	// the client instead of one each. It is a hint, never required: the
-	// handler flushes after every Delta without More, and at the end of
-	// the stream (on the last Delta, More says that the end follows at
-	// once). Set it only when the next Delta, or the end, follows without
-	// waiting (it is buffered, or made from data at hand); otherwise the
-	// client gets this one late.
-	More bool
-	// Raw, when set, is the delta's chunk as the backend already has it
-	// encoded: a relay passes an upstream's chunks through this way
-	// (logprobs included). It is a JSON object of the chunk's members
-	// other than id, object, created and model (a legacy chunk has
-	// none), which the handler writes first, with its own values; Raw's
-	// members follow them as they are. The backend vouches for Raw:
-	// valid JSON, one choice (Choice), no "usage" and no "error" member.
-	// Choice and FinishReason must still describe it (the handler ends
-	// the choice on its finish reason), and Usage is taken as usual. The
-	// handler does not keep Raw after yield returns.
-	Raw []byte
 }
 
-func (d *Delta) empty() bool { return d.Text == "" && d.FinishReason == "" && d.Raw == nil }
+func (d *Delta) empty() bool { return d.Text == "" && d.FinishReason == "" }

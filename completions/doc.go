@@ -56,17 +56,20 @@
 // as in package chat; keep-alive comments bridge silences
 // ([endpoint.WithKeepAlive]).
 //
-// A backend may hand over chunks or a whole reply that it already has
-// encoded ([Delta].Raw, [Result].Raw), as the relay passes an upstream's
-// through (logprobs included): the handler writes its own id, object,
-// created (and, in the JSON reply, model and usage), followed by the
-// backend's other members as they are.
+// A [Backend] describes content only. The relay's backend also passes an
+// upstream's chunks or whole reply through as the upstream encoded them
+// (logprobs included), by an internal path that only it implements
+// (internal/passthrough): the handler writes its own id, object, created
+// (and, in the JSON reply, model and usage), followed by the upstream's
+// other members as they are. The handler decides when to flush, as in
+// package chat: after a delta, unless the next one is already at hand.
 //
 // # Backends
 //
 // A [Backend] returns the whole reply (Complete); a [StreamingBackend]
 // also streams it as an iter.Seq2[Delta, error] that the handler ranges
-// over in the request's goroutine. A backend that does not stream still
+// over in a goroutine of its own, a few deltas ahead of the client, as in
+// package chat. A backend that does not stream still
 // serves streams: the handler sends each choice's text in one chunk. The
 // context is the request's; a client that goes away cancels it, and
 // nothing is left running.

@@ -160,34 +160,3 @@ func ExampleWithKeepAlive() {
 	fmt.Println(strings.Split(w.Body.String(), "\n")[0])
 	// Output: : keep-alive
 }
-
-// rawBackend replies with a completion that it already has encoded, as a
-// relay passes an upstream's reply through.
-type rawBackend struct{}
-
-func (rawBackend) Complete(context.Context, *completions.Params) (*completions.Result, error) {
-	return &completions.Result{
-		Choices: []completions.Output{{Text: " fox", FinishReason: "length"}},
-		Usage:   endpoint.Usage{PromptTokens: 1, CompletionTokens: 1},
-		Raw:     []byte(`{"choices":[{"text":" fox","index":0,"logprobs":{"tokens":[" fox"],"token_logprobs":[-0.1]},"finish_reason":"length"}]}`),
-	}, nil
-}
-
-// A backend that already has its reply encoded hands it over as Raw: the
-// handler writes its own id, object, created and model, Raw's members,
-// and the usage.
-func ExampleResult_raw() {
-	catalog := models.NewMemoryCatalog(models.Model{ID: "m", EndpointTypes: []models.EndpointType{models.Compat}})
-	h := completions.NewHandler(catalog, rawBackend{}, endpoint.WithClock(func() time.Time { return time.Unix(1700000000, 0) }))
-
-	w := send(h, `{"model":"m","prompt":"The quick brown","logprobs":1}`)
-	var c map[string]json.RawMessage
-	_ = json.Unmarshal(w.Body.Bytes(), &c)
-	fmt.Println(string(c["object"]), string(c["model"]))
-	fmt.Println(string(c["choices"]))
-	fmt.Println(string(c["usage"]))
-	// Output:
-	// "text_completion" "m"
-	// [{"text":" fox","index":0,"logprobs":{"tokens":[" fox"],"token_logprobs":[-0.1]},"finish_reason":"length"}]
-	// {"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}
-}

@@ -11,6 +11,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/internal/httpjson"
 	"github.com/gatewaykit/gatewaykit/internal/ids"
 	"github.com/gatewaykit/gatewaykit/internal/jsonenc"
+	"github.com/gatewaykit/gatewaykit/internal/passthrough"
 	"github.com/gatewaykit/gatewaykit/internal/pipeline"
 	"github.com/gatewaykit/gatewaykit/models"
 )
@@ -82,7 +83,7 @@ func (h *handler) Prepare(_ context.Context, req *Request, m *models.Model, body
 		limit = *req.MaxTokens
 	}
 	prompt := pipeline.PromptTokens(len(body))
-	return &Params{Request: req, Model: m, Body: body}, prompt, pipeline.Estimate(prompt, req.Choices(), limit, m), nil
+	return &Params{Request: req, Model: m, body: body}, prompt, pipeline.Estimate(prompt, req.Choices(), limit, m), nil
 }
 
 // Streams reports whether the request asked for a stream.
@@ -91,7 +92,7 @@ func (h *handler) Streams(p *Params) bool { return p.Request.Stream }
 // Reply writes the JSON reply to p.
 func (h *handler) Reply(w http.ResponseWriter, r *http.Request, p *Params) (int64, error) {
 	req := p.Request
-	res, err := h.backend.Complete(r.Context(), p)
+	res, raw, err := passthrough.Complete(r.Context(), h.backend, p, p.body, h.backend.Complete)
 	if err == nil {
 		err = checkResult(res, req.Choices())
 	}
@@ -106,12 +107,12 @@ func (h *handler) Reply(w http.ResponseWriter, r *http.Request, p *Params) (int6
 	}
 	var reply []byte
 	switch {
-	case res.Raw == nil:
+	case raw == nil:
 		reply = appendCompletion(make([]byte, 0, 512), ids.New(IDPrefix), h.cfg.Now().Unix(), model, res.Choices, &usage)
-	case jsonenc.IsObject(res.Raw):
-		reply = appendRawCompletion(make([]byte, 0, 128+len(res.Raw)), ids.New(IDPrefix), h.cfg.Now().Unix(), model, res.Raw, &usage)
+	case jsonenc.IsObject(raw):
+		reply = appendRawCompletion(make([]byte, 0, 128+len(raw)), ids.New(IDPrefix), h.cfg.Now().Unix(), model, raw, &usage)
 	default:
-		return 0, backendError("raw reply that is not a JSON object: %.40q", res.Raw)
+		return 0, backendError("raw reply that is not a JSON object: %.40q", raw)
 	}
 	httpjson.WriteRaw(w, http.StatusOK, reply)
 	return int64(usage.TotalTokens), nil

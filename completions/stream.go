@@ -10,19 +10,29 @@ import (
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
 	"github.com/gatewaykit/gatewaykit/internal/ids"
 	"github.com/gatewaykit/gatewaykit/internal/jsonenc"
+	"github.com/gatewaykit/gatewaykit/internal/passthrough"
 	"github.com/gatewaykit/gatewaykit/internal/pipeline"
 	"github.com/gatewaykit/gatewaykit/sse"
 )
 
-// Deltas returns the backend's stream of p; see [Deltas].
-func (h *handler) Deltas(ctx context.Context, p *Params) iter.Seq2[Delta, error] {
-	return Deltas(ctx, h.backend, p)
+// Deltas returns the backend's stream of p (see [Deltas]), with the
+// upstream's chunks when the backend is a relay's.
+func (h *handler) Deltas(ctx context.Context, p *Params) (iter.Seq2[passthrough.Delta[Delta], error], bool) {
+	return passthrough.Stream(ctx, h.backend, p, p.body, Deltas), !streams(h.backend)
+}
+
+// streams reports whether b streams: a reply that it does not stream is
+// all at hand at once.
+func streams(b Backend) bool {
+	_, s := b.(StreamingBackend)
+	_, raw := b.(passthrough.Streamer[*Params, Delta])
+	return s || raw
 }
 
 // NewStream returns the chunk writer of the stream of p: one chunk per
 // backend delta, then the final chunks, the usage chunk if asked for,
 // and [DONE].
-func (h *handler) NewStream(_ *http.Request, s *sse.Stream, p *Params) pipeline.DeltaWriter[Delta] {
+func (h *handler) NewStream(_ *http.Request, s *sse.Stream, p *Params) pipeline.DeltaWriter[passthrough.Delta[Delta]] {
 	cw := &chunkWriter{s: s, cfg: &h.cfg, n: p.Request.Choices(), includeUsage: p.Request.IncludeUsage()}
 	cw.init(ids.New(IDPrefix), h.cfg.Now().Unix())
 	return cw
@@ -42,6 +52,32 @@ type chunkWriter struct {
 	one          [1]bool // backing of finished for one choice
 	usage        endpoint.Usage
 	written      pipeline.Written // output sent, for the usage of a backend that reports none
+	ring         pipeline.DeltaRing[detached]
+}
+
+// detached is what Detach copies of a delta.
+type detached struct {
+	usage endpoint.Usage
+	raw   []byte
+}
+
+// Detach copies what d points to, which the backend may reuse.
+func (cw *chunkWriter) Detach(d *passthrough.Delta[Delta]) {
+	if d.Delta.Usage == nil && d.Raw == nil {
+		return
+	}
+	sl := cw.ring.Next()
+	if d.Delta.Usage != nil {
+		sl.usage = *d.Delta.Usage
+		d.Delta.Usage = &sl.usage
+	}
+	if d.Raw != nil {
+		sl.raw = append(sl.raw[:0], d.Raw...)
+		if sl.raw == nil {
+			sl.raw = []byte{} // an empty Raw stays one (and is refused)
+		}
+		d.Raw = sl.raw
+	}
 }
 
 func (cw *chunkWriter) init(id string, created int64) {
@@ -56,9 +92,6 @@ func (cw *chunkWriter) init(id string, created int64) {
 	}
 }
 
-// More reports whether d said that the next delta is at hand.
-func (cw *chunkWriter) More(d *Delta) bool { return d.More }
-
 // End sends err, if any, as the stream's error event.
 func (cw *chunkWriter) End(r *http.Request, err error) { cw.cfg.EndWithError(r, cw.s, err) }
 
@@ -71,11 +104,12 @@ func (cw *chunkWriter) Used(prompt int64) int64 {
 }
 
 // Add writes the chunks of one delta, without flushing them.
-func (cw *chunkWriter) Add(d *Delta) error {
+func (cw *chunkWriter) Add(pd *passthrough.Delta[Delta]) error {
+	d, raw := &pd.Delta, pd.Raw
 	if d.Usage != nil {
 		cw.usage = *d.Usage
 		cw.written.Reported()
-		if d.empty() {
+		if d.empty() && raw == nil {
 			return nil
 		}
 	}
@@ -85,16 +119,16 @@ func (cw *chunkWriter) Add(d *Delta) error {
 	if cw.finished[d.Choice] {
 		return backendError("delta for choice %d after its finish reason", d.Choice)
 	}
-	if d.empty() {
+	if d.empty() && raw == nil {
 		return nil
 	}
 	cw.finished[d.Choice] = d.FinishReason != ""
-	cw.written.Add(len(d.Text) + len(d.Raw))
-	if d.Raw != nil {
-		if !jsonenc.IsObject(d.Raw) {
-			return backendError("raw chunk that is not a JSON object: %.40q", d.Raw)
+	cw.written.Add(len(d.Text) + len(raw))
+	if raw != nil {
+		if !jsonenc.IsObject(raw) {
+			return backendError("raw chunk that is not a JSON object: %.40q", raw)
 		}
-		return cw.sendRaw(d.Raw)
+		return cw.sendRaw(raw)
 	}
 	return cw.send(appendChunkChoice(cw.buf[:cw.prefix], d.Choice, d.Text, d.FinishReason))
 }
@@ -128,7 +162,7 @@ func (cw *chunkWriter) send(b []byte) error {
 }
 
 // sendRaw writes, as send does, a chunk of the head and the members of
-// raw (see Delta.Raw), and restores the prefix after the head.
+// raw (see passthrough.Delta), and restores the prefix after the head.
 func (cw *chunkWriter) sendRaw(raw []byte) error {
 	b := append(jsonenc.AppendMembers(cw.buf[:cw.head], raw), '}')
 	err := cw.s.WriteRaw("", b)
@@ -155,8 +189,7 @@ func Deltas(ctx context.Context, b Backend, p *Params) iter.Seq2[Delta, error] {
 
 // resultDeltas streams the Result of a backend that does not stream: one
 // delta per choice with its whole text and finish reason, then the usage.
-// All say More, the last too (the end of the stream follows at once): the
-// reply goes out in one flush.
+// All are at hand at once: the reply goes out in one flush.
 func resultDeltas(ctx context.Context, b Backend, p *Params) iter.Seq2[Delta, error] {
 	return func(yield func(Delta, error) bool) {
 		res, err := b.Complete(ctx, p)
@@ -169,10 +202,10 @@ func resultDeltas(ctx context.Context, b Backend, p *Params) iter.Seq2[Delta, er
 		}
 		for i := range res.Choices {
 			o := &res.Choices[i]
-			if !yield(Delta{Choice: i, Text: o.Text, FinishReason: finishReason(o), More: true}, nil) {
+			if !yield(Delta{Choice: i, Text: o.Text, FinishReason: finishReason(o)}, nil) {
 				return
 			}
 		}
-		yield(Delta{Usage: &res.Usage, More: true}, nil) // the end follows at once
+		yield(Delta{Usage: &res.Usage}, nil)
 	}
 }

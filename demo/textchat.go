@@ -46,12 +46,11 @@ func (b *ChatBackend) Complete(ctx context.Context, p *chat.Params) (*chat.Resul
 
 // Stream implements chat.StreamingBackend. The choices are streamed in
 // turns, one chunk of each in order, then the usage. Without a chunk
-// delay every delta says More (all of them are at hand), so the handler
-// flushes the reply once instead of once per chunk.
+// delay all of them are at hand, so the handler flushes the reply once
+// instead of once per chunk.
 func (b *ChatBackend) Stream(ctx context.Context, p *chat.Params) iter.Seq2[chat.Delta, error] {
 	return func(yield func(chat.Delta, error) bool) {
 		r := chatReply(p)
-		more := b.t.cfg.delay <= 0 // every chunk is at hand
 		var t *time.Timer
 		k := b.t.cfg.tokensPerChunk
 		var one [1]cursor
@@ -74,7 +73,6 @@ func (b *ChatBackend) Stream(ctx context.Context, p *chat.Params) iter.Seq2[chat
 					yield(chat.Delta{}, err)
 					return
 				}
-				d.More = more
 				if !yield(d, nil) {
 					return
 				}
@@ -85,7 +83,7 @@ func (b *ChatBackend) Stream(ctx context.Context, p *chat.Params) iter.Seq2[chat
 			}
 		}
 		u := r.usage()
-		yield(chat.Delta{Usage: &u, More: more}, nil)
+		yield(chat.Delta{Usage: &u}, nil)
 	}
 }
 

@@ -38,12 +38,11 @@ func (b *CompletionsBackend) Complete(ctx context.Context, p *completions.Params
 
 // Stream implements completions.StreamingBackend. The choices are
 // streamed in turns, one chunk of each in order, then the usage.
-// Without a chunk delay every delta says More (all of them are at hand),
-// so the handler flushes the reply once instead of once per chunk.
+// Without a chunk delay all of them are at hand, so the handler flushes
+// the reply once instead of once per chunk.
 func (b *CompletionsBackend) Stream(ctx context.Context, p *completions.Params) iter.Seq2[completions.Delta, error] {
 	return func(yield func(completions.Delta, error) bool) {
 		r := completionsReply(p.Request)
-		more := b.t.cfg.delay <= 0 // every chunk is at hand
 		var t *time.Timer
 		k := b.t.cfg.tokensPerChunk
 		var one [1]cursor
@@ -66,7 +65,7 @@ func (b *CompletionsBackend) Stream(ctx context.Context, p *completions.Params) 
 					yield(completions.Delta{}, err)
 					return
 				}
-				if !yield(completions.Delta{Choice: i, Text: d.Content, FinishReason: d.FinishReason, More: more}, nil) {
+				if !yield(completions.Delta{Choice: i, Text: d.Content, FinishReason: d.FinishReason}, nil) {
 					return
 				}
 				if r.in.fail {
@@ -76,7 +75,7 @@ func (b *CompletionsBackend) Stream(ctx context.Context, p *completions.Params) 
 			}
 		}
 		u := r.usage()
-		yield(completions.Delta{Usage: &u, More: more}, nil)
+		yield(completions.Delta{Usage: &u}, nil)
 	}
 }
 

@@ -62,9 +62,8 @@ func (b *ResponsesBackend) Complete(ctx context.Context, p *responses.Params) (*
 // Stream implements responses.StreamingBackend: the reasoning of a
 // reasoning model, then the message's text, in chunks of the configured
 // number of tokens, or the function call (its name, then its arguments in
-// chunks); then the usage. Without a chunk delay every delta says More
-// (all of them are at hand), so the handler flushes the reply once instead
-// of once per chunk.
+// chunks); then the usage. Without a chunk delay all of them are at
+// hand, so the handler flushes the reply once instead of once per chunk.
 func (b *ResponsesBackend) Stream(ctx context.Context, p *responses.Params) iter.Seq2[responses.Delta, error] {
 	return func(yield func(responses.Delta, error) bool) {
 		r, err := responsesReply(p)
@@ -74,13 +73,11 @@ func (b *ResponsesBackend) Stream(ctx context.Context, p *responses.Params) iter
 		}
 		var t *time.Timer
 		k := b.t.cfg.tokensPerChunk
-		more := b.t.cfg.delay <= 0 // every chunk is at hand
 		send := func(d responses.Delta) bool {
 			if err := wait(ctx, &t, b.t.cfg.delay); err != nil {
 				yield(responses.Delta{}, err)
 				return false
 			}
-			d.More = more
 			if !yield(d, nil) {
 				return false
 			}
@@ -127,7 +124,7 @@ func (b *ResponsesBackend) Stream(ctx context.Context, p *responses.Params) iter
 			}
 		}
 		u := r.usage()
-		yield(responses.Delta{Usage: &u, Incomplete: r.incomplete(), More: more}, nil)
+		yield(responses.Delta{Usage: &u, Incomplete: r.incomplete()}, nil)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gatewaykit/gatewaykit/chat"
 	"github.com/gatewaykit/gatewaykit/completions"
+	"github.com/gatewaykit/gatewaykit/internal/passthrough"
 	"github.com/gatewaykit/gatewaykit/relay"
 	"github.com/gatewaykit/gatewaykit/responses"
 	"github.com/gatewaykit/gatewaykit/videos"
@@ -48,6 +49,18 @@ func (b chatRouter) Stream(ctx context.Context, p *chat.Params) iter.Seq2[chat.D
 	return chat.Deltas(ctx, b.pick(p.Request.Model), p)
 }
 
+// StreamRaw and CompleteRaw pass the relay's pass-through on
+// (internal/passthrough), so that a relayed model's replies keep the
+// members the gateway does not model.
+func (b chatRouter) StreamRaw(ctx context.Context, p *chat.Params, body []byte) iter.Seq2[passthrough.Delta[chat.Delta], error] {
+	return passthrough.Stream(ctx, b.pick(p.Request.Model), p, body, chat.Deltas)
+}
+
+func (b chatRouter) CompleteRaw(ctx context.Context, p *chat.Params, body []byte) (*chat.Result, []byte, error) {
+	picked := b.pick(p.Request.Model)
+	return passthrough.Complete(ctx, picked, p, body, picked.Complete)
+}
+
 type completionsRouter struct{ byModel[completions.Backend] }
 
 func (b completionsRouter) Complete(ctx context.Context, p *completions.Params) (*completions.Result, error) {
@@ -56,6 +69,15 @@ func (b completionsRouter) Complete(ctx context.Context, p *completions.Params) 
 
 func (b completionsRouter) Stream(ctx context.Context, p *completions.Params) iter.Seq2[completions.Delta, error] {
 	return completions.Deltas(ctx, b.pick(p.Request.Model), p)
+}
+
+func (b completionsRouter) StreamRaw(ctx context.Context, p *completions.Params, body []byte) iter.Seq2[passthrough.Delta[completions.Delta], error] {
+	return passthrough.Stream(ctx, b.pick(p.Request.Model), p, body, completions.Deltas)
+}
+
+func (b completionsRouter) CompleteRaw(ctx context.Context, p *completions.Params, body []byte) (*completions.Result, []byte, error) {
+	picked := b.pick(p.Request.Model)
+	return passthrough.Complete(ctx, picked, p, body, picked.Complete)
 }
 
 type videoRouter struct{ byModel[videos.Generator] }

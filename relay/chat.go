@@ -8,13 +8,16 @@ import (
 	"net/http"
 
 	"github.com/gatewaykit/gatewaykit/chat"
+	"github.com/gatewaykit/gatewaykit/internal/passthrough"
 )
 
 // Chat returns the relay's backend for the chat handler: it forwards each
 // request to POST {base}/chat/completions of the model's upstreams.
 //
-// The request goes upstream as the client sent it (Params.Body: every
-// member, those that chat.Request does not model included), with "model"
+// The request goes upstream as the client sent it (the body the handler
+// hands over: every member, those that chat.Request does not model
+// included; when the backend is called as a plain chat.Backend, the
+// request encoded again, its Extra members included), with "model"
 // replaced by the upstream's name for it and, when streaming,
 // stream_options.include_usage set; the headers kept by
 // [ForwardHeaders] go with it, the client's key never does. The reply is
@@ -83,14 +86,27 @@ func appendMembers(b, data []byte, kept []span) []byte {
 	return append(b, '}')
 }
 
+var (
+	_ passthrough.Streamer[*chat.Params, chat.Delta]    = chatBackend{}
+	_ passthrough.Completer[*chat.Params, *chat.Result] = chatBackend{}
+)
+
 func (b chatBackend) Complete(ctx context.Context, p *chat.Params) (*chat.Result, error) {
+	res, _, err := b.CompleteRaw(ctx, p, nil)
+	return res, err
+}
+
+// CompleteRaw implements passthrough.Completer: the request goes
+// upstream as body (p.Request encoded when body is nil), and the reply's
+// members come back with the result.
+func (b chatBackend) CompleteRaw(ctx context.Context, p *chat.Params, body []byte) (*chat.Result, []byte, error) {
 	var reply chatReply
-	raw, u, err := b.r.complete(ctx, p.Request.Model, "/chat/completions", p.Body, p.Request, reply.decode)
+	raw, u, err := b.r.complete(ctx, p.Request.Model, "/chat/completions", body, p.Request, reply.decode)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	n := p.Request.Choices()
-	out := &chat.Result{Choices: make([]chat.Output, n), Raw: raw}
+	out := &chat.Result{Choices: make([]chat.Output, n)}
 	var completion int
 	err = byIndex(u, n, reply.Choices, func(c *chatReplyChoice) int { return c.Index }, func(k int, c *chatReplyChoice) {
 		o := &out.Choices[k]
@@ -109,14 +125,14 @@ func (b chatBackend) Complete(ctx context.Context, p *chat.Params) (*chat.Result
 		}
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if reply.Usage != nil {
 		out.Usage = *reply.Usage
 	} else {
 		out.Usage = chat.Usage{PromptTokens: chatPromptTokens(p.Request), CompletionTokens: completion}
 	}
-	return out, nil
+	return out, raw, nil
 }
 
 // complete posts a client's non-streaming request (raw, its body, or v
@@ -243,24 +259,37 @@ type chunkToolCall struct {
 }
 
 func (b chatBackend) Stream(ctx context.Context, p *chat.Params) iter.Seq2[chat.Delta, error] {
-	return func(yield func(chat.Delta, error) bool) {
-		body, err := parseRequestBody(p.Body, p.Request)
+	return passthrough.Deltas(b.stream(ctx, p, nil, false))
+}
+
+// StreamRaw implements passthrough.Streamer: the request goes upstream as
+// body (p.Request encoded when body is nil), and the chunks of the usual
+// shape come back as the upstream wrote them.
+func (b chatBackend) StreamRaw(ctx context.Context, p *chat.Params, body []byte) iter.Seq2[passthrough.Delta[chat.Delta], error] {
+	return b.stream(ctx, p, body, true)
+}
+
+// stream is Stream, with the upstream's chunks passed through if pass.
+func (b chatBackend) stream(ctx context.Context, p *chat.Params, raw []byte, pass bool) iter.Seq2[passthrough.Delta[chat.Delta], error] {
+	return func(yield func(passthrough.Delta[chat.Delta], error) bool) {
+		body, err := parseRequestBody(raw, p.Request)
 		if err == nil {
 			err = body.forStream()
 		}
 		if err != nil {
-			yield(chat.Delta{}, err)
+			yield(passthrough.Delta[chat.Delta]{}, err)
 			return
 		}
 		res, u, err := b.r.openStream(ctx, p.Request.Model, postJSON(ctx, "/chat/completions", body, true))
 		if err != nil {
-			yield(chat.Delta{}, err)
+			yield(passthrough.Delta[chat.Delta]{}, err)
 			return
 		}
 		defer res.Body.Close()
 		cs := newChatStream(p, u)
-		if err := readEvents(res.Body, u, cs.event(yield), cs.idle(yield)); err != nil {
-			yield(chat.Delta{}, err)
+		cs.pass = pass
+		if err := readEvents(res.Body, u, cs.event(yield)); err != nil {
+			yield(passthrough.Delta[chat.Delta]{}, err)
 			return
 		}
 		finishStream(res.Body)
@@ -270,9 +299,10 @@ func (b chatBackend) Stream(ctx context.Context, p *chat.Params) iter.Seq2[chat.
 // chatStream turns upstream chunks into Deltas, checking them against the
 // rules the handler relies on.
 //
-// A chunk of the usual shape (one choice, without tool calls, and with
-// the role if it is the choice's first) is passed through: its Delta
-// carries the upstream's bytes as Raw, without the members that the
+// When passing through (StreamRaw), a chunk of the usual shape (one
+// choice, without tool calls, and with the role if it is the choice's
+// first) is passed through: its Delta carries the upstream's bytes as
+// Raw, without the members that the
 // handler writes itself (id, object, created, model) and without
 // "usage", so that the client gets every member the upstream sent
 // (system_fingerprint, logprobs, …) and the relay neither decodes the
@@ -287,7 +317,7 @@ type chatStream struct {
 	kept     []span               // the members of the chunk that a pass-through keeps
 	raw      []byte               // the pass-through chunk, reused
 	calls    []chat.ToolCallDelta // reused
-	more     moreHint[chat.Usage]
+	pass     bool                 // pass chunks through
 }
 
 type chatChoiceState struct {
@@ -305,7 +335,7 @@ func newChatStream(p *chat.Params, u *Upstream) *chatStream {
 }
 
 // event returns the function that handles the data of one upstream event.
-func (cs *chatStream) event(yield func(chat.Delta, error) bool) func(data []byte) (bool, error) {
+func (cs *chatStream) event(yield func(passthrough.Delta[chat.Delta], error) bool) func(data []byte) (bool, error) {
 	return func(data []byte) (bool, error) {
 		fast, err := cs.chunk.decode(data, &cs.kept)
 		if err != nil {
@@ -316,7 +346,7 @@ func (cs *chatStream) event(yield func(chat.Delta, error) bool) func(data []byte
 		}
 		for i := range cs.chunk.Choices {
 			c := &cs.chunk.Choices[i]
-			pass := fast && len(cs.chunk.Choices) == 1 && (c.Delta.Role != "" || cs.started(c.Index))
+			pass := cs.pass && fast && len(cs.chunk.Choices) == 1 && (c.Delta.Role != "" || cs.started(c.Index))
 			d, ok, err := cs.delta(c.Index, c.Delta.Content, c.Delta.ReasoningContent+c.Delta.Reasoning, c.FinishReason, c.Delta.ToolCalls, pass)
 			if err != nil {
 				return false, err
@@ -324,17 +354,17 @@ func (cs *chatStream) event(yield func(chat.Delta, error) bool) func(data []byte
 			if !ok {
 				continue
 			}
+			pd := passthrough.Delta[chat.Delta]{Delta: d}
 			if pass {
-				d.Raw = cs.passThrough(data)
+				pd.Raw = cs.passThrough(data)
 			}
-			d.More = cs.more.set(d.Usage)
-			if !yield(d, nil) {
+			if !yield(pd, nil) {
 				return false, nil
 			}
 		}
 		if u := cs.chunk.Usage; u != nil {
 			cs.reported = true
-			if !yield(chat.Delta{Usage: u, More: cs.more.set(u)}, nil) {
+			if !yield(passthrough.Delta[chat.Delta]{Delta: chat.Delta{Usage: u}}, nil) {
 				return false, nil
 			}
 		}
@@ -352,15 +382,6 @@ func (cs *chatStream) started(i int) bool {
 func (cs *chatStream) passThrough(data []byte) []byte {
 	cs.raw = appendMembers(cs.raw[:0], data, cs.kept)
 	return cs.raw
-}
-
-// idle returns the idle function of readEvents: the delta that flushes
-// what the stream left unflushed is the last usage again, alone.
-func (cs *chatStream) idle(yield func(chat.Delta, error) bool) func() bool {
-	return func() bool {
-		u, owed := cs.more.owed()
-		return !owed || yield(chat.Delta{Usage: u}, nil)
-	}
 }
 
 // delta makes the Delta of one choice of a chunk; !ok when it carries

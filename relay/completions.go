@@ -8,6 +8,7 @@ import (
 
 	"github.com/gatewaykit/gatewaykit/chat"
 	"github.com/gatewaykit/gatewaykit/completions"
+	"github.com/gatewaykit/gatewaykit/internal/passthrough"
 )
 
 // Completions returns the relay's backend for the completions handler: it
@@ -49,43 +50,64 @@ func (r *completionsReply) decode(data []byte, kept *[]span) (fast bool, err err
 	return false, json.Unmarshal(data, r)
 }
 
+var (
+	_ passthrough.Streamer[*completions.Params, completions.Delta]    = completionsBackend{}
+	_ passthrough.Completer[*completions.Params, *completions.Result] = completionsBackend{}
+)
+
 func (b completionsBackend) Complete(ctx context.Context, p *completions.Params) (*completions.Result, error) {
+	res, _, err := b.CompleteRaw(ctx, p, nil)
+	return res, err
+}
+
+// CompleteRaw implements passthrough.Completer, as chatBackend's does.
+func (b completionsBackend) CompleteRaw(ctx context.Context, p *completions.Params, body []byte) (*completions.Result, []byte, error) {
 	var reply completionsReply
-	raw, u, err := b.r.complete(ctx, p.Request.Model, "/completions", p.Body, p.Request, reply.decode)
+	raw, u, err := b.r.complete(ctx, p.Request.Model, "/completions", body, p.Request, reply.decode)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	n := p.Request.Choices()
-	out := &completions.Result{Choices: make([]completions.Output, n), Raw: raw}
+	out := &completions.Result{Choices: make([]completions.Output, n)}
 	completion := 0
 	err = byIndex(u, n, reply.Choices, func(c *completionsChoice) int { return c.Index }, func(k int, c *completionsChoice) {
 		out.Choices[k] = completions.Output{Text: c.Text, FinishReason: c.FinishReason}
 		completion += estimateTokens(c.Text)
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if reply.Usage != nil {
 		out.Usage = *reply.Usage
 	} else {
 		out.Usage = chat.Usage{PromptTokens: completionsPromptTokens(p.Request), CompletionTokens: completion}
 	}
-	return out, nil
+	return out, raw, nil
 }
 
 func (b completionsBackend) Stream(ctx context.Context, p *completions.Params) iter.Seq2[completions.Delta, error] {
-	return func(yield func(completions.Delta, error) bool) {
-		body, err := parseRequestBody(p.Body, p.Request)
+	return passthrough.Deltas(b.stream(ctx, p, nil, false))
+}
+
+// StreamRaw implements passthrough.Streamer, as chatBackend's does.
+func (b completionsBackend) StreamRaw(ctx context.Context, p *completions.Params, body []byte) iter.Seq2[passthrough.Delta[completions.Delta], error] {
+	return b.stream(ctx, p, body, true)
+}
+
+// stream is Stream, with the upstream's chunks passed through if pass.
+func (b completionsBackend) stream(ctx context.Context, p *completions.Params, raw []byte, pass bool) iter.Seq2[passthrough.Delta[completions.Delta], error] {
+	return func(yield func(passthrough.Delta[completions.Delta], error) bool) {
+		body, err := parseRequestBody(raw, p.Request)
 		if err == nil {
 			err = body.forStream()
 		}
 		if err != nil {
-			yield(completions.Delta{}, err)
+			yield(passthrough.Delta[completions.Delta]{}, err)
 			return
 		}
 		res, u, err := b.r.openStream(ctx, p.Request.Model, postJSON(ctx, "/completions", body, true))
 		if err != nil {
-			yield(completions.Delta{}, err)
+			yield(passthrough.Delta[completions.Delta]{}, err)
 			return
 		}
 		defer res.Body.Close()
@@ -93,9 +115,10 @@ func (b completionsBackend) Stream(ctx context.Context, p *completions.Params) i
 			u:        u,
 			finished: make([]bool, p.Request.Choices()),
 			estimate: chat.Usage{PromptTokens: completionsPromptTokens(p.Request)},
+			pass:     pass,
 		}
-		if err := readEvents(res.Body, u, cs.event(yield), cs.idle(yield)); err != nil {
-			yield(completions.Delta{}, err)
+		if err := readEvents(res.Body, u, cs.event(yield)); err != nil {
+			yield(passthrough.Delta[completions.Delta]{}, err)
 			return
 		}
 		finishStream(res.Body)
@@ -111,10 +134,10 @@ type completionsStream struct {
 	chunk    completionsReply
 	kept     []span // the members of the chunk that a pass-through keeps
 	raw      []byte // the pass-through chunk, reused
-	more     moreHint[chat.Usage]
+	pass     bool   // pass chunks through
 }
 
-func (cs *completionsStream) event(yield func(completions.Delta, error) bool) func(data []byte) (bool, error) {
+func (cs *completionsStream) event(yield func(passthrough.Delta[completions.Delta], error) bool) func(data []byte) (bool, error) {
 	return func(data []byte) (bool, error) {
 		choices := cs.chunk.Choices
 		clear(choices[:cap(choices)])
@@ -137,37 +160,27 @@ func (cs *completionsStream) event(yield func(completions.Delta, error) bool) fu
 				return false, malformed(cs.u, "stream event", fmt.Errorf("text for choice %d after its finish reason", c.Index), nil)
 			}
 			cs.finished[c.Index] = c.FinishReason != ""
-			d := completions.Delta{Choice: c.Index, Text: c.Text, FinishReason: c.FinishReason}
-			if fast && len(cs.chunk.Choices) == 1 {
+			d := passthrough.Delta[completions.Delta]{Delta: completions.Delta{Choice: c.Index, Text: c.Text, FinishReason: c.FinishReason}}
+			if cs.pass && fast && len(cs.chunk.Choices) == 1 {
 				cs.raw = appendMembers(cs.raw[:0], data, cs.kept)
 				d.Raw = cs.raw
 			}
 			if !cs.reported {
 				cs.estimate.CompletionTokens += fragmentTokens(c.Text)
 				cs.estimate.TotalTokens = cs.estimate.PromptTokens + cs.estimate.CompletionTokens
-				d.Usage = &cs.estimate
+				d.Delta.Usage = &cs.estimate
 			}
-			d.More = cs.more.set(d.Usage)
 			if !yield(d, nil) {
 				return false, nil
 			}
 		}
 		if u := cs.chunk.Usage; u != nil {
 			cs.reported = true
-			if !yield(completions.Delta{Usage: u, More: cs.more.set(u)}, nil) {
+			if !yield(passthrough.Delta[completions.Delta]{Delta: completions.Delta{Usage: u}}, nil) {
 				return false, nil
 			}
 		}
 		return true, nil
-	}
-}
-
-// idle returns the idle function of readEvents: the delta that flushes
-// what the stream left unflushed is the last usage again, alone.
-func (cs *completionsStream) idle(yield func(completions.Delta, error) bool) func() bool {
-	return func() bool {
-		u, owed := cs.more.owed()
-		return !owed || yield(completions.Delta{Usage: u}, nil)
 	}
 }
 

@@ -53,9 +53,9 @@
 // The handlers own the wire: replies carry the gateway's ids, timestamps
 // and public model names, whatever the upstream sent. The backends
 // forward what the client sent, every field included (chat and
-// completions forward the request body byte for byte, from
-// Params.Body, with only "model" and, when streaming, stream_options
-// rewritten), and hand back what the upstream produced: the responses
+// completions forward the request body byte for byte, as the handler
+// hands it over (internal/passthrough), with only "model" and, when
+// streaming, stream_options rewritten), and hand back what the upstream produced: the responses
 // backend relays output messages, function calls and reasoning items
 // (their summaries; see [Relay.Responses]).
 //
@@ -63,14 +63,15 @@
 // arrive; nothing is buffered. A chat chunk of the usual shape (one
 // choice, no tool calls) is passed through as the upstream wrote it, with
 // only id, object, created and model replaced by the gateway's and
-// "usage": null dropped (see chat.Delta.Raw), so that the members the
+// "usage": null dropped (by internal/passthrough, the relay's own path
+// to the handler: chat.Backend itself describes content only), so that the members the
 // gateway does not model (system_fingerprint, logprobs, obfuscation, a
 // provider's own) reach the client; other chunks are decoded and encoded
 // again by the handler. A non-streaming chat reply without tool calls is
-// passed through the same way (chat.Result.Raw), with the gateway's usage
+// passed through the same way, with the gateway's usage
 // in place of the upstream's (the same counts, without the details that
 // package chat does not model). Completions and their chunks are passed
-// through alike (completions.Result.Raw and Delta.Raw), logprobs
+// through alike, logprobs
 // included; their chunks carry no model, as the legacy format has it. The upstream is always asked for its usage
 // (stream_options.include_usage), and the handler shows the client the
 // usage chunk only if the client asked for it. The usage charged to the

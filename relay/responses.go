@@ -337,7 +337,7 @@ func (b responsesBackend) Stream(ctx context.Context, p *responses.Params) iter.
 		defer res.Body.Close()
 		rs := &responsesStream{u: u, items: map[int]int{}, reasoning: map[int]*reasoningState{}, cur: -1,
 			estimate: responses.Usage{InputTokens: responsesInputTokens(p)}}
-		if err := readEvents(res.Body, u, rs.event(yield), rs.idle(yield)); err != nil {
+		if err := readEvents(res.Body, u, rs.event(yield)); err != nil {
 			yield(responses.Delta{}, err)
 			return
 		}
@@ -353,7 +353,6 @@ type responsesStream struct {
 	cur       int                     // the gateway's open item
 	estimate  responses.Usage
 	reported  bool
-	more      moreHint[responses.Usage]
 }
 
 // reasoningState is a reasoning item of an upstream stream. The gateway's
@@ -416,7 +415,6 @@ func (rs *responsesStream) event(yield func(responses.Delta, error) bool) func(d
 				rs.estimate.TotalTokens = rs.estimate.InputTokens + rs.estimate.OutputTokens
 				d.Usage = &rs.estimate
 			}
-			d.More = rs.more.set(d.Usage)
 		case "response.reasoning_summary_text.delta", "response.reasoning_text.delta":
 			st := rs.reasoning[ev.OutputIndex]
 			if st == nil {
@@ -444,7 +442,6 @@ func (rs *responsesStream) event(yield func(responses.Delta, error) bool) func(d
 				rs.estimate.TotalTokens = rs.estimate.InputTokens + rs.estimate.OutputTokens
 				d.Usage = &rs.estimate
 			}
-			d.More = rs.more.set(d.Usage)
 		case "response.output_item.done":
 			st := rs.reasoning[ev.OutputIndex]
 			if st == nil || st.opened {
@@ -474,7 +471,6 @@ func (rs *responsesStream) event(yield func(responses.Delta, error) bool) func(d
 				rs.estimate.TotalTokens = rs.estimate.InputTokens + rs.estimate.OutputTokens
 				d.Usage = &rs.estimate
 			}
-			d.More = rs.more.set(d.Usage)
 		case "response.completed", "response.incomplete":
 			if resp := ev.Response; resp != nil {
 				if resp.Usage != nil {
@@ -504,15 +500,6 @@ func (rs *responsesStream) event(yield func(responses.Delta, error) bool) func(d
 			return true, nil
 		}
 		return yield(d, nil), nil
-	}
-}
-
-// idle returns the idle function of readEvents: the delta that flushes
-// what the stream left unflushed is the last usage again, alone.
-func (rs *responsesStream) idle(yield func(responses.Delta, error) bool) func() bool {
-	return func() bool {
-		u, owed := rs.more.owed()
-		return !owed || yield(responses.Delta{Usage: u}, nil)
 	}
 }
 

@@ -8,8 +8,6 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"runtime"
-	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -37,10 +35,6 @@ func (r *Relay) openStream(ctx context.Context, model string, build func(u *Upst
 	return res, u, nil
 }
 
-// eventQueue is the number of upstream events that the reader goroutine
-// of readEvents may hold ahead of the stream that consumes them.
-const eventQueue = 16
-
 // readEvents reads the SSE stream body, and calls fn with the data of each
 // event until the "data: [DONE]" that ends it, or until fn returns false
 // (the consumer has stopped) or an error. Comments (keep-alives) and
@@ -48,47 +42,24 @@ const eventQueue = 16
 // string: fn must not modify them, and may keep them (or strings that
 // share them).
 //
-// The stream is read and parsed by a goroutine of its own, which hands
-// the events (immutable strings: they need no copy) to the caller over a
-// small buffered channel, so that the caller knows when another event is
-// already at hand: the streams then yield their deltas with More set,
-// and the handler flushes a burst of them once. Before it would wait for
-// the upstream (no event at hand), readEvents calls idle, where the
-// streams yield a delta without More that flushes what they left
-// unflushed; idle returns false if the consumer has stopped. When
-// readEvents returns, the goroutine has ended, so that the caller may
-// read body again (finishStream) or close it.
+// The stream is read in the caller's goroutine: the handler runs a
+// backend's stream in a goroutine of its own, a few deltas ahead of the
+// client, and flushes when the next delta is not at hand yet.
 //
 // A stream that ends without [DONE], that cannot be read, or that carries
 // an event named "error" is a 502; an idle timeout is a 504, and the
 // client's departure is the context's error (both from the reply's
 // body).
-func readEvents(body io.ReadCloser, u *Upstream, fn func(data []byte) (bool, error), idle func() bool) error {
-	r := startReader(body)
-	err := r.consume(u, fn, idle)
-	r.stop(err == nil)
-	return err
-}
-
-// consume is the loop of readEvents.
-func (r *eventReader) consume(u *Upstream, fn func(data []byte) (bool, error), idle func() bool) error {
-	for {
-		// Only this goroutine receives, so an event in the channel now is
-		// still there for the receive: a plain length check, cheaper
-		// than a select with a default, per event.
-		if len(r.events) == 0 && !idle() {
-			return nil
-		}
-		ev, ok := <-r.events
-		if !ok {
-			if r.err != nil {
-				return streamReadError(r.err, u)
-			}
-			return apierrors.BadGateway("The upstream's stream ended early.",
-				fmt.Errorf("relay: upstream %s: the stream ended without [DONE]", u.Name))
+func readEvents(body io.Reader, u *Upstream, fn func(data []byte) (bool, error)) error {
+	for ev, err := range sse.Read(body) {
+		if err != nil {
+			return streamReadError(err, u)
 		}
 		if ev.Type == "error" {
 			return streamError(u, json.RawMessage(ev.Data))
+		}
+		if ev.Data == "" {
+			continue
 		}
 		if ev.IsDone() {
 			return nil
@@ -98,128 +69,8 @@ func (r *eventReader) consume(u *Upstream, fn func(data []byte) (bool, error), i
 			return err
 		}
 	}
-}
-
-// moreHint decides the More hint of the deltas that a relayed stream
-// yields. A delta says More when it carries a usage, the running estimate
-// or the upstream's report: every delta does, until the upstream reports
-// its usage. The handler then leaves its events unflushed, and readEvents
-// calls idle before it waits for the upstream: idle yields the last usage
-// again, alone and without More, a delta that sends nothing and flushes
-// what is pending. So a burst of upstream events that arrived together
-// costs one flush, and an event that arrived alone is flushed before the
-// relay waits for the next. The first delta of a stream never says More,
-// so that the client's first event goes out at once (time to first
-// token), and neither does a delta without a usage: idle would have
-// nothing harmless to yield after it.
-type moreHint[U any] struct {
-	last    *U   // the usage of the last delta that said More
-	pending bool // the last delta said More, and no flush followed
-	started bool // a delta was yielded
-}
-
-// set returns the More hint of a delta with usage u, which may be nil.
-func (h *moreHint[U]) set(u *U) bool {
-	h.pending = u != nil && h.started
-	h.started = true
-	if h.pending {
-		h.last = u
-	}
-	return h.pending
-}
-
-// owed returns the usage to yield to flush, and whether a flush is owed.
-func (h *moreHint[U]) owed() (*U, bool) {
-	if !h.pending {
-		return nil, false
-	}
-	h.pending = false
-	return h.last, true
-}
-
-// eventReader is the goroutine of readEvents: it reads the events of an
-// upstream stream into a channel, until [DONE], an "error" event, the end
-// of the stream or an error, or until it is told to stop.
-type eventReader struct {
-	body    io.ReadCloser
-	events  chan sse.Event // closed when the goroutine ends
-	quit    chan struct{}  // closed to stop the goroutine
-	stopped atomic.Bool    // set before quit is closed
-	err     error          // the read error, set before events is closed
-}
-
-func startReader(body io.ReadCloser) *eventReader {
-	r := &eventReader{body: body, events: make(chan sse.Event, eventQueue), quit: make(chan struct{})}
-	go r.run()
-	return r
-}
-
-func (r *eventReader) run() {
-	defer close(r.events)
-	first := true
-	for ev, err := range sse.Read(r.body) {
-		if err != nil {
-			r.err = err
-			return
-		}
-		if ev.Data == "" && ev.Type != "error" {
-			continue
-		}
-		if r.stopped.Load() {
-			return
-		}
-		if len(r.events) < cap(r.events) {
-			// Only this goroutine sends, so there is room: a plain
-			// send, cheaper than a select, per event.
-			r.events <- ev
-		} else {
-			select {
-			case r.events <- ev:
-			case <-r.quit:
-				return
-			}
-		}
-		if first {
-			// Let the stream send the first event (time to first token)
-			// before this goroutine reads ahead: it would otherwise
-			// parse up to eventQueue events of a burst before the stream
-			// runs. Measured with the load tool at one client, this takes
-			// ~35 µs off the relay's added time to first byte.
-			first = false
-			runtime.Gosched()
-		}
-		if ev.IsDone() || ev.Type == "error" {
-			return // the end: the caller reads the rest (finishStream)
-		}
-	}
-}
-
-// stop ends the goroutine and waits for it. After an error the body is
-// closed under it at once, which ends its read. Otherwise (the stream
-// ended, or the consumer stopped) a goroutine that is waiting for the
-// upstream gets drainTimeout to see the end of the reply, so that the
-// connection can be reused (see finishStream); then the body is closed.
-func (r *eventReader) stop(drain bool) {
-	r.stopped.Store(true)
-	close(r.quit)
-	if !drain {
-		r.body.Close()
-	}
-	t := time.NewTimer(drainTimeout)
-	defer t.Stop()
-	for {
-		select {
-		case _, ok := <-r.events:
-			if !ok {
-				return
-			}
-		case <-t.C:
-			r.body.Close()
-			for range r.events {
-			}
-			return
-		}
-	}
+	return apierrors.BadGateway("The upstream's stream ended early.",
+		fmt.Errorf("relay: upstream %s: the stream ended without [DONE]", u.Name))
 }
 
 // streamReadError is the error of a failed read of an upstream stream.

@@ -29,9 +29,11 @@ type Backend interface {
 // and otherwise streams the Result of Complete.
 //
 // Stream returns an iterator over the reply's increments, in order. The
-// handler ranges over it in the request's goroutine and writes the events
-// of each [Delta] as it arrives; it does not keep a Delta after yield
-// returns, so an iterator may reuse one. When the client goes away, ctx
+// handler ranges over it in a goroutine of its own, a few deltas ahead of
+// the client, and writes the events of each [Delta] as it arrives; it
+// copies what it keeps of a Delta (its Call, its Usage) before yield
+// returns, so an iterator may reuse one, and waits for the iterator to
+// return. When the client goes away, ctx
 // is cancelled and the loop stops (yield returns false), so the iterator
 // must return as soon as yield returns false or ctx is done. To fail,
 // yield a zero Delta with the error and return: before anything was sent
@@ -138,6 +140,9 @@ type FunctionCall struct {
 // Delta with only these set belongs to no item. The response ends when the
 // iterator returns: the open item is closed and the terminal event
 // (response.completed or response.incomplete) carries the usage.
+//
+// The handler decides when the events go out: it flushes a Delta's
+// events unless the next Delta is already at hand.
 type Delta struct {
 	Item       int
 	Text       string
@@ -146,16 +151,6 @@ type Delta struct {
 	Reasoning  string
 	Usage      *Usage
 	Incomplete string
-	// More hints that the next Delta is already at hand: the handler may
-	// then write this one's events without flushing them, and flush them
-	// with the next one's, so that a burst of deltas costs one write to
-	// the client instead of one each. It is a hint, never required: the
-	// handler flushes after every Delta without More, and at the end of
-	// the stream (on the last Delta, More says that the end follows at
-	// once). Set it only when the next Delta, or the end, follows without
-	// waiting (it is buffered, or made from data at hand); otherwise the
-	// client gets this one late.
-	More bool
 }
 
 // CompactParams is what a [Compactor] is asked: the decoded and validated

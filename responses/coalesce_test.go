@@ -1,10 +1,13 @@
 package responses_test
 
 import (
+	"context"
+	"iter"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -17,11 +20,42 @@ import (
 type flushRecorder struct {
 	*httptest.ResponseRecorder
 	flushed []string
+	onFlush func(n int) // called after the n-th flush (1-based), if set
 }
 
 func (f *flushRecorder) Flush() {
 	f.ResponseRecorder.Flush()
 	f.flushed = append(f.flushed, f.Body.String())
+	if f.onFlush != nil {
+		f.onFlush(len(f.flushed))
+	}
+}
+
+// paced streams its first delta, waits until it is flushed, then streams
+// the others at once.
+type paced struct {
+	scripted
+	flushed <-chan struct{}
+	release chan<- struct{}
+	t       *testing.T
+}
+
+func (p paced) Stream(context.Context, *responses.Params) iter.Seq2[responses.Delta, error] {
+	return func(yield func(responses.Delta, error) bool) {
+		defer close(p.release)
+		for i, d := range p.scripted {
+			if !yield(d, nil) {
+				return
+			}
+			if i == 0 {
+				select {
+				case <-p.flushed:
+				case <-time.After(10 * time.Second):
+					p.t.Error("timed out waiting for the flush of the first delta")
+				}
+			}
+		}
+	}
 }
 
 // eventTypes returns the names of the events in a recorded stream.
@@ -35,32 +69,41 @@ func eventTypes(t *testing.T, text string) []string {
 	return names
 }
 
-// TestMoreCoalescesFlushes checks that the events of deltas marked More
-// wait for the next flush, and that the terminal event is flushed.
-func TestMoreCoalescesFlushes(t *testing.T) {
+// TestHandlerCoalescesFlushes checks that the handler decides when to
+// flush: a delta whose successor is not at hand goes out before the
+// backend is waited for, deltas that are all at hand go out in one flush,
+// and the terminal event is flushed.
+func TestHandlerCoalescesFlushes(t *testing.T) {
 	t.Parallel()
-	rec := &flushRecorder{ResponseRecorder: httptest.NewRecorder()}
-	h := newHandlerWith(scripted{
+	flushed, release := make(chan struct{}), make(chan struct{})
+	rec := &flushRecorder{ResponseRecorder: httptest.NewRecorder(), onFlush: func(n int) {
+		if n == 1 {
+			close(flushed) // the first delta went out alone
+			<-release      // and the others are at hand when the handler goes on
+		}
+	}}
+	h := newHandlerWith(paced{scripted: scripted{
 		{Item: 0, Text: "Hel"},
-		{Item: 0, Text: "lo", More: true},
-		{Item: 0, Text: "!", More: true},
+		{Item: 0, Text: "lo"},
+		{Item: 0, Text: "!"},
 		{Item: 1, Call: &responses.FunctionCall{Name: "f", Arguments: "{}"}},
-	})
+	}, flushed: flushed, release: release, t: t})
 	r := httptest.NewRequest(http.MethodPost, "/v1/responses",
 		strings.NewReader(`{"model":"demo-chat","stream":true,"input":"hi"}`))
 	r.Header.Set("Content-Type", "application/json")
 	h.ServeHTTP(rec, r)
 
-	require.Len(t, rec.flushed, 3)
+	require.GreaterOrEqual(t, len(rec.flushed), 2)
 	require.Equal(t, []string{
 		responses.EventCreated, responses.EventInProgress, responses.EventOutputItemAdded,
 		responses.EventContentPartAdded, responses.EventOutputTextDelta,
 	}, eventTypes(t, rec.flushed[0]), "the first delta goes out at once")
 	second := eventTypes(t, rec.flushed[1])
-	require.Equal(t, responses.EventFunctionArgumentsDelta, second[len(second)-1], "the More deltas go out with the next one")
+	require.Contains(t, second, responses.EventFunctionArgumentsDelta, "the deltas at hand go out together")
 	require.Equal(t, 3, strings.Count(rec.flushed[1], "event: "+responses.EventOutputTextDelta))
-	all := eventTypes(t, rec.flushed[2])
+	last := rec.flushed[len(rec.flushed)-1]
+	all := eventTypes(t, last)
 	require.Equal(t, []string{responses.EventCompleted, ""}, all[len(all)-2:], "the terminal event, then [DONE]")
-	require.Equal(t, rec.Body.String(), rec.flushed[2], "nothing after the last flush")
+	require.Equal(t, rec.Body.String(), last, "nothing after the last flush")
 	checkStream(t, readEvents(t, rec.Body.String()))
 }

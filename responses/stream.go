@@ -47,8 +47,9 @@ type ResponseEvent struct {
 }
 
 // Deltas returns the backend's stream of c; see [Deltas].
-func (h *creator) Deltas(ctx context.Context, c *createCall) iter.Seq2[Delta, error] {
-	return Deltas(ctx, h.backend, c.p)
+func (h *creator) Deltas(ctx context.Context, c *createCall) (iter.Seq2[Delta, error], bool) {
+	_, streams := h.backend.(StreamingBackend)
+	return Deltas(ctx, h.backend, c.p), !streams
 }
 
 // NewStream returns the event writer of the stream of c: the lifecycle
@@ -82,12 +83,32 @@ type eventWriter struct {
 	hasUsage   bool             // a delta reported the usage
 	written    pipeline.Written // output sent, for the usage of a backend that reports none
 	incomplete string
+	ring       pipeline.DeltaRing[detached]
 }
 
 func (ew *eventWriter) open() bool { return ew.cur >= 0 && ew.cur == len(ew.resp.Output) }
 
-// More reports whether d said that the next delta is at hand.
-func (ew *eventWriter) More(d *Delta) bool { return d.More }
+// detached is what Detach copies of a delta.
+type detached struct {
+	usage Usage
+	call  FunctionCall
+}
+
+// Detach copies what d points to, which the backend may reuse.
+func (ew *eventWriter) Detach(d *Delta) {
+	if d.Usage == nil && d.Call == nil {
+		return
+	}
+	sl := ew.ring.Next()
+	if d.Usage != nil {
+		sl.usage = *d.Usage
+		d.Usage = &sl.usage
+	}
+	if d.Call != nil {
+		sl.call = *d.Call
+		d.Call = &sl.call
+	}
+}
 
 // End ends the stream after err (see fail), and stores the response if
 // the client got a terminal event and is still there.
@@ -384,9 +405,8 @@ func Deltas(ctx context.Context, b Backend, p *Params) iter.Seq2[Delta, error] {
 }
 
 // resultDeltas streams the Result of a backend that does not stream: each
-// output item whole, then the usage and the incomplete reason. All say More,
-// the last too (the end of the stream follows at once): the reply goes
-// out in one flush.
+// output item whole, then the usage and the incomplete reason. All are
+// at hand at once: the reply goes out in one flush.
 func resultDeltas(ctx context.Context, b Backend, p *Params) iter.Seq2[Delta, error] {
 	return func(yield func(Delta, error) bool) {
 		res, err := b.Complete(ctx, p)
@@ -399,10 +419,10 @@ func resultDeltas(ctx context.Context, b Backend, p *Params) iter.Seq2[Delta, er
 		}
 		for i := range res.Output {
 			o := &res.Output[i]
-			if !yield(Delta{Item: i, Text: o.Text, Call: o.Call, Reasoning: o.Reasoning, More: true}, nil) {
+			if !yield(Delta{Item: i, Text: o.Text, Call: o.Call, Reasoning: o.Reasoning}, nil) {
 				return
 			}
 		}
-		yield(Delta{Usage: &res.Usage, Incomplete: res.Incomplete, More: true}, nil) // the end follows at once
+		yield(Delta{Usage: &res.Usage, Incomplete: res.Incomplete}, nil)
 	}
 }

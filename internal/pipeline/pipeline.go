@@ -11,7 +11,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"iter"
 	"log/slog"
 	"net/http"
 	"time"
@@ -245,28 +244,4 @@ func (c *Config) StartStream(w http.ResponseWriter, r *http.Request) (*sse.Strea
 		return nil, false
 	}
 	return s, true
-}
-
-// WriteDeltas writes a backend's deltas to s with add, which writes
-// without flushing, and flushes after each delta for which more reports
-// false (the next delta is not known to be at hand). It returns the
-// first error of the backend, of add or of a flush; the caller ends the
-// stream.
-func WriteDeltas[D any](s *sse.Stream, deltas iter.Seq2[D, error], add func(*D) error, more func(*D) bool) error {
-	// One variable for every delta: &d escapes into add, and a
-	// variable of the loop would be allocated for each delta.
-	var d D
-	for delta, err := range deltas {
-		d = delta
-		if err == nil {
-			err = add(&d)
-		}
-		if err == nil && !more(&d) {
-			err = s.Flush()
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
 }

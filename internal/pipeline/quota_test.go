@@ -50,10 +50,9 @@ func (g *gate) wait(ctx context.Context) error {
 	}
 }
 
-// gated holds seq as g says; notMore marks a delta as the last one at
-// hand (its More false), so that the handler flushes it before the gate
-// blocks.
-func gated[D any](ctx context.Context, g *gate, seq iter.Seq2[D, error], notMore func(*D)) iter.Seq2[D, error] {
+// gated holds seq as g says; the handler flushes what it has before the
+// gate blocks, as the next delta is not at hand.
+func gated[D any](ctx context.Context, g *gate, seq iter.Seq2[D, error]) iter.Seq2[D, error] {
 	return func(yield func(D, error) bool) {
 		if err := g.wait(ctx); err != nil {
 			var zero D
@@ -69,9 +68,6 @@ func gated[D any](ctx context.Context, g *gate, seq iter.Seq2[D, error], notMore
 				return
 			}
 			n++
-			if n == g.limit {
-				notMore(&d)
-			}
 			if !yield(d, err) {
 				return
 			}
@@ -92,7 +88,7 @@ func (c chatGate) Complete(ctx context.Context, p *chat.Params) (*chat.Result, e
 }
 
 func (c chatGate) Stream(ctx context.Context, p *chat.Params) iter.Seq2[chat.Delta, error] {
-	return gated(ctx, c.g, c.b.Stream(ctx, p), func(d *chat.Delta) { d.More = false })
+	return gated(ctx, c.g, c.b.Stream(ctx, p))
 }
 
 type completionsGate struct {
@@ -108,7 +104,7 @@ func (c completionsGate) Complete(ctx context.Context, p *completions.Params) (*
 }
 
 func (c completionsGate) Stream(ctx context.Context, p *completions.Params) iter.Seq2[completions.Delta, error] {
-	return gated(ctx, c.g, c.b.Stream(ctx, p), func(d *completions.Delta) { d.More = false })
+	return gated(ctx, c.g, c.b.Stream(ctx, p))
 }
 
 type responsesGate struct {
@@ -124,7 +120,7 @@ func (c responsesGate) Complete(ctx context.Context, p *responses.Params) (*resp
 }
 
 func (c responsesGate) Stream(ctx context.Context, p *responses.Params) iter.Seq2[responses.Delta, error] {
-	return gated(ctx, c.g, c.b.Stream(ctx, p), func(d *responses.Delta) { d.More = false })
+	return gated(ctx, c.g, c.b.Stream(ctx, p))
 }
 
 // textEndpoint is one of the text endpoints, on the demo backend.

@@ -32,18 +32,21 @@ type Endpoint[R, P, D any] interface {
 	// writes it; it returns the tokens to charge, or the error to send
 	// (nothing written).
 	Reply(w http.ResponseWriter, r *http.Request, p P) (used int64, err error)
-	// Deltas returns the backend's stream.
-	Deltas(ctx context.Context, p P) iter.Seq2[D, error]
+	// Deltas returns the backend's stream, and whether all of it is at
+	// hand at once (the backend does not stream).
+	Deltas(ctx context.Context, p P) (deltas iter.Seq2[D, error], atHand bool)
 	// NewStream returns the writer of the stream of p on s.
 	NewStream(r *http.Request, s *sse.Stream, p P) DeltaWriter[D]
 }
 
 // A DeltaWriter turns a backend's deltas into the events of a stream.
 type DeltaWriter[D any] interface {
+	// Detach makes d the handler's own: it copies what d points to and
+	// the backend may reuse (see [DeltaRing]). It is called in the
+	// stream's goroutine, before d is handed over to the handler's.
+	Detach(d *D)
 	// Add writes the events of one delta, without flushing them.
 	Add(d *D) error
-	// More reports whether the delta said that the next one is at hand.
-	More(d *D) bool
 	// Finish writes the end of a stream whose deltas were all written.
 	Finish() error
 	// End ends the stream after err, the first error of the backend, of
@@ -87,7 +90,7 @@ func Serve[R, P, D any](c *Config, catalog models.Catalog, compat models.Endpoin
 	dw := e.NewStream(r, s, p)
 	// The events are written without a flush; unless the next delta is
 	// at hand, they go out after each delta.
-	err = WriteDeltas(s, e.Deltas(ctx, p), dw.Add, dw.More)
+	err = WriteDeltas(ctx, s, func(ctx context.Context) (iter.Seq2[D, error], bool) { return e.Deltas(ctx, p) }, dw)
 	if err == nil {
 		err = dw.Finish()
 	}

@@ -1,0 +1,179 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"runtime"
+	"runtime/debug"
+	"sync/atomic"
+
+	"github.com/gatewaykit/gatewaykit/sse"
+)
+
+// Lookahead is the number of deltas that a backend's stream may run
+// ahead of the client's: [WriteDeltas] holds up to that many deltas that
+// the backend yielded and that the handler has not written yet. A
+// [DeltaWriter]'s Detach keeps Lookahead+2 deltas apart (see
+// [DeltaRing]).
+const Lookahead = 16
+
+// WriteDeltas writes the deltas of a backend's stream to s with dw.Add,
+// which writes without flushing, and decides when to flush: after a delta
+// whose successor is not already at hand. It runs the stream that
+// deltas(ctx) returns in a goroutine of its own, which hands the deltas over a channel of
+// [Lookahead] after dw.Detach has made each one the handler's own (the
+// iterator may reuse what a delta points to once yield returns). So a
+// burst of deltas costs one write to the client, and a delta that came
+// alone goes out before the handler waits for the next; a reply that is
+// all at hand goes out in one flush, with the end of the stream. The first
+// delta is handed over before the stream's goroutine runs on, so that it
+// leaves at once (time to first token).
+//
+// When deltas reports atHand, the whole reply is at hand (a backend that does
+// not stream): the deltas are written in the caller's goroutine, and
+// none is flushed (the end of the stream flushes them all).
+//
+// It returns the first error of the backend, of dw.Add or of a flush; the
+// caller ends the stream. Before it returns, the stream's goroutine has
+// ended: its context is cancelled if the handler stopped first, and its
+// yield returns false. A panic of the stream is raised again in the
+// caller's goroutine.
+func WriteDeltas[D any](ctx context.Context, s *sse.Stream, deltas func(context.Context) (seq iter.Seq2[D, error], atHand bool), dw DeltaWriter[D]) error {
+	ctx, cancel := context.WithCancel(ctx)
+	seq, atHand := deltas(ctx)
+	if atHand {
+		defer cancel()
+		return writeAll(seq, dw)
+	}
+	la := &lookahead[D]{ch: make(chan handed[D], Lookahead), quit: make(chan struct{}), done: make(chan struct{})}
+	go la.run(seq, dw.Detach)
+	defer func() {
+		la.stopped.Store(true)
+		close(la.quit)
+		cancel()
+		<-la.done
+		if la.panicked != nil {
+			panic(la.panicked)
+		}
+	}()
+	// One variable for every delta: &d escapes into Add, and a variable
+	// of the loop would be allocated for each delta.
+	var d D
+	h, ok := <-la.ch
+	for ok {
+		if h.err != nil {
+			return h.err
+		}
+		d = h.d
+		if err := dw.Add(&d); err != nil {
+			return err
+		}
+		// Only the stream's goroutine sends, so a delta counted now is
+		// there to receive: a plain length check per delta, and a select
+		// only to see whether the stream has ended.
+		if len(la.ch) > 0 {
+			h, ok = <-la.ch
+			continue
+		}
+		select {
+		case h, ok = <-la.ch:
+			continue // the next delta, or the end, is at hand
+		default:
+		}
+		if err := s.Flush(); err != nil {
+			return err
+		}
+		h, ok = <-la.ch
+	}
+	return nil
+}
+
+// writeAll writes the deltas of seq without flushing them.
+func writeAll[D any](seq iter.Seq2[D, error], dw DeltaWriter[D]) error {
+	var d D
+	for delta, err := range seq {
+		if err != nil {
+			return err
+		}
+		d = delta
+		if err := dw.Add(&d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// handed is a delta, or the error of the stream, as handed over.
+type handed[D any] struct {
+	d   D
+	err error
+}
+
+// lookahead is the goroutine of WriteDeltas that runs a stream.
+type lookahead[D any] struct {
+	ch       chan handed[D] // closed when the stream has ended
+	quit     chan struct{}  // closed when the handler stops
+	stopped  atomic.Bool    // set before quit is closed
+	done     chan struct{}  // closed when the goroutine ends
+	panicked any            // the stream's panic, set before done is closed
+}
+
+func (la *lookahead[D]) run(seq iter.Seq2[D, error], detach func(*D)) {
+	defer close(la.done)
+	defer close(la.ch)
+	defer func() {
+		if v := recover(); v != nil {
+			la.panicked = fmt.Sprintf("%v [in a backend's stream]\n%s", v, debug.Stack())
+		}
+	}()
+	first := true
+	for d, err := range seq {
+		if la.stopped.Load() {
+			return
+		}
+		if err == nil {
+			detach(&d)
+		}
+		h := handed[D]{d: d, err: err}
+		if len(la.ch) < cap(la.ch) {
+			// Only this goroutine sends, so there is room: a plain send.
+			la.ch <- h
+		} else {
+			select {
+			case la.ch <- h:
+			case <-la.quit:
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+		if first {
+			// Let the handler write the first delta before this
+			// goroutine runs on (the stream may have more at hand).
+			first = false
+			runtime.Gosched()
+		}
+	}
+}
+
+// DeltaRing keeps the deltas handed over by [WriteDeltas] apart: a
+// DeltaWriter's Detach copies what a delta points to into the next of
+// its slots, which the handler reads after the delta is handed over. The
+// stream's goroutine is at most Lookahead+1 deltas ahead of the one the
+// handler is writing, so Lookahead+2 slots are never reused too soon.
+type DeltaRing[S any] struct {
+	slots [Lookahead + 2]S
+	next  int
+}
+
+// Next returns the next slot; only the stream's goroutine calls it.
+func (r *DeltaRing[S]) Next() *S {
+	s := &r.slots[r.next]
+	r.next++
+	if r.next == len(r.slots) {
+		r.next = 0
+	}
+	return s
+}
