@@ -128,10 +128,14 @@ func (la *lookahead[D]) run(seq iter.Seq2[D, error], detach func(*D)) {
 		}
 	}()
 	first := true
-	for d, err := range seq {
+	// One variable for every delta: &d escapes into detach, and a
+	// variable of the loop would be allocated for each delta.
+	var d D
+	for delta, err := range seq {
 		if la.stopped.Load() {
 			return
 		}
+		d = delta
 		if err == nil {
 			detach(&d)
 		}
