@@ -3,7 +3,6 @@ package chat
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"strings"
 	"unsafe"
 
@@ -113,7 +112,7 @@ type requestShadow struct {
 // those of its messages and tools in theirs.
 func (r *Request) UnmarshalJSON(b []byte) error {
 	err := r.decode(b, json.Unmarshal)
-	if err != nil && !isAPIError(err) {
+	if err != nil && !apierrors.Has(err) {
 		// Decode again the plain way for encoding/json's error, whose
 		// field path would otherwise show the shadow type.
 		*r = Request{}
@@ -146,7 +145,7 @@ func decodeRequestReflect(body []byte, r *Request) error {
 	if err == nil {
 		return nil
 	}
-	if isAPIError(err) {
+	if apierrors.Has(err) {
 		return err
 	}
 	*r = Request{}
@@ -524,11 +523,6 @@ type JSONSchema struct {
 
 // Stop is the stop sequences of a request: [endpoint.Stop].
 type Stop = endpoint.Stop
-
-func isAPIError(err error) bool {
-	var e *apierrors.Error
-	return errors.As(err, &e)
-}
 
 // jsonKindOf names the JSON kind of a value from its first byte.
 func jsonKindOf(c byte) string {

@@ -221,6 +221,15 @@ func From(err error) *Error {
 	return Internal(err)
 }
 
+// Has reports whether err is, or wraps, an *Error: whether it says what a
+// client is to be told. The packages of this module that pass errors on
+// (a store's, a backend's, a decoder's) ask it before wrapping an error
+// as a 500.
+func Has(err error) bool {
+	var e *Error
+	return errors.As(err, &e)
+}
+
 // retryAfterSeconds formats d as the whole number of seconds of a
 // Retry-After header, never less than 1.
 func retryAfterSeconds(d time.Duration) string {

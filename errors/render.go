@@ -134,7 +134,7 @@ func (rd Renderer) Write(w http.ResponseWriter, r *http.Request, err error) {
 		return
 	}
 	ctx := r.Context()
-	if errors.Is(err, context.Canceled) && !isAPIError(err) {
+	if errors.Is(err, context.Canceled) && !Has(err) {
 		rd.log(ctx, slog.LevelDebug, "client went away", r, err)
 		return
 	}
@@ -194,11 +194,6 @@ func (rd Renderer) body(e *Error) any {
 	default:
 		return BodyOf(e)
 	}
-}
-
-func isAPIError(err error) bool {
-	var e *Error
-	return errors.As(err, &e)
 }
 
 func (rd Renderer) log(ctx context.Context, level slog.Level, msg string, r *http.Request, err error) {

@@ -127,11 +127,11 @@ type accessConfig struct {
 	keepAlive time.Duration
 }
 
-// WithAccessMaxBytes sets the largest request body accepted, JSON or
+// WithAccessMaxRequestBytes sets the largest request body accepted, JSON or
 // multipart; a larger one is answered with a 400 invalid_request_error
 // (in the endpoint's error shape) that names the limit. The default is 32
 // MiB; n ≤ 0 restores it.
-func WithAccessMaxBytes(n int64) AccessOption {
+func WithAccessMaxRequestBytes(n int64) AccessOption {
 	return func(c *accessConfig) {
 		if n <= 0 {
 			n = httpjson.DefaultMaxBytes
@@ -192,7 +192,7 @@ func WithAccessKeepAlive(d time.Duration) AccessOption {
 // # The model
 //
 // It is read from the body's top-level "model" member on the JSON access
-// points (the body is read whole, up to [WithAccessMaxBytes], because the
+// points (the body is read whole, up to [WithAccessMaxRequestBytes], because the
 // model decides the upstream; every other member is forwarded byte for
 // byte), from the "model" form field on the multipart ones (see below),
 // and from the path on the Gemini-style ones. It is checked against

@@ -323,7 +323,7 @@ func TestAccessUpstreamErrorsKeepStatusAndMessage(t *testing.T) {
 func TestAccessRejectsBadRequestsBeforeTheUpstream(t *testing.T) {
 	t.Parallel()
 	up := newFakeUpstream(t, nil)
-	g := newAccessGateway(t, up, relay.WithAccessMaxBytes(1<<10))
+	g := newAccessGateway(t, up, relay.WithAccessMaxRequestBytes(1<<10))
 	auth := map[string]string{"Authorization": "Bearer " + keyOK}
 	tests := []struct {
 		name, path, ct, body string

@@ -192,7 +192,7 @@ func unmarshalInto(v any) func([]byte) error {
 // client's departure and timeouts as they are (a 504 *apierrors.Error, or
 // the context's error), anything else a 502.
 func readError(err error, u *Upstream) error {
-	if isAPIError(err) || isContextError(err) {
+	if apierrors.Has(err) || isContextError(err) {
 		return err
 	}
 	return apierrors.BadGateway("The upstream's reply was cut off.", fmt.Errorf("relay: upstream %s: read: %w", u.Name, err))

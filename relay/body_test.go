@@ -3,6 +3,8 @@ package relay
 import (
 	"encoding/json"
 	"testing"
+
+	apierrors "github.com/gatewaykit/gatewaykit/errors"
 )
 
 // FuzzRequestBody: whatever JSON object a client sent, the upstream body
@@ -31,7 +33,7 @@ func FuzzRequestBody(f *testing.F) {
 		}
 		if stream {
 			if err := body.forStream(); err != nil {
-				if !isAPIError(err) {
+				if !apierrors.Has(err) {
 					t.Fatalf("forStream %q: %v", raw, err)
 				}
 				return

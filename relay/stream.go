@@ -75,7 +75,7 @@ func readEvents(body io.Reader, u *Upstream, fn func(data []byte) (bool, error))
 
 // streamReadError is the error of a failed read of an upstream stream.
 func streamReadError(err error, u *Upstream) error {
-	if isAPIError(err) || isContextError(err) {
+	if apierrors.Has(err) || isContextError(err) {
 		return err
 	}
 	return apierrors.BadGateway("The upstream's stream could not be read.", fmt.Errorf("relay: upstream %s: %w", u.Name, err))

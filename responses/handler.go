@@ -286,7 +286,7 @@ func (h *handler) decode(w http.ResponseWriter, r *http.Request, v json.Unmarsha
 	// The decoders of Request and CompactRequest validate the JSON
 	// themselves: calling them directly saves json.Unmarshal a pass.
 	err = v.UnmarshalJSON(body)
-	if err == nil || isAPIError(err) {
+	if err == nil || apierrors.Has(err) {
 		return body, err
 	}
 	if err := httpjson.Unmarshal(body, v); err != nil {
@@ -455,7 +455,7 @@ func historyItem(o *OutputItem) Item {
 // storeError is the error of a store that failed: passed through if it is
 // an *apierrors.Error or the client has gone, else a 500.
 func storeError(err error) error {
-	if isAPIError(err) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	if apierrors.Has(err) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
 	return apierrors.Internal(fmt.Errorf("responses: store: %w", err))

@@ -329,7 +329,7 @@ func (ew *eventWriter) Finish() error {
 // is then stored.
 func (ew *eventWriter) fail(r *http.Request, err error) bool {
 	ctx := r.Context()
-	if ctx.Err() != nil || (errors.Is(err, context.Canceled) && !isAPIError(err)) {
+	if ctx.Err() != nil || (errors.Is(err, context.Canceled) && !apierrors.Has(err)) {
 		return false // the client has gone: nothing to write
 	}
 	if ew.ended || !ew.s.Started() {

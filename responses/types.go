@@ -3,7 +3,6 @@ package responses
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"unsafe"
 
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
@@ -617,11 +616,6 @@ func (r *CompactRequest) UnmarshalJSON(b []byte) error {
 func (r CompactRequest) MarshalJSON() ([]byte, error) {
 	type plain CompactRequest
 	return jsonext.Marshal(plain(r), r.Extra)
-}
-
-func isAPIError(err error) bool {
-	var e *apierrors.Error
-	return errors.As(err, &e)
 }
 
 // jsonKindOf names the JSON kind of a value from its first byte.

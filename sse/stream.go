@@ -299,7 +299,7 @@ func (s *Stream) Error(err error) error {
 		s.rd.Write(s.w, s.r, err)
 		return nil
 	}
-	if errors.Is(err, context.Canceled) && !isAPIError(err) {
+	if errors.Is(err, context.Canceled) && !apierrors.Has(err) {
 		s.log(slog.LevelDebug, "client went away", err)
 		return nil
 	}
@@ -487,11 +487,6 @@ func (s *Stream) log(level slog.Level, msg string, err error) {
 		slog.String("path", s.r.URL.Path),
 		slog.String("error", err.Error()),
 	)
-}
-
-func isAPIError(err error) bool {
-	var e *apierrors.Error
-	return errors.As(err, &e)
 }
 
 // eventType validates an event name; "" is an unnamed event.

@@ -76,7 +76,7 @@ func ReadBody(w http.ResponseWriter, r *http.Request, maxBytes int64) ([]byte, e
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBytes))
 	if err != nil {
 		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) && !isAPIError(err) {
+		if errors.As(err, &mbe) && !apierrors.Has(err) {
 			return nil, TooLarge(maxBytes)
 		}
 		return nil, readError(err)
@@ -93,11 +93,6 @@ func readError(err error) error {
 		return api
 	}
 	return apierrors.InvalidRequest("", "could not read the request body").WithCause(err)
-}
-
-func isAPIError(err error) bool {
-	var api *apierrors.Error
-	return errors.As(err, &api)
 }
 
 // TooLarge is the error for a body over limit bytes.

@@ -128,16 +128,10 @@ func (c *Config) Fail(w http.ResponseWriter, r *http.Request, err error) {
 // is no hook or the client has gone.
 func (c *Config) Hook(r *http.Request, err error) {
 	if c.ErrorHook == nil || r.Context().Err() != nil ||
-		(errors.Is(err, context.Canceled) && !IsAPIError(err)) {
+		(errors.Is(err, context.Canceled) && !apierrors.Has(err)) {
 		return
 	}
 	c.ErrorHook(r, apierrors.From(err))
-}
-
-// IsAPIError reports whether err is, or wraps, an *apierrors.Error.
-func IsAPIError(err error) bool {
-	var e *apierrors.Error
-	return errors.As(err, &e)
 }
 
 // DefaultOutputReserve is the output cap, in tokens per choice, that a
