@@ -27,8 +27,8 @@ const Lookahead = 16
 // burst of deltas costs one write to the client, and a delta that came
 // alone goes out before the handler waits for the next; a reply that is
 // all at hand goes out in one flush, with the end of the stream. The first
-// delta is handed over before the stream's goroutine runs on, so that it
-// leaves at once (time to first token).
+// delta is always flushed at once, and handed over before the stream's
+// goroutine runs on (time to first token).
 //
 // When deltas reports atHand, the whole reply is at hand (a backend that does
 // not stream): the deltas are written in the caller's goroutine, and
@@ -60,6 +60,7 @@ func WriteDeltas[D any](ctx context.Context, s *sse.Stream, deltas func(context.
 	// One variable for every delta: &d escapes into Add, and a variable
 	// of the loop would be allocated for each delta.
 	var d D
+	first := true
 	h, ok := <-la.ch
 	for ok {
 		if h.err != nil {
@@ -69,18 +70,22 @@ func WriteDeltas[D any](ctx context.Context, s *sse.Stream, deltas func(context.
 		if err := dw.Add(&d); err != nil {
 			return err
 		}
-		// Only the stream's goroutine sends, so a delta counted now is
-		// there to receive: a plain length check per delta, and a select
-		// only to see whether the stream has ended.
-		if len(la.ch) > 0 {
-			h, ok = <-la.ch
-			continue
+		// The first delta always goes out at once (time to first token).
+		// After it, only the stream's goroutine sends, so a delta counted
+		// now is there to receive: a plain length check per delta, and a
+		// select only to see whether the stream has ended.
+		if !first {
+			if len(la.ch) > 0 {
+				h, ok = <-la.ch
+				continue
+			}
+			select {
+			case h, ok = <-la.ch:
+				continue // the next delta, or the end, is at hand
+			default:
+			}
 		}
-		select {
-		case h, ok = <-la.ch:
-			continue // the next delta, or the end, is at hand
-		default:
-		}
+		first = false
 		if err := s.Flush(); err != nil {
 			return err
 		}
