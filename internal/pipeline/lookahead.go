@@ -46,7 +46,7 @@ func WriteDeltas[D any](ctx context.Context, s *sse.Stream, deltas func(context.
 		defer cancel()
 		return writeAll(seq, dw)
 	}
-	la := &lookahead[D]{ch: make(chan handed[D], Lookahead), quit: make(chan struct{}), done: make(chan struct{})}
+	la := &lookahead[D]{ch: make(chan handed[D], Lookahead), quit: make(chan struct{}), wake: make(chan struct{}, 1), done: make(chan struct{})}
 	go la.run(seq, dw.Detach)
 	defer func() {
 		la.stopped.Store(true)
@@ -67,6 +67,7 @@ func WriteDeltas[D any](ctx context.Context, s *sse.Stream, deltas func(context.
 			return h.err
 		}
 		d = h.d
+		la.taken()
 		if err := dw.Add(&d); err != nil {
 			return err
 		}
@@ -109,6 +110,17 @@ func writeAll[D any](seq iter.Seq2[D, error], dw DeltaWriter[D]) error {
 	return nil
 }
 
+// taken wakes the stream's goroutine if it waits for room and half of
+// the channel is free.
+func (la *lookahead[D]) taken() {
+	if la.waiting.Load() && len(la.ch) <= cap(la.ch)/2 {
+		select {
+		case la.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
 // handed is a delta, or the error of the stream, as handed over.
 type handed[D any] struct {
 	d   D
@@ -120,6 +132,8 @@ type lookahead[D any] struct {
 	ch       chan handed[D] // closed when the stream has ended
 	quit     chan struct{}  // closed when the handler stops
 	stopped  atomic.Bool    // set before quit is closed
+	wake     chan struct{}  // a token: the handler took half of a full channel
+	waiting  atomic.Bool    // the goroutine waits for wake
 	done     chan struct{}  // closed when the goroutine ends
 	panicked any            // the stream's panic, set before done is closed
 }
@@ -144,17 +158,21 @@ func (la *lookahead[D]) run(seq iter.Seq2[D, error], detach func(*D)) {
 		if err == nil {
 			detach(&d)
 		}
-		h := handed[D]{d: d, err: err}
-		if len(la.ch) < cap(la.ch) {
-			// Only this goroutine sends, so there is room: a plain send.
-			la.ch <- h
-		} else {
-			select {
-			case la.ch <- h:
-			case <-la.quit:
-				return
+		// When the channel is full, wait until the handler has taken half
+		// of it, rather than be woken for each delta it takes. Only this
+		// goroutine sends, so there is room then: a plain send.
+		for len(la.ch) == cap(la.ch) {
+			la.waiting.Store(true)
+			if len(la.ch) == cap(la.ch) {
+				select {
+				case <-la.wake:
+				case <-la.quit:
+					return
+				}
 			}
+			la.waiting.Store(false)
 		}
+		la.ch <- handed[D]{d: d, err: err}
 		if err != nil {
 			return
 		}
