@@ -20,38 +20,13 @@ import (
 // messages, then that item. Compactions are not stored.
 func (h *handler) compact(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	req := new(CompactRequest)
-	body, err := h.decode(w, r, req)
-	if err != nil {
-		h.cfg.Fail(w, r, err)
-		return
-	}
-	if err := validateCompact(h.cfg.Validate, req); err != nil {
-		h.cfg.Fail(w, r, err)
-		return
-	}
-	m, err := models.Require(ctx, h.catalog, req.Model, models.CompatResponse, h.cfg.Allow)
-	if err != nil {
-		h.cfg.Fail(w, r, err)
-		return
-	}
-	if _, ok := h.backend.(Compactor); !ok {
-		h.cfg.Fail(w, r, errNoCompaction(req.Model))
-		return
-	}
-	history, past, err := h.history(ctx, h.cfg.owner(ctx), req.PreviousResponseID)
-	if err != nil {
-		h.cfg.Fail(w, r, err)
-		return
-	}
-	rsv, err := h.cfg.Reserve(ctx, pipeline.Estimate(pipeline.PromptTokens(len(body))+past, 1, 0, m))
+	p, _, rsv, err := pipeline.Admit(&h.cfg.Config, h.catalog, models.CompatResponse, (*compacter)(h), w, r)
 	if err != nil {
 		h.cfg.Fail(w, r, err)
 		return
 	}
 	var used int64 // charged when the reply ends; nothing if it fails
 	defer func() { h.cfg.Settle(ctx, rsv, used) }()
-	p := &CompactParams{Request: req, Model: m, History: history}
 	res, err := Compact(ctx, h.backend, p)
 	if err == nil && (res == nil || res.EncryptedContent == "") {
 		err = apierrors.Internal(errors.New("responses: compactor returned no content and no error"))
@@ -69,7 +44,7 @@ func (h *handler) compact(w http.ResponseWriter, r *http.Request) {
 		Output:    compactionOutput(p.Items(), res.EncryptedContent),
 		Usage:     usage,
 	}
-	body, err = json.Marshal(&reply)
+	body, err := json.Marshal(&reply)
 	if err != nil {
 		h.cfg.Fail(w, r, apierrors.Internal(fmt.Errorf("responses: encode compaction: %w", err)))
 		return
@@ -78,8 +53,36 @@ func (h *handler) compact(w http.ResponseWriter, r *http.Request) {
 	used = int64(usage.TotalTokens)
 }
 
-// compactionOutput lists the user messages of items, as input_text parts,
-// then the compaction item.
+// compacter is the handler as the pipeline.Admission of POST
+// /v1/responses/compact.
+type compacter handler
+
+// Decode reads and decodes the request body.
+func (h *compacter) Decode(w http.ResponseWriter, r *http.Request, req *CompactRequest) ([]byte, error) {
+	return (*handler)(h).decode(w, r, req)
+}
+
+// Validate checks req; see validateCompact.
+func (h *compacter) Validate(req *CompactRequest) error { return validateCompact(h.cfg.Validate, req) }
+
+// Model returns the model req names.
+func (h *compacter) Model(req *CompactRequest) string { return req.Model }
+
+// Prepare refuses a backend that cannot compact, resolves the
+// conversation of previous_response_id and makes the CompactParams; the
+// estimate counts the conversation.
+func (h *compacter) Prepare(ctx context.Context, req *CompactRequest, m *models.Model, body []byte) (*CompactParams, int64, int64, error) {
+	if _, ok := h.backend.(Compactor); !ok {
+		return nil, 0, 0, errNoCompaction(req.Model)
+	}
+	history, past, err := (*handler)(h).history(ctx, h.cfg.owner(ctx), req.PreviousResponseID)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	prompt := pipeline.PromptTokens(len(body)) + past
+	return &CompactParams{Request: req, Model: m, History: history}, prompt, pipeline.Estimate(prompt, 1, 0, m), nil
+}
+
 // Compact asks b to compact the conversation of p when b is a
 // [Compactor], and otherwise returns the error the handler answers for a
 // backend that cannot: a 400 invalid_request_error, param "model". Like

@@ -10,11 +10,10 @@ import (
 	"github.com/gatewaykit/gatewaykit/sse"
 )
 
-// An Endpoint is what a handler of chat, completions or responses adds
-// to the steps that [Serve] takes for each of them. R is the request
-// type, P the backend's params (made by Prepare) and D the backend's
-// stream delta. Every method is called in the request's goroutine.
-type Endpoint[R, P, D any] interface {
+// An Admission is what a handler adds to the steps that [Admit] takes
+// for a request: R is the request type, P the backend's params (made by
+// Prepare). Every method is called in the request's goroutine.
+type Admission[R, P any] interface {
 	// Decode reads the request body and decodes it into req; it returns
 	// the body.
 	Decode(w http.ResponseWriter, r *http.Request, req *R) ([]byte, error)
@@ -26,6 +25,13 @@ type Endpoint[R, P, D any] interface {
 	// and returns them with the prompt's estimated tokens and the tokens
 	// to reserve.
 	Prepare(ctx context.Context, req *R, m *models.Model, body []byte) (p P, prompt, reserve int64, err error)
+}
+
+// An Endpoint is what a handler of chat, completions or responses adds
+// to the steps that [Serve] takes for each of them: its [Admission], and
+// the reply. D is the backend's stream delta.
+type Endpoint[R, P, D any] interface {
+	Admission[R, P]
 	// Streams reports whether the reply is a stream.
 	Streams(p P) bool
 	// Reply asks the backend for the whole reply and, if it can be sent,
@@ -65,7 +71,7 @@ type DeltaWriter[D any] interface {
 // reply included, the reservation is settled once.
 func Serve[R, P, D any](c *Config, catalog models.Catalog, compat models.EndpointType, e Endpoint[R, P, D], w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	p, prompt, rsv, err := admit(c, catalog, compat, e, w, r)
+	p, prompt, rsv, err := Admit(c, catalog, compat, e, w, r)
 	if err != nil {
 		c.Fail(w, r, err)
 		return
@@ -101,8 +107,12 @@ func Serve[R, P, D any](c *Config, catalog models.Catalog, compat models.Endpoin
 	c.Settle(ctx, rsv, dw.Used(prompt))
 }
 
-// admit takes the steps of Serve up to the reservation.
-func admit[R, P, D any](c *Config, catalog models.Catalog, compat models.EndpointType, e Endpoint[R, P, D], w http.ResponseWriter, r *http.Request) (p P, prompt int64, rsv *auth.Reservation, err error) {
+// Admit takes the steps of Serve up to the reservation: it decodes and
+// validates the request, checks its model against catalog (with compat
+// and the configured Allow), prepares the backend's params and reserves
+// their estimate from the API key. It returns the error to send, if any
+// (nothing is reserved then).
+func Admit[R, P any](c *Config, catalog models.Catalog, compat models.EndpointType, e Admission[R, P], w http.ResponseWriter, r *http.Request) (p P, prompt int64, rsv *auth.Reservation, err error) {
 	ctx := r.Context()
 	req := new(R)
 	body, err := e.Decode(w, r, req)
