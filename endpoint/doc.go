@@ -1,9 +1,23 @@
 // Package endpoint holds what the endpoint packages chat, completions and
 // responses share: the wire types that more than one of them sends or
 // reads ([Usage], [FinishReason], [Stop], [StreamOptions]) and the checks
-// that go with them ([ValidImageURL]).
+// that go with them ([ValidImageURL]); and the one option type of their
+// handlers, [Option], with the options that mean the same in all three.
 //
-// Package chat names the same types ([chat.Usage] is [Usage], and so
-// on), so that code written against chat alone needs no import of this
-// package.
+//	mux.Handle(chat.Pattern, chat.NewHandler(catalog, backend,
+//		endpoint.WithLogger(logger), endpoint.WithMaxRequestBytes(1<<20)))
+//	responses.Register(mux, responses.NewHandler(catalog, backend,
+//		endpoint.WithLogger(logger), responses.WithStore(store)))
+//
+// Every handler takes a request the same way: decode (at most
+// [WithMaxRequestBytes]), validate ([WithValidator]), check the model
+// against the catalogue and the caller's key ([WithAllowed]), reserve the
+// request's estimate from the key's quota, ask the backend, answer with
+// JSON or an SSE stream ([WithKeepAlive]; the handler flushes a streamed
+// event unless the backend's next delta is already at hand), and settle
+// the reservation to the usage. Errors go through one renderer and the
+// hook of [WithErrorHook].
+//
+// Package chat names the wire types too ([chat.Usage] is [Usage], and so
+// on), so that code written against chat alone needs them from there.
 package endpoint
