@@ -77,4 +77,3 @@ func TestContentStore(t *testing.T) {
 		return newDB(t, pool, &postgres.Options{ChunkSize: 1024}).Contents()
 	})
 }
-
