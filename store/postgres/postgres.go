@@ -241,3 +241,7 @@ func redact(err error) error {
 	}
 	return err
 }
+
+// Schema returns the quoted name of the DB's schema, for queries of the
+// embedder's own.
+func (db *DB) Schema() string { return db.schema }
