@@ -43,7 +43,10 @@ type KeyStore struct {
 	db *DB
 }
 
-var _ auth.KeyStore = (*KeyStore)(nil)
+var (
+	_ auth.KeyStore  = (*KeyStore)(nil)
+	_ auth.KeyPutter = (*KeyStore)(nil)
+)
 
 // keyColumns are the columns that scanKey reads, from gk_keys k.
 const keyColumns = `k.id, k.owner, k.unlimited, k.remaining, k.used, k.expires_at, k.disabled,
@@ -171,6 +174,34 @@ func (s *KeyStore) Add(ctx context.Context, secret string, k auth.Key) error {
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("postgres: adding key %q: %w", k.ID, err)
+	}
+	return nil
+}
+
+// PutKey implements [auth.KeyPutter] in one statement: it inserts k, or
+// updates the key with k.ID (its secret hash too), keeping its usage and
+// reservations: Remaining becomes k.Quota.Remaining less the usage
+// recorded, never below 0.
+func (s *KeyStore) PutKey(ctx context.Context, secret string, k auth.Key) error {
+	if err := checkKey(secret, k); err != nil {
+		return err
+	}
+	k.Quota = auth.Budget(k.Quota, 0, 0)
+	_, err := s.db.pool.Exec(ctx, s.db.q(`INSERT INTO gk_keys AS k (id, secret_hash, owner, unlimited, remaining, used, expires_at, disabled,
+		rate_requests, rate_period_ns, allowed_models) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+		ON CONFLICT (id) DO UPDATE SET secret_hash = excluded.secret_hash, owner = excluded.owner,
+			unlimited = excluded.unlimited,
+			remaining = CASE WHEN excluded.unlimited THEN 0 ELSE GREATEST(excluded.remaining - k.used, 0) END,
+			expires_at = excluded.expires_at, disabled = excluded.disabled,
+			rate_requests = excluded.rate_requests, rate_period_ns = excluded.rate_period_ns,
+			allowed_models = excluded.allowed_models`),
+		keyArgs(secret, k)...)
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "23505" { // the secret's hash, under another id
+		return fmt.Errorf("postgres: key %q: secret already stored under another id: %w", k.ID, auth.ErrDuplicateKey)
+	}
+	if err != nil {
+		return fmt.Errorf("postgres: putting key %q: %w", k.ID, err)
 	}
 	return nil
 }

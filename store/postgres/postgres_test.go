@@ -61,6 +61,11 @@ func TestKeyStore(t *testing.T) {
 	})
 }
 
+func TestKeyPutter(t *testing.T) {
+	pool := testPool(t)
+	authtest.TestKeyPutter(t, func(t *testing.T) authtest.PutStore { return newDB(t, pool, nil).Keys() })
+}
+
 func TestResponseStore(t *testing.T) {
 	pool := testPool(t)
 	responsestest.TestStore(t, func(t *testing.T) responses.Store { return newDB(t, pool, nil).Responses() })
