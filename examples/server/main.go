@@ -60,6 +60,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/internal/listenaddr"
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/relay"
+	"github.com/gatewaykit/gatewaykit/videos"
 )
 
 func main() {
@@ -68,6 +69,9 @@ func main() {
 	flag.StringVar(&o.configPath, "config", "", "JSON file of keys and models (default: the built-in demo configuration)")
 	flag.StringVar(&o.rateLimit, "rate-limit", "", `rate limit of keys without one of their own, such as 20/s, 600/m or unlimited (default: the config file's "rate_limit", else none)`)
 	flag.IntVar(&o.maxConns, "max-conns", gateway.DefaultMaxConns, "connections served at once; more wait for one to close")
+	flag.StringVar(&o.db, "db", "memory", "where the state lives: memory, or postgres://… (shared by replicas)")
+	flag.StringVar(&o.redis, "redis", "", "redis://… to share rate limits between replicas (default: in memory)")
+	flag.DurationVar(&o.videoLease, "video-lease", 0, "lease of a claimed video task, after which another replica takes it over (default 1m)")
 	flag.Parse()
 
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -85,6 +89,9 @@ type options struct {
 	configPath string
 	rateLimit  string
 	maxConns   int
+	db         string
+	redis      string
+	videoLease time.Duration
 	// textOptions configure the demo text backend; nil means the
 	// command's pacing of stream chunks.
 	textOptions []demo.TextOption
@@ -114,9 +121,22 @@ func loadConfig(path, rateLimit string) (gateway.File, error) {
 // newGateway assembles the example server: the demo backends for every
 // endpoint family, in-memory stores, the keys and models of c.
 func newGateway(c gateway.File, logger *slog.Logger, textOpts ...demo.TextOption) (*gateway.Gateway, error) {
-	keys, err := gateway.NewKeyStore(context.Background(), c.Keys)
-	if err != nil {
-		return nil, err
+	return newGatewayWith(c, &sharedState{}, logger, textOpts...)
+}
+
+// newGatewayWith is newGateway with the stores of st where it has them.
+func newGatewayWith(c gateway.File, st *sharedState, logger *slog.Logger, textOpts ...demo.TextOption) (*gateway.Gateway, error) {
+	keys := st.keys
+	if keys == nil {
+		mem, err := gateway.NewKeyStore(context.Background(), c.Keys)
+		if err != nil {
+			return nil, err
+		}
+		keys = mem
+	}
+	var authOpts []auth.Option
+	if st.limiter != nil {
+		authOpts = append(authOpts, auth.WithLimiter(st.limiter))
 	}
 	rl, err := c.Relay(relay.WithLogger(logger))
 	if err != nil {
@@ -124,16 +144,21 @@ func newGateway(c gateway.File, logger *slog.Logger, textOpts ...demo.TextOption
 	}
 	text := demo.NewTextBackend(textOpts...)
 	return gateway.New(gateway.Config{
-		Keys:        keys,
-		Catalog:     models.NewMemoryCatalog(c.Models...),
-		Chat:        text.Chat(),
-		Completions: text.Completions(),
-		Responses:   text.Responses(),
-		Videos:      demo.NewVideoGenerator(),
-		Relay:       rl,
-		RateLimit:   c.RateLimit,
-		Logger:      logger,
-		AccessLog:   true,
+		Keys:          keys,
+		Catalog:       models.NewMemoryCatalog(c.Models...),
+		Chat:          text.Chat(),
+		Completions:   text.Completions(),
+		Responses:     text.Responses(),
+		ResponseStore: st.responses,
+		Videos:        demo.NewVideoGenerator(),
+		Tasks:         st.tasks,
+		Contents:      st.contents,
+		RunnerOptions: []videos.RunnerOption{videos.WithLease(st.videoLease)},
+		Relay:         rl,
+		RateLimit:     c.RateLimit,
+		AuthOptions:   authOpts,
+		Logger:        logger,
+		AccessLog:     true,
 	})
 }
 
@@ -150,7 +175,27 @@ func run(ctx context.Context, o options, stdout io.Writer, logger *slog.Logger) 
 	if o.textOptions == nil {
 		o.textOptions = []demo.TextOption{demo.WithChunkDelay(20 * time.Millisecond)}
 	}
-	g, err := newGateway(c, logger, o.textOptions...)
+	st := &sharedState{videoLease: o.videoLease}
+	defer func() {
+		if cerr := st.close(); cerr != nil {
+			logger.Error("closing the stores", "error", cerr)
+		}
+	}()
+	switch {
+	case o.db == "" || o.db == "memory":
+	case isPostgresDSN(o.db):
+		if err := openPostgres(ctx, st, o.db, c.Keys, logger); err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("-db %q: want memory or postgres://…", o.db)
+	}
+	if o.redis != "" {
+		if err := openRedis(ctx, st, o.redis); err != nil {
+			return err
+		}
+	}
+	g, err := newGatewayWith(c, st, logger, o.textOptions...)
 	if err != nil {
 		return err
 	}
@@ -166,6 +211,9 @@ func run(ctx context.Context, o options, stdout io.Writer, logger *slog.Logger) 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(gateway.LimitListener(l, o.maxConns)) }()
 	printBanner(stdout, listenaddr.URL(l.Addr()), c, o.configPath == "")
+	for _, line := range st.banner {
+		fmt.Fprintf(stdout, "  %s\n", line)
+	}
 
 	select {
 	case err := <-errc:
