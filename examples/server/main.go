@@ -60,6 +60,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/internal/listenaddr"
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/relay"
+	"github.com/gatewaykit/gatewaykit/store/redis"
 	"github.com/gatewaykit/gatewaykit/videos"
 )
 
@@ -71,6 +72,7 @@ func main() {
 	flag.IntVar(&o.maxConns, "max-conns", gateway.DefaultMaxConns, "connections served at once; more wait for one to close")
 	flag.StringVar(&o.db, "db", "memory", "where the state lives: memory, or postgres://… (shared by replicas)")
 	flag.StringVar(&o.redis, "redis", "", "redis://… to share rate limits between replicas (default: in memory)")
+	flag.StringVar(&o.redisPrefix, "redis-prefix", redis.DefaultPrefix, "prefix of the Redis keys of -redis")
 	flag.DurationVar(&o.videoLease, "video-lease", 0, "lease of a claimed video task, after which another replica takes it over (default 1m)")
 	flag.Parse()
 
@@ -91,7 +93,9 @@ type options struct {
 	maxConns   int
 	db         string
 	redis      string
-	videoLease time.Duration
+	// redisPrefix starts the Redis keys of -redis.
+	redisPrefix string
+	videoLease  time.Duration
 	// textOptions configure the demo text backend; nil means the
 	// command's pacing of stream chunks.
 	textOptions []demo.TextOption
@@ -191,7 +195,7 @@ func run(ctx context.Context, o options, stdout io.Writer, logger *slog.Logger) 
 		return fmt.Errorf("-db %q: want memory or postgres://…", o.db)
 	}
 	if o.redis != "" {
-		if err := openRedis(ctx, st, o.redis); err != nil {
+		if err := openRedis(ctx, st, o.redis, o.redisPrefix); err != nil {
 			return err
 		}
 	}

@@ -66,7 +66,7 @@ func openPostgres(ctx context.Context, s *sharedState, dsn string, keys []gatewa
 }
 
 // openRedis opens the rate limiter of -redis into s.
-func openRedis(ctx context.Context, s *sharedState, url string) error {
+func openRedis(ctx context.Context, s *sharedState, url, prefix string) error {
 	opt, err := goredis.ParseURL(url)
 	if err != nil {
 		return fmt.Errorf("-redis: want redis://host:port/db: %w", err)
@@ -76,7 +76,7 @@ func openRedis(ctx context.Context, s *sharedState, url string) error {
 	if err := c.Ping(ctx).Err(); err != nil {
 		return fmt.Errorf("-redis: %w", err)
 	}
-	s.limiter = redis.NewLimiter(c, nil)
+	s.limiter = redis.NewLimiter(c, &redis.Options{Prefix: prefix})
 	s.banner = append(s.banner, "rate limits: Redis, shared by every replica on this server")
 	return nil
 }
