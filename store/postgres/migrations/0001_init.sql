@@ -47,6 +47,14 @@ DECLARE
 	v_remaining bigint;
 	v_reserved  numeric;
 BEGIN
+	-- An unlimited key records nothing: answer without taking the lock.
+	SELECT k.unlimited INTO v_unlimited FROM gk_keys k WHERE k.id = p_key;
+	IF NOT FOUND THEN
+		RETURN 'not_found';
+	END IF;
+	IF v_unlimited THEN
+		RETURN 'ok';
+	END IF;
 	SELECT k.unlimited, k.remaining INTO v_unlimited, v_remaining
 	FROM gk_keys k WHERE k.id = p_key FOR UPDATE;
 	IF NOT FOUND THEN
