@@ -21,7 +21,7 @@ import (
 
 // testPool returns a pool on a database of t's own, shared by its
 // subtests, each of which works in a schema of its own (newDB).
-func testPool(t *testing.T) *pgxpool.Pool {
+func testPool(t testing.TB) *pgxpool.Pool {
 	t.Helper()
 	dsn := pgtest.NewDatabase(t)
 	cfg, err := pgxpool.ParseConfig(dsn)
@@ -35,7 +35,7 @@ func testPool(t *testing.T) *pgxpool.Pool {
 
 // newDB returns a DB in a fresh schema of pool's database, closed when
 // t ends.
-func newDB(t *testing.T, pool *pgxpool.Pool, opts *postgres.Options) *postgres.DB {
+func newDB(t testing.TB, pool *pgxpool.Pool, opts *postgres.Options) *postgres.DB {
 	t.Helper()
 	o := postgres.Options{}
 	if opts != nil {
