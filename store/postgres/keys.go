@@ -36,6 +36,10 @@ import (
 // than the TTL has its reservations ignored meanwhile: concurrent
 // requests may then overspend by at most that replica's reservations.
 //
+// Calls made at the same moment share a transaction (group commit; see
+// groupcommit.go): each is still one statement, applied as if alone, and
+// returns once its batch has committed.
+//
 // Settle releases the reservation from the settling instance's own
 // first, then from other instances' (a video task that another replica
 // finished after its first one died).
@@ -102,11 +106,11 @@ func (s *KeyStore) Reserve(ctx context.Context, keyID string, amount int64) erro
 	if amount < 0 {
 		return fmt.Errorf("postgres: Reserve: negative amount %d", amount)
 	}
-	var res string
-	err := s.db.pool.QueryRow(ctx, s.db.q(`SELECT gk_reserve($1, $2, $3)`), keyID, s.db.instance, amount).Scan(&res)
-	if err != nil {
+	op := &quotaOp{keyID: keyID, amount: amount}
+	if err := s.db.batcher.do(op); err != nil {
 		return fmt.Errorf("postgres: reserving quota of key %q: %w", keyID, err)
 	}
+	res := op.status
 	switch res {
 	case "ok":
 		return nil
@@ -123,15 +127,11 @@ func (s *KeyStore) Settle(ctx context.Context, p auth.SettleParams) (auth.Quota,
 	if p.Reserved < 0 || p.Used < 0 {
 		return auth.Quota{}, fmt.Errorf("postgres: Settle: negative amount (reserved %d, used %d)", p.Reserved, p.Used)
 	}
-	var (
-		found, covered bool
-		q              auth.Quota
-	)
-	err := s.db.pool.QueryRow(ctx, s.db.q(`SELECT * FROM gk_settle($1, $2, $3, $4)`), p.KeyID, s.db.instance, p.Reserved, p.Used).
-		Scan(&found, &covered, &q.Unlimited, &q.Remaining, &q.Reserved, &q.Used)
-	if err != nil {
+	op := &quotaOp{settle: true, keyID: p.KeyID, p: p}
+	if err := s.db.batcher.do(op); err != nil {
 		return auth.Quota{}, fmt.Errorf("postgres: settling quota of key %q: %w", p.KeyID, err)
 	}
+	found, covered, q := op.found, op.covered, op.q
 	if !found {
 		return auth.Quota{}, fmt.Errorf("postgres: key id %q: %w", p.KeyID, auth.ErrKeyNotFound)
 	}

@@ -69,6 +69,7 @@ type DB struct {
 	resps    *ResponseStore
 	tasks    *TaskStore
 	contents *ContentStore
+	batcher  *quotaBatcher
 
 	stop      chan struct{}
 	done      chan struct{}
@@ -145,6 +146,7 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*DB, error) {
 	if err := db.heartbeat(ctx); err != nil {
 		return nil, fmt.Errorf("postgres: registering instance %q: %w", o.Instance, err)
 	}
+	db.batcher = newQuotaBatcher(db)
 	db.keys = &KeyStore{db: db}
 	db.resps = &ResponseStore{db: db}
 	db.tasks = &TaskStore{db: db}
@@ -221,6 +223,7 @@ func (db *DB) Close() error {
 	db.closeOnce.Do(func() {
 		close(db.stop)
 		<-db.done
+		db.batcher.close()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_, err = db.pool.Exec(ctx, db.q(`

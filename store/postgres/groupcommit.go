@@ -1,0 +1,163 @@
+package postgres
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/gatewaykit/gatewaykit/auth"
+)
+
+// Group commit of quota. Each Reserve and Settle is one statement that
+// locks its key's row until its transaction commits, and a commit waits
+// for the WAL to reach the disk: one at a time, a key would take a few
+// thousand requests a second at most. So the calls that arrive while a
+// transaction commits wait for the next one and share it: the committer
+// sends them in one round trip (a pgx batch), in order of key id (so that
+// two replicas' batches never deadlock), and commits once. Each call
+// still gets its own result, as if it had run alone at its place in the
+// batch. Nothing waits for a timer: a call that finds no batch in flight
+// is sent at once.
+
+const (
+	// committers is how many batches are in flight at once.
+	committers = 2
+	// maxBatch bounds the calls of one batch.
+	maxBatch = 512
+	// batchTimeout bounds the transaction of one batch.
+	batchTimeout = 30 * time.Second
+)
+
+// quotaOp is one Reserve (settle false) or Settle waiting for its batch.
+type quotaOp struct {
+	settle bool
+	keyID  string
+	amount int64             // Reserve
+	p      auth.SettleParams // Settle
+
+	// The result.
+	status  string // Reserve: ok, not_found or exceeded
+	found   bool   // Settle
+	covered bool   // Settle
+	q       auth.Quota
+	err     error
+	done    chan struct{}
+}
+
+// quotaBatcher runs the group commits of one DB.
+type quotaBatcher struct {
+	db     *DB
+	mu     sync.RWMutex // held to send on ops; Lock to close it
+	closed bool
+	ops    chan *quotaOp
+	wg     sync.WaitGroup
+}
+
+func newQuotaBatcher(db *DB) *quotaBatcher {
+	b := &quotaBatcher{db: db, ops: make(chan *quotaOp, maxBatch)}
+	for range committers {
+		b.wg.Go(b.loop)
+	}
+	return b
+}
+
+// do queues op and waits for its result.
+func (b *quotaBatcher) do(op *quotaOp) error {
+	op.done = make(chan struct{})
+	b.mu.RLock()
+	if b.closed {
+		b.mu.RUnlock()
+		return errors.New("postgres: the DB is closed")
+	}
+	b.ops <- op
+	b.mu.RUnlock()
+	<-op.done
+	return op.err
+}
+
+// close lets the queued calls finish and stops the committers.
+func (b *quotaBatcher) close() {
+	b.mu.Lock()
+	if !b.closed {
+		b.closed = true
+		close(b.ops)
+	}
+	b.mu.Unlock()
+	b.wg.Wait()
+}
+
+func (b *quotaBatcher) loop() {
+	batch := make([]*quotaOp, 0, maxBatch)
+	for op := range b.ops {
+		batch = append(batch[:0], op)
+	fill:
+		for len(batch) < maxBatch {
+			select {
+			case op, ok := <-b.ops:
+				if !ok {
+					break fill
+				}
+				batch = append(batch, op)
+			default:
+				break fill
+			}
+		}
+		b.run(batch)
+	}
+}
+
+// run applies batch in one transaction, or, if that fails, each call in
+// a transaction of its own, and wakes the callers.
+func (b *quotaBatcher) run(batch []*quotaOp) {
+	defer func() {
+		for _, op := range batch {
+			close(op.done)
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), batchTimeout)
+	defer cancel()
+	if len(batch) > 1 {
+		slices.SortStableFunc(batch, func(x, y *quotaOp) int { return cmp.Compare(x.keyID, y.keyID) })
+		if err := b.send(ctx, batch); err == nil {
+			return
+		}
+	}
+	for _, op := range batch {
+		op.err = b.send(ctx, []*quotaOp{op})
+	}
+}
+
+// send applies ops in one transaction.
+func (b *quotaBatcher) send(ctx context.Context, ops []*quotaOp) error {
+	return pgx.BeginFunc(ctx, b.db.pool, func(tx pgx.Tx) error {
+		var pb pgx.Batch
+		reserve, settle := b.db.q(`SELECT gk_reserve($1, $2, $3)`), b.db.q(`SELECT * FROM gk_settle($1, $2, $3, $4)`)
+		for _, op := range ops {
+			if op.settle {
+				pb.Queue(settle, op.keyID, b.db.instance, op.p.Reserved, op.p.Used)
+			} else {
+				pb.Queue(reserve, op.keyID, b.db.instance, op.amount)
+			}
+		}
+		br := tx.SendBatch(ctx, &pb)
+		for _, op := range ops {
+			var err error
+			if op.settle {
+				err = br.QueryRow().Scan(&op.found, &op.covered, &op.q.Unlimited, &op.q.Remaining, &op.q.Reserved, &op.q.Used)
+			} else {
+				err = br.QueryRow().Scan(&op.status)
+			}
+			if err != nil {
+				_ = br.Close()
+				return fmt.Errorf("postgres: quota of key %q: %w", op.keyID, err)
+			}
+		}
+		return br.Close()
+	})
+}
