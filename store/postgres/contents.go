@@ -68,7 +68,7 @@ func (s *ContentStore) Open(ctx context.Context, taskID string, v videos.Variant
 	if !videos.ValidID(taskID) || !v.Valid() {
 		return nil, videos.ErrNoContent
 	}
-	r := &chunkReader{ctx: context.WithoutCancel(ctx), s: s}
+	r := &chunkReader{s: s}
 	var c videos.Content
 	err := s.db.pool.QueryRow(ctx, s.db.q(`SELECT c.id, c.content_type, c.size, c.chunk_size, c.mod_time, ch.data
 		FROM gk_contents c LEFT JOIN gk_content_chunks ch ON ch.content_id = c.id AND ch.seq = 0
@@ -97,10 +97,12 @@ func (s *ContentStore) Delete(ctx context.Context, taskID string) error {
 	return nil
 }
 
+// chunkTimeout bounds the query of one chunk.
+const chunkTimeout = time.Minute
+
 // chunkReader reads one content's chunks as they are needed. buf holds
 // chunk bufSeq.
 type chunkReader struct {
-	ctx       context.Context // for the queries of later chunks
 	s         *ContentStore
 	id        int64
 	size      int64
@@ -121,7 +123,11 @@ func (r *chunkReader) Read(p []byte) (int, error) {
 	seq := r.off / int64(r.chunkSize)
 	if seq != r.bufSeq || r.buf == nil {
 		var b []byte
-		err := r.s.db.pool.QueryRow(r.ctx, r.s.db.q(`SELECT data FROM gk_content_chunks WHERE content_id = $1 AND seq = $2`), r.id, seq).Scan(&b)
+		// io.Reader has no context: each chunk's query gets a bound of
+		// its own.
+		ctx, cancel := context.WithTimeout(context.Background(), chunkTimeout)
+		err := r.s.db.pool.QueryRow(ctx, r.s.db.q(`SELECT data FROM gk_content_chunks WHERE content_id = $1 AND seq = $2`), r.id, seq).Scan(&b)
+		cancel()
 		if errors.Is(err, pgx.ErrNoRows) {
 			return 0, errors.New("postgres: the content was replaced or deleted while it was read")
 		}
