@@ -1,9 +1,11 @@
 package postgres_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"errors"
+	"io"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/gatewaykit/gatewaykit/auth"
 	"github.com/gatewaykit/gatewaykit/store/postgres"
+	"github.com/gatewaykit/gatewaykit/videos"
 )
 
 // replicas returns n DBs on one fresh schema of pool's database, as n
@@ -209,4 +212,49 @@ func TestKeyStoreKeepsOnlyTheHashOfASecret(t *testing.T) {
 	require.NotContains(t, dump, secret)
 	require.NotContains(t, dump, strings.TrimPrefix(secret, auth.KeyPrefix))
 	require.Contains(t, dump, auth.HashSecret(secret))
+}
+
+func TestContentStoreReadsLargeContentInChunks(t *testing.T) {
+	pool := testPool(t)
+	ctx := context.Background()
+	db := newDB(t, pool, &postgres.Options{ChunkSize: 1024})
+	data := make([]byte, 5000) // five chunks, the last one short
+	_, _ = rand.Read(data)
+	id := videos.NewID()
+	require.NoError(t, db.Contents().Put(ctx, videos.PutParams{TaskID: id, Variant: videos.VariantVideo, ContentType: "video/mp4", Data: data}))
+
+	tests := []struct {
+		name   string
+		offset int64
+		whence int
+		n      int
+		want   []byte
+	}{
+		{name: "Whole", offset: 0, whence: io.SeekStart, n: len(data), want: data},
+		{name: "AcrossAChunkBoundary", offset: 1000, whence: io.SeekStart, n: 100, want: data[1000:1100]},
+		{name: "FromTheEnd", offset: -10, whence: io.SeekEnd, n: 10, want: data[4990:]},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := db.Contents().Open(ctx, id, videos.VariantVideo)
+			require.NoError(t, err)
+			defer c.Body.Close()
+			require.Equal(t, int64(len(data)), c.Size)
+			_, err = c.Body.Seek(tc.offset, tc.whence)
+			require.NoError(t, err)
+			got := make([]byte, tc.n)
+			_, err = io.ReadFull(c.Body, got)
+			require.NoError(t, err)
+			require.Equal(t, tc.want, got)
+		})
+	}
+
+	t.Run("AReaderOfReplacedContentFailsRatherThanMixingVersions", func(t *testing.T) {
+		c, err := db.Contents().Open(ctx, id, videos.VariantVideo)
+		require.NoError(t, err)
+		defer c.Body.Close()
+		require.NoError(t, db.Contents().Put(ctx, videos.PutParams{TaskID: id, Variant: videos.VariantVideo, ContentType: "video/mp4", Data: bytes.Repeat([]byte{1}, 5000)}))
+		_, err = io.ReadAll(c.Body)
+		require.ErrorContains(t, err, "replaced or deleted")
+	})
 }
