@@ -418,6 +418,7 @@ type child struct {
 	addr  string // base URL of the server
 	debug string // base URL of its debug endpoint
 	wait  chan error
+	pid   int // of an external server (-server), whose stats come from /proc
 }
 
 // startChild re-executes this binary as a server role and waits until
@@ -463,6 +464,9 @@ func startChild(role string, cpu int, args ...string) (*child, error) {
 // stop closes the child's standard input and waits for it to exit,
 // killing it after a few seconds.
 func (c *child) stop() error {
+	if c.pid != 0 {
+		return c.stopExternal()
+	}
 	_ = c.stdin.Close()
 	select {
 	case err := <-c.wait:
@@ -476,6 +480,9 @@ func (c *child) stop() error {
 
 // stats fetches the child's counters; with gc it runs a GC first.
 func (c *child) stats(gc bool) (procStats, error) {
+	if c.pid != 0 {
+		return c.externalStats()
+	}
 	var st procStats
 	u := c.debug + "/debug/stats"
 	if gc {

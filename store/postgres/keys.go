@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -38,13 +39,38 @@ import (
 //
 // Calls made at the same moment share a transaction (group commit; see
 // groupcommit.go): each is still one statement, applied as if alone, and
-// returns once its batch has committed.
+// returns once its batch has committed, without waiting for the disk (a
+// crash of the PostgreSQL server may lose the last fraction of a second
+// of them).
+//
+// Reserve answers at once, without asking the database, for a key that
+// this KeyStore's Lookup or Settle found unlimited within the last 5
+// seconds (an unlimited key's Reserve records nothing): a key that
+// another replica makes limited has its reservations counted within 5
+// seconds, as the key cache of the middleware sees changes within its
+// TTL.
 //
 // Settle releases the reservation from the settling instance's own
 // first, then from other instances' (a video task that another replica
 // finished after its first one died).
 type KeyStore struct {
 	db *DB
+	// unlimited holds the ids of the keys that Lookup or Settle found
+	// unlimited, with the time (Unix ns) until which Reserve trusts it.
+	unlimited sync.Map
+}
+
+// unlimitedTTL is how long Reserve trusts that a key is unlimited
+// without asking the database.
+const unlimitedTTL = 5 * time.Second
+
+// note records whether the key id has an unlimited quota.
+func (s *KeyStore) note(id string, q auth.Quota) {
+	if q.Unlimited {
+		s.unlimited.Store(id, time.Now().Add(unlimitedTTL).UnixNano())
+	} else {
+		s.unlimited.Delete(id)
+	}
 }
 
 var (
@@ -97,6 +123,7 @@ func (s *KeyStore) Lookup(ctx context.Context, secret string) (*auth.Key, error)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: looking up a key: %w", err)
 	}
+	s.note(k.ID, k.Quota)
 	return k, nil
 }
 
@@ -105,6 +132,9 @@ func (s *KeyStore) Lookup(ctx context.Context, secret string) (*auth.Key, error)
 func (s *KeyStore) Reserve(ctx context.Context, keyID string, amount int64) error {
 	if amount < 0 {
 		return fmt.Errorf("postgres: Reserve: negative amount %d", amount)
+	}
+	if until, ok := s.unlimited.Load(keyID); ok && time.Now().UnixNano() < until.(int64) {
+		return nil
 	}
 	op := &quotaOp{keyID: keyID, amount: amount}
 	if err := s.db.batcher.do(op); err != nil {
@@ -135,6 +165,7 @@ func (s *KeyStore) Settle(ctx context.Context, p auth.SettleParams) (auth.Quota,
 	if !found {
 		return auth.Quota{}, fmt.Errorf("postgres: key id %q: %w", p.KeyID, auth.ErrKeyNotFound)
 	}
+	s.note(p.KeyID, q)
 	if !covered {
 		return q, fmt.Errorf("postgres: key id %q: used %d, more than was left: %w", p.KeyID, p.Used, auth.ErrQuotaExceeded)
 	}
@@ -187,6 +218,7 @@ func (s *KeyStore) PutKey(ctx context.Context, secret string, k auth.Key) error 
 		return err
 	}
 	k.Quota = auth.Budget(k.Quota, 0, 0)
+	s.unlimited.Delete(k.ID)
 	_, err := s.db.pool.Exec(ctx, s.db.q(`INSERT INTO gk_keys AS k (id, secret_hash, owner, unlimited, remaining, used, expires_at, disabled,
 		rate_requests, rate_period_ns, allowed_models) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
 		ON CONFLICT (id) DO UPDATE SET secret_hash = excluded.secret_hash, owner = excluded.owner,

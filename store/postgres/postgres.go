@@ -25,6 +25,9 @@ const (
 	// DefaultChunkSize is the size of the chunks that video content is
 	// stored in: 1 MiB.
 	DefaultChunkSize = 1 << 20
+	// DefaultMaxConns is the size of the connection pool that Open makes
+	// when the connection string has no pool_max_conns.
+	DefaultMaxConns = 16
 )
 
 // Options are the settings of a [DB]. A nil *Options means the defaults.
@@ -77,13 +80,17 @@ type DB struct {
 }
 
 // Open connects to the database at dsn (a postgres:// URL or a key=value
-// string; pgxpool settings such as pool_max_conns are accepted), creates
+// string; pgxpool settings such as pool_max_conns are accepted, and the
+// pool holds DefaultMaxConns connections without it), creates
 // or migrates its schema ([Migrate]) and returns the stores. If opts is
 // nil, the default options are used.
 func Open(ctx context.Context, dsn string, opts *Options) (*DB, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: parsing the connection string: %w", redact(err))
+	}
+	if !strings.Contains(dsn, "pool_max_conns") {
+		cfg.MaxConns = DefaultMaxConns
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
