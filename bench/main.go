@@ -12,6 +12,8 @@
 //	go run ./bench -store               # memory per stored item, key lookups
 //	go run ./bench -short               # a few seconds, all of it (smoke test)
 //	go run ./bench -json > bench.json   # the same figures for machines
+//	go run ./bench -scenario '^pg/' -server 'pg=exec ./server -addr 127.0.0.1:0 -db postgres://…'
+//	                                    # an external server (see external.go)
 //
 // Each server runs in a child process (this program re-executed), so that
 // its CPU time, allocations and RSS are its own: the tool reads them from
