@@ -20,9 +20,9 @@ import (
 // thousand requests a second at most. So the calls that arrive while a
 // transaction commits wait for the next one and share it: the committer
 // sends them in one round trip (a pgx batch), in order of key id (so that
-// two replicas' batches never deadlock), and commits once. Each call
-// still gets its own result, as if it had run alone at its place in the
-// batch. Nothing waits for a timer: a call that finds no batch in flight
+// two replicas' batches never deadlock), the Settles of one key as one
+// statement (gk_settle takes arrays), and commits once. Each call still
+// gets its own result, as if it had run alone at its place in the batch. Nothing waits for a timer: a call that finds no batch in flight
 // is sent at once.
 //
 // A batch commits with synchronous_commit off: the caller does not wait
@@ -141,34 +141,71 @@ func (b *quotaBatcher) run(batch []*quotaOp) {
 	}
 }
 
-// send applies ops in one transaction.
+// send applies ops in one transaction: one statement for each Reserve,
+// and one for each run of Settles of one key.
 func (b *quotaBatcher) send(ctx context.Context, ops []*quotaOp) error {
 	return pgx.BeginFunc(ctx, b.db.pool, func(tx pgx.Tx) error {
-		var pb pgx.Batch
+		var (
+			pb     pgx.Batch
+			groups [][]*quotaOp
+		)
 		pb.Queue("SET LOCAL synchronous_commit = off")
 		reserve, settle := b.db.q(`SELECT gk_reserve($1, $2, $3)`), b.db.q(`SELECT * FROM gk_settle($1, $2, $3, $4)`)
-		for _, op := range ops {
-			if op.settle {
-				pb.Queue(settle, op.keyID, b.db.instance, op.p.Reserved, op.p.Used)
-			} else {
+		for i := 0; i < len(ops); {
+			op := ops[i]
+			if !op.settle {
 				pb.Queue(reserve, op.keyID, b.db.instance, op.amount)
+				groups = append(groups, ops[i:i+1])
+				i++
+				continue
 			}
+			j := i + 1
+			for j < len(ops) && ops[j].settle && ops[j].keyID == op.keyID {
+				j++
+			}
+			group := ops[i:j]
+			reserved, used := make([]int64, len(group)), make([]int64, len(group))
+			for k, g := range group {
+				reserved[k], used[k] = g.p.Reserved, g.p.Used
+			}
+			pb.Queue(settle, op.keyID, b.db.instance, reserved, used)
+			groups = append(groups, group)
+			i = j
 		}
 		br := tx.SendBatch(ctx, &pb)
+		defer br.Close()
 		if _, err := br.Exec(); err != nil {
-			_ = br.Close()
 			return err
 		}
-		for _, op := range ops {
-			var err error
-			if op.settle {
-				err = br.QueryRow().Scan(&op.found, &op.covered, &op.q.Unlimited, &op.q.Remaining, &op.q.Reserved, &op.q.Used)
-			} else {
-				err = br.QueryRow().Scan(&op.status)
+		for _, group := range groups {
+			if !group[0].settle {
+				if err := br.QueryRow().Scan(&group[0].status); err != nil {
+					return fmt.Errorf("postgres: quota of key %q: %w", group[0].keyID, err)
+				}
+				continue
 			}
+			rows, err := br.Query()
 			if err != nil {
-				_ = br.Close()
-				return fmt.Errorf("postgres: quota of key %q: %w", op.keyID, err)
+				return fmt.Errorf("postgres: quota of key %q: %w", group[0].keyID, err)
+			}
+			k := 0
+			for rows.Next() {
+				if k == len(group) {
+					break
+				}
+				op := group[k]
+				if err := rows.Scan(&op.found, &op.covered, &op.q.Unlimited, &op.q.Remaining, &op.q.Reserved, &op.q.Used); err != nil {
+					rows.Close()
+					return fmt.Errorf("postgres: quota of key %q: %w", op.keyID, err)
+				}
+				k++
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return fmt.Errorf("postgres: quota of key %q: %w", group[0].keyID, err)
+			}
+			if k != len(group) {
+				return fmt.Errorf("postgres: quota of key %q: %d results for %d settlements", group[0].keyID, k, len(group))
 			}
 		}
 		return br.Close()

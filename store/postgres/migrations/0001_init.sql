@@ -75,64 +75,92 @@ BEGIN
 	RETURN 'ok';
 END $$;
 
--- gk_settle is KeyStore.Settle: under the key's row lock it releases
--- p_reserved from the instance's own reservation first, then from the
--- others' (a task resumed by another replica), and consumes p_used.
-CREATE FUNCTION gk_settle(p_key text, p_instance text, p_reserved bigint, p_used bigint,
-	OUT o_found boolean, OUT o_covered boolean, OUT o_unlimited boolean,
-	OUT o_remaining bigint, OUT o_reserved bigint, OUT o_used bigint)
+-- gk_settle is KeyStore.Settle, for one or more settlements of one key
+-- (those of a group commit: see groupcommit.go), applied in the order
+-- given under one lock of the key's row, with one row of results each, as
+-- if each had run alone: it releases p_reserved[i] from the instance's
+-- own reservation first, then from the other fresh ones, then from the
+-- stale ones (a task resumed by another replica), and consumes p_used[i].
+CREATE FUNCTION gk_settle(p_key text, p_instance text, p_reserved bigint[], p_used bigint[])
+RETURNS TABLE (o_found boolean, o_covered boolean, o_unlimited boolean,
+	o_remaining bigint, o_reserved bigint, o_used bigint)
 LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 DECLARE
-	v_left      bigint := p_reserved;
-	v_take      bigint;
+	n           int := COALESCE(array_length(p_used, 1), 0);
+	v_unlimited boolean;
 	v_remaining bigint;
-	v_row       record;
+	v_used      bigint;
+	v_inst      text[];
+	v_amt       bigint[];
+	v_orig      bigint[];
+	v_fresh     boolean[];
+	v_rows      int;
+	v_fresh_sum numeric := 0;
+	v_left      bigint;
+	v_take      bigint;
+	i           int;
+	j           int;
 BEGIN
-	SELECT k.unlimited, k.remaining, k.used INTO o_unlimited, v_remaining, o_used
+	SELECT k.unlimited, k.remaining, k.used INTO v_unlimited, v_remaining, v_used
 	FROM gk_keys k WHERE k.id = p_key FOR UPDATE;
 	IF NOT FOUND THEN
-		SELECT false, false, false, 0, 0, 0
-		INTO o_found, o_covered, o_unlimited, o_remaining, o_reserved, o_used;
+		RETURN QUERY SELECT false, false, false, 0::bigint, 0::bigint, 0::bigint FROM generate_series(1, n);
 		RETURN;
 	END IF;
-	o_found := true;
-	IF v_left > 0 THEN
-		FOR v_row IN
-			SELECT r.instance, r.amount FROM gk_reservations r
-			LEFT JOIN gk_instances i ON i.id = r.instance
-			WHERE r.key_id = p_key
-			ORDER BY (r.instance = p_instance) DESC,
-				COALESCE(i.expires_at > clock_timestamp(), false) DESC, r.amount DESC
-		LOOP
-			EXIT WHEN v_left <= 0;
-			v_take := LEAST(v_left, v_row.amount);
-			IF v_take = v_row.amount THEN
-				DELETE FROM gk_reservations r WHERE r.key_id = p_key AND r.instance = v_row.instance;
-			ELSE
-				UPDATE gk_reservations r SET amount = r.amount - v_take
-				WHERE r.key_id = p_key AND r.instance = v_row.instance;
-			END IF;
+	SELECT array_agg(r.instance ORDER BY o.own DESC, o.fresh DESC, r.amount DESC),
+		array_agg(r.amount ORDER BY o.own DESC, o.fresh DESC, r.amount DESC),
+		array_agg(o.fresh ORDER BY o.own DESC, o.fresh DESC, r.amount DESC)
+	INTO v_inst, v_amt, v_fresh
+	FROM gk_reservations r
+	LEFT JOIN gk_instances i ON i.id = r.instance
+	CROSS JOIN LATERAL (SELECT r.instance = p_instance AS own,
+		COALESCE(i.expires_at > clock_timestamp(), false) AS fresh) o
+	WHERE r.key_id = p_key;
+	v_orig := v_amt;
+	v_rows := COALESCE(array_length(v_amt, 1), 0);
+	FOR j IN 1 .. v_rows LOOP
+		IF v_fresh[j] THEN
+			v_fresh_sum := v_fresh_sum + v_amt[j];
+		END IF;
+	END LOOP;
+	FOR i IN 1 .. n LOOP
+		v_left := p_reserved[i];
+		j := 1;
+		WHILE v_left > 0 AND j <= v_rows LOOP
+			v_take := LEAST(v_left, v_amt[j]);
+			v_amt[j] := v_amt[j] - v_take;
 			v_left := v_left - v_take;
+			IF v_fresh[j] THEN
+				v_fresh_sum := v_fresh_sum - v_take;
+			END IF;
+			j := j + 1;
 		END LOOP;
-	END IF;
-	o_used := LEAST(o_used::numeric + p_used, 9223372036854775807)::bigint;
-	IF o_unlimited THEN
-		o_remaining := 0;
-		o_covered := true;
-	ELSIF p_used > v_remaining THEN
-		o_remaining := 0;
-		o_covered := false;
-	ELSE
-		o_remaining := v_remaining - p_used;
-		o_covered := true;
-	END IF;
-	UPDATE gk_keys k SET remaining = o_remaining, used = o_used WHERE k.id = p_key;
-	SELECT LEAST(COALESCE(sum(r.amount), 0), 9223372036854775807)::bigint INTO o_reserved
-	FROM gk_reservations r JOIN gk_instances i ON i.id = r.instance
-	WHERE r.key_id = p_key AND i.expires_at > clock_timestamp();
-	IF o_unlimited THEN
-		o_reserved := 0;
-	END IF;
+		v_used := LEAST(v_used::numeric + p_used[i], 9223372036854775807)::bigint;
+		o_found := true;
+		o_unlimited := v_unlimited;
+		o_used := v_used;
+		IF v_unlimited THEN
+			v_remaining := 0;
+			o_covered := true;
+		ELSIF p_used[i] > v_remaining THEN
+			v_remaining := 0;
+			o_covered := false;
+		ELSE
+			v_remaining := v_remaining - p_used[i];
+			o_covered := true;
+		END IF;
+		o_remaining := v_remaining;
+		o_reserved := CASE WHEN v_unlimited THEN 0 ELSE LEAST(v_fresh_sum, 9223372036854775807)::bigint END;
+		RETURN NEXT;
+	END LOOP;
+	FOR j IN 1 .. v_rows LOOP
+		IF v_amt[j] = 0 THEN
+			DELETE FROM gk_reservations r WHERE r.key_id = p_key AND r.instance = v_inst[j];
+		ELSIF v_amt[j] <> v_orig[j] THEN
+			UPDATE gk_reservations r SET amount = v_amt[j] WHERE r.key_id = p_key AND r.instance = v_inst[j];
+		END IF;
+	END LOOP;
+	UPDATE gk_keys k SET remaining = v_remaining, used = v_used WHERE k.id = p_key;
 END $$;
 
 -- Stored responses, as the JSON of responses.StoredResponse.
