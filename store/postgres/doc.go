@@ -36,7 +36,9 @@
 //
 //   - Quota: Reserve and Settle are one statement each, serialised per
 //     key by its row lock, so the bound of package auth holds across the
-//     fleet. Reservations are recorded per gateway instance and count
+//     fleet; the calls that arrive together share one transaction (group
+//     commit), which does not wait for the disk (see [KeyStore]).
+//     Reservations are recorded per gateway instance and count
 //     only while the instance's heartbeat is fresh: a replica that dies
 //     with requests in flight blocks their quota for at most
 //     [Options.ReservationTTL] (30 s by default). See [KeyStore].
