@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
@@ -26,7 +27,8 @@ func replicas(t *testing.T, pool *pgxpool.Pool, n int) []*postgres.DB {
 	schema := "s_" + strings.ToLower(rand.Text())
 	dbs := make([]*postgres.DB, n)
 	for i := range dbs {
-		dbs[i] = newDB(t, pool, &postgres.Options{Schema: schema, Instance: string(rune('A' + i))})
+		// A TTL of an hour: no heartbeat during the test undoes kill.
+		dbs[i] = newDB(t, pool, &postgres.Options{Schema: schema, Instance: string(rune('A' + i)), ReservationTTL: time.Hour})
 	}
 	return dbs
 }
