@@ -18,6 +18,15 @@
 //	             rate_limit, else none)
 //	-max-conns   connections served at once (default 1024); more wait
 //	             for one to close
+//	-db          where the state lives: memory (default), or a
+//	             postgres://… URL: keys and usage, stored responses,
+//	             video tasks and content in PostgreSQL, shared by every
+//	             replica on that database (package store/postgres)
+//	-redis       a redis://… URL: rate limits shared by every replica on
+//	             that server (package store/redis); -redis-prefix sets
+//	             the prefix of its keys
+//	-video-lease how long a replica holds a video task without renewing
+//	             it (default 1m); then another replica takes it over
 //
 // The built-in keys are sk-demo (unlimited quota, no rate limit),
 // sk-demo-empty (zero quota, to see the 403) and sk-demo-limited (5
