@@ -99,6 +99,39 @@ type KeyStore interface {
 	Settle(ctx context.Context, p SettleParams) (Quota, error)
 }
 
+// A KeyPutter is a [KeyStore] whose keys can be written from outside, as
+// a gateway does with the keys of its configuration file at start. It is
+// an optional capability: the middleware needs only KeyStore.
+//
+// The conformance suite authtest.TestKeyPutter checks this contract.
+type KeyPutter interface {
+	// PutKey stores k under secret (only its hash, [HashSecret]), or, if
+	// a key with k.ID is stored, updates that key: every field of k but
+	// its usage. k.Quota.Remaining is the key's whole budget and
+	// k.Quota.Used and Reserved are ignored: the stored key keeps its
+	// Used and Reserved (0 for a new key), and its Remaining becomes the
+	// budget less Used, never below 0, so that putting a key again never
+	// refunds what it spent. A new secret for a stored id replaces the
+	// old one, which stops working. PutKey returns an error wrapping
+	// [ErrDuplicateKey] when secret is stored under another id, and an
+	// error (that does not contain the secret) for a malformed secret
+	// ([ValidSecret]) or an empty id. It is safe for concurrent use with
+	// the KeyStore's methods, and loses none of their updates.
+	PutKey(ctx context.Context, secret string, k Key) error
+}
+
+// Budget returns the quota that [KeyPutter.PutKey] stores for a key whose
+// whole budget is budget (unlimited for UnlimitedQuota), when the key
+// has used used and has reserved reserved so far.
+func Budget(budget Quota, used, reserved int64) Quota {
+	q := Quota{Unlimited: budget.Unlimited, Used: max(used, 0)}
+	if !q.Unlimited {
+		q.Remaining = max(budget.Remaining-q.Used, 0)
+		q.Reserved = max(reserved, 0)
+	}
+	return q
+}
+
 // SettleParams are the parameters of [KeyStore.Settle].
 type SettleParams struct {
 	// KeyID is the id of the key charged.

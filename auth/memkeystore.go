@@ -3,7 +3,6 @@ package auth
 import (
 	"context"
 	"crypto/sha256"
-	"errors"
 	"fmt"
 	"sync"
 )
@@ -18,6 +17,7 @@ type MemoryKeyStore struct {
 	mu     sync.RWMutex
 	byHash map[[sha256.Size]byte]*Key
 	byID   map[string]*Key
+	hashOf map[string][sha256.Size]byte // by key id
 }
 
 // NewMemoryKeyStore returns an empty store.
@@ -25,6 +25,7 @@ func NewMemoryKeyStore() *MemoryKeyStore {
 	return &MemoryKeyStore{
 		byHash: make(map[[sha256.Size]byte]*Key),
 		byID:   make(map[string]*Key),
+		hashOf: make(map[string][sha256.Size]byte),
 	}
 }
 
@@ -34,13 +35,10 @@ func NewMemoryKeyStore() *MemoryKeyStore {
 // and an error (that does not contain the secret) for a malformed secret
 // or an empty id.
 func (s *MemoryKeyStore) Add(_ context.Context, secret string, k Key) error {
-	if k.ID == "" {
-		return errors.New("auth: MemoryKeyStore.Add: empty key id")
+	h, err := hashNew("Add", secret, k)
+	if err != nil {
+		return err
 	}
-	if !ValidSecret(secret) {
-		return fmt.Errorf("auth: MemoryKeyStore.Add: key %q: %w", k.ID, ErrMalformedCredential)
-	}
-	h := sha256.Sum256([]byte(secret))
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.byID[k.ID]; ok {
@@ -57,7 +55,43 @@ func (s *MemoryKeyStore) Add(_ context.Context, secret string, k Key) error {
 	}
 	s.byHash[h] = c
 	s.byID[c.ID] = c
+	s.hashOf[c.ID] = h
 	return nil
+}
+
+// PutKey implements [KeyPutter].
+func (s *MemoryKeyStore) PutKey(_ context.Context, secret string, k Key) error {
+	h, err := hashNew("PutKey", secret, k)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if other, ok := s.byHash[h]; ok && other.ID != k.ID {
+		return fmt.Errorf("auth: MemoryKeyStore.PutKey: key %q: secret already stored under another id: %w", k.ID, ErrDuplicateKey)
+	}
+	c := k.Clone()
+	c.Quota = Budget(k.Quota, 0, 0)
+	if old, ok := s.byID[k.ID]; ok {
+		c.Quota = Budget(k.Quota, old.Quota.Used, old.Quota.Reserved)
+		delete(s.byHash, s.hashOf[k.ID])
+	}
+	s.byHash[h] = c
+	s.byID[c.ID] = c
+	s.hashOf[c.ID] = h
+	return nil
+}
+
+// hashNew checks the secret and id of a key to store with method op, and
+// returns the secret's hash.
+func hashNew(op, secret string, k Key) ([sha256.Size]byte, error) {
+	switch {
+	case k.ID == "":
+		return [sha256.Size]byte{}, fmt.Errorf("auth: MemoryKeyStore.%s: empty key id", op)
+	case !ValidSecret(secret):
+		return [sha256.Size]byte{}, fmt.Errorf("auth: MemoryKeyStore.%s: key %q: %w", op, k.ID, ErrMalformedCredential)
+	}
+	return sha256.Sum256([]byte(secret)), nil
 }
 
 // Disable marks the key with id keyID disabled: from then on the

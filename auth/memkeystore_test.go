@@ -22,6 +22,11 @@ func TestMemoryKeyStore(t *testing.T) {
 	})
 }
 
+func TestMemoryKeyStorePutKey(t *testing.T) {
+	t.Parallel()
+	authtest.TestKeyPutter(t, func(t *testing.T) authtest.PutStore { return auth.NewMemoryKeyStore() })
+}
+
 func TestMemoryLimiter(t *testing.T) {
 	t.Parallel()
 	authtest.TestLimiter(t, func(t *testing.T, now func() time.Time) auth.Limiter {

@@ -312,7 +312,7 @@ func storeVideoTasks(ctx context.Context, n int) (storeItems, error) {
 	if err != nil {
 		return storeItems{}, err
 	}
-	tasks := videos.NewMemoryStore()
+	tasks := videos.NewMemoryStore(nil)
 	before := liveHeap()
 	g, err := gateway.New(gateway.Config{
 		Keys:    keys,

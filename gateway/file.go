@@ -315,20 +315,47 @@ func (f File) check() error {
 // field of [KeyConfig].
 func NewKeyStore(ctx context.Context, keys []KeyConfig) (*auth.MemoryKeyStore, error) {
 	s := auth.NewMemoryKeyStore()
-	for _, k := range keys {
-		q := auth.UnlimitedQuota()
-		if k.Quota != nil {
-			q = auth.LimitedQuota(*k.Quota)
-		}
-		id := k.ID
-		if id == "" {
-			id = auth.HashSecret(k.Secret)[:12]
-		}
-		key := auth.Key{ID: id, Owner: k.Owner, Quota: q, RateLimit: k.RateLimit,
-			AllowedModels: k.AllowedModels, ExpiresAt: k.ExpiresAt, Disabled: k.Disabled}
-		if err := s.Add(ctx, k.Secret, key); err != nil {
-			return nil, fmt.Errorf("gateway: key %s: %w", id, err)
-		}
+	if err := PutKeys(ctx, s, keys); err != nil {
+		return nil, err
 	}
 	return s, nil
+}
+
+// PutKeys writes keys into s ([auth.KeyPutter.PutKey]), as a gateway does
+// at start with the keys of its configuration file: a key's limits,
+// owner, expiry and models come from its KeyConfig, and a durable store
+// keeps the usage it recorded before, so that a restart never refunds a
+// spent quota (a key's quota is its whole budget). Only the secret's hash
+// is stored. A secret or key id given twice in keys is an error, and
+// nothing is written.
+func PutKeys(ctx context.Context, s auth.KeyPutter, keys []KeyConfig) error {
+	ids := make(map[string]bool, len(keys))
+	secrets := make(map[string]bool, len(keys))
+	for _, k := range keys {
+		id := k.key().ID
+		if ids[id] || secrets[k.Secret] {
+			return fmt.Errorf("gateway: key %s: %w: its id or secret is given twice", id, auth.ErrDuplicateKey)
+		}
+		ids[id], secrets[k.Secret] = true, true
+	}
+	for _, k := range keys {
+		if err := s.PutKey(ctx, k.Secret, k.key()); err != nil {
+			return fmt.Errorf("gateway: key %s: %w", k.key().ID, err)
+		}
+	}
+	return nil
+}
+
+// key returns the auth.Key that k configures.
+func (k KeyConfig) key() auth.Key {
+	q := auth.UnlimitedQuota()
+	if k.Quota != nil {
+		q = auth.LimitedQuota(*k.Quota)
+	}
+	id := k.ID
+	if id == "" {
+		id = auth.HashSecret(k.Secret)[:12]
+	}
+	return auth.Key{ID: id, Owner: k.Owner, Quota: q, RateLimit: k.RateLimit,
+		AllowedModels: k.AllowedModels, ExpiresAt: k.ExpiresAt, Disabled: k.Disabled}
 }

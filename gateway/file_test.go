@@ -170,3 +170,25 @@ func TestFileRelay(t *testing.T) {
 	require.NoError(t, err)
 	require.Nil(t, r, "no routes, no relay")
 }
+
+// TestPutKeysKeepsTheUsageOfARestart puts the keys of a file into a store
+// twice, as two starts of a gateway on one durable store do: the second
+// takes the limits of the file and keeps the usage, refunding nothing.
+func TestPutKeysKeepsTheUsageOfARestart(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	budget := int64(1000)
+	keys := []gateway.KeyConfig{{Secret: "sk-team-a-example", ID: "team-a", Quota: &budget}}
+	s := auth.NewMemoryKeyStore()
+	require.NoError(t, gateway.PutKeys(ctx, s, keys))
+	_, err := s.Settle(ctx, auth.SettleParams{KeyID: "team-a", Used: 400})
+	require.NoError(t, err)
+
+	require.NoError(t, gateway.PutKeys(ctx, s, keys), "the second start")
+	k, err := s.Lookup(ctx, "sk-team-a-example")
+	require.NoError(t, err)
+	require.Equal(t, auth.Quota{Remaining: 600, Used: 400}, k.Quota)
+
+	twice := append(keys, gateway.KeyConfig{Secret: "sk-team-b-example", ID: "team-a"})
+	require.ErrorIs(t, gateway.PutKeys(ctx, s, twice), auth.ErrDuplicateKey)
+}

@@ -169,10 +169,10 @@ func New(c Config) (*Gateway, error) {
 	if c.Videos != nil {
 		tasks, contents := c.Tasks, c.Contents
 		if tasks == nil {
-			tasks = videos.NewMemoryStore()
+			tasks = videos.NewMemoryStore(nil)
 		}
 		if contents == nil {
-			contents = videos.NewMemoryContentStore()
+			contents = videos.NewMemoryContentStore(nil)
 		}
 		opts := append([]videos.RunnerOption{videos.WithRunnerLogger(logger), videos.WithKeyStore(c.Keys)}, c.RunnerOptions...)
 		g.runner = videos.NewRunner(tasks, c.Videos, contents, opts...)

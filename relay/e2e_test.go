@@ -39,7 +39,7 @@ func kitServer(t *testing.T, key string, catalog models.Catalog, text chat.Backe
 	mux.Handle(chat.Pattern, chat.NewHandler(catalog, text))
 	mux.Handle(completions.Pattern, completions.NewHandler(catalog, comp))
 	responses.Register(mux, responses.NewHandler(catalog, resp))
-	store, contents := videos.NewMemoryStore(), videos.NewMemoryContentStore()
+	store, contents := videos.NewMemoryStore(nil), videos.NewMemoryContentStore(nil)
 	runner := videos.NewRunner(store, gen, contents, videos.WithPollInterval(time.Hour), videos.WithWorkers(2))
 	go func() { _ = runner.Run(context.Background()) }()
 	t.Cleanup(func() {

@@ -94,8 +94,8 @@ func newGateway(t *testing.T, setup func(up *relaytest.Upstream), opts ...relay.
 // the relay's, which also creates each task upstream before the create
 // request is answered (videos.WithSubmitter).
 func (g *gateway) mountVideos(t *testing.T, mux *http.ServeMux, catalog models.Catalog, opts ...videos.Option) {
-	store := videos.NewMemoryStore()
-	contents := videos.NewMemoryContentStore()
+	store := videos.NewMemoryStore(nil)
+	contents := videos.NewMemoryContentStore(nil)
 	runner := videos.NewRunner(store, g.relay.Videos(), contents, videos.WithPollInterval(time.Hour), videos.WithWorkers(2))
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { _ = runner.Run(ctx) }()

@@ -307,7 +307,7 @@ func TestVideoStoredRefIsPolledNeverCreatedAgain(t *testing.T) {
 	require.NotEmpty(t, ref)
 	require.Len(t, up.Requests(), 1)
 	task.BackendRef = ref
-	store, contents := videos.NewMemoryStore(), videos.NewMemoryContentStore()
+	store, contents := videos.NewMemoryStore(nil), videos.NewMemoryContentStore(nil)
 	require.NoError(t, store.Create(t.Context(), task))
 
 	// Another process: a new relay, a new runner, the same store.
@@ -416,7 +416,7 @@ func TestVideoTaskTakenOverMidwayIsNotCreatedAgain(t *testing.T) {
 	t.Cleanup(up.Close)
 	up.Video.Polls = 300
 	routes := []relay.Route{{Model: "pub-ok", Upstreams: []relay.Upstream{{BaseURL: up.BaseURL(), Model: relaytest.ModeOK}}}}
-	store, contents := videos.NewMemoryStore(), videos.NewMemoryContentStore()
+	store, contents := videos.NewMemoryStore(nil), videos.NewMemoryContentStore(nil)
 	catalog := models.NewMemoryCatalog(models.Model{ID: "pub-ok", EndpointTypes: []models.EndpointType{models.CompatVideo}})
 
 	first, err := relay.New(routes, relay.WithPollInterval(time.Millisecond))

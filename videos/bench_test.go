@@ -90,8 +90,8 @@ func serve(h http.Handler, method, target, contentType string, body []byte) *htt
 }
 
 func newBenchHandler() (http.Handler, *videos.MemoryStore) {
-	store := videos.NewMemoryStore()
-	return videos.NewHandler(store, testCatalog(), videos.NewMemoryContentStore(), benchOwner), store
+	store := videos.NewMemoryStore(nil)
+	return videos.NewHandler(store, testCatalog(), videos.NewMemoryContentStore(nil), benchOwner), store
 }
 
 func BenchmarkCreate(b *testing.B) {

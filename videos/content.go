@@ -140,29 +140,16 @@ type memContent struct {
 
 var _ ContentStore = (*MemoryContentStore)(nil)
 
-// NewMemoryContentStore returns an empty store with the bounds of opts:
-// at most one, where none or nil means the defaults ([DefaultMaxTasks],
-// [DefaultMaxAge], [DefaultMaxBytes]).
-func NewMemoryContentStore(opts ...*MemoryContentStoreOptions) *MemoryContentStore {
+// NewMemoryContentStore returns an empty store with the bounds of opts;
+// nil means the defaults ([DefaultMaxTasks], [DefaultMaxAge],
+// [DefaultMaxBytes]).
+func NewMemoryContentStore(opts *MemoryContentStoreOptions) *MemoryContentStore {
 	var o MemoryContentStoreOptions
-	switch {
-	case len(opts) > 1:
-		panic("videos: NewMemoryContentStore: more than one *MemoryContentStoreOptions")
-	case len(opts) == 1 && opts[0] != nil:
-		o = *opts[0]
+	if opts != nil {
+		o = *opts
 	}
-	if o.MaxTasks == 0 {
-		o.MaxTasks = DefaultMaxTasks
-	}
-	if o.MaxAge == 0 {
-		o.MaxAge = DefaultMaxAge
-	}
-	if o.MaxBytes == 0 {
-		o.MaxBytes = DefaultMaxBytes
-	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
+	// The two stores' bounds have the same fields and defaults.
+	o = MemoryContentStoreOptions(MemoryStoreOptions(o).withDefaults())
 	return &MemoryContentStore{maxN: o.MaxTasks, maxAge: o.MaxAge, maxBytes: o.MaxBytes, now: o.Now,
 		items: make(map[string]*list.Element), order: list.New()}
 }

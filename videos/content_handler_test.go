@@ -35,7 +35,7 @@ func requireContentError(t *testing.T, r reply, status int, name string) {
 func TestContentTableBytesInTheGateway(t *testing.T) {
 	t.Parallel()
 	for name, newStore := range map[string]func(t *testing.T) videos.ContentStore{
-		"memory": func(*testing.T) videos.ContentStore { return videos.NewMemoryContentStore() },
+		"memory": func(*testing.T) videos.ContentStore { return videos.NewMemoryContentStore(nil) },
 		"file": func(t *testing.T) videos.ContentStore {
 			s, err := videos.NewFileStore(t.TempDir())
 			require.NoError(t, err)

@@ -16,7 +16,7 @@ import (
 
 func TestMemoryContentStore(t *testing.T) {
 	t.Parallel()
-	videostest.TestContentStore(t, func(*testing.T) videos.ContentStore { return videos.NewMemoryContentStore() })
+	videostest.TestContentStore(t, func(*testing.T) videos.ContentStore { return videos.NewMemoryContentStore(nil) })
 }
 
 func TestFileStore(t *testing.T) {

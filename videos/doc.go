@@ -11,7 +11,7 @@
 // admin-console session as well as an API key, so it usually sits behind
 // its own auth middleware:
 //
-//	store, contents := videos.NewMemoryStore(), videos.NewMemoryContentStore()
+//	store, contents := videos.NewMemoryStore(nil), videos.NewMemoryContentStore(nil)
 //	runner := videos.NewRunner(store, generator, contents, videos.WithKeyStore(keyStore))
 //	h := videos.NewHandler(store, catalog, contents, videos.WithNotify(runner.Wake))
 //

@@ -25,7 +25,7 @@ func (upstreamGenerator) Submit(_ context.Context, t *videos.Task) (string, erro
 }
 
 func ExampleWithSubmitter() {
-	store, contents := videos.NewMemoryStore(), videos.NewMemoryContentStore()
+	store, contents := videos.NewMemoryStore(nil), videos.NewMemoryContentStore(nil)
 	catalog := models.NewMemoryCatalog(demo.VideoModels()...)
 	var gen videos.Generator = upstreamGenerator{demo.NewVideoGenerator()}
 	var opts []videos.Option

@@ -45,7 +45,7 @@ func waitFor(store videos.TaskStore, id string) *videos.Task {
 }
 
 func ExampleNewHandler() {
-	store, contents := videos.NewMemoryStore(), videos.NewMemoryContentStore()
+	store, contents := videos.NewMemoryStore(nil), videos.NewMemoryContentStore(nil)
 	catalog := models.NewMemoryCatalog(demo.VideoModels()...)
 	h := videos.NewHandler(store, catalog, contents)
 
@@ -72,7 +72,7 @@ func ExampleNewHandler() {
 }
 
 func ExampleNewRunner() {
-	store, contents := videos.NewMemoryStore(), videos.NewMemoryContentStore()
+	store, contents := videos.NewMemoryStore(nil), videos.NewMemoryContentStore(nil)
 	catalog := models.NewMemoryCatalog(demo.VideoModels()...)
 	runner := videos.NewRunner(store, demo.NewVideoGenerator(demo.WithVideoDuration(0)), contents,
 		videos.WithWorkers(2))
@@ -118,7 +118,7 @@ func ExampleWithContentProxy() {
 	contents, _ := videos.NewURLStore(dir, "https://cdn.example.com/media")
 	cdn := &http.Client{Transport: fileServer{http.StripPrefix("/media/", http.FileServer(http.Dir(dir)))}}
 
-	store := videos.NewMemoryStore()
+	store := videos.NewMemoryStore(nil)
 	catalog := models.NewMemoryCatalog(demo.VideoModels()...)
 	runner := videos.NewRunner(store, demo.NewVideoGenerator(demo.WithVideoDuration(0)), contents)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -141,9 +141,9 @@ func ExampleWithContentProxy() {
 }
 
 func ExampleWithPollAfter() {
-	store := videos.NewMemoryStore()
+	store := videos.NewMemoryStore(nil)
 	catalog := models.NewMemoryCatalog(demo.VideoModels()...)
-	h := videos.NewHandler(store, catalog, videos.NewMemoryContentStore(), videos.WithPollAfter(5*time.Second))
+	h := videos.NewHandler(store, catalog, videos.NewMemoryContentStore(nil), videos.WithPollAfter(5*time.Second))
 
 	id := idOf(send(h, "POST", "/v1/videos", `{"model":"demo-video","prompt":"x","size":"1280x720"}`))
 	w := send(h, "GET", "/v1/videos/"+id, "")
@@ -153,7 +153,7 @@ func ExampleWithPollAfter() {
 }
 
 func ExampleWithPublicURL() {
-	store, contents := videos.NewMemoryStore(), videos.NewMemoryContentStore()
+	store, contents := videos.NewMemoryStore(nil), videos.NewMemoryContentStore(nil)
 	catalog := models.NewMemoryCatalog(demo.VideoModels()...)
 	runner := videos.NewRunner(store, demo.NewVideoGenerator(demo.WithVideoDuration(0)), contents)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -175,7 +175,7 @@ func ExampleWithPublicURL() {
 
 func ExampleWithMaxExtraBytes() {
 	catalog := models.NewMemoryCatalog(demo.VideoModels()...)
-	h := videos.NewHandler(videos.NewMemoryStore(), catalog, videos.NewMemoryContentStore(),
+	h := videos.NewHandler(videos.NewMemoryStore(nil), catalog, videos.NewMemoryContentStore(nil),
 		videos.WithMaxExtraBytes(100))
 
 	// Fields the request types do not model are kept with the task, up to
@@ -211,7 +211,7 @@ func ExampleWithPricing() {
 	const secret = "sk-example0123456789abcdefABCDEF"
 	_ = keys.Add(ctx, secret, auth.Key{ID: "key_1", Owner: "acme", Quota: auth.LimitedQuota(10_000)})
 
-	store, contents := videos.NewMemoryStore(), videos.NewMemoryContentStore()
+	store, contents := videos.NewMemoryStore(nil), videos.NewMemoryContentStore(nil)
 	catalog := models.NewMemoryCatalog(demo.VideoModels()...)
 	// 500 units of quota a second of demo-video, the default for others.
 	price := func(model string) int64 {

@@ -123,7 +123,7 @@ func FuzzCreateHandler(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	h := videos.NewHandler(videos.NewMemoryStore(), testCatalog(), videos.NewMemoryContentStore(),
+	h := videos.NewHandler(videos.NewMemoryStore(nil), testCatalog(), videos.NewMemoryContentStore(nil),
 		videos.WithOwner(func(context.Context) (string, bool) { return "fuzz", true }))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		for _, path := range []string{"/v1/videos", "/v1/vendorai/videos"} {

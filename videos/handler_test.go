@@ -374,7 +374,7 @@ func TestRoutesNeedAnAuthenticatedCaller(t *testing.T) {
 	require.Equal(t, "missing_authorization", r.json(t)["error"].(map[string]any)["code"], "auth errors keep the general shape")
 
 	// A handler mounted without the middleware refuses too.
-	h := videos.NewHandler(videos.NewMemoryStore(), testCatalog(), videos.NewMemoryContentStore())
+	h := videos.NewHandler(videos.NewMemoryStore(nil), testCatalog(), videos.NewMemoryContentStore(nil))
 	rec := newRecorder()
 	h.ServeHTTP(rec, newRequest(http.MethodGet, "/v1/videos", ""))
 	require.Equal(t, http.StatusUnauthorized, rec.Code)
@@ -383,7 +383,7 @@ func TestRoutesNeedAnAuthenticatedCaller(t *testing.T) {
 
 func TestMethodNotAllowed(t *testing.T) {
 	t.Parallel()
-	h := videos.NewHandler(videos.NewMemoryStore(), testCatalog(), videos.NewMemoryContentStore(),
+	h := videos.NewHandler(videos.NewMemoryStore(nil), testCatalog(), videos.NewMemoryContentStore(nil),
 		videos.WithOwner(func(context.Context) (string, bool) { return "o", true }))
 	rec := newRecorder()
 	h.ServeHTTP(rec, newRequest(http.MethodPut, "/v1/videos/task_x", ""))
@@ -492,7 +492,7 @@ func TestNotifyIsCalledAfterCreation(t *testing.T) {
 
 func TestNewHandlerPanicsOnNilDependencies(t *testing.T) {
 	t.Parallel()
-	require.PanicsWithValue(t, "videos: NewHandler: nil TaskStore", func() { videos.NewHandler(nil, testCatalog(), videos.NewMemoryContentStore()) })
-	require.PanicsWithValue(t, "videos: NewHandler: nil Catalog", func() { videos.NewHandler(videos.NewMemoryStore(), nil, videos.NewMemoryContentStore()) })
-	require.PanicsWithValue(t, "videos: NewHandler: nil ContentStore", func() { videos.NewHandler(videos.NewMemoryStore(), testCatalog(), nil) })
+	require.PanicsWithValue(t, "videos: NewHandler: nil TaskStore", func() { videos.NewHandler(nil, testCatalog(), videos.NewMemoryContentStore(nil)) })
+	require.PanicsWithValue(t, "videos: NewHandler: nil Catalog", func() { videos.NewHandler(videos.NewMemoryStore(nil), nil, videos.NewMemoryContentStore(nil)) })
+	require.PanicsWithValue(t, "videos: NewHandler: nil ContentStore", func() { videos.NewHandler(videos.NewMemoryStore(nil), testCatalog(), nil) })
 }

@@ -45,6 +45,23 @@ type MemoryStoreOptions struct {
 	Now func() time.Time
 }
 
+// withDefaults returns o with the default of each zero field.
+func (o MemoryStoreOptions) withDefaults() MemoryStoreOptions {
+	if o.MaxTasks == 0 {
+		o.MaxTasks = DefaultMaxTasks
+	}
+	if o.MaxAge == 0 {
+		o.MaxAge = DefaultMaxAge
+	}
+	if o.MaxBytes == 0 {
+		o.MaxBytes = DefaultMaxBytes
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o
+}
+
 // MemoryStore is the in-memory [TaskStore]. It is safe for concurrent use.
 // It suits tests, demos and single process gateways whose tasks may be
 // lost on restart.
@@ -82,29 +99,15 @@ type MemoryStore struct {
 	bytes    int64            // their sum
 }
 
-// NewMemoryStore returns an empty store with the bounds of opts: at most
-// one, where none or nil means the defaults ([DefaultMaxTasks],
-// [DefaultMaxAge], [DefaultMaxBytes]).
-func NewMemoryStore(opts ...*MemoryStoreOptions) *MemoryStore {
+// NewMemoryStore returns an empty store with the bounds of opts; nil
+// means the defaults ([DefaultMaxTasks], [DefaultMaxAge],
+// [DefaultMaxBytes]).
+func NewMemoryStore(opts *MemoryStoreOptions) *MemoryStore {
 	var o MemoryStoreOptions
-	switch {
-	case len(opts) > 1:
-		panic("videos: NewMemoryStore: more than one *MemoryStoreOptions")
-	case len(opts) == 1 && opts[0] != nil:
-		o = *opts[0]
+	if opts != nil {
+		o = *opts
 	}
-	if o.MaxTasks == 0 {
-		o.MaxTasks = DefaultMaxTasks
-	}
-	if o.MaxAge == 0 {
-		o.MaxAge = DefaultMaxAge
-	}
-	if o.MaxBytes == 0 {
-		o.MaxBytes = DefaultMaxBytes
-	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
+	o = o.withDefaults()
 	return &MemoryStore{
 		maxN:     o.MaxTasks,
 		maxAge:   o.MaxAge,

@@ -9,5 +9,5 @@ import (
 
 func TestMemoryStore(t *testing.T) {
 	t.Parallel()
-	videostest.TestTaskStore(t, func(*testing.T) videos.TaskStore { return videos.NewMemoryStore() })
+	videostest.TestTaskStore(t, func(*testing.T) videos.TaskStore { return videos.NewMemoryStore(nil) })
 }

@@ -47,13 +47,13 @@ func newQuotaBundle(t *testing.T, budget int64) *quotaBundle {
 	t.Helper()
 	b := &quotaBundle{
 		keys:  settleSignal{auth.NewMemoryKeyStore(), make(chan auth.SettleParams, 16)},
-		store: videos.NewMemoryStore(),
+		store: videos.NewMemoryStore(nil),
 	}
 	var err error
 	b.secret, err = auth.NewSecret()
 	require.NoError(t, err)
 	require.NoError(t, b.keys.Add(t.Context(), b.secret, auth.Key{ID: "key_q", Owner: "acme", Quota: auth.LimitedQuota(budget)}))
-	contents := videos.NewMemoryContentStore()
+	contents := videos.NewMemoryContentStore(nil)
 	var wake func()
 	h := videos.NewHandler(b.store, testCatalog(), contents,
 		videos.WithNotify(func() {

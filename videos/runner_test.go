@@ -27,7 +27,7 @@ type watchedStore struct {
 
 func newWatchedStore() *watchedStore {
 	return &watchedStore{
-		TaskStore: videos.NewMemoryStore(),
+		TaskStore: videos.NewMemoryStore(nil),
 		finished:  make(chan *videos.Task, 100),
 		released:  make(chan *videos.Task, 100),
 	}
@@ -68,7 +68,7 @@ type runnerBundle struct {
 // the test's cleanup shuts it down.
 func setupRunner(t *testing.T, gen videos.Generator, opts ...videos.RunnerOption) *runnerBundle {
 	t.Helper()
-	b := &runnerBundle{store: newWatchedStore(), contents: videos.NewMemoryContentStore(), runErr: make(chan error, 1)}
+	b := &runnerBundle{store: newWatchedStore(), contents: videos.NewMemoryContentStore(nil), runErr: make(chan error, 1)}
 	opts = append([]videos.RunnerOption{videos.WithPollInterval(time.Hour), videos.WithWorkerName("test")}, opts...)
 	b.runner = videos.NewRunner(b.store, gen, b.contents, opts...)
 	go func() { b.runErr <- b.runner.Run(context.Background()) }()
@@ -345,7 +345,7 @@ func TestRunnerStopsWhenRunsContextEnds(t *testing.T) {
 		close(started)
 		<-ctx.Done()
 		return nil, ctx.Err()
-	}), videos.NewMemoryContentStore(), videos.WithPollInterval(time.Hour))
+	}), videos.NewMemoryContentStore(nil), videos.WithPollInterval(time.Hour))
 	task := videostest.NewTask("alice", 0)
 	require.NoError(t, store.Create(context.Background(), task))
 	ctx, cancel := context.WithCancel(context.Background())
@@ -405,7 +405,7 @@ func TestRunnerRenewsTheLeaseWithProgress(t *testing.T) {
 func TestNewRunnerPanicsOnNilDependencies(t *testing.T) {
 	t.Parallel()
 	gen := videos.GeneratorFunc(func(context.Context, *videos.Task, func(int)) (*videos.Result, error) { return okResult(), nil })
-	require.PanicsWithValue(t, "videos: NewRunner: nil TaskStore", func() { videos.NewRunner(nil, gen, videos.NewMemoryContentStore()) })
-	require.PanicsWithValue(t, "videos: NewRunner: nil Generator", func() { videos.NewRunner(videos.NewMemoryStore(), nil, videos.NewMemoryContentStore()) })
-	require.PanicsWithValue(t, "videos: NewRunner: nil ContentStore", func() { videos.NewRunner(videos.NewMemoryStore(), gen, nil) })
+	require.PanicsWithValue(t, "videos: NewRunner: nil TaskStore", func() { videos.NewRunner(nil, gen, videos.NewMemoryContentStore(nil)) })
+	require.PanicsWithValue(t, "videos: NewRunner: nil Generator", func() { videos.NewRunner(videos.NewMemoryStore(nil), nil, videos.NewMemoryContentStore(nil)) })
+	require.PanicsWithValue(t, "videos: NewRunner: nil ContentStore", func() { videos.NewRunner(videos.NewMemoryStore(nil), gen, nil) })
 }

@@ -98,9 +98,9 @@ func setup(t *testing.T, bo bundleOptions) *testBundle {
 		return &auth.Principal{KeyID: "console-" + c.Value, Owner: c.Value}, nil
 	})
 
-	b := &testBundle{store: videos.NewMemoryStore(), contents: bo.contents, now: time.Unix(1748779200, 0)}
+	b := &testBundle{store: videos.NewMemoryStore(nil), contents: bo.contents, now: time.Unix(1748779200, 0)}
 	if b.contents == nil {
-		b.contents = videos.NewMemoryContentStore()
+		b.contents = videos.NewMemoryContentStore(nil)
 	}
 	opts := append([]videos.Option{videos.WithClock(func() time.Time { return b.now })}, bo.handler...)
 	if bo.runner {

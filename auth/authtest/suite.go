@@ -1,7 +1,8 @@
 // Package authtest holds the conformance suites of the auth package's
 // interfaces, for the implementations in this repository and for
-// embedders' own: run [TestKeyStore] against a KeyStore and [TestLimiter]
-// against a Limiter from an ordinary test.
+// embedders' own: run [TestKeyStore] against a KeyStore, [TestKeyPutter]
+// against one whose keys can be written (auth.KeyPutter), and
+// [TestLimiter] against a Limiter from an ordinary test.
 //
 //	func TestSQLKeyStore(t *testing.T) {
 //		authtest.TestKeyStore(t, func(t *testing.T, seeds []authtest.Seed) auth.KeyStore {
