@@ -19,7 +19,10 @@ import (
 // wrap the store in [auth.NewCachedKeyStore] to serve lookups from memory.
 type KeyStore struct{ db *DB }
 
-var _ auth.KeyStore = (*KeyStore)(nil)
+var (
+	_ auth.KeyStore  = (*KeyStore)(nil)
+	_ auth.KeyPutter = (*KeyStore)(nil)
+)
 
 const keyColumns = `id, owner, unlimited, remaining, reserved, used, expires_at, disabled, rate_requests, rate_period_ns, allowed_models`
 
@@ -46,11 +49,13 @@ func (s *KeyStore) Add(ctx context.Context, secret string, k auth.Key) error {
 
 // PutKey implements [auth.KeyPutter]: it stores k under secret, or
 // updates the stored key with id k.ID. An update replaces every field
-// but the usage: the secret, the owner, the limits, and the budget,
-// which k.Quota.Remaining gives whole, so the stored Remaining becomes it
-// less the usage already recorded (never below 0). Reserved and Used are
-// kept. A secret stored under another id is an error wrapping
-// [auth.ErrDuplicateKey].
+// but the usage ([auth.Budget]): the secret (the old one stops working),
+// the owner, the limits, and the budget, which k.Quota.Remaining gives
+// whole, so the stored Remaining becomes it less the usage already
+// recorded (never below 0). Reserved and Used are kept. A secret stored
+// under another id is an error wrapping [auth.ErrDuplicateKey]. The
+// update is one write transaction, so it loses no concurrent Reserve or
+// Settle.
 func (s *KeyStore) PutKey(ctx context.Context, secret string, k auth.Key) error {
 	if err := checkKey(secret, k); err != nil {
 		return fmt.Errorf("sqlite: KeyStore.PutKey: %w", err)
@@ -63,23 +68,14 @@ func (s *KeyStore) PutKey(ctx context.Context, secret string, k auth.Key) error 
 		err := tx.QueryRowContext(ctx, `SELECT used, reserved FROM keys WHERE id = ?`, k.ID).Scan(&used, &reserved)
 		switch {
 		case errNoRows(err):
-			q := auth.Quota{Unlimited: k.Quota.Unlimited, Remaining: max(k.Quota.Remaining, 0)}
-			if q.Unlimited {
-				q.Remaining = 0
-			}
-			return insertKey(ctx, tx, secret, k, q)
 		case err != nil:
 			return err
+		default:
+			if _, err := tx.ExecContext(ctx, `DELETE FROM keys WHERE id = ?`, k.ID); err != nil {
+				return err
+			}
 		}
-		q := auth.Quota{Unlimited: k.Quota.Unlimited, Reserved: reserved, Used: used}
-		if q.Unlimited {
-			q.Reserved = 0
-		} else if k.Quota.Remaining > used {
-			q.Remaining = k.Quota.Remaining - used
-		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM keys WHERE id = ?`, k.ID); err != nil {
-			return err
-		}
+		q := auth.Budget(k.Quota, used, reserved)
 		return insertKey(ctx, tx, secret, k, q)
 	})
 }

@@ -36,6 +36,10 @@ func TestKeyStore(t *testing.T) {
 	})
 }
 
+func TestKeyPutter(t *testing.T) {
+	authtest.TestKeyPutter(t, func(t *testing.T) authtest.PutStore { return open(t).Keys() })
+}
+
 func TestResponseStore(t *testing.T) {
 	responsestest.TestStore(t, func(t *testing.T) responses.Store { return open(t).Responses() })
 }
