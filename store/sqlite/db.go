@@ -46,6 +46,7 @@ type DB struct {
 	path   string
 	writer *sql.DB // one connection, BEGIN IMMEDIATE
 	reader *sql.DB // MaxReaders query_only connections
+	usage  usageBatcher
 }
 
 // Open opens, or creates, the SQLite database at path, brings its schema

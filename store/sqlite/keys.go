@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 	"time"
 
 	"github.com/gatewaykit/gatewaykit/auth"
@@ -14,9 +15,17 @@ import (
 
 // KeyStore is the [auth.KeyStore] of a [DB]. It keeps the SHA-256 of each
 // secret ([auth.HashSecret]), never the secret, and never logs. It is safe
-// for concurrent use: Reserve and Settle are each one write transaction,
-// so concurrent calls lose no update. Every Lookup reads the database:
-// wrap the store in [auth.NewCachedKeyStore] to serve lookups from memory.
+// for concurrent use. Every Lookup reads the database: wrap the store in
+// [auth.NewCachedKeyStore] to serve lookups from memory.
+//
+// Reserve and Settle are group-committed: the calls that arrive while a
+// transaction of them is being written are written together in the next
+// one, each applied in its order of arrival as if alone, so concurrent
+// calls lose no update. A call returns once its transaction has
+// committed: a returned Settle is durable, and a crash loses only the
+// calls still waiting, which had not returned. A call alone is written at
+// once (there is no timer); under load a call waits for at most the
+// transaction in progress and its own.
 type KeyStore struct{ db *DB }
 
 var (
@@ -171,76 +180,165 @@ func (s *KeyStore) Lookup(ctx context.Context, secret string) (*auth.Key, error)
 }
 
 // Reserve implements [auth.KeyStore]. A negative amount is an error and
-// changes nothing.
+// changes nothing. It is group-committed (see [KeyStore]).
 func (s *KeyStore) Reserve(ctx context.Context, keyID string, amount int64) error {
 	if amount < 0 {
 		return fmt.Errorf("sqlite: Reserve: negative amount %d", amount)
 	}
-	return s.db.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE keys SET reserved = CASE WHEN unlimited THEN 0
-		WHEN ?2 > 9223372036854775807 - reserved THEN 9223372036854775807 ELSE reserved + ?2 END
-	WHERE id = ?1 AND (unlimited OR remaining > reserved)`, keyID, amount)
-		if err != nil {
-			return fmt.Errorf("sqlite: Reserve: %w", err)
-		}
-		if n, err := res.RowsAffected(); err != nil || n == 1 {
-			return err
-		}
-		var remaining int64
-		switch err := tx.QueryRowContext(ctx, `SELECT remaining FROM keys WHERE id = ?`, keyID).Scan(&remaining); {
-		case errNoRows(err):
-			return fmt.Errorf("sqlite: key id %q: %w", keyID, auth.ErrKeyNotFound)
-		case err != nil:
-			return fmt.Errorf("sqlite: Reserve: %w", err)
-		}
-		return fmt.Errorf("sqlite: key id %q: reserving %d with %d left, all reserved: %w", keyID, amount, remaining, auth.ErrQuotaExceeded)
-	})
+	op := &keyOp{reserve: true, p: auth.SettleParams{KeyID: keyID, Reserved: amount}}
+	s.db.usage.submit(ctx, s.db, op)
+	return op.err
 }
 
 // Settle implements [auth.KeyStore]. A negative amount is an error and
-// changes nothing.
+// changes nothing. It is group-committed (see [KeyStore]).
 func (s *KeyStore) Settle(ctx context.Context, p auth.SettleParams) (auth.Quota, error) {
 	if p.Reserved < 0 || p.Used < 0 {
 		return auth.Quota{}, fmt.Errorf("sqlite: Settle: negative amount (reserved %d, used %d)", p.Reserved, p.Used)
 	}
-	var (
-		q       auth.Quota
-		covered bool
-		before  int64
-	)
-	err := s.db.write(ctx, func(tx *sql.Tx) error {
-		err := tx.QueryRowContext(ctx, `SELECT unlimited, remaining, reserved, used FROM keys WHERE id = ?`, p.KeyID).
-			Scan(&q.Unlimited, &q.Remaining, &q.Reserved, &q.Used)
-		switch {
-		case errNoRows(err):
-			return fmt.Errorf("sqlite: key id %q: %w", p.KeyID, auth.ErrKeyNotFound)
-		case err != nil:
-			return fmt.Errorf("sqlite: Settle: %w", err)
+	op := &keyOp{p: p}
+	s.db.usage.submit(ctx, s.db, op)
+	return op.q, op.err
+}
+
+// A keyOp is one Reserve (reserve set, the amount in p.Reserved) or
+// Settle waiting for its group commit, and then its result.
+type keyOp struct {
+	reserve bool
+	p       auth.SettleParams
+	wake    chan bool // true: lead the next batch; false: the result is in
+	q       auth.Quota
+	err     error
+}
+
+// usageBatcher group-commits the Reserve and Settle calls of a DB: the
+// calls that arrive while a batch is being written wait, and the first of
+// them then writes them all in one transaction, which reads each key
+// once, applies the calls in their order of arrival and writes each key
+// once. There is no timer: a call alone is written at once, and under
+// load a call waits for at most the batch in progress and its own.
+type usageBatcher struct {
+	mu      sync.Mutex
+	pending []*keyOp
+	running bool
+}
+
+// submit queues op and returns once its batch is committed (or failed),
+// with op's result set.
+func (b *usageBatcher) submit(ctx context.Context, db *DB, op *keyOp) {
+	op.wake = make(chan bool, 1)
+	b.mu.Lock()
+	b.pending = append(b.pending, op)
+	lead := !b.running
+	b.running = true
+	b.mu.Unlock()
+	if !lead && !<-op.wake {
+		return
+	}
+	b.mu.Lock()
+	batch := b.pending
+	b.pending = nil
+	b.mu.Unlock()
+
+	// The batch carries other callers' calls: it is written even if this
+	// caller's context ends.
+	runBatch(context.WithoutCancel(ctx), db, batch)
+	for _, o := range batch {
+		if o != op {
+			o.wake <- false
 		}
-		before = q.Remaining
-		q, covered = settle(q, p)
-		_, err = tx.ExecContext(ctx, `UPDATE keys SET remaining = ?, reserved = ?, used = ? WHERE id = ?`,
-			q.Remaining, q.Reserved, q.Used, p.KeyID)
-		return err
+	}
+	b.mu.Lock()
+	if len(b.pending) > 0 {
+		b.pending[0].wake <- true
+	} else {
+		b.running = false
+	}
+	b.mu.Unlock()
+}
+
+// runBatch applies batch in one write transaction and sets each op's
+// result; if the transaction fails, every op gets the error.
+func runBatch(ctx context.Context, db *DB, batch []*keyOp) {
+	type state struct {
+		q       auth.Quota
+		found   bool
+		changed bool
+	}
+	keys := make(map[string]*state, 1)
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		for _, op := range batch {
+			op.q, op.err = auth.Quota{}, nil
+			st, ok := keys[op.p.KeyID]
+			if !ok {
+				st = &state{}
+				keys[op.p.KeyID] = st
+				err := tx.QueryRowContext(ctx, `SELECT unlimited, remaining, reserved, used FROM keys WHERE id = ?`, op.p.KeyID).
+					Scan(&st.q.Unlimited, &st.q.Remaining, &st.q.Reserved, &st.q.Used)
+				switch {
+				case errNoRows(err):
+				case err != nil:
+					return fmt.Errorf("sqlite: key id %q: %w", op.p.KeyID, err)
+				default:
+					st.found = true
+				}
+			}
+			if !st.found {
+				op.err = fmt.Errorf("sqlite: key id %q: %w", op.p.KeyID, auth.ErrKeyNotFound)
+				continue
+			}
+			if op.reserve {
+				if st.q.Unlimited {
+					continue
+				}
+				if st.q.Remaining <= st.q.Reserved {
+					op.err = fmt.Errorf("sqlite: key id %q: reserving %d with %d left, all reserved: %w",
+						op.p.KeyID, op.p.Reserved, st.q.Remaining, auth.ErrQuotaExceeded)
+					continue
+				}
+				st.q.Reserved = addSat(st.q.Reserved, op.p.Reserved)
+				st.changed = true
+				continue
+			}
+			before := st.q.Remaining
+			var covered bool
+			st.q, covered = settle(st.q, op.p)
+			st.changed = true
+			op.q = st.q
+			if !covered {
+				op.err = fmt.Errorf("sqlite: key id %q: used %d with %d left: %w", op.p.KeyID, op.p.Used, before, auth.ErrQuotaExceeded)
+			}
+		}
+		for id, st := range keys {
+			if !st.changed {
+				continue
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE keys SET remaining = ?, reserved = ?, used = ? WHERE id = ?`,
+				st.q.Remaining, st.q.Reserved, st.q.Used, id); err != nil {
+				return fmt.Errorf("sqlite: key id %q: %w", id, err)
+			}
+		}
+		return nil
 	})
 	if err != nil {
-		return auth.Quota{}, err
+		for _, op := range batch {
+			op.q, op.err = auth.Quota{}, err
+		}
 	}
-	if !covered {
-		return q, fmt.Errorf("sqlite: key id %q: used %d with %d left: %w", p.KeyID, p.Used, before, auth.ErrQuotaExceeded)
+}
+
+func addSat(a, b int64) int64 {
+	if b > math.MaxInt64-a {
+		return math.MaxInt64
 	}
-	return q, nil
+	return a + b
 }
 
 // settle applies p to q as [auth.KeyStore.Settle] says, and reports
 // whether the budget covered p.Used.
 func settle(q auth.Quota, p auth.SettleParams) (auth.Quota, bool) {
 	q.Reserved = max(q.Reserved-p.Reserved, 0)
-	if p.Used > math.MaxInt64-q.Used {
-		q.Used = math.MaxInt64
-	} else {
-		q.Used += p.Used
-	}
+	q.Used = addSat(q.Used, p.Used)
 	if q.Unlimited {
 		q.Remaining, q.Reserved = 0, 0
 		return q, true
