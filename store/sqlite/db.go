@@ -19,6 +19,9 @@ const (
 	// another connection (another process on the same file) before it
 	// fails with SQLITE_BUSY.
 	DefaultBusyTimeout = 5 * time.Second
+	// DefaultCommitDelay is how long a group commit of usage waits, at
+	// most, for other Settles to join it.
+	DefaultCommitDelay = time.Millisecond
 )
 
 // Options configure [Open]. The zero value (and a nil *Options) means the
@@ -30,6 +33,11 @@ type Options struct {
 	// MaxReaders is the number of connections that read at once; 0 means
 	// max(4, GOMAXPROCS).
 	MaxReaders int
+	// CommitDelay is how long a group commit of usage waits, at most,
+	// for other Settles to join it (see [KeyStore]). 0 means
+	// DefaultCommitDelay; a negative value, no wait (a commit starts as
+	// soon as the previous one ends).
+	CommitDelay time.Duration
 }
 
 // DB is one SQLite database file holding every store of a gateway: API
@@ -46,7 +54,10 @@ type DB struct {
 	path   string
 	writer *sql.DB // one connection, BEGIN IMMEDIATE
 	reader *sql.DB // MaxReaders query_only connections
-	usage  usageBatcher
+	usage  usageState
+
+	// The statement of the group commits, prepared once on the writer.
+	updateQuota *sql.Stmt
 }
 
 // Open opens, or creates, the SQLite database at path, brings its schema
@@ -87,6 +98,9 @@ func Open(ctx context.Context, path string, opts *Options) (*DB, error) {
 	if o.BusyTimeout == 0 {
 		o.BusyTimeout = DefaultBusyTimeout
 	}
+	if o.CommitDelay == 0 {
+		o.CommitDelay = DefaultCommitDelay
+	}
 	if o.MaxReaders == 0 {
 		o.MaxReaders = max(4, runtime.GOMAXPROCS(0))
 	}
@@ -105,6 +119,7 @@ func Open(ctx context.Context, path string, opts *Options) (*DB, error) {
 	writer.SetConnMaxIdleTime(0)
 	writer.SetConnMaxLifetime(0)
 	db := &DB{path: path, writer: writer}
+	db.usage.init(o.CommitDelay)
 	if err := db.init(ctx); err != nil {
 		writer.Close()
 		return nil, fmt.Errorf("sqlite: Open %s: %w", path, err)
@@ -131,7 +146,12 @@ func (db *DB) init(ctx context.Context) error {
 	if _, err := migrate(ctx, db.writer, migrationFiles); err != nil {
 		return err
 	}
-	return db.recover(ctx, time.Now())
+	if err := db.recover(ctx, time.Now()); err != nil {
+		return err
+	}
+	var err error
+	db.updateQuota, err = db.writer.PrepareContext(ctx, `UPDATE keys SET remaining = ?, reserved = ?, used = ? WHERE id = ?`)
+	return err
 }
 
 // recover recomputes reservations and ends leases, as [Open] documents.
@@ -153,6 +173,9 @@ func (db *DB) Path() string { return db.path }
 // the stores.
 func (db *DB) Close() error {
 	var errs []error
+	if db.updateQuota != nil {
+		errs = append(errs, db.updateQuota.Close())
+	}
 	if db.reader != nil {
 		errs = append(errs, db.reader.Close())
 	}

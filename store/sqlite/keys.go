@@ -18,14 +18,18 @@ import (
 // for concurrent use. Every Lookup reads the database: wrap the store in
 // [auth.NewCachedKeyStore] to serve lookups from memory.
 //
-// Reserve and Settle are group-committed: the calls that arrive while a
-// transaction of them is being written are written together in the next
-// one, each applied in its order of arrival as if alone, so concurrent
-// calls lose no update. A call returns once its transaction has
-// committed: a returned Settle is durable, and a crash loses only the
-// calls still waiting, which had not returned. A call alone is written at
-// once (there is no timer); under load a call waits for at most the
-// transaction in progress and its own.
+// As a DB serves one process, the quotas that Reserve and Settle change
+// are held in memory, which is the authority, and Lookup reports them.
+// Reserve changes memory only: reservations last no longer than the
+// process (see [Open]). Settle returns once the key's new quota is
+// committed to the file, in a group commit: the Settles that arrive while
+// a commit is being written wait, and the first of them then writes the
+// quotas of all their keys in one transaction (one row per key, however
+// many Settles). There is no timer: a Settle alone is written at once,
+// and under load one waits for at most the commit in progress and its
+// own. So a returned Settle is durable; a crash loses only the Settles
+// that had not returned. Concurrent calls lose no update. Do not write
+// the keys table from elsewhere while the gateway runs.
 type KeyStore struct{ db *DB }
 
 var (
@@ -48,11 +52,18 @@ func (s *KeyStore) Add(ctx context.Context, secret string, k auth.Key) error {
 	if q.Unlimited {
 		q.Remaining, q.Reserved = 0, 0
 	}
-	return s.db.write(ctx, func(tx *sql.Tx) error {
-		if err := checkDuplicate(ctx, tx, secret, k.ID, true); err != nil {
-			return fmt.Errorf("sqlite: KeyStore.Add: %w", err)
+	u := &s.db.usage
+	return u.exclusive(func() error {
+		err := s.db.write(ctx, func(tx *sql.Tx) error {
+			if err := checkDuplicate(ctx, tx, secret, k.ID, true); err != nil {
+				return fmt.Errorf("sqlite: KeyStore.Add: %w", err)
+			}
+			return insertKey(ctx, tx, secret, k, q)
+		})
+		if err == nil {
+			u.quotas[k.ID] = &q
 		}
-		return insertKey(ctx, tx, secret, k, q)
+		return err
 	})
 }
 
@@ -69,23 +80,35 @@ func (s *KeyStore) PutKey(ctx context.Context, secret string, k auth.Key) error 
 	if err := checkKey(secret, k); err != nil {
 		return fmt.Errorf("sqlite: KeyStore.PutKey: %w", err)
 	}
-	return s.db.write(ctx, func(tx *sql.Tx) error {
-		if err := checkDuplicate(ctx, tx, secret, k.ID, false); err != nil {
-			return fmt.Errorf("sqlite: KeyStore.PutKey: %w", err)
-		}
-		var used, reserved int64
-		err := tx.QueryRowContext(ctx, `SELECT used, reserved FROM keys WHERE id = ?`, k.ID).Scan(&used, &reserved)
-		switch {
-		case errNoRows(err):
-		case err != nil:
-			return err
-		default:
-			if _, err := tx.ExecContext(ctx, `DELETE FROM keys WHERE id = ?`, k.ID); err != nil {
-				return err
+	u := &s.db.usage
+	return u.exclusive(func() error {
+		var q auth.Quota
+		err := s.db.write(ctx, func(tx *sql.Tx) error {
+			if err := checkDuplicate(ctx, tx, secret, k.ID, false); err != nil {
+				return fmt.Errorf("sqlite: KeyStore.PutKey: %w", err)
 			}
+			var used, reserved int64
+			err := tx.QueryRowContext(ctx, `SELECT used, reserved FROM keys WHERE id = ?`, k.ID).Scan(&used, &reserved)
+			switch {
+			case errNoRows(err):
+			case err != nil:
+				return err
+			default:
+				if m, ok := u.quotas[k.ID]; ok {
+					used, reserved = m.Used, m.Reserved
+				}
+				if _, err := tx.ExecContext(ctx, `DELETE FROM keys WHERE id = ?`, k.ID); err != nil {
+					return err
+				}
+			}
+			q = auth.Budget(k.Quota, used, reserved)
+			return insertKey(ctx, tx, secret, k, q)
+		})
+		if err == nil {
+			u.quotas[k.ID] = &q
+			delete(u.dirty, k.ID)
 		}
-		q := auth.Budget(k.Quota, used, reserved)
-		return insertKey(ctx, tx, secret, k, q)
+		return err
 	})
 }
 
@@ -176,155 +199,216 @@ func (s *KeyStore) Lookup(ctx context.Context, secret string) (*auth.Key, error)
 	if err := json.Unmarshal([]byte(models), &k.AllowedModels); err != nil {
 		return nil, fmt.Errorf("sqlite: KeyStore.Lookup: key %q: allowed_models: %w", k.ID, err)
 	}
+	u := &s.db.usage
+	u.mu.Lock()
+	if q, ok := u.quotas[k.ID]; ok {
+		k.Quota = *q
+	}
+	u.mu.Unlock()
 	return &k, nil
 }
 
 // Reserve implements [auth.KeyStore]. A negative amount is an error and
-// changes nothing. It is group-committed (see [KeyStore]).
+// changes nothing. It is made in memory (see [KeyStore]).
 func (s *KeyStore) Reserve(ctx context.Context, keyID string, amount int64) error {
 	if amount < 0 {
 		return fmt.Errorf("sqlite: Reserve: negative amount %d", amount)
 	}
-	op := &keyOp{reserve: true, p: auth.SettleParams{KeyID: keyID, Reserved: amount}}
-	s.db.usage.submit(ctx, s.db, op)
-	return op.err
+	u := &s.db.usage
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	q, err := u.loadLocked(ctx, s.db, keyID)
+	if err != nil {
+		return err
+	}
+	switch {
+	case q.Unlimited:
+	case q.Remaining <= q.Reserved:
+		return fmt.Errorf("sqlite: key id %q: reserving %d with %d left, all reserved: %w", keyID, amount, q.Remaining, auth.ErrQuotaExceeded)
+	default:
+		q.Reserved = addSat(q.Reserved, amount)
+		u.dirty[keyID] = true
+	}
+	return nil
 }
 
 // Settle implements [auth.KeyStore]. A negative amount is an error and
-// changes nothing. It is group-committed (see [KeyStore]).
+// changes nothing. It returns once the usage is committed to the file
+// (see [KeyStore]).
 func (s *KeyStore) Settle(ctx context.Context, p auth.SettleParams) (auth.Quota, error) {
 	if p.Reserved < 0 || p.Used < 0 {
 		return auth.Quota{}, fmt.Errorf("sqlite: Settle: negative amount (reserved %d, used %d)", p.Reserved, p.Used)
 	}
-	op := &keyOp{p: p}
-	s.db.usage.submit(ctx, s.db, op)
-	return op.q, op.err
+	u := &s.db.usage
+	u.mu.Lock()
+	q, err := u.loadLocked(ctx, s.db, p.KeyID)
+	if err != nil {
+		u.mu.Unlock()
+		return auth.Quota{}, err
+	}
+	before := q.Remaining
+	next, covered := settle(*q, p)
+	*q = next
+	u.dirty[p.KeyID] = true
+	if !covered {
+		err = fmt.Errorf("sqlite: key id %q: used %d with %d left: %w", p.KeyID, p.Used, before, auth.ErrQuotaExceeded)
+	}
+	if cerr := u.commit(ctx, s.db); cerr != nil {
+		return next, fmt.Errorf("sqlite: Settle: key id %q: %w", p.KeyID, cerr)
+	}
+	return next, err
 }
 
-// A keyOp is one Reserve (reserve set, the amount in p.Reserved) or
-// Settle waiting for its group commit, and then its result.
-type keyOp struct {
-	reserve bool
-	p       auth.SettleParams
-	wake    chan bool // true: lead the next batch; false: the result is in
-	q       auth.Quota
-	err     error
-}
-
-// usageBatcher group-commits the Reserve and Settle calls of a DB: the
-// calls that arrive while a batch is being written wait, and the first of
-// them then writes them all in one transaction, which reads each key
-// once, applies the calls in their order of arrival and writes each key
-// once. There is no timer: a call alone is written at once, and under
-// load a call waits for at most the batch in progress and its own.
-type usageBatcher struct {
+// usageState is the quota of the keys that Reserve and Settle have
+// touched, held in memory by the DB: as one process uses the file, this
+// copy is the authority, and the file is brought up to it by group
+// commits (see [KeyStore]).
+type usageState struct {
 	mu      sync.Mutex
-	pending []*keyOp
-	running bool
+	idle    *sync.Cond             // signalled when a commit ends
+	quotas  map[string]*auth.Quota // by key id
+	dirty   map[string]bool        // ids whose quota the file lags
+	waiters []*usageWaiter         // Settles waiting for the next commit
+	running bool                   // a commit is being written
+	// The writer of a commit waits, at most delay (Options.CommitDelay),
+	// for target Settles (as many as the last commit carried) to join it:
+	// while it is gathering, the Settle that makes the count sends on full.
+	delay     time.Duration
+	target    int
+	gathering bool
+	full      chan struct{}
 }
 
-// submit queues op and returns once its batch is committed (or failed),
-// with op's result set.
-func (b *usageBatcher) submit(ctx context.Context, db *DB, op *keyOp) {
-	op.wake = make(chan bool, 1)
-	b.mu.Lock()
-	b.pending = append(b.pending, op)
-	lead := !b.running
-	b.running = true
-	b.mu.Unlock()
-	if !lead && !<-op.wake {
-		return
-	}
-	b.mu.Lock()
-	batch := b.pending
-	b.pending = nil
-	b.mu.Unlock()
+type usageWaiter struct {
+	wake chan bool // true: write the next commit; false: it is written
+	err  error
+}
 
-	// The batch carries other callers' calls: it is written even if this
+func (u *usageState) init(delay time.Duration) {
+	u.delay = max(delay, 0)
+	u.full = make(chan struct{}, 1)
+	u.idle = sync.NewCond(&u.mu)
+	u.quotas = make(map[string]*auth.Quota)
+	u.dirty = make(map[string]bool)
+}
+
+// loadLocked returns the quota of the key with id keyID, read from the
+// file the first time, or an error wrapping auth.ErrKeyNotFound.
+func (u *usageState) loadLocked(ctx context.Context, db *DB, keyID string) (*auth.Quota, error) {
+	if q, ok := u.quotas[keyID]; ok {
+		return q, nil
+	}
+	var q auth.Quota
+	err := db.reader.QueryRowContext(ctx, `SELECT unlimited, remaining, reserved, used FROM keys WHERE id = ?`, keyID).
+		Scan(&q.Unlimited, &q.Remaining, &q.Reserved, &q.Used)
+	switch {
+	case errNoRows(err):
+		return nil, fmt.Errorf("sqlite: key id %q: %w", keyID, auth.ErrKeyNotFound)
+	case err != nil:
+		return nil, fmt.Errorf("sqlite: key id %q: %w", keyID, err)
+	}
+	u.quotas[keyID] = &q
+	return &q, nil
+}
+
+// commit is called with u.mu held, which it releases. It waits until the
+// dirty quotas are written to the file: the first caller writes them in
+// one transaction; the callers that arrive meanwhile wait, and the first
+// of them writes all theirs in the next, once as many as the last one
+// carried have joined or u.delay has passed.
+func (u *usageState) commit(ctx context.Context, db *DB) error {
+	w := &usageWaiter{wake: make(chan bool, 1)}
+	u.waiters = append(u.waiters, w)
+	if u.gathering && len(u.waiters) >= u.target {
+		select {
+		case u.full <- struct{}{}:
+		default:
+		}
+	}
+	lead := !u.running
+	u.running = true
+	u.mu.Unlock()
+	if !lead && !<-w.wake {
+		return w.err
+	}
+	// Under load, wait for as many Settles as the last commit carried, or
+	// at most the commit delay, so that a commit carries many.
+	u.mu.Lock()
+	if len(u.waiters) < u.target && u.delay > 0 {
+		u.gathering = true
+		u.mu.Unlock()
+		t := time.NewTimer(u.delay)
+		select {
+		case <-u.full:
+		case <-t.C:
+		}
+		t.Stop()
+		u.mu.Lock()
+		u.gathering = false
+		select {
+		case <-u.full:
+		default:
+		}
+	}
+	u.mu.Unlock()
+
+	u.mu.Lock()
+	waiters := u.waiters
+	u.waiters = nil
+	u.target = len(waiters)
+	ids := make([]string, 0, len(u.dirty))
+	rows := make([]auth.Quota, 0, len(u.dirty))
+	for id := range u.dirty {
+		ids = append(ids, id)
+		rows = append(rows, *u.quotas[id])
+	}
+	clear(u.dirty)
+	u.mu.Unlock()
+
+	// The commit carries other callers' usage: it is written even if this
 	// caller's context ends.
-	runBatch(context.WithoutCancel(ctx), db, batch)
-	for _, o := range batch {
-		if o != op {
-			o.wake <- false
-		}
-	}
-	b.mu.Lock()
-	if len(b.pending) > 0 {
-		b.pending[0].wake <- true
-	} else {
-		b.running = false
-	}
-	b.mu.Unlock()
-}
-
-// runBatch applies batch in one write transaction and sets each op's
-// result; if the transaction fails, every op gets the error.
-func runBatch(ctx context.Context, db *DB, batch []*keyOp) {
-	type state struct {
-		q       auth.Quota
-		found   bool
-		changed bool
-	}
-	keys := make(map[string]*state, 1)
+	ctx = context.WithoutCancel(ctx)
 	err := db.write(ctx, func(tx *sql.Tx) error {
-		for _, op := range batch {
-			op.q, op.err = auth.Quota{}, nil
-			st, ok := keys[op.p.KeyID]
-			if !ok {
-				st = &state{}
-				keys[op.p.KeyID] = st
-				err := tx.QueryRowContext(ctx, `SELECT unlimited, remaining, reserved, used FROM keys WHERE id = ?`, op.p.KeyID).
-					Scan(&st.q.Unlimited, &st.q.Remaining, &st.q.Reserved, &st.q.Used)
-				switch {
-				case errNoRows(err):
-				case err != nil:
-					return fmt.Errorf("sqlite: key id %q: %w", op.p.KeyID, err)
-				default:
-					st.found = true
-				}
-			}
-			if !st.found {
-				op.err = fmt.Errorf("sqlite: key id %q: %w", op.p.KeyID, auth.ErrKeyNotFound)
-				continue
-			}
-			if op.reserve {
-				if st.q.Unlimited {
-					continue
-				}
-				if st.q.Remaining <= st.q.Reserved {
-					op.err = fmt.Errorf("sqlite: key id %q: reserving %d with %d left, all reserved: %w",
-						op.p.KeyID, op.p.Reserved, st.q.Remaining, auth.ErrQuotaExceeded)
-					continue
-				}
-				st.q.Reserved = addSat(st.q.Reserved, op.p.Reserved)
-				st.changed = true
-				continue
-			}
-			before := st.q.Remaining
-			var covered bool
-			st.q, covered = settle(st.q, op.p)
-			st.changed = true
-			op.q = st.q
-			if !covered {
-				op.err = fmt.Errorf("sqlite: key id %q: used %d with %d left: %w", op.p.KeyID, op.p.Used, before, auth.ErrQuotaExceeded)
-			}
-		}
-		for id, st := range keys {
-			if !st.changed {
-				continue
-			}
-			if _, err := tx.ExecContext(ctx, `UPDATE keys SET remaining = ?, reserved = ?, used = ? WHERE id = ?`,
-				st.q.Remaining, st.q.Reserved, st.q.Used, id); err != nil {
-				return fmt.Errorf("sqlite: key id %q: %w", id, err)
+		stmt := tx.StmtContext(ctx, db.updateQuota)
+		for i, id := range ids {
+			if _, err := stmt.ExecContext(ctx, rows[i].Remaining, rows[i].Reserved, rows[i].Used, id); err != nil {
+				return err
 			}
 		}
 		return nil
 	})
+
+	u.mu.Lock()
 	if err != nil {
-		for _, op := range batch {
-			op.q, op.err = auth.Quota{}, err
+		for _, id := range ids {
+			u.dirty[id] = true // the next commit tries again
 		}
 	}
+	for _, o := range waiters {
+		if o != w {
+			o.err = err
+			o.wake <- false
+		}
+	}
+	if len(u.waiters) > 0 {
+		u.waiters[0].wake <- true
+	} else {
+		u.running = false
+		u.idle.Broadcast()
+	}
+	u.mu.Unlock()
+	return err
+}
+
+// exclusive runs fn with u.mu held and no commit being written, so that
+// fn may write the keys table and u.quotas together.
+func (u *usageState) exclusive(fn func() error) error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	for u.running {
+		u.idle.Wait()
+	}
+	return fn()
 }
 
 func addSat(a, b int64) int64 {
