@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"net/url"
@@ -11,6 +12,8 @@ import (
 	"time"
 
 	_ "modernc.org/sqlite" // the pure Go driver, registered as "sqlite"
+
+	"github.com/gatewaykit/gatewaykit/auth"
 )
 
 // Defaults of [Options].
@@ -56,8 +59,9 @@ type DB struct {
 	reader *sql.DB // MaxReaders query_only connections
 	usage  usageState
 
-	// The statement of the group commits, prepared once on the writer.
-	updateQuota *sql.Stmt
+	// quotaStmts are the statements of the group commits, prepared once
+	// on the writer's connection: used only while holding it.
+	quotaStmts *quotaStmts
 }
 
 // Open opens, or creates, the SQLite database at path, brings its schema
@@ -146,12 +150,7 @@ func (db *DB) init(ctx context.Context) error {
 	if _, err := migrate(ctx, db.writer, migrationFiles); err != nil {
 		return err
 	}
-	if err := db.recover(ctx, time.Now()); err != nil {
-		return err
-	}
-	var err error
-	db.updateQuota, err = db.writer.PrepareContext(ctx, `UPDATE keys SET remaining = ?, reserved = ?, used = ? WHERE id = ?`)
-	return err
+	return db.recover(ctx, time.Now())
 }
 
 // recover recomputes reservations and ends leases, as [Open] documents.
@@ -173,9 +172,6 @@ func (db *DB) Path() string { return db.path }
 // the stores.
 func (db *DB) Close() error {
 	var errs []error
-	if db.updateQuota != nil {
-		errs = append(errs, db.updateQuota.Close())
-	}
 	if db.reader != nil {
 		errs = append(errs, db.reader.Close())
 	}
@@ -211,3 +207,80 @@ func (db *DB) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 
 // errNoRows reports whether err is sql.ErrNoRows.
 func errNoRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }
+
+// quotaStmts are the statements of a group commit, prepared on one driver
+// connection of the writer.
+type quotaStmts struct {
+	conn                          any // the driver connection
+	begin, update, commit, cancel driver.Stmt
+}
+
+// writeQuotas writes the quotas rows of the keys ids in one transaction.
+// It runs the statements on the writer's connection directly, prepared
+// once, rather than through database/sql's Tx, which would parse BEGIN
+// and COMMIT again at every commit. ctx should have no Done channel (the
+// driver watches one with a goroutine per statement).
+func (db *DB) writeQuotas(ctx context.Context, ids []string, rows []auth.Quota) error {
+	conn, err := db.writer.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	return conn.Raw(func(dc any) error {
+		st, err := db.prepareQuotaStmts(ctx, dc)
+		if err != nil {
+			return err
+		}
+		exec := func(s driver.Stmt, args ...driver.NamedValue) error {
+			_, err := s.(driver.StmtExecContext).ExecContext(ctx, args)
+			return err
+		}
+		if err := exec(st.begin); err != nil {
+			return err
+		}
+		for i, id := range ids {
+			q := &rows[i]
+			err := exec(st.update, driver.NamedValue{Ordinal: 1, Value: q.Remaining}, driver.NamedValue{Ordinal: 2, Value: q.Reserved},
+				driver.NamedValue{Ordinal: 3, Value: q.Used}, driver.NamedValue{Ordinal: 4, Value: id})
+			if err != nil {
+				_ = exec(st.cancel)
+				return err
+			}
+		}
+		if err := exec(st.commit); err != nil {
+			_ = exec(st.cancel) // a COMMIT that failed may leave the transaction open
+			return err
+		}
+		return nil
+	})
+}
+
+// prepareQuotaStmts returns the statements of writeQuotas on the driver
+// connection dc, preparing them the first time (and again if the pool
+// has replaced the connection).
+func (db *DB) prepareQuotaStmts(ctx context.Context, dc any) (*quotaStmts, error) {
+	if st := db.quotaStmts; st != nil && st.conn == dc {
+		return st, nil
+	}
+	pc, ok := dc.(driver.ConnPrepareContext)
+	if !ok {
+		return nil, fmt.Errorf("sqlite: the driver's connection %T cannot prepare statements", dc)
+	}
+	st := &quotaStmts{conn: dc}
+	for _, p := range []struct {
+		stmt  *driver.Stmt
+		query string
+	}{
+		{&st.begin, `BEGIN IMMEDIATE`},
+		{&st.update, `UPDATE keys SET remaining = ?, reserved = ?, used = ? WHERE id = ?`},
+		{&st.commit, `COMMIT`},
+		{&st.cancel, `ROLLBACK`},
+	} {
+		var err error
+		if *p.stmt, err = pc.PrepareContext(ctx, p.query); err != nil {
+			return nil, err
+		}
+	}
+	db.quotaStmts = st
+	return st, nil
+}

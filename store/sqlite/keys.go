@@ -355,7 +355,7 @@ func (u *usageState) commit(ctx context.Context, db *DB) error {
 	u.mu.Lock()
 	waiters := u.waiters
 	u.waiters = nil
-	u.target = len(waiters)
+	u.target = len(waiters) + 1
 	ids := make([]string, 0, len(u.dirty))
 	rows := make([]auth.Quota, 0, len(u.dirty))
 	for id := range u.dirty {
@@ -367,16 +367,7 @@ func (u *usageState) commit(ctx context.Context, db *DB) error {
 
 	// The commit carries other callers' usage: it is written even if this
 	// caller's context ends.
-	ctx = context.WithoutCancel(ctx)
-	err := db.write(ctx, func(tx *sql.Tx) error {
-		stmt := tx.StmtContext(ctx, db.updateQuota)
-		for i, id := range ids {
-			if _, err := stmt.ExecContext(ctx, rows[i].Remaining, rows[i].Reserved, rows[i].Used, id); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	err := db.writeQuotas(context.WithoutCancel(ctx), ids, rows)
 
 	u.mu.Lock()
 	if err != nil {
