@@ -53,18 +53,18 @@ func (s *KeyStore) Add(ctx context.Context, secret string, k auth.Key) error {
 		q.Remaining, q.Reserved = 0, 0
 	}
 	u := &s.db.usage
-	return u.exclusive(func() error {
-		err := s.db.write(ctx, func(tx *sql.Tx) error {
-			if err := checkDuplicate(ctx, tx, secret, k.ID, true); err != nil {
-				return fmt.Errorf("sqlite: KeyStore.Add: %w", err)
-			}
-			return insertKey(ctx, tx, secret, k, q)
-		})
-		if err == nil {
-			u.quotas[k.ID] = &q
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	err := s.db.write(ctx, func(tx *sql.Tx) error {
+		if err := checkDuplicate(ctx, tx, secret, k.ID, true); err != nil {
+			return fmt.Errorf("sqlite: KeyStore.Add: %w", err)
 		}
-		return err
+		return insertKey(ctx, tx, secret, k, q)
 	})
+	if err == nil {
+		u.quotas[k.ID] = &q
+	}
+	return err
 }
 
 // PutKey implements [auth.KeyPutter]: it stores k under secret, or
@@ -80,36 +80,43 @@ func (s *KeyStore) PutKey(ctx context.Context, secret string, k auth.Key) error 
 	if err := checkKey(secret, k); err != nil {
 		return fmt.Errorf("sqlite: KeyStore.PutKey: %w", err)
 	}
+	// The row is written with u.mu held, from the quota in memory; a
+	// group commit that took its rows before may write the quota columns
+	// after it, so the key is marked dirty and committed once more.
 	u := &s.db.usage
-	return u.exclusive(func() error {
-		var q auth.Quota
-		err := s.db.write(ctx, func(tx *sql.Tx) error {
-			if err := checkDuplicate(ctx, tx, secret, k.ID, false); err != nil {
-				return fmt.Errorf("sqlite: KeyStore.PutKey: %w", err)
-			}
-			var used, reserved int64
-			err := tx.QueryRowContext(ctx, `SELECT used, reserved FROM keys WHERE id = ?`, k.ID).Scan(&used, &reserved)
-			switch {
-			case errNoRows(err):
-			case err != nil:
-				return err
-			default:
-				if m, ok := u.quotas[k.ID]; ok {
-					used, reserved = m.Used, m.Reserved
-				}
-				if _, err := tx.ExecContext(ctx, `DELETE FROM keys WHERE id = ?`, k.ID); err != nil {
-					return err
-				}
-			}
-			q = auth.Budget(k.Quota, used, reserved)
-			return insertKey(ctx, tx, secret, k, q)
-		})
-		if err == nil {
-			u.quotas[k.ID] = &q
-			delete(u.dirty, k.ID)
+	u.mu.Lock()
+	var q auth.Quota
+	err := s.db.write(ctx, func(tx *sql.Tx) error {
+		if err := checkDuplicate(ctx, tx, secret, k.ID, false); err != nil {
+			return fmt.Errorf("sqlite: KeyStore.PutKey: %w", err)
 		}
-		return err
+		var used, reserved int64
+		err := tx.QueryRowContext(ctx, `SELECT used, reserved FROM keys WHERE id = ?`, k.ID).Scan(&used, &reserved)
+		switch {
+		case errNoRows(err):
+		case err != nil:
+			return err
+		default:
+			if m, ok := u.quotas[k.ID]; ok {
+				used, reserved = m.Used, m.Reserved
+			}
+			if _, err := tx.ExecContext(ctx, `DELETE FROM keys WHERE id = ?`, k.ID); err != nil {
+				return err
+			}
+		}
+		q = auth.Budget(k.Quota, used, reserved)
+		return insertKey(ctx, tx, secret, k, q)
 	})
+	if err != nil {
+		u.mu.Unlock()
+		return err
+	}
+	u.quotas[k.ID] = &q
+	u.dirty[k.ID] = true
+	if err := u.commit(ctx, s.db); err != nil {
+		return fmt.Errorf("sqlite: KeyStore.PutKey: key %q: %w", k.ID, err)
+	}
+	return nil
 }
 
 func checkKey(secret string, k auth.Key) error {
@@ -265,13 +272,12 @@ func (s *KeyStore) Settle(ctx context.Context, p auth.SettleParams) (auth.Quota,
 // commits (see [KeyStore]).
 type usageState struct {
 	mu      sync.Mutex
-	idle    *sync.Cond             // signalled when a commit ends
 	quotas  map[string]*auth.Quota // by key id
 	dirty   map[string]bool        // ids whose quota the file lags
 	waiters []*usageWaiter         // Settles waiting for the next commit
 	running bool                   // a commit is being written
 	// The writer of a commit waits, at most delay (Options.CommitDelay),
-	// for target Settles (as many as the last commit carried) to join it:
+	// for target Settles (see commit) to join it:
 	// while it is gathering, the Settle that makes the count sends on full.
 	delay     time.Duration
 	target    int
@@ -287,7 +293,6 @@ type usageWaiter struct {
 func (u *usageState) init(delay time.Duration) {
 	u.delay = max(delay, 0)
 	u.full = make(chan struct{}, 1)
-	u.idle = sync.NewCond(&u.mu)
 	u.quotas = make(map[string]*auth.Quota)
 	u.dirty = make(map[string]bool)
 }
@@ -314,7 +319,7 @@ func (u *usageState) loadLocked(ctx context.Context, db *DB, keyID string) (*aut
 // commit is called with u.mu held, which it releases. It waits until the
 // dirty quotas are written to the file: the first caller writes them in
 // one transaction; the callers that arrive meanwhile wait, and the first
-// of them writes all theirs in the next, once as many as the last one
+// of them writes all theirs in the next, once one more than the last one
 // carried have joined or u.delay has passed.
 func (u *usageState) commit(ctx context.Context, db *DB) error {
 	w := &usageWaiter{wake: make(chan bool, 1)}
@@ -331,8 +336,8 @@ func (u *usageState) commit(ctx context.Context, db *DB) error {
 	if !lead && !<-w.wake {
 		return w.err
 	}
-	// Under load, wait for as many Settles as the last commit carried, or
-	// at most the commit delay, so that a commit carries many.
+	// Under load, wait for one Settle more than the last commit carried,
+	// or at most the commit delay, so that a commit carries many.
 	u.mu.Lock()
 	if len(u.waiters) < u.target && u.delay > 0 {
 		u.gathering = true
@@ -355,7 +360,13 @@ func (u *usageState) commit(ctx context.Context, db *DB) error {
 	u.mu.Lock()
 	waiters := u.waiters
 	u.waiters = nil
-	u.target = len(waiters) + 1
+	// Grow the next commit by one while commits fill up with more than
+	// one Settle; one that did not fill up sets the pace.
+	if n := len(waiters); n >= 2 && n >= u.target {
+		u.target = n + 1
+	} else {
+		u.target = n
+	}
 	ids := make([]string, 0, len(u.dirty))
 	rows := make([]auth.Quota, 0, len(u.dirty))
 	for id := range u.dirty {
@@ -385,21 +396,9 @@ func (u *usageState) commit(ctx context.Context, db *DB) error {
 		u.waiters[0].wake <- true
 	} else {
 		u.running = false
-		u.idle.Broadcast()
 	}
 	u.mu.Unlock()
 	return err
-}
-
-// exclusive runs fn with u.mu held and no commit being written, so that
-// fn may write the keys table and u.quotas together.
-func (u *usageState) exclusive(fn func() error) error {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	for u.running {
-		u.idle.Wait()
-	}
-	return fn()
 }
 
 func addSat(a, b int64) int64 {
