@@ -43,6 +43,21 @@
 // opens the file (the sqlite3 shell, a backup) is waited for up to
 // [Options].BusyTimeout.
 //
+// # Quota and group commits
+//
+// As one process uses the file, the [KeyStore] holds in memory the quota
+// of every key that Reserve or Settle touched, as the authority, and
+// Lookup reports it. Reserve changes memory only (reservations end with
+// the process anyway). Settle returns once the key's new quota is
+// committed, in a group commit that carries every Settle waiting with it
+// (one row per key); under load a commit waits up to
+// [Options].CommitDelay (1ms) for company. So a returned Settle is
+// durable, and a crash loses only the Settles that had not returned.
+// Keys are looked up in the file at each Lookup: serve them through
+// auth.NewCachedKeyStore. Do not write the keys table from another
+// process while the gateway runs; change keys through
+// [KeyStore.PutKey] (gateway.PutKeys at start).
+//
 // # Durability
 //
 // The database is in WAL mode with synchronous=NORMAL: a write is durable
