@@ -25,11 +25,13 @@ import (
 // committed to the file, in a group commit: the Settles that arrive while
 // a commit is being written wait, and the first of them then writes the
 // quotas of all their keys in one transaction (one row per key, however
-// many Settles). There is no timer: a Settle alone is written at once,
-// and under load one waits for at most the commit in progress and its
-// own. So a returned Settle is durable; a crash loses only the Settles
-// that had not returned. Concurrent calls lose no update. Do not write
-// the keys table from elsewhere while the gateway runs.
+// many Settles). A Settle alone is written at once; under load, a commit
+// first waits, at most [Options].CommitDelay (1ms), for one Settle more
+// than the last commit carried, so a Settle waits for at most the commit
+// in progress, CommitDelay and its own commit. So a returned Settle is
+// durable; a crash loses only the Settles that had not returned.
+// Concurrent calls lose no update. Do not write the keys table from
+// elsewhere while the gateway runs.
 type KeyStore struct{ db *DB }
 
 var (
@@ -355,9 +357,6 @@ func (u *usageState) commit(ctx context.Context, db *DB) error {
 		default:
 		}
 	}
-	u.mu.Unlock()
-
-	u.mu.Lock()
 	waiters := u.waiters
 	u.waiters = nil
 	// Grow the next commit by one while commits fill up with more than
