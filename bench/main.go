@@ -232,6 +232,7 @@ type target struct {
 var targets = []target{
 	{name: "floor", role: roleFloor},
 	{name: "gateway", role: roleGateway},
+	{name: "gateway-sqlite", role: roleGatewaySQLite},
 	{name: "naive-relay", role: roleNaive, relay: true},
 	{name: "gateway-relay", role: roleGatewayRelay, relay: true},
 }
@@ -360,7 +361,7 @@ func (b *bench) scenario(ctx context.Context, t target, w *workload, conc int) (
 	runLoad(ctx, w, c.addr, events, conc, b.o.warmup, rate)
 
 	var profErr chan error
-	if b.o.profile != "" && (t.role == roleGateway || t.role == roleGatewayRelay) && conc == b.o.concurrency {
+	if b.o.profile != "" && (t.role == roleGateway || t.role == roleGatewaySQLite || t.role == roleGatewayRelay) && conc == b.o.concurrency {
 		profErr = make(chan error, 1)
 		path := filepath.Join(b.o.profile, t.name+"-"+w.name)
 		go func() { profErr <- c.profile(b.o.duration, path) }()

@@ -1,11 +1,13 @@
-// Command server runs the whole gatewaykit gateway on in-memory defaults:
-// the demo backend, the built-in demo keys and models, chat completions,
+// Command server runs the whole gatewaykit gateway, its state in a SQLite
+// file by default (-db): the demo backend, the built-in demo keys and models, chat completions,
 // legacy completions, responses (with stored conversations), the model
 // list in its three formats, and video tasks.
 //
 //	go run ./examples/server                 # http://127.0.0.1:8080
 //	go run ./examples/server -addr :9000     # every interface; -addr 9000 too
 //	go run ./examples/server -config gateway.json -rate-limit 20/s
+//	go run ./examples/server -db memory      # keep nothing across restarts
+//	go run ./examples/server -db postgres://… -redis redis://…   # replicas
 //
 // Flags:
 //
@@ -18,10 +20,12 @@
 //	             rate_limit, else none)
 //	-max-conns   connections served at once (default 1024); more wait
 //	             for one to close
-//	-db          where the state lives: memory (default), or a
-//	             postgres://… URL: keys and usage, stored responses,
-//	             video tasks and content in PostgreSQL, shared by every
-//	             replica on that database (package store/postgres)
+//	-db          where the state lives (default sqlite:gatewaykit.db):
+//	             sqlite:PATH keeps keys' usage, stored responses, video
+//	             tasks and videos in one SQLite file, which survives
+//	             restarts and crashes; memory keeps them in memory, lost
+//	             at exit; postgres://… keeps them in PostgreSQL, shared
+//	             by every replica on that database (store/postgres)
 //	-redis       a redis://… URL: rate limits shared by every replica on
 //	             that server (package store/redis); -redis-prefix sets
 //	             the prefix of its keys
@@ -35,7 +39,11 @@
 //
 // A -config file is JSON: {"rate_limit": ..., "keys": [...], "models":
 // [...], "routes": [...]}, as documented by gateway.File; each key may set
-// its quota, rate_limit, allowed_models, expires_at and disabled. Routes
+// its quota, rate_limit, allowed_models, expires_at and disabled. At
+// start the keys are written into the -db store (gateway.PutKeys, secret
+// hashes only): their quota, limits and models come from the file, and
+// their usage stays what the store recorded, so a restart never refunds
+// a spent quota (a key's quota is its whole budget). Routes
 // relay models to upstream OpenAI-compatible services (with failover, in
 // the order given), which also mounts the access points of spec §4.4
 // (embeddings, images, audio, moderations, rerank, the messages format,
@@ -79,7 +87,7 @@ func main() {
 	flag.StringVar(&o.configPath, "config", "", "JSON file of keys and models (default: the built-in demo configuration)")
 	flag.StringVar(&o.rateLimit, "rate-limit", "", `rate limit of keys without one of their own, such as 20/s, 600/m or unlimited (default: the config file's "rate_limit", else none)`)
 	flag.IntVar(&o.maxConns, "max-conns", gateway.DefaultMaxConns, "connections served at once; more wait for one to close")
-	flag.StringVar(&o.db, "db", "memory", "where the state lives: memory, or postgres://… (shared by replicas)")
+	flag.StringVar(&o.db, "db", defaultDB, "where the state lives: sqlite:PATH (a SQLite file), memory, or postgres://… (shared by replicas)")
 	flag.StringVar(&o.redis, "redis", "", "redis://… to share rate limits between replicas (default: in memory)")
 	flag.StringVar(&o.redisPrefix, "redis-prefix", redis.DefaultPrefix, "prefix of the Redis keys of -redis")
 	flag.DurationVar(&o.videoLease, "video-lease", 0, "lease of a claimed video task, after which another replica takes it over (default 1m)")
@@ -132,32 +140,24 @@ func loadConfig(path, rateLimit string) (gateway.File, error) {
 }
 
 // newGateway assembles the example server: the demo backends for every
-// endpoint family, in-memory stores, the keys and models of c.
-func newGateway(c gateway.File, logger *slog.Logger, textOpts ...demo.TextOption) (*gateway.Gateway, error) {
-	return newGatewayWith(c, &sharedState{}, logger, textOpts...)
-}
-
-// newGatewayWith is newGateway with the stores of st where it has them.
-func newGatewayWith(c gateway.File, st *sharedState, logger *slog.Logger, textOpts ...demo.TextOption) (*gateway.Gateway, error) {
-	keys := st.keys
-	if keys == nil {
-		mem, err := gateway.NewKeyStore(context.Background(), c.Keys)
-		if err != nil {
-			return nil, err
-		}
-		keys = mem
-	}
-	var authOpts []auth.Option
-	if st.limiter != nil {
-		authOpts = append(authOpts, auth.WithLimiter(st.limiter))
+// endpoint family, the stores st, the keys and models of c. The keys of
+// c are written into st (gateway.PutKeys): their limits come from c, and
+// their usage stays what st recorded.
+func newGateway(c gateway.File, st *stores, logger *slog.Logger, textOpts ...demo.TextOption) (*gateway.Gateway, error) {
+	if err := gateway.PutKeys(context.Background(), st.putter, c.Keys); err != nil {
+		return nil, err
 	}
 	rl, err := c.Relay(relay.WithLogger(logger))
 	if err != nil {
 		return nil, err
 	}
 	text := demo.NewTextBackend(textOpts...)
+	var authOpts []auth.Option
+	if st.limiter != nil {
+		authOpts = append(authOpts, auth.WithLimiter(st.limiter))
+	}
 	return gateway.New(gateway.Config{
-		Keys:          keys,
+		Keys:          st.keys,
 		Catalog:       models.NewMemoryCatalog(c.Models...),
 		Chat:          text.Chat(),
 		Completions:   text.Completions(),
@@ -188,27 +188,22 @@ func run(ctx context.Context, o options, stdout io.Writer, logger *slog.Logger) 
 	if o.textOptions == nil {
 		o.textOptions = []demo.TextOption{demo.WithChunkDelay(20 * time.Millisecond)}
 	}
-	st := &sharedState{videoLease: o.videoLease}
+	st, err := openStores(ctx, o.db)
+	if err != nil {
+		return err
+	}
 	defer func() {
 		if cerr := st.close(); cerr != nil {
 			logger.Error("closing the stores", "error", cerr)
 		}
 	}()
-	switch {
-	case o.db == "" || o.db == "memory":
-	case isPostgresDSN(o.db):
-		if err := openPostgres(ctx, st, o.db, c.Keys, logger); err != nil {
-			return err
-		}
-	default:
-		return fmt.Errorf("-db %q: want memory or postgres://…", o.db)
-	}
+	st.videoLease = o.videoLease
 	if o.redis != "" {
 		if err := openRedis(ctx, st, o.redis, o.redisPrefix); err != nil {
 			return err
 		}
 	}
-	g, err := newGatewayWith(c, st, logger, o.textOptions...)
+	g, err := newGateway(c, st, logger, o.textOptions...)
 	if err != nil {
 		return err
 	}
@@ -223,10 +218,7 @@ func run(ctx context.Context, o options, stdout io.Writer, logger *slog.Logger) 
 	srv := gateway.NewServer(l.Addr().String(), g)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(gateway.LimitListener(l, o.maxConns)) }()
-	printBanner(stdout, listenaddr.URL(l.Addr()), c, o.configPath == "")
-	for _, line := range st.banner {
-		fmt.Fprintf(stdout, "  %s\n", line)
-	}
+	printBanner(stdout, listenaddr.URL(l.Addr()), c, o.configPath == "", st.where)
 
 	select {
 	case err := <-errc:
@@ -246,8 +238,9 @@ func run(ctx context.Context, o options, stdout io.Writer, logger *slog.Logger) 
 	return err
 }
 
-func printBanner(w io.Writer, url string, c gateway.File, builtIn bool) {
+func printBanner(w io.Writer, url string, c gateway.File, builtIn bool, where string) {
 	fmt.Fprintf(w, "gatewaykit example server on %s\n", url)
+	fmt.Fprintf(w, "  state: %s\n", where)
 	if builtIn {
 		fmt.Fprintln(w, "built-in demo configuration:")
 		fmt.Fprintln(w, "  keys:   sk-demo (unlimited quota, no rate limit), sk-demo-empty (zero quota: 403),")

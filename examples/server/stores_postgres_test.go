@@ -16,8 +16,8 @@ func TestStoreFlagsRefuseBadValues(t *testing.T) {
 		o    options
 		want string
 	}{
-		{name: "UnknownDatabase", o: options{db: "mysql://localhost/x"}, want: `-db "mysql://localhost/x": want memory or postgres://`},
-		{name: "MalformedRedisURL", o: options{redis: "localhost:6379"}, want: "-redis: want redis://host:port/db"},
+		{name: "UnknownDatabase", o: options{db: "mysql://localhost/x"}, want: `-db "mysql://localhost/x": want sqlite:PATH`},
+		{name: "MalformedRedisURL", o: options{db: "memory", redis: "localhost:6379"}, want: "-redis: want redis://host:port/db"},
 		{name: "UnreachablePostgres", o: options{db: "postgres://nobody@127.0.0.1:1/x?connect_timeout=2"}, want: "-db: postgres"},
 	}
 	for _, tc := range tests {
