@@ -60,8 +60,8 @@ type Options struct {
 type DB struct {
 	path   string
 	unlock func() error // releases the file's lock
-	writer *sql.DB // one connection, BEGIN IMMEDIATE
-	reader *sql.DB // MaxReaders query_only connections
+	writer *sql.DB      // one connection, BEGIN IMMEDIATE
+	reader *sql.DB      // MaxReaders query_only connections
 	usage  usageState
 
 	// quotaStmts are the statements of the group commits, prepared once
