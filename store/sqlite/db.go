@@ -16,6 +16,10 @@ import (
 	"github.com/gatewaykit/gatewaykit/auth"
 )
 
+// ErrInUse is returned, wrapped, by [Open] for a database file that
+// another DB holds open, in this process or another.
+var ErrInUse = errors.New("sqlite: the database file is in use by another gateway process")
+
 // Defaults of [Options].
 const (
 	// DefaultBusyTimeout is how long a statement waits for a lock held by
@@ -55,8 +59,9 @@ type Options struct {
 // in WAL mode never wait for the writer.
 type DB struct {
 	path   string
-	writer *sql.DB // one connection, BEGIN IMMEDIATE
-	reader *sql.DB // MaxReaders query_only connections
+	unlock func() error // releases the file's lock
+	writer *sql.DB      // one connection, BEGIN IMMEDIATE
+	reader *sql.DB      // MaxReaders query_only connections
 	usage  usageState
 
 	// quotaStmts are the statements of the group commits, prepared once
@@ -79,8 +84,11 @@ type DB struct {
 //     rather than retried forever).
 //
 // Both steps assume that one gateway process uses the file at a time,
-// which is what an embedded database is for: several replicas share a
-// PostgreSQL database instead. Open refuses an empty path and ":memory:"
+// which is what an embedded database is for (several replicas share a
+// PostgreSQL database instead), and Open makes sure of it: it holds an
+// advisory lock on PATH.lock until Close (or the process's end), and
+// fails with an error wrapping [ErrInUse] while another DB holds it, in
+// this process or another. Open refuses an empty path and ":memory:"
 // (each connection would get a database of its own).
 //
 // The database is in WAL mode with synchronous=NORMAL: a committed write
@@ -108,6 +116,10 @@ func Open(ctx context.Context, path string, opts *Options) (*DB, error) {
 	if o.MaxReaders == 0 {
 		o.MaxReaders = max(4, runtime.GOMAXPROCS(0))
 	}
+	unlock, err := lockFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: Open %s: %w", path, err)
+	}
 	pragmas := url.Values{"_pragma": {
 		fmt.Sprintf("busy_timeout(%d)", o.BusyTimeout.Milliseconds()),
 		"journal_mode(WAL)",
@@ -116,22 +128,25 @@ func Open(ctx context.Context, path string, opts *Options) (*DB, error) {
 	wq := url.Values{"_pragma": pragmas["_pragma"], "_txlock": {"immediate"}}
 	writer, err := sql.Open("sqlite", path+"?"+wq.Encode())
 	if err != nil {
+		unlock()
 		return nil, fmt.Errorf("sqlite: Open %s: %w", path, err)
 	}
 	writer.SetMaxOpenConns(1)
 	writer.SetMaxIdleConns(1)
 	writer.SetConnMaxIdleTime(0)
 	writer.SetConnMaxLifetime(0)
-	db := &DB{path: path, writer: writer}
+	db := &DB{path: path, unlock: unlock, writer: writer}
 	db.usage.init(o.CommitDelay)
 	if err := db.init(ctx); err != nil {
 		writer.Close()
+		unlock()
 		return nil, fmt.Errorf("sqlite: Open %s: %w", path, err)
 	}
 	rq := url.Values{"_pragma": append(pragmas["_pragma"], "query_only(1)")}
 	reader, err := sql.Open("sqlite", path+"?"+rq.Encode())
 	if err != nil {
 		writer.Close()
+		unlock()
 		return nil, fmt.Errorf("sqlite: Open %s: %w", path, err)
 	}
 	reader.SetMaxOpenConns(o.MaxReaders)
@@ -175,7 +190,7 @@ func (db *DB) Close() error {
 	if db.reader != nil {
 		errs = append(errs, db.reader.Close())
 	}
-	errs = append(errs, db.writer.Close())
+	errs = append(errs, db.writer.Close(), db.unlock())
 	return errors.Join(errs...)
 }
 

@@ -28,8 +28,10 @@
 // reserved; and the leases of the video tasks that were running are
 // ended, so that the new process's runner resumes them at once (or fails
 // them with a clear error once they have been claimed MaxAttempts times)
-// instead of leaving them in_progress. Gateways with several replicas
-// share a PostgreSQL database instead.
+// instead of leaving them in_progress. Open makes sure of it with an
+// advisory lock on PATH.lock, released when the DB is closed or its
+// process ends: a second Open of the file fails with [ErrInUse].
+// Gateways with several replicas share a PostgreSQL database instead.
 //
 // # Concurrency
 //

@@ -40,15 +40,15 @@ func TestOpenRefusesWhatIsNotADatabaseFile(t *testing.T) {
 	}
 }
 
-// TestReopen checks what survives a process that dies: the file of a
-// database that was never closed is opened again, as after kill -9.
+// TestReopen checks what survives a process that dies with requests in
+// flight and a video task running (the restart test of examples/server
+// kills a real one).
 func TestReopen(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "gateway.db")
 	db, err := sqlite.Open(ctx, path, nil)
 	require.NoError(t, err)
-	// Not closed: a process killed with -9 closes nothing.
 
 	seed := authtest.NewSeed(t, auth.Key{ID: "key_limited", Owner: "acme", Quota: auth.LimitedQuota(1000)})
 	require.NoError(t, db.Keys().PutKey(ctx, seed.Secret, seed.Key))
@@ -66,6 +66,8 @@ func TestReopen(t *testing.T) {
 	require.Equal(t, running.ID, claimed.ID)
 	require.NoError(t, db.Responses().Put(ctx, responsestest.NewStoredResponse("acme", "resp_1", "")))
 	require.NoError(t, db.Contents().Put(ctx, videos.PutParams{TaskID: running.ID, Variant: videos.VariantVideo, ContentType: "video/mp4", Data: []byte("mp4")}))
+	// Close writes nothing more: what a killed process leaves is this.
+	require.NoError(t, db.Close())
 
 	again, err := sqlite.Open(ctx, path, nil)
 	require.NoError(t, err)
@@ -89,7 +91,22 @@ func TestReopen(t *testing.T) {
 	c, err := again.Contents().Open(ctx, running.ID, videos.VariantVideo)
 	require.NoError(t, err)
 	require.Equal(t, []byte("mp4"), videostest.ReadContent(t, c))
+}
+
+func TestOpenRefusesAFileThatAnotherDBHolds(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "gateway.db")
+	db, err := sqlite.Open(ctx, path, nil)
+	require.NoError(t, err)
+	second, err := sqlite.Open(ctx, path, nil)
+	require.ErrorIs(t, err, sqlite.ErrInUse)
+	require.ErrorContains(t, err, path+".lock is held")
+	require.Nil(t, second)
 	require.NoError(t, db.Close())
+	again, err := sqlite.Open(ctx, path, nil)
+	require.NoError(t, err, "once closed, the file opens again")
+	require.NoError(t, again.Close())
 }
 
 func TestPutKeyOfAStoredIDNeverRefundsItsUsage(t *testing.T) {
