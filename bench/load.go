@@ -52,6 +52,7 @@ var workloads = []workload{
 	{name: "responses", stream: true, path: pathResponses, body: responsesBody, do: (*client).stream,
 		lastEvent: func(ev sse.Event) bool { return ev.IsDone() }},
 	{name: "video", do: (*client).video},
+	{name: "poll", do: (*client).poll},
 }
 
 func workloadByName(name string) (workload, bool) {
@@ -98,6 +99,8 @@ func probe(w *workload, base string) (int, error) {
 type client struct {
 	hc  *http.Client
 	buf []byte
+	// polled is the task whose status the poll workload asks for.
+	polled string
 }
 
 func newTransport(conns int) *http.Transport {
@@ -286,6 +289,42 @@ func (c *client) video(_ *workload, base string, _ int, rec *recorder) error {
 		return err
 	}
 	if !bytes.Contains(body, []byte(created.ID)) {
+		return fmt.Errorf("video status reply %.200s", body)
+	}
+	rec.lat = append(rec.lat, time.Since(start))
+	return nil
+}
+
+// poll asks for the status of a video task: one operation is one
+// request. The client creates its task first, unmeasured.
+func (c *client) poll(_ *workload, base string, _ int, rec *recorder) error {
+	if c.polled == "" {
+		res, err := c.post(base, pathVideos, videoBody)
+		if err != nil {
+			return err
+		}
+		body, err := c.readAll(res)
+		if err != nil {
+			return err
+		}
+		var created struct {
+			ID string `json:"id"`
+		}
+		if err := json.Unmarshal(body, &created); err != nil || created.ID == "" {
+			return fmt.Errorf("video create reply %.200s", body)
+		}
+		c.polled = created.ID
+	}
+	start := time.Now()
+	res, err := c.get(base, pathVideos+"/"+c.polled)
+	if err != nil {
+		return err
+	}
+	body, err := c.readAll(res)
+	if err != nil {
+		return err
+	}
+	if !bytes.Contains(body, []byte(c.polled)) {
 		return fmt.Errorf("video status reply %.200s", body)
 	}
 	rec.lat = append(rec.lat, time.Since(start))

@@ -12,6 +12,8 @@
 //	go run ./bench -store               # memory per stored item, key lookups
 //	go run ./bench -short               # a few seconds, all of it (smoke test)
 //	go run ./bench -json > bench.json   # the same figures for machines
+//	go run ./bench -scenario '^pg/' -server 'pg=exec ./server -addr 127.0.0.1:0 -db postgres://…'
+//	                                    # an external server (see external.go)
 //
 // Each server runs in a child process (this program re-executed), so that
 // its CPU time, allocations and RSS are its own: the tool reads them from
@@ -66,6 +68,7 @@ type options struct {
 	store       bool
 	jsonOut     bool
 	profile     string
+	servers     externalFlag
 }
 
 func parseFlags(args []string, stderr io.Writer) (*options, error) {
@@ -84,6 +87,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.DurationVar(&o.streamPace, "stream-pace", 500*time.Millisecond, "pause before each event of the -streams streams")
 	fs.BoolVar(&o.store, "store", false, "also measure memory per stored item and key lookup cost (in process)")
 	fs.BoolVar(&o.jsonOut, "json", false, "write the report as JSON instead of tables")
+	fs.Var(&o.servers, "server", "also load the server that this shell command starts, as NAME=COMMAND (repeatable; see external.go): a fresh process per scenario, BENCH_UPSTREAM set to the fake upstream")
 	fs.StringVar(&o.profile, "profile", "", "save CPU and allocation profiles of the gateway's scenarios into this directory")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -221,11 +225,14 @@ type target struct {
 	relay bool
 	// skip lists the workloads that the target does not serve.
 	skip []string
+	// cmd starts an external server (-server).
+	cmd string
 }
 
 var targets = []target{
 	{name: "floor", role: roleFloor},
 	{name: "gateway", role: roleGateway},
+	{name: "gateway-sqlite", role: roleGatewaySQLite},
 	{name: "naive-relay", role: roleNaive, relay: true},
 	{name: "gateway-relay", role: roleGatewayRelay, relay: true},
 }
@@ -236,6 +243,9 @@ func (t target) serves(w string) bool {
 
 // start starts t's server as a child process, with extra flags.
 func (b *bench) start(t target, extra ...string) (*child, error) {
+	if t.cmd != "" {
+		return startExternal(t.name, t.cmd, b.upstream.addr)
+	}
 	var args []string
 	if t.relay {
 		args = append(args, "-upstream", b.upstream.addr)
@@ -246,9 +256,13 @@ func (b *bench) start(t target, extra ...string) (*child, error) {
 // scenarios runs every workload against every target that the -scenario
 // filter lets through, then computes the ratios.
 func (b *bench) scenarios(ctx context.Context) error {
+	all := slices.Clone(targets)
+	for _, s := range b.o.servers {
+		all = append(all, target{name: s.name, cmd: s.cmd})
+	}
 	for i := range workloads {
 		w := &workloads[i]
-		for _, t := range targets {
+		for _, t := range all {
 			name := t.name + "/" + w.name
 			if !t.serves(w.name) || !b.o.scenario.MatchString(name) {
 				continue
@@ -347,7 +361,7 @@ func (b *bench) scenario(ctx context.Context, t target, w *workload, conc int) (
 	runLoad(ctx, w, c.addr, events, conc, b.o.warmup, rate)
 
 	var profErr chan error
-	if b.o.profile != "" && (t.role == roleGateway || t.role == roleGatewayRelay) && conc == b.o.concurrency {
+	if b.o.profile != "" && (t.role == roleGateway || t.role == roleGatewaySQLite || t.role == roleGatewayRelay) && conc == b.o.concurrency {
 		profErr = make(chan error, 1)
 		path := filepath.Join(b.o.profile, t.name+"-"+w.name)
 		go func() { profErr <- c.profile(b.o.duration, path) }()

@@ -2,11 +2,16 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 	"testing"
 	"testing/iotest"
 	"time"
@@ -20,7 +25,57 @@ func TestMain(m *testing.M) {
 	if role := os.Getenv(childEnv); role != "" {
 		os.Exit(childMain(role, os.Args[1:]))
 	}
+	if os.Getenv(externalTestEnv) != "" {
+		os.Exit(externalTestServer())
+	}
 	os.Exit(m.Run())
+}
+
+// externalTestEnv makes the test binary an external server of
+// TestExternalServer: the demo gateway, printing its URL, until SIGTERM.
+const externalTestEnv = "GATEWAYKIT_BENCH_TEST_EXTERNAL"
+
+func externalTestServer() int {
+	h, _, cleanup, err := newRole(roleGateway, "", 0)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer cleanup()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	defer stop()
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	fmt.Printf("test server on http://%s\n", ln.Addr())
+	<-ctx.Done()
+	_ = srv.Close()
+	return 0
+}
+
+// TestExternalServer loads a server started by -server with every
+// workload, next to nothing else, and reads its CPU time and RSS.
+func TestExternalServer(t *testing.T) {
+	var out bytes.Buffer
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	args := []string{"-short", "-json", "-scenario", "^ext/", "-server", "ext=" + externalTestEnv + "=1 exec " + exe}
+	require.NoError(t, run(t.Context(), args, &out))
+	var rep report
+	require.NoError(t, json.Unmarshal(out.Bytes(), &rep), out.String())
+	require.Len(t, rep.Runs, len(workloads))
+	for _, w := range workloads {
+		r := rep.run("ext", w.name)
+		require.NotNil(t, r, "ext/%s did not run", w.name)
+		require.Positive(t, r.Load.Ops, "ext/%s made no request", w.name)
+		require.Zero(t, r.Load.Errors, "ext/%s: %s", w.name, r.Load.Err)
+		require.Positive(t, r.RSS, "ext/%s: RSS from /proc", w.name)
+		require.GreaterOrEqual(t, r.CPUPerOp, time.Duration(0), "ext/%s", w.name)
+	}
 }
 
 // TestShortRun runs the whole tool in -short mode, as a smoke test that
@@ -102,6 +157,8 @@ func TestFlags(t *testing.T) {
 		{"-scenario", "("},
 		{"extra"},
 		{"-nosuchflag"},
+		{"-server", "no-command"},
+		{"-server", "a/b=exec true"},
 	} {
 		_, err := parseFlags(args, &bytes.Buffer{})
 		require.Error(t, err, "%q", args)

@@ -62,10 +62,12 @@ type ratio struct {
 	Allocs     float64 `json:"allocs_per_op"`
 }
 
-// ratioPairs are the comparisons of the issue: the gateway against the
-// floor, relays against the naive relay.
+// ratioPairs are the comparisons of the issues: the gateway against the
+// floor, the gateway on its SQLite file against the gateway in memory,
+// relays against the naive relay.
 var ratioPairs = [][2]string{
 	{"gateway", "floor"},
+	{"gateway-sqlite", "gateway"},
 	{"gateway-relay", "naive-relay"},
 	{"naive-relay", "floor"},
 }

@@ -18,6 +18,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -27,6 +28,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/gateway"
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/relay"
+	"github.com/gatewaykit/gatewaykit/store/sqlite"
 )
 
 // childEnv names the environment variable that makes the program (or the
@@ -40,6 +42,9 @@ const (
 	roleUpstream = "upstream" // the fake OpenAI-compatible upstream (canned too)
 	roleNaive    = "naive"    // httputil.ReverseProxy to the upstream
 	roleGateway  = "gateway"  // the gateway on the demo backend
+	// roleGatewaySQLite is the gateway on the demo backend with its state
+	// in a SQLite file, as the example server's default.
+	roleGatewaySQLite = "gateway-sqlite"
 	// roleGatewayRelay is the gateway relaying to the upstream.
 	roleGatewayRelay = "gateway-relay"
 )
@@ -137,6 +142,17 @@ func newRole(role, upstream string, chunkDelay time.Duration) (h http.Handler, c
 			return nil, nil, nil, err
 		}
 		return g, nop, runGateway(g), nil
+	case roleGatewaySQLite:
+		var opts []demo.TextOption
+		if chunkDelay > 0 {
+			opts = append(opts, demo.WithChunkDelay(chunkDelay))
+		}
+		g, closeDB, err := newSQLiteGateway(opts...)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		stop := runGateway(g)
+		return g, nop, func() { stop(); closeDB() }, nil
 	case roleGatewayRelay:
 		if upstream == "" {
 			return nil, nil, nil, errors.New("gateway-relay: no -upstream")
@@ -185,6 +201,51 @@ func newDemoGateway(textOpts ...demo.TextOption) (*gateway.Gateway, error) {
 		RateLimit:   unlimitedRate,
 		AccessLog:   true,
 	})
+}
+
+// newSQLiteGateway is newDemoGateway with its state in a new SQLite file
+// in a temporary directory, wired as the example server's default
+// (-db sqlite:…): keys through auth.NewCachedKeyStore, responses, video
+// tasks and content in the file. closeDB closes and removes it.
+func newSQLiteGateway(textOpts ...demo.TextOption) (g *gateway.Gateway, closeDB func(), err error) {
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "gatewaykit-bench")
+	if err != nil {
+		return nil, nil, err
+	}
+	db, err := sqlite.Open(ctx, filepath.Join(dir, "gatewaykit.db"), nil)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, nil, err
+	}
+	closeDB = func() {
+		db.Close()
+		os.RemoveAll(dir)
+	}
+	c := gateway.DemoFile()
+	if err := gateway.PutKeys(ctx, db.Keys(), c.Keys); err != nil {
+		closeDB()
+		return nil, nil, err
+	}
+	text := demo.NewTextBackend(textOpts...)
+	g, err = gateway.New(gateway.Config{
+		Keys:          auth.NewCachedKeyStore(db.Keys(), auth.DefaultKeyCacheTTL),
+		Catalog:       models.NewMemoryCatalog(c.Models...),
+		Chat:          text.Chat(),
+		Completions:   text.Completions(),
+		Responses:     text.Responses(),
+		ResponseStore: db.Responses(),
+		Videos:        demo.NewVideoGenerator(),
+		Tasks:         db.Tasks(),
+		Contents:      db.Contents(),
+		RateLimit:     unlimitedRate,
+		AccessLog:     true,
+	})
+	if err != nil {
+		closeDB()
+		return nil, nil, err
+	}
+	return g, closeDB, nil
 }
 
 // newRelayGateway is the gateway as the relay example wires it: every
@@ -418,6 +479,7 @@ type child struct {
 	addr  string // base URL of the server
 	debug string // base URL of its debug endpoint
 	wait  chan error
+	pid   int // of an external server (-server), whose stats come from /proc
 }
 
 // startChild re-executes this binary as a server role and waits until
@@ -463,6 +525,9 @@ func startChild(role string, cpu int, args ...string) (*child, error) {
 // stop closes the child's standard input and waits for it to exit,
 // killing it after a few seconds.
 func (c *child) stop() error {
+	if c.pid != 0 {
+		return c.stopExternal()
+	}
 	_ = c.stdin.Close()
 	select {
 	case err := <-c.wait:
@@ -476,6 +541,9 @@ func (c *child) stop() error {
 
 // stats fetches the child's counters; with gc it runs a GC first.
 func (c *child) stats(gc bool) (procStats, error) {
+	if c.pid != 0 {
+		return c.externalStats()
+	}
 	var st procStats
 	u := c.debug + "/debug/stats"
 	if gc {

@@ -71,8 +71,11 @@ func tvSeconds(tv syscall.Timeval) float64 {
 }
 
 // readRSS returns VmRSS and VmHWM of /proc/self/status, in bytes.
-func readRSS() (rss, peak uint64, err error) {
-	b, err := os.ReadFile("/proc/self/status")
+func readRSS() (rss, peak uint64, err error) { return readRSSOf("/proc/self/status") }
+
+// readRSSOf returns VmRSS and VmHWM of a /proc/PID/status file, in bytes.
+func readRSSOf(path string) (rss, peak uint64, err error) {
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return 0, 0, err
 	}

@@ -433,6 +433,42 @@ func TestKeyStore(t *testing.T, newStore func(t *testing.T, seeds []Seed) auth.K
 		require.Equal(t, auth.Quota{Remaining: budget, Reserved: granted * amount}, lookup(t, s, seeds[0].Secret).Quota)
 	})
 
+	t.Run("ConcurrentRequestsOverspendByLessThanOneEstimate", func(t *testing.T) {
+		t.Parallel()
+		// Requests that reserve 7 and use 7 on a budget of 100: admission
+		// needs consumed + reserved < 100 and each admitted request adds
+		// 7 to that sum, so 15 are admitted, whatever the interleaving,
+		// and they spend 105: within the bound of package auth,
+		// B − 1 + max E = 106.
+		const estimate, budget = 7, 100
+		s, seeds := setup(t, limited(budget))
+		var admitted atomic.Int64
+		var wg sync.WaitGroup
+		for range goroutines {
+			wg.Go(func() {
+				err := s.Reserve(ctx, seeds[0].Key.ID, estimate)
+				if errors.Is(err, auth.ErrQuotaExceeded) {
+					return
+				}
+				if err != nil {
+					t.Errorf("Reserve: %v", err)
+					return
+				}
+				admitted.Add(1)
+				_, err = s.Settle(ctx, auth.SettleParams{KeyID: seeds[0].Key.ID, Reserved: estimate, Used: estimate})
+				if err != nil && !errors.Is(err, auth.ErrQuotaExceeded) {
+					t.Errorf("Settle: %v", err)
+				}
+			})
+		}
+		wg.Wait()
+		const granted = (budget + estimate - 1) / estimate
+		require.Equal(t, int64(granted), admitted.Load(), "requests admitted")
+		got := lookup(t, s, seeds[0].Secret).Quota
+		require.Equal(t, auth.Quota{Remaining: 0, Used: granted * estimate}, got)
+		require.LessOrEqual(t, got.Used, int64(budget-1+estimate), "the bound of package auth")
+	})
+
 	t.Run("ConcurrentReservationsAndSettlementsLoseNoUpdate", func(t *testing.T) {
 		t.Parallel()
 		const perGoroutine, reserved, used, budget = 8, 10, 3, 1_000_000

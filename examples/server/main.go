@@ -1,11 +1,13 @@
-// Command server runs the whole gatewaykit gateway on in-memory defaults:
-// the demo backend, the built-in demo keys and models, chat completions,
+// Command server runs the whole gatewaykit gateway, its state in a SQLite
+// file by default (-db): the demo backend, the built-in demo keys and models, chat completions,
 // legacy completions, responses (with stored conversations), the model
 // list in its three formats, and video tasks.
 //
 //	go run ./examples/server                 # http://127.0.0.1:8080
 //	go run ./examples/server -addr :9000     # every interface; -addr 9000 too
 //	go run ./examples/server -config gateway.json -rate-limit 20/s
+//	go run ./examples/server -db memory      # keep nothing across restarts
+//	go run ./examples/server -db postgres://… -redis redis://…   # replicas
 //
 // Flags:
 //
@@ -18,6 +20,17 @@
 //	             rate_limit, else none)
 //	-max-conns   connections served at once (default 1024); more wait
 //	             for one to close
+//	-db          where the state lives (default sqlite:gatewaykit.db):
+//	             sqlite:PATH keeps keys' usage, stored responses, video
+//	             tasks and videos in one SQLite file, which survives
+//	             restarts and crashes; memory keeps them in memory, lost
+//	             at exit; postgres://… keeps them in PostgreSQL, shared
+//	             by every replica on that database (store/postgres)
+//	-redis       a redis://… URL: rate limits shared by every replica on
+//	             that server (package store/redis); -redis-prefix sets
+//	             the prefix of its keys
+//	-video-lease how long a replica holds a video task without renewing
+//	             it (default 1m); then another replica takes it over
 //
 // The built-in keys are sk-demo (unlimited quota, no rate limit),
 // sk-demo-empty (zero quota, to see the 403) and sk-demo-limited (5
@@ -26,7 +39,11 @@
 //
 // A -config file is JSON: {"rate_limit": ..., "keys": [...], "models":
 // [...], "routes": [...]}, as documented by gateway.File; each key may set
-// its quota, rate_limit, allowed_models, expires_at and disabled. Routes
+// its quota, rate_limit, allowed_models, expires_at and disabled. At
+// start the keys are written into the -db store (gateway.PutKeys, secret
+// hashes only): their quota, limits and models come from the file, and
+// their usage stays what the store recorded, so a restart never refunds
+// a spent quota (a key's quota is its whole budget). Routes
 // relay models to upstream OpenAI-compatible services (with failover, in
 // the order given), which also mounts the access points of spec §4.4
 // (embeddings, images, audio, moderations, rerank, the messages format,
@@ -60,6 +77,8 @@ import (
 	"github.com/gatewaykit/gatewaykit/internal/listenaddr"
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/relay"
+	"github.com/gatewaykit/gatewaykit/store/redis"
+	"github.com/gatewaykit/gatewaykit/videos"
 )
 
 func main() {
@@ -68,6 +87,10 @@ func main() {
 	flag.StringVar(&o.configPath, "config", "", "JSON file of keys and models (default: the built-in demo configuration)")
 	flag.StringVar(&o.rateLimit, "rate-limit", "", `rate limit of keys without one of their own, such as 20/s, 600/m or unlimited (default: the config file's "rate_limit", else none)`)
 	flag.IntVar(&o.maxConns, "max-conns", gateway.DefaultMaxConns, "connections served at once; more wait for one to close")
+	flag.StringVar(&o.db, "db", defaultDB, "where the state lives: sqlite:PATH (a SQLite file), memory, or postgres://… (shared by replicas)")
+	flag.StringVar(&o.redis, "redis", "", "redis://… to share rate limits between replicas (default: in memory)")
+	flag.StringVar(&o.redisPrefix, "redis-prefix", redis.DefaultPrefix, "prefix of the Redis keys of -redis")
+	flag.DurationVar(&o.videoLease, "video-lease", 0, "lease of a claimed video task, after which another replica takes it over (default 1m)")
 	flag.Parse()
 
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -85,6 +108,11 @@ type options struct {
 	configPath string
 	rateLimit  string
 	maxConns   int
+	db         string
+	redis      string
+	// redisPrefix starts the Redis keys of -redis.
+	redisPrefix string
+	videoLease  time.Duration
 	// textOptions configure the demo text backend; nil means the
 	// command's pacing of stream chunks.
 	textOptions []demo.TextOption
@@ -112,10 +140,11 @@ func loadConfig(path, rateLimit string) (gateway.File, error) {
 }
 
 // newGateway assembles the example server: the demo backends for every
-// endpoint family, in-memory stores, the keys and models of c.
-func newGateway(c gateway.File, logger *slog.Logger, textOpts ...demo.TextOption) (*gateway.Gateway, error) {
-	keys, err := gateway.NewKeyStore(context.Background(), c.Keys)
-	if err != nil {
+// endpoint family, the stores st, the keys and models of c. The keys of
+// c are written into st (gateway.PutKeys): their limits come from c, and
+// their usage stays what st recorded.
+func newGateway(c gateway.File, st *stores, logger *slog.Logger, textOpts ...demo.TextOption) (*gateway.Gateway, error) {
+	if err := gateway.PutKeys(context.Background(), st.putter, c.Keys); err != nil {
 		return nil, err
 	}
 	rl, err := c.Relay(relay.WithLogger(logger))
@@ -123,17 +152,26 @@ func newGateway(c gateway.File, logger *slog.Logger, textOpts ...demo.TextOption
 		return nil, err
 	}
 	text := demo.NewTextBackend(textOpts...)
+	var authOpts []auth.Option
+	if st.limiter != nil {
+		authOpts = append(authOpts, auth.WithLimiter(st.limiter))
+	}
 	return gateway.New(gateway.Config{
-		Keys:        keys,
-		Catalog:     models.NewMemoryCatalog(c.Models...),
-		Chat:        text.Chat(),
-		Completions: text.Completions(),
-		Responses:   text.Responses(),
-		Videos:      demo.NewVideoGenerator(),
-		Relay:       rl,
-		RateLimit:   c.RateLimit,
-		Logger:      logger,
-		AccessLog:   true,
+		Keys:          st.keys,
+		Catalog:       models.NewMemoryCatalog(c.Models...),
+		Chat:          text.Chat(),
+		Completions:   text.Completions(),
+		Responses:     text.Responses(),
+		ResponseStore: st.responses,
+		Videos:        demo.NewVideoGenerator(),
+		Tasks:         st.tasks,
+		Contents:      st.contents,
+		RunnerOptions: []videos.RunnerOption{videos.WithLease(st.videoLease)},
+		Relay:         rl,
+		RateLimit:     c.RateLimit,
+		AuthOptions:   authOpts,
+		Logger:        logger,
+		AccessLog:     true,
 	})
 }
 
@@ -150,7 +188,22 @@ func run(ctx context.Context, o options, stdout io.Writer, logger *slog.Logger) 
 	if o.textOptions == nil {
 		o.textOptions = []demo.TextOption{demo.WithChunkDelay(20 * time.Millisecond)}
 	}
-	g, err := newGateway(c, logger, o.textOptions...)
+	st, err := openStores(ctx, o.db)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := st.close(); cerr != nil {
+			logger.Error("closing the stores", "error", cerr)
+		}
+	}()
+	st.videoLease = o.videoLease
+	if o.redis != "" {
+		if err := openRedis(ctx, st, o.redis, o.redisPrefix); err != nil {
+			return err
+		}
+	}
+	g, err := newGateway(c, st, logger, o.textOptions...)
 	if err != nil {
 		return err
 	}
@@ -165,7 +218,7 @@ func run(ctx context.Context, o options, stdout io.Writer, logger *slog.Logger) 
 	srv := gateway.NewServer(l.Addr().String(), g)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(gateway.LimitListener(l, o.maxConns)) }()
-	printBanner(stdout, listenaddr.URL(l.Addr()), c, o.configPath == "")
+	printBanner(stdout, listenaddr.URL(l.Addr()), c, o.configPath == "", st.where)
 
 	select {
 	case err := <-errc:
@@ -185,8 +238,9 @@ func run(ctx context.Context, o options, stdout io.Writer, logger *slog.Logger) 
 	return err
 }
 
-func printBanner(w io.Writer, url string, c gateway.File, builtIn bool) {
+func printBanner(w io.Writer, url string, c gateway.File, builtIn bool, where string) {
 	fmt.Fprintf(w, "gatewaykit example server on %s\n", url)
+	fmt.Fprintf(w, "  state: %s\n", where)
 	if builtIn {
 		fmt.Fprintln(w, "built-in demo configuration:")
 		fmt.Fprintln(w, "  keys:   sk-demo (unlimited quota, no rate limit), sk-demo-empty (zero quota: 403),")

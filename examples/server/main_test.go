@@ -25,7 +25,7 @@ import (
 // TestExampleServesTheREADMEWalkThrough makes the calls of the README's
 // curl walk-through; package gateway tests the wiring in detail.
 func TestExampleServesTheREADMEWalkThrough(t *testing.T) {
-	g, err := newGateway(gateway.DemoFile(), slog.New(slog.DiscardHandler))
+	g, err := newGateway(gateway.DemoFile(), newMemoryStores(), slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
 	srv := httptest.NewServer(g)
 	t.Cleanup(srv.Close)
@@ -80,7 +80,7 @@ func get(t *testing.T, h http.Handler, key string) *httptest.ResponseRecorder {
 func TestDemoKeyIsNotRateLimited(t *testing.T) {
 	c, err := loadConfig("", "")
 	require.NoError(t, err)
-	g, err := newGateway(c, slog.New(slog.DiscardHandler))
+	g, err := newGateway(c, newMemoryStores(), slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
 	for i := range 200 {
 		rec := get(t, g, "sk-demo")
@@ -104,7 +104,7 @@ func TestDemoKeyIsNotRateLimited(t *testing.T) {
 func TestRateLimitFlag(t *testing.T) {
 	c, err := loadConfig("", "3/m")
 	require.NoError(t, err)
-	g, err := newGateway(c, slog.New(slog.DiscardHandler))
+	g, err := newGateway(c, newMemoryStores(), slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
 	codes := make([]int, 5)
 	for i := range codes {
@@ -126,7 +126,7 @@ func TestConfigFileRateLimit(t *testing.T) {
 		"models":[{"id":"demo-chat","supported_endpoint_types":["compat"]}]}`), 0o600))
 	c, err := loadConfig(path, "")
 	require.NoError(t, err)
-	g, err := newGateway(c, slog.New(slog.DiscardHandler))
+	g, err := newGateway(c, newMemoryStores(), slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
 	require.Equal(t, []int{200, 200, 429}, []int{get(t, g, "sk-a").Code, get(t, g, "sk-a").Code, get(t, g, "sk-a").Code})
 	for range 5 {
@@ -135,7 +135,7 @@ func TestConfigFileRateLimit(t *testing.T) {
 
 	c, err = loadConfig(path, "unlimited")
 	require.NoError(t, err)
-	g, err = newGateway(c, slog.New(slog.DiscardHandler))
+	g, err = newGateway(c, newMemoryStores(), slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
 	for range 5 {
 		require.Equal(t, 200, get(t, g, "sk-a").Code, "the flag replaces the file's default")
@@ -146,7 +146,7 @@ func TestConfigFileRateLimit(t *testing.T) {
 // routes one model to another gatewaykit server (itself on the demo
 // backends): that model is relayed, the demo models are answered here.
 func TestConfigRoutesRelayAModel(t *testing.T) {
-	upstream, err := newGateway(gateway.DemoFile(), slog.New(slog.DiscardHandler))
+	upstream, err := newGateway(gateway.DemoFile(), newMemoryStores(), slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
 	var calls atomic.Int32
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -160,7 +160,7 @@ func TestConfigRoutesRelayAModel(t *testing.T) {
 		EndpointTypes: []models.EndpointType{models.Compat, models.CompatResponse}})
 	f.Routes = []gateway.RouteConfig{{Model: "remote-chat", Upstreams: []gateway.UpstreamConfig{
 		{BaseURL: up.URL + "/v1", Key: "sk-demo", Model: "demo-chat"}}}}
-	g, err := newGateway(f, slog.New(slog.DiscardHandler))
+	g, err := newGateway(f, newMemoryStores(), slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
 
 	for _, model := range []string{"remote-chat", "demo-chat"} {
@@ -216,7 +216,7 @@ func TestRunBannerShowsAURLABrowserOpens(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			url := startRun(t, options{addr: tc.addr, maxConns: 8, textOptions: []demo.TextOption{}})
+			url := startRun(t, options{db: "memory", addr: tc.addr, maxConns: 8, textOptions: []demo.TextOption{}})
 			require.True(t, strings.HasPrefix(url, tc.host), url)
 			require.NotContains(t, url, ":0", "the bound port, not the flag's")
 			req, err := http.NewRequest("GET", url+"/v1/models", nil)
@@ -237,18 +237,18 @@ func TestRunFailsBeforeTheBannerIfThePortIsTaken(t *testing.T) {
 	require.NoError(t, err)
 	defer l.Close()
 	var out strings.Builder
-	err = run(context.Background(), options{addr: l.Addr().String(), maxConns: 8}, &out, slog.New(slog.DiscardHandler))
+	err = run(context.Background(), options{db: "memory", addr: l.Addr().String(), maxConns: 8}, &out, slog.New(slog.DiscardHandler))
 	require.Error(t, err)
 	require.Empty(t, out.String())
 
-	err = run(context.Background(), options{addr: "127.0.0.1:0", maxConns: 0}, &out, slog.New(slog.DiscardHandler))
+	err = run(context.Background(), options{db: "memory", addr: "127.0.0.1:0", maxConns: 0}, &out, slog.New(slog.DiscardHandler))
 	require.ErrorContains(t, err, "-max-conns")
 }
 
 // TestRunHasTheServerLimits: the example server uses package gateway's
 // limits; a header over 64 KiB is refused with 431.
 func TestRunHasTheServerLimits(t *testing.T) {
-	url := startRun(t, options{addr: "127.0.0.1:0", maxConns: 8, textOptions: []demo.TextOption{}})
+	url := startRun(t, options{db: "memory", addr: "127.0.0.1:0", maxConns: 8, textOptions: []demo.TextOption{}})
 	req, err := http.NewRequest("GET", url+"/v1/models", nil)
 	require.NoError(t, err)
 	req.Header.Set("Authorization", "Bearer sk-demo")
@@ -279,7 +279,7 @@ func TestREADMEConfigFilesLoad(t *testing.T) {
 		require.NoError(t, os.WriteFile(path, []byte(block), 0o600))
 		c, err := loadConfig(path, "")
 		require.NoError(t, err, block)
-		_, err = newGateway(c, slog.New(slog.DiscardHandler))
+		_, err = newGateway(c, newMemoryStores(), slog.New(slog.DiscardHandler))
 		if len(c.Routes) == 0 {
 			require.NoError(t, err, block)
 		}

@@ -1,0 +1,192 @@
+package auth
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"sync"
+	"time"
+)
+
+// DefaultKeyCacheTTL is a staleness bound for [NewCachedKeyStore] that
+// suits most gateways: a key disabled, expired or changed in the
+// underlying store is seen within 5 seconds.
+const DefaultKeyCacheTTL = 5 * time.Second
+
+// CachedKeyStore is a [KeyStore] that serves Lookup from memory, in front
+// of a KeyStore that is slower to ask (a database). Create it with
+// [NewCachedKeyStore]. It is safe for concurrent use.
+//
+// # Staleness bound
+//
+// A key found by Lookup is kept, by the hash of its secret, for the TTL
+// given to NewCachedKeyStore, then asked for again. So a change made to
+// the underlying store by anything but this CachedKeyStore (a key
+// disabled, expired, deleted, given a new secret, limit or budget, or
+// spent by another process) is seen by Lookup within the TTL at most: a
+// disabled key stops working within the TTL. Reserve and Settle are
+// passed through to the underlying store, which stays the one authority
+// on quota (an exhausted budget is refused by Reserve at once); the
+// quota of a cached key is kept up to date with the Reserve and Settle
+// calls made through the cache, so Lookup reports what they did at once.
+// Secrets that find no key are not cached: a new key works at once.
+//
+// It keeps only the SHA-256 of each secret, and holds at most one entry
+// per key found, dropped once its TTL has passed.
+type CachedKeyStore struct {
+	keys KeyStore
+	ttl  time.Duration
+	now  func() time.Time
+
+	mu        sync.Mutex
+	byHash    map[[sha256.Size]byte]*cachedKey
+	byID      map[string]*cachedKey
+	seq       uint64            // counts changes made through the cache
+	changed   map[string]uint64 // the seq of the last change of a key id
+	misses    int               // Lookups asking the underlying store
+	lastSweep time.Time
+}
+
+type cachedKey struct {
+	hash    [sha256.Size]byte
+	key     *Key
+	expires time.Time
+}
+
+// NewCachedKeyStore returns a [CachedKeyStore] in front of keys that
+// keeps each key found for ttl ([DefaultKeyCacheTTL] suits most
+// gateways). It panics if keys is nil or ttl is not positive.
+func NewCachedKeyStore(keys KeyStore, ttl time.Duration) *CachedKeyStore {
+	switch {
+	case keys == nil:
+		panic("auth: NewCachedKeyStore: nil KeyStore")
+	case ttl <= 0:
+		panic("auth: NewCachedKeyStore: ttl must be positive")
+	}
+	return &CachedKeyStore{
+		keys:    keys,
+		ttl:     ttl,
+		now:     time.Now,
+		byHash:  make(map[[sha256.Size]byte]*cachedKey),
+		byID:    make(map[string]*cachedKey),
+		changed: make(map[string]uint64),
+	}
+}
+
+// Lookup implements [KeyStore]: from memory if the key was found within
+// the TTL, else from the underlying store.
+func (c *CachedKeyStore) Lookup(ctx context.Context, secret string) (*Key, error) {
+	h := sha256.Sum256([]byte(secret))
+	now := c.now()
+	c.mu.Lock()
+	if e, ok := c.byHash[h]; ok && now.Before(e.expires) {
+		k := e.key.Clone()
+		c.mu.Unlock()
+		return k, nil
+	}
+	start := c.seq
+	c.misses++
+	c.mu.Unlock()
+
+	k, err := c.keys.Lookup(ctx, secret)
+
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.misses--
+	if err != nil || k == nil {
+		return k, err
+	}
+	// A Reserve or Settle of this key that ended while the underlying
+	// store was asked may or may not be in k: keep k out of the cache.
+	if c.changed[k.ID] <= start {
+		c.sweepLocked(now)
+		if old, ok := c.byID[k.ID]; ok {
+			delete(c.byHash, old.hash)
+		}
+		e := &cachedKey{hash: h, key: k.Clone(), expires: now.Add(c.ttl)}
+		c.byHash[h] = e
+		c.byID[k.ID] = e
+	}
+	return k, nil
+}
+
+// sweepLocked drops the entries past their TTL, at most once per TTL.
+func (c *CachedKeyStore) sweepLocked(now time.Time) {
+	if now.Sub(c.lastSweep) < c.ttl {
+		return
+	}
+	c.lastSweep = now
+	for h, e := range c.byHash {
+		if !now.Before(e.expires) {
+			delete(c.byHash, h)
+			if c.byID[e.key.ID] == e {
+				delete(c.byID, e.key.ID)
+			}
+		}
+	}
+	if c.misses == 0 {
+		clear(c.changed)
+	}
+}
+
+// changeLocked records a change of the key with id keyID made through the
+// cache, and returns its entry, if any.
+func (c *CachedKeyStore) changeLocked(keyID string) *cachedKey {
+	c.seq++
+	c.changed[keyID] = c.seq
+	return c.byID[keyID]
+}
+
+// forgetLocked drops the entry of the key with id keyID.
+func (c *CachedKeyStore) forgetLocked(keyID string) {
+	if e, ok := c.byID[keyID]; ok {
+		delete(c.byHash, e.hash)
+		delete(c.byID, keyID)
+	}
+}
+
+// Reserve implements [KeyStore]: it reserves in the underlying store, and
+// records the reservation in the cached key.
+func (c *CachedKeyStore) Reserve(ctx context.Context, keyID string, amount int64) error {
+	err := c.keys.Reserve(ctx, keyID, amount)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.changeLocked(keyID)
+	switch {
+	case e == nil:
+	case err == nil:
+		if !e.key.Quota.Unlimited {
+			e.key.Quota.Reserved = addSat(e.key.Quota.Reserved, amount)
+		}
+	case !errors.Is(err, ErrQuotaExceeded):
+		c.forgetLocked(keyID)
+	}
+	return err
+}
+
+// Settle implements [KeyStore]: it settles in the underlying store, and
+// records the settlement in the cached key.
+func (c *CachedKeyStore) Settle(ctx context.Context, p SettleParams) (Quota, error) {
+	q, err := c.keys.Settle(ctx, p)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.changeLocked(p.KeyID)
+	switch {
+	case e == nil:
+	case err == nil || errors.Is(err, ErrQuotaExceeded):
+		e.key.Quota, _ = e.key.Quota.settle(p)
+	default:
+		c.forgetLocked(p.KeyID)
+	}
+	return q, err
+}
+
+// Forget drops the cached key with id keyID, so that the next Lookup of
+// it asks the underlying store: call it after changing the key there
+// (disabling it, for example) to make the change seen at once.
+func (c *CachedKeyStore) Forget(keyID string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.changeLocked(keyID)
+	c.forgetLocked(keyID)
+}

@@ -1,0 +1,41 @@
+module github.com/gatewaykit/gatewaykit/bench
+
+go 1.26.0
+
+// In this repository the kit and its stores are the ones beside this
+// module; go.work says so too. The load tool is a module of its own so
+// that it can measure the durable stores (module store) without the kit
+// importing them.
+replace (
+	github.com/gatewaykit/gatewaykit => ../
+	github.com/gatewaykit/gatewaykit/store => ../store
+)
+
+require (
+	github.com/gatewaykit/gatewaykit v0.0.0
+	github.com/gatewaykit/gatewaykit/store v0.0.0
+	github.com/stretchr/testify v1.12.1
+)
+
+require (
+	github.com/dustin/go-humanize v1.1.0 // indirect
+	github.com/gabriel-vasile/mimetype v1.4.16 // indirect
+	github.com/go-playground/locales v0.14.2 // indirect
+	github.com/go-playground/universal-translator v0.18.2 // indirect
+	github.com/go-playground/validator/v10 v10.30.6 // indirect
+	github.com/google/uuid v1.6.0 // indirect
+	github.com/leodido/go-urn v1.5.0 // indirect
+	github.com/mattn/go-isatty v0.0.24 // indirect
+	github.com/ncruces/go-strftime v1.1.0 // indirect
+	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
+	github.com/tmaxmax/go-sse v0.11.0 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
+	golang.org/x/crypto v0.58.0 // indirect
+	golang.org/x/sync v0.25.0 // indirect
+	golang.org/x/sys v0.49.0 // indirect
+	golang.org/x/text v0.43.0 // indirect
+	modernc.org/libc v1.80.1 // indirect
+	modernc.org/mathutil v1.7.1 // indirect
+	modernc.org/memory v1.12.1 // indirect
+	modernc.org/sqlite v1.62.0 // indirect
+)

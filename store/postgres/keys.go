@@ -1,0 +1,292 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/gatewaykit/gatewaykit/auth"
+)
+
+// KeyStore is the [auth.KeyStore] of a [DB]. It keeps the SHA-256 of
+// each secret ([auth.HashSecret]), never the secret, and never logs. It
+// is safe for concurrent use by any number of gateway processes.
+//
+// # Quota across replicas
+//
+// Reserve and Settle are each one statement (a call of a PL/pgSQL
+// function installed by the migrations) that locks the key's row, so
+// that the reservations and settlements of one key are serialised across
+// every replica and none is lost: the bound of package auth ("The
+// bound") holds for the whole fleet as for one process.
+//
+// A reservation is recorded per key and per gateway instance
+// ([Options.Instance]), and counts only while that instance's heartbeat
+// is fresh. A replica that dies with requests in flight leaves their
+// reservations behind; they stop counting [Options.ReservationTTL] after
+// its last heartbeat (30 s by default), so a key is never blocked for
+// longer than that by a dead replica, and are deleted an hour later.
+// Until then the key may be refused with 403 while it has budget left.
+// A live replica whose heartbeat cannot reach the database for longer
+// than the TTL has its reservations ignored meanwhile: concurrent
+// requests may then overspend by at most that replica's reservations.
+//
+// Calls made at the same moment share a transaction (group commit; see
+// groupcommit.go): each is still one statement, applied as if alone, and
+// returns once its batch has committed, without waiting for the disk (a
+// crash of the PostgreSQL server may lose the last fraction of a second
+// of them).
+//
+// Reserve answers at once, without asking the database, for a key that
+// this KeyStore's Lookup or Settle found unlimited within the last 5
+// seconds (an unlimited key's Reserve records nothing): a key that
+// another replica makes limited has its reservations counted within 5
+// seconds, as the key cache of the middleware sees changes within its
+// TTL.
+//
+// Settle releases the reservation from the settling instance's own
+// first, then from other instances' (a video task that another replica
+// finished after its first one died).
+type KeyStore struct {
+	db *DB
+	// unlimited holds the ids of the keys that Lookup or Settle found
+	// unlimited, with the time (Unix ns) until which Reserve trusts it.
+	unlimited sync.Map
+}
+
+// unlimitedTTL is how long Reserve trusts that a key is unlimited
+// without asking the database.
+const unlimitedTTL = 5 * time.Second
+
+// note records whether the key id has an unlimited quota.
+func (s *KeyStore) note(id string, q auth.Quota) {
+	if q.Unlimited {
+		s.unlimited.Store(id, time.Now().Add(unlimitedTTL).UnixNano())
+	} else {
+		s.unlimited.Delete(id)
+	}
+}
+
+var (
+	_ auth.KeyStore  = (*KeyStore)(nil)
+	_ auth.KeyPutter = (*KeyStore)(nil)
+)
+
+// keyColumns are the columns that scanKey reads, from gk_keys k.
+const keyColumns = `k.id, k.owner, k.unlimited, k.remaining, k.used, k.expires_at, k.disabled,
+	k.rate_requests, k.rate_period_ns, k.allowed_models,
+	CASE WHEN k.unlimited THEN 0 ELSE (SELECT LEAST(COALESCE(sum(r.amount), 0), 9223372036854775807)::bigint
+		FROM gk_reservations r JOIN gk_instances i ON i.id = r.instance
+		WHERE r.key_id = k.id AND i.expires_at > clock_timestamp()) END`
+
+func scanKey(row pgx.Row) (*auth.Key, error) {
+	var (
+		k        auth.Key
+		expires  *time.Time
+		requests *int32
+		period   *int64
+	)
+	err := row.Scan(&k.ID, &k.Owner, &k.Quota.Unlimited, &k.Quota.Remaining, &k.Quota.Used, &expires, &k.Disabled,
+		&requests, &period, &k.AllowedModels, &k.Quota.Reserved)
+	if err != nil {
+		return nil, err
+	}
+	if expires != nil {
+		k.ExpiresAt = *expires
+	}
+	if requests != nil {
+		k.RateLimit = &auth.Limit{Requests: int(*requests)}
+		if period != nil {
+			k.RateLimit.Period = time.Duration(*period)
+		}
+	}
+	if len(k.AllowedModels) == 0 {
+		k.AllowedModels = nil
+	}
+	return &k, nil
+}
+
+// Lookup implements [auth.KeyStore]. Quota.Reserved is the sum of the
+// fresh reservations of every instance.
+func (s *KeyStore) Lookup(ctx context.Context, secret string) (*auth.Key, error) {
+	row := s.db.pool.QueryRow(ctx, s.db.q(`SELECT `+keyColumns+` FROM gk_keys k WHERE k.secret_hash = $1`), auth.HashSecret(secret))
+	k, err := scanKey(row)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, auth.ErrKeyNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("postgres: looking up a key: %w", err)
+	}
+	s.note(k.ID, k.Quota)
+	return k, nil
+}
+
+// Reserve implements [auth.KeyStore]. A negative amount is an error and
+// changes nothing.
+func (s *KeyStore) Reserve(ctx context.Context, keyID string, amount int64) error {
+	if amount < 0 {
+		return fmt.Errorf("postgres: Reserve: negative amount %d", amount)
+	}
+	if until, ok := s.unlimited.Load(keyID); ok && time.Now().UnixNano() < until.(int64) {
+		return nil
+	}
+	op := &quotaOp{keyID: keyID, amount: amount}
+	if err := s.db.batcher.do(op); err != nil {
+		return fmt.Errorf("postgres: reserving quota of key %q: %w", keyID, err)
+	}
+	res := op.status
+	switch res {
+	case "ok":
+		return nil
+	case "not_found":
+		return fmt.Errorf("postgres: key id %q: %w", keyID, auth.ErrKeyNotFound)
+	default:
+		return fmt.Errorf("postgres: key id %q: reserving %d, all of the budget reserved: %w", keyID, amount, auth.ErrQuotaExceeded)
+	}
+}
+
+// Settle implements [auth.KeyStore]. Negative amounts are an error and
+// change nothing.
+func (s *KeyStore) Settle(ctx context.Context, p auth.SettleParams) (auth.Quota, error) {
+	if p.Reserved < 0 || p.Used < 0 {
+		return auth.Quota{}, fmt.Errorf("postgres: Settle: negative amount (reserved %d, used %d)", p.Reserved, p.Used)
+	}
+	op := &quotaOp{settle: true, keyID: p.KeyID, p: p}
+	if err := s.db.batcher.do(op); err != nil {
+		return auth.Quota{}, fmt.Errorf("postgres: settling quota of key %q: %w", p.KeyID, err)
+	}
+	found, covered, q := op.found, op.covered, op.q
+	if !found {
+		return auth.Quota{}, fmt.Errorf("postgres: key id %q: %w", p.KeyID, auth.ErrKeyNotFound)
+	}
+	s.note(p.KeyID, q)
+	if !covered {
+		return q, fmt.Errorf("postgres: key id %q: used %d, more than was left: %w", p.KeyID, p.Used, auth.ErrQuotaExceeded)
+	}
+	return q, nil
+}
+
+// Add stores k under secret, which must be a well-formed key
+// ([auth.ValidSecret]); only its hash is kept. It returns an error
+// wrapping [auth.ErrDuplicateKey] if k.ID or the secret is already
+// stored, and an error that does not contain the secret for a malformed
+// secret or an empty id. k.Quota.Reserved, if positive, is reserved by
+// this instance.
+func (s *KeyStore) Add(ctx context.Context, secret string, k auth.Key) error {
+	if err := checkKey(secret, k); err != nil {
+		return err
+	}
+	tx, err := s.db.pool.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("postgres: adding key %q: %w", k.ID, err)
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	_, err = tx.Exec(ctx, s.db.q(`INSERT INTO gk_keys (id, secret_hash, owner, unlimited, remaining, used, expires_at, disabled,
+		rate_requests, rate_period_ns, allowed_models) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`),
+		keyArgs(secret, k)...)
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "23505" { // unique_violation
+		return fmt.Errorf("postgres: key %q: id or secret already stored: %w", k.ID, auth.ErrDuplicateKey)
+	}
+	if err != nil {
+		return fmt.Errorf("postgres: adding key %q: %w", k.ID, err)
+	}
+	if k.Quota.Reserved > 0 && !k.Quota.Unlimited {
+		if _, err := tx.Exec(ctx, s.db.q(`INSERT INTO gk_reservations (key_id, instance, amount) VALUES ($1, $2, $3)`),
+			k.ID, s.db.instance, k.Quota.Reserved); err != nil {
+			return fmt.Errorf("postgres: adding key %q: %w", k.ID, err)
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("postgres: adding key %q: %w", k.ID, err)
+	}
+	return nil
+}
+
+// PutKey implements [auth.KeyPutter] in one statement: it inserts k, or
+// updates the key with k.ID (its secret hash too), keeping its usage and
+// reservations: Remaining becomes k.Quota.Remaining less the usage
+// recorded, never below 0.
+func (s *KeyStore) PutKey(ctx context.Context, secret string, k auth.Key) error {
+	if err := checkKey(secret, k); err != nil {
+		return err
+	}
+	k.Quota = auth.Budget(k.Quota, 0, 0)
+	s.unlimited.Delete(k.ID)
+	_, err := s.db.pool.Exec(ctx, s.db.q(`INSERT INTO gk_keys AS k (id, secret_hash, owner, unlimited, remaining, used, expires_at, disabled,
+		rate_requests, rate_period_ns, allowed_models) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+		ON CONFLICT (id) DO UPDATE SET secret_hash = excluded.secret_hash, owner = excluded.owner,
+			unlimited = excluded.unlimited,
+			remaining = CASE WHEN excluded.unlimited THEN 0 ELSE GREATEST(excluded.remaining - k.used, 0) END,
+			expires_at = excluded.expires_at, disabled = excluded.disabled,
+			rate_requests = excluded.rate_requests, rate_period_ns = excluded.rate_period_ns,
+			allowed_models = excluded.allowed_models`),
+		keyArgs(secret, k)...)
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "23505" { // the secret's hash, under another id
+		return fmt.Errorf("postgres: key %q: secret already stored under another id: %w", k.ID, auth.ErrDuplicateKey)
+	}
+	if err != nil {
+		return fmt.Errorf("postgres: putting key %q: %w", k.ID, err)
+	}
+	return nil
+}
+
+// Disable marks the key with id keyID disabled: from then on the
+// middleware refuses it with 401. It returns an error wrapping
+// [auth.ErrKeyNotFound] for an unknown id.
+func (s *KeyStore) Disable(ctx context.Context, keyID string) error {
+	tag, err := s.db.pool.Exec(ctx, s.db.q(`UPDATE gk_keys SET disabled = true WHERE id = $1`), keyID)
+	if err != nil {
+		return fmt.Errorf("postgres: disabling key %q: %w", keyID, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("postgres: key id %q: %w", keyID, auth.ErrKeyNotFound)
+	}
+	return nil
+}
+
+func checkKey(secret string, k auth.Key) error {
+	switch {
+	case k.ID == "":
+		return errors.New("postgres: empty key id")
+	case !auth.ValidSecret(secret):
+		return fmt.Errorf("postgres: key %q: %w", k.ID, auth.ErrMalformedCredential)
+	case k.Quota.Used < 0:
+		return fmt.Errorf("postgres: key %q: negative usage %d", k.ID, k.Quota.Used)
+	}
+	return nil
+}
+
+// keyArgs returns the values of the columns of k, in the order of the
+// INSERT of Add.
+func keyArgs(secret string, k auth.Key) []any {
+	var (
+		expires  *time.Time
+		requests *int32
+		period   *int64
+	)
+	if !k.ExpiresAt.IsZero() {
+		expires = &k.ExpiresAt
+	}
+	if k.RateLimit != nil {
+		r, p := int32(min(max(k.RateLimit.Requests, 0), math.MaxInt32)), int64(k.RateLimit.Period)
+		requests, period = &r, &p
+	}
+	remaining := max(k.Quota.Remaining, 0)
+	if k.Quota.Unlimited {
+		remaining = 0
+	}
+	models := k.AllowedModels
+	if models == nil {
+		models = []string{}
+	}
+	return []any{k.ID, auth.HashSecret(secret), k.Owner, k.Quota.Unlimited, remaining, k.Quota.Used, expires,
+		k.Disabled, requests, period, models}
+}

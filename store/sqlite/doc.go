@@ -1,0 +1,81 @@
+// Package sqlite keeps every store of a gatewaykit gateway in one SQLite
+// database file, in pure Go (modernc.org/sqlite, no cgo): API keys and
+// their quotas ([KeyStore], an auth.KeyStore and auth.KeyPutter), stored
+// responses ([ResponseStore], a responses.Store), video tasks with their
+// leases ([TaskStore], a videos.TaskStore) and their videos and
+// thumbnails ([ContentStore], a videos.ContentStore). Each passes its
+// interface's conformance suite. It is the embedded default of the
+// example server (-db sqlite:gatewaykit.db).
+//
+//	db, err := sqlite.Open(ctx, "gatewaykit.db", nil)
+//	if err != nil { … }
+//	defer db.Close()
+//	g, err := gateway.New(gateway.Config{
+//		Keys:          auth.NewCachedKeyStore(db.Keys(), auth.DefaultKeyCacheTTL),
+//		ResponseStore: db.Responses(),
+//		Tasks:         db.Tasks(),
+//		Contents:      db.Contents(),
+//		…
+//	})
+//
+// # One process per file
+//
+// A database file serves one gateway process at a time. [Open] relies on
+// it to recover from a process that died (kill -9, a crash, a power cut):
+// the quota reserved by the requests that were in flight is released
+// (their reservations would otherwise be held forever, as nobody is left
+// to settle them), keeping only what the still unfinished video tasks
+// reserved; and the leases of the video tasks that were running are
+// ended, so that the new process's runner resumes them at once (or fails
+// them with a clear error once they have been claimed MaxAttempts times)
+// instead of leaving them in_progress. Open makes sure of it with an
+// advisory lock on PATH.lock, released when the DB is closed or its
+// process ends: a second Open of the file fails with [ErrInUse].
+// Gateways with several replicas share a PostgreSQL database instead.
+//
+// # Concurrency
+//
+// Every store is safe for concurrent use. SQLite lets one connection
+// write at a time: a [DB] writes through a single connection, so writers
+// queue in Go (fairly, and honouring their context) instead of failing
+// with SQLITE_BUSY, and each write is one short BEGIN IMMEDIATE
+// transaction. Reads go through a pool of read-only connections
+// ([Options].MaxReaders); in WAL mode they never wait for the writer, and
+// see every write committed before they start. Another process that
+// opens the file (the sqlite3 shell, a backup) is waited for up to
+// [Options].BusyTimeout.
+//
+// # Quota and group commits
+//
+// As one process uses the file, the [KeyStore] holds in memory the quota
+// of every key that Reserve or Settle touched, as the authority, and
+// Lookup reports it. Reserve changes memory only (reservations end with
+// the process anyway). Settle returns once the key's new quota is
+// committed, in a group commit that carries every Settle waiting with it
+// (one row per key); under load a commit waits up to
+// [Options].CommitDelay (1ms) for company. So a returned Settle is
+// durable, and a crash loses only the Settles that had not returned.
+// Keys are looked up in the file at each Lookup: serve them through
+// auth.NewCachedKeyStore. Do not write the keys table from another
+// process while the gateway runs; change keys through
+// [KeyStore.PutKey] (gateway.PutKeys at start).
+//
+// # Durability
+//
+// The database is in WAL mode with synchronous=NORMAL: a write is durable
+// once its call returns, across a crash of the process; a power loss may
+// lose the last transactions but never corrupts the file.
+//
+// # Schema
+//
+// The schema comes from the SQL files embedded from migrations/
+// (0001_init.sql, …), applied in order by [Open]: each file runs once, in
+// a transaction of its own that also records it in the table
+// schema_migrations (version, name, applied_at). A database recorded at
+// a version newer than the build knows is refused. To change the schema,
+// add the next numbered file; never edit one that has shipped.
+//
+// Secrets are never stored: keys are found by the SHA-256 of their
+// secret (auth.HashSecret). Responses, tasks and content are kept until
+// they are deleted; nothing is evicted.
+package sqlite

@@ -1,0 +1,425 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/gatewaykit/gatewaykit/auth"
+)
+
+// KeyStore is the [auth.KeyStore] of a [DB]. It keeps the SHA-256 of each
+// secret ([auth.HashSecret]), never the secret, and never logs. It is safe
+// for concurrent use. Every Lookup reads the database: wrap the store in
+// [auth.NewCachedKeyStore] to serve lookups from memory.
+//
+// As a DB serves one process, the quotas that Reserve and Settle change
+// are held in memory, which is the authority, and Lookup reports them.
+// Reserve changes memory only: reservations last no longer than the
+// process (see [Open]). Settle returns once the key's new quota is
+// committed to the file, in a group commit: the Settles that arrive while
+// a commit is being written wait, and the first of them then writes the
+// quotas of all their keys in one transaction (one row per key, however
+// many Settles). A Settle alone is written at once; under load, a commit
+// first waits, at most [Options].CommitDelay (1ms), for one Settle more
+// than the last commit carried, so a Settle waits for at most the commit
+// in progress, CommitDelay and its own commit. So a returned Settle is
+// durable; a crash loses only the Settles that had not returned.
+// Concurrent calls lose no update. Do not write the keys table from
+// elsewhere while the gateway runs.
+type KeyStore struct{ db *DB }
+
+var (
+	_ auth.KeyStore  = (*KeyStore)(nil)
+	_ auth.KeyPutter = (*KeyStore)(nil)
+)
+
+const keyColumns = `id, owner, unlimited, remaining, reserved, used, expires_at, disabled, rate_requests, rate_period_ns, allowed_models`
+
+// Add stores k under secret, as it is (its quota included), and returns
+// an error wrapping [auth.ErrDuplicateKey] if k.ID or secret is already
+// stored. secret must be well-formed ([auth.ValidSecret]) and k.ID not
+// empty. Use PutKey to upsert keys from a configuration.
+func (s *KeyStore) Add(ctx context.Context, secret string, k auth.Key) error {
+	if err := checkKey(secret, k); err != nil {
+		return fmt.Errorf("sqlite: KeyStore.Add: %w", err)
+	}
+	q := k.Quota
+	q.Remaining, q.Reserved, q.Used = max(q.Remaining, 0), max(q.Reserved, 0), max(q.Used, 0)
+	if q.Unlimited {
+		q.Remaining, q.Reserved = 0, 0
+	}
+	u := &s.db.usage
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	err := s.db.write(ctx, func(tx *sql.Tx) error {
+		if err := checkDuplicate(ctx, tx, secret, k.ID, true); err != nil {
+			return fmt.Errorf("sqlite: KeyStore.Add: %w", err)
+		}
+		return insertKey(ctx, tx, secret, k, q)
+	})
+	if err == nil {
+		u.quotas[k.ID] = &q
+	}
+	return err
+}
+
+// PutKey implements [auth.KeyPutter]: it stores k under secret, or
+// updates the stored key with id k.ID. An update replaces every field
+// but the usage ([auth.Budget]): the secret (the old one stops working),
+// the owner, the limits, and the budget, which k.Quota.Remaining gives
+// whole, so the stored Remaining becomes it less the usage already
+// recorded (never below 0). Reserved and Used are kept. A secret stored
+// under another id is an error wrapping [auth.ErrDuplicateKey]. The
+// update is one write transaction, so it loses no concurrent Reserve or
+// Settle.
+func (s *KeyStore) PutKey(ctx context.Context, secret string, k auth.Key) error {
+	if err := checkKey(secret, k); err != nil {
+		return fmt.Errorf("sqlite: KeyStore.PutKey: %w", err)
+	}
+	// The row is written with u.mu held, from the quota in memory; a
+	// group commit that took its rows before may write the quota columns
+	// after it, so the key is marked dirty and committed once more.
+	u := &s.db.usage
+	u.mu.Lock()
+	var q auth.Quota
+	err := s.db.write(ctx, func(tx *sql.Tx) error {
+		if err := checkDuplicate(ctx, tx, secret, k.ID, false); err != nil {
+			return fmt.Errorf("sqlite: KeyStore.PutKey: %w", err)
+		}
+		var used, reserved int64
+		err := tx.QueryRowContext(ctx, `SELECT used, reserved FROM keys WHERE id = ?`, k.ID).Scan(&used, &reserved)
+		switch {
+		case errNoRows(err):
+		case err != nil:
+			return err
+		default:
+			if m, ok := u.quotas[k.ID]; ok {
+				used, reserved = m.Used, m.Reserved
+			}
+			if _, err := tx.ExecContext(ctx, `DELETE FROM keys WHERE id = ?`, k.ID); err != nil {
+				return err
+			}
+		}
+		q = auth.Budget(k.Quota, used, reserved)
+		return insertKey(ctx, tx, secret, k, q)
+	})
+	if err != nil {
+		u.mu.Unlock()
+		return err
+	}
+	u.quotas[k.ID] = &q
+	u.dirty[k.ID] = true
+	if err := u.commit(ctx, s.db); err != nil {
+		return fmt.Errorf("sqlite: KeyStore.PutKey: key %q: %w", k.ID, err)
+	}
+	return nil
+}
+
+func checkKey(secret string, k auth.Key) error {
+	switch {
+	case k.ID == "":
+		return errors.New("empty key id")
+	case !auth.ValidSecret(secret):
+		return fmt.Errorf("key %q: %w", k.ID, auth.ErrMalformedCredential)
+	}
+	return nil
+}
+
+// checkDuplicate returns an error wrapping auth.ErrDuplicateKey if secret
+// is stored under an id other than id, or (with idToo) if id is stored.
+func checkDuplicate(ctx context.Context, tx *sql.Tx, secret, id string, idToo bool) error {
+	var other string
+	err := tx.QueryRowContext(ctx, `SELECT id FROM keys WHERE secret_hash = ?`, auth.HashSecret(secret)).Scan(&other)
+	switch {
+	case err == nil && (other != id || idToo):
+		return fmt.Errorf("key %q: secret already stored: %w", id, auth.ErrDuplicateKey)
+	case err != nil && !errNoRows(err):
+		return err
+	}
+	if idToo {
+		err := tx.QueryRowContext(ctx, `SELECT id FROM keys WHERE id = ?`, id).Scan(&other)
+		switch {
+		case err == nil:
+			return fmt.Errorf("key id %q: %w", id, auth.ErrDuplicateKey)
+		case !errNoRows(err):
+			return err
+		}
+	}
+	return nil
+}
+
+func insertKey(ctx context.Context, tx *sql.Tx, secret string, k auth.Key, q auth.Quota) error {
+	var expires sql.NullString
+	if !k.ExpiresAt.IsZero() {
+		expires = sql.NullString{String: k.ExpiresAt.UTC().Format(time.RFC3339Nano), Valid: true}
+	}
+	var rateN, rateP sql.NullInt64
+	if k.RateLimit != nil {
+		rateN = sql.NullInt64{Int64: int64(k.RateLimit.Requests), Valid: true}
+		rateP = sql.NullInt64{Int64: int64(k.RateLimit.Period), Valid: true}
+	}
+	models := k.AllowedModels
+	if models == nil {
+		models = []string{}
+	}
+	m, err := json.Marshal(models)
+	if err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO keys (id, secret_hash, `+keyColumns[len("id, "):]+`)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		k.ID, auth.HashSecret(secret), k.Owner, q.Unlimited, q.Remaining, q.Reserved, q.Used,
+		expires, k.Disabled, rateN, rateP, string(m))
+	return err
+}
+
+// Lookup implements [auth.KeyStore].
+func (s *KeyStore) Lookup(ctx context.Context, secret string) (*auth.Key, error) {
+	row := s.db.reader.QueryRowContext(ctx, `SELECT `+keyColumns+` FROM keys WHERE secret_hash = ?`, auth.HashSecret(secret))
+	var (
+		k       auth.Key
+		expires sql.NullString
+		rateN   sql.NullInt64
+		rateP   sql.NullInt64
+		models  string
+	)
+	err := row.Scan(&k.ID, &k.Owner, &k.Quota.Unlimited, &k.Quota.Remaining, &k.Quota.Reserved, &k.Quota.Used,
+		&expires, &k.Disabled, &rateN, &rateP, &models)
+	switch {
+	case errNoRows(err):
+		return nil, auth.ErrKeyNotFound
+	case err != nil:
+		return nil, fmt.Errorf("sqlite: KeyStore.Lookup: %w", err)
+	}
+	if expires.Valid {
+		if k.ExpiresAt, err = time.Parse(time.RFC3339Nano, expires.String); err != nil {
+			return nil, fmt.Errorf("sqlite: KeyStore.Lookup: key %q: expires_at: %w", k.ID, err)
+		}
+	}
+	if rateN.Valid {
+		k.RateLimit = &auth.Limit{Requests: int(rateN.Int64), Period: time.Duration(rateP.Int64)}
+	}
+	if err := json.Unmarshal([]byte(models), &k.AllowedModels); err != nil {
+		return nil, fmt.Errorf("sqlite: KeyStore.Lookup: key %q: allowed_models: %w", k.ID, err)
+	}
+	u := &s.db.usage
+	u.mu.Lock()
+	if q, ok := u.quotas[k.ID]; ok {
+		k.Quota = *q
+	}
+	u.mu.Unlock()
+	return &k, nil
+}
+
+// Reserve implements [auth.KeyStore]. A negative amount is an error and
+// changes nothing. It is made in memory (see [KeyStore]).
+func (s *KeyStore) Reserve(ctx context.Context, keyID string, amount int64) error {
+	if amount < 0 {
+		return fmt.Errorf("sqlite: Reserve: negative amount %d", amount)
+	}
+	u := &s.db.usage
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	q, err := u.loadLocked(ctx, s.db, keyID)
+	if err != nil {
+		return err
+	}
+	switch {
+	case q.Unlimited:
+	case q.Remaining <= q.Reserved:
+		return fmt.Errorf("sqlite: key id %q: reserving %d with %d left, all reserved: %w", keyID, amount, q.Remaining, auth.ErrQuotaExceeded)
+	default:
+		q.Reserved = addSat(q.Reserved, amount)
+		u.dirty[keyID] = true
+	}
+	return nil
+}
+
+// Settle implements [auth.KeyStore]. A negative amount is an error and
+// changes nothing. It returns once the usage is committed to the file
+// (see [KeyStore]).
+func (s *KeyStore) Settle(ctx context.Context, p auth.SettleParams) (auth.Quota, error) {
+	if p.Reserved < 0 || p.Used < 0 {
+		return auth.Quota{}, fmt.Errorf("sqlite: Settle: negative amount (reserved %d, used %d)", p.Reserved, p.Used)
+	}
+	u := &s.db.usage
+	u.mu.Lock()
+	q, err := u.loadLocked(ctx, s.db, p.KeyID)
+	if err != nil {
+		u.mu.Unlock()
+		return auth.Quota{}, err
+	}
+	before := q.Remaining
+	next, covered := settle(*q, p)
+	*q = next
+	u.dirty[p.KeyID] = true
+	if !covered {
+		err = fmt.Errorf("sqlite: key id %q: used %d with %d left: %w", p.KeyID, p.Used, before, auth.ErrQuotaExceeded)
+	}
+	if cerr := u.commit(ctx, s.db); cerr != nil {
+		return next, fmt.Errorf("sqlite: Settle: key id %q: %w", p.KeyID, cerr)
+	}
+	return next, err
+}
+
+// usageState is the quota of the keys that Reserve and Settle have
+// touched, held in memory by the DB: as one process uses the file, this
+// copy is the authority, and the file is brought up to it by group
+// commits (see [KeyStore]).
+type usageState struct {
+	mu      sync.Mutex
+	quotas  map[string]*auth.Quota // by key id
+	dirty   map[string]bool        // ids whose quota the file lags
+	waiters []*usageWaiter         // Settles waiting for the next commit
+	running bool                   // a commit is being written
+	// The writer of a commit waits, at most delay (Options.CommitDelay),
+	// for target Settles (see commit) to join it:
+	// while it is gathering, the Settle that makes the count sends on full.
+	delay     time.Duration
+	target    int
+	gathering bool
+	full      chan struct{}
+}
+
+type usageWaiter struct {
+	wake chan bool // true: write the next commit; false: it is written
+	err  error
+}
+
+func (u *usageState) init(delay time.Duration) {
+	u.delay = max(delay, 0)
+	u.full = make(chan struct{}, 1)
+	u.quotas = make(map[string]*auth.Quota)
+	u.dirty = make(map[string]bool)
+}
+
+// loadLocked returns the quota of the key with id keyID, read from the
+// file the first time, or an error wrapping auth.ErrKeyNotFound.
+func (u *usageState) loadLocked(ctx context.Context, db *DB, keyID string) (*auth.Quota, error) {
+	if q, ok := u.quotas[keyID]; ok {
+		return q, nil
+	}
+	var q auth.Quota
+	err := db.reader.QueryRowContext(ctx, `SELECT unlimited, remaining, reserved, used FROM keys WHERE id = ?`, keyID).
+		Scan(&q.Unlimited, &q.Remaining, &q.Reserved, &q.Used)
+	switch {
+	case errNoRows(err):
+		return nil, fmt.Errorf("sqlite: key id %q: %w", keyID, auth.ErrKeyNotFound)
+	case err != nil:
+		return nil, fmt.Errorf("sqlite: key id %q: %w", keyID, err)
+	}
+	u.quotas[keyID] = &q
+	return &q, nil
+}
+
+// commit is called with u.mu held, which it releases. It waits until the
+// dirty quotas are written to the file: the first caller writes them in
+// one transaction; the callers that arrive meanwhile wait, and the first
+// of them writes all theirs in the next, once one more than the last one
+// carried have joined or u.delay has passed.
+func (u *usageState) commit(ctx context.Context, db *DB) error {
+	w := &usageWaiter{wake: make(chan bool, 1)}
+	u.waiters = append(u.waiters, w)
+	if u.gathering && len(u.waiters) >= u.target {
+		select {
+		case u.full <- struct{}{}:
+		default:
+		}
+	}
+	lead := !u.running
+	u.running = true
+	u.mu.Unlock()
+	if !lead && !<-w.wake {
+		return w.err
+	}
+	// Under load, wait for one Settle more than the last commit carried,
+	// or at most the commit delay, so that a commit carries many.
+	u.mu.Lock()
+	if len(u.waiters) < u.target && u.delay > 0 {
+		u.gathering = true
+		u.mu.Unlock()
+		t := time.NewTimer(u.delay)
+		select {
+		case <-u.full:
+		case <-t.C:
+		}
+		t.Stop()
+		u.mu.Lock()
+		u.gathering = false
+		select {
+		case <-u.full:
+		default:
+		}
+	}
+	waiters := u.waiters
+	u.waiters = nil
+	// Grow the next commit by one while commits fill up with more than
+	// one Settle; one that did not fill up sets the pace.
+	if n := len(waiters); n >= 2 && n >= u.target {
+		u.target = n + 1
+	} else {
+		u.target = n
+	}
+	ids := make([]string, 0, len(u.dirty))
+	rows := make([]auth.Quota, 0, len(u.dirty))
+	for id := range u.dirty {
+		ids = append(ids, id)
+		rows = append(rows, *u.quotas[id])
+	}
+	clear(u.dirty)
+	u.mu.Unlock()
+
+	// The commit carries other callers' usage: it is written even if this
+	// caller's context ends.
+	err := db.writeQuotas(context.WithoutCancel(ctx), ids, rows)
+
+	u.mu.Lock()
+	if err != nil {
+		for _, id := range ids {
+			u.dirty[id] = true // the next commit tries again
+		}
+	}
+	for _, o := range waiters {
+		if o != w {
+			o.err = err
+			o.wake <- false
+		}
+	}
+	if len(u.waiters) > 0 {
+		u.waiters[0].wake <- true
+	} else {
+		u.running = false
+	}
+	u.mu.Unlock()
+	return err
+}
+
+func addSat(a, b int64) int64 {
+	if b > math.MaxInt64-a {
+		return math.MaxInt64
+	}
+	return a + b
+}
+
+// settle applies p to q as [auth.KeyStore.Settle] says, and reports
+// whether the budget covered p.Used.
+func settle(q auth.Quota, p auth.SettleParams) (auth.Quota, bool) {
+	q.Reserved = max(q.Reserved-p.Reserved, 0)
+	q.Used = addSat(q.Used, p.Used)
+	if q.Unlimited {
+		q.Remaining, q.Reserved = 0, 0
+		return q, true
+	}
+	if p.Used > q.Remaining {
+		q.Remaining = 0
+		return q, p.Used == 0
+	}
+	q.Remaining -= p.Used
+	return q, true
+}

@@ -1,0 +1,106 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"path/filepath"
+	"testing"
+	"testing/fstest"
+
+	"github.com/stretchr/testify/require"
+)
+
+func openRaw(t *testing.T) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("sqlite", filepath.Join(t.TempDir(), "m.db")+"?_txlock=immediate")
+	require.NoError(t, err)
+	db.SetMaxOpenConns(1)
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func versions(t *testing.T, db *sql.DB) []int {
+	t.Helper()
+	rows, err := db.Query(`SELECT version FROM schema_migrations ORDER BY version`)
+	require.NoError(t, err)
+	defer rows.Close()
+	var vs []int
+	for rows.Next() {
+		var v int
+		require.NoError(t, rows.Scan(&v))
+		vs = append(vs, v)
+	}
+	require.NoError(t, rows.Err())
+	return vs
+}
+
+func TestMigrate(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	first := &fstest.MapFile{Data: []byte(`CREATE TABLE a (x INTEGER); INSERT INTO a VALUES (1);`)}
+	second := &fstest.MapFile{Data: []byte(`ALTER TABLE a ADD COLUMN y INTEGER NOT NULL DEFAULT 2;`)}
+	broken := &fstest.MapFile{Data: []byte(`CREATE TABLE b (x INTEGER); THIS IS NOT SQL;`)}
+
+	for _, tc := range []struct {
+		name    string
+		run     func(t *testing.T, db *sql.DB)
+		wantErr string
+	}{
+		{name: "AppliesEveryMigrationOnceInOrder", run: func(t *testing.T, db *sql.DB) {
+			files := fstest.MapFS{"migrations/0002_y.sql": second, "migrations/0001_a.sql": first}
+			applied, err := migrate(ctx, db, files)
+			require.NoError(t, err)
+			require.Equal(t, []string{"0001_a", "0002_y"}, applied)
+			applied, err = migrate(ctx, db, files)
+			require.NoError(t, err)
+			require.Empty(t, applied, "a second run applies nothing")
+			var n, y int
+			require.NoError(t, db.QueryRow(`SELECT COUNT(*), MAX(y) FROM a`).Scan(&n, &y))
+			require.Equal(t, 1, n, "the first migration's insert ran once")
+			require.Equal(t, 2, y)
+			require.Equal(t, []int{1, 2}, versions(t, db))
+		}},
+		{name: "AppliesOnlyTheNewMigrations", run: func(t *testing.T, db *sql.DB) {
+			_, err := migrate(ctx, db, fstest.MapFS{"migrations/0001_a.sql": first})
+			require.NoError(t, err)
+			applied, err := migrate(ctx, db, fstest.MapFS{"migrations/0001_a.sql": first, "migrations/0002_y.sql": second})
+			require.NoError(t, err)
+			require.Equal(t, []string{"0002_y"}, applied)
+		}},
+		{name: "AFailedMigrationChangesNothing", wantErr: "sqlite: migration 0002_broken:", run: func(t *testing.T, db *sql.DB) {
+			_, err := migrate(ctx, db, fstest.MapFS{"migrations/0001_a.sql": first, "migrations/0002_broken.sql": broken})
+			require.ErrorContains(t, err, "sqlite: migration 0002_broken:")
+			require.Equal(t, []int{1}, versions(t, db))
+			var n int
+			require.NoError(t, db.QueryRow(`SELECT COUNT(*) FROM sqlite_master WHERE name = 'b'`).Scan(&n))
+			require.Zero(t, n, "the failed migration's first statement was rolled back")
+		}},
+		{name: "RefusesADatabaseNewerThanTheBuild", run: func(t *testing.T, db *sql.DB) {
+			_, err := migrate(ctx, db, fstest.MapFS{"migrations/0001_a.sql": first, "migrations/0002_y.sql": second})
+			require.NoError(t, err)
+			_, err = migrate(ctx, db, fstest.MapFS{"migrations/0001_a.sql": first})
+			require.ErrorContains(t, err, "the database's schema is at version 2, newer than this build's 1")
+		}},
+		{name: "RefusesAGapInVersions", run: func(t *testing.T, db *sql.DB) {
+			_, err := migrate(ctx, db, fstest.MapFS{"migrations/0001_a.sql": first, "migrations/0003_y.sql": second})
+			require.ErrorContains(t, err, "sqlite: migration 0003_y: want version 2")
+		}},
+		{name: "RefusesABadName", run: func(t *testing.T, db *sql.DB) {
+			_, err := migrate(ctx, db, fstest.MapFS{"migrations/init.sql": first})
+			require.ErrorContains(t, err, "sqlite: migration init.sql: the name must be NNNN_name.sql")
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			tc.run(t, openRaw(t))
+		})
+	}
+}
+
+func TestTheEmbeddedMigrationsAreNumberedWithoutGaps(t *testing.T) {
+	t.Parallel()
+	ms, err := migrations(migrationFiles)
+	require.NoError(t, err)
+	require.NotEmpty(t, ms)
+	require.Equal(t, "0001_init", ms[0].name)
+}
