@@ -110,12 +110,6 @@ func appendChunkPrefix(b []byte, id string, created int64, model string) []byte 
 	return append(appendChunkHead(b, id, created, model), `,"choices":[`...)
 }
 
-// appendRawChunk appends, after a chunk's head, the members of raw, a
-// JSON object, and closes the chunk.
-func appendRawChunk(b []byte, raw []byte) []byte {
-	return append(jsonenc.AppendMembers(b, raw), '}')
-}
-
 // appendChunkChoice appends one choice of a chunk and closes the chunk.
 // role adds "role":"assistant"; calls are the tool-call fragments; an
 // empty finish is null.

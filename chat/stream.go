@@ -44,15 +44,13 @@ type chunkWriter struct {
 	cfg          *pipeline.Config
 	n            int
 	includeUsage bool
-	head         int // length of the chunk head at the start of buf
-	prefix       int // length of the chunk prefix (the head and ,"choices":[) at the start of buf
-	buf          []byte
-	calls        []ToolCallChunk // reused
-	choices      []choiceState
-	one          [1]choiceState // backing of choices for n = 1
-	usage        Usage
-	written      pipeline.Written // output sent, for the usage of a backend that reports none
-	ring         pipeline.DeltaRing[detached]
+	pipeline.ChunkBuffer
+	calls   []ToolCallChunk // reused
+	choices []choiceState
+	one     [1]choiceState // backing of choices for n = 1
+	usage   Usage
+	written pipeline.Written // output sent, for the usage of a backend that reports none
+	ring    pipeline.DeltaRing[detached]
 }
 
 // detached is what Detach copies of a delta.
@@ -77,11 +75,7 @@ func (cw *chunkWriter) Detach(d *passthrough.Delta[Delta]) {
 		d.Delta.ToolCalls = sl.calls
 	}
 	if d.Raw != nil {
-		sl.raw = append(sl.raw[:0], d.Raw...)
-		if sl.raw == nil {
-			sl.raw = []byte{} // an empty Raw stays one (and is refused)
-		}
-		d.Raw = sl.raw
+		d.Raw = pipeline.DetachRaw(&sl.raw, d.Raw)
 	}
 }
 
@@ -92,10 +86,7 @@ type choiceState struct {
 }
 
 func (cw *chunkWriter) init(id string, created int64, model string) {
-	cw.buf = appendChunkHead(make([]byte, 0, 512), id, created, model)
-	cw.head = len(cw.buf)
-	cw.buf = append(cw.buf, `,"choices":[`...)
-	cw.prefix = len(cw.buf)
+	cw.Init(cw.s, appendChunkHead(make([]byte, 0, 512), id, created, model))
 	if cw.n == 1 {
 		cw.choices = cw.one[:]
 	} else {
@@ -166,10 +157,10 @@ func (cw *chunkWriter) Add(pd *passthrough.Delta[Delta]) error {
 			return backendError("raw chunk that is not a JSON object: %.40q", raw)
 		}
 		st.finished = d.FinishReason != ""
-		return cw.sendRaw(raw)
+		return cw.SendRaw(raw)
 	}
 	if role || d.Content != "" || d.Reasoning != "" || len(calls) > 0 {
-		if err := cw.send(appendChunkChoice(cw.buf[:cw.prefix], d.Choice, role, d.Content, d.Reasoning, calls, "")); err != nil {
+		if err := cw.Send(appendChunkChoice(cw.Prefix(), d.Choice, role, d.Content, d.Reasoning, calls, "")); err != nil {
 			return err
 		}
 	}
@@ -177,7 +168,7 @@ func (cw *chunkWriter) Add(pd *passthrough.Delta[Delta]) error {
 		return nil
 	}
 	st.finished = true
-	return cw.send(appendChunkChoice(cw.buf[:cw.prefix], d.Choice, false, "", "", nil, d.FinishReason))
+	return cw.Send(appendChunkChoice(cw.Prefix(), d.Choice, false, "", "", nil, d.FinishReason))
 }
 
 // Finish ends the choices that are still open, sends the usage chunk if
@@ -195,37 +186,21 @@ func (cw *chunkWriter) Finish() error {
 		}
 		if !st.started {
 			st.started = true
-			if err := cw.send(appendChunkChoice(cw.buf[:cw.prefix], i, true, "", "", nil, "")); err != nil {
+			if err := cw.Send(appendChunkChoice(cw.Prefix(), i, true, "", "", nil, "")); err != nil {
 				return err
 			}
 		}
 		st.finished = true
-		if err := cw.send(appendChunkChoice(cw.buf[:cw.prefix], i, false, "", "", nil, reason)); err != nil {
+		if err := cw.Send(appendChunkChoice(cw.Prefix(), i, false, "", "", nil, reason)); err != nil {
 			return err
 		}
 	}
 	if cw.includeUsage {
-		if err := cw.send(appendUsageChunk(cw.buf[:cw.prefix], &cw.usage)); err != nil {
+		if err := cw.Send(appendUsageChunk(cw.Prefix(), &cw.usage)); err != nil {
 			return err
 		}
 	}
 	return cw.s.Done()
-}
-
-// send writes the chunk encoded in b (whose prefix is kept as the reused
-// buffer) without flushing it: the stream loop flushes, and so does Done.
-func (cw *chunkWriter) send(b []byte) error {
-	cw.buf = b[:cw.prefix]
-	return cw.s.WriteRaw("", b)
-}
-
-// sendRaw writes, as send does, a chunk of the head and the members of
-// raw (see passthrough.Delta), and restores the prefix after the head.
-func (cw *chunkWriter) sendRaw(raw []byte) error {
-	b := appendRawChunk(cw.buf[:cw.head], raw)
-	err := cw.s.WriteRaw("", b)
-	cw.buf = append(b[:cw.head], `,"choices":[`...)
-	return err
 }
 
 // backendError is the error for a backend that broke the streaming

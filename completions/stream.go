@@ -45,14 +45,12 @@ type chunkWriter struct {
 	cfg          *pipeline.Config
 	n            int
 	includeUsage bool
-	head         int // length of the chunk head at the start of buf
-	prefix       int // length of the chunk prefix (the head and ,"choices":[) at the start of buf
-	buf          []byte
-	finished     []bool
-	one          [1]bool // backing of finished for one choice
-	usage        endpoint.Usage
-	written      pipeline.Written // output sent, for the usage of a backend that reports none
-	ring         pipeline.DeltaRing[detached]
+	pipeline.ChunkBuffer
+	finished []bool
+	one      [1]bool // backing of finished for one choice
+	usage    endpoint.Usage
+	written  pipeline.Written // output sent, for the usage of a backend that reports none
+	ring     pipeline.DeltaRing[detached]
 }
 
 // detached is what Detach copies of a delta.
@@ -72,19 +70,12 @@ func (cw *chunkWriter) Detach(d *passthrough.Delta[Delta]) {
 		d.Delta.Usage = &sl.usage
 	}
 	if d.Raw != nil {
-		sl.raw = append(sl.raw[:0], d.Raw...)
-		if sl.raw == nil {
-			sl.raw = []byte{} // an empty Raw stays one (and is refused)
-		}
-		d.Raw = sl.raw
+		d.Raw = pipeline.DetachRaw(&sl.raw, d.Raw)
 	}
 }
 
 func (cw *chunkWriter) init(id string, created int64) {
-	cw.buf = appendChunkHead(make([]byte, 0, 256), id, created)
-	cw.head = len(cw.buf)
-	cw.buf = append(cw.buf, `,"choices":[`...)
-	cw.prefix = len(cw.buf)
+	cw.Init(cw.s, appendChunkHead(make([]byte, 0, 256), id, created))
 	if cw.n == 1 {
 		cw.finished = cw.one[:]
 	} else {
@@ -128,9 +119,9 @@ func (cw *chunkWriter) Add(pd *passthrough.Delta[Delta]) error {
 		if !jsonenc.IsObject(raw) {
 			return backendError("raw chunk that is not a JSON object: %.40q", raw)
 		}
-		return cw.sendRaw(raw)
+		return cw.SendRaw(raw)
 	}
-	return cw.send(appendChunkChoice(cw.buf[:cw.prefix], d.Choice, d.Text, d.FinishReason))
+	return cw.Send(appendChunkChoice(cw.Prefix(), d.Choice, d.Text, d.FinishReason))
 }
 
 // Finish ends the choices that are still open, sends the usage chunk if
@@ -142,32 +133,16 @@ func (cw *chunkWriter) Finish() error {
 			continue
 		}
 		cw.finished[i] = true
-		if err := cw.send(appendChunkChoice(cw.buf[:cw.prefix], i, "", endpoint.FinishStop)); err != nil {
+		if err := cw.Send(appendChunkChoice(cw.Prefix(), i, "", endpoint.FinishStop)); err != nil {
 			return err
 		}
 	}
 	if cw.includeUsage {
-		if err := cw.send(appendUsageChunk(cw.buf[:cw.prefix], &cw.usage)); err != nil {
+		if err := cw.Send(appendUsageChunk(cw.Prefix(), &cw.usage)); err != nil {
 			return err
 		}
 	}
 	return cw.s.Done()
-}
-
-// send writes the chunk encoded in b (whose prefix is kept as the reused
-// buffer) without flushing it: the stream loop flushes, and so does Done.
-func (cw *chunkWriter) send(b []byte) error {
-	cw.buf = b[:cw.prefix]
-	return cw.s.WriteRaw("", b)
-}
-
-// sendRaw writes, as send does, a chunk of the head and the members of
-// raw (see passthrough.Delta), and restores the prefix after the head.
-func (cw *chunkWriter) sendRaw(raw []byte) error {
-	b := append(jsonenc.AppendMembers(cw.buf[:cw.head], raw), '}')
-	err := cw.s.WriteRaw("", b)
-	cw.buf = append(b[:cw.head], `,"choices":[`...)
-	return err
 }
 
 // backendError is the error for a backend that broke the streaming
