@@ -70,13 +70,13 @@ func TestRestartAfterKill(t *testing.T) {
 
 	require.NoError(t, first.cmd.Process.Kill()) // SIGKILL: nothing is flushed or closed
 	_ = first.cmd.Wait()
-	usage := keyUsage(t, dbPath, "key-limited")
-	require.Positive(t, usage.used, "the limited key was charged")
+	before := keyUsage(t, dbPath, "key-limited")
+	require.Positive(t, before.used, "the limited key was charged")
 
 	// The second life, on the same file and configuration.
 	second := startServer(t, bin, args...)
 	c.base = second.url
-	require.Equal(t, usage, keyUsage(t, dbPath, "key-limited"), "the key's usage is as it was")
+	require.Equal(t, before, keyUsage(t, dbPath, "key-limited"), "the key's usage is as it was")
 
 	list := c.do("GET", "/v1/videos?limit=100", "sk-video", "", 200)
 	var ids []string
@@ -101,8 +101,12 @@ func TestRestartAfterKill(t *testing.T) {
 	r3 := c.do("POST", "/v1/responses", "sk-limited",
 		fmt.Sprintf(`{"model":"demo-chat","input":"third turn","previous_response_id":%q}`, r2["id"]), 200)
 	require.Equal(t, r2["id"], r3["previous_response_id"], "the conversation continues")
-	after := keyUsage(t, dbPath, "key-limited")
-	require.Greater(t, after.used, usage.used, "and is charged on top of what was used before")
+	// The usage reaches the file within the store's commit delay.
+	var after usage
+	require.Eventually(t, func() bool {
+		after = keyUsage(t, dbPath, "key-limited")
+		return after.used > before.used
+	}, 10*time.Second, 10*time.Millisecond, "and is charged on top of what was used before")
 	require.Equal(t, int64(1000000), after.used+after.remaining, "the budget of the file, less all usage")
 }
 

@@ -26,8 +26,8 @@ const (
 	// another connection (another process on the same file) before it
 	// fails with SQLITE_BUSY.
 	DefaultBusyTimeout = 5 * time.Second
-	// DefaultCommitDelay is how long a group commit of usage waits, at
-	// most, for other Settles to join it.
+	// DefaultCommitDelay is how long the usage of a Settle waits in
+	// memory for others to join its group commit.
 	DefaultCommitDelay = time.Millisecond
 )
 
@@ -40,8 +40,8 @@ type Options struct {
 	// MaxReaders is the number of connections that read at once; 0 means
 	// max(4, GOMAXPROCS).
 	MaxReaders int
-	// CommitDelay is how long a group commit of usage waits, at most,
-	// for other Settles to join it (see [KeyStore]). 0 means
+	// CommitDelay is how long the usage of a Settle may wait in memory
+	// for others to join its group commit (see [KeyStore]). 0 means
 	// DefaultCommitDelay; a negative value, no wait (a commit starts as
 	// soon as the previous one ends).
 	CommitDelay time.Duration
@@ -154,6 +154,7 @@ func Open(ctx context.Context, path string, opts *Options) (*DB, error) {
 	reader.SetConnMaxLifetime(0)
 	reader.SetConnMaxIdleTime(0)
 	db.reader = reader
+	go db.usage.run(db)
 	return db, nil
 }
 
@@ -186,7 +187,7 @@ func (db *DB) Path() string { return db.path }
 // Close closes the database. Call it after the gateway has stopped using
 // the stores.
 func (db *DB) Close() error {
-	var errs []error
+	errs := []error{db.usage.close(db)}
 	if db.reader != nil {
 		errs = append(errs, db.reader.Close())
 	}

@@ -50,11 +50,13 @@
 // As one process uses the file, the [KeyStore] holds in memory the quota
 // of every key that Reserve or Settle touched, as the authority, and
 // Lookup reports it. Reserve changes memory only (reservations end with
-// the process anyway). Settle returns once the key's new quota is
-// committed, in a group commit that carries every Settle waiting with it
-// (one row per key); under load a commit waits up to
-// [Options].CommitDelay (1ms) for company. So a returned Settle is
-// durable, and a crash loses only the Settles that had not returned.
+// the process anyway). Settle changes memory and returns at once; a
+// writer goroutine brings the file up to it in group commits, each
+// carrying every Settle of the last [Options].CommitDelay (1ms), one row
+// per key. [DB.Close] writes what is left: a clean shutdown loses no
+// usage, and a crash loses at most the Settles of the last CommitDelay
+// and of the commit under way (the handlers settle after the reply is
+// sent, so no client ever waited for that write).
 // Keys are looked up in the file at each Lookup: serve them through
 // auth.NewCachedKeyStore. Do not write the keys table from another
 // process while the gateway runs; change keys through

@@ -21,15 +21,15 @@ import (
 // As a DB serves one process, the quotas that Reserve and Settle change
 // are held in memory, which is the authority, and Lookup reports them.
 // Reserve changes memory only: reservations last no longer than the
-// process (see [Open]). Settle returns once the key's new quota is
-// committed to the file, in a group commit: the Settles that arrive while
-// a commit is being written wait, and the first of them then writes the
-// quotas of all their keys in one transaction (one row per key, however
-// many Settles). A Settle alone is written at once; under load, a commit
-// first waits, at most [Options].CommitDelay (1ms), for one Settle more
-// than the last commit carried, so a Settle waits for at most the commit
-// in progress, CommitDelay and its own commit. So a returned Settle is
-// durable; a crash loses only the Settles that had not returned.
+// process (see [Open]). Settle changes memory and returns at once; a
+// writer goroutine brings the file up to it in group commits: woken by a
+// Settle, it lets the Settles of the next [Options].CommitDelay (1ms)
+// gather, then writes the quotas of all their keys in one transaction
+// (one row per key, however many Settles). [DB.Close] writes what is
+// left, so a clean shutdown loses nothing, and a crash loses at most the
+// Settles of the last CommitDelay and the commit under way. (The
+// handlers settle after the reply is sent, so no client waits for a
+// commit either way.)
 // Concurrent calls lose no update. Do not write the keys table from
 // elsewhere while the gateway runs.
 type KeyStore struct{ db *DB }
@@ -114,10 +114,12 @@ func (s *KeyStore) PutKey(ctx context.Context, secret string, k auth.Key) error 
 		return err
 	}
 	u.quotas[k.ID] = &q
+	// The transaction wrote q; marking it dirty makes the next commit
+	// write it again, after any commit already under way that carries an
+	// older copy of the key's quota.
 	u.dirty[k.ID] = true
-	if err := u.commit(ctx, s.db); err != nil {
-		return fmt.Errorf("sqlite: KeyStore.PutKey: key %q: %w", k.ID, err)
-	}
+	u.mu.Unlock()
+	u.wake()
 	return nil
 }
 
@@ -242,8 +244,8 @@ func (s *KeyStore) Reserve(ctx context.Context, keyID string, amount int64) erro
 }
 
 // Settle implements [auth.KeyStore]. A negative amount is an error and
-// changes nothing. It returns once the usage is committed to the file
-// (see [KeyStore]).
+// changes nothing. It returns at once, with the key's new quota; the
+// file follows within [Options].CommitDelay (see [KeyStore]).
 func (s *KeyStore) Settle(ctx context.Context, p auth.SettleParams) (auth.Quota, error) {
 	if p.Reserved < 0 || p.Used < 0 {
 		return auth.Quota{}, fmt.Errorf("sqlite: Settle: negative amount (reserved %d, used %d)", p.Reserved, p.Used)
@@ -262,41 +264,49 @@ func (s *KeyStore) Settle(ctx context.Context, p auth.SettleParams) (auth.Quota,
 	if !covered {
 		err = fmt.Errorf("sqlite: key id %q: used %d with %d left: %w", p.KeyID, p.Used, before, auth.ErrQuotaExceeded)
 	}
-	if cerr := u.commit(ctx, s.db); cerr != nil {
-		return next, fmt.Errorf("sqlite: Settle: key id %q: %w", p.KeyID, cerr)
-	}
+	u.mu.Unlock()
+	u.wake()
 	return next, err
 }
 
 // usageState is the quota of the keys that Reserve and Settle have
 // touched, held in memory by the DB: as one process uses the file, this
-// copy is the authority, and the file is brought up to it by group
-// commits (see [KeyStore]).
+// copy is the authority, and a writer goroutine brings the file up to it
+// in group commits (see [KeyStore]).
 type usageState struct {
-	mu      sync.Mutex
-	quotas  map[string]*auth.Quota // by key id
-	dirty   map[string]bool        // ids whose quota the file lags
-	waiters []*usageWaiter         // Settles waiting for the next commit
-	running bool                   // a commit is being written
-	// The writer of a commit waits, at most delay (Options.CommitDelay),
-	// for target Settles (see commit) to join it:
-	// while it is gathering, the Settle that makes the count sends on full.
-	delay     time.Duration
-	target    int
-	gathering bool
-	full      chan struct{}
+	mu     sync.Mutex
+	quotas map[string]*auth.Quota // by key id
+	dirty  map[string]bool        // ids whose quota the file lags
+
+	delay time.Duration // Options.CommitDelay: how long a commit gathers
+	kick  chan struct{} // something is dirty (buffered: one pending kick)
+	stop  chan struct{} // closed by Close
+	done  chan struct{} // closed when the writer has ended
+	once  sync.Once     // of close
 }
 
-type usageWaiter struct {
-	wake chan bool // true: write the next commit; false: it is written
-	err  error
-}
+// The writer's back-off after a commit failed: it tries again, doubling
+// the wait, until one succeeds.
+const (
+	retryMin = 50 * time.Millisecond
+	retryMax = 5 * time.Second
+)
 
 func (u *usageState) init(delay time.Duration) {
 	u.delay = max(delay, 0)
-	u.full = make(chan struct{}, 1)
 	u.quotas = make(map[string]*auth.Quota)
 	u.dirty = make(map[string]bool)
+	u.kick = make(chan struct{}, 1)
+	u.stop = make(chan struct{})
+	u.done = make(chan struct{})
+}
+
+// wake tells the writer that a quota is dirty.
+func (u *usageState) wake() {
+	select {
+	case u.kick <- struct{}{}:
+	default:
+	}
 }
 
 // loadLocked returns the quota of the key with id keyID, read from the
@@ -318,53 +328,44 @@ func (u *usageState) loadLocked(ctx context.Context, db *DB, keyID string) (*aut
 	return &q, nil
 }
 
-// commit is called with u.mu held, which it releases. It waits until the
-// dirty quotas are written to the file: the first caller writes them in
-// one transaction; the callers that arrive meanwhile wait, and the first
-// of them writes all theirs in the next, once one more than the last one
-// carried have joined or u.delay has passed.
-func (u *usageState) commit(ctx context.Context, db *DB) error {
-	w := &usageWaiter{wake: make(chan bool, 1)}
-	u.waiters = append(u.waiters, w)
-	if u.gathering && len(u.waiters) >= u.target {
+// run is the writer: woken by a dirty quota, it lets the Settles of the
+// next u.delay gather, then writes every dirty quota in one transaction
+// (one row per key, however many Settles). It returns when u.stop is
+// closed; Close then writes what is left.
+func (u *usageState) run(db *DB) {
+	defer close(u.done)
+	retry := time.Duration(0)
+	for {
 		select {
-		case u.full <- struct{}{}:
-		default:
+		case <-u.kick:
+		case <-u.stop:
+			return
 		}
+		if wait := max(u.delay, retry); wait > 0 {
+			t := time.NewTimer(wait)
+			select {
+			case <-t.C:
+			case <-u.stop:
+				t.Stop()
+				return
+			}
+		}
+		if err := u.flush(db); err != nil {
+			retry = min(max(2*retry, retryMin), retryMax)
+			u.wake()
+			continue
+		}
+		retry = 0
 	}
-	lead := !u.running
-	u.running = true
-	u.mu.Unlock()
-	if !lead && !<-w.wake {
-		return w.err
-	}
-	// Under load, wait for one Settle more than the last commit carried,
-	// or at most the commit delay, so that a commit carries many.
+}
+
+// flush writes every dirty quota in one transaction. On failure the
+// quotas are dirty again, for the next try.
+func (u *usageState) flush(db *DB) error {
 	u.mu.Lock()
-	if len(u.waiters) < u.target && u.delay > 0 {
-		u.gathering = true
+	if len(u.dirty) == 0 {
 		u.mu.Unlock()
-		t := time.NewTimer(u.delay)
-		select {
-		case <-u.full:
-		case <-t.C:
-		}
-		t.Stop()
-		u.mu.Lock()
-		u.gathering = false
-		select {
-		case <-u.full:
-		default:
-		}
-	}
-	waiters := u.waiters
-	u.waiters = nil
-	// Grow the next commit by one while commits fill up with more than
-	// one Settle; one that did not fill up sets the pace.
-	if n := len(waiters); n >= 2 && n >= u.target {
-		u.target = n + 1
-	} else {
-		u.target = n
+		return nil
 	}
 	ids := make([]string, 0, len(u.dirty))
 	rows := make([]auth.Quota, 0, len(u.dirty))
@@ -375,28 +376,26 @@ func (u *usageState) commit(ctx context.Context, db *DB) error {
 	clear(u.dirty)
 	u.mu.Unlock()
 
-	// The commit carries other callers' usage: it is written even if this
-	// caller's context ends.
-	err := db.writeQuotas(context.WithoutCancel(ctx), ids, rows)
-
-	u.mu.Lock()
+	err := db.writeQuotas(context.Background(), ids, rows)
 	if err != nil {
+		u.mu.Lock()
 		for _, id := range ids {
-			u.dirty[id] = true // the next commit tries again
+			u.dirty[id] = true
 		}
+		u.mu.Unlock()
 	}
-	for _, o := range waiters {
-		if o != w {
-			o.err = err
-			o.wake <- false
-		}
-	}
-	if len(u.waiters) > 0 {
-		u.waiters[0].wake <- true
-	} else {
-		u.running = false
-	}
-	u.mu.Unlock()
+	return err
+}
+
+// close stops the writer and writes what is still dirty. Only its first
+// call does anything.
+func (u *usageState) close(db *DB) error {
+	var err error
+	u.once.Do(func() {
+		close(u.stop)
+		<-u.done
+		err = u.flush(db)
+	})
 	return err
 }
 

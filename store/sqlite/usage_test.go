@@ -2,6 +2,7 @@ package sqlite_test
 
 import (
 	"context"
+	"database/sql"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -16,9 +17,9 @@ import (
 
 // TestEveryReturnedSettleIsInTheFile settles concurrently, with and
 // without a commit delay, and with PutKey of the same key in between,
-// then reads the file through a second DB, as a process started after a
-// crash would: every Settle that returned is there. (Close writes
-// nothing: what Settle returned is already in the file.)
+// closes the DB, then reads the file through a second DB, as the next
+// process would: every Settle that returned is there (what the writer
+// had not yet committed, Close wrote).
 func TestEveryReturnedSettleIsInTheFile(t *testing.T) {
 	t.Parallel()
 	const goroutines, perGoroutine, used, budget = 32, 20, 3, 1_000_000
@@ -63,7 +64,7 @@ func TestEveryReturnedSettleIsInTheFile(t *testing.T) {
 				})
 			}
 			wg.Wait()
-			require.NoError(t, db.Close()) // which writes nothing more
+			require.NoError(t, db.Close()) // which writes what is left
 
 			again, err := sqlite.Open(ctx, path, nil)
 			require.NoError(t, err)
@@ -74,4 +75,29 @@ func TestEveryReturnedSettleIsInTheFile(t *testing.T) {
 			require.Equal(t, auth.Quota{Remaining: budget - total, Used: total}, k.Quota)
 		})
 	}
+}
+
+// TestSettleReachesTheFileBeforeClose: the writer commits a Settle on its
+// own, within a commit delay, without waiting for Close; a crash would
+// lose no more than that.
+func TestSettleReachesTheFileBeforeClose(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "gateway.db")
+	db, err := sqlite.Open(ctx, path, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { db.Close() })
+	seed := authtest.NewSeed(t, auth.Key{ID: "key_1", Owner: "o", Quota: auth.LimitedQuota(100)})
+	require.NoError(t, db.Keys().PutKey(ctx, seed.Secret, seed.Key))
+	_, err = db.Keys().Settle(ctx, auth.SettleParams{KeyID: "key_1", Used: 7})
+	require.NoError(t, err)
+
+	file, err := sql.Open("sqlite", path+"?mode=ro")
+	require.NoError(t, err)
+	t.Cleanup(func() { file.Close() })
+	require.Eventually(t, func() bool {
+		var used, remaining int64
+		err := file.QueryRowContext(ctx, `SELECT used, remaining FROM keys WHERE id = 'key_1'`).Scan(&used, &remaining)
+		return err == nil && used == 7 && remaining == 93
+	}, 10*time.Second, 5*time.Millisecond, "the Settle is in the file")
 }
