@@ -5,6 +5,7 @@ import (
 	"iter"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -106,4 +107,48 @@ func TestHandlerCoalescesFlushes(t *testing.T) {
 	require.Equal(t, []string{responses.EventCompleted, ""}, all[len(all)-2:], "the terminal event, then [DONE]")
 	require.Equal(t, rec.Body.String(), last, "nothing after the last flush")
 	checkStream(t, readEvents(t, rec.Body.String()))
+}
+
+// TestStreamIsStoredBeforeDone: a client may ask for a streamed response
+// as soon as it reads data: [DONE] (the SDKs stop there), so the response
+// is stored before [DONE] is flushed, for completed and failed streams
+// alike.
+func TestStreamIsStoredBeforeDone(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ name, input, status string }{
+		{"completed", "hello", "completed"},
+		{"failed", "Fail please [demo:fail]", "failed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			store := responses.NewMemoryStore(nil)
+			h := newTestHandler(responses.WithStore(store))
+			rec := &flushRecorder{ResponseRecorder: httptest.NewRecorder()}
+			// The callback runs on the handler's goroutine: it records, and
+			// the test checks once the handler has returned.
+			var (
+				sawDone bool
+				atDone  *responses.StoredResponse
+				getErr  error
+			)
+			rec.onFlush = func(int) {
+				body := rec.Body.String()
+				if sawDone || !strings.HasSuffix(body, "data: [DONE]\n\n") {
+					return
+				}
+				sawDone = true
+				if id := regexp.MustCompile(`"id":"(resp_[A-Z0-9]+)"`).FindStringSubmatch(body); id != nil {
+					atDone, getErr = store.Get(context.Background(), "", id[1])
+				}
+			}
+			r := httptest.NewRequest(http.MethodPost, "/v1/responses",
+				strings.NewReader(`{"model":"demo-chat","stream":true,"input":"`+tc.input+`"}`))
+			r.Header.Set("Content-Type", "application/json")
+			h.ServeHTTP(rec, r)
+			require.True(t, sawDone, "the stream ends with [DONE]: %s", rec.Body.String())
+			require.NoError(t, getErr, "the response is stored when [DONE] goes out")
+			require.NotNil(t, atDone)
+			require.Equal(t, tc.status, string(atDone.Response.Status))
+		})
+	}
 }

@@ -56,8 +56,8 @@ func (h *creator) Deltas(ctx context.Context, c *createCall) (iter.Seq2[Delta, e
 // events of the backend's deltas, ending with exactly one of
 // response.completed, response.incomplete and response.failed. The
 // stream is stored as it ended, unless the client went away first.
-func (h *creator) NewStream(_ *http.Request, s *sse.Stream, c *createCall) pipeline.DeltaWriter[Delta] {
-	return &eventWriter{s: s, h: (*handler)(h), call: c, cur: -1, buf: make([]byte, 0, 2048), ref: make([]byte, 0, 64),
+func (h *creator) NewStream(r *http.Request, s *sse.Stream, c *createCall) pipeline.DeltaWriter[Delta] {
+	return &eventWriter{s: s, h: (*handler)(h), r: r, call: c, cur: -1, buf: make([]byte, 0, 2048), ref: make([]byte, 0, 64),
 		resp: newResponse(c.p.Request, ids.New(IDPrefix), h.cfg.Now().Unix())}
 }
 
@@ -67,6 +67,7 @@ func (h *creator) NewStream(_ *http.Request, s *sse.Stream, c *createCall) pipel
 type eventWriter struct {
 	s     *sse.Stream
 	h     *handler
+	r     *http.Request // the request of the stream, for end
 	call  *createCall
 	resp  *Response
 	seq   int
@@ -110,15 +111,21 @@ func (ew *eventWriter) Detach(d *Delta) {
 	}
 }
 
-// End ends the stream after err (see fail), and stores the response if
-// the client got a terminal event and is still there.
+// End ends the stream after err, if it has not ended (see fail).
 func (ew *eventWriter) End(r *http.Request, err error) {
-	// ended: the client got a terminal event (completed, incomplete, or
-	// failed after the stream started).
-	ended := err == nil || ew.fail(r, err)
-	if ctx := r.Context(); ended && ctx.Err() == nil {
+	if err != nil {
+		ew.fail(r, err)
+	}
+}
+
+// end stores the response once the client has its terminal event, if the
+// client is still there, and then ends the stream with [DONE]: a client
+// that asks for the response as soon as the stream is over finds it.
+func (ew *eventWriter) end() error {
+	if ctx := ew.r.Context(); ctx.Err() == nil {
 		ew.h.save(ctx, ew.call.owner, ew.call.p.Request, ew.resp)
 	}
+	return ew.s.Done()
 }
 
 // Used returns the total of the last usage reported, or, if the backend
@@ -318,7 +325,7 @@ func (ew *eventWriter) Finish() error {
 	if err := ew.sendResponse(event); err != nil {
 		return err
 	}
-	return ew.s.Done()
+	return ew.end()
 }
 
 // fail ends the stream with err: a JSON error with its status if nothing
@@ -326,7 +333,7 @@ func (ew *eventWriter) Finish() error {
 // error, the output so far (an open item with status incomplete) and the
 // usage if the backend reported it (else null). It reports whether the
 // stream ended with a response the client saw (response.failed), which
-// is then stored.
+// is then stored before the [DONE].
 func (ew *eventWriter) fail(r *http.Request, err error) bool {
 	ctx := r.Context()
 	if ctx.Err() != nil || (errors.Is(err, context.Canceled) && !apierrors.Has(err)) {
@@ -367,7 +374,7 @@ func (ew *eventWriter) fail(r *http.Request, err error) bool {
 	ew.resp.Status = StatusFailed
 	ew.resp.Error = &ResponseError{Code: string(e.Code), Message: e.Message}
 	ew.ended = true
-	return ew.sendResponse(EventFailed) == nil && ew.s.Done() == nil
+	return ew.sendResponse(EventFailed) == nil && ew.end() == nil
 }
 
 // sendResponse sends a lifecycle event carrying the whole response.
