@@ -265,31 +265,12 @@ func (c *client) readEvents(res *http.Response, start time.Time) (n int, ttfb ti
 // is the two requests.
 func (c *client) video(_ *workload, base string, _ int, rec *recorder) error {
 	start := time.Now()
-	res, err := c.post(base, pathVideos, videoBody)
+	id, err := c.createVideo(base)
 	if err != nil {
 		return err
 	}
-	body, err := c.readAll(res)
-	if err != nil {
+	if err := c.videoStatus(base, id); err != nil {
 		return err
-	}
-	var created struct {
-		ID     string `json:"id"`
-		Status string `json:"status"`
-	}
-	if err := json.Unmarshal(body, &created); err != nil || created.ID == "" || created.Status != "queued" {
-		return fmt.Errorf("video create reply %.200s", body)
-	}
-	res, err = c.get(base, pathVideos+"/"+created.ID)
-	if err != nil {
-		return err
-	}
-	body, err = c.readAll(res)
-	if err != nil {
-		return err
-	}
-	if !bytes.Contains(body, []byte(created.ID)) {
-		return fmt.Errorf("video status reply %.200s", body)
 	}
 	rec.lat = append(rec.lat, time.Since(start))
 	return nil
@@ -299,24 +280,45 @@ func (c *client) video(_ *workload, base string, _ int, rec *recorder) error {
 // request. The client creates its task first, unmeasured.
 func (c *client) poll(_ *workload, base string, _ int, rec *recorder) error {
 	if c.polled == "" {
-		res, err := c.post(base, pathVideos, videoBody)
+		id, err := c.createVideo(base)
 		if err != nil {
 			return err
 		}
-		body, err := c.readAll(res)
-		if err != nil {
-			return err
-		}
-		var created struct {
-			ID string `json:"id"`
-		}
-		if err := json.Unmarshal(body, &created); err != nil || created.ID == "" {
-			return fmt.Errorf("video create reply %.200s", body)
-		}
-		c.polled = created.ID
+		c.polled = id
 	}
 	start := time.Now()
-	res, err := c.get(base, pathVideos+"/"+c.polled)
+	if err := c.videoStatus(base, c.polled); err != nil {
+		return err
+	}
+	rec.lat = append(rec.lat, time.Since(start))
+	return nil
+}
+
+// createVideo creates a video task, checks that it is queued, and
+// returns its id.
+func (c *client) createVideo(base string) (string, error) {
+	res, err := c.post(base, pathVideos, videoBody)
+	if err != nil {
+		return "", err
+	}
+	body, err := c.readAll(res)
+	if err != nil {
+		return "", err
+	}
+	var created struct {
+		ID     string `json:"id"`
+		Status string `json:"status"`
+	}
+	if err := json.Unmarshal(body, &created); err != nil || created.ID == "" || created.Status != "queued" {
+		return "", fmt.Errorf("video create reply %.200s", body)
+	}
+	return created.ID, nil
+}
+
+// videoStatus asks for the status of the video task id and checks that
+// the reply is about it.
+func (c *client) videoStatus(base, id string) error {
+	res, err := c.get(base, pathVideos+"/"+id)
 	if err != nil {
 		return err
 	}
@@ -324,10 +326,9 @@ func (c *client) poll(_ *workload, base string, _ int, rec *recorder) error {
 	if err != nil {
 		return err
 	}
-	if !bytes.Contains(body, []byte(c.polled)) {
+	if !bytes.Contains(body, []byte(id)) {
 		return fmt.Errorf("video status reply %.200s", body)
 	}
-	rec.lat = append(rec.lat, time.Since(start))
 	return nil
 }
 
