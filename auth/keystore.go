@@ -142,6 +142,16 @@ type SettleParams struct {
 	Reserved int64
 	// Used is the usage consumed: the real cost of the request.
 	Used int64
+
+	// Model, InputTokens, OutputTokens and CostUSD describe the usage
+	// behind Used, for usage records, budgets in money and metrics: the
+	// model that answered, the tokens it read and wrote, and their price
+	// in US dollars (0 for a model without pricing). They are zero for a
+	// settlement that records nothing (a released reservation).
+	Model        string
+	InputTokens  int64
+	OutputTokens int64
+	CostUSD      float64
 }
 
 // Key is an API key as a [KeyStore] holds it. It never carries the secret.
