@@ -86,6 +86,9 @@ type UpstreamConfig struct {
 	// Model is the upstream's name of the model; empty means the public
 	// one.
 	Model string `json:"model,omitempty"`
+	// API is the wire format the upstream speaks: "openai" (the default),
+	// "anthropic" or "gemini" (see [relay.Upstream]).
+	API relay.API `json:"api,omitempty"`
 }
 
 // Relay returns a relay for the routes of f, or nil when f has none. An
@@ -107,7 +110,7 @@ func (f File) Relay(opts ...relay.Option) (*relay.Relay, error) {
 				}
 				key = v
 			}
-			routes[i].Upstreams = append(routes[i].Upstreams, relay.Upstream{Name: uc.Name, BaseURL: uc.BaseURL, Key: key, Model: uc.Model})
+			routes[i].Upstreams = append(routes[i].Upstreams, relay.Upstream{Name: uc.Name, BaseURL: uc.BaseURL, Key: key, Model: uc.Model, API: uc.API})
 		}
 	}
 	return relay.New(routes, opts...)
@@ -299,6 +302,11 @@ func (f File) check() error {
 			}
 			if !strings.HasSuffix(strings.TrimRight(u.Path, "/"), "/v1") {
 				return fmt.Errorf("%s.base_url: %q must end in /v1, such as https://api.openai.com/v1", at, u.Redacted())
+			}
+			switch uc.API {
+			case "", relay.APIOpenAI, relay.APIAnthropic, relay.APIGemini:
+			default:
+				return fmt.Errorf("%s.api: unknown API %q: want %q (the default), %q or %q", at, uc.API, relay.APIOpenAI, relay.APIAnthropic, relay.APIGemini)
 			}
 			switch {
 			case uc.Key != "" && uc.KeyEnv != "":

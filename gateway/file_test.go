@@ -30,6 +30,8 @@ func TestLoadFile(t *testing.T) {
 			"allowed_models":["m"],"expires_at":"2030-01-02T03:04:05Z","disabled":true}],` + models + `}`, nil},
 		{"a route", route(`{"base_url":"https://api.example.com/v1","key_env":"K"}`), nil},
 		{"a base_url with a trailing slash", route(`{"base_url":"http://10.0.0.7:8000/api/v1/","key":"sk-up"}`), nil},
+		{"an anthropic upstream", route(`{"base_url":"https://api.anthropic.com/v1","key":"sk-up","api":"anthropic"}`), nil},
+		{"unknown api", route(`{"base_url":"https://api.example.com/v1","key":"sk-up","api":"grpc"}`), []string{`routes[0].upstreams[0].api: unknown API "grpc"`}},
 
 		{"unknown field", `{"keys":[],"modles":[]}`, []string{`unknown field "modles"`}},
 		{"bad model", `{"models":[{"id":""}]}`, []string{"id"}},

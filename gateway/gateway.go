@@ -189,6 +189,10 @@ func New(c Config) (*Gateway, error) {
 		}
 		videos.Register(mux, videos.NewHandler(tasks, c.Catalog, contents, vopts...))
 	}
+	// The access points of spec §4.4 that the gateway serves itself, by
+	// pattern (relay.AccessPatterns).
+	served := map[string]http.Handler{}
+	mountAccess(mux, c, served)
 	if c.Routes != nil {
 		c.Routes(mux)
 	}
@@ -222,14 +226,27 @@ func withRelay(c Config) Config {
 	c.Completions = completionsRouter{newByModel[completions.Backend](r, r.Completions(), c.Completions)}
 	c.Responses = responsesRouter{newByModel[responses.Backend](r, r.Responses(), c.Responses)}
 	c.Videos = videoRouter{newByModel[videos.Generator](r, r.Videos(), c.Videos)}
-	routes, catalog := c.Routes, c.Catalog
-	c.Routes = func(mux *http.ServeMux) {
-		relay.RegisterAccess(mux, relay.NewAccessHandler(r, catalog))
-		if routes != nil {
-			routes(mux)
-		}
-	}
 	return c
+}
+
+// mountAccess mounts the access points of spec §4.4: served holds the
+// handlers of those the gateway serves itself, by pattern. Without a
+// relay, they are mounted as they are. With one, the relay's access
+// handler takes every access point: it passes a request through to the
+// upstreams of its model when they speak the access point's format, and
+// hands any other to the served handler (relay.WithAccessFallback).
+func mountAccess(mux *http.ServeMux, c Config, served map[string]http.Handler) {
+	if c.Relay == nil {
+		for p, h := range served {
+			mux.Handle(p, h)
+		}
+		return
+	}
+	var opts []relay.AccessOption
+	for p, h := range served {
+		opts = append(opts, relay.WithAccessFallback(p, h))
+	}
+	relay.RegisterAccess(mux, relay.NewAccessHandler(c.Relay, c.Catalog, opts...))
 }
 
 // ServeHTTP serves the API.

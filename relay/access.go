@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -78,6 +80,17 @@ func (f format) shape() apierrors.Shape {
 	return apierrors.General
 }
 
+// api is the upstream API that speaks f natively.
+func (f format) api() API {
+	switch f {
+	case formatMessages:
+		return APIAnthropic
+	case formatGemini:
+		return APIGemini
+	}
+	return APIOpenAI
+}
+
 // endpoint describes one access point.
 type endpoint struct {
 	pattern   string
@@ -125,6 +138,7 @@ type accessConfig struct {
 	allow     models.AllowFunc
 	need      map[string]models.EndpointType // by pattern
 	keepAlive time.Duration
+	fallback  map[string]http.Handler // by pattern
 }
 
 // WithAccessMaxRequestBytes sets the largest request body accepted, JSON or
@@ -159,13 +173,7 @@ func WithAccessAllowed(allow models.AllowFunc) AccessOption {
 // models) have no endpoint type of their own in the spec. It panics if
 // pattern is not an access point.
 func WithAccessEndpointType(pattern string, t models.EndpointType) AccessOption {
-	ok := false
-	for _, p := range AccessPatterns() {
-		ok = ok || p == pattern
-	}
-	if !ok {
-		panic(fmt.Sprintf("relay: WithAccessEndpointType: %q is not an access point pattern", pattern))
-	}
+	mustBeAccessPattern("WithAccessEndpointType", pattern)
 	return func(c *accessConfig) { c.need[pattern] = t }
 }
 
@@ -178,6 +186,63 @@ func WithAccessKeepAlive(d time.Duration) AccessOption {
 		panic("relay: WithAccessKeepAlive: negative interval")
 	}
 	return func(c *accessConfig) { c.keepAlive = d }
+}
+
+// WithAccessFallback makes h serve the requests of the access point
+// pattern (one of [AccessPatterns]) that the relay does not pass through:
+// those for a model that no route of the relay serves, and those for a
+// model whose upstreams do not all speak the access point's format
+// natively ([Upstream].API: [APIAnthropic] for [PatternMessages],
+// [APIGemini] for [PatternGemini], [APIOpenAI] for the others). h can
+// serve them itself, or translate them over a chat backend (which may
+// relay them in the upstream's own format), as the gateway does.
+//
+// h gets the request as the client sent it, before any model check or
+// quota reservation (h does its own): the same body, read again from
+// memory (a multipart body is re-encoded from its parts, with the same
+// boundary, so it has no Content-Length). Without a fallback, a request
+// for a routed model is passed through to the route's upstreams whatever
+// their API, and one for any other model is answered 404. It panics if
+// pattern is not an access point or h is nil.
+func WithAccessFallback(pattern string, h http.Handler) AccessOption {
+	mustBeAccessPattern("WithAccessFallback", pattern)
+	if h == nil {
+		panic("relay: WithAccessFallback: nil Handler")
+	}
+	return func(c *accessConfig) {
+		if c.fallback == nil {
+			c.fallback = make(map[string]http.Handler)
+		}
+		c.fallback[pattern] = h
+	}
+}
+
+// mustBeAccessPattern panics, naming the option fn, if pattern is not
+// one of [AccessPatterns].
+func mustBeAccessPattern(fn, pattern string) {
+	if !slices.Contains(AccessPatterns(), pattern) {
+		panic(fmt.Sprintf("relay: %s: %q is not an access point pattern", fn, pattern))
+	}
+}
+
+// fallbackFor returns the handler of [WithAccessFallback] that serves ep's
+// requests for model, or nil when the relay passes them through.
+func (h *accessHandler) fallbackFor(ep *endpoint, model string) http.Handler {
+	fb := h.cfg.fallback[ep.pattern]
+	if fb == nil {
+		return nil
+	}
+	want := ep.format.api()
+	ups := h.relay.routes[model]
+	for _, u := range ups {
+		if u.API != want {
+			return fb
+		}
+	}
+	if len(ups) == 0 {
+		return fb
+	}
+	return nil
 }
 
 // NewAccessHandler returns the handler of the access points of spec §4.4
@@ -200,7 +265,10 @@ func WithAccessKeepAlive(d time.Duration) AccessOption {
 // [WithAccessAllowed] rejects, 400 for one that lacks the endpoint type of
 // [WithAccessEndpointType] (by default compat for /v1/messages and the
 // Gemini-style paths, none for the others) — and must be routed by r
-// (else 404 too). Upstream, it is renamed to [Upstream].Model: in the
+// (else 404 too), unless [WithAccessFallback] serves the access point:
+// then requests for models that r does not route, or whose upstreams do
+// not speak the access point's format ([Upstream].API), go to the
+// fallback before any check. Upstream, it is renamed to [Upstream].Model: in the
 // body, the form field or the path. Replies are passed through unchanged,
 // so they name the model as the upstream does.
 //
@@ -368,6 +436,11 @@ func (h *accessHandler) serveJSON(w http.ResponseWriter, r *http.Request, ep *en
 	loc, err := findModel(body)
 	if err != nil {
 		return err
+	}
+	if fb := h.fallbackFor(ep, loc.model); fb != nil {
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		fb.ServeHTTP(w, r)
+		return nil
 	}
 	ctx := r.Context()
 	if err := h.check(ctx, ep, loc.model); err != nil {

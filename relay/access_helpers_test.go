@@ -126,6 +126,18 @@ func serveAccess(t testing.TB, r *relay.Relay, opts ...relay.AccessOption) *http
 // serveAccessKeys is serveAccess, and returns the key store too.
 func serveAccessKeys(t testing.TB, r *relay.Relay, opts ...relay.AccessOption) (*httptest.Server, *auth.MemoryKeyStore) {
 	t.Helper()
+	return serveAccessCatalogKeys(t, r, accessModels, opts...)
+}
+
+// serveAccessCatalog is serveAccess with the catalogue given.
+func serveAccessCatalog(t testing.TB, r *relay.Relay, catalog []models.Model, opts ...relay.AccessOption) *httptest.Server {
+	t.Helper()
+	srv, _ := serveAccessCatalogKeys(t, r, catalog, opts...)
+	return srv
+}
+
+func serveAccessCatalogKeys(t testing.TB, r *relay.Relay, catalog []models.Model, opts ...relay.AccessOption) (*httptest.Server, *auth.MemoryKeyStore) {
+	t.Helper()
 	keys := auth.NewMemoryKeyStore()
 	ctx := context.Background()
 	require.NoError(t, keys.Add(ctx, keyOK, auth.Key{ID: "ok", Quota: auth.UnlimitedQuota()}))
@@ -135,7 +147,7 @@ func serveAccessKeys(t testing.TB, r *relay.Relay, opts ...relay.AccessOption) (
 	require.NoError(t, keys.Add(ctx, keyMetered, auth.Key{ID: "metered", Quota: auth.LimitedQuota(meteredQuota)}))
 
 	mux := http.NewServeMux()
-	relay.RegisterAccess(mux, relay.NewAccessHandler(r, models.NewMemoryCatalog(accessModels...), opts...))
+	relay.RegisterAccess(mux, relay.NewAccessHandler(r, models.NewMemoryCatalog(catalog...), opts...))
 	// A stopped clock keeps the rate limiter's messages the same from run
 	// to run, for the golden files.
 	stopped := func() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) }

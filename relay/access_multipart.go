@@ -74,6 +74,13 @@ func (h *accessHandler) serveMultipart(w http.ResponseWriter, r *http.Request, e
 		}
 		return err
 	}
+	if fb := h.fallbackFor(ep, fm.model); fb != nil {
+		r.Body = io.NopCloser(fm.encoder(boundary, fm.model))
+		r.ContentLength = -1
+		r.Header.Del("Content-Length")
+		fb.ServeHTTP(w, r)
+		return nil
+	}
 	ctx := r.Context()
 	if err := h.check(ctx, ep, fm.model); err != nil {
 		return err

@@ -77,6 +77,10 @@ func (h *accessHandler) serveGemini(w http.ResponseWriter, r *http.Request) erro
 	if !ok {
 		return apierrors.NotFound(fmt.Sprintf("No Gemini-style method at %s; this gateway serves :%s and :%s.", r.URL.Path, geminiGenerate, geminiStream))
 	}
+	if fb := h.fallbackFor(geminiEndpoint, model); fb != nil {
+		fb.ServeHTTP(w, r)
+		return nil
+	}
 	if err := httpjson.CheckContentType(r); err != nil {
 		return err
 	}

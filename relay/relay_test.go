@@ -84,8 +84,8 @@ func TestNewFillsDefaults(t *testing.T) {
 	})
 	require.NoError(t, err)
 	require.Equal(t, []string{"b", "a"}, r.Models())
-	require.Equal(t, []relay.Upstream{{Name: "up.example:9000", BaseURL: "http://up.example:9000/v1", Model: "b"}}, r.Upstreams("b"))
-	require.Equal(t, []relay.Upstream{{Name: "x", BaseURL: "https://x/v1", Model: "x-a"}}, r.Upstreams("a"))
+	require.Equal(t, []relay.Upstream{{Name: "up.example:9000", BaseURL: "http://up.example:9000/v1", Model: "b", API: relay.APIOpenAI}}, r.Upstreams("b"))
+	require.Equal(t, []relay.Upstream{{Name: "x", BaseURL: "https://x/v1", Model: "x-a", API: relay.APIOpenAI}}, r.Upstreams("a"))
 	require.Nil(t, r.Upstreams("c"))
 }
 

@@ -23,7 +23,27 @@ type Upstream struct {
 	// route's public name when it is empty, so the Upstream values that
 	// [Relay.Do] hands out always carry the name to send.
 	Model string
+	// API is the wire format the upstream speaks; empty means [APIOpenAI].
+	// It decides which access points the relay passes through to the
+	// upstream unchanged (see [NewAccessHandler] and [WithAccessFallback]).
+	API API
 }
+
+// API names the wire format of an upstream.
+type API string
+
+// The APIs an [Upstream] can speak.
+const (
+	// APIOpenAI is the OpenAI-compatible API: chat completions,
+	// completions, responses, videos and the OpenAI-format access points
+	// (embeddings, images, audio, moderations, rerank).
+	APIOpenAI API = "openai"
+	// APIAnthropic is the messages format (POST /v1/messages).
+	APIAnthropic API = "anthropic"
+	// APIGemini is the Gemini-style generateContent and
+	// streamGenerateContent.
+	APIGemini API = "gemini"
+)
 
 // URL returns the upstream's URL for path, which starts with a slash:
 // u.URL("/chat/completions").
@@ -92,6 +112,13 @@ func (u *Upstream) normalize(public string) error {
 	}
 	if base.RawQuery != "" || base.Fragment != "" {
 		return fmt.Errorf("relay: upstream %q of model %q: BaseURL must have no query or fragment", u.BaseURL, public)
+	}
+	switch u.API {
+	case "":
+		u.API = APIOpenAI
+	case APIOpenAI, APIAnthropic, APIGemini:
+	default:
+		return fmt.Errorf("relay: upstream %q of model %q: unknown API %q (want %q, %q or %q)", u.BaseURL, public, u.API, APIOpenAI, APIAnthropic, APIGemini)
 	}
 	u.BaseURL = strings.TrimRight(u.BaseURL, "/")
 	if u.Name == "" {
