@@ -1,0 +1,33 @@
+package relay_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gatewaykit/gatewaykit/chat/chattest"
+	"github.com/gatewaykit/gatewaykit/demo"
+	"github.com/gatewaykit/gatewaykit/models"
+	"github.com/gatewaykit/gatewaykit/relay"
+)
+
+// The relay's backends keep the contracts of their interfaces, relaying
+// to a gatewaykit server on the demo backends.
+func TestBackendConformance(t *testing.T) {
+	t.Parallel()
+	list := demo.TextModels()
+	tb := demo.NewTextBackend()
+	upstream := kitServer(t, upstreamKey, models.NewMemoryCatalog(list...), tb.Chat(), tb.Completions(), tb.Responses(), demo.NewVideoGenerator(demo.WithVideoDuration(0)))
+	var routes []relay.Route
+	for _, m := range list {
+		routes = append(routes, relay.Route{Model: m.ID, Upstreams: []relay.Upstream{{BaseURL: upstream.URL + "/v1", Key: upstreamKey}}})
+	}
+	r, err := relay.New(routes)
+	require.NoError(t, err)
+	for _, m := range list {
+		t.Run(m.ID, func(t *testing.T) {
+			t.Parallel()
+			t.Run("Chat", func(t *testing.T) { chattest.TestBackend(t, r.Chat(), m) })
+		})
+	}
+}
