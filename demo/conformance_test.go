@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/gatewaykit/gatewaykit/chat/chattest"
+	"github.com/gatewaykit/gatewaykit/completions/completionstest"
 	"github.com/gatewaykit/gatewaykit/demo"
 )
 
@@ -16,6 +17,7 @@ func TestTextBackendConformance(t *testing.T) {
 		t.Run(m.ID, func(t *testing.T) {
 			t.Parallel()
 			t.Run("Chat", func(t *testing.T) { chattest.TestBackend(t, tb.Chat(), m) })
+			t.Run("Completions", func(t *testing.T) { completionstest.TestBackend(t, tb.Completions(), m) })
 		})
 	}
 }

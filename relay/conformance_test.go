@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gatewaykit/gatewaykit/chat/chattest"
+	"github.com/gatewaykit/gatewaykit/completions/completionstest"
 	"github.com/gatewaykit/gatewaykit/demo"
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/relay"
@@ -28,6 +29,7 @@ func TestBackendConformance(t *testing.T) {
 		t.Run(m.ID, func(t *testing.T) {
 			t.Parallel()
 			t.Run("Chat", func(t *testing.T) { chattest.TestBackend(t, r.Chat(), m) })
+			t.Run("Completions", func(t *testing.T) { completionstest.TestBackend(t, r.Completions(), m) })
 		})
 	}
 }

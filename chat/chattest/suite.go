@@ -14,10 +14,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"net/http"
-	"reflect"
 	"slices"
-	"sync"
 	"testing"
 
 	"github.com/gatewaykit/gatewaykit/chat"
@@ -56,14 +55,14 @@ func TestBackend(t *testing.T, b chat.Backend, model models.Model) {
 		t.Parallel()
 		res, log, ok := s.complete(t, s.body(`"messages":[{"role":"user","content":"Say hello."}]`))
 		if ok {
-			check(t, log, checkCompletion(res, 1))
+			suite.Check(t, log, checkCompletion(res, 1))
 		}
 	})
 	t.Run("AnswersEveryChoice", func(t *testing.T) {
 		t.Parallel()
 		res, log, ok := s.complete(t, s.body(`"n":3,"messages":[{"role":"user","content":"Say hello three times."}]`))
 		if ok {
-			check(t, log, checkCompletion(res, 3))
+			suite.Check(t, log, checkCompletion(res, 3))
 		}
 	})
 	t.Run("AnswersAConversation", func(t *testing.T) {
@@ -71,7 +70,7 @@ func TestBackend(t *testing.T, b chat.Backend, model models.Model) {
 		res, log, ok := s.complete(t, s.body(`"messages":[{"role":"system","content":"Be brief."},`+
 			`{"role":"user","content":"Hi."},{"role":"assistant","content":"Hello."},{"role":"user","content":[{"type":"text","text":"Count to three."}]}]`))
 		if ok {
-			check(t, log, checkCompletion(res, 1))
+			suite.Check(t, log, checkCompletion(res, 1))
 		}
 	})
 	t.Run("CallsANamedTool", func(t *testing.T) {
@@ -80,7 +79,7 @@ func TestBackend(t *testing.T, b chat.Backend, model models.Model) {
 		if !ok {
 			return
 		}
-		check(t, log, checkCompletion(res, 1))
+		suite.Check(t, log, checkCompletion(res, 1))
 		if calls := res.Choices[0].Message.ToolCalls; len(calls) > 0 {
 			if res.Choices[0].FinishReason != chat.FinishToolCalls {
 				t.Logf("a reply with tool calls finishes with %q (tool_calls is usual)", res.Choices[0].FinishReason)
@@ -93,99 +92,44 @@ func TestBackend(t *testing.T, b chat.Backend, model models.Model) {
 		t.Parallel()
 		chunks, log, ok := s.stream(t, s.body(`"stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"Say hello."}]`))
 		if ok {
-			check(t, log, checkStream(chunks, 1, true))
+			suite.Check(t, log, checkStream(chunks, 1, true))
 		}
 	})
 	t.Run("StreamsEveryChoice", func(t *testing.T) {
 		t.Parallel()
 		chunks, log, ok := s.stream(t, s.body(`"n":2,"stream":true,"messages":[{"role":"user","content":"Say hello twice."}]`))
 		if ok {
-			check(t, log, checkStream(chunks, 2, false))
+			suite.Check(t, log, checkStream(chunks, 2, false))
 		}
 	})
 	t.Run("StreamsToolCalls", func(t *testing.T) {
 		t.Parallel()
 		chunks, log, ok := s.stream(t, s.body(`"stream":true,"stream_options":{"include_usage":true},`+toolRequest))
 		if ok {
-			check(t, log, checkStream(chunks, 1, true))
+			suite.Check(t, log, checkStream(chunks, 1, true))
 		}
 	})
 
-	t.Run("LeavesTheRequestAsItWas", func(t *testing.T) {
-		t.Parallel()
-		body := s.body(`"n":2,"stop":["zzz"],"max_tokens":50,` + toolRequest)
-		p, want := s.params(t, body), s.params(t, body)
-		if _, err := b.Complete(t.Context(), p); err != nil {
-			t.Logf("Complete: %v", err)
-		}
-		if !reflect.DeepEqual(want.Request, p.Request) {
-			t.Fatalf("Complete modified the request:\nbefore %+v\nafter  %+v", want.Request, p.Request)
-		}
-		if sb, ok := b.(chat.StreamingBackend); ok {
-			for _, err := range sb.Stream(t.Context(), p) {
-				if err != nil {
-					t.Logf("Stream: %v", err)
-				}
-			}
-			if !reflect.DeepEqual(want.Request, p.Request) {
-				t.Fatalf("Stream modified the request:\nbefore %+v\nafter  %+v", want.Request, p.Request)
-			}
-		}
-	})
-	t.Run("ReturnsWhenTheContextIsCancelled", func(t *testing.T) {
-		t.Parallel()
-		ctx, cancel := context.WithCancel(t.Context())
-		cancel()
-		p := s.params(t, s.body(`"messages":[{"role":"user","content":"Say hello."}]`))
-		// The go test timeout bounds these calls: a backend that does not
-		// watch its context hangs the suite here.
-		_, _ = b.Complete(ctx, p)
-		if sb, ok := b.(chat.StreamingBackend); ok {
-			for range sb.Stream(ctx, p) {
-			}
-		}
-	})
-	t.Run("StopsWhenTheConsumerStops", func(t *testing.T) {
-		t.Parallel()
-		sb, ok := b.(chat.StreamingBackend)
-		if !ok {
-			t.Skip("not a chat.StreamingBackend")
-		}
-		p := s.params(t, s.body(`"n":2,"messages":[{"role":"user","content":"Say hello."}]`))
-		defer func() {
-			// Range-over-func panics when an iterator calls yield again
-			// after it returned false.
-			if r := recover(); r != nil {
-				t.Fatalf("Stream went on after its consumer stopped: %v", r)
-			}
-		}()
-		n := 0
-		for _, err := range sb.Stream(t.Context(), p) {
-			if err != nil {
-				t.Logf("Stream: %v", err)
-			}
-			n++
-			break
-		}
-		if n != 1 {
-			t.Fatalf("Stream yielded nothing")
-		}
-	})
-	t.Run("IsSafeForConcurrentUse", func(t *testing.T) {
-		t.Parallel()
-		var wg sync.WaitGroup
-		for i := range 8 {
-			wg.Go(func() {
-				body := s.body(fmt.Sprintf(`"stream":%t,"messages":[{"role":"user","content":"Request %d."}]`, i%2 == 0, i))
-				log := &suite.Log{}
-				rep := suite.Post(s.handler(log), path, body)
-				if rep.Status != http.StatusOK && !clientError(rep.Status) {
-					t.Errorf("concurrent request %d: status %d: %s\nhandler log:\n%s", i, rep.Status, rep.Body, log)
-				}
-			})
-		}
-		wg.Wait()
-	})
+	suite.RunShared(t, suite.Backend[chat.Params, chat.Delta]{
+		Handler: s.handler,
+		Path:    path,
+		Body:    s.body,
+		Params:  s.params,
+		Request: func(p *chat.Params) any { return p.Request },
+		Complete: func(ctx context.Context, p *chat.Params) error {
+			_, err := b.Complete(ctx, p)
+			return err
+		},
+		Stream: streamOf(b),
+	}, `"n":2,"stop":["zzz"],"max_tokens":50,`+toolRequest)
+}
+
+// streamOf returns b's Stream, or nil when b does not stream.
+func streamOf(b chat.Backend) func(context.Context, *chat.Params) iter.Seq2[chat.Delta, error] {
+	if sb, ok := b.(chat.StreamingBackend); ok {
+		return sb.Stream
+	}
+	return nil
 }
 
 // path is the route the suite posts to.
@@ -230,7 +174,7 @@ func (s *tester) complete(t *testing.T, body string) (_ *chat.Completion, _ *sui
 	t.Helper()
 	log := &suite.Log{}
 	rep := suite.Post(s.handler(log), path, body)
-	if !s.answered(t, log, rep) {
+	if !suite.Answered(t, log, rep) {
 		return nil, log, false
 	}
 	var res chat.Completion
@@ -246,50 +190,18 @@ func (s *tester) stream(t *testing.T, body string) (_ []chat.Chunk, _ *suite.Log
 	t.Helper()
 	log := &suite.Log{}
 	rep := suite.Post(s.handler(log), path, body)
-	if !s.answered(t, log, rep) {
+	if !suite.Answered(t, log, rep) {
 		return nil, log, false
 	}
-	events := suite.Events(t, rep.Body)
-	if len(events) == 0 || events[len(events)-1].Data != "[DONE]" {
-		suite.Fail(t, log, "the stream does not end with data: [DONE] (a failed stream ends with an error event):\n%s", rep.Body)
-	}
 	var chunks []chat.Chunk
-	for _, e := range events[:len(events)-1] {
-		if v := suite.Decode(t, "a chunk", []byte(e.Data)); v["error"] != nil {
-			suite.Fail(t, log, "the stream sent an error event: %s", e.Data)
-		}
+	for _, data := range suite.DataEvents(t, log, rep.Body) {
 		var c chat.Chunk
-		if err := json.Unmarshal([]byte(e.Data), &c); err != nil {
-			suite.Fail(t, log, "a chunk does not decode: %v: %s", err, e.Data)
+		if err := json.Unmarshal(data, &c); err != nil {
+			suite.Fail(t, log, "a chunk does not decode: %v: %s", err, data)
 		}
 		chunks = append(chunks, c)
 	}
 	return chunks, log, true
-}
-
-// answered reports whether rep is a 200; a client error is logged (the
-// backend may refuse what it cannot do), any other status fails t.
-func (s *tester) answered(t *testing.T, log *suite.Log, rep *suite.Reply) bool {
-	t.Helper()
-	switch {
-	case rep.Status == http.StatusOK:
-		return true
-	case clientError(rep.Status):
-		t.Logf("the backend refused the request with %d: %s", rep.Status, rep.Body)
-		return false
-	}
-	suite.Fail(t, log, "status %d, want 200: %s", rep.Status, rep.Body)
-	return false
-}
-
-func clientError(status int) bool { return status >= 400 && status < 500 }
-
-// check fails t with err, if any, and the handler's log.
-func check(t *testing.T, log *suite.Log, err error) {
-	t.Helper()
-	if err != nil {
-		suite.Fail(t, log, "%v", err)
-	}
 }
 
 // finishReasons are the finish reasons of the API.

@@ -7,10 +7,14 @@ package suite
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
+	"iter"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -114,4 +118,150 @@ func Fail(t testing.TB, log *Log, format string, args ...any) {
 	t.Helper()
 	args = append(args, log.String())
 	t.Fatalf(format+"\nhandler log:\n%s", args...)
+}
+
+// Backend is what the shared subtests of [RunShared] call of a backend
+// under test, whose Params type is P and Delta type D.
+type Backend[P, D any] struct {
+	// Handler serves the backend, logging into log.
+	Handler func(log *Log) http.Handler
+	// Path is the route that Handler serves.
+	Path string
+	// Body returns a request of the suite's model with members.
+	Body func(members string) string
+	// Params decodes body into the Params that the handler would give
+	// the backend.
+	Params func(t *testing.T, body string) *P
+	// Request returns what of p the backend must leave unmodified.
+	Request func(p *P) any
+	// Complete calls the backend's Complete.
+	Complete func(ctx context.Context, p *P) error
+	// Stream calls the backend's Stream; nil when it does not stream.
+	Stream func(ctx context.Context, p *P) iter.Seq2[D, error]
+}
+
+// RunShared runs the subtests that the suites of every endpoint backend
+// share: the backend leaves the request of members as it was, returns
+// when its context is cancelled, stops streaming when its consumer does,
+// and is safe for concurrent use.
+func RunShared[P, D any](t *testing.T, b Backend[P, D], members string) {
+	t.Run("LeavesTheRequestAsItWas", func(t *testing.T) {
+		t.Parallel()
+		body := b.Body(members)
+		p, want := b.Params(t, body), b.Params(t, body)
+		if err := b.Complete(t.Context(), p); err != nil {
+			t.Logf("Complete: %v", err)
+		}
+		if !reflect.DeepEqual(b.Request(want), b.Request(p)) {
+			t.Fatalf("Complete modified the request:\nbefore %+v\nafter  %+v", b.Request(want), b.Request(p))
+		}
+		if b.Stream == nil {
+			return
+		}
+		for _, err := range b.Stream(t.Context(), p) {
+			if err != nil {
+				t.Logf("Stream: %v", err)
+			}
+		}
+		if !reflect.DeepEqual(b.Request(want), b.Request(p)) {
+			t.Fatalf("Stream modified the request:\nbefore %+v\nafter  %+v", b.Request(want), b.Request(p))
+		}
+	})
+	t.Run("ReturnsWhenTheContextIsCancelled", func(t *testing.T) {
+		t.Parallel()
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel()
+		p := b.Params(t, b.Body(members))
+		// The go test timeout bounds these calls: a backend that does not
+		// watch its context hangs the suite here.
+		_ = b.Complete(ctx, p)
+		if b.Stream != nil {
+			for range b.Stream(ctx, p) {
+			}
+		}
+	})
+	t.Run("StopsWhenTheConsumerStops", func(t *testing.T) {
+		t.Parallel()
+		if b.Stream == nil {
+			t.Skip("the backend does not stream")
+		}
+		p := b.Params(t, b.Body(members))
+		defer func() {
+			// Range-over-func panics when an iterator calls yield again
+			// after it returned false.
+			if r := recover(); r != nil {
+				t.Fatalf("Stream went on after its consumer stopped: %v", r)
+			}
+		}()
+		n := 0
+		for _, err := range b.Stream(t.Context(), p) {
+			if err != nil {
+				t.Logf("Stream: %v", err)
+			}
+			n++
+			break
+		}
+		if n != 1 {
+			t.Fatalf("Stream yielded nothing")
+		}
+	})
+	t.Run("IsSafeForConcurrentUse", func(t *testing.T) {
+		t.Parallel()
+		var wg sync.WaitGroup
+		for i := range 8 {
+			wg.Go(func() {
+				body := b.Body(fmt.Sprintf(`"stream":%t,%s`, i%2 == 0, members))
+				log := &Log{}
+				rep := Post(b.Handler(log), b.Path, body)
+				if rep.Status != http.StatusOK && !ClientError(rep.Status) {
+					t.Errorf("concurrent request %d: status %d: %s\nhandler log:\n%s", i, rep.Status, rep.Body, log)
+				}
+			})
+		}
+		wg.Wait()
+	})
+}
+
+// ClientError reports whether status is a 4xx.
+func ClientError(status int) bool { return status >= 400 && status < 500 }
+
+// Answered reports whether rep is a 200; a client error is logged (a
+// backend may refuse what it cannot do), any other status fails t.
+func Answered(t *testing.T, log *Log, rep *Reply) bool {
+	t.Helper()
+	switch {
+	case rep.Status == http.StatusOK:
+		return true
+	case ClientError(rep.Status):
+		t.Logf("the backend refused the request with %d: %s", rep.Status, rep.Body)
+		return false
+	}
+	Fail(t, log, "status %d, want 200: %s", rep.Status, rep.Body)
+	return false
+}
+
+// Check fails t with err, if any, and the handler's log.
+func Check(t *testing.T, log *Log, err error) {
+	t.Helper()
+	if err != nil {
+		Fail(t, log, "%v", err)
+	}
+}
+
+// DataEvents returns the data of a stream's events but the final
+// data: [DONE], which it checks, failing t on an error event.
+func DataEvents(t *testing.T, log *Log, body []byte) [][]byte {
+	t.Helper()
+	events := Events(t, body)
+	if len(events) == 0 || events[len(events)-1].Data != "[DONE]" {
+		Fail(t, log, "the stream does not end with data: [DONE] (a failed stream ends with an error event):\n%s", body)
+	}
+	var data [][]byte
+	for _, e := range events[:len(events)-1] {
+		if v := Decode(t, "an event", []byte(e.Data)); v["error"] != nil {
+			Fail(t, log, "the stream sent an error event: %s", e.Data)
+		}
+		data = append(data, []byte(e.Data))
+	}
+	return data
 }
