@@ -6,6 +6,8 @@ import (
 	"github.com/gatewaykit/gatewaykit/chat/chattest"
 	"github.com/gatewaykit/gatewaykit/completions/completionstest"
 	"github.com/gatewaykit/gatewaykit/demo"
+	"github.com/gatewaykit/gatewaykit/models"
+	"github.com/gatewaykit/gatewaykit/responses/responsestest"
 )
 
 // The demo's backends keep the contracts of their interfaces, for each
@@ -18,6 +20,9 @@ func TestTextBackendConformance(t *testing.T) {
 			t.Parallel()
 			t.Run("Chat", func(t *testing.T) { chattest.TestBackend(t, tb.Chat(), m) })
 			t.Run("Completions", func(t *testing.T) { completionstest.TestBackend(t, tb.Completions(), m) })
+			if m.Supports(models.CompatResponse) {
+				t.Run("Responses", func(t *testing.T) { responsestest.TestBackend(t, tb.Responses(), m) })
+			}
 		})
 	}
 }

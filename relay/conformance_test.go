@@ -10,6 +10,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/demo"
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/relay"
+	"github.com/gatewaykit/gatewaykit/responses/responsestest"
 )
 
 // The relay's backends keep the contracts of their interfaces, relaying
@@ -30,6 +31,9 @@ func TestBackendConformance(t *testing.T) {
 			t.Parallel()
 			t.Run("Chat", func(t *testing.T) { chattest.TestBackend(t, r.Chat(), m) })
 			t.Run("Completions", func(t *testing.T) { completionstest.TestBackend(t, r.Completions(), m) })
+			if m.Supports(models.CompatResponse) {
+				t.Run("Responses", func(t *testing.T) { responsestest.TestBackend(t, r.Responses(), m) })
+			}
 		})
 	}
 }

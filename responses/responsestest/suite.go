@@ -1,6 +1,9 @@
-// Package responsestest holds the conformance suite of the responses
-// package's [responses.Store] interface, for the stores that ship with
-// gatewaykit and for embedders' own.
+// Package responsestest holds the conformance suites of the responses
+// package's interfaces, for the implementations that ship with gatewaykit
+// and for embedders' own: [TestStore] for a [responses.Store], and
+// [TestBackend] for a [responses.Backend] (a backend that breaks its
+// contract fails there, with the rule it broke, instead of answering
+// clients with a 500).
 package responsestest
 
 import (
