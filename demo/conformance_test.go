@@ -8,6 +8,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/demo"
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/responses/responsestest"
+	"github.com/gatewaykit/gatewaykit/videos/videostest"
 )
 
 // The demo's backends keep the contracts of their interfaces, for each
@@ -23,6 +24,17 @@ func TestTextBackendConformance(t *testing.T) {
 			if m.Supports(models.CompatResponse) {
 				t.Run("Responses", func(t *testing.T) { responsestest.TestBackend(t, tb.Responses(), m) })
 			}
+		})
+	}
+}
+
+func TestVideoGeneratorConformance(t *testing.T) {
+	t.Parallel()
+	g := demo.NewVideoGenerator(demo.WithVideoDuration(0))
+	for _, m := range demo.VideoModels() {
+		t.Run(m.ID, func(t *testing.T) {
+			t.Parallel()
+			videostest.TestGenerator(t, g, videostest.TaskFor(m))
 		})
 	}
 }

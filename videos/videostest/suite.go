@@ -8,8 +8,11 @@
 //		})
 //	}
 //
-// The suites pass every time explicitly (the Now fields of the params), so
-// they test lease expiry without sleeping.
+// [TestTaskStore] checks a TaskStore, [TestContentStore] a ContentStore
+// and [TestGenerator] a Generator (the video backend; [TaskFor] makes it a
+// task its model accepts). The store suites pass every time explicitly
+// (the Now fields of the params), so they test lease expiry without
+// sleeping.
 package videostest
 
 import (
