@@ -38,7 +38,7 @@ func newBenchStack(tb testing.TB) (http.Handler, string) {
 
 // BenchmarkStack measures the whole stack (auth middleware, decoding,
 // validation, model check, demo backend, encoding, usage charge) for a
-// JSON reply and for a 71-event stream, called in process and over
+// JSON reply and for a stream of 71 events and [DONE], called in process and over
 // loopback HTTP, each beside a raw net/http handler that writes the same
 // bytes in the same run (metrics: see benchstack.Compare).
 func BenchmarkStack(b *testing.B) {
@@ -53,7 +53,7 @@ func BenchmarkStack(b *testing.B) {
 		stack, secret := newBenchStack(b)
 		benchstack.Compare(b, tc.name, stack, "/v1/responses", tc.body, secret, func(tb testing.TB, w *httptest.ResponseRecorder) {
 			if tc.stream {
-				require.Equal(tb, 71, strings.Count(w.Body.String(), "\n\n"))
+				require.Equal(tb, 72, strings.Count(w.Body.String(), "\n\n")) // 71 events and [DONE]
 			}
 		})
 	}

@@ -244,7 +244,7 @@ func (h *creator) Reply(w http.ResponseWriter, r *http.Request, c *createCall) (
 	}
 	usage := res.Usage
 	(*handler)(h).end(resp, res.Incomplete, &usage)
-	body, err := appendResponse(make([]byte, 0, 1024), resp)
+	body, err := json.Marshal(resp)
 	if err != nil {
 		return 0, apierrors.Internal(err)
 	}
@@ -468,7 +468,7 @@ func (h *handler) get(w http.ResponseWriter, r *http.Request, id string) {
 		h.cfg.Fail(w, r, h.lookupError(err, id))
 		return
 	}
-	body, err := appendResponse(make([]byte, 0, 1024), &sr.Response)
+	body, err := json.Marshal(&sr.Response)
 	if err != nil {
 		h.cfg.Fail(w, r, apierrors.Internal(err))
 		return

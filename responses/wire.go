@@ -41,12 +41,6 @@ type Response struct {
 	Usage              *Usage             `json:"usage"`
 }
 
-// MarshalJSON encodes the response as encoding/json would without this
-// method, by hand: it is on the hot path of every reply.
-func (r Response) MarshalJSON() ([]byte, error) {
-	return appendResponse(make([]byte, 0, 1024), &r)
-}
-
 // ResponseError is the error of a failed response: a machine-readable
 // code (the code of the *apierrors.Error that failed it, such as
 // "bad_gateway" or "internal_server_error") and the message the client
