@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gatewaykit/gatewaykit/auth"
 	"github.com/gatewaykit/gatewaykit/responses"
 	"github.com/gatewaykit/gatewaykit/sse"
 )
@@ -138,7 +139,7 @@ func TestStreamIsStoredBeforeDone(t *testing.T) {
 				}
 				sawDone = true
 				if id := regexp.MustCompile(`"id":"(resp_[A-Z0-9]+)"`).FindStringSubmatch(body); id != nil {
-					atDone, getErr = store.Get(context.Background(), "", id[1])
+					atDone, getErr = store.Get(context.Background(), auth.AnonymousOwner, id[1])
 				}
 			}
 			r := httptest.NewRequest(http.MethodPost, "/v1/responses",

@@ -75,7 +75,11 @@ func (h *compacter) Prepare(ctx context.Context, req *CompactRequest, m *models.
 	if _, ok := h.backend.(Compactor); !ok {
 		return nil, 0, 0, errNoCompaction(req.Model)
 	}
-	history, past, err := (*handler)(h).history(ctx, h.cfg.owner(ctx), req.PreviousResponseID)
+	owner, err := (*handler)(h).owner(ctx)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	history, past, err := (*handler)(h).history(ctx, owner, req.PreviousResponseID)
 	if err != nil {
 		return nil, 0, 0, err
 	}

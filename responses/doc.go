@@ -139,8 +139,11 @@
 // estimated size and [DefaultMaxAge] (30 days), least recently stored
 // evicted first; other bounds through [MemoryStoreOptions] and
 // [NewMemoryStore]) with its input items. A stored response
-// belongs to the owner of the request that created it ([WithOwner]; by
-// default [PrincipalOwner], the API key's account), and every other owner
+// belongs to the owner of the request that created it ([WithOwner], an
+// auth.OwnerFunc, the same policy as the video tasks of package videos:
+// by default auth.AccountOwner, the API key's account; requests without
+// a principal share auth.AnonymousOwner; an OwnerFunc that refuses a
+// request makes it a 401 missing_authorization), and every other owner
 // is answered as if it did not exist: GET and DELETE /v1/responses/{id}
 // give 404 not_found in the general error shape, and a previous_response_id
 // naming it (or no stored response at all) is a 400 invalid_request_error

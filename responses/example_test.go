@@ -168,13 +168,7 @@ func ExampleWithStore() {
 func ExampleWithOwner() {
 	catalog := models.NewMemoryCatalog(demo.TextModels()...)
 	// Scope stored responses by API key rather than by account.
-	byKey := func(ctx context.Context) string {
-		if p, ok := auth.PrincipalFrom(ctx); ok {
-			return "key:" + p.KeyID
-		}
-		return ""
-	}
-	h := responses.NewHandler(catalog, demo.NewTextBackend().Responses(), responses.WithOwner(byKey))
+	h := responses.NewHandler(catalog, demo.NewTextBackend().Responses(), responses.WithOwner(auth.KeyOwner))
 	as := func(keyID, method, path, body string) *httptest.ResponseRecorder {
 		w := httptest.NewRecorder()
 		r := httptest.NewRequest(method, path, strings.NewReader(body))

@@ -208,7 +208,10 @@ func (h *creator) Model(req *Request) string { return req.Model }
 // Prepare resolves the conversation of req's previous_response_id and
 // makes its Params; the estimate counts the conversation.
 func (h *creator) Prepare(ctx context.Context, req *Request, m *models.Model, body []byte) (*createCall, int64, int64, error) {
-	owner := h.cfg.owner(ctx)
+	owner, err := (*handler)(h).owner(ctx)
+	if err != nil {
+		return nil, 0, 0, err
+	}
 	history, past, err := (*handler)(h).history(ctx, owner, req.PreviousResponseID)
 	if err != nil {
 		return nil, 0, 0, err
@@ -463,7 +466,12 @@ func storeError(err error) error {
 
 // get serves GET /v1/responses/{id}.
 func (h *handler) get(w http.ResponseWriter, r *http.Request, id string) {
-	sr, err := h.cfg.store.Get(r.Context(), h.cfg.owner(r.Context()), id)
+	owner, err := h.owner(r.Context())
+	if err != nil {
+		h.cfg.Fail(w, r, err)
+		return
+	}
+	sr, err := h.cfg.store.Get(r.Context(), owner, id)
 	if err != nil {
 		h.cfg.Fail(w, r, h.lookupError(err, id))
 		return
@@ -478,12 +486,30 @@ func (h *handler) get(w http.ResponseWriter, r *http.Request, id string) {
 
 // delete serves DELETE /v1/responses/{id}.
 func (h *handler) delete(w http.ResponseWriter, r *http.Request, id string) {
-	if err := h.cfg.store.Delete(r.Context(), h.cfg.owner(r.Context()), id); err != nil {
+	owner, err := h.owner(r.Context())
+	if err != nil {
+		h.cfg.Fail(w, r, err)
+		return
+	}
+	if err := h.cfg.store.Delete(r.Context(), owner, id); err != nil {
 		h.cfg.Fail(w, r, h.lookupError(err, id))
 		return
 	}
 	_ = httpjson.Write(w, http.StatusOK, DeletedResponse{ID: id, Object: ObjectResponse, Deleted: true})
 }
+
+// owner returns the owner of the request's stored responses, or a 401
+// missing_authorization when the OwnerFunc refuses the request.
+func (h *handler) owner(ctx context.Context) (string, error) {
+	owner, ok := h.cfg.owner(ctx)
+	if !ok {
+		return "", apierrors.MissingAuthorization(msgNoOwner)
+	}
+	return owner, nil
+}
+
+// msgNoOwner is the message of a request that its OwnerFunc refuses.
+const msgNoOwner = "This endpoint needs an authenticated caller (an API key in the Authorization header)."
 
 func (h *handler) lookupError(err error, id string) error {
 	if errors.Is(err, ErrNotFound) {

@@ -683,3 +683,23 @@ func TestInputItems(t *testing.T) {
 	w = do(t, h, http.MethodPost, "/v1/responses/"+id+"/input_items", "")
 	require.Equal(t, 405, w.Code)
 }
+
+// An OwnerFunc that refuses a request makes every route that reads or
+// writes the store answer 401 missing_authorization.
+func TestRefusedOwnerIsUnauthorized(t *testing.T) {
+	t.Parallel()
+	mux := http.NewServeMux()
+	refuse := func(context.Context) (string, bool) { return "", false }
+	responses.Register(mux, newTestHandler(responses.WithOwner(refuse)))
+	for _, tc := range []struct{ method, path, body string }{
+		{http.MethodPost, "/v1/responses", `{"model":"demo-chat","input":"Hi"}`},
+		{http.MethodPost, "/v1/responses/compact", `{"model":"demo-chat","input":"Hi"}`},
+		{http.MethodGet, "/v1/responses/resp_1", ""},
+		{http.MethodGet, "/v1/responses/resp_1/input_items", ""},
+		{http.MethodDelete, "/v1/responses/resp_1", ""},
+	} {
+		w := do(t, mux, tc.method, tc.path, tc.body)
+		require.Equal(t, http.StatusUnauthorized, w.Code, "%s %s: %s", tc.method, tc.path, w.Body.String())
+		require.Equal(t, "missing_authorization", decode(t, w.Body.String())["error"].(map[string]any)["code"])
+	}
+}

@@ -1,8 +1,6 @@
 package responses
 
 import (
-	"context"
-
 	"github.com/gatewaykit/gatewaykit/auth"
 	"github.com/gatewaykit/gatewaykit/endpoint"
 	"github.com/gatewaykit/gatewaykit/internal/pipeline"
@@ -20,11 +18,11 @@ type Option = endpoint.Option
 type config struct {
 	pipeline.Config
 	store Store
-	owner OwnerFunc
+	owner auth.OwnerFunc
 }
 
 func newConfig(opts []Option) config {
-	c := config{Config: pipeline.New(opts), owner: PrincipalOwner}
+	c := config{Config: pipeline.New(opts), owner: auth.AccountOwner}
 	c.store, _ = c.Config.Store.(Store)
 	if c.store == nil {
 		c.store = NewMemoryStore(nil)
@@ -45,30 +43,11 @@ func WithStore(s Store) Option {
 	return func(c *pipeline.Config) { c.Store = s }
 }
 
-// An OwnerFunc returns the owner that scopes the stored responses of a
-// request: a response is visible only to requests with the owner of the
-// request that created it.
-type OwnerFunc func(ctx context.Context) string
-
-// WithOwner sets how the owner of a request's responses is found. The
-// default is [PrincipalOwner]; nil restores it.
-func WithOwner(f OwnerFunc) Option {
+// WithOwner sets how the owner that scopes a request's stored responses
+// is found (auth.OwnerFunc): a response is visible only to requests with
+// the owner of the request that created it. The default is
+// auth.AccountOwner (by account; auth.KeyOwner scopes by key); nil
+// restores it.
+func WithOwner(f auth.OwnerFunc) Option {
 	return func(c *pipeline.Config) { c.Owner = f }
-}
-
-// PrincipalOwner is the default [OwnerFunc]: the account of the request's
-// API key ("owner:" + [auth.Principal] Owner), or the key itself ("key:" +
-// KeyID) when the key names no account. A request without a principal
-// (a handler not behind auth.Middleware) has the empty owner: its
-// responses are visible to every such request, and to none that has a
-// principal.
-func PrincipalOwner(ctx context.Context) string {
-	p, ok := auth.PrincipalFrom(ctx)
-	switch {
-	case !ok:
-		return ""
-	case p.Owner != "":
-		return "owner:" + p.Owner
-	}
-	return "key:" + p.KeyID
 }

@@ -37,13 +37,16 @@
 //
 // # Owners
 //
-// Tasks are scoped by an owner taken from the request ([WithOwner]). By
-// default ([PrincipalOwner]) it is the account of the principal that
-// auth.Middleware authenticated, so every key of an account, and an
-// admin-console session of that account, share its tasks; [KeyOwner]
-// scopes them by key instead. A task of another owner is answered 404,
-// exactly as one that does not exist. A request with no principal gets
-// 401 missing_authorization in the general error shape.
+// Tasks are scoped by an owner taken from the request ([WithOwner], an
+// auth.OwnerFunc, the same policy as the stored responses of package
+// responses). By default (auth.AccountOwner) it is the account of the
+// principal that auth.Middleware authenticated, so every key of an
+// account, and an admin-console session of that account, share its
+// tasks; auth.KeyOwner scopes them by key instead. A task of another
+// owner is answered 404, exactly as one that does not exist. Requests
+// with no principal (a handler not behind auth.Middleware) share the
+// owner auth.AnonymousOwner; an OwnerFunc that refuses a request makes it
+// a 401 missing_authorization in the general error shape.
 //
 // # Creating tasks
 //

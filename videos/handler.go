@@ -143,6 +143,8 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	owner, ok := h.cfg.owner(r.Context())
 	if !ok || owner == "" {
+		// The OwnerFunc refused the request (the TaskStore keeps no task
+		// without an owner).
 		h.general.Write(w, r, apierrors.MissingAuthorization("This endpoint needs an authenticated caller (an API key in the Authorization header)."))
 		return
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gatewaykit/gatewaykit/auth"
 	"github.com/gatewaykit/gatewaykit/videos"
 )
 
@@ -366,16 +367,24 @@ func TestStatusOfStatusesIsOnlyTheFourOfTheSpec(t *testing.T) {
 	require.Equal(t, "in_progress", r.json(t)["status"], "a released task is still in_progress")
 }
 
-func TestRoutesNeedAnAuthenticatedCaller(t *testing.T) {
+func TestOwnerOfARequest(t *testing.T) {
 	t.Parallel()
 	b := setup(t, bundleOptions{})
 	r := b.do(t, http.MethodPost, "/v1/videos", "", "application/json", strings.NewReader(`{}`))
 	require.Equal(t, http.StatusUnauthorized, r.status)
 	require.Equal(t, "missing_authorization", r.json(t)["error"].(map[string]any)["code"], "auth errors keep the general shape")
 
-	// A handler mounted without the middleware refuses too.
+	// A handler mounted without the middleware serves the anonymous
+	// owner: its requests share their tasks.
 	h := videos.NewHandler(videos.NewMemoryStore(nil), testCatalog(), videos.NewMemoryContentStore(nil))
 	rec := newRecorder()
+	h.ServeHTTP(rec, newRequest(http.MethodGet, "/v1/videos", ""))
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+
+	// An OwnerFunc that refuses the request: 401.
+	h = videos.NewHandler(videos.NewMemoryStore(nil), testCatalog(), videos.NewMemoryContentStore(nil),
+		videos.WithOwner(func(context.Context) (string, bool) { return "", false }))
+	rec = newRecorder()
 	h.ServeHTTP(rec, newRequest(http.MethodGet, "/v1/videos", ""))
 	require.Equal(t, http.StatusUnauthorized, rec.Code)
 	require.JSONEq(t, `{"error":{"message":"This endpoint needs an authenticated caller (an API key in the Authorization header).","type":"invalid_request_error","param":null,"code":"missing_authorization"}}`, rec.Body.String())
@@ -469,7 +478,7 @@ func TestDeleteRemovesTaskAndContent(t *testing.T) {
 
 func TestWithOwnerKeyOwnerScopesByKey(t *testing.T) {
 	t.Parallel()
-	b := setup(t, bundleOptions{handler: []videos.Option{videos.WithOwner(videos.KeyOwner)}})
+	b := setup(t, bundleOptions{handler: []videos.Option{videos.WithOwner(auth.KeyOwner)}})
 	id := b.create(t, keyAlice, map[string]any{"model": modelMulti, "prompt": "x"})
 	require.Equal(t, http.StatusOK, b.do(t, http.MethodGet, "/v1/videos/"+id, keyAlice, "", nil).status)
 	require.Equal(t, http.StatusNotFound, b.do(t, http.MethodGet, "/v1/videos/"+id, keyAlice2, "", nil).status, "another key of the account")

@@ -47,7 +47,7 @@ type config struct {
 	maxImageBytes int64
 	maxExtraBytes int64
 	maxFormFields int
-	owner         OwnerFunc
+	owner         auth.OwnerFunc
 	allow         models.AllowFunc
 	proxy         *http.Client
 	publicURL     *url.URL
@@ -65,7 +65,7 @@ func newConfig(opts []Option) *config {
 		maxImageBytes: DefaultMaxImageBytes,
 		maxExtraBytes: DefaultMaxExtraBytes,
 		maxFormFields: DefaultMaxFormFields,
-		owner:         PrincipalOwner,
+		owner:         auth.AccountOwner,
 		allow:         principalAllows,
 		pollAfter:     DefaultPollAfter,
 		price:         func(string) int64 { return DefaultPricePerSecond },
@@ -75,45 +75,6 @@ func newConfig(opts []Option) *config {
 		o(c)
 	}
 	return c
-}
-
-// An OwnerFunc returns the owner that scopes the tasks of a request (see
-// [Task.Owner]), or false when the request has no authenticated caller;
-// the handler then answers 401 missing_authorization.
-type OwnerFunc func(ctx context.Context) (owner string, ok bool)
-
-// PrincipalOwner is the default [OwnerFunc]. It reads the principal that
-// auth.Middleware put in the context and scopes tasks by account: a task
-// belongs to "owner:" + Principal.Owner, so every key of an account, and
-// an admin-console session of that account, see the account's tasks.
-// A principal without an Owner falls back to its own key ("key:" +
-// KeyID, or "session:" + KeyID for a session), and then sees only what
-// it created itself.
-//
-// To scope tasks by key instead, pass [WithOwner]([KeyOwner]).
-func PrincipalOwner(ctx context.Context) (string, bool) {
-	p, ok := auth.PrincipalFrom(ctx)
-	if !ok {
-		return "", false
-	}
-	if p.Owner != "" {
-		return "owner:" + p.Owner, true
-	}
-	return KeyOwner(ctx)
-}
-
-// KeyOwner is an [OwnerFunc] that scopes tasks by API key: a task is
-// visible only to the key that created it ("key:" + KeyID), and to no
-// session ("session:" + KeyID).
-func KeyOwner(ctx context.Context) (string, bool) {
-	p, ok := auth.PrincipalFrom(ctx)
-	if !ok || p.KeyID == "" {
-		return "", false
-	}
-	if p.Credential == auth.CredentialSession {
-		return "session:" + p.KeyID, true
-	}
-	return "key:" + p.KeyID, true
 }
 
 func principalAllows(ctx context.Context, id string) bool {
@@ -184,9 +145,11 @@ func WithMaxFormFields(n int) Option {
 	}
 }
 
-// WithOwner sets how the owner of a request's tasks is found. Default
-// [PrincipalOwner]: by account, from auth.PrincipalFrom.
-func WithOwner(f OwnerFunc) Option {
+// WithOwner sets how the owner that scopes a request's tasks is found
+// (see [Task.Owner] and auth.OwnerFunc). Default auth.AccountOwner: by
+// account, from auth.PrincipalFrom; auth.KeyOwner scopes by key. nil
+// restores the default.
+func WithOwner(f auth.OwnerFunc) Option {
 	return func(c *config) {
 		if f != nil {
 			c.owner = f

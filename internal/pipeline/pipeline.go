@@ -44,7 +44,7 @@ type Config struct {
 	// Store and Owner are set by options of package responses only
 	// (WithStore, WithOwner): Store holds a responses.Store.
 	Store any
-	Owner func(ctx context.Context) string
+	Owner auth.OwnerFunc
 }
 
 // New returns the configuration of a handler with opts applied.
