@@ -221,9 +221,9 @@ func (s Seconds) Int() (int, bool) {
 	return int(f), true
 }
 
-// FormatSeconds renders a duration as decimal text without trailing zeros:
+// formatSeconds renders a duration as decimal text without trailing zeros:
 // 8 → "8", 4.5 → "4.5".
-func FormatSeconds(f float64) string {
+func formatSeconds(f float64) string {
 	return strconv.FormatFloat(f, 'f', -1, 64)
 }
 

@@ -479,7 +479,7 @@ func (r *Runner) storeResult(ctx context.Context, t *Task, res *Result) (*Comple
 	}
 	c.Metadata.URL, c.Metadata.ThumbnailURL = "", ""
 	if d := res.Metadata.Duration; d > 0 {
-		c.Seconds = FormatSeconds(d)
+		c.Seconds = formatSeconds(d)
 	}
 	if w, h := res.Metadata.Width, res.Metadata.Height; w > 0 && h > 0 {
 		c.Size = fmt.Sprintf("%dx%d", w, h)

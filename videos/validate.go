@@ -227,11 +227,11 @@ func (h *handler) checkMultimodal(req *MultimodalRequest, m *models.Model, t *Ta
 	if d := req.DurationSec; d != nil {
 		switch {
 		case *d <= 0 || math.IsNaN(*d) || math.IsInf(*d, 0):
-			return apierrors.InvalidRequestf("duration_sec", "duration_sec must be a positive number of seconds, got %s", FormatSeconds(*d))
+			return apierrors.InvalidRequestf("duration_sec", "duration_sec must be a positive number of seconds, got %s", formatSeconds(*d))
 		case hasSecondsList(caps) && (*d != math.Trunc(*d) || !caps.AllowsSeconds(int(*d))):
-			return apierrors.InvalidRequestf("duration_sec", "duration_sec must be one of %s for model %q, got %s", secondsList(caps), m.ID, FormatSeconds(*d))
+			return apierrors.InvalidRequestf("duration_sec", "duration_sec must be one of %s for model %q, got %s", secondsList(caps), m.ID, formatSeconds(*d))
 		}
-		t.Seconds = FormatSeconds(*d)
+		t.Seconds = formatSeconds(*d)
 	}
 	return nil
 }
