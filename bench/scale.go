@@ -272,7 +272,7 @@ func liveHeap() uint64 {
 func (b *bench) runStore(ctx context.Context) error {
 	items, keys := 100_000, 1_000_000
 	if b.o.short {
-		items, keys = 5_000, 20_000
+		items, keys = 1_000, 5_000
 	}
 	res := &storeResult{}
 	b.rep.Store = res

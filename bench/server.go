@@ -491,7 +491,7 @@ func startChild(role string, cpu int, args ...string) (*child, error) {
 	}
 	args = append([]string{"-cpu", fmt.Sprint(cpu)}, args...)
 	cmd := exec.Command(exe, args...)
-	cmd.Env = append(os.Environ(), childEnv+"="+role)
+	cmd.Env = append(os.Environ(), childEnv+"="+role, childRaceOptions())
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -520,6 +520,16 @@ func startChild(role string, cpu int, args ...string) (*child, error) {
 	c.addr, c.debug = "http://"+addr, "http://"+debug
 	go func() { c.wait <- cmd.Wait() }()
 	return c, nil
+}
+
+// childRaceOptions returns the GORACE setting of a child: the parent's,
+// with atexit_sleep_ms=0. A binary built with -race (the test binary, under
+// go test -race) otherwise sleeps a second as it exits, waiting for late
+// race reports, and the load tool stops a child after every run. Races
+// are still reported as they happen. Binaries built without -race ignore
+// GORACE.
+func childRaceOptions() string {
+	return "GORACE=" + strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0")
 }
 
 // stop closes the child's standard input and waits for it to exit,
