@@ -1,7 +1,9 @@
 // Command bench is gatewaykit's load tool: it measures, side by side in one
 // run and on loopback only, what the gateway costs per request next to the
 // cheapest net/http server that writes the same bytes (the floor), and what
-// relaying costs next to a naive httputil.ReverseProxy.
+// relaying costs next to two naive relays: an httputil.ReverseProxy
+// (naive-relay) and a loop that copies the upstream's bytes and flushes
+// after every read (copy-relay).
 //
 //	go run ./bench                      # every scenario, 5s each, 32 clients
 //	go run ./bench -pin -duration 10s   # server on CPU 0, load on CPU 1
@@ -234,6 +236,7 @@ var targets = []target{
 	{name: "gateway", role: roleGateway},
 	{name: "gateway-sqlite", role: roleGatewaySQLite},
 	{name: "naive-relay", role: roleNaive, relay: true},
+	{name: "copy-relay", role: roleCopy, relay: true},
 	{name: "gateway-relay", role: roleGatewayRelay, relay: true},
 }
 

@@ -118,7 +118,7 @@ func TestShortRun(t *testing.T) {
 	require.Len(t, rep.Runs, runs)
 	require.NotEmpty(t, rep.Ratios)
 
-	require.Len(t, rep.Latency, 2*3) // chat and stream: direct, two relays
+	require.Len(t, rep.Latency, 2*4) // chat and stream: direct, three relays
 	for _, r := range rep.Latency {
 		require.Positive(t, r.Load.Ops, "latency %s/%s", r.Target, r.Workload)
 		require.Zero(t, r.Load.Errors, "latency %s/%s: %s", r.Target, r.Workload, r.Load.Err)

@@ -64,12 +64,14 @@ type ratio struct {
 
 // ratioPairs are the comparisons of the issues: the gateway against the
 // floor, the gateway on its SQLite file against the gateway in memory,
-// relays against the naive relay.
+// relays against the naive relays.
 var ratioPairs = [][2]string{
 	{"gateway", "floor"},
 	{"gateway-sqlite", "gateway"},
 	{"gateway-relay", "naive-relay"},
+	{"gateway-relay", "copy-relay"},
 	{"naive-relay", "floor"},
+	{"copy-relay", "floor"},
 }
 
 func (rep *report) run(t, w string) *runResult {

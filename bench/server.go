@@ -41,6 +41,7 @@ const (
 	roleFloor    = "floor"    // canned bytes of the gateway's size
 	roleUpstream = "upstream" // the fake OpenAI-compatible upstream (canned too)
 	roleNaive    = "naive"    // httputil.ReverseProxy to the upstream
+	roleCopy     = "copy"     // a relay that copies the upstream's bytes, flushing each read
 	roleGateway  = "gateway"  // the gateway on the demo backend
 	// roleGatewaySQLite is the gateway on the demo backend with its state
 	// in a SQLite file, as the example server's default.
@@ -132,6 +133,13 @@ func newRole(role, upstream string, chunkDelay time.Duration) (h http.Handler, c
 		}
 		tr := newUpstreamTransport()
 		return newNaiveRelay(u, tr), tr.CloseIdleConnections, nop, nil
+	case roleCopy:
+		u, err := url.Parse(upstream)
+		if err != nil || u.Host == "" {
+			return nil, nil, nil, fmt.Errorf("copy: bad -upstream %q", upstream)
+		}
+		tr := newUpstreamTransport()
+		return newCopyRelay(u, tr), tr.CloseIdleConnections, nop, nil
 	case roleGateway:
 		var opts []demo.TextOption
 		if chunkDelay > 0 {
@@ -310,6 +318,55 @@ func newNaiveRelay(u *url.URL, tr http.RoundTripper) http.Handler {
 		// connection is then closed in the middle of the stream.
 		_ = http.NewResponseController(w).EnableFullDuplex()
 		rp.ServeHTTP(w, r)
+	})
+}
+
+// newCopyRelay is the least a relay can do, without httputil: send the
+// client's request (method, path, query, body and headers) to the
+// upstream, then copy the reply's status, headers and bytes back,
+// flushing after every read, as an SSE relay must. It does nothing else:
+// no header hygiene, no error mapping, no usage, no timeouts.
+func newCopyRelay(upstream *url.URL, tr http.RoundTripper) http.Handler {
+	client := &http.Client{Transport: tr}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u := *upstream
+		u.Path, u.RawPath, u.RawQuery = r.URL.Path, r.URL.RawPath, r.URL.RawQuery
+		req, err := http.NewRequestWithContext(r.Context(), r.Method, u.String(), r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		req.Header = r.Header.Clone()
+		req.ContentLength = r.ContentLength
+		// As for the naive relay: the request body must stay open while
+		// the reply streams.
+		_ = http.NewResponseController(w).EnableFullDuplex()
+		res, err := client.Do(req)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer res.Body.Close()
+		for k, vs := range res.Header {
+			w.Header()[k] = vs
+		}
+		w.WriteHeader(res.StatusCode)
+		f, _ := w.(http.Flusher)
+		buf := make([]byte, 32<<10)
+		for {
+			n, err := res.Body.Read(buf)
+			if n > 0 {
+				if _, werr := w.Write(buf[:n]); werr != nil {
+					return
+				}
+				if f != nil {
+					f.Flush()
+				}
+			}
+			if err != nil {
+				return
+			}
+		}
 	})
 }
 
