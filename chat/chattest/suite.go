@@ -11,10 +11,7 @@
 package chattest
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
-	"iter"
 	"net/http"
 	"slices"
 	"testing"
@@ -49,87 +46,48 @@ import (
 // and skipped. Every subtest runs in parallel with the others.
 func TestBackend(t *testing.T, b chat.Backend, model models.Model) {
 	t.Helper()
-	s := &tester{b: b, model: model}
-
-	t.Run("AnswersOneChoice", func(t *testing.T) {
-		t.Parallel()
-		res, log, ok := s.complete(t, s.body(`"messages":[{"role":"user","content":"Say hello."}]`))
-		if ok {
-			suite.Check(t, log, checkCompletion(res, 1))
-		}
-	})
-	t.Run("AnswersEveryChoice", func(t *testing.T) {
-		t.Parallel()
-		res, log, ok := s.complete(t, s.body(`"n":3,"messages":[{"role":"user","content":"Say hello three times."}]`))
-		if ok {
-			suite.Check(t, log, checkCompletion(res, 3))
-		}
-	})
-	t.Run("AnswersAConversation", func(t *testing.T) {
-		t.Parallel()
-		res, log, ok := s.complete(t, s.body(`"messages":[{"role":"system","content":"Be brief."},`+
-			`{"role":"user","content":"Hi."},{"role":"assistant","content":"Hello."},{"role":"user","content":[{"type":"text","text":"Count to three."}]}]`))
-		if ok {
-			suite.Check(t, log, checkCompletion(res, 1))
-		}
-	})
-	t.Run("CallsANamedTool", func(t *testing.T) {
-		t.Parallel()
-		res, log, ok := s.complete(t, s.body(toolRequest))
-		if !ok {
-			return
-		}
-		suite.Check(t, log, checkCompletion(res, 1))
-		if calls := res.Choices[0].Message.ToolCalls; len(calls) > 0 {
-			if res.Choices[0].FinishReason != chat.FinishToolCalls {
-				t.Logf("a reply with tool calls finishes with %q (tool_calls is usual)", res.Choices[0].FinishReason)
-			}
-		} else {
-			t.Logf("the backend called no tool though tool_choice named one")
-		}
-	})
-	t.Run("StreamsTheReply", func(t *testing.T) {
-		t.Parallel()
-		chunks, log, ok := s.stream(t, s.body(`"stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"Say hello."}]`))
-		if ok {
-			suite.Check(t, log, checkStream(chunks, 1, true))
-		}
-	})
-	t.Run("StreamsEveryChoice", func(t *testing.T) {
-		t.Parallel()
-		chunks, log, ok := s.stream(t, s.body(`"n":2,"stream":true,"messages":[{"role":"user","content":"Say hello twice."}]`))
-		if ok {
-			suite.Check(t, log, checkStream(chunks, 2, false))
-		}
-	})
-	t.Run("StreamsToolCalls", func(t *testing.T) {
-		t.Parallel()
-		chunks, log, ok := s.stream(t, s.body(`"stream":true,"stream_options":{"include_usage":true},`+toolRequest))
-		if ok {
-			suite.Check(t, log, checkStream(chunks, 1, true))
-		}
-	})
-
-	suite.RunShared(t, suite.Backend[chat.Params, chat.Delta]{
-		Handler: s.handler,
-		Path:    path,
-		Body:    s.body,
-		Params:  s.params,
-		Request: func(p *chat.Params) any { return p.Request },
-		Complete: func(ctx context.Context, p *chat.Params) error {
-			_, err := b.Complete(ctx, p)
-			return err
-		},
-		Stream: streamOf(b),
-	}, `"n":2,"stop":["zzz"],"max_tokens":50,`+toolRequest)
-}
-
-// streamOf returns b's Stream, or nil when b does not stream.
-func streamOf(b chat.Backend) func(context.Context, *chat.Params) iter.Seq2[chat.Delta, error] {
-	if sb, ok := b.(chat.StreamingBackend); ok {
-		return sb.Stream
+	handler := func(log *suite.Log) http.Handler {
+		return chat.NewHandler(models.NewMemoryCatalog(model), b, endpoint.WithLogger(log.Logger()))
 	}
-	return nil
+	body := func(members string) string { return suite.Body(model.ID, members) }
+	tests := []struct {
+		name, members string
+		choices       int
+	}{
+		{"OneChoice", `"messages":[{"role":"user","content":"Say hello."}]`, 1},
+		{"EveryChoice", `"n":3,"messages":[{"role":"user","content":"Say hello three times."}]`, 3},
+		{"AConversation", `"messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"Hi."},` +
+			`{"role":"assistant","content":"Hello."},{"role":"user","content":[{"type":"text","text":"Count to three."}]}]`, 1},
+		{"ANamedToolCall", toolRequest, 1},
+	}
+	for _, tc := range tests {
+		t.Run("Answers"+tc.name, func(t *testing.T) {
+			t.Parallel()
+			res, log, ok := suite.Complete[chat.Completion](t, handler, path, body(tc.members))
+			if ok {
+				suite.Check(t, log, checkCompletion(res, tc.choices))
+			}
+		})
+		t.Run("Streams"+tc.name, func(t *testing.T) {
+			t.Parallel()
+			chunks, log, ok := suite.Stream[chat.Chunk](t, handler, path, body(`"stream":true,"stream_options":{"include_usage":true},`+tc.members))
+			if ok {
+				suite.Check(t, log, checkStream(chunks, tc.choices, true))
+			}
+		})
+	}
+	t.Run("StreamsWithoutUsage", func(t *testing.T) {
+		t.Parallel()
+		chunks, log, ok := suite.Stream[chat.Chunk](t, handler, path, body(`"stream":true,"messages":[{"role":"user","content":"Say hello."}]`))
+		if ok {
+			suite.Check(t, log, checkStream(chunks, 1, false))
+		}
+	})
+
+	suite.RunShared(t, suite.NewBackend[chat.Request, chat.Params, *chat.Result, chat.Delta](b, model, handler, path,
+		func(r *chat.Request, m *models.Model) *chat.Params { return &chat.Params{Request: r, Model: m} },
+		func(p *chat.Params) any { return p.Request }),
+		`"n":2,"stop":["zzz"],"max_tokens":50,`+toolRequest)
 }
 
 // path is the route the suite posts to.
@@ -140,69 +98,6 @@ const toolRequest = `"tools":[{"type":"function","function":{"name":"get_weather
 	`"parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}}],` +
 	`"tool_choice":{"type":"function","function":{"name":"get_weather"}},` +
 	`"messages":[{"role":"user","content":"What is the weather in Paris?"}]`
-
-type tester struct {
-	b     chat.Backend
-	model models.Model
-}
-
-// body is a request for the suite's model with members.
-func (s *tester) body(members string) string {
-	m, _ := json.Marshal(s.model.ID)
-	return `{"model":` + string(m) + `,` + members + `}`
-}
-
-// handler serves the suite's model through b, logging into log.
-func (s *tester) handler(log *suite.Log) http.Handler {
-	return chat.NewHandler(models.NewMemoryCatalog(s.model), s.b, endpoint.WithLogger(log.Logger()))
-}
-
-// params decodes body into the Params that the handler would give b.
-func (s *tester) params(t *testing.T, body string) *chat.Params {
-	t.Helper()
-	var req chat.Request
-	if err := json.Unmarshal([]byte(body), &req); err != nil {
-		t.Fatalf("decode %s: %v", body, err)
-	}
-	m := s.model
-	return &chat.Params{Request: &req, Model: &m}
-}
-
-// complete sends body and decodes the reply; ok is false when the backend
-// refused the request with a client error (logged).
-func (s *tester) complete(t *testing.T, body string) (_ *chat.Completion, _ *suite.Log, ok bool) {
-	t.Helper()
-	log := &suite.Log{}
-	rep := suite.Post(s.handler(log), path, body)
-	if !suite.Answered(t, log, rep) {
-		return nil, log, false
-	}
-	var res chat.Completion
-	if err := json.Unmarshal(rep.Body, &res); err != nil {
-		suite.Fail(t, log, "the reply does not decode: %v: %s", err, rep.Body)
-	}
-	return &res, log, true
-}
-
-// stream sends body and parses the stream into its chunks (the data of
-// each event but the final [DONE], which it checks).
-func (s *tester) stream(t *testing.T, body string) (_ []chat.Chunk, _ *suite.Log, ok bool) {
-	t.Helper()
-	log := &suite.Log{}
-	rep := suite.Post(s.handler(log), path, body)
-	if !suite.Answered(t, log, rep) {
-		return nil, log, false
-	}
-	var chunks []chat.Chunk
-	for _, data := range suite.DataEvents(t, log, rep.Body) {
-		var c chat.Chunk
-		if err := json.Unmarshal(data, &c); err != nil {
-			suite.Fail(t, log, "a chunk does not decode: %v: %s", err, data)
-		}
-		chunks = append(chunks, c)
-	}
-	return chunks, log, true
-}
 
 // finishReasons are the finish reasons of the API.
 var finishReasons = []chat.FinishReason{chat.FinishStop, chat.FinishLength, chat.FinishToolCalls, chat.FinishContentFilter}
@@ -227,14 +122,7 @@ func checkCompletion(res *chat.Completion, n int) error {
 			}
 		}
 	}
-	return checkUsage(&res.Usage)
-}
-
-func checkUsage(u *chat.Usage) error {
-	if u.PromptTokens < 0 || u.CompletionTokens < 0 || u.TotalTokens != u.PromptTokens+u.CompletionTokens {
-		return fmt.Errorf("usage %+v: negative, or total_tokens is not prompt_tokens + completion_tokens", *u)
-	}
-	return nil
+	return suite.CheckUsage(&res.Usage)
 }
 
 // checkStream checks the chunks of a stream of n choices, which ends with
@@ -249,10 +137,7 @@ func checkStream(chunks []chat.Chunk, n int, wantUsage bool) error {
 	for k, c := range chunks {
 		if c.Usage != nil {
 			usage++
-			if len(c.Choices) != 0 || k != len(chunks)-1 {
-				return fmt.Errorf("chunk %d carries usage but is not the final chunk, with no choices", k)
-			}
-			if err := checkUsage(c.Usage); err != nil {
+			if err := suite.CheckUsageChunk(k, len(chunks)-1, len(c.Choices), c.Usage); err != nil {
 				return err
 			}
 			continue

@@ -12,10 +12,7 @@
 package completionstest
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
-	"iter"
 	"net/http"
 	"slices"
 	"testing"
@@ -52,88 +49,41 @@ const path = "/v1/completions"
 // logged and skipped. Every subtest runs in parallel with the others.
 func TestBackend(t *testing.T, b completions.Backend, model models.Model) {
 	t.Helper()
-	s := &tester{b: b, model: model}
+	handler := func(log *suite.Log) http.Handler {
+		return completions.NewHandler(models.NewMemoryCatalog(model), b, endpoint.WithLogger(log.Logger()))
+	}
+	body := func(members string) string { return suite.Body(model.ID, members) }
 	tests := []struct {
 		name, members string
 		choices       int
 	}{
-		{"AnswersAPrompt", `"prompt":"Once upon a time"`, 1},
-		{"AnswersEveryChoice", `"n":2,"prompt":"Once upon a time"`, 2},
-		{"AnswersEveryPrompt", `"n":2,"prompt":["Once upon a time","In a galaxy"]`, 4},
-		{"StopsAtTheTokenCap", `"max_tokens":3,"prompt":"Count to ten:"`, 1},
+		{"APrompt", `"prompt":"Once upon a time"`, 1},
+		{"EveryChoice", `"n":2,"prompt":"Once upon a time"`, 2},
+		{"EveryPrompt", `"n":2,"prompt":["Once upon a time","In a galaxy"]`, 4},
+		{"UpToTheTokenCap", `"max_tokens":3,"prompt":"Count to ten:"`, 1},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
+		t.Run("Answers"+tc.name, func(t *testing.T) {
 			t.Parallel()
-			log := &suite.Log{}
-			rep := suite.Post(s.handler(log), path, s.body(tc.members))
-			if !suite.Answered(t, log, rep) {
-				return
+			res, log, ok := suite.Complete[completions.Completion](t, handler, path, body(tc.members))
+			if ok {
+				suite.Check(t, log, checkCompletion(res, tc.choices))
 			}
-			var res completions.Completion
-			if err := json.Unmarshal(rep.Body, &res); err != nil {
-				suite.Fail(t, log, "the reply does not decode: %v: %s", err, rep.Body)
-			}
-			suite.Check(t, log, checkCompletion(&res, tc.choices))
 		})
-		t.Run("Streams"+tc.name[len("Answers"):], func(t *testing.T) {
+		t.Run("Streams"+tc.name, func(t *testing.T) {
 			t.Parallel()
-			log := &suite.Log{}
-			rep := suite.Post(s.handler(log), path, s.body(`"stream":true,"stream_options":{"include_usage":true},`+tc.members))
-			if !suite.Answered(t, log, rep) {
-				return
+			chunks, log, ok := suite.Stream[completions.Chunk](t, handler, path, body(`"stream":true,"stream_options":{"include_usage":true},`+tc.members))
+			if ok {
+				suite.Check(t, log, checkStream(chunks, tc.choices))
 			}
-			var chunks []completions.Chunk
-			for _, data := range suite.DataEvents(t, log, rep.Body) {
-				var c completions.Chunk
-				if err := json.Unmarshal(data, &c); err != nil {
-					suite.Fail(t, log, "a chunk does not decode: %v: %s", err, data)
-				}
-				chunks = append(chunks, c)
-			}
-			suite.Check(t, log, checkStream(chunks, tc.choices))
 		})
 	}
-	var stream func(context.Context, *completions.Params) iter.Seq2[completions.Delta, error]
-	if sb, ok := b.(completions.StreamingBackend); ok {
-		stream = sb.Stream
-	}
-	suite.RunShared(t, suite.Backend[completions.Params, completions.Delta]{
-		Handler: s.handler,
-		Path:    path,
-		Body:    s.body,
-		Params:  s.params,
-		Request: func(p *completions.Params) any { return p.Request },
-		Complete: func(ctx context.Context, p *completions.Params) error {
-			_, err := b.Complete(ctx, p)
-			return err
+	suite.RunShared(t, suite.NewBackend[completions.Request, completions.Params, *completions.Result, completions.Delta](b, model, handler, path,
+		func(r *completions.Request, m *models.Model) *completions.Params {
+			return &completions.Params{Request: r, Model: m}
 		},
-		Stream: stream,
-	}, `"n":2,"stop":["zzz"],"max_tokens":20,"prompt":["Once upon a time","In a galaxy"]`)
-}
-
-type tester struct {
-	b     completions.Backend
-	model models.Model
-}
-
-func (s *tester) body(members string) string {
-	m, _ := json.Marshal(s.model.ID)
-	return `{"model":` + string(m) + `,` + members + `}`
-}
-
-func (s *tester) handler(log *suite.Log) http.Handler {
-	return completions.NewHandler(models.NewMemoryCatalog(s.model), s.b, endpoint.WithLogger(log.Logger()))
-}
-
-func (s *tester) params(t *testing.T, body string) *completions.Params {
-	t.Helper()
-	var req completions.Request
-	if err := json.Unmarshal([]byte(body), &req); err != nil {
-		t.Fatalf("decode %s: %v", body, err)
-	}
-	m := s.model
-	return &completions.Params{Request: &req, Model: &m}
+		func(p *completions.Params) any { return p.Request }),
+		`"n":2,"stop":["zzz"],"max_tokens":20,"prompt":["Once upon a time","In a galaxy"]`)
 }
 
 // finishReasons are the finish reasons of the API.
@@ -152,14 +102,7 @@ func checkCompletion(res *completions.Completion, n int) error {
 			return fmt.Errorf("choice %d has finish reason %q, not one of %v", i, c.FinishReason, finishReasons)
 		}
 	}
-	return checkUsage(&res.Usage)
-}
-
-func checkUsage(u *endpoint.Usage) error {
-	if u.PromptTokens < 0 || u.CompletionTokens < 0 || u.TotalTokens != u.PromptTokens+u.CompletionTokens {
-		return fmt.Errorf("usage %+v: negative, or total_tokens is not prompt_tokens + completion_tokens", *u)
-	}
-	return nil
+	return suite.CheckUsage(&res.Usage)
 }
 
 // checkStream checks the chunks of a stream of n choices that ends with a
@@ -170,10 +113,7 @@ func checkStream(chunks []completions.Chunk, n int) error {
 	for k, c := range chunks {
 		if c.Usage != nil {
 			usage++
-			if len(c.Choices) != 0 || k != len(chunks)-1 {
-				return fmt.Errorf("chunk %d carries usage but is not the final chunk, with no choices", k)
-			}
-			if err := checkUsage(c.Usage); err != nil {
+			if err := suite.CheckUsageChunk(k, len(chunks)-1, len(c.Choices), c.Usage); err != nil {
 				return err
 			}
 			continue

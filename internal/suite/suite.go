@@ -18,6 +18,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/gatewaykit/gatewaykit/endpoint"
+	"github.com/gatewaykit/gatewaykit/models"
 )
 
 // Log is a logger whose records are kept, so that a failing check can
@@ -264,4 +267,117 @@ func DataEvents(t *testing.T, log *Log, body []byte) [][]byte {
 		data = append(data, []byte(e.Data))
 	}
 	return data
+}
+
+// Body returns a request body for model with members (a JSON object's
+// members, without braces).
+func Body(model, members string) string {
+	m, _ := json.Marshal(model)
+	return `{"model":` + string(m) + `,` + members + `}`
+}
+
+// DecodeRequest decodes body into a new *Req, as a handler would,
+// failing t when it does not decode.
+func DecodeRequest[Req any](t *testing.T, body string) *Req {
+	t.Helper()
+	req := new(Req)
+	if err := json.Unmarshal([]byte(body), req); err != nil {
+		t.Fatalf("decode %s: %v", body, err)
+	}
+	return req
+}
+
+// Complete posts body to h at path and decodes the JSON reply into a
+// *Reply; ok is false when the backend refused the request with a client
+// error (logged).
+func Complete[Reply any](t *testing.T, h func(*Log) http.Handler, path, body string) (_ *Reply, _ *Log, ok bool) {
+	t.Helper()
+	log := &Log{}
+	rep := Post(h(log), path, body)
+	if !Answered(t, log, rep) {
+		return nil, log, false
+	}
+	res := new(Reply)
+	if err := json.Unmarshal(rep.Body, res); err != nil {
+		Fail(t, log, "the reply does not decode: %v: %s", err, rep.Body)
+	}
+	return res, log, true
+}
+
+// Stream posts body to h at path and decodes the data of each event of
+// the streamed reply but the final [DONE] (see [DataEvents]) into a
+// Chunk; ok is false when the backend refused the request with a client
+// error (logged).
+func Stream[Chunk any](t *testing.T, h func(*Log) http.Handler, path, body string) (_ []Chunk, _ *Log, ok bool) {
+	t.Helper()
+	log := &Log{}
+	rep := Post(h(log), path, body)
+	if !Answered(t, log, rep) {
+		return nil, log, false
+	}
+	var chunks []Chunk
+	for _, data := range DataEvents(t, log, rep.Body) {
+		var c Chunk
+		if err := json.Unmarshal(data, &c); err != nil {
+			Fail(t, log, "a chunk does not decode: %v: %s", err, data)
+		}
+		chunks = append(chunks, c)
+	}
+	return chunks, log, true
+}
+
+// The methods of the endpoint backends, whose Params type is P, Result
+// type R and Delta type D.
+type (
+	completer[P, R any] interface {
+		Complete(ctx context.Context, p *P) (R, error)
+	}
+	streamer[P, D any] interface {
+		Stream(ctx context.Context, p *P) iter.Seq2[D, error]
+	}
+)
+
+// NewBackend returns the [Backend] of b, a backend of an endpoint package
+// whose request type is Req: its handler (logging into the log given),
+// the route it serves, and how its Params are made of a request and
+// model, and which part of them b must not modify.
+func NewBackend[Req, P, R, D any](b completer[P, R], model models.Model, handler func(*Log) http.Handler, path string,
+	params func(*Req, *models.Model) *P, request func(*P) any) Backend[P, D] {
+	var stream func(context.Context, *P) iter.Seq2[D, error]
+	if s, ok := b.(streamer[P, D]); ok {
+		stream = s.Stream
+	}
+	return Backend[P, D]{
+		Handler: handler,
+		Path:    path,
+		Body:    func(members string) string { return Body(model.ID, members) },
+		Params: func(t *testing.T, body string) *P {
+			m := model
+			return params(DecodeRequest[Req](t, body), &m)
+		},
+		Request: request,
+		Complete: func(ctx context.Context, p *P) error {
+			_, err := b.Complete(ctx, p)
+			return err
+		},
+		Stream: stream,
+	}
+}
+
+// CheckUsage checks the usage of a chat or completions reply.
+func CheckUsage(u *endpoint.Usage) error {
+	if u.PromptTokens < 0 || u.CompletionTokens < 0 || u.TotalTokens != u.PromptTokens+u.CompletionTokens {
+		return fmt.Errorf("usage %+v: negative, or total_tokens is not prompt_tokens + completion_tokens", *u)
+	}
+	return nil
+}
+
+// CheckUsageChunk checks chunk k of a stream of last+1 chunks, one with
+// choices choices that carries usage u: it must be the final chunk, with
+// no choice.
+func CheckUsageChunk(k, last, choices int, u *endpoint.Usage) error {
+	if choices != 0 || k != last {
+		return fmt.Errorf("chunk %d carries usage but is not the final chunk, with no choices", k)
+	}
+	return CheckUsage(u)
 }

@@ -1,10 +1,8 @@
 package responsestest
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"iter"
 	"net/http"
 	"strings"
 	"testing"
@@ -45,83 +43,45 @@ const path = "/v1/responses"
 // and skipped. Every subtest runs in parallel with the others.
 func TestBackend(t *testing.T, b responses.Backend, model models.Model) {
 	t.Helper()
-	s := &tester{b: b, model: model}
+	handler := func(log *suite.Log) http.Handler {
+		return responses.NewHandler(models.NewMemoryCatalog(model), b, endpoint.WithLogger(log.Logger()))
+	}
+	body := func(members string) string { return suite.Body(model.ID, members) }
 	tests := []struct{ name, members string }{
-		{"AnswersAnInput", `"input":"Say hello."`},
-		{"AnswersWithInstructions", `"instructions":"Be brief.","input":[{"role":"user","content":[{"type":"input_text","text":"Count to three."}]}]`},
-		{"CallsANamedTool", toolRequest},
-		{"StopsAtTheTokenCap", `"max_output_tokens":16,"input":"Count to ten."`},
+		{"AnInput", `"input":"Say hello."`},
+		{"WithInstructions", `"instructions":"Be brief.","input":[{"role":"user","content":[{"type":"input_text","text":"Count to three."}]}]`},
+		{"ANamedToolCall", toolRequest},
+		{"UpToTheTokenCap", `"max_output_tokens":16,"input":"Count to ten."`},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
+		t.Run("Answers"+tc.name, func(t *testing.T) {
+			t.Parallel()
+			res, log, ok := suite.Complete[responses.Response](t, handler, path, body(tc.members))
+			if ok {
+				suite.Check(t, log, checkResponse(res))
+			}
+		})
+		t.Run("Streams"+tc.name, func(t *testing.T) {
 			t.Parallel()
 			log := &suite.Log{}
-			rep := suite.Post(s.handler(log), path, s.body(tc.members))
-			if !suite.Answered(t, log, rep) {
-				return
+			rep := suite.Post(handler(log), path, body(`"stream":true,`+tc.members))
+			if suite.Answered(t, log, rep) {
+				suite.Check(t, log, checkStream(suite.Events(t, rep.Body)))
 			}
-			var res responses.Response
-			if err := json.Unmarshal(rep.Body, &res); err != nil {
-				suite.Fail(t, log, "the reply does not decode: %v: %s", err, rep.Body)
-			}
-			suite.Check(t, log, checkResponse(&res))
-		})
-		t.Run("Streams"+tc.name[len("Answers"):], func(t *testing.T) {
-			t.Parallel()
-			log := &suite.Log{}
-			rep := suite.Post(s.handler(log), path, s.body(`"stream":true,`+tc.members))
-			if !suite.Answered(t, log, rep) {
-				return
-			}
-			suite.Check(t, log, checkStream(suite.Events(t, rep.Body)))
 		})
 	}
-	var stream func(context.Context, *responses.Params) iter.Seq2[responses.Delta, error]
-	if sb, ok := b.(responses.StreamingBackend); ok {
-		stream = sb.Stream
-	}
-	suite.RunShared(t, suite.Backend[responses.Params, responses.Delta]{
-		Handler: s.handler,
-		Path:    path,
-		Body:    s.body,
-		Params:  s.params,
-		Request: func(p *responses.Params) any { return p },
-		Complete: func(ctx context.Context, p *responses.Params) error {
-			_, err := b.Complete(ctx, p)
-			return err
+	suite.RunShared(t, suite.NewBackend[responses.Request, responses.Params, *responses.Result, responses.Delta](b, model, handler, path,
+		func(r *responses.Request, m *models.Model) *responses.Params {
+			return &responses.Params{Request: r, Model: m}
 		},
-		Stream: stream,
-	}, `"max_output_tokens":50,`+toolRequest)
+		func(p *responses.Params) any { return p }),
+		`"max_output_tokens":50,`+toolRequest)
 }
 
 // toolRequest is the members of a request that names a tool to call.
 const toolRequest = `"tools":[{"type":"function","name":"get_weather","description":"The weather in a city.",` +
 	`"parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}],` +
 	`"tool_choice":{"type":"function","name":"get_weather"},"input":"What is the weather in Paris?"`
-
-type tester struct {
-	b     responses.Backend
-	model models.Model
-}
-
-func (s *tester) body(members string) string {
-	m, _ := json.Marshal(s.model.ID)
-	return `{"model":` + string(m) + `,` + members + `}`
-}
-
-func (s *tester) handler(log *suite.Log) http.Handler {
-	return responses.NewHandler(models.NewMemoryCatalog(s.model), s.b, endpoint.WithLogger(log.Logger()))
-}
-
-func (s *tester) params(t *testing.T, body string) *responses.Params {
-	t.Helper()
-	var req responses.Request
-	if err := json.Unmarshal([]byte(body), &req); err != nil {
-		t.Fatalf("decode %s: %v", body, err)
-	}
-	m := s.model
-	return &responses.Params{Request: &req, Model: &m}
-}
 
 // checkResponse checks a finished response.
 func checkResponse(res *responses.Response) error {
