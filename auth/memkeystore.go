@@ -4,7 +4,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
+	"time"
 )
 
 // MemoryKeyStore is the in-memory reference [KeyStore]. It keeps only the
@@ -18,7 +21,15 @@ type MemoryKeyStore struct {
 	byHash map[[sha256.Size]byte]*Key
 	byID   map[string]*Key
 	hashOf map[string][sha256.Size]byte // by key id
+	usage  []usageRecord                // the usage rows, in order of Settle
 }
+
+var (
+	_ KeyStore    = (*MemoryKeyStore)(nil)
+	_ KeyPutter   = (*MemoryKeyStore)(nil)
+	_ KeyAdmin    = (*MemoryKeyStore)(nil)
+	_ UsageReader = (*MemoryKeyStore)(nil)
+)
 
 // NewMemoryKeyStore returns an empty store.
 func NewMemoryKeyStore() *MemoryKeyStore {
@@ -48,6 +59,9 @@ func (s *MemoryKeyStore) Add(_ context.Context, secret string, k Key) error {
 		return fmt.Errorf("auth: MemoryKeyStore.Add: key %q: secret already stored: %w", k.ID, ErrDuplicateKey)
 	}
 	c := k.Clone()
+	if c.CreatedAt.IsZero() {
+		c.CreatedAt = time.Now()
+	}
 	c.Quota.Remaining = max(c.Quota.Remaining, 0)
 	c.Quota.Reserved = max(c.Quota.Reserved, 0)
 	if c.Quota.Unlimited {
@@ -72,8 +86,13 @@ func (s *MemoryKeyStore) PutKey(_ context.Context, secret string, k Key) error {
 	}
 	c := k.Clone()
 	c.Quota = Budget(k.Quota, 0, 0)
+	if c.CreatedAt.IsZero() {
+		c.CreatedAt = time.Now()
+	}
 	if old, ok := s.byID[k.ID]; ok {
 		c.Quota = Budget(k.Quota, old.Quota.Used, old.Quota.Reserved)
+		c.Quota.CostUSD = old.Quota.CostUSD
+		c.CreatedAt = old.CreatedAt
 		delete(s.byHash, s.hashOf[k.ID])
 	}
 	s.byHash[h] = c
@@ -133,6 +152,9 @@ func (s *MemoryKeyStore) Reserve(_ context.Context, keyID string, amount int64) 
 		return fmt.Errorf("auth: key id %q: %w", keyID, ErrKeyNotFound)
 	}
 	q, granted := k.Quota.reserve(amount)
+	if !granted && q.OverBudget() {
+		return fmt.Errorf("auth: key id %q: cost %g USD reached the budget of %g USD: %w", keyID, q.CostUSD, q.BudgetUSD, ErrQuotaExceeded)
+	}
 	if !granted {
 		return fmt.Errorf("auth: key id %q: reserving %d with %d left, all reserved: %w", keyID, amount, k.Quota.Remaining, ErrQuotaExceeded)
 	}
@@ -155,8 +177,100 @@ func (s *MemoryKeyStore) Settle(_ context.Context, p SettleParams) (Quota, error
 	before := k.Quota.Remaining
 	q, covered := k.Quota.settle(p)
 	k.Quota = q
+	if r, ok := recordOf(p, time.Now()); ok {
+		s.usage = append(s.usage, r)
+	}
 	if !covered {
 		return q, fmt.Errorf("auth: key id %q: used %d with %d left: %w", p.KeyID, p.Used, before, ErrQuotaExceeded)
 	}
 	return q, nil
+}
+
+// GetKey implements [KeyAdmin].
+func (s *MemoryKeyStore) GetKey(_ context.Context, id string) (*Key, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	k, ok := s.byID[id]
+	if !ok {
+		return nil, fmt.Errorf("auth: key id %q: %w", id, ErrKeyNotFound)
+	}
+	return k.Clone(), nil
+}
+
+// ListKeys implements [KeyAdmin]. It sorts the ids at each call, which
+// suits the few thousand keys that one process holds.
+func (s *MemoryKeyStore) ListKeys(_ context.Context, p ListKeysParams) ([]*Key, error) {
+	limit := p.Limit
+	if limit <= 0 {
+		limit = DefaultListLimit
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	ids := make([]string, 0, len(s.byID))
+	for id := range s.byID {
+		if id > p.After {
+			ids = append(ids, id)
+		}
+	}
+	slices.SortFunc(ids, strings.Compare)
+	ids = ids[:min(limit, len(ids))]
+	keys := make([]*Key, len(ids))
+	for i, id := range ids {
+		keys[i] = s.byID[id].Clone()
+	}
+	return keys, nil
+}
+
+// UpdateKey implements [KeyAdmin]; fn is called with the store locked,
+// once.
+func (s *MemoryKeyStore) UpdateKey(_ context.Context, id string, fn func(*Key) error) (*Key, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k, ok := s.byID[id]
+	if !ok {
+		return nil, fmt.Errorf("auth: key id %q: %w", id, ErrKeyNotFound)
+	}
+	c := k.Clone()
+	if err := fn(c); err != nil {
+		return nil, err
+	}
+	*k = *applyUpdate(k, c)
+	return k.Clone(), nil
+}
+
+// applyUpdate returns old with the fields that [KeyAdmin.UpdateKey]
+// takes from the key that its fn changed, upd.
+func applyUpdate(old, upd *Key) *Key {
+	n := upd.Clone()
+	n.ID, n.CreatedAt = old.ID, old.CreatedAt
+	q := old.Quota
+	q.Unlimited, q.BudgetUSD = upd.Quota.Unlimited, max(upd.Quota.BudgetUSD, 0)
+	q.Remaining = max(upd.Quota.Remaining, 0)
+	if q.Unlimited {
+		q.Remaining, q.Reserved = 0, 0
+	}
+	n.Quota = q
+	return n
+}
+
+// DeleteKey implements [KeyAdmin].
+func (s *MemoryKeyStore) DeleteKey(_ context.Context, id string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.byID[id]; !ok {
+		return fmt.Errorf("auth: key id %q: %w", id, ErrKeyNotFound)
+	}
+	delete(s.byHash, s.hashOf[id])
+	delete(s.byID, id)
+	delete(s.hashOf, id)
+	return nil
+}
+
+// Usage implements [UsageReader]. It scans every row, which suits the
+// life of one process; a gateway that keeps its usage for months uses a
+// database store.
+func (s *MemoryKeyStore) Usage(_ context.Context, p UsageParams) ([]UsageRow, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return aggregate(s.usage, p), nil
 }

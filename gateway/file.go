@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"io"
 	"net/url"
 	"os"
@@ -138,6 +139,11 @@ type KeyConfig struct {
 	ExpiresAt time.Time `json:"expires_at,omitzero"`
 	// Disabled keys are refused with 401.
 	Disabled bool `json:"disabled,omitempty"`
+	// BudgetUSD is the key's budget in US dollars (auth.Quota.BudgetUSD):
+	// once the cost of its requests, at the prices of the models'
+	// pricing, reaches it, the key is refused with 403
+	// insufficient_quota. Absent or 0 means none.
+	BudgetUSD float64 `json:"budget_usd,omitempty"`
 }
 
 // DemoFile returns the built-in configuration of the example programs:
@@ -268,6 +274,9 @@ func (f File) check() error {
 		if k.Quota != nil && *k.Quota < 0 {
 			return fmt.Errorf("%s.quota: %d is negative: give 0 for none, or null for unlimited", at, *k.Quota)
 		}
+		if k.BudgetUSD < 0 || math.IsNaN(k.BudgetUSD) || math.IsInf(k.BudgetUSD, 0) {
+			return fmt.Errorf("%s.budget_usd: %v is not a budget: give a positive number of US dollars, or leave it out for none", at, k.BudgetUSD)
+		}
 		for j, m := range k.AllowedModels {
 			if !listed(m) {
 				return fmt.Errorf("%s.allowed_models[%d]: %q is not in models", at, j, m)
@@ -352,6 +361,7 @@ func (k KeyConfig) key() auth.Key {
 	if k.Quota != nil {
 		q = auth.LimitedQuota(*k.Quota)
 	}
+	q.BudgetUSD = k.BudgetUSD
 	id := k.ID
 	if id == "" {
 		id = auth.HashSecret(k.Secret)[:12]

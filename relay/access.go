@@ -347,9 +347,13 @@ func (h *accessHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// check runs the model prerequisite check of ep for model.
+// check runs the model prerequisite check of ep for model, and keeps the
+// model found in the request's quota slot, for its usage row.
 func (h *accessHandler) check(ctx context.Context, ep *endpoint, model string) error {
-	_, err := models.Require(ctx, h.catalog, model, h.cfg.need[ep.pattern], h.cfg.allow)
+	m, err := models.Require(ctx, h.catalog, model, h.cfg.need[ep.pattern], h.cfg.allow)
+	if slot, ok := ctx.Value(quotaSlotKey{}).(*quotaSlot); ok && err == nil {
+		slot.model = m
+	}
 	return err
 }
 
