@@ -234,18 +234,22 @@ func (s *MemoryKeyStore) UpdateKey(_ context.Context, id string, fn func(*Key) e
 	if err := fn(c); err != nil {
 		return nil, err
 	}
-	*k = *applyUpdate(k, c)
+	*k = *UpdatedKey(k, c)
 	return k.Clone(), nil
 }
 
-// applyUpdate returns old with the fields that [KeyAdmin.UpdateKey]
-// takes from the key that its fn changed, upd.
-func applyUpdate(old, upd *Key) *Key {
-	n := upd.Clone()
-	n.ID, n.CreatedAt = old.ID, old.CreatedAt
-	q := old.Quota
-	q.Unlimited, q.BudgetUSD = upd.Quota.Unlimited, max(upd.Quota.BudgetUSD, 0)
-	q.Remaining = max(upd.Quota.Remaining, 0)
+// UpdatedKey returns the key that [KeyAdmin.UpdateKey] stores when its fn
+// changed stored into changed: changed's fields, but the ID, CreatedAt
+// and usage (Quota.Used, Reserved and CostUSD) of stored, and a quota
+// that follows the rules of [Quota] (nothing negative; an unlimited
+// quota has no Remaining or Reserved). For the implementations of
+// KeyAdmin.
+func UpdatedKey(stored, changed *Key) *Key {
+	n := changed.Clone()
+	n.ID, n.CreatedAt = stored.ID, stored.CreatedAt
+	q := stored.Quota
+	q.Unlimited, q.BudgetUSD = changed.Quota.Unlimited, max(changed.Quota.BudgetUSD, 0)
+	q.Remaining = max(changed.Quota.Remaining, 0)
 	if q.Unlimited {
 		q.Remaining, q.Reserved = 0, 0
 	}
