@@ -1,6 +1,7 @@
 // Package sqlite keeps every store of a gatewaykit gateway in one SQLite
 // database file, in pure Go (modernc.org/sqlite, no cgo): API keys and
-// their quotas ([KeyStore], an auth.KeyStore and auth.KeyPutter), stored
+// their quotas and usage ([KeyStore], an auth.KeyStore, auth.KeyPutter,
+// auth.KeyAdmin and auth.UsageReader), stored
 // responses ([ResponseStore], a responses.Store), video tasks with their
 // leases ([TaskStore], a videos.TaskStore) and their videos and
 // thumbnails ([ContentStore], a videos.ContentStore). Each passes its
