@@ -148,12 +148,38 @@ type KeyConfig struct {
 
 // DemoFile returns the built-in configuration of the example programs:
 // the keys of [DemoKeys], the demo text models (demo-instruct, for legacy
-// completions only, among them), and the demo video models. It sets no
-// default rate limit.
+// completions only, among them), and the demo video models, priced by
+// [DemoPricing]. It sets no default rate limit.
 func DemoFile() File {
 	ms := demo.TextModels()
 	ms = append(ms, demo.VideoModels()...)
+	for i := range ms {
+		ms[i].Pricing = DemoPricing(ms[i].ID)
+	}
 	return File{Keys: DemoKeys(), Models: ms}
+}
+
+// DemoPricing returns the example price of the demo model id in
+// [DemoFile], so that the usage of the example server shows a cost (in
+// US dollars): demo-chat 0.15 per million input tokens and 0.60 per
+// million output tokens, demo-reasoner 1.10 and 4.40, demo-instruct 0.50
+// and 1.50, and 0.10 a second of video for the video models. It is an
+// example, not anyone's price list; nil for another id.
+func DemoPricing(id string) *models.Pricing {
+	switch id {
+	case demo.ChatModel:
+		return &models.Pricing{InputPerMillion: 0.15, OutputPerMillion: 0.60}
+	case demo.ReasonerModel:
+		return &models.Pricing{InputPerMillion: 1.10, OutputPerMillion: 4.40}
+	case demo.InstructModel:
+		return &models.Pricing{InputPerMillion: 0.50, OutputPerMillion: 1.50}
+	}
+	for _, m := range demo.VideoModels() {
+		if m.ID == id {
+			return &models.Pricing{PerSecond: 0.10}
+		}
+	}
+	return nil
 }
 
 // DemoKeys returns the demo keys of [DemoFile]: sk-demo (unlimited quota,
