@@ -101,7 +101,8 @@ type UsageParams struct {
 	Model string
 	// From keeps the rows recorded at or after it.
 	From time.Time
-	// To keeps the rows recorded before it.
+	// To keeps the rows recorded before it. A store may honour From and
+	// To to the second only (as [MemoryKeyStore] does).
 	To time.Time
 	// GroupBy is the aggregation; empty means GroupByDay.
 	GroupBy UsageGroup
@@ -127,55 +128,75 @@ type UsageRow struct {
 // DayLayout is the layout of [UsageRow].Day.
 const DayLayout = "2006-01-02"
 
-// usageRecord is one settlement's usage row, as [MemoryKeyStore] keeps it.
-type usageRecord struct {
-	keyID, model  string
-	time          time.Time
-	input, output int64
-	cost          float64
+// usageBucket is where [MemoryKeyStore] sums the usage rows of one key
+// and model within one second, so that its memory grows with the keys,
+// models and seconds that saw requests, not with the requests.
+type usageBucket struct {
+	keyID, model string
+	second       int64 // Unix seconds
 }
 
-// recordOf returns the usage row of settlement p at now (p.Time if it is
-// set), and whether p records one (it has a model).
-func recordOf(p SettleParams, now time.Time) (usageRecord, bool) {
+// usageSum is the sum of the rows of a bucket.
+type usageSum struct {
+	requests, input, output int64
+	cost                    float64
+}
+
+// bucketOf returns the bucket of settlement p at now (p.Time if it is
+// set), and whether p records a row (it has a model).
+func bucketOf(p SettleParams, now time.Time) (usageBucket, bool) {
 	if p.Model == "" {
-		return usageRecord{}, false
+		return usageBucket{}, false
 	}
 	t := p.Time
 	if t.IsZero() {
 		t = now
 	}
-	return usageRecord{
-		keyID: p.KeyID, model: p.Model, time: t.UTC(),
-		input: max(p.InputTokens, 0), output: max(p.OutputTokens, 0), cost: max(p.CostUSD, 0),
-	}, true
+	return usageBucket{keyID: p.KeyID, model: p.Model, second: t.Unix()}, true
 }
 
-// matches reports whether r passes the filters of p.
-func (r *usageRecord) matches(p UsageParams) bool {
-	return (p.KeyID == "" || r.keyID == p.KeyID) &&
-		(p.Model == "" || r.model == p.Model) &&
-		(p.From.IsZero() || !r.time.Before(p.From)) &&
-		(p.To.IsZero() || r.time.Before(p.To))
+// add adds the row of p to s.
+func (s *usageSum) add(p SettleParams) {
+	s.requests++
+	s.input = addSat(s.input, max(p.InputTokens, 0))
+	s.output = addSat(s.output, max(p.OutputTokens, 0))
+	s.cost += max(p.CostUSD, 0)
 }
 
-// aggregate sums the records that match p by p.GroupBy, sorted.
-func aggregate(records []usageRecord, p UsageParams) []UsageRow {
+// matches reports whether the rows of b pass the filters of p (times
+// compared at the second).
+func (b *usageBucket) matches(p UsageParams) bool {
+	return (p.KeyID == "" || b.keyID == p.KeyID) &&
+		(p.Model == "" || b.model == p.Model) &&
+		(p.From.IsZero() || b.second >= secondCeil(p.From)) &&
+		(p.To.IsZero() || b.second < secondCeil(p.To))
+}
+
+// secondCeil is t in Unix seconds, rounded up.
+func secondCeil(t time.Time) int64 {
+	s := t.Unix()
+	if t.Nanosecond() > 0 {
+		s++
+	}
+	return s
+}
+
+// aggregate sums the buckets that match p by p.GroupBy, sorted.
+func aggregate(buckets map[usageBucket]*usageSum, p UsageParams) []UsageRow {
 	groups := make(map[string]*UsageRow)
-	for i := range records {
-		r := &records[i]
-		if !r.matches(p) {
+	for b, sum := range buckets {
+		if !b.matches(p) {
 			continue
 		}
 		var k string
 		var row UsageRow
 		switch p.GroupBy {
 		case GroupByModel:
-			k, row.Model = r.model, r.model
+			k, row.Model = b.model, b.model
 		case GroupByKey:
-			k, row.KeyID = r.keyID, r.keyID
+			k, row.KeyID = b.keyID, b.keyID
 		default:
-			k = r.time.Format(DayLayout)
+			k = time.Unix(b.second, 0).UTC().Format(DayLayout)
 			row.Day = k
 		}
 		g, ok := groups[k]
@@ -183,10 +204,10 @@ func aggregate(records []usageRecord, p UsageParams) []UsageRow {
 			g = &row
 			groups[k] = g
 		}
-		g.Requests++
-		g.InputTokens = addSat(g.InputTokens, r.input)
-		g.OutputTokens = addSat(g.OutputTokens, r.output)
-		g.CostUSD += r.cost
+		g.Requests += sum.requests
+		g.InputTokens = addSat(g.InputTokens, sum.input)
+		g.OutputTokens = addSat(g.OutputTokens, sum.output)
+		g.CostUSD += sum.cost
 	}
 	keys := slices.Sorted(maps.Keys(groups))
 	rows := make([]UsageRow, 0, len(keys))

@@ -21,7 +21,7 @@ type MemoryKeyStore struct {
 	byHash map[[sha256.Size]byte]*Key
 	byID   map[string]*Key
 	hashOf map[string][sha256.Size]byte // by key id
-	usage  []usageRecord                // the usage rows, in order of Settle
+	usage  map[usageBucket]*usageSum    // the usage rows, summed by key, model and second
 }
 
 var (
@@ -37,6 +37,7 @@ func NewMemoryKeyStore() *MemoryKeyStore {
 		byHash: make(map[[sha256.Size]byte]*Key),
 		byID:   make(map[string]*Key),
 		hashOf: make(map[string][sha256.Size]byte),
+		usage:  make(map[usageBucket]*usageSum),
 	}
 }
 
@@ -177,8 +178,13 @@ func (s *MemoryKeyStore) Settle(_ context.Context, p SettleParams) (Quota, error
 	before := k.Quota.Remaining
 	q, covered := k.Quota.settle(p)
 	k.Quota = q
-	if r, ok := recordOf(p, time.Now()); ok {
-		s.usage = append(s.usage, r)
+	if b, ok := bucketOf(p, time.Now()); ok {
+		sum := s.usage[b]
+		if sum == nil {
+			sum = new(usageSum)
+			s.usage[b] = sum
+		}
+		sum.add(p)
 	}
 	if !covered {
 		return q, fmt.Errorf("auth: key id %q: used %d with %d left: %w", p.KeyID, p.Used, before, ErrQuotaExceeded)
@@ -270,9 +276,12 @@ func (s *MemoryKeyStore) DeleteKey(_ context.Context, id string) error {
 	return nil
 }
 
-// Usage implements [UsageReader]. It scans every row, which suits the
-// life of one process; a gateway that keeps its usage for months uses a
-// database store.
+// Usage implements [UsageReader]. The store sums the usage rows of each
+// key and model by the second (its memory grows with the seconds that
+// saw requests, not with the requests), so From and To are honoured to
+// the second; Usage scans those sums, which suits the life of one
+// process. A gateway that keeps its usage for months uses a database
+// store.
 func (s *MemoryKeyStore) Usage(_ context.Context, p UsageParams) ([]UsageRow, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
