@@ -253,6 +253,13 @@ func WithAccessKeepAlive(d time.Duration) AccessOption {
 // message_delta; a Gemini stream's last count wins). A reply that reports
 // none (an audio file, most moderations) is not charged.
 //
+// The settlement also records the request once in the key's usage
+// (auth.SettleParams): its model, its input tokens (prompt, input and
+// cached tokens; promptTokenCount) and output tokens (completion and
+// output tokens; candidatesTokenCount and thoughtsTokenCount), and their
+// cost at the model's models.Pricing. A request that fails after its
+// model was checked is recorded at no cost.
+//
 // # Errors
 //
 // Every error is rendered in the access point's shape: the general shape
