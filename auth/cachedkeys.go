@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 )
@@ -189,4 +190,78 @@ func (c *CachedKeyStore) Forget(keyID string) {
 	defer c.mu.Unlock()
 	c.changeLocked(keyID)
 	c.forgetLocked(keyID)
+}
+
+// The optional capabilities of the underlying store pass through a
+// CachedKeyStore: each of the methods below calls the underlying
+// store's, or returns an error wrapping [ErrUnsupported] if it lacks the
+// capability. Those that change a key drop it from the cache, so that
+// this process sees the change at once (others within their TTL).
+var (
+	_ KeyPutter   = (*CachedKeyStore)(nil)
+	_ KeyAdmin    = (*CachedKeyStore)(nil)
+	_ UsageReader = (*CachedKeyStore)(nil)
+)
+
+// Unwrap returns the underlying store.
+func (c *CachedKeyStore) Unwrap() KeyStore { return c.keys }
+
+// PutKey implements [KeyPutter] (see above).
+func (c *CachedKeyStore) PutKey(ctx context.Context, secret string, k Key) error {
+	p, ok := c.keys.(KeyPutter)
+	if !ok {
+		return fmt.Errorf("auth: CachedKeyStore.PutKey: %w", ErrUnsupported)
+	}
+	err := p.PutKey(ctx, secret, k)
+	c.Forget(k.ID)
+	return err
+}
+
+// GetKey implements [KeyAdmin] (see above).
+func (c *CachedKeyStore) GetKey(ctx context.Context, id string) (*Key, error) {
+	a, ok := c.keys.(KeyAdmin)
+	if !ok {
+		return nil, fmt.Errorf("auth: CachedKeyStore.GetKey: %w", ErrUnsupported)
+	}
+	return a.GetKey(ctx, id)
+}
+
+// ListKeys implements [KeyAdmin] (see above).
+func (c *CachedKeyStore) ListKeys(ctx context.Context, p ListKeysParams) ([]*Key, error) {
+	a, ok := c.keys.(KeyAdmin)
+	if !ok {
+		return nil, fmt.Errorf("auth: CachedKeyStore.ListKeys: %w", ErrUnsupported)
+	}
+	return a.ListKeys(ctx, p)
+}
+
+// UpdateKey implements [KeyAdmin] (see above).
+func (c *CachedKeyStore) UpdateKey(ctx context.Context, id string, fn func(*Key) error) (*Key, error) {
+	a, ok := c.keys.(KeyAdmin)
+	if !ok {
+		return nil, fmt.Errorf("auth: CachedKeyStore.UpdateKey: %w", ErrUnsupported)
+	}
+	k, err := a.UpdateKey(ctx, id, fn)
+	c.Forget(id)
+	return k, err
+}
+
+// DeleteKey implements [KeyAdmin] (see above).
+func (c *CachedKeyStore) DeleteKey(ctx context.Context, id string) error {
+	a, ok := c.keys.(KeyAdmin)
+	if !ok {
+		return fmt.Errorf("auth: CachedKeyStore.DeleteKey: %w", ErrUnsupported)
+	}
+	err := a.DeleteKey(ctx, id)
+	c.Forget(id)
+	return err
+}
+
+// Usage implements [UsageReader] (see above).
+func (c *CachedKeyStore) Usage(ctx context.Context, p UsageParams) ([]UsageRow, error) {
+	u, ok := c.keys.(UsageReader)
+	if !ok {
+		return nil, fmt.Errorf("auth: CachedKeyStore.Usage: %w", ErrUnsupported)
+	}
+	return u.Usage(ctx, p)
 }

@@ -2,6 +2,7 @@ package auth_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -19,6 +20,39 @@ func TestCachedKeyStoreConformance(t *testing.T) {
 		}
 		return auth.NewCachedKeyStore(s, time.Hour)
 	})
+}
+
+// The cache passes the optional capabilities through, and drops a key
+// changed or deleted through it, so the suites hold with a long TTL.
+func TestCachedKeyStoreKeyAdmin(t *testing.T) {
+	authtest.TestKeyAdmin(t, func(t *testing.T) authtest.AdminStore {
+		return auth.NewCachedKeyStore(auth.NewMemoryKeyStore(), time.Hour)
+	})
+}
+
+func TestCachedKeyStoreUsage(t *testing.T) {
+	authtest.TestUsageReader(t, func(t *testing.T) authtest.UsageStore {
+		return auth.NewCachedKeyStore(auth.NewMemoryKeyStore(), time.Hour)
+	})
+}
+
+// lookupOnly is a KeyStore with no optional capability.
+type lookupOnly struct{ auth.KeyStore }
+
+func TestCachedKeyStoreReportsMissingCapabilities(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c := auth.NewCachedKeyStore(lookupOnly{auth.NewMemoryKeyStore()}, time.Hour)
+	_, err := c.GetKey(ctx, "k")
+	require.ErrorIs(t, err, errors.ErrUnsupported)
+	_, err = c.ListKeys(ctx, auth.ListKeysParams{})
+	require.ErrorIs(t, err, errors.ErrUnsupported)
+	_, err = c.UpdateKey(ctx, "k", func(*auth.Key) error { return nil })
+	require.ErrorIs(t, err, errors.ErrUnsupported)
+	require.ErrorIs(t, c.DeleteKey(ctx, "k"), errors.ErrUnsupported)
+	require.ErrorIs(t, c.PutKey(ctx, "sk-x", auth.Key{ID: "k"}), auth.ErrUnsupported)
+	_, err = c.Usage(ctx, auth.UsageParams{})
+	require.ErrorIs(t, err, errors.ErrUnsupported)
 }
 
 func TestNewCachedKeyStorePanicsOnProgrammerError(t *testing.T) {

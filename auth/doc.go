@@ -146,6 +146,28 @@
 // shared by several processes should expire or reset them (for example
 // at startup).
 //
+// # Usage and budgets in money
+//
+// The handlers settle each request once, when it ends (a stream, also
+// one whose client left, a failed request included at no cost), with the
+// model that answered, the input and output tokens and their cost in US
+// dollars at the model's pricing ([SettleParams]). A store adds the cost
+// to the key's [Quota].CostUSD, and a key with a budget in money
+// (Quota.BudgetUSD) is refused with 403 insufficient_quota once its cost
+// reaches it: by the middleware on the key's snapshot ([Quota.Exhausted])
+// and by [KeyStore.Reserve]. The request that crosses the budget is
+// served and recorded; concurrent requests may all cross it, as they may
+// with Charge (a budget in money is checked, not reserved).
+//
+// A store that is a [UsageReader] records one usage row per settlement
+// with a model, in the same atomic step as the quota, and reads them back
+// summed by day, model or key; one that is a [KeyAdmin] lets keys be
+// listed, read, changed and deleted (package admin serves both over HTTP).
+// [MemoryKeyStore] is both, and [CachedKeyStore] passes both through,
+// dropping a key changed or deleted through it from its cache at once.
+// The conformance suites authtest.TestKeyAdmin and authtest.TestUsageReader
+// check them.
+//
 // # Models
 //
 // Key.AllowedModels is carried to [Principal.AllowedModels]. The

@@ -274,3 +274,26 @@ func ExampleLimit_UnmarshalText() {
 	// 600 1m0s
 	// {"rate_limit":"600/1m0s"}
 }
+
+// Each settlement with a model is one usage row; a key with a budget in
+// US dollars is refused once its cost reaches it.
+func ExampleMemoryKeyStore_Usage() {
+	ctx := context.Background()
+	keys := auth.NewMemoryKeyStore()
+	_ = keys.Add(ctx, exampleSecret, auth.Key{ID: "key_1", Quota: auth.Quota{Unlimited: true, BudgetUSD: 0.01}})
+	day := time.Date(2026, 11, 26, 9, 0, 0, 0, time.UTC)
+	for _, model := range []string{"demo-chat", "demo-reasoner", "demo-chat"} {
+		_, _ = keys.Settle(ctx, auth.SettleParams{KeyID: "key_1", Used: 40,
+			Model: model, InputTokens: 10, OutputTokens: 30, CostUSD: 0.004, Time: day})
+	}
+	rows, _ := keys.Usage(ctx, auth.UsageParams{KeyID: "key_1", GroupBy: auth.GroupByModel})
+	for _, r := range rows {
+		fmt.Printf("%s: %d requests, %d+%d tokens, %.3f USD\n", r.Model, r.Requests, r.InputTokens, r.OutputTokens, r.CostUSD)
+	}
+	err := keys.Reserve(ctx, "key_1", 100)
+	fmt.Println(errors.Is(err, auth.ErrQuotaExceeded))
+	// Output:
+	// demo-chat: 2 requests, 20+60 tokens, 0.008 USD
+	// demo-reasoner: 1 requests, 10+30 tokens, 0.004 USD
+	// true
+}

@@ -73,7 +73,9 @@ type KeyStore interface {
 	// that, and is refused with an error wrapping ErrQuotaExceeded,
 	// changing nothing, when all of it is reserved (Remaining ≤
 	// Reserved). An unlimited key is always granted, and Reserve records
-	// nothing for it. Reserve does not check Disabled or ExpiresAt (the
+	// nothing for it. A key over its budget in money
+	// ([Quota.OverBudget]), limited or not, is refused with an error
+	// wrapping ErrQuotaExceeded, changing nothing. Reserve does not check Disabled or ExpiresAt (the
 	// middleware does). Concurrent calls must lose no update. An unknown
 	// keyID returns an error wrapping ErrKeyNotFound.
 	Reserve(ctx context.Context, keyID string, amount int64) error
@@ -91,6 +93,10 @@ type KeyStore interface {
 	//     stored as a negative budget. Using exactly what is left
 	//     succeeds and leaves 0. An unlimited key never returns
 	//     ErrQuotaExceeded.
+	//   - it adds p.CostUSD to Quota.CostUSD (never an error: a cost past
+	//     BudgetUSD is recorded, and the key's next request refused), and,
+	//     if p.Model is set and the store is a [UsageReader], records the
+	//     usage row of p in the same atomic step.
 	//
 	// Settle does not check Disabled or ExpiresAt: work already done is
 	// charged. Concurrent calls must lose no update. An unknown p.KeyID
@@ -108,11 +114,14 @@ type KeyPutter interface {
 	// PutKey stores k under secret (only its hash, [HashSecret]), or, if
 	// a key with k.ID is stored, updates that key: every field of k but
 	// its usage. k.Quota.Remaining is the key's whole budget and
-	// k.Quota.Used and Reserved are ignored: the stored key keeps its
-	// Used and Reserved (0 for a new key), and its Remaining becomes the
+	// k.Quota.Used, Reserved and CostUSD are ignored: the stored key keeps its
+	// Used, Reserved and CostUSD (0 for a new key), k.Quota.BudgetUSD is
+	// stored as it is, and its Remaining becomes the
 	// budget less Used, never below 0, so that putting a key again never
 	// refunds what it spent. A new secret for a stored id replaces the
-	// old one, which stops working. PutKey returns an error wrapping
+	// old one, which stops working. A new key's CreatedAt is k.CreatedAt,
+	// or the store's clock if that is zero; an update keeps the stored
+	// one. PutKey returns an error wrapping
 	// [ErrDuplicateKey] when secret is stored under another id, and an
 	// error (that does not contain the secret) for a malformed secret
 	// ([ValidSecret]) or an empty id. It is safe for concurrent use with
@@ -123,8 +132,11 @@ type KeyPutter interface {
 // Budget returns the quota that [KeyPutter.PutKey] stores for a key whose
 // whole budget is budget (unlimited for UnlimitedQuota), when the key
 // has used used and has reserved reserved so far.
+//
+// The result carries budget.BudgetUSD and no CostUSD: a store sets
+// CostUSD to the cost it has recorded for the key.
 func Budget(budget Quota, used, reserved int64) Quota {
-	q := Quota{Unlimited: budget.Unlimited, Used: max(used, 0)}
+	q := Quota{Unlimited: budget.Unlimited, Used: max(used, 0), BudgetUSD: max(budget.BudgetUSD, 0)}
 	if !q.Unlimited {
 		q.Remaining = max(budget.Remaining-q.Used, 0)
 		q.Reserved = max(reserved, 0)
@@ -148,10 +160,18 @@ type SettleParams struct {
 	// model that answered, the tokens it read and wrote, and their price
 	// in US dollars (0 for a model without pricing). They are zero for a
 	// settlement that records nothing (a released reservation).
+	//
+	// A settlement with a Model is one request's usage: the store adds
+	// CostUSD to the key's Quota.CostUSD and, if it is a [UsageReader],
+	// records one usage row (key, model, time, tokens, cost) in the same
+	// write as the quota. A settlement without a Model records no row.
 	Model        string
 	InputTokens  int64
 	OutputTokens int64
 	CostUSD      float64
+	// Time is when the usage happened, for the usage row; the zero time
+	// means the time of the Settle.
+	Time time.Time
 }
 
 // Key is an API key as a [KeyStore] holds it. It never carries the secret.
@@ -177,6 +197,9 @@ type Key struct {
 	// The middleware does not enforce it (it does not read bodies):
 	// handlers check [Principal.AllowsModel].
 	AllowedModels []string
+	// CreatedAt is when the key was first stored; a store sets it (to
+	// its clock) when it is zero.
+	CreatedAt time.Time
 }
 
 // Expired reports whether k has expired at now.
@@ -217,6 +240,17 @@ type Quota struct {
 	// Used is the total usage recorded, including any overdraft that the
 	// budget could not cover.
 	Used int64
+
+	// BudgetUSD is the key's budget in US dollars, beside the one above:
+	// once CostUSD reaches it the key is refused with 403
+	// insufficient_quota (by the middleware on its snapshot, and by
+	// [KeyStore.Reserve]). 0 means no budget in money. Unlike Remaining
+	// it is never consumed: the cost accumulates in CostUSD.
+	BudgetUSD float64
+	// CostUSD is the cost in US dollars recorded against the key: the sum
+	// of the [SettleParams].CostUSD of its settlements. It may pass
+	// BudgetUSD (the request that crossed it was already done).
+	CostUSD float64
 }
 
 // UnlimitedQuota returns a budget that never runs out.
@@ -229,7 +263,13 @@ func LimitedQuota(remaining int64) Quota { return Quota{Remaining: remaining} }
 // does not look at Reserved: a key whose budget is all reserved is not
 // exhausted (its requests in flight may yet release some), but
 // [KeyStore.Reserve] refuses it.
-func (q Quota) Exhausted() bool { return !q.Unlimited && q.Remaining <= 0 }
+//
+// It also reports whether the budget in money is spent ([Quota.OverBudget]).
+func (q Quota) Exhausted() bool { return (!q.Unlimited && q.Remaining <= 0) || q.OverBudget() }
+
+// OverBudget reports whether q has a budget in money (BudgetUSD > 0) and
+// its recorded cost has reached it.
+func (q Quota) OverBudget() bool { return q.BudgetUSD > 0 && q.CostUSD >= q.BudgetUSD }
 
 // Available returns the part of a limited budget that is not reserved,
 // Remaining − Reserved, or 0 if that is negative; 0 for an unlimited
@@ -245,6 +285,9 @@ func (q Quota) Available() int64 {
 // reserve applies a reservation of amount to q following the rules of
 // [KeyStore.Reserve] and reports whether it was granted.
 func (q Quota) reserve(amount int64) (next Quota, granted bool) {
+	if q.OverBudget() {
+		return q, false
+	}
 	if q.Unlimited {
 		return q, true
 	}
@@ -259,6 +302,7 @@ func (q Quota) reserve(amount int64) (next Quota, granted bool) {
 // reports whether the budget covered p.Used.
 func (q Quota) settle(p SettleParams) (next Quota, covered bool) {
 	q.Reserved = max(q.Reserved-p.Reserved, 0)
+	q.CostUSD += max(p.CostUSD, 0)
 	return q.take(p.Used)
 }
 

@@ -4,7 +4,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
+	"time"
 )
 
 // MemoryKeyStore is the in-memory reference [KeyStore]. It keeps only the
@@ -18,7 +21,15 @@ type MemoryKeyStore struct {
 	byHash map[[sha256.Size]byte]*Key
 	byID   map[string]*Key
 	hashOf map[string][sha256.Size]byte // by key id
+	usage  map[usageBucket]*usageSum    // the usage rows, summed by key, model and second
 }
+
+var (
+	_ KeyStore    = (*MemoryKeyStore)(nil)
+	_ KeyPutter   = (*MemoryKeyStore)(nil)
+	_ KeyAdmin    = (*MemoryKeyStore)(nil)
+	_ UsageReader = (*MemoryKeyStore)(nil)
+)
 
 // NewMemoryKeyStore returns an empty store.
 func NewMemoryKeyStore() *MemoryKeyStore {
@@ -26,6 +37,7 @@ func NewMemoryKeyStore() *MemoryKeyStore {
 		byHash: make(map[[sha256.Size]byte]*Key),
 		byID:   make(map[string]*Key),
 		hashOf: make(map[string][sha256.Size]byte),
+		usage:  make(map[usageBucket]*usageSum),
 	}
 }
 
@@ -48,6 +60,9 @@ func (s *MemoryKeyStore) Add(_ context.Context, secret string, k Key) error {
 		return fmt.Errorf("auth: MemoryKeyStore.Add: key %q: secret already stored: %w", k.ID, ErrDuplicateKey)
 	}
 	c := k.Clone()
+	if c.CreatedAt.IsZero() {
+		c.CreatedAt = time.Now()
+	}
 	c.Quota.Remaining = max(c.Quota.Remaining, 0)
 	c.Quota.Reserved = max(c.Quota.Reserved, 0)
 	if c.Quota.Unlimited {
@@ -72,8 +87,13 @@ func (s *MemoryKeyStore) PutKey(_ context.Context, secret string, k Key) error {
 	}
 	c := k.Clone()
 	c.Quota = Budget(k.Quota, 0, 0)
+	if c.CreatedAt.IsZero() {
+		c.CreatedAt = time.Now()
+	}
 	if old, ok := s.byID[k.ID]; ok {
 		c.Quota = Budget(k.Quota, old.Quota.Used, old.Quota.Reserved)
+		c.Quota.CostUSD = old.Quota.CostUSD
+		c.CreatedAt = old.CreatedAt
 		delete(s.byHash, s.hashOf[k.ID])
 	}
 	s.byHash[h] = c
@@ -133,6 +153,9 @@ func (s *MemoryKeyStore) Reserve(_ context.Context, keyID string, amount int64) 
 		return fmt.Errorf("auth: key id %q: %w", keyID, ErrKeyNotFound)
 	}
 	q, granted := k.Quota.reserve(amount)
+	if !granted && q.OverBudget() {
+		return fmt.Errorf("auth: key id %q: cost %g USD reached the budget of %g USD: %w", keyID, q.CostUSD, q.BudgetUSD, ErrQuotaExceeded)
+	}
 	if !granted {
 		return fmt.Errorf("auth: key id %q: reserving %d with %d left, all reserved: %w", keyID, amount, k.Quota.Remaining, ErrQuotaExceeded)
 	}
@@ -155,8 +178,112 @@ func (s *MemoryKeyStore) Settle(_ context.Context, p SettleParams) (Quota, error
 	before := k.Quota.Remaining
 	q, covered := k.Quota.settle(p)
 	k.Quota = q
+	if b, ok := bucketOf(p, time.Now()); ok {
+		sum := s.usage[b]
+		if sum == nil {
+			sum = new(usageSum)
+			s.usage[b] = sum
+		}
+		sum.add(p)
+	}
 	if !covered {
 		return q, fmt.Errorf("auth: key id %q: used %d with %d left: %w", p.KeyID, p.Used, before, ErrQuotaExceeded)
 	}
 	return q, nil
+}
+
+// GetKey implements [KeyAdmin].
+func (s *MemoryKeyStore) GetKey(_ context.Context, id string) (*Key, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	k, ok := s.byID[id]
+	if !ok {
+		return nil, fmt.Errorf("auth: key id %q: %w", id, ErrKeyNotFound)
+	}
+	return k.Clone(), nil
+}
+
+// ListKeys implements [KeyAdmin]. It sorts the ids at each call, which
+// suits the few thousand keys that one process holds.
+func (s *MemoryKeyStore) ListKeys(_ context.Context, p ListKeysParams) ([]*Key, error) {
+	limit := p.Limit
+	if limit <= 0 {
+		limit = DefaultListLimit
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	ids := make([]string, 0, len(s.byID))
+	for id := range s.byID {
+		if id > p.After {
+			ids = append(ids, id)
+		}
+	}
+	slices.SortFunc(ids, strings.Compare)
+	ids = ids[:min(limit, len(ids))]
+	keys := make([]*Key, len(ids))
+	for i, id := range ids {
+		keys[i] = s.byID[id].Clone()
+	}
+	return keys, nil
+}
+
+// UpdateKey implements [KeyAdmin]; fn is called with the store locked,
+// once.
+func (s *MemoryKeyStore) UpdateKey(_ context.Context, id string, fn func(*Key) error) (*Key, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k, ok := s.byID[id]
+	if !ok {
+		return nil, fmt.Errorf("auth: key id %q: %w", id, ErrKeyNotFound)
+	}
+	c := k.Clone()
+	if err := fn(c); err != nil {
+		return nil, err
+	}
+	*k = *UpdatedKey(k, c)
+	return k.Clone(), nil
+}
+
+// UpdatedKey returns the key that [KeyAdmin.UpdateKey] stores when its fn
+// changed stored into changed: changed's fields, but the ID, CreatedAt
+// and usage (Quota.Used, Reserved and CostUSD) of stored, and a quota
+// that follows the rules of [Quota] (nothing negative; an unlimited
+// quota has no Remaining or Reserved). For the implementations of
+// KeyAdmin.
+func UpdatedKey(stored, changed *Key) *Key {
+	n := changed.Clone()
+	n.ID, n.CreatedAt = stored.ID, stored.CreatedAt
+	q := stored.Quota
+	q.Unlimited, q.BudgetUSD = changed.Quota.Unlimited, max(changed.Quota.BudgetUSD, 0)
+	q.Remaining = max(changed.Quota.Remaining, 0)
+	if q.Unlimited {
+		q.Remaining, q.Reserved = 0, 0
+	}
+	n.Quota = q
+	return n
+}
+
+// DeleteKey implements [KeyAdmin].
+func (s *MemoryKeyStore) DeleteKey(_ context.Context, id string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.byID[id]; !ok {
+		return fmt.Errorf("auth: key id %q: %w", id, ErrKeyNotFound)
+	}
+	delete(s.byHash, s.hashOf[id])
+	delete(s.byID, id)
+	delete(s.hashOf, id)
+	return nil
+}
+
+// Usage implements [UsageReader]. The store sums the usage rows of each
+// key and model by the second (its memory grows with the seconds that
+// saw requests, not with the requests), so From and To are honoured to
+// the second; Usage scans those sums, which suits the life of one
+// process. A gateway that keeps its usage for months uses a database
+// store.
+func (s *MemoryKeyStore) Usage(_ context.Context, p UsageParams) ([]UsageRow, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return aggregate(s.usage, p), nil
 }

@@ -27,6 +27,14 @@ func TestMemoryKeyStorePutKey(t *testing.T) {
 	authtest.TestKeyPutter(t, func(t *testing.T) authtest.PutStore { return auth.NewMemoryKeyStore() })
 }
 
+func TestMemoryKeyStoreKeyAdmin(t *testing.T) {
+	authtest.TestKeyAdmin(t, func(t *testing.T) authtest.AdminStore { return auth.NewMemoryKeyStore() })
+}
+
+func TestMemoryKeyStoreUsage(t *testing.T) {
+	authtest.TestUsageReader(t, func(t *testing.T) authtest.UsageStore { return auth.NewMemoryKeyStore() })
+}
+
 func TestMemoryLimiter(t *testing.T) {
 	t.Parallel()
 	authtest.TestLimiter(t, func(t *testing.T, now func() time.Time) auth.Limiter {

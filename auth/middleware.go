@@ -29,6 +29,7 @@ const (
 	msgExpired    = "The API key provided has expired."
 	msgDisabled   = "The API key provided has been disabled."
 	msgQuota      = "You exceeded the quota of this API key. Please check your plan and billing details."
+	msgBudget     = "You exceeded the budget of this API key (its cost in US dollars reached its budget_usd). Please check your plan and billing details."
 )
 
 // Middleware authenticates every request with keys and the options, in
@@ -42,7 +43,7 @@ const (
 //  2. Looks the key up (401 invalid_api_key if unknown, expired or
 //     disabled).
 //  3. Checks the quota snapshot (403 insufficient_quota if a limited key
-//     has nothing left).
+//     has nothing left, or a key's cost reached its budget in money).
 //  4. Applies the rate limit (429 rate_limit_exceeded with Retry-After,
 //     Retry-After-Ms and the x-ratelimit-*-requests headers, which allowed
 //     requests carry too).
@@ -106,6 +107,8 @@ func (c *config) authenticate(w http.ResponseWriter, r *http.Request, keys KeySt
 		return nil, apierrors.InvalidAPIKey(msgDisabled).WithCause(fmt.Errorf("key id %q: %w", k.ID, ErrKeyDisabled))
 	case k.Expired(c.now()):
 		return nil, apierrors.InvalidAPIKey(msgExpired).WithCause(fmt.Errorf("key id %q: %w", k.ID, ErrKeyExpired))
+	case k.Quota.OverBudget():
+		return nil, apierrors.InsufficientQuota(msgBudget).WithCause(fmt.Errorf("key id %q: cost %g USD of a budget of %g USD: %w", k.ID, k.Quota.CostUSD, k.Quota.BudgetUSD, ErrQuotaExceeded))
 	case k.Quota.Exhausted():
 		return nil, apierrors.InsufficientQuota(msgQuota).WithCause(fmt.Errorf("key id %q: %w", k.ID, ErrQuotaExceeded))
 	}

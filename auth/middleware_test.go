@@ -36,6 +36,7 @@ var testKeys = []auth.Key{
 	{ID: "key_alt", Owner: "other", Quota: auth.UnlimitedQuota()},
 	{ID: "key_quota", Owner: "acme", Quota: auth.LimitedQuota(100)},
 	{ID: "key_broke", Owner: "acme", Quota: auth.LimitedQuota(0)},
+	{ID: "key_spent", Owner: "acme", Quota: auth.Quota{Unlimited: true, BudgetUSD: 2, CostUSD: 2}},
 	{ID: "key_expired", Owner: "acme", Quota: auth.UnlimitedQuota(), ExpiresAt: testStart},
 	{ID: "key_expiring", Owner: "acme", Quota: auth.UnlimitedQuota(), ExpiresAt: testStart.Add(time.Second)},
 	{ID: "key_disabled", Owner: "acme", Quota: auth.UnlimitedQuota(), Disabled: true},
@@ -241,6 +242,13 @@ var middlewareCases = []middlewareCase{
 		header:     bearer("key_broke"),
 		wantStatus: 403,
 		golden:     "insufficient_quota",
+		wantHeader: map[string]string{"WWW-Authenticate": ""},
+	},
+	{
+		name:       "BudgetInUSDReached",
+		header:     bearer("key_spent"),
+		wantStatus: 403,
+		golden:     "insufficient_quota_budget",
 		wantHeader: map[string]string{"WWW-Authenticate": ""},
 	},
 	// §7: rate_limit_exceeded.

@@ -214,8 +214,18 @@ func (r *Reservation) Amount() int64 {
 // error and record nothing. On a reservation without a store it records
 // nothing.
 func (r *Reservation) Settle(ctx context.Context, used int64) (Quota, error) {
-	if used < 0 {
-		return Quota{}, fmt.Errorf("auth: Reservation.Settle: negative amount %d", used)
+	return r.SettleUsage(ctx, SettleParams{Used: used})
+}
+
+// SettleUsage is [Reservation.Settle] with the usage described: p.Used is
+// the amount used, and p.Model, p.InputTokens, p.OutputTokens and
+// p.CostUSD describe it for the key's cost and its usage row
+// ([SettleParams]); p.KeyID and p.Reserved are ignored (the
+// reservation's own are settled). Like Settle, only the first call of
+// either settles.
+func (r *Reservation) SettleUsage(ctx context.Context, p SettleParams) (Quota, error) {
+	if p.Used < 0 {
+		return Quota{}, fmt.Errorf("auth: Reservation.Settle: negative amount %d", p.Used)
 	}
 	if !r.settled.CompareAndSwap(false, true) {
 		return Quota{}, errors.New("auth: Reservation.Settle: already settled")
@@ -223,7 +233,8 @@ func (r *Reservation) Settle(ctx context.Context, used int64) (Quota, error) {
 	if r.keys == nil {
 		return Quota{}, nil
 	}
-	return r.keys.Settle(context.WithoutCancel(ctx), SettleParams{KeyID: r.keyID, Reserved: r.amount, Used: used})
+	p.KeyID, p.Reserved = r.keyID, r.amount
+	return r.keys.Settle(context.WithoutCancel(ctx), p)
 }
 
 // A SessionAuthenticator accepts an admin-console session in place of an

@@ -81,14 +81,14 @@ func (h *handler) Prepare(_ context.Context, req *Request, m *models.Model, body
 func (h *handler) Streams(p *Params) bool { return p.Request.Stream }
 
 // Reply writes the JSON reply to p.
-func (h *handler) Reply(w http.ResponseWriter, r *http.Request, p *Params) (int64, error) {
+func (h *handler) Reply(w http.ResponseWriter, r *http.Request, p *Params) (pipeline.Usage, error) {
 	req := p.Request
 	res, raw, err := passthrough.Complete(r.Context(), h.backend, p, p.body, h.backend.Complete)
 	if err == nil {
 		err = checkResult(res, req.Choices())
 	}
 	if err != nil {
-		return 0, err
+		return pipeline.Usage{}, err
 	}
 	normalize(res.Choices)
 	usage := res.Usage
@@ -98,7 +98,7 @@ func (h *handler) Reply(w http.ResponseWriter, r *http.Request, p *Params) (int6
 		model = req.Model
 	}
 	if raw != nil && !jsonenc.IsObject(raw) {
-		return 0, backendError("raw reply that is not a JSON object: %.40q", raw)
+		return pipeline.Usage{}, backendError("raw reply that is not a JSON object: %.40q", raw)
 	}
 	buf := replyBuffers.Get().(*[]byte)
 	var reply []byte
@@ -112,7 +112,7 @@ func (h *handler) Reply(w http.ResponseWriter, r *http.Request, p *Params) (int6
 		*buf = reply
 		replyBuffers.Put(buf)
 	}
-	return int64(usage.TotalTokens), nil
+	return pipeline.Usage{Input: int64(usage.PromptTokens), Output: int64(usage.CompletionTokens)}, nil
 }
 
 // replyBuffers holds the buffers that non-streaming replies are encoded

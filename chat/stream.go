@@ -100,9 +100,9 @@ func (cw *chunkWriter) End(r *http.Request, err error) { cw.cfg.EndWithError(r, 
 // Used returns the total of the last usage reported, or, if the backend
 // never reported one, the estimate of the prompt and of the output
 // written.
-func (cw *chunkWriter) Used(prompt int64) int64 {
+func (cw *chunkWriter) Used(prompt int64) pipeline.Usage {
 	cw.usage.TotalTokens = cw.usage.PromptTokens + cw.usage.CompletionTokens
-	return cw.written.Usage(cw.usage.TotalTokens, prompt)
+	return cw.written.Usage(cw.usage.PromptTokens, cw.usage.CompletionTokens, prompt)
 }
 
 // Add writes the chunks of one delta, without flushing them.

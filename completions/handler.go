@@ -90,14 +90,14 @@ func (h *handler) Prepare(_ context.Context, req *Request, m *models.Model, body
 func (h *handler) Streams(p *Params) bool { return p.Request.Stream }
 
 // Reply writes the JSON reply to p.
-func (h *handler) Reply(w http.ResponseWriter, r *http.Request, p *Params) (int64, error) {
+func (h *handler) Reply(w http.ResponseWriter, r *http.Request, p *Params) (pipeline.Usage, error) {
 	req := p.Request
 	res, raw, err := passthrough.Complete(r.Context(), h.backend, p, p.body, h.backend.Complete)
 	if err == nil {
 		err = checkResult(res, req.Choices())
 	}
 	if err != nil {
-		return 0, err
+		return pipeline.Usage{}, err
 	}
 	usage := res.Usage
 	usage.TotalTokens = usage.PromptTokens + usage.CompletionTokens
@@ -112,10 +112,10 @@ func (h *handler) Reply(w http.ResponseWriter, r *http.Request, p *Params) (int6
 	case jsonenc.IsObject(raw):
 		reply = appendRawCompletion(make([]byte, 0, 128+len(raw)), ids.New(IDPrefix), h.cfg.Now().Unix(), model, raw, &usage)
 	default:
-		return 0, backendError("raw reply that is not a JSON object: %.40q", raw)
+		return pipeline.Usage{}, backendError("raw reply that is not a JSON object: %.40q", raw)
 	}
 	httpjson.WriteRaw(w, http.StatusOK, reply)
-	return int64(usage.TotalTokens), nil
+	return pipeline.Usage{Input: int64(usage.PromptTokens), Output: int64(usage.CompletionTokens)}, nil
 }
 
 // decode reads the request body, at most maxBytes of it, decodes it into

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/url"
 	"os"
 	"slices"
@@ -141,16 +142,47 @@ type KeyConfig struct {
 	ExpiresAt time.Time `json:"expires_at,omitzero"`
 	// Disabled keys are refused with 401.
 	Disabled bool `json:"disabled,omitempty"`
+	// BudgetUSD is the key's budget in US dollars (auth.Quota.BudgetUSD):
+	// once the cost of its requests, at the prices of the models'
+	// pricing, reaches it, the key is refused with 403
+	// insufficient_quota. Absent or 0 means none.
+	BudgetUSD float64 `json:"budget_usd,omitempty"`
 }
 
 // DemoFile returns the built-in configuration of the example programs:
 // the keys of [DemoKeys], the demo text models (demo-instruct, for legacy
-// completions only, among them), and the demo video models. It sets no
-// default rate limit.
+// completions only, among them), and the demo video models, priced by
+// [DemoPricing]. It sets no default rate limit.
 func DemoFile() File {
 	ms := demo.TextModels()
 	ms = append(ms, demo.VideoModels()...)
+	for i := range ms {
+		ms[i].Pricing = DemoPricing(ms[i].ID)
+	}
 	return File{Keys: DemoKeys(), Models: ms}
+}
+
+// DemoPricing returns the example price of the demo model id in
+// [DemoFile], so that the usage of the example server shows a cost (in
+// US dollars): demo-chat 0.15 per million input tokens and 0.60 per
+// million output tokens, demo-reasoner 1.10 and 4.40, demo-instruct 0.50
+// and 1.50, and 0.10 a second of video for the video models. It is an
+// example, not anyone's price list; nil for another id.
+func DemoPricing(id string) *models.Pricing {
+	switch id {
+	case demo.ChatModel:
+		return &models.Pricing{InputPerMillion: 0.15, OutputPerMillion: 0.60}
+	case demo.ReasonerModel:
+		return &models.Pricing{InputPerMillion: 1.10, OutputPerMillion: 4.40}
+	case demo.InstructModel:
+		return &models.Pricing{InputPerMillion: 0.50, OutputPerMillion: 1.50}
+	}
+	for _, m := range demo.VideoModels() {
+		if m.ID == id {
+			return &models.Pricing{PerSecond: 0.10}
+		}
+	}
+	return nil
 }
 
 // DemoKeys returns the demo keys of [DemoFile]: sk-demo (unlimited quota,
@@ -271,6 +303,9 @@ func (f File) check() error {
 		if k.Quota != nil && *k.Quota < 0 {
 			return fmt.Errorf("%s.quota: %d is negative: give 0 for none, or null for unlimited", at, *k.Quota)
 		}
+		if k.BudgetUSD < 0 || math.IsNaN(k.BudgetUSD) || math.IsInf(k.BudgetUSD, 0) {
+			return fmt.Errorf("%s.budget_usd: %v is not a budget: give a positive number of US dollars, or leave it out for none", at, k.BudgetUSD)
+		}
 		for j, m := range k.AllowedModels {
 			if !listed(m) {
 				return fmt.Errorf("%s.allowed_models[%d]: %q is not in models", at, j, m)
@@ -360,6 +395,7 @@ func (k KeyConfig) key() auth.Key {
 	if k.Quota != nil {
 		q = auth.LimitedQuota(*k.Quota)
 	}
+	q.BudgetUSD = k.BudgetUSD
 	id := k.ID
 	if id == "" {
 		id = auth.HashSecret(k.Secret)[:12]

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gatewaykit/gatewaykit/auth"
 	"github.com/gatewaykit/gatewaykit/gateway"
+	"github.com/gatewaykit/gatewaykit/models"
 )
 
 func TestLoadFile(t *testing.T) {
@@ -28,6 +29,12 @@ func TestLoadFile(t *testing.T) {
 		{"keys and models", `{"keys":[{"secret":"sk-a","id":"a","quota":5}],` + models + `}`, nil},
 		{"every key field", `{"rate_limit":"20/s","keys":[{"secret":"sk-a","id":"a","quota":null,"rate_limit":"5/s",
 			"allowed_models":["m"],"expires_at":"2030-01-02T03:04:05Z","disabled":true}],` + models + `}`, nil},
+		{"pricing and a budget", `{"keys":[{"secret":"sk-a","budget_usd":12.5}],"models":[{"id":"m","supported_endpoint_types":["compat"],
+			"pricing":{"input_per_million":0.15,"output_per_million":0.6}}]}`, nil},
+		{"negative price", `{"models":[{"id":"m","supported_endpoint_types":["compat"],"pricing":{"output_per_million":-1}}]}`,
+			[]string{"pricing.output_per_million: -1 is not a price"}},
+		{"unknown price field", `{"models":[{"id":"m","supported_endpoint_types":["compat"],"pricing":{"input":1}}]}`, []string{`unknown field "input"`}},
+		{"negative budget", `{"keys":[{"secret":"sk-a","budget_usd":-1}]}`, []string{"keys[0].budget_usd: -1 is not a budget"}},
 		{"a route", route(`{"base_url":"https://api.example.com/v1","key_env":"K"}`), nil},
 		{"a base_url with a trailing slash", route(`{"base_url":"http://10.0.0.7:8000/api/v1/","key":"sk-up"}`), nil},
 		{"an anthropic upstream", route(`{"base_url":"https://api.anthropic.com/v1","key":"sk-up","api":"anthropic"}`), nil},
@@ -115,6 +122,8 @@ func TestLoadFileKeys(t *testing.T) {
 		AllowedModels: []string{"m"},
 		ExpiresAt:     time.Date(2030, 1, 2, 2, 4, 5, 0, time.UTC),
 		Disabled:      true}
+	require.False(t, got.CreatedAt.IsZero(), "the store sets the creation time")
+	want.CreatedAt = got.CreatedAt
 	require.Empty(t, cmp.Diff(want, got, cmp.Comparer(func(a, b time.Time) bool { return a.Equal(b) })))
 
 	got, err = keys.Lookup(ctx, "sk-b")
@@ -193,4 +202,26 @@ func TestPutKeysKeepsTheUsageOfARestart(t *testing.T) {
 
 	twice := append(keys, gateway.KeyConfig{Secret: "sk-team-b-example", ID: "team-a"})
 	require.ErrorIs(t, gateway.PutKeys(ctx, s, twice), auth.ErrDuplicateKey)
+}
+
+// TestLoadFilePricesAndBudgets reads a model's pricing and a key's budget
+// in US dollars into the catalogue and the key store.
+func TestLoadFilePricesAndBudgets(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "gateway.json")
+	require.NoError(t, os.WriteFile(path, []byte(`{
+	  "keys": [{"secret": "sk-a", "id": "a", "budget_usd": 2.5}],
+	  "models": [{"id": "m", "supported_endpoint_types": ["compat"],
+	    "pricing": {"input_per_million": 0.15, "output_per_million": 0.6}}]
+	}`), 0o600))
+	f, err := gateway.LoadFile(path)
+	require.NoError(t, err)
+	require.Equal(t, &models.Pricing{InputPerMillion: 0.15, OutputPerMillion: 0.6}, f.Models[0].Pricing)
+	require.InDelta(t, 0.15+0.6, f.Models[0].Pricing.Cost(1_000_000, 1_000_000), 1e-12)
+	keys, err := gateway.NewKeyStore(ctx, f.Keys)
+	require.NoError(t, err)
+	k, err := keys.Lookup(ctx, "sk-a")
+	require.NoError(t, err)
+	require.Equal(t, 2.5, k.Quota.BudgetUSD)
 }

@@ -31,7 +31,11 @@
 //	    "version": "2024-07-18",                    // Gemini-style version, default "1"
 //	    "input_token_limit": 128000,                // default 0: unknown, not sent
 //	    "output_token_limit": 16384,                // default 0: unknown, not sent
-//	    "reasoning": false                          // replies carry reasoning_content
+//	    "reasoning": false,                         // replies carry reasoning_content
+//	    "pricing": {                                // US dollars; default: free
+//	      "input_per_million": 0.15,                // per million input tokens
+//	      "output_per_million": 0.6                 // per million output tokens
+//	    }
 //	  },
 //	  {
 //	    "id": "vendor-video-1",
@@ -45,7 +49,8 @@
 //	      "default_size": "1280x720",               // default: left to the generator
 //	      "resolutions": ["720p", "1080p"],         // default both
 //	      "max_prompt_chars": 2500                  // default 2500 (DefaultPromptLimit)
-//	    }
+//	    },
+//	    "pricing": {"per_second": 0.1}              // US dollars a second of video
 //	  }
 //	]
 //
@@ -54,6 +59,14 @@
 // modes are t2v, i2v, first_frame, first_last_frame, ref_image,
 // video_extend and video_edit; models "of the first kind" of the spec allow
 // the seconds 4, 8, 12, 16 and 20 ([FirstKindSeconds]).
+//
+// A model's [Pricing] gives the cost of each request in US dollars (its
+// input and output tokens at the prices per million; a video task's
+// seconds at per_second), which the handlers record against the API key
+// with the usage (auth.SettleParams.CostUSD): it feeds the keys' usage
+// rows and their budgets in money (auth.Quota.BudgetUSD). Prices must
+// not be negative. Pricing is configuration only: GET /v1/models never
+// sends it.
 //
 // # The prerequisite check
 //

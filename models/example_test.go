@@ -156,3 +156,14 @@ func ExampleParseModels() {
 	// prompt limit: 2500
 	// models: invalid model list: models[0]: model "typo": supported_endpoint_types[0]: unknown endpoint type "compat_video" (want "compat", "compat-response" or "compat-video")
 }
+
+// A model's pricing gives the cost in US dollars of a request's tokens.
+func ExamplePricing_Cost() {
+	p := &models.Pricing{InputPerMillion: 0.15, OutputPerMillion: 0.60}
+	fmt.Printf("%.6f\n", p.Cost(1200, 800))
+	var free *models.Pricing
+	fmt.Println(free.Cost(1200, 800))
+	// Output:
+	// 0.000660
+	// 0
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -116,6 +117,56 @@ type Model struct {
 	// [CompatVideo]). Nil means no restriction beyond the defaults of
 	// [VideoCapabilities].
 	Video *VideoCapabilities `json:"video,omitempty"`
+
+	// Pricing is the model's price, from which each request's cost in US
+	// dollars is computed and recorded against its API key (usage rows,
+	// budgets). Nil means free: requests are recorded with a cost of 0.
+	// It is configuration only, never sent by GET /v1/models.
+	Pricing *Pricing `json:"pricing,omitempty"`
+}
+
+// Pricing is the price of a model in US dollars. Every field is optional
+// (0 is free) and must not be negative:
+//
+//	"pricing": {"input_per_million": 0.15, "output_per_million": 0.6}
+type Pricing struct {
+	// InputPerMillion is the price of one million input (prompt) tokens.
+	InputPerMillion float64 `json:"input_per_million,omitempty"`
+	// OutputPerMillion is the price of one million output (completion)
+	// tokens, reasoning tokens included.
+	OutputPerMillion float64 `json:"output_per_million,omitempty"`
+	// PerSecond is the price of one second of generated video, for video
+	// models: a task's cost is its seconds times PerSecond.
+	PerSecond float64 `json:"per_second,omitempty"`
+}
+
+// Cost returns the price of input and output tokens at p; 0 for a nil p.
+func (p *Pricing) Cost(input, output int64) float64 {
+	if p == nil {
+		return 0
+	}
+	return (float64(max(input, 0))*p.InputPerMillion + float64(max(output, 0))*p.OutputPerMillion) / 1e6
+}
+
+// VideoCost returns the price of seconds of video at p; 0 for a nil p.
+func (p *Pricing) VideoCost(seconds float64) float64 {
+	if p == nil || !(seconds > 0) {
+		return 0
+	}
+	return seconds * p.PerSecond
+}
+
+func (p *Pricing) validate() []error {
+	var errs []error
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"input_per_million", p.InputPerMillion}, {"output_per_million", p.OutputPerMillion}, {"per_second", p.PerSecond}} {
+		if f.v < 0 || math.IsNaN(f.v) || math.IsInf(f.v, 0) {
+			errs = append(errs, fmt.Errorf("pricing.%s: %v is not a price (want a number ≥ 0)", f.name, f.v))
+		}
+	}
+	return errs
 }
 
 // Supports reports whether m lists the endpoint type t.
@@ -131,6 +182,10 @@ func (m *Model) Clone() Model {
 	if m.Video != nil {
 		v := m.Video.clone()
 		c.Video = &v
+	}
+	if m.Pricing != nil {
+		p := *m.Pricing
+		c.Pricing = &p
 	}
 	return c
 }
@@ -271,6 +326,9 @@ func (m *Model) Validate() error {
 			bad("video", "is set but supported_endpoint_types lacks %q", CompatVideo)
 		}
 		errs = append(errs, v.validate()...)
+	}
+	if m.Pricing != nil {
+		errs = append(errs, m.Pricing.validate()...)
 	}
 	if len(errs) == 0 {
 		return nil

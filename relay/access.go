@@ -321,6 +321,13 @@ func (h *accessHandler) fallbackFor(ep *endpoint, model string) http.Handler {
 // message_delta; a Gemini stream's last count wins). A reply that reports
 // none (an audio file, most moderations) is not charged.
 //
+// The settlement also records the request once in the key's usage
+// (auth.SettleParams): its model, its input tokens (prompt, input and
+// cached tokens; promptTokenCount) and output tokens (completion and
+// output tokens; candidatesTokenCount and thoughtsTokenCount), and their
+// cost at the model's models.Pricing. A request that fails after its
+// model was checked is recorded at no cost.
+//
 // # Errors
 //
 // Every error is rendered in the access point's shape: the general shape
@@ -415,9 +422,13 @@ func (h *accessHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// check runs the model prerequisite check of ep for model.
+// check runs the model prerequisite check of ep for model, and keeps the
+// model found in the request's quota slot, for its usage row.
 func (h *accessHandler) check(ctx context.Context, ep *endpoint, model string) error {
-	_, err := models.Require(ctx, h.catalog, model, h.cfg.need[ep.pattern], h.cfg.allow)
+	m, err := models.Require(ctx, h.catalog, model, h.cfg.need[ep.pattern], h.cfg.allow)
+	if slot, ok := ctx.Value(quotaSlotKey{}).(*quotaSlot); ok && err == nil {
+		slot.model = m
+	}
 	return err
 }
 

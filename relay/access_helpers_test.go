@@ -91,7 +91,8 @@ func (f *fakeUpstream) callCount() int {
 // is relayed as "up-" + its id.
 var accessModels = []models.Model{
 	{ID: "embed-1", EndpointTypes: []models.EndpointType{models.Compat}},
-	{ID: "chat-1", EndpointTypes: []models.EndpointType{models.Compat}},
+	{ID: "chat-1", EndpointTypes: []models.EndpointType{models.Compat},
+		Pricing: &models.Pricing{InputPerMillion: 1e6, OutputPerMillion: 2e6}}, // 1 and 2 USD a token
 	{ID: "gem-1", EndpointTypes: []models.EndpointType{models.Compat}},
 	{ID: "whisper-1", EndpointTypes: []models.EndpointType{models.Compat}},
 	{ID: "resp-only", EndpointTypes: []models.EndpointType{models.CompatResponse}},

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gatewaykit/gatewaykit/auth"
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/relay"
 	"github.com/gatewaykit/gatewaykit/sse"
@@ -483,6 +484,17 @@ func TestAccessChargesTheUpstreamsUsage(t *testing.T) {
 		require.Eventually(t, func() bool { return remaining() == step.want }, 5*time.Second, 5*time.Millisecond,
 			"%s: remaining %d, want %d", step.path, remaining(), step.want)
 	}
+
+	// Each request is one usage row: its model, the input and output
+	// tokens of the reply's usage, and their cost at the model's pricing.
+	// (The Gemini-style reply gave a total only: no split, no cost.)
+	rows, err := keys.Usage(context.Background(), auth.UsageParams{KeyID: "metered", GroupBy: auth.GroupByModel})
+	require.NoError(t, err)
+	require.Equal(t, []auth.UsageRow{
+		{Model: "chat-1", Requests: 1, InputTokens: 25, OutputTokens: 15, CostUSD: 25 + 2*15},
+		{Model: "embed-1", Requests: 1, InputTokens: 8},
+		{Model: "gem-1", Requests: 1},
+	}, rows)
 }
 
 func TestAccessClientDisconnectMidStreamCancelsUpstream(t *testing.T) {

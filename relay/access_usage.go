@@ -10,6 +10,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/auth"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
 	textendpoint "github.com/gatewaykit/gatewaykit/internal/pipeline"
+	"github.com/gatewaykit/gatewaykit/models"
 )
 
 // The access points charge the tokens that the upstream reports against
@@ -37,6 +38,9 @@ type usageFields struct {
 	CacheCreation    *int64 `json:"cache_creation_input_tokens"` // messages format
 	CacheRead        *int64 `json:"cache_read_input_tokens"`
 	TotalTokenCount  *int64 `json:"totalTokenCount"` // Gemini style
+	PromptTokenCount *int64 `json:"promptTokenCount"`
+	Candidates       *int64 `json:"candidatesTokenCount"`
+	Thoughts         *int64 `json:"thoughtsTokenCount"`
 }
 
 // merge sets the fields that o reports.
@@ -46,6 +50,7 @@ func (u *usageFields) merge(o usageFields) {
 		{&u.CompletionTokens, &o.CompletionTokens}, {&u.InputTokens, &o.InputTokens},
 		{&u.OutputTokens, &o.OutputTokens}, {&u.CacheCreation, &o.CacheCreation},
 		{&u.CacheRead, &o.CacheRead}, {&u.TotalTokenCount, &o.TotalTokenCount},
+		{&u.PromptTokenCount, &o.PromptTokenCount}, {&u.Candidates, &o.Candidates}, {&u.Thoughts, &o.Thoughts},
 	} {
 		if *p.src != nil {
 			*p.dst = *p.src
@@ -56,19 +61,31 @@ func (u *usageFields) merge(o usageFields) {
 // tokens is the total that the usage reports: total_tokens or
 // totalTokenCount when given, else the sum of its parts.
 func (u *usageFields) tokens() int64 {
-	v := func(p *int64) int64 {
-		if p == nil || *p < 0 {
-			return 0
-		}
-		return *p
-	}
 	switch {
 	case u.TotalTokens != nil:
-		return v(u.TotalTokens)
+		return count(u.TotalTokens)
 	case u.TotalTokenCount != nil:
-		return v(u.TotalTokenCount)
+		return count(u.TotalTokenCount)
 	}
-	return v(u.PromptTokens) + v(u.CompletionTokens) + v(u.InputTokens) + v(u.OutputTokens) + v(u.CacheCreation) + v(u.CacheRead)
+	in, out := u.split()
+	return in + out
+}
+
+// split returns the input tokens (prompt, cached reads and writes
+// included) and the output tokens (reasoning included) that the usage
+// reports, for the usage row and its cost.
+func (u *usageFields) split() (input, output int64) {
+	input = count(u.PromptTokens) + count(u.InputTokens) + count(u.CacheCreation) + count(u.CacheRead) + count(u.PromptTokenCount)
+	output = count(u.CompletionTokens) + count(u.OutputTokens) + count(u.Candidates) + count(u.Thoughts)
+	return input, output
+}
+
+// count is *p, or 0 for nil or a negative count.
+func count(p *int64) int64 {
+	if p == nil || *p < 0 {
+		return 0
+	}
+	return *p
 }
 
 // usageScanner finds the usage members of a JSON text written to it in
@@ -238,9 +255,12 @@ func (s *usageScanner) endValue() {
 // unreserved. When all of it is reserved by requests in flight, the
 // answer is a 403 insufficient_quota in the access point's shape.
 
-// quotaSlot holds the reservation of an access point's request, put in
-// its context by ServeHTTP.
-type quotaSlot struct{ rsv *auth.Reservation }
+// quotaSlot holds the reservation of an access point's request and the
+// model it names (once checked), put in its context by ServeHTTP.
+type quotaSlot struct {
+	rsv   *auth.Reservation
+	model *models.Model
+}
 
 type quotaSlotKey struct{}
 
@@ -249,8 +269,12 @@ type quotaSlotKey struct{}
 func withQuotaSlot(ctx context.Context) (context.Context, func()) {
 	slot := new(quotaSlot)
 	return context.WithValue(ctx, quotaSlotKey{}, slot), func() {
-		if slot.rsv != nil {
-			_, _ = slot.rsv.Settle(ctx, 0) // nothing if charge settled it
+		if slot.rsv != nil { // nothing if charge settled it
+			var p auth.SettleParams
+			if slot.model != nil {
+				p.Model = slot.model.ID // a failed request is recorded, at no cost
+			}
+			_, _ = slot.rsv.SettleUsage(ctx, p)
 		}
 	}
 }
@@ -304,17 +328,32 @@ func geminiEstimate(n int64) int64 {
 // charge records the usage found against the request's key, settling its
 // reservation. A request without a principal (not behind auth.Middleware)
 // has none to charge.
+//
+// The settlement carries the model, the input and output tokens and
+// their cost at the model's pricing, so that the request is recorded once
+// in the key's usage.
 func (h *accessHandler) charge(ctx context.Context, u *usageFields) {
 	n := u.tokens()
-	if slot, ok := ctx.Value(quotaSlotKey{}).(*quotaSlot); ok && slot.rsv != nil {
-		_, err := slot.rsv.Settle(ctx, n)
+	in, out := u.split()
+	p := auth.SettleParams{Used: n, InputTokens: in, OutputTokens: out}
+	slot, _ := ctx.Value(quotaSlotKey{}).(*quotaSlot)
+	if slot != nil && slot.model != nil {
+		p.Model, p.CostUSD = slot.model.ID, slot.model.Pricing.Cost(in, out)
+	}
+	if slot != nil && slot.rsv != nil {
+		_, err := slot.rsv.SettleUsage(ctx, p)
 		h.logCharge(ctx, n, err)
 		return
 	}
 	if n <= 0 {
 		return
 	}
-	_, err := auth.Charge(ctx, n)
+	pr, ok := auth.PrincipalFrom(ctx)
+	if !ok {
+		return
+	}
+	p.KeyID = pr.KeyID
+	_, err := auth.Settle(ctx, p)
 	h.logCharge(ctx, n, err)
 }
 

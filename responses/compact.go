@@ -25,7 +25,7 @@ func (h *handler) compact(w http.ResponseWriter, r *http.Request) {
 		h.cfg.Fail(w, r, err)
 		return
 	}
-	var used int64 // charged when the reply ends; nothing if it fails
+	var used pipeline.Usage // charged when the reply ends; nothing if it fails
 	defer func() { h.cfg.Settle(ctx, rsv, used) }()
 	res, err := Compact(ctx, h.backend, p)
 	if err == nil && (res == nil || res.EncryptedContent == "") {
@@ -50,7 +50,7 @@ func (h *handler) compact(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	httpjson.WriteRaw(w, http.StatusOK, body)
-	used = int64(usage.TotalTokens)
+	used = pipeline.Usage{Input: int64(usage.InputTokens), Output: int64(usage.OutputTokens)}
 }
 
 // compacter is the handler as the pipeline.Admission of POST

@@ -226,7 +226,7 @@ func (h *creator) Streams(c *createCall) bool { return c.p.Request.Stream }
 
 // Reply writes the JSON response, and stores it unless the request says
 // "store": false.
-func (h *creator) Reply(w http.ResponseWriter, r *http.Request, c *createCall) (int64, error) {
+func (h *creator) Reply(w http.ResponseWriter, r *http.Request, c *createCall) (pipeline.Usage, error) {
 	ctx := r.Context()
 	req := c.p.Request
 	created := h.cfg.Now().Unix()
@@ -235,7 +235,7 @@ func (h *creator) Reply(w http.ResponseWriter, r *http.Request, c *createCall) (
 		err = checkResult(res)
 	}
 	if err != nil {
-		return 0, err
+		return pipeline.Usage{}, err
 	}
 	resp := newResponse(req, ids.New(IDPrefix), created)
 	if res.Model != "" {
@@ -249,11 +249,11 @@ func (h *creator) Reply(w http.ResponseWriter, r *http.Request, c *createCall) (
 	(*handler)(h).end(resp, res.Incomplete, &usage)
 	body, err := json.Marshal(resp)
 	if err != nil {
-		return 0, apierrors.Internal(err)
+		return pipeline.Usage{}, apierrors.Internal(err)
 	}
 	(*handler)(h).save(ctx, c.owner, req, resp)
 	httpjson.WriteRaw(w, http.StatusOK, body)
-	return int64(usage.TotalTokens), nil
+	return pipeline.Usage{Input: int64(usage.InputTokens), Output: int64(usage.OutputTokens)}, nil
 }
 
 // checkResult rejects a backend result that cannot be sent.

@@ -131,9 +131,9 @@ func (ew *eventWriter) end() error {
 // Used returns the total of the last usage reported, or, if the backend
 // never reported one, the estimate of the prompt and of the output
 // written.
-func (ew *eventWriter) Used(prompt int64) int64 {
+func (ew *eventWriter) Used(prompt int64) pipeline.Usage {
 	ew.usage.TotalTokens = ew.usage.InputTokens + ew.usage.OutputTokens
-	return ew.written.Usage(ew.usage.TotalTokens, prompt)
+	return ew.written.Usage(ew.usage.InputTokens, ew.usage.OutputTokens, prompt)
 }
 
 // Add writes the events of one delta, without flushing them.

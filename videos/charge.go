@@ -23,6 +23,16 @@ func (h *handler) cost(t *Task, m *models.Model) int64 {
 	if price <= 0 {
 		return 0
 	}
+	c := math.Ceil(taskSeconds(t, m)) * float64(price)
+	if c >= math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return int64(c)
+}
+
+// taskSeconds is the duration that task t of model m is charged for: its
+// seconds, else the longest its model allows, else unknownSeconds.
+func taskSeconds(t *Task, m *models.Model) float64 {
 	seconds, err := strconv.ParseFloat(t.Seconds, 64)
 	if err != nil || seconds <= 0 || math.IsInf(seconds, 0) || math.IsNaN(seconds) {
 		seconds = unknownSeconds
@@ -30,11 +40,7 @@ func (h *handler) cost(t *Task, m *models.Model) int64 {
 			seconds = float64(slices.Max(m.Video.Seconds))
 		}
 	}
-	c := math.Ceil(seconds) * float64(price)
-	if c >= math.MaxInt64 {
-		return math.MaxInt64
-	}
-	return int64(c)
+	return seconds
 }
 
 // reserve reserves the cost of t against the request's key and records it
@@ -58,7 +64,8 @@ func (h *handler) reserve(ctx context.Context, t *Task, m *models.Model) (*auth.
 		return nil, apierrors.Internal(fmt.Errorf("videos: reserving quota: %w", err))
 	}
 	if rsv.Amount() > 0 {
-		t.Charge = &TaskCharge{KeyID: rsv.KeyID(), Amount: rsv.Amount()}
+		t.Charge = &TaskCharge{KeyID: rsv.KeyID(), Amount: rsv.Amount(),
+			CostUSD: m.Pricing.VideoCost(math.Ceil(taskSeconds(t, m)))}
 	}
 	return rsv, nil
 }
@@ -87,9 +94,11 @@ func (r *Runner) settle(ctx context.Context, t *Task, used bool, log *slog.Logge
 			slog.String("key_id", t.Charge.KeyID), slog.Int64("amount", t.Charge.Amount))
 		return
 	}
-	p := auth.SettleParams{KeyID: t.Charge.KeyID, Reserved: t.Charge.Amount}
+	// The settlement records the task in the key's usage (one row, with
+	// its model and cost in US dollars; a failed task costs nothing).
+	p := auth.SettleParams{KeyID: t.Charge.KeyID, Reserved: t.Charge.Amount, Model: t.Model}
 	if used {
-		p.Used = t.Charge.Amount
+		p.Used, p.CostUSD = t.Charge.Amount, t.Charge.CostUSD
 	}
 	_, err := r.cfg.keys.Settle(context.WithoutCancel(ctx), p)
 	switch {

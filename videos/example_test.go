@@ -254,8 +254,8 @@ func ExampleWithPricing() {
 	fmt.Println(create())
 	// Output:
 	// 200 queued
-	// {Unlimited:false Remaining:10000 Reserved:4000 Used:0}
-	// {Unlimited:false Remaining:6000 Reserved:0 Used:4000}
+	// {Unlimited:false Remaining:10000 Reserved:4000 Used:0 BudgetUSD:0 CostUSD:0}
+	// {Unlimited:false Remaining:6000 Reserved:0 Used:4000 BudgetUSD:0 CostUSD:0}
 	// 200 queued
 	// 200 queued
 	// 403 insufficient_quota

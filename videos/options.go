@@ -252,6 +252,12 @@ func WithPollAfter(d time.Duration) Option {
 // with [WithKeyStore]) charges it when the task completes and releases
 // it when the task fails; deleting a task before it finishes releases it
 // too. A request that is not behind auth.Middleware is not charged.
+//
+// The settlement of a charged task records it in the key's usage
+// (auth.SettleParams: its model, and, once completed, its cost in US
+// dollars at its model's models.Pricing.PerSecond); a failed task is
+// recorded at no cost. A free task is neither charged nor recorded, nor
+// is a task deleted before it finishes (its reservation is released).
 func WithPricing(price func(model string) int64) Option {
 	return func(c *config) {
 		if price == nil {

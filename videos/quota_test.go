@@ -134,13 +134,17 @@ func TestVideoTasksAreCharged(t *testing.T) {
 		require.Equal(t, auth.Quota{Remaining: 10_000, Reserved: cost}, b.quota(t))
 		task, err := b.store.Get(context.Background(), "owner:acme", id)
 		require.NoError(t, err)
-		require.Equal(t, &videos.TaskCharge{KeyID: "key_q", Amount: cost}, task.Charge)
+		require.Equal(t, &videos.TaskCharge{KeyID: "key_q", Amount: cost, CostUSD: 8 * 0.05}, task.Charge)
 
 		b.run(videos.GeneratorFunc(func(context.Context, *videos.Task, func(int)) (*videos.Result, error) {
 			return okResult(), nil
 		}))
-		require.Equal(t, auth.SettleParams{KeyID: "key_q", Reserved: cost, Used: cost}, wait(t, b.keys.settled))
-		require.Equal(t, auth.Quota{Remaining: 10_000 - cost, Used: cost}, b.quota(t))
+		require.Equal(t, auth.SettleParams{KeyID: "key_q", Reserved: cost, Used: cost, Model: modelFirstKind, CostUSD: 8 * 0.05},
+			wait(t, b.keys.settled), "the settlement records the task, at its price in US dollars")
+		require.Equal(t, auth.Quota{Remaining: 10_000 - cost, Used: cost, CostUSD: 8 * 0.05}, b.quota(t))
+		rows, err := b.keys.Usage(context.Background(), auth.UsageParams{KeyID: "key_q", GroupBy: auth.GroupByModel})
+		require.NoError(t, err)
+		require.Equal(t, []auth.UsageRow{{Model: modelFirstKind, Requests: 1, CostUSD: 8 * 0.05}}, rows)
 	})
 
 	t.Run("AFailedTaskIsRefunded", func(t *testing.T) {
@@ -151,7 +155,8 @@ func TestVideoTasksAreCharged(t *testing.T) {
 		b.run(videos.GeneratorFunc(func(context.Context, *videos.Task, func(int)) (*videos.Result, error) {
 			return nil, errors.New("the GPU caught fire")
 		}))
-		require.Equal(t, auth.SettleParams{KeyID: "key_q", Reserved: cost}, wait(t, b.keys.settled))
+		require.Equal(t, auth.SettleParams{KeyID: "key_q", Reserved: cost, Model: modelFirstKind}, wait(t, b.keys.settled),
+			"a failed task is recorded at no cost")
 		require.Equal(t, auth.LimitedQuota(10_000), b.quota(t))
 	})
 

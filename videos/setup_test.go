@@ -47,7 +47,7 @@ func testCatalog() *models.MemoryCatalog {
 	list := append(demo.VideoModels(),
 		models.Model{ID: modelFirstKind, EndpointTypes: []models.EndpointType{models.CompatVideo}, Video: &models.VideoCapabilities{
 			Seconds: models.FirstKindSeconds(), Sizes: []string{"1280x720", "720x1280", "1792x1024", "1024x1792"}, SizeRequired: true,
-		}},
+		}, Pricing: &models.Pricing{PerSecond: 0.05}},
 		models.Model{ID: modelMulti, EndpointTypes: []models.EndpointType{models.CompatVideo}, Video: &models.VideoCapabilities{DefaultSeconds: 5}},
 		models.Model{ID: modelT2VOnly, EndpointTypes: []models.EndpointType{models.CompatVideo}, Video: &models.VideoCapabilities{
 			Modes: []models.VideoMode{models.ModeT2V}, Seconds: []int{5, 10}, Resolutions: []string{models.Resolution720p},

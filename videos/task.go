@@ -154,6 +154,10 @@ type TaskCharge struct {
 	KeyID string `json:"key_id"`
 	// Amount is what was reserved, in the unit of the key's quota.
 	Amount int64 `json:"amount"`
+	// CostUSD is the task's price in US dollars at its model's pricing
+	// (models.Pricing.PerSecond times its seconds, rounded up), recorded
+	// against the key when the task completes.
+	CostUSD float64 `json:"cost_usd,omitempty"`
 }
 
 // TaskError is the error of a failed task, sent as {"message","code"}.

@@ -49,7 +49,7 @@ func TestKeyPutter(t *testing.T, newStore func(t *testing.T) PutStore) {
 		require.NotNil(t, k)
 		return k
 	}
-	keyOpts := cmp.Options{cmpopts.EquateEmpty()}
+	keyOpts := cmp.Options{cmpopts.EquateEmpty(), cmpopts.IgnoreFields(auth.Key{}, "CreatedAt")}
 
 	t.Run("PutsANewKeyThatLookupFinds", func(t *testing.T) {
 		t.Parallel()

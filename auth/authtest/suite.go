@@ -85,8 +85,8 @@ func TestKeyStore(t *testing.T, newStore func(t *testing.T, seeds []Seed) auth.K
 		return s.Settle(ctx, auth.SettleParams{KeyID: keyID, Used: amount})
 	}
 	// keyOpts compare keys as stored: a store may return an empty slice
-	// for nil, and times in another location.
-	keyOpts := cmp.Options{cmpopts.EquateEmpty()}
+	// for nil, and times in another location; CreatedAt is the store's.
+	keyOpts := cmp.Options{cmpopts.EquateEmpty(), cmpopts.IgnoreFields(auth.Key{}, "CreatedAt")}
 
 	t.Run("LooksUpAKeyByItsSecret", func(t *testing.T) {
 		t.Parallel()
@@ -403,6 +403,55 @@ func TestKeyStore(t *testing.T, newStore func(t *testing.T, seeds []Seed) auth.K
 	})
 
 	const goroutines = 128
+
+	t.Run("SettleAddsTheCostToTheKey", func(t *testing.T) {
+		t.Parallel()
+		s, seeds := setup(t, limited(100))
+		id := seeds[0].Key.ID
+		_, err := s.Settle(ctx, auth.SettleParams{KeyID: id, Used: 10, Model: "m", InputTokens: 4, OutputTokens: 6, CostUSD: 0.25})
+		require.NoError(t, err)
+		q, err := s.Settle(ctx, auth.SettleParams{KeyID: id, Used: 5, CostUSD: 0.5})
+		require.NoError(t, err)
+		require.InDelta(t, 0.75, q.CostUSD, 1e-9)
+		require.Equal(t, int64(15), q.Used)
+		got := lookup(t, s, seeds[0].Secret).Quota
+		require.InDelta(t, 0.75, got.CostUSD, 1e-9)
+		require.Equal(t, int64(85), got.Remaining)
+	})
+
+	t.Run("LookupReturnsTheBudgetInMoney", func(t *testing.T) {
+		t.Parallel()
+		k := unlimited()
+		k.Quota.BudgetUSD = 2.5
+		s, seeds := setup(t, k)
+		q := lookup(t, s, seeds[0].Secret).Quota
+		require.Equal(t, 2.5, q.BudgetUSD)
+		require.False(t, q.Exhausted())
+	})
+
+	for _, tc := range []struct {
+		name string
+		key  func() auth.Key
+	}{{"Limited", func() auth.Key { return limited(1000) }}, {"Unlimited", unlimited}} {
+		t.Run("ReserveRefusesA"+tc.name+"KeyWhoseCostReachedItsBudget", func(t *testing.T) {
+			t.Parallel()
+			k := tc.key()
+			k.Quota.BudgetUSD = 1
+			s, seeds := setup(t, k)
+			require.NoError(t, s.Reserve(ctx, k.ID, 10), "below its budget, a key is granted")
+			_, err := s.Settle(ctx, auth.SettleParams{KeyID: k.ID, Reserved: 10, Used: 10, Model: "m", CostUSD: 0.6})
+			require.NoError(t, err)
+			require.NoError(t, s.Reserve(ctx, k.ID, 10), "0.6 of 1 USD spent: granted")
+			q, err := s.Settle(ctx, auth.SettleParams{KeyID: k.ID, Reserved: 10, Used: 10, Model: "m", CostUSD: 0.6})
+			require.NoError(t, err, "a cost past the budget is recorded, never refused")
+			require.InDelta(t, 1.2, q.CostUSD, 1e-9)
+			require.ErrorIs(t, s.Reserve(ctx, k.ID, 10), auth.ErrQuotaExceeded)
+			got := lookup(t, s, seeds[0].Secret).Quota
+			require.True(t, got.OverBudget())
+			require.True(t, got.Exhausted(), "the middleware refuses it with 403")
+			require.Zero(t, got.Reserved, "the refused reservation changed nothing")
+		})
+	}
 
 	t.Run("ConcurrentReservationsNeverPromiseMoreThanOneAmountBeyondTheBudget", func(t *testing.T) {
 		t.Parallel()

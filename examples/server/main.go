@@ -31,6 +31,16 @@
 //	             the prefix of its keys
 //	-video-lease how long a replica holds a video task without renewing
 //	             it (default 1m); then another replica takes it over
+//	-admin-key   the admin key (default: $GATEWAY_ADMIN_KEY): with it,
+//	             the admin API (package admin: keys created, changed and
+//	             revoked, usage and cost read back) is served on
+//	             -admin-addr, to requests that send it as a bearer token
+//	-admin-addr  address of the admin listener (default 127.0.0.1:8090),
+//	             kept apart from the API's so that it can stay private
+//
+// The built-in demo models carry example prices (gateway.DemoFile), so
+// that the admin API's usage shows a cost; a -config file's models may
+// carry a "pricing" of their own (models.Pricing).
 //
 // The built-in keys are sk-demo (unlimited quota, no rate limit),
 // sk-demo-empty (zero quota, to see the 403) and sk-demo-limited (5
@@ -71,6 +81,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gatewaykit/gatewaykit/admin"
 	"github.com/gatewaykit/gatewaykit/auth"
 	"github.com/gatewaykit/gatewaykit/demo"
 	"github.com/gatewaykit/gatewaykit/gateway"
@@ -91,6 +102,8 @@ func main() {
 	flag.StringVar(&o.redis, "redis", "", "redis://… to share rate limits between replicas (default: in memory)")
 	flag.StringVar(&o.redisPrefix, "redis-prefix", redis.DefaultPrefix, "prefix of the Redis keys of -redis")
 	flag.DurationVar(&o.videoLease, "video-lease", 0, "lease of a claimed video task, after which another replica takes it over (default 1m)")
+	flag.StringVar(&o.adminKey, "admin-key", os.Getenv("GATEWAY_ADMIN_KEY"), "admin key of the admin API on -admin-addr (default $GATEWAY_ADMIN_KEY; none: no admin API)")
+	flag.StringVar(&o.adminAddr, "admin-addr", defaultAdminAddr, "address of the admin listener (admin API)")
 	flag.Parse()
 
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -113,6 +126,10 @@ type options struct {
 	// redisPrefix starts the Redis keys of -redis.
 	redisPrefix string
 	videoLease  time.Duration
+	// adminKey, if set, mounts the admin API on the admin listener at
+	// adminAddr.
+	adminKey  string
+	adminAddr string
 	// textOptions configure the demo text backend; nil means the
 	// command's pacing of stream chunks.
 	textOptions []demo.TextOption
@@ -211,6 +228,27 @@ func run(ctx context.Context, o options, stdout io.Writer, logger *slog.Logger) 
 	if err != nil {
 		return err
 	}
+	adminMux, mounted, err := newAdminMux(o, st, c, logger)
+	if err != nil {
+		l.Close()
+		return err
+	}
+	var adminSrv *http.Server
+	adminURL := ""
+	if mounted {
+		al, err := net.Listen("tcp", listenaddr.Normalize(o.adminAddr))
+		if err != nil {
+			l.Close()
+			return fmt.Errorf("-admin-addr: %w", err)
+		}
+		adminSrv = gateway.NewServer(al.Addr().String(), adminMux)
+		adminURL = listenaddr.URL(al.Addr())
+		go func() {
+			if err := adminSrv.Serve(al); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				logger.Error("admin listener stopped", "error", err)
+			}
+		}()
+	}
 	go g.Run(context.Background())
 
 	// The limits of package gateway: header read timeout, idle timeout,
@@ -219,6 +257,9 @@ func run(ctx context.Context, o options, stdout io.Writer, logger *slog.Logger) 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(gateway.LimitListener(l, o.maxConns)) }()
 	printBanner(stdout, listenaddr.URL(l.Addr()), c, o.configPath == "", st.where)
+	if adminURL != "" {
+		fmt.Fprintf(stdout, "  admin API: %s/admin/v1/ (Authorization: Bearer <the admin key>)\n", adminURL)
+	}
 
 	select {
 	case err := <-errc:
@@ -229,6 +270,9 @@ func run(ctx context.Context, o options, stdout io.Writer, logger *slog.Logger) 
 	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	err = srv.Shutdown(sctx)
+	if adminSrv != nil {
+		_ = adminSrv.Shutdown(sctx)
+	}
 	if rerr := g.Shutdown(sctx); err == nil {
 		err = rerr
 	}
@@ -236,6 +280,30 @@ func run(ctx context.Context, o options, stdout io.Writer, logger *slog.Logger) 
 		err = nil
 	}
 	return err
+}
+
+// defaultAdminAddr is the -admin-addr of a server started without one:
+// the loopback interface only.
+const defaultAdminAddr = "127.0.0.1:8090"
+
+// newAdminMux returns the mux of the admin listener (-admin-addr): the
+// admin API (package admin) when an admin key is given, on the key store
+// that the gateway uses (through its cache, so that a key revoked there
+// gets 401 at once). Other operator routes (metrics) belong on it too.
+// mounted reports whether anything is served: without, no admin listener
+// is opened.
+func newAdminMux(o options, st *stores, c gateway.File, logger *slog.Logger) (adminMux *http.ServeMux, mounted bool, err error) {
+	adminMux = http.NewServeMux()
+	if o.adminKey != "" {
+		keys, ok := st.keys.(admin.Store)
+		if !ok {
+			return nil, false, fmt.Errorf("-admin-key: the key store of -db %s cannot be administered", o.db)
+		}
+		admin.Register(adminMux, admin.NewHandler(keys, admin.WithAdminKey(o.adminKey),
+			admin.WithCatalog(models.NewMemoryCatalog(c.Models...)), admin.WithLogger(logger)))
+		mounted = true
+	}
+	return adminMux, mounted, nil
 }
 
 func printBanner(w io.Writer, url string, c gateway.File, builtIn bool, where string) {

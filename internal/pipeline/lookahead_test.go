@@ -28,9 +28,9 @@ func (w *intWriter) Add(d *int) error {
 	w.got = append(w.got, *d)
 	return nil
 }
-func (w *intWriter) Finish() error            { return nil }
-func (w *intWriter) End(*http.Request, error) {}
-func (w *intWriter) Used(int64) int64         { return 0 }
+func (w *intWriter) Finish() error             { return nil }
+func (w *intWriter) End(*http.Request, error)  {}
+func (w *intWriter) Used(int64) pipeline.Usage { return pipeline.Usage{} }
 
 func newStream(t *testing.T) *sse.Stream {
 	t.Helper()

@@ -163,15 +163,31 @@ func Estimate(promptTokens int64, choices, limit int, m *models.Model) int64 {
 // quota is reserved by requests in flight.
 const msgQuota = "You exceeded the quota of this API key: what is left is reserved by requests in flight. Please retry when they end, or check your plan and billing details."
 
-// Reserve reserves est tokens of the request's API key (auth.Reserve).
-// All of the key's quota promised to requests in flight is a 403
-// insufficient_quota. A request that is not behind auth.Middleware has
-// no key: it gets a nil reservation, which [Config.Settle] accepts.
-func (c *Config) Reserve(ctx context.Context, est int64) (*auth.Reservation, error) {
+// Usage is the tokens that a request read and wrote, as its backend
+// reported them or as they were estimated.
+type Usage struct{ Input, Output int64 }
+
+// Total returns Input + Output.
+func (u Usage) Total() int64 { return max(u.Input, 0) + max(u.Output, 0) }
+
+// A Charge is what an admitted request is charged on: the reservation of
+// its API key and the model it named, whose pricing gives the cost
+// recorded. A request without a key has a nil Charge.
+type Charge struct {
+	rsv   *auth.Reservation
+	model *models.Model
+}
+
+// Reserve reserves est tokens of the request's API key (auth.Reserve)
+// for a request to model m. All of the key's quota promised to requests
+// in flight, or its budget in money spent, is a 403 insufficient_quota.
+// A request that is not behind auth.Middleware has no key: it gets a nil
+// Charge, which [Config.Settle] accepts.
+func (c *Config) Reserve(ctx context.Context, m *models.Model, est int64) (*Charge, error) {
 	res, err := auth.Reserve(ctx, est)
 	switch {
 	case err == nil:
-		return res, nil
+		return &Charge{rsv: res, model: m}, nil
 	case errors.Is(err, auth.ErrNoPrincipal):
 		return nil, nil
 	case errors.Is(err, auth.ErrQuotaExceeded):
@@ -182,14 +198,22 @@ func (c *Config) Reserve(ctx context.Context, est int64) (*auth.Reservation, err
 	return nil, apierrors.Internal(fmt.Errorf("reserving quota: %w", err))
 }
 
-// Settle ends the reservation res of a request that used tokens: it
-// releases res and records tokens against the key in one step. A nil res
-// (no key) records nothing; a settlement that fails is logged.
-func (c *Config) Settle(ctx context.Context, res *auth.Reservation, tokens int64) {
-	if res == nil {
+// Settle ends the charge ch of a request that used u: it releases the
+// reservation and records u's total against the key in one step, with
+// the model, the tokens and their cost at the model's pricing, so that
+// the request is recorded once in the key's usage. A nil ch (no key)
+// records nothing; a settlement that fails is logged.
+func (c *Config) Settle(ctx context.Context, ch *Charge, u Usage) {
+	if ch == nil {
 		return
 	}
-	_, err := res.Settle(ctx, max(tokens, 0))
+	tokens := u.Total()
+	p := auth.SettleParams{Used: tokens, InputTokens: max(u.Input, 0), OutputTokens: max(u.Output, 0)}
+	if ch.model != nil {
+		p.Model = ch.model.ID
+		p.CostUSD = ch.model.Pricing.Cost(p.InputTokens, p.OutputTokens)
+	}
+	_, err := ch.rsv.SettleUsage(ctx, p)
 	switch {
 	case err == nil:
 	case errors.Is(err, auth.ErrQuotaExceeded):
@@ -214,18 +238,19 @@ func (w *Written) Add(n int) { w.bytes += int64(max(n, 0)) }
 // Reported records that the backend reported the usage.
 func (w *Written) Reported() { w.reported = true }
 
-// Usage returns reported if the backend reported the usage; otherwise the
-// estimate promptTokens plus [PromptTokens] of the output bytes written,
-// or 0 if no output was written (the stream failed, or its client left,
-// before the backend sent anything).
-func (w *Written) Usage(reported int, promptTokens int64) int64 {
+// Usage returns the usage that the backend reported (input, output) if
+// it reported one; otherwise the estimate promptTokens in and
+// [PromptTokens] of the output bytes written out, or nothing if no
+// output was written (the stream failed, or its client left, before the
+// backend sent anything).
+func (w *Written) Usage(input, output int, promptTokens int64) Usage {
 	switch {
 	case w.reported:
-		return int64(reported)
+		return Usage{Input: int64(max(input, 0)), Output: int64(max(output, 0))}
 	case w.bytes == 0:
-		return 0
+		return Usage{}
 	}
-	return promptTokens + (w.bytes+3)/4
+	return Usage{Input: promptTokens, Output: (w.bytes + 3) / 4}
 }
 
 // StartStream starts the SSE reply of a streaming request, with the

@@ -75,10 +75,10 @@ func TestReserveWithoutKeyLogsNothing(t *testing.T) {
 	var log bytes.Buffer
 	c := pipeline.Defaults()
 	c.SetLogger(slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug})))
-	rsv, err := c.Reserve(context.Background(), 12)
+	rsv, err := c.Reserve(context.Background(), &models.Model{ID: "m"}, 12)
 	require.NoError(t, err)
 	require.Nil(t, rsv)
-	c.Settle(context.Background(), rsv, 12)
+	c.Settle(context.Background(), rsv, pipeline.Usage{Input: 5, Output: 7})
 	require.Empty(t, log.String(), "a request without an API key has nothing to charge")
 }
 
@@ -111,9 +111,9 @@ func TestEstimate(t *testing.T) {
 func TestWrittenUsage(t *testing.T) {
 	t.Parallel()
 	var w pipeline.Written
-	require.Equal(t, int64(0), w.Usage(99, 5), "nothing reported, nothing written: nothing charged")
+	require.Equal(t, pipeline.Usage{}, w.Usage(90, 9, 5), "nothing reported, nothing written: nothing charged")
 	w.Add(10)
-	require.Equal(t, int64(5+3), w.Usage(99, 5), "no usage reported: the prompt estimate and a quarter of the output bytes")
+	require.Equal(t, pipeline.Usage{Input: 5, Output: 3}, w.Usage(90, 9, 5), "no usage reported: the prompt estimate and a quarter of the output bytes")
 	w.Reported()
-	require.Equal(t, int64(99), w.Usage(99, 5), "the usage reported")
+	require.Equal(t, pipeline.Usage{Input: 90, Output: 9}, w.Usage(90, 9, 5), "the usage reported")
 }

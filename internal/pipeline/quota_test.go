@@ -186,7 +186,7 @@ func newQuotaBundle(t *testing.T, ep textEndpoint, budget int64, g *gate, opts .
 	b.secret, err = auth.NewSecret()
 	require.NoError(t, err)
 	require.NoError(t, b.keys.Add(t.Context(), b.secret, auth.Key{ID: "key_1", Quota: auth.LimitedQuota(budget)}))
-	inner := ep.handler(models.NewMemoryCatalog(demo.TextModels()...), demo.NewTextBackend(opts...), g)
+	inner := ep.handler(models.NewMemoryCatalog(pricedModels()...), demo.NewTextBackend(opts...), g)
 	h := auth.Middleware(b.keys)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {
 		case b.passed <- struct{}{}:
@@ -212,6 +212,36 @@ func (b *quotaBundle) request(ctx context.Context, t *testing.T, path, body stri
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer "+b.secret)
 	return req
+}
+
+// pricedModels are the demo text models, the chat model priced at 1 USD
+// an input token and 2 an output token, so that a cost is easy to check.
+func pricedModels() []models.Model {
+	ms := demo.TextModels()
+	for i := range ms {
+		if ms[i].ID == demo.ChatModel {
+			ms[i].Pricing = &models.Pricing{InputPerMillion: 1e6, OutputPerMillion: 2e6}
+		}
+	}
+	return ms
+}
+
+// usage returns the key's one usage row, checked against its quota: the
+// chat model, tokens that add up to what the key was charged, and their
+// cost at pricedModels' prices.
+func (b *quotaBundle) usage(t *testing.T) auth.UsageRow {
+	t.Helper()
+	rows, err := b.keys.Usage(context.Background(), auth.UsageParams{KeyID: "key_1", GroupBy: auth.GroupByModel})
+	require.NoError(t, err)
+	require.Len(t, rows, 1, "one row: %+v", rows)
+	row := rows[0]
+	require.Equal(t, demo.ChatModel, row.Model)
+	require.Equal(t, int64(1), row.Requests, "the request is recorded once")
+	q := b.quota(t)
+	require.Equal(t, q.Used, row.InputTokens+row.OutputTokens, "the row's tokens are what the key was charged")
+	require.Equal(t, float64(row.InputTokens+2*row.OutputTokens), row.CostUSD)
+	require.Equal(t, row.CostUSD, q.CostUSD, "the key accumulates the cost")
+	return row
 }
 
 func (b *quotaBundle) quota(t *testing.T) auth.Quota {
@@ -352,6 +382,9 @@ func TestAbandonedStreamIsCharged(t *testing.T) {
 				q := b.quota(t)
 				require.Zero(t, q.Reserved, "the reservation is settled")
 				require.Greater(t, q.Used, pipeline.PromptTokens(len(body)), "charged the prompt and the output sent")
+				row := b.usage(t)
+				require.Equal(t, pipeline.PromptTokens(len(body)), row.InputTokens, "the estimate of the prompt")
+				require.Positive(t, row.OutputTokens, "the estimate of the output sent")
 			})
 		}
 	}
@@ -373,7 +406,32 @@ func TestFailedRepliesReleaseTheirReservation(t *testing.T) {
 			require.Equal(t, http.StatusBadGateway, res.StatusCode)
 			<-b.served
 			require.Equal(t, auth.LimitedQuota(100_000), b.quota(t))
+			require.Equal(t, auth.UsageRow{Model: demo.ChatModel, Requests: 1}, b.usage(t), "recorded once, at no cost")
 		})
+	}
+}
+
+// TestEveryReplyIsRecordedOnce: a reply, streamed or not, is recorded in
+// the key's usage once, with the model, the tokens that the backend
+// reported and their cost at the model's pricing.
+func TestEveryReplyIsRecordedOnce(t *testing.T) {
+	t.Parallel()
+	for _, ep := range textEndpoints {
+		for _, stream := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/stream=%t", ep.name, stream), func(t *testing.T) {
+				t.Parallel()
+				b := newQuotaBundle(t, ep, 1_000_000, &gate{limit: -1})
+				res, err := b.srv.Client().Do(b.request(t.Context(), t, ep.path, ep.body(stream)))
+				require.NoError(t, err)
+				_, _ = io.Copy(io.Discard, res.Body)
+				res.Body.Close()
+				require.Equal(t, http.StatusOK, res.StatusCode)
+				<-b.served
+				row := b.usage(t)
+				require.Positive(t, row.InputTokens)
+				require.Positive(t, row.OutputTokens)
+			})
+		}
 	}
 }
 

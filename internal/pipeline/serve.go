@@ -5,7 +5,6 @@ import (
 	"iter"
 	"net/http"
 
-	"github.com/gatewaykit/gatewaykit/auth"
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/sse"
 )
@@ -35,9 +34,9 @@ type Endpoint[R, P, D any] interface {
 	// Streams reports whether the reply is a stream.
 	Streams(p P) bool
 	// Reply asks the backend for the whole reply and, if it can be sent,
-	// writes it; it returns the tokens to charge, or the error to send
+	// writes it; it returns the usage to charge, or the error to send
 	// (nothing written).
-	Reply(w http.ResponseWriter, r *http.Request, p P) (used int64, err error)
+	Reply(w http.ResponseWriter, r *http.Request, p P) (used Usage, err error)
 	// Deltas returns the backend's stream, and whether all of it is at
 	// hand at once (the backend does not stream).
 	Deltas(ctx context.Context, p P) (deltas iter.Seq2[D, error], atHand bool)
@@ -58,9 +57,9 @@ type DeltaWriter[D any] interface {
 	// End ends the stream after err, the first error of the backend, of
 	// Add, of a flush or of Finish; nil if there was none.
 	End(r *http.Request, err error)
-	// Used returns the tokens to charge: the usage reported, or an
+	// Used returns the usage to charge: the usage reported, or an
 	// estimate from prompt and the output written.
-	Used(prompt int64) int64
+	Used(prompt int64) Usage
 }
 
 // Serve answers a request of endpoint e: it decodes and validates it,
@@ -77,7 +76,7 @@ func Serve[R, P, D any](c *Config, catalog models.Catalog, compat models.Endpoin
 		return
 	}
 	if !e.Streams(p) {
-		var used int64 // charged when the reply ends; nothing if it fails
+		var used Usage // charged when the reply ends; nothing if it fails
 		defer func() { c.Settle(ctx, rsv, used) }()
 		n, err := e.Reply(w, r, p)
 		if err != nil {
@@ -89,7 +88,7 @@ func Serve[R, P, D any](c *Config, catalog models.Catalog, compat models.Endpoin
 	}
 	s, ok := c.StartStream(w, r)
 	if !ok {
-		c.Settle(ctx, rsv, 0)
+		c.Settle(ctx, rsv, Usage{})
 		return
 	}
 	defer s.Close()
@@ -110,9 +109,9 @@ func Serve[R, P, D any](c *Config, catalog models.Catalog, compat models.Endpoin
 // Admit takes the steps of Serve up to the reservation: it decodes and
 // validates the request, checks its model against catalog (with compat
 // and the configured Allow), prepares the backend's params and reserves
-// their estimate from the API key. It returns the error to send, if any
+// their estimate from the API key, for the model found. It returns the error to send, if any
 // (nothing is reserved then).
-func Admit[R, P any](c *Config, catalog models.Catalog, compat models.EndpointType, e Admission[R, P], w http.ResponseWriter, r *http.Request) (p P, prompt int64, rsv *auth.Reservation, err error) {
+func Admit[R, P any](c *Config, catalog models.Catalog, compat models.EndpointType, e Admission[R, P], w http.ResponseWriter, r *http.Request) (p P, prompt int64, rsv *Charge, err error) {
 	ctx := r.Context()
 	req := new(R)
 	body, err := e.Decode(w, r, req)
@@ -130,7 +129,7 @@ func Admit[R, P any](c *Config, catalog models.Catalog, compat models.EndpointTy
 	if err != nil {
 		return p, 0, nil, err
 	}
-	rsv, err = c.Reserve(ctx, est)
+	rsv, err = c.Reserve(ctx, m, est)
 	return p, prompt, rsv, err
 }
 

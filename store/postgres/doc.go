@@ -1,6 +1,7 @@
 // Package postgres keeps gatewaykit's state in PostgreSQL (through pgx
 // and pgxpool), so that any number of gateway replicas can share it: API
-// keys and their quota ([KeyStore], an auth.KeyStore and auth.KeyPutter),
+// keys, their quota and usage ([KeyStore], an auth.KeyStore, auth.KeyPutter,
+// auth.KeyAdmin and auth.UsageReader),
 // stored responses ([ResponseStore], a responses.Store), video tasks
 // ([TaskStore], a videos.TaskStore with leases) and video content
 // ([ContentStore], a videos.ContentStore). Each passes its interface's

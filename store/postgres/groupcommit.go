@@ -21,7 +21,8 @@ import (
 // transaction commits wait for the next one and share it: the committer
 // sends them in one round trip (a pgx batch), in order of key id (so that
 // two replicas' batches never deadlock), the Settles of one key as one
-// statement (gk_settle takes arrays), and commits once. Each call still
+// statement (gk_settle takes arrays, and inserts their usage rows), and
+// commits once. Each call still
 // gets its own result, as if it had run alone at its place in the batch. Nothing waits for a timer: a call that finds no batch in flight
 // is sent at once.
 //
@@ -150,7 +151,7 @@ func (b *quotaBatcher) send(ctx context.Context, ops []*quotaOp) error {
 			groups [][]*quotaOp
 		)
 		pb.Queue("SET LOCAL synchronous_commit = off")
-		reserve, settle := b.db.q(`SELECT gk_reserve($1, $2, $3)`), b.db.q(`SELECT * FROM gk_settle($1, $2, $3, $4)`)
+		reserve, settle := b.db.q(`SELECT gk_reserve($1, $2, $3)`), b.db.q(`SELECT * FROM gk_settle($1, $2, $3, $4, $5, $6, $7, $8, $9)`)
 		for i := 0; i < len(ops); {
 			op := ops[i]
 			if !op.settle {
@@ -164,11 +165,14 @@ func (b *quotaBatcher) send(ctx context.Context, ops []*quotaOp) error {
 				j++
 			}
 			group := ops[i:j]
-			reserved, used := make([]int64, len(group)), make([]int64, len(group))
+			n := len(group)
+			reserved, used, input, output := make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
+			model, cost, at := make([]string, n), make([]float64, n), make([]time.Time, n)
 			for k, g := range group {
 				reserved[k], used[k] = g.p.Reserved, g.p.Used
+				model[k], input[k], output[k], cost[k], at[k] = g.p.Model, g.p.InputTokens, g.p.OutputTokens, g.p.CostUSD, g.p.Time
 			}
-			pb.Queue(settle, op.keyID, b.db.instance, reserved, used)
+			pb.Queue(settle, op.keyID, b.db.instance, reserved, used, model, input, output, cost, at)
 			groups = append(groups, group)
 			i = j
 		}
@@ -194,7 +198,8 @@ func (b *quotaBatcher) send(ctx context.Context, ops []*quotaOp) error {
 					break
 				}
 				op := group[k]
-				if err := rows.Scan(&op.found, &op.covered, &op.q.Unlimited, &op.q.Remaining, &op.q.Reserved, &op.q.Used); err != nil {
+				if err := rows.Scan(&op.found, &op.covered, &op.q.Unlimited, &op.q.Remaining, &op.q.Reserved, &op.q.Used,
+					&op.q.BudgetUSD, &op.q.CostUSD); err != nil {
 					rows.Close()
 					return fmt.Errorf("postgres: quota of key %q: %w", op.keyID, err)
 				}

@@ -53,6 +53,16 @@ import (
 // Settle releases the reservation from the settling instance's own
 // first, then from other instances' (a video task that another replica
 // finished after its first one died).
+//
+// # Usage and budgets
+//
+// It is also an [auth.KeyAdmin] and an [auth.UsageReader]. gk_settle
+// adds each settlement's cost to the key and inserts its usage row (one
+// per request with a model) in the same statement that settles its quota,
+// so usage rides the group commit and adds no round trip per request.
+// gk_reserve refuses a key whose cost reached its budget in money, and
+// Reserve's shortcut for unlimited keys applies only to keys without
+// such a budget.
 type KeyStore struct {
 	db *DB
 	// unlimited holds the ids of the keys that Lookup or Settle found
@@ -66,7 +76,7 @@ const unlimitedTTL = 5 * time.Second
 
 // note records whether the key id has an unlimited quota.
 func (s *KeyStore) note(id string, q auth.Quota) {
-	if q.Unlimited {
+	if q.Unlimited && q.BudgetUSD <= 0 { // a budget in money is checked by gk_reserve
 		s.unlimited.Store(id, time.Now().Add(unlimitedTTL).UnixNano())
 	} else {
 		s.unlimited.Delete(id)
@@ -74,13 +84,15 @@ func (s *KeyStore) note(id string, q auth.Quota) {
 }
 
 var (
-	_ auth.KeyStore  = (*KeyStore)(nil)
-	_ auth.KeyPutter = (*KeyStore)(nil)
+	_ auth.KeyStore    = (*KeyStore)(nil)
+	_ auth.KeyPutter   = (*KeyStore)(nil)
+	_ auth.KeyAdmin    = (*KeyStore)(nil)
+	_ auth.UsageReader = (*KeyStore)(nil)
 )
 
 // keyColumns are the columns that scanKey reads, from gk_keys k.
 const keyColumns = `k.id, k.owner, k.unlimited, k.remaining, k.used, k.expires_at, k.disabled,
-	k.rate_requests, k.rate_period_ns, k.allowed_models,
+	k.rate_requests, k.rate_period_ns, k.allowed_models, k.budget_usd, k.cost_usd, k.created_at,
 	CASE WHEN k.unlimited THEN 0 ELSE (SELECT LEAST(COALESCE(sum(r.amount), 0), 9223372036854775807)::bigint
 		FROM gk_reservations r JOIN gk_instances i ON i.id = r.instance
 		WHERE r.key_id = k.id AND i.expires_at > clock_timestamp()) END`
@@ -93,7 +105,7 @@ func scanKey(row pgx.Row) (*auth.Key, error) {
 		period   *int64
 	)
 	err := row.Scan(&k.ID, &k.Owner, &k.Quota.Unlimited, &k.Quota.Remaining, &k.Quota.Used, &expires, &k.Disabled,
-		&requests, &period, &k.AllowedModels, &k.Quota.Reserved)
+		&requests, &period, &k.AllowedModels, &k.Quota.BudgetUSD, &k.Quota.CostUSD, &k.CreatedAt, &k.Quota.Reserved)
 	if err != nil {
 		return nil, err
 	}
@@ -157,6 +169,9 @@ func (s *KeyStore) Settle(ctx context.Context, p auth.SettleParams) (auth.Quota,
 	if p.Reserved < 0 || p.Used < 0 {
 		return auth.Quota{}, fmt.Errorf("postgres: Settle: negative amount (reserved %d, used %d)", p.Reserved, p.Used)
 	}
+	if p.Model != "" && p.Time.IsZero() {
+		p.Time = time.Now()
+	}
 	op := &quotaOp{settle: true, keyID: p.KeyID, p: p}
 	if err := s.db.batcher.do(op); err != nil {
 		return auth.Quota{}, fmt.Errorf("postgres: settling quota of key %q: %w", p.KeyID, err)
@@ -188,8 +203,9 @@ func (s *KeyStore) Add(ctx context.Context, secret string, k auth.Key) error {
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
 	_, err = tx.Exec(ctx, s.db.q(`INSERT INTO gk_keys (id, secret_hash, owner, unlimited, remaining, used, expires_at, disabled,
-		rate_requests, rate_period_ns, allowed_models) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`),
-		keyArgs(secret, k)...)
+		rate_requests, rate_period_ns, allowed_models, budget_usd, created_at, cost_usd)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, COALESCE($13, now()), $14)`),
+		append(keyArgs(secret, k), max(k.Quota.CostUSD, 0))...)
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "23505" { // unique_violation
 		return fmt.Errorf("postgres: key %q: id or secret already stored: %w", k.ID, auth.ErrDuplicateKey)
@@ -220,8 +236,10 @@ func (s *KeyStore) PutKey(ctx context.Context, secret string, k auth.Key) error 
 	k.Quota = auth.Budget(k.Quota, 0, 0)
 	s.unlimited.Delete(k.ID)
 	_, err := s.db.pool.Exec(ctx, s.db.q(`INSERT INTO gk_keys AS k (id, secret_hash, owner, unlimited, remaining, used, expires_at, disabled,
-		rate_requests, rate_period_ns, allowed_models) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+		rate_requests, rate_period_ns, allowed_models, budget_usd, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, COALESCE($13, now()))
 		ON CONFLICT (id) DO UPDATE SET secret_hash = excluded.secret_hash, owner = excluded.owner,
+			budget_usd = excluded.budget_usd,
 			unlimited = excluded.unlimited,
 			remaining = CASE WHEN excluded.unlimited THEN 0 ELSE GREATEST(excluded.remaining - k.used, 0) END,
 			expires_at = excluded.expires_at, disabled = excluded.disabled,
@@ -287,6 +305,10 @@ func keyArgs(secret string, k auth.Key) []any {
 	if models == nil {
 		models = []string{}
 	}
+	var created *time.Time
+	if !k.CreatedAt.IsZero() {
+		created = &k.CreatedAt
+	}
 	return []any{k.ID, auth.HashSecret(secret), k.Owner, k.Quota.Unlimited, remaining, k.Quota.Used, expires,
-		k.Disabled, requests, period, models}
+		k.Disabled, requests, period, models, max(k.Quota.BudgetUSD, 0), created}
 }

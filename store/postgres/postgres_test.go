@@ -66,6 +66,16 @@ func TestKeyPutter(t *testing.T) {
 	authtest.TestKeyPutter(t, func(t *testing.T) authtest.PutStore { return newDB(t, pool, nil).Keys() })
 }
 
+func TestKeyAdmin(t *testing.T) {
+	pool := testPool(t)
+	authtest.TestKeyAdmin(t, func(t *testing.T) authtest.AdminStore { return newDB(t, pool, nil).Keys() })
+}
+
+func TestUsageReader(t *testing.T) {
+	pool := testPool(t)
+	authtest.TestUsageReader(t, func(t *testing.T) authtest.UsageStore { return newDB(t, pool, nil).Keys() })
+}
+
 func TestResponseStore(t *testing.T) {
 	pool := testPool(t)
 	responsestest.TestStore(t, func(t *testing.T) responses.Store { return newDB(t, pool, nil).Responses() })

@@ -229,14 +229,16 @@ func errNoRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }
 type quotaStmts struct {
 	conn                          any // the driver connection
 	begin, update, commit, cancel driver.Stmt
+	insertUsage                   driver.Stmt
 }
 
-// writeQuotas writes the quotas rows of the keys ids in one transaction.
+// writeQuotas writes the quotas rows of the keys ids, and the usage rows,
+// in one transaction.
 // It runs the statements on the writer's connection directly, prepared
 // once, rather than through database/sql's Tx, which would parse BEGIN
 // and COMMIT again at every commit. ctx should have no Done channel (the
 // driver watches one with a goroutine per statement).
-func (db *DB) writeQuotas(ctx context.Context, ids []string, rows []auth.Quota) error {
+func (db *DB) writeQuotas(ctx context.Context, ids []string, rows []auth.Quota, usage []usageRow) error {
 	conn, err := db.writer.Conn(ctx)
 	if err != nil {
 		return err
@@ -257,7 +259,17 @@ func (db *DB) writeQuotas(ctx context.Context, ids []string, rows []auth.Quota) 
 		for i, id := range ids {
 			q := &rows[i]
 			err := exec(st.update, driver.NamedValue{Ordinal: 1, Value: q.Remaining}, driver.NamedValue{Ordinal: 2, Value: q.Reserved},
-				driver.NamedValue{Ordinal: 3, Value: q.Used}, driver.NamedValue{Ordinal: 4, Value: id})
+				driver.NamedValue{Ordinal: 3, Value: q.Used}, driver.NamedValue{Ordinal: 4, Value: q.CostUSD}, driver.NamedValue{Ordinal: 5, Value: id})
+			if err != nil {
+				_ = exec(st.cancel)
+				return err
+			}
+		}
+		for i := range usage {
+			u := &usage[i]
+			err := exec(st.insertUsage, driver.NamedValue{Ordinal: 1, Value: u.keyID}, driver.NamedValue{Ordinal: 2, Value: u.model},
+				driver.NamedValue{Ordinal: 3, Value: u.at}, driver.NamedValue{Ordinal: 4, Value: u.input},
+				driver.NamedValue{Ordinal: 5, Value: u.output}, driver.NamedValue{Ordinal: 6, Value: u.cost})
 			if err != nil {
 				_ = exec(st.cancel)
 				return err
@@ -288,7 +300,8 @@ func (db *DB) prepareQuotaStmts(ctx context.Context, dc any) (*quotaStmts, error
 		query string
 	}{
 		{&st.begin, `BEGIN IMMEDIATE`},
-		{&st.update, `UPDATE keys SET remaining = ?, reserved = ?, used = ? WHERE id = ?`},
+		{&st.update, `UPDATE keys SET remaining = ?, reserved = ?, used = ?, cost_usd = ? WHERE id = ?`},
+		{&st.insertUsage, `INSERT INTO usage (key_id, model, at, input_tokens, output_tokens, cost_usd) VALUES (?, ?, ?, ?, ?, ?)`},
 		{&st.commit, `COMMIT`},
 		{&st.cancel, `ROLLBACK`},
 	} {

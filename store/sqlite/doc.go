@@ -1,6 +1,7 @@
 // Package sqlite keeps every store of a gatewaykit gateway in one SQLite
 // database file, in pure Go (modernc.org/sqlite, no cgo): API keys and
-// their quotas ([KeyStore], an auth.KeyStore and auth.KeyPutter), stored
+// their quotas and usage ([KeyStore], an auth.KeyStore, auth.KeyPutter,
+// auth.KeyAdmin and auth.UsageReader), stored
 // responses ([ResponseStore], a responses.Store), video tasks with their
 // leases ([TaskStore], a videos.TaskStore) and their videos and
 // thumbnails ([ContentStore], a videos.ContentStore). Each passes its
@@ -53,14 +54,17 @@
 // the process anyway). Settle changes memory and returns at once; a
 // writer goroutine brings the file up to it in group commits, each
 // carrying every Settle of the last [Options].CommitDelay (1ms), one row
-// per key. [DB.Close] writes what is left: a clean shutdown loses no
+// per key, and the usage rows of those Settles (one per request with a
+// model: key, model, time, tokens, cost in US dollars; the usage table,
+// read by [KeyStore.Usage]). [DB.Close] writes what is left: a clean shutdown loses no
 // usage, and a crash loses at most the Settles of the last CommitDelay
 // and of the commit under way (the handlers settle after the reply is
 // sent, so no client ever waited for that write).
 // Keys are looked up in the file at each Lookup: serve them through
 // auth.NewCachedKeyStore. Do not write the keys table from another
 // process while the gateway runs; change keys through
-// [KeyStore.PutKey] (gateway.PutKeys at start).
+// [KeyStore.PutKey] (gateway.PutKeys at start) or the admin API
+// ([KeyStore.UpdateKey], [KeyStore.DeleteKey]).
 //
 // # Durability
 //

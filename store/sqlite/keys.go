@@ -32,14 +32,23 @@ import (
 // commit either way.)
 // Concurrent calls lose no update. Do not write the keys table from
 // elsewhere while the gateway runs.
+//
+// It is also an [auth.KeyAdmin] and an [auth.UsageReader]. The usage row
+// of a Settle with a model, and its cost, ride the same group commit as
+// its quota (rows are inserted in the transaction that writes the
+// quotas), so recording usage adds no write of its own per request. Usage
+// commits what is pending before it reads, and so sees every Settle
+// that has returned.
 type KeyStore struct{ db *DB }
 
 var (
-	_ auth.KeyStore  = (*KeyStore)(nil)
-	_ auth.KeyPutter = (*KeyStore)(nil)
+	_ auth.KeyStore    = (*KeyStore)(nil)
+	_ auth.KeyPutter   = (*KeyStore)(nil)
+	_ auth.KeyAdmin    = (*KeyStore)(nil)
+	_ auth.UsageReader = (*KeyStore)(nil)
 )
 
-const keyColumns = `id, owner, unlimited, remaining, reserved, used, expires_at, disabled, rate_requests, rate_period_ns, allowed_models`
+const keyColumns = `id, owner, unlimited, remaining, reserved, used, expires_at, disabled, rate_requests, rate_period_ns, allowed_models, budget_usd, cost_usd, created_at`
 
 // Add stores k under secret, as it is (its quota included), and returns
 // an error wrapping [auth.ErrDuplicateKey] if k.ID or secret is already
@@ -51,8 +60,12 @@ func (s *KeyStore) Add(ctx context.Context, secret string, k auth.Key) error {
 	}
 	q := k.Quota
 	q.Remaining, q.Reserved, q.Used = max(q.Remaining, 0), max(q.Reserved, 0), max(q.Used, 0)
+	q.BudgetUSD, q.CostUSD = max(q.BudgetUSD, 0), max(q.CostUSD, 0)
 	if q.Unlimited {
 		q.Remaining, q.Reserved = 0, 0
+	}
+	if k.CreatedAt.IsZero() {
+		k.CreatedAt = time.Now()
 	}
 	u := &s.db.usage
 	u.mu.Lock()
@@ -92,21 +105,29 @@ func (s *KeyStore) PutKey(ctx context.Context, secret string, k auth.Key) error 
 		if err := checkDuplicate(ctx, tx, secret, k.ID, false); err != nil {
 			return fmt.Errorf("sqlite: KeyStore.PutKey: %w", err)
 		}
-		var used, reserved int64
-		err := tx.QueryRowContext(ctx, `SELECT used, reserved FROM keys WHERE id = ?`, k.ID).Scan(&used, &reserved)
+		var (
+			used, reserved, created int64
+			cost                    float64
+		)
+		err := tx.QueryRowContext(ctx, `SELECT used, reserved, cost_usd, created_at FROM keys WHERE id = ?`, k.ID).Scan(&used, &reserved, &cost, &created)
 		switch {
 		case errNoRows(err):
+			if k.CreatedAt.IsZero() {
+				k.CreatedAt = time.Now()
+			}
 		case err != nil:
 			return err
 		default:
 			if m, ok := u.quotas[k.ID]; ok {
-				used, reserved = m.Used, m.Reserved
+				used, reserved, cost = m.Used, m.Reserved, m.CostUSD
 			}
+			k.CreatedAt = fromNanos(created)
 			if _, err := tx.ExecContext(ctx, `DELETE FROM keys WHERE id = ?`, k.ID); err != nil {
 				return err
 			}
 		}
 		q = auth.Budget(k.Quota, used, reserved)
+		q.CostUSD = cost
 		return insertKey(ctx, tx, secret, k, q)
 	})
 	if err != nil {
@@ -157,66 +178,95 @@ func checkDuplicate(ctx context.Context, tx *sql.Tx, secret, id string, idToo bo
 }
 
 func insertKey(ctx context.Context, tx *sql.Tx, secret string, k auth.Key, q auth.Quota) error {
-	var expires sql.NullString
-	if !k.ExpiresAt.IsZero() {
-		expires = sql.NullString{String: k.ExpiresAt.UTC().Format(time.RFC3339Nano), Valid: true}
-	}
-	var rateN, rateP sql.NullInt64
-	if k.RateLimit != nil {
-		rateN = sql.NullInt64{Int64: int64(k.RateLimit.Requests), Valid: true}
-		rateP = sql.NullInt64{Int64: int64(k.RateLimit.Period), Valid: true}
-	}
-	models := k.AllowedModels
-	if models == nil {
-		models = []string{}
-	}
-	m, err := json.Marshal(models)
+	expires, rateN, rateP, m, err := keyFields(&k)
 	if err != nil {
 		return err
 	}
 	_, err = tx.ExecContext(ctx, `INSERT INTO keys (id, secret_hash, `+keyColumns[len("id, "):]+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		k.ID, auth.HashSecret(secret), k.Owner, q.Unlimited, q.Remaining, q.Reserved, q.Used,
-		expires, k.Disabled, rateN, rateP, string(m))
+		expires, k.Disabled, rateN, rateP, m, q.BudgetUSD, q.CostUSD, nanos(k.CreatedAt))
 	return err
+}
+
+// fromNanos is the time of Unix nanoseconds n, the zero time for 0.
+func fromNanos(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n).UTC()
+}
+
+// keyFields returns the values of the columns of k other than its id
+// and quota, as insertKey and UpdateKey write them.
+func keyFields(k *auth.Key) (expires sql.NullString, rateN, rateP sql.NullInt64, models string, err error) {
+	if !k.ExpiresAt.IsZero() {
+		expires = sql.NullString{String: k.ExpiresAt.UTC().Format(time.RFC3339Nano), Valid: true}
+	}
+	if k.RateLimit != nil {
+		rateN = sql.NullInt64{Int64: int64(k.RateLimit.Requests), Valid: true}
+		rateP = sql.NullInt64{Int64: int64(k.RateLimit.Period), Valid: true}
+	}
+	list := k.AllowedModels
+	if list == nil {
+		list = []string{}
+	}
+	m, err := json.Marshal(list)
+	return expires, rateN, rateP, string(m), err
 }
 
 // Lookup implements [auth.KeyStore].
 func (s *KeyStore) Lookup(ctx context.Context, secret string) (*auth.Key, error) {
 	row := s.db.reader.QueryRowContext(ctx, `SELECT `+keyColumns+` FROM keys WHERE secret_hash = ?`, auth.HashSecret(secret))
-	var (
-		k       auth.Key
-		expires sql.NullString
-		rateN   sql.NullInt64
-		rateP   sql.NullInt64
-		models  string
-	)
-	err := row.Scan(&k.ID, &k.Owner, &k.Quota.Unlimited, &k.Quota.Remaining, &k.Quota.Reserved, &k.Quota.Used,
-		&expires, &k.Disabled, &rateN, &rateP, &models)
+	k, err := scanKey(row)
 	switch {
 	case errNoRows(err):
 		return nil, auth.ErrKeyNotFound
 	case err != nil:
 		return nil, fmt.Errorf("sqlite: KeyStore.Lookup: %w", err)
 	}
+	s.db.usage.current(k)
+	return k, nil
+}
+
+// scanKey reads a key of keyColumns.
+func scanKey(row interface{ Scan(...any) error }) (*auth.Key, error) {
+	var (
+		k       auth.Key
+		expires sql.NullString
+		rateN   sql.NullInt64
+		rateP   sql.NullInt64
+		models  string
+		created int64
+	)
+	err := row.Scan(&k.ID, &k.Owner, &k.Quota.Unlimited, &k.Quota.Remaining, &k.Quota.Reserved, &k.Quota.Used,
+		&expires, &k.Disabled, &rateN, &rateP, &models, &k.Quota.BudgetUSD, &k.Quota.CostUSD, &created)
+	if err != nil {
+		return nil, err
+	}
+	k.CreatedAt = fromNanos(created)
 	if expires.Valid {
 		if k.ExpiresAt, err = time.Parse(time.RFC3339Nano, expires.String); err != nil {
-			return nil, fmt.Errorf("sqlite: KeyStore.Lookup: key %q: expires_at: %w", k.ID, err)
+			return nil, fmt.Errorf("key %q: expires_at: %w", k.ID, err)
 		}
 	}
 	if rateN.Valid {
 		k.RateLimit = &auth.Limit{Requests: int(rateN.Int64), Period: time.Duration(rateP.Int64)}
 	}
 	if err := json.Unmarshal([]byte(models), &k.AllowedModels); err != nil {
-		return nil, fmt.Errorf("sqlite: KeyStore.Lookup: key %q: allowed_models: %w", k.ID, err)
+		return nil, fmt.Errorf("key %q: allowed_models: %w", k.ID, err)
 	}
-	u := &s.db.usage
+	return &k, nil
+}
+
+// current sets the quota of k to the one in memory, if any: the
+// authority, which the file may lag.
+func (u *usageState) current(k *auth.Key) {
 	u.mu.Lock()
 	if q, ok := u.quotas[k.ID]; ok {
 		k.Quota = *q
 	}
 	u.mu.Unlock()
-	return &k, nil
 }
 
 // Reserve implements [auth.KeyStore]. A negative amount is an error and
@@ -233,6 +283,8 @@ func (s *KeyStore) Reserve(ctx context.Context, keyID string, amount int64) erro
 		return err
 	}
 	switch {
+	case q.OverBudget():
+		return fmt.Errorf("sqlite: key id %q: cost %g USD reached the budget of %g USD: %w", keyID, q.CostUSD, q.BudgetUSD, auth.ErrQuotaExceeded)
 	case q.Unlimited:
 	case q.Remaining <= q.Reserved:
 		return fmt.Errorf("sqlite: key id %q: reserving %d with %d left, all reserved: %w", keyID, amount, q.Remaining, auth.ErrQuotaExceeded)
@@ -261,6 +313,14 @@ func (s *KeyStore) Settle(ctx context.Context, p auth.SettleParams) (auth.Quota,
 	next, covered := settle(*q, p)
 	*q = next
 	u.dirty[p.KeyID] = true
+	if p.Model != "" {
+		at := p.Time
+		if at.IsZero() {
+			at = time.Now()
+		}
+		u.rows = append(u.rows, usageRow{keyID: p.KeyID, model: p.Model, at: at.UnixNano(),
+			input: max(p.InputTokens, 0), output: max(p.OutputTokens, 0), cost: max(p.CostUSD, 0)})
+	}
 	if !covered {
 		err = fmt.Errorf("sqlite: key id %q: used %d with %d left: %w", p.KeyID, p.Used, before, auth.ErrQuotaExceeded)
 	}
@@ -277,6 +337,12 @@ type usageState struct {
 	mu     sync.Mutex
 	quotas map[string]*auth.Quota // by key id
 	dirty  map[string]bool        // ids whose quota the file lags
+	rows   []usageRow             // usage rows not yet in the file
+
+	// flushing is held by a flush from taking what is dirty to its
+	// commit, so that commits carry the quotas in the order they were
+	// taken (the writer's, and those of Usage, which flushes first).
+	flushing sync.Mutex
 
 	delay time.Duration // Options.CommitDelay: how long a commit gathers
 	kick  chan struct{} // something is dirty (buffered: one pending kick)
@@ -316,8 +382,8 @@ func (u *usageState) loadLocked(ctx context.Context, db *DB, keyID string) (*aut
 		return q, nil
 	}
 	var q auth.Quota
-	err := db.reader.QueryRowContext(ctx, `SELECT unlimited, remaining, reserved, used FROM keys WHERE id = ?`, keyID).
-		Scan(&q.Unlimited, &q.Remaining, &q.Reserved, &q.Used)
+	err := db.reader.QueryRowContext(ctx, `SELECT unlimited, remaining, reserved, used, budget_usd, cost_usd FROM keys WHERE id = ?`, keyID).
+		Scan(&q.Unlimited, &q.Remaining, &q.Reserved, &q.Used, &q.BudgetUSD, &q.CostUSD)
 	switch {
 	case errNoRows(err):
 		return nil, fmt.Errorf("sqlite: key id %q: %w", keyID, auth.ErrKeyNotFound)
@@ -362,29 +428,46 @@ func (u *usageState) run(db *DB) {
 // flush writes every dirty quota in one transaction. On failure the
 // quotas are dirty again, for the next try.
 func (u *usageState) flush(db *DB) error {
+	u.flushing.Lock()
+	defer u.flushing.Unlock()
 	u.mu.Lock()
-	if len(u.dirty) == 0 {
+	if len(u.dirty) == 0 && len(u.rows) == 0 {
 		u.mu.Unlock()
 		return nil
 	}
 	ids := make([]string, 0, len(u.dirty))
 	rows := make([]auth.Quota, 0, len(u.dirty))
 	for id := range u.dirty {
+		q, ok := u.quotas[id]
+		if !ok { // deleted
+			continue
+		}
 		ids = append(ids, id)
-		rows = append(rows, *u.quotas[id])
+		rows = append(rows, *q)
 	}
 	clear(u.dirty)
+	usage := u.rows
+	u.rows = nil
 	u.mu.Unlock()
 
-	err := db.writeQuotas(context.Background(), ids, rows)
+	err := db.writeQuotas(context.Background(), ids, rows, usage)
 	if err != nil {
 		u.mu.Lock()
 		for _, id := range ids {
 			u.dirty[id] = true
 		}
+		u.rows = append(usage, u.rows...)
 		u.mu.Unlock()
 	}
 	return err
+}
+
+// usageRow is a usage row not yet written.
+type usageRow struct {
+	keyID, model  string
+	at            int64 // Unix ns
+	input, output int64
+	cost          float64
 }
 
 // close stops the writer and writes what is still dirty. Only its first
@@ -410,6 +493,7 @@ func addSat(a, b int64) int64 {
 // whether the budget covered p.Used.
 func settle(q auth.Quota, p auth.SettleParams) (auth.Quota, bool) {
 	q.Reserved = max(q.Reserved-p.Reserved, 0)
+	q.CostUSD += max(p.CostUSD, 0)
 	q.Used = addSat(q.Used, p.Used)
 	if q.Unlimited {
 		q.Remaining, q.Reserved = 0, 0

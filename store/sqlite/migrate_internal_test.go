@@ -8,6 +8,8 @@ import (
 	"testing/fstest"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gatewaykit/gatewaykit/auth"
 )
 
 func openRaw(t *testing.T) *sql.DB {
@@ -103,4 +105,37 @@ func TestTheEmbeddedMigrationsAreNumberedWithoutGaps(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEmpty(t, ms)
 	require.Equal(t, "0001_init", ms[0].name)
+}
+
+// TestUpgradeFromTheFirstSchema: a file made by a gateway of schema 1
+// (keys without budgets, costs or creation times; no usage table) opens
+// with its keys and their usage intact, and records usage from then on.
+func TestUpgradeFromTheFirstSchema(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "old.db")
+	raw, err := sql.Open("sqlite", path+"?_txlock=immediate")
+	require.NoError(t, err)
+	raw.SetMaxOpenConns(1)
+	first, err := migrationFiles.ReadFile("migrations/0001_init.sql")
+	require.NoError(t, err)
+	_, err = migrate(ctx, raw, fstest.MapFS{"migrations/0001_init.sql": {Data: first}})
+	require.NoError(t, err)
+	_, err = raw.Exec(`INSERT INTO keys (id, secret_hash, owner, unlimited, remaining, reserved, used, disabled, allowed_models)
+		VALUES ('old', ?, 'o', 0, 60, 0, 40, 0, '[]')`, auth.HashSecret("sk-old"))
+	require.NoError(t, err)
+	require.NoError(t, raw.Close())
+
+	db, err := Open(ctx, path, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { db.Close() })
+	k, err := db.Keys().Lookup(ctx, "sk-old")
+	require.NoError(t, err)
+	require.Equal(t, auth.Quota{Remaining: 60, Used: 40}, k.Quota)
+	require.True(t, k.CreatedAt.IsZero(), "unknown for a key of schema 1")
+	_, err = db.Keys().Settle(ctx, auth.SettleParams{KeyID: "old", Used: 5, Model: "m", InputTokens: 2, OutputTokens: 3, CostUSD: 0.5})
+	require.NoError(t, err)
+	rows, err := db.Keys().Usage(ctx, auth.UsageParams{KeyID: "old", GroupBy: auth.GroupByModel})
+	require.NoError(t, err)
+	require.Equal(t, []auth.UsageRow{{Model: "m", Requests: 1, InputTokens: 2, OutputTokens: 3, CostUSD: 0.5}}, rows)
 }

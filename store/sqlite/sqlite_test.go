@@ -40,6 +40,14 @@ func TestKeyPutter(t *testing.T) {
 	authtest.TestKeyPutter(t, func(t *testing.T) authtest.PutStore { return open(t).Keys() })
 }
 
+func TestKeyAdmin(t *testing.T) {
+	authtest.TestKeyAdmin(t, func(t *testing.T) authtest.AdminStore { return open(t).Keys() })
+}
+
+func TestUsageReader(t *testing.T) {
+	authtest.TestUsageReader(t, func(t *testing.T) authtest.UsageStore { return open(t).Keys() })
+}
+
 func TestResponseStore(t *testing.T) {
 	responsestest.TestStore(t, func(t *testing.T) responses.Store { return open(t).Responses() })
 }

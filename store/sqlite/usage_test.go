@@ -101,3 +101,40 @@ func TestSettleReachesTheFileBeforeClose(t *testing.T) {
 		return err == nil && used == 7 && remaining == 93
 	}, 10*time.Second, 5*time.Millisecond, "the Settle is in the file")
 }
+
+// TestUsageRowsReachTheFile: the usage rows and costs of Settles ride the
+// group commits of the quotas, and Close writes what is left: the next
+// process reads them all.
+func TestUsageRowsReachTheFile(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "gateway.db")
+	db, err := sqlite.Open(ctx, path, &sqlite.Options{CommitDelay: 20 * time.Millisecond})
+	require.NoError(t, err)
+	seed := authtest.NewSeed(t, auth.Key{ID: "key_1", Quota: auth.Quota{Unlimited: true, BudgetUSD: 5}})
+	require.NoError(t, db.Keys().PutKey(ctx, seed.Secret, seed.Key))
+	const n = 50
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			if _, err := db.Keys().Settle(ctx, auth.SettleParams{KeyID: "key_1", Used: 3, Model: "m", InputTokens: 1, OutputTokens: 2, CostUSD: 0.01}); err != nil {
+				t.Errorf("Settle: %v", err)
+			}
+		})
+	}
+	wg.Wait()
+	require.NoError(t, db.Close())
+
+	again, err := sqlite.Open(ctx, path, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { again.Close() })
+	rows, err := again.Keys().Usage(ctx, auth.UsageParams{KeyID: "key_1", GroupBy: auth.GroupByModel})
+	require.NoError(t, err)
+	require.Len(t, rows, 1)
+	require.Equal(t, auth.UsageRow{Model: "m", Requests: n, InputTokens: n, OutputTokens: 2 * n, CostUSD: rows[0].CostUSD}, rows[0])
+	require.InDelta(t, n*0.01, rows[0].CostUSD, 1e-9)
+	k, err := again.Keys().Lookup(ctx, seed.Secret)
+	require.NoError(t, err)
+	require.InDelta(t, n*0.01, k.Quota.CostUSD, 1e-9)
+	require.Equal(t, 5.0, k.Quota.BudgetUSD)
+}

@@ -1,0 +1,147 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gatewaykit/gatewaykit/demo"
+)
+
+// startRunLines runs the server until the test ends and returns the
+// lines of its banner, read once every port is bound.
+func startRunLines(t *testing.T, o options) []string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, o, pw, slog.New(slog.DiscardHandler))
+		pw.Close()
+	}()
+	t.Cleanup(func() {
+		cancel()
+		go io.Copy(io.Discard, pr)
+		select {
+		case err := <-done:
+			require.NoError(t, err, "a graceful shutdown")
+		case <-time.After(30 * time.Second):
+			t.Error("run did not return after its context ended")
+		}
+	})
+	var lines []string
+	r := bufio.NewReader(pr)
+	for {
+		line, err := r.ReadString('\n')
+		require.NoError(t, err)
+		lines = append(lines, strings.TrimSpace(line))
+		if strings.HasPrefix(line, "  models:") { // the banner's last line without routes
+			break
+		}
+	}
+	// The admin line, if any, follows the rest of the banner.
+	if o.adminKey != "" {
+		line, err := r.ReadString('\n')
+		require.NoError(t, err)
+		lines = append(lines, strings.TrimSpace(line))
+	}
+	go io.Copy(io.Discard, pr)
+	return lines
+}
+
+// TestAdminAPIOnTheAdminListener follows the README's admin walk-through:
+// the admin API on its own listener, a key created there used on the
+// gateway, its usage read back with the demo models' example prices.
+func TestAdminAPIOnTheAdminListener(t *testing.T) {
+	for _, db := range []string{"memory", "sqlite"} {
+		t.Run(db, func(t *testing.T) {
+			if db == "sqlite" {
+				db = "sqlite:" + filepath.Join(t.TempDir(), "gateway.db")
+			}
+			testAdminAPI(t, db)
+		})
+	}
+}
+
+func testAdminAPI(t *testing.T, db string) {
+	const adminKey = "test-admin-key-0123456789"
+	lines := startRunLines(t, options{db: db, addr: "127.0.0.1:0", adminAddr: "127.0.0.1:0", adminKey: adminKey,
+		maxConns: 8, textOptions: []demo.TextOption{}})
+	apiURL, ok := strings.CutPrefix(lines[0], "gatewaykit example server on ")
+	require.True(t, ok, lines[0])
+	last := lines[len(lines)-1]
+	adminURL, ok := strings.CutPrefix(last, "admin API: ")
+	require.True(t, ok, "the banner names the admin API: %q", last)
+	adminURL, _, _ = strings.Cut(adminURL, "/admin/v1/")
+	require.NotEqual(t, apiURL, adminURL, "a listener of its own")
+
+	call := func(method, url, bearer, body string) (int, []byte) {
+		t.Helper()
+		req, err := http.NewRequest(method, url, strings.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+bearer)
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		res, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer res.Body.Close()
+		data, err := io.ReadAll(res.Body)
+		require.NoError(t, err)
+		return res.StatusCode, data
+	}
+
+	status, body := call("POST", adminURL+"/admin/v1/keys", adminKey, `{"owner":"acme","budget_usd":5}`)
+	require.Equal(t, http.StatusCreated, status, "%s", body)
+	var key struct{ ID, Secret string }
+	require.NoError(t, json.Unmarshal(body, &key))
+
+	status, body = call("POST", apiURL+"/v1/chat/completions", key.Secret, `{"model":"demo-chat","messages":[{"role":"user","content":"Hello"}]}`)
+	require.Equal(t, http.StatusOK, status, "%s", body)
+
+	status, body = call("GET", adminURL+"/admin/v1/usage?group_by=model&key_id="+key.ID, adminKey, "")
+	require.Equal(t, http.StatusOK, status, "%s", body)
+	var usage struct {
+		Data []struct {
+			Model    string
+			Requests int
+			CostUSD  float64 `json:"cost_usd"`
+		}
+	}
+	require.NoError(t, json.Unmarshal(body, &usage))
+	require.Len(t, usage.Data, 1, "%s", body)
+	require.Equal(t, "demo-chat", usage.Data[0].Model)
+	require.Equal(t, 1, usage.Data[0].Requests)
+	require.Positive(t, usage.Data[0].CostUSD, "the demo model's example price")
+
+	status, _ = call("GET", apiURL+"/admin/v1/keys", "sk-demo", "")
+	require.Equal(t, http.StatusNotFound, status, "the admin API is not on the main listener")
+	status, _ = call("GET", apiURL+"/admin/v1/keys", adminKey, "")
+	require.Equal(t, http.StatusUnauthorized, status, "the admin key is not an API key")
+	status, _ = call("GET", adminURL+"/admin/v1/keys", "sk-demo", "")
+	require.Equal(t, http.StatusUnauthorized, status, "an API key is not the admin key")
+
+	status, body = call("DELETE", adminURL+"/admin/v1/keys/"+key.ID, adminKey, "")
+	require.Equal(t, http.StatusOK, status, "%s", body)
+	status, _ = call("POST", apiURL+"/v1/chat/completions", key.Secret, `{"model":"demo-chat","messages":[{"role":"user","content":"Hello"}]}`)
+	require.Equal(t, http.StatusUnauthorized, status, "revoked")
+}
+
+// TestNoAdminListenerWithoutAnAdminKey: without an admin key, nothing
+// listens on -admin-addr.
+func TestNoAdminListenerWithoutAnAdminKey(t *testing.T) {
+	lines := startRunLines(t, options{db: "memory", addr: "127.0.0.1:0", adminAddr: "127.0.0.1:1", maxConns: 8,
+		textOptions: []demo.TextOption{}})
+	for _, l := range lines {
+		require.NotContains(t, l, "admin API")
+	}
+}

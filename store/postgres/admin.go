@@ -1,0 +1,170 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/gatewaykit/gatewaykit/auth"
+)
+
+// GetKey implements [auth.KeyAdmin].
+func (s *KeyStore) GetKey(ctx context.Context, id string) (*auth.Key, error) {
+	k, err := scanKey(s.db.pool.QueryRow(ctx, s.db.q(`SELECT `+keyColumns+` FROM gk_keys k WHERE k.id = $1`), id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("postgres: key id %q: %w", id, auth.ErrKeyNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("postgres: getting key %q: %w", id, err)
+	}
+	return k, nil
+}
+
+// ListKeys implements [auth.KeyAdmin]. Ids are compared byte by byte
+// (COLLATE "C"), as Go compares strings, whatever the database's
+// collation.
+func (s *KeyStore) ListKeys(ctx context.Context, p auth.ListKeysParams) ([]*auth.Key, error) {
+	limit := p.Limit
+	if limit <= 0 {
+		limit = auth.DefaultListLimit
+	}
+	rows, err := s.db.pool.Query(ctx, s.db.q(`SELECT `+keyColumns+` FROM gk_keys k
+		WHERE k.id COLLATE "C" > $1 ORDER BY k.id COLLATE "C" LIMIT $2`), p.After, limit)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: listing keys: %w", err)
+	}
+	defer rows.Close()
+	var keys []*auth.Key
+	for rows.Next() {
+		k, err := scanKey(rows)
+		if err != nil {
+			return nil, fmt.Errorf("postgres: listing keys: %w", err)
+		}
+		keys = append(keys, k)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("postgres: listing keys: %w", err)
+	}
+	return keys, nil
+}
+
+// UpdateKey implements [auth.KeyAdmin] in one transaction that locks the
+// key's row (the lock that Reserve and Settle take), so no update of
+// theirs is lost. fn is called once.
+func (s *KeyStore) UpdateKey(ctx context.Context, id string, fn func(*auth.Key) error) (*auth.Key, error) {
+	var updated *auth.Key
+	err := pgx.BeginFunc(ctx, s.db.pool, func(tx pgx.Tx) error {
+		k, err := scanKey(tx.QueryRow(ctx, s.db.q(`SELECT `+keyColumns+` FROM gk_keys k WHERE k.id = $1 FOR UPDATE OF k`), id))
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("postgres: key id %q: %w", id, auth.ErrKeyNotFound)
+		}
+		if err != nil {
+			return fmt.Errorf("postgres: updating key %q: %w", id, err)
+		}
+		c := k.Clone()
+		if err := fn(c); err != nil {
+			return err
+		}
+		n := auth.UpdatedKey(k, c)
+		args := keyArgs("", *n)
+		_, err = tx.Exec(ctx, s.db.q(`UPDATE gk_keys SET owner = $2, unlimited = $3, remaining = $4, expires_at = $5, disabled = $6,
+			rate_requests = $7, rate_period_ns = $8, allowed_models = $9, budget_usd = $10 WHERE id = $1`),
+			id, n.Owner, n.Quota.Unlimited, args[4], args[6], n.Disabled, args[8], args[9], args[10], args[11])
+		if err != nil {
+			return fmt.Errorf("postgres: updating key %q: %w", id, err)
+		}
+		updated, err = scanKey(tx.QueryRow(ctx, s.db.q(`SELECT `+keyColumns+` FROM gk_keys k WHERE k.id = $1`), id))
+		if err != nil {
+			return fmt.Errorf("postgres: updating key %q: %w", id, err)
+		}
+		return nil
+	})
+	s.unlimited.Delete(id)
+	if err != nil {
+		return nil, err
+	}
+	return updated, nil
+}
+
+// DeleteKey implements [auth.KeyAdmin]; the key's reservations go with
+// it, its usage rows stay.
+func (s *KeyStore) DeleteKey(ctx context.Context, id string) error {
+	tag, err := s.db.pool.Exec(ctx, s.db.q(`DELETE FROM gk_keys WHERE id = $1`), id)
+	s.unlimited.Delete(id)
+	if err != nil {
+		return fmt.Errorf("postgres: deleting key %q: %w", id, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("postgres: key id %q: %w", id, auth.ErrKeyNotFound)
+	}
+	return nil
+}
+
+// Usage implements [auth.UsageReader]: one query that sums the rows of
+// gk_usage, which gk_settle inserts with each settlement.
+func (s *KeyStore) Usage(ctx context.Context, p auth.UsageParams) ([]auth.UsageRow, error) {
+	var group string
+	switch p.GroupBy {
+	case auth.GroupByModel:
+		group = "model"
+	case auth.GroupByKey:
+		group = "key_id"
+	default:
+		group = "to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD')"
+	}
+	var (
+		where []string
+		args  []any
+	)
+	arg := func(cond string, v any) {
+		args = append(args, v)
+		where = append(where, strings.ReplaceAll(cond, "?", "$"+strconv.Itoa(len(args))))
+	}
+	if p.KeyID != "" {
+		arg("key_id = ?", p.KeyID)
+	}
+	if p.Model != "" {
+		arg("model = ?", p.Model)
+	}
+	if !p.From.IsZero() {
+		arg("at >= ?", p.From)
+	}
+	if !p.To.IsZero() {
+		arg("at < ?", p.To)
+	}
+	q := `SELECT ` + group + `, count(*), COALESCE(sum(input_tokens), 0)::bigint, COALESCE(sum(output_tokens), 0)::bigint,
+		COALESCE(sum(cost_usd), 0) FROM gk_usage`
+	if len(where) > 0 {
+		q += ` WHERE ` + strings.Join(where, " AND ")
+	}
+	q += ` GROUP BY 1 ORDER BY (` + group + `) COLLATE "C"`
+	rows, err := s.db.pool.Query(ctx, s.db.q(q), args...)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: reading usage: %w", err)
+	}
+	defer rows.Close()
+	var out []auth.UsageRow
+	for rows.Next() {
+		var (
+			r auth.UsageRow
+			g string
+		)
+		if err := rows.Scan(&g, &r.Requests, &r.InputTokens, &r.OutputTokens, &r.CostUSD); err != nil {
+			return nil, fmt.Errorf("postgres: reading usage: %w", err)
+		}
+		switch p.GroupBy {
+		case auth.GroupByModel:
+			r.Model = g
+		case auth.GroupByKey:
+			r.KeyID = g
+		default:
+			r.Day = g
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
