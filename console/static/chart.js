@@ -1,0 +1,67 @@
+// barChart draws a bar chart as inline SVG (no library): one bar per
+// label, stacked when there are two series. It returns a <figure> with the
+// chart (role=img, labelled by its title) and the same numbers as a table,
+// for screen readers and for copying.
+import { el } from './api.js';
+
+const NS = 'http://www.w3.org/2000/svg';
+
+function svg(tag, attrs = {}, text) {
+  const e = document.createElementNS(NS, tag);
+  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+// niceMax rounds v up to 1, 2 or 5 times a power of ten.
+function niceMax(v) {
+  if (!(v > 0)) return 1;
+  const p = 10 ** Math.floor(Math.log10(v));
+  for (const m of [1, 2, 5, 10]) if (m * p >= v) return m * p;
+  return 10 * p;
+}
+
+// barChart({id, title, labels, series: [{name, values}], format})
+export function barChart({ id, title, labels, series, format = (v) => String(v) }) {
+  const W = 480, H = 220, left = 56, right = 8, top = 10, bottom = 46;
+  const totals = labels.map((_, i) => series.reduce((s, x) => s + (x.values[i] || 0), 0));
+  const max = niceMax(Math.max(0, ...totals));
+  const plotW = W - left - right, plotH = H - top - bottom;
+  const slot = plotW / Math.max(labels.length, 1);
+  const barW = Math.max(2, Math.min(40, slot * 0.7));
+  const titleId = id + '-title';
+  const root = svg('svg', { viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-labelledby': titleId, 'data-chart': id });
+  root.append(svg('title', { id: titleId }, title));
+  for (let k = 0; k <= 4; k++) {
+    const v = (max * k) / 4;
+    const y = top + plotH - (plotH * k) / 4;
+    root.append(svg('line', { x1: left, x2: W - right, y1: y, y2: y, class: 'axis' }));
+    root.append(svg('text', { x: left - 4, y: y + 4, 'text-anchor': 'end' }, format(v)));
+  }
+  const every = Math.ceil(labels.length / 8);
+  labels.forEach((label, i) => {
+    const x = left + slot * i + (slot - barW) / 2;
+    let y0 = top + plotH;
+    series.forEach((s, j) => {
+      const v = s.values[i] || 0;
+      const h = (plotH * v) / max;
+      y0 -= h;
+      const r = svg('rect', { x, y: y0, width: barW, height: Math.max(h, 0), class: 'bar' + j });
+      r.append(svg('title', {}, `${label}: ${s.name} ${format(v)}`));
+      root.append(r);
+    });
+    if (i % every === 0) {
+      root.append(svg('text', { x: x + barW / 2, y: H - bottom + 14, 'text-anchor': 'middle' },
+        label.length > 12 ? label.slice(0, 11) + '…' : label));
+    }
+  });
+  const legend = series.length > 1
+    ? el('div', { class: 'legend' }, series.map((s, j) => el('span', { class: 'l' + j }, s.name)))
+    : null;
+  const table = el('table', {},
+    el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, ''), series.map((s) => el('th', { scope: 'col' }, s.name)))),
+    el('tbody', {}, labels.map((l, i) => el('tr', {}, el('th', { scope: 'row' }, l), series.map((s) => el('td', {}, format(s.values[i] || 0)))))));
+  return el('figure', { class: 'chart', id },
+    el('figcaption', {}, el('strong', {}, title)), legend, root,
+    el('details', {}, el('summary', {}, 'Numbers'), el('div', { class: 'scroll' }, table)));
+}
