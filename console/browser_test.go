@@ -5,10 +5,11 @@ package console_test
 // that needs it), a tab per test, and the gateway in-process with the demo
 // backends, as examples/server assembles it.
 //
-// Without a browser the tests skip, unless GATEWAYKIT_BROWSER_TESTS is set
-// (CI sets it), in which case they fail. GATEWAYKIT_CHROMIUM names the
-// browser's binary; by default chromium, chromium-browser, google-chrome
-// and headless-shell are looked for on PATH.
+// When no browser is found the tests skip, unless GATEWAYKIT_BROWSER_TESTS
+// is set (CI sets it), in which case they fail; a browser that is found
+// but does not start fails them. GATEWAYKIT_CHROMIUM names the browser's
+// binary; by default chromium, chromium-browser, google-chrome and
+// headless-shell are looked for on PATH.
 //
 // With GATEWAYKIT_CONSOLE_SCREENSHOTS=dir set, the tests also write PNG
 // screenshots of the main views to dir (the README's are made with
@@ -51,6 +52,9 @@ var theBrowser struct {
 	cancel func()
 	dir    string
 	err    error
+	// missing is true when no browser was found; other errors fail the
+	// tests even outside CI.
+	missing bool
 }
 
 func TestMain(m *testing.M) {
@@ -90,6 +94,7 @@ func startBrowser() {
 	path := browserPath()
 	if path == "" {
 		b.err = fmt.Errorf("no browser found: install Debian's chromium (apt-get install -y chromium) or set GATEWAYKIT_CHROMIUM")
+		b.missing = true
 		return
 	}
 	b.dir, b.err = os.MkdirTemp("", "gatewaykit-console-browser")
@@ -130,8 +135,8 @@ func newTab(t *testing.T) context.Context {
 	t.Helper()
 	theBrowser.once.Do(startBrowser)
 	if err := theBrowser.err; err != nil {
-		if os.Getenv("GATEWAYKIT_BROWSER_TESTS") != "" {
-			t.Fatalf("GATEWAYKIT_BROWSER_TESTS is set, but the browser tests cannot run: %v", err)
+		if !theBrowser.missing || os.Getenv("GATEWAYKIT_BROWSER_TESTS") != "" {
+			t.Fatalf("the browser tests cannot run: %v", err)
 		}
 		t.Skipf("skipping the browser tests: %v (set GATEWAYKIT_BROWSER_TESTS=1 to make this a failure)", err)
 	}
@@ -139,6 +144,32 @@ func newTab(t *testing.T) context.Context {
 	ctx, cancelTab := chromedp.NewContext(ctx)
 	t.Cleanup(func() { cancelTab(); cancel() })
 	require.NoError(t, chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900)))
+
+	// The page must throw nothing, log no error of its own and break no
+	// rule of its Content-Security-Policy. (The browser logs each error
+	// reply, which the tests provoke, as a network error: those are fine.)
+	var mu sync.Mutex
+	var bad []string
+	msgs := chromedp.Console(ctx)
+	go func() {
+		for m, err := range msgs {
+			if err != nil {
+				return
+			}
+			if m.IsException() || m.Source == "security" || (m.Type == "error" && m.Source != "network") {
+				mu.Lock()
+				bad = append(bad, m.String())
+				mu.Unlock()
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, m := range bad {
+			t.Errorf("the page's console: %s", m)
+		}
+	})
 	return ctx
 }
 

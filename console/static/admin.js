@@ -7,7 +7,7 @@ import { barChart } from './chart.js';
 const $ = (id) => document.getElementById(id);
 let after = '';
 
-const usd = (v) => '$' + (v >= 100 ? v.toFixed(0) : v >= 1 ? v.toFixed(2) : v.toFixed(4).replace(/0+$/, '').replace(/\.$/, '.0'));
+const usd = (v) => v === 0 ? '$0' : '$' + (v >= 100 ? v.toFixed(0) : v >= 0.01 ? v.toFixed(2) : v.toFixed(4));
 const num = (v) => v >= 1e6 ? (v / 1e6).toFixed(1) + 'M' : v >= 1e4 ? (v / 1e3).toFixed(0) + 'k' : String(Math.round(v * 100) / 100);
 
 function when(v) {

@@ -23,7 +23,7 @@ function niceMax(v) {
 
 // barChart({id, title, labels, series: [{name, values}], format})
 export function barChart({ id, title, labels, series, format = (v) => String(v) }) {
-  const W = 480, H = 220, left = 56, right = 8, top = 10, bottom = 46;
+  const W = 440, H = 230, left = 52, right = 8, top = 10, bottom = 30;
   const totals = labels.map((_, i) => series.reduce((s, x) => s + (x.values[i] || 0), 0));
   const max = niceMax(Math.max(0, ...totals));
   const plotW = W - left - right, plotH = H - top - bottom;
@@ -38,7 +38,10 @@ export function barChart({ id, title, labels, series, format = (v) => String(v) 
     root.append(svg('line', { x1: left, x2: W - right, y1: y, y2: y, class: 'axis' }));
     root.append(svg('text', { x: left - 4, y: y + 4, 'text-anchor': 'end' }, format(v)));
   }
-  const every = Math.ceil(labels.length / 8);
+  const every = Math.ceil(labels.length / 7);
+  // Days of one year are labelled MM-DD.
+  const sameYear = labels.length > 0 && labels.every((l) => /^\d{4}-\d\d-\d\d$/.test(l) && l.slice(0, 4) === labels[0].slice(0, 4));
+  const short = (l) => (sameYear ? l.slice(5) : l.length > 12 ? l.slice(0, 11) + '…' : l);
   labels.forEach((label, i) => {
     const x = left + slot * i + (slot - barW) / 2;
     let y0 = top + plotH;
@@ -51,8 +54,7 @@ export function barChart({ id, title, labels, series, format = (v) => String(v) 
       root.append(r);
     });
     if (i % every === 0) {
-      root.append(svg('text', { x: x + barW / 2, y: H - bottom + 14, 'text-anchor': 'middle' },
-        label.length > 12 ? label.slice(0, 11) + '…' : label));
+      root.append(svg('text', { x: x + barW / 2, y: H - bottom + 16, 'text-anchor': 'middle' }, short(label)));
     }
   });
   const legend = series.length > 1
