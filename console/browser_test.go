@@ -16,9 +16,13 @@ package console_test
 // GATEWAYKIT_CONSOLE_SCREENSHOTS=../docs/console).
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"image"
+	"image/color"
+	"image/png"
 	"io"
 	"iter"
 	"net/http"
@@ -469,24 +473,31 @@ func TestBrowserConversationContinuesWithPreviousResponseID(t *testing.T) {
 	open(t, ctx, e, "sk-demo")
 	tab(t, ctx, "conv")
 	ids := `[...document.querySelectorAll('#conv-log [data-response-id]')].map(e => e.dataset.responseId)`
-	do(t, ctx,
-		chromedp.SetValue(chromedp.CSS("#conv-model"), demo.ChatModel),
-		chromedp.SendKeys(chromedp.CSS("#conv-input"), "My name is Ada."),
-		chromedp.Click(chromedp.CSS("#conv-send")))
-	wait(t, ctx, ids+`.length === 1`)
+	send := func(msg string) {
+		t.Helper()
+		do(t, ctx,
+			chromedp.SendKeys(chromedp.CSS("#conv-input"), msg),
+			chromedp.Click(chromedp.CSS("#conv-send")))
+		// The turn is marked busy at once, until its stream ends.
+		wait(t, ctx, `!document.querySelector('#conv-log [aria-busy]')`)
+	}
+	do(t, ctx, chromedp.SetValue(chromedp.CSS("#conv-model"), demo.ChatModel))
+	send("My name is Ada.")
 	first := eval[[]string](t, ctx, ids)[0]
 	require.True(t, strings.HasPrefix(first, "resp_"), first)
 	require.Equal(t, first, text(t, ctx, "#conv-previous"))
+	require.Contains(t, text(t, ctx, `#conv-log [data-response-id="`+first+`"] .text`), `You said: "My name is Ada."`)
+	require.Equal(t, "starts the conversation", text(t, ctx, `#conv-log [data-response-id="`+first+`"] .meta`))
 
-	do(t, ctx,
-		chromedp.SendKeys(chromedp.CSS("#conv-input"), "What is my name?"),
-		chromedp.Click(chromedp.CSS("#conv-send")))
-	wait(t, ctx, ids+`.length === 2`)
+	send("What is my name?")
 	got := eval[[]string](t, ctx, ids)
+	require.Len(t, got, 2)
 	require.NotEqual(t, first, got[1])
-	require.Equal(t, "continues "+first, text(t, ctx, `#conv-log [data-response-id="`+got[1]+`"] .meta`))
+	second := `#conv-log [data-response-id="` + got[1] + `"]`
+	require.Equal(t, "continues "+first, text(t, ctx, second+" .meta"))
 	require.Equal(t, got[1], text(t, ctx, "#conv-previous"))
-	require.Contains(t, text(t, ctx, `#conv-log [data-response-id="`+got[1]+`"] .who`), got[1], "the id is shown")
+	require.Contains(t, text(t, ctx, second+" .who"), got[1], "the id is shown")
+	require.Contains(t, text(t, ctx, second+" .text"), `Earlier you said: "My name is Ada."`, "the gateway kept the history")
 	require.Regexp(t, `^Usage: \d+ input \+ \d+ output = \d+ tokens$`, text(t, ctx, "#conv-usage"))
 
 	// The gateway stored the chain: the second response names the first.
@@ -502,6 +513,20 @@ func TestBrowserConversationContinuesWithPreviousResponseID(t *testing.T) {
 	require.NoError(t, json.NewDecoder(res.Body).Decode(&stored))
 	require.Equal(t, first, stored.PreviousResponseID)
 	screenshot(t, ctx, "conversations")
+
+	// A failed turn shows the API's error, and the next turn continues
+	// from the last good one.
+	send(demo.DirectiveFail + " now")
+	require.Equal(t, "bad_gateway: demo: simulated upstream failure ("+demo.DirectiveFail+")", text(t, ctx, "#conv-error"))
+	require.Equal(t, got[1], text(t, ctx, "#conv-previous"))
+
+	// A reasoning model's reasoning is shown apart.
+	do(t, ctx, chromedp.Click(chromedp.CSS("#conv-new")), chromedp.SetValue(chromedp.CSS("#conv-model"), demo.ReasonerModel))
+	send("Think about it.")
+	require.False(t, eval[bool](t, ctx, `document.querySelector('#conv-log .msg.assistant .reasoning').hidden`))
+	require.NotEmpty(t, text(t, ctx, "#conv-log .msg.assistant .reasoning-text"))
+	require.NotEmpty(t, text(t, ctx, "#conv-log .msg.assistant .text"))
+	require.Equal(t, "starts the conversation", text(t, ctx, "#conv-log .msg.assistant .meta"))
 }
 
 // videoLoaded is true once the player has the video's metadata and the
@@ -531,6 +556,8 @@ func TestBrowserVideoGeneralPathPlaysTheVideo(t *testing.T) {
 	require.Equal(t, []string{"", "720p"}, opts("video-resolution"))
 
 	id := ""
+	// A reference image: a data URI in JSON, a file part in multipart.
+	do(t, ctx, chromedp.SetUploadFiles(chromedp.CSS("#video-reference"), []string{pngFile(t)}))
 	for _, enc := range []string{"json", "multipart"} {
 		eval[bool](t, ctx, `window.progress = []; new MutationObserver(() => window.progress.push(document.getElementById('video-progress').value))
 			.observe(document.getElementById('video-progress'), {attributes: true}), true`)
@@ -550,6 +577,11 @@ func TestBrowserVideoGeneralPathPlaysTheVideo(t *testing.T) {
 		require.True(t, strings.HasPrefix(eval[string](t, ctx, `document.getElementById('video-thumb').src`), "blob:"))
 		require.Contains(t, eval[[]int](t, ctx, `window.progress`), 100)
 	}
+	tasks := listTasks(t, e)
+	require.Len(t, tasks, 2)
+	require.Equal(t, id, tasks[0].ID)
+	require.Equal(t, "4", tasks[0].Seconds)
+	require.Equal(t, "1280x720", tasks[0].Size)
 	require.True(t, strings.HasPrefix(id, "task_"), id)
 	screenshot(t, ctx, "video")
 
@@ -588,6 +620,14 @@ func TestBrowserVideoMultimodalPathAndTaskList(t *testing.T) {
 	wait(t, ctx, `!document.getElementById('video-error').hidden`)
 	require.Equal(t, "400 invalid_request: mode i2v needs an image asset", text(t, ctx, "#video-error"))
 
+	// With the image as a file: sent as a data URI.
+	do(t, ctx, chromedp.SetUploadFiles(chromedp.CSS("#asset-image-file"), []string{pngFile(t)}),
+		chromedp.SetValue(chromedp.CSS("#video-prompt"), "The picture, moving"),
+		chromedp.Click(chromedp.CSS("#video-create")))
+	wait(t, ctx, `document.getElementById('video-error').hidden && !document.getElementById('video-task').hidden`)
+	wait(t, ctx, videoLoaded)
+	i2v := text(t, ctx, "#video-task-id")
+
 	setMode("t2v")
 	do(t, ctx,
 		chromedp.SetValue(chromedp.CSS("#video-resolution"), "720p"),
@@ -595,6 +635,7 @@ func TestBrowserVideoMultimodalPathAndTaskList(t *testing.T) {
 		chromedp.SetValue(chromedp.CSS("#video-aspect"), "9:16"),
 		chromedp.SetValue(chromedp.CSS("#video-prompt"), "A paper boat on a river"),
 		chromedp.Click(chromedp.CSS("#video-create")))
+	wait(t, ctx, `document.getElementById('video-task-id').textContent !== '`+i2v+`'`)
 	wait(t, ctx, videoLoaded)
 	require.True(t, eval[bool](t, ctx, `document.getElementById('video-error').hidden`))
 	id := text(t, ctx, "#video-task-id")
@@ -637,6 +678,36 @@ func TestBrowserVideoMultimodalPathAndTaskList(t *testing.T) {
 	require.Equal(t, http.StatusNotFound, res.StatusCode)
 }
 
+// pngFile writes a small PNG image and returns its path.
+func pngFile(t *testing.T) string {
+	t.Helper()
+	img := image.NewRGBA(image.Rect(0, 0, 16, 9))
+	for x := range 16 {
+		for y := range 9 {
+			img.Set(x, y, color.RGBA{R: uint8(x * 16), G: 80, B: 200, A: 255})
+		}
+	}
+	var b bytes.Buffer
+	require.NoError(t, png.Encode(&b, img))
+	p := filepath.Join(t.TempDir(), "reference.png")
+	require.NoError(t, os.WriteFile(p, b.Bytes(), 0o644))
+	return p
+}
+
+// listTasks lists the demo key's video tasks through the API.
+func listTasks(t *testing.T, e *testEnv) []videos.Video {
+	t.Helper()
+	req, err := http.NewRequest("GET", e.url+"/v1/videos", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer sk-demo")
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	var list videos.VideoList
+	require.NoError(t, json.NewDecoder(res.Body).Decode(&list))
+	return list.Data
+}
+
 // content downloads the video of task id from the gateway.
 func content(t *testing.T, e *testEnv, id string) []byte {
 	t.Helper()
@@ -677,6 +748,12 @@ func TestBrowserKeyboardAndNarrowScreen(t *testing.T) {
 	require.NotEqual(t, "none", eval[string](t, ctx, `getComputedStyle(document.activeElement).outlineStyle`), "visible focus")
 	do(t, ctx, chromedp.KeyEvent(kb.ArrowLeft), chromedp.KeyEvent(kb.ArrowLeft))
 	wait(t, ctx, `document.activeElement.id === 'tab-admin'`)
+
+	// Ctrl+Enter in the message box sends it.
+	do(t, ctx, chromedp.Click(chromedp.CSS("#tab-chat")), chromedp.Focus(chromedp.CSS("#chat-input")))
+	do(t, ctx, chromedp.KeyEvent("Hi from the keyboard"), chromedp.KeyEvent(kb.Enter, chromedp.KeyModifiers(chromedp.ModifierCtrl)))
+	wait(t, ctx, `document.querySelector('#chat-log .msg.user .text') && document.querySelector('#chat-log .msg.user .text').textContent === 'Hi from the keyboard'`)
+	wait(t, ctx, `!document.getElementById('chat-send').disabled`)
 
 	// Every control has a label.
 	unlabelled := eval[[]string](t, ctx, `[...document.querySelectorAll('input, select, textarea')]
