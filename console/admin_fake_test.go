@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -64,13 +65,25 @@ func newFakeAdmin(t *testing.T, adminKey string) *fakeAdmin {
 		reply(w, http.StatusCreated, out)
 	})
 	mux.HandleFunc("GET /admin/v1/keys", func(w http.ResponseWriter, r *http.Request) {
+		limit, err := strconv.Atoi(r.URL.Query().Get("limit"))
+		if err != nil || limit < 1 {
+			fail(w, http.StatusBadRequest, "invalid_request", "limit must be a positive number")
+			return
+		}
 		f.mu.Lock()
 		defer f.mu.Unlock()
-		var last any
-		if len(f.keys) > 0 {
-			last = f.keys[len(f.keys)-1]["id"]
+		page := f.keys
+		if after := r.URL.Query().Get("after"); after != "" {
+			i := slices.IndexFunc(page, func(k map[string]any) bool { return k["id"] == after })
+			page = page[i+1:]
 		}
-		reply(w, http.StatusOK, map[string]any{"object": "list", "data": f.keys, "has_more": false, "last_id": last})
+		more := len(page) > limit
+		page = page[:min(limit, len(page))]
+		var last any
+		if len(page) > 0 {
+			last = page[len(page)-1]["id"]
+		}
+		reply(w, http.StatusOK, map[string]any{"object": "list", "data": page, "has_more": more, "last_id": last})
 	})
 	mux.HandleFunc("PATCH /admin/v1/keys/{id}", func(w http.ResponseWriter, r *http.Request) {
 		var in map[string]any
@@ -154,6 +167,18 @@ func reply(w http.ResponseWriter, status int, v any) {
 
 func fail(w http.ResponseWriter, status int, code, message string) {
 	reply(w, status, map[string]any{"error": map[string]any{"message": message, "type": "invalid_request_error", "code": code}})
+}
+
+// addKeys adds n keys, key_1 to key_n.
+func (f *fakeAdmin) addKeys(n int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for range n {
+		f.n++
+		f.keys = append(f.keys, map[string]any{"object": "api_key", "id": fmt.Sprintf("key_%d", f.n), "owner": "team",
+			"quota": 1000, "used": f.n, "rate_limit": "10/s", "allowed_models": []any{"demo-chat"}, "expires_at": nil,
+			"budget_usd": 5, "cost_usd": 0.5, "disabled": false, "created_at": 1764000000})
+	}
 }
 
 func (f *fakeAdmin) lastCreated() map[string]any {

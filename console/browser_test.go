@@ -708,6 +708,35 @@ func listTasks(t *testing.T, e *testEnv) []videos.Video {
 	return list.Data
 }
 
+func TestBrowserVideoListPages(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, console.Config{})
+	for i := range 12 {
+		req, err := http.NewRequest("POST", e.url+"/v1/videos",
+			strings.NewReader(fmt.Sprintf(`{"model":%q,"prompt":"clip %d","size":"720x1280","seconds":"8"}`, demo.VideoModelGeneral, i)))
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer sk-demo")
+		req.Header.Set("Content-Type", "application/json")
+		res, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		res.Body.Close()
+		require.Equal(t, http.StatusOK, res.StatusCode)
+	}
+	ctx := newTab(t)
+	open(t, ctx, e, "sk-demo")
+	tab(t, ctx, "video")
+	rows := `document.querySelectorAll('#video-table tbody tr').length`
+	wait(t, ctx, rows+` === 10 && !document.getElementById('video-more').hidden`)
+	do(t, ctx, chromedp.Click(chromedp.CSS("#video-more")))
+	wait(t, ctx, rows+` === 12 && document.getElementById('video-more').hidden`)
+	got := eval[[]string](t, ctx, `[...document.querySelectorAll('#video-table tbody tr')].map(r => r.dataset.task)`)
+	var want []string
+	for _, v := range listTasks(t, e) {
+		want = append(want, v.ID)
+	}
+	require.Equal(t, want, got, "the API's order, newest first, each task once")
+}
+
 // content downloads the video of task id from the gateway.
 func content(t *testing.T, e *testEnv, id string) []byte {
 	t.Helper()
@@ -789,6 +818,7 @@ func TestBrowserAdminKeysAndUsage(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`#admin-key-form button[type=submit]`)))
 	wait(t, ctx, `document.querySelectorAll('#keys-table tbody tr').length === 1`)
 	require.Contains(t, text(t, ctx, `#keys-table tr[data-key="key-demo"]`), "unlimited")
+	require.True(t, eval[bool](t, ctx, `document.getElementById('keys-more').hidden`))
 
 	// Create a key: the secret is shown once.
 	do(t, ctx,
@@ -838,6 +868,23 @@ func TestBrowserAdminKeysAndUsage(t *testing.T) {
 	require.Contains(t, text(t, ctx, "#chart-cost-model table"), "demo-video")
 	do(t, ctx, chromedp.EmulateViewport(1280, 1400))
 	screenshot(t, ctx, "admin-usage")
+}
+
+func TestBrowserAdminKeysPages(t *testing.T) {
+	t.Parallel()
+	fake := newFakeAdmin(t, "sk-admin")
+	fake.addKeys(24) // 25 with key-demo: a page of 20, then 5
+	e := newEnv(t, console.Config{AdminURL: fake.url})
+	ctx := newTab(t)
+	open(t, ctx, e, "sk-demo")
+	tab(t, ctx, "admin")
+	do(t, ctx, chromedp.SendKeys(chromedp.CSS("#admin-key-input"), "sk-admin"),
+		chromedp.Click(chromedp.CSS(`#admin-key-form button[type=submit]`)))
+	rows := `document.querySelectorAll('#keys-table tbody tr').length`
+	wait(t, ctx, rows+` === 20 && !document.getElementById('keys-more').hidden`)
+	do(t, ctx, chromedp.Click(chromedp.CSS("#keys-more")))
+	wait(t, ctx, rows+` === 25 && document.getElementById('keys-more').hidden`)
+	require.Equal(t, "key_24", eval[string](t, ctx, `document.querySelector('#keys-table tbody tr:last-child').dataset.key`))
 }
 
 func TestBrowserAdminViewsHiddenWithoutAnAdminURL(t *testing.T) {

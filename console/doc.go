@@ -32,8 +32,9 @@
 //     button that aborts the request, the usage of the last chunk
 //     (stream_options.include_usage), a reasoning model's
 //     reasoning_content shown apart, and errors as the API words them.
-//   - Conversations: POST /v1/responses, each turn continuing the last with
-//     previous_response_id, the response ids shown.
+//   - Conversations: POST /v1/responses streamed as typed events, each
+//     turn continuing the last with previous_response_id, the response ids
+//     shown.
 //   - Video studio: create tasks on POST /v1/videos (JSON or
 //     multipart/form-data) or POST /v1/vendorai/videos, with controls that
 //     follow the model's capabilities from the model list (seconds, sizes;
