@@ -32,7 +32,9 @@ export async function errorFrom(res) {
   try { body = await res.json(); } catch { /* not JSON */ }
   const e = body && typeof body.error === 'object' && body.error ? body.error : body;
   const message = (e && e.message) || res.statusText || 'request failed';
-  return new ApiError(res.status, message, e && e.type, e && (e.code || (body && body.code)));
+  const err = new ApiError(res.status, message, e && e.type, e && (e.code || (body && body.code)));
+  err.retryAfter = Number(res.headers.get('Retry-After')) || 0;
+  return err;
 }
 
 // errorText words err for a person: the status, the code and the API's

@@ -37,12 +37,15 @@ let models = [];
 function capabilities(m) {
   const out = [];
   if (m.reasoning) out.push('reasoning');
-  const v = m.video;
-  if (v) {
-    if (v.modes) out.push('modes ' + v.modes.join(', '));
+  const types = m.supported_endpoint_types || [];
+  if (types.includes('compat-video')) {
+    const v = m.video || {};
+    out.push(v.modes && v.modes.length ? 'modes ' + v.modes.join(', ') : 'every mode');
     if (v.seconds) out.push('seconds ' + v.seconds.join(', '));
-    if (v.sizes) out.push('sizes ' + v.sizes.join(', '));
+    if (v.sizes) out.push('sizes ' + v.sizes.join(', ') + (v.size_required ? ' (required)' : ''));
     if (v.resolutions) out.push('resolutions ' + v.resolutions.join(', '));
+    const d = [v.default_seconds && v.default_seconds + ' s', v.default_size].filter(Boolean);
+    if (d.length) out.push('default ' + d.join(', '));
   }
   return out.join('; ');
 }

@@ -174,10 +174,16 @@ async function watch(id) {
     try {
       t = await apiJSON('/v1/videos/' + encodeURIComponent(id));
     } catch (err) {
-      if (token === pollToken) showError($('video-error'), err);
-      return;
+      if (token !== pollToken) return;
+      showError($('video-error'), err);
+      if (err.status !== 429) return;
+      // Rate limited: keep polling, as slowly as the gateway asks.
+      await sleep(Math.max(err.retryAfter * 1000, POLL_MS));
+      if (token !== pollToken) return;
+      continue;
     }
     if (token !== pollToken) return;
+    showError($('video-error'), null);
     $('video-progress').value = t.progress || 0;
     $('video-status').textContent = `${t.status}, ${t.progress || 0}%`;
     if (t.status === 'completed') {
