@@ -864,6 +864,9 @@ func TestBrowserAdminKeysAndUsage(t *testing.T) {
 	// The tallest bar of the cost per day is the day that cost most.
 	tallest := eval[string](t, ctx, `[...document.querySelectorAll('#chart-cost-day rect')].sort((a, b) => b.height.baseVal.value - a.height.baseVal.value)[0].querySelector('title').textContent`)
 	require.Equal(t, "2026-11-03: cost $1.50", tallest)
+	axis := `[...document.querySelectorAll('#%s svg > text')].slice(0, 5).map(e => e.textContent)`
+	require.Equal(t, []string{"$0", "$0.5", "$1", "$1.5", "$2"}, eval[[]string](t, ctx, fmt.Sprintf(axis, "chart-cost-day")))
+	require.Equal(t, []string{"0", "2500", "5000", "7500", "10000"}, eval[[]string](t, ctx, fmt.Sprintf(axis, "chart-tokens-day")))
 	require.Equal(t, "img", eval[string](t, ctx, `document.querySelector('#chart-cost-model svg').getAttribute('role')`))
 	require.Contains(t, text(t, ctx, "#chart-cost-model table"), "demo-video")
 	do(t, ctx, chromedp.EmulateViewport(1280, 1400))

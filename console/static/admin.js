@@ -7,7 +7,7 @@ import { barChart } from './chart.js';
 const $ = (id) => document.getElementById(id);
 let after = '';
 
-const usd = (v) => v === 0 ? '$0' : '$' + (v >= 100 ? v.toFixed(0) : v >= 0.01 ? v.toFixed(2) : v.toFixed(4));
+const usd = (v) => v === 0 ? '$0' : '$' + (v >= 100 ? v.toFixed(0) : v >= 0.01 ? v.toFixed(2) : v.toPrecision(2));
 const num = (v) => v >= 1e6 ? (v / 1e6).toFixed(1) + 'M' : v >= 1e4 ? (v / 1e3).toFixed(0) + 'k' : String(Math.round(v * 100) / 100);
 
 function when(v) {
@@ -140,8 +140,8 @@ async function usage(ev) {
       barChart({ id: 'chart-requests-day', title: 'Requests per day', labels, series: [{ name: 'requests', values: col(dr, 'requests') }], format: num }),
       barChart({ id: 'chart-tokens-day', title: 'Tokens per day', labels,
         series: [{ name: 'input tokens', values: col(dr, 'input_tokens') }, { name: 'output tokens', values: col(dr, 'output_tokens') }], format: num }),
-      barChart({ id: 'chart-cost-day', title: 'Cost per day (USD)', labels, series: [{ name: 'cost', values: col(dr, 'cost_usd') }], format: usd }),
-      barChart({ id: 'chart-cost-model', title: 'Cost per model (USD)', labels: mLabels, series: [{ name: 'cost', values: col(mr, 'cost_usd') }], format: usd }),
+      barChart({ id: 'chart-cost-day', title: 'Cost per day (USD)', labels, series: [{ name: 'cost', values: col(dr, 'cost_usd') }], format: usd, prefix: '$' }),
+      barChart({ id: 'chart-cost-model', title: 'Cost per model (USD)', labels: mLabels, series: [{ name: 'cost', values: col(mr, 'cost_usd') }], format: usd, prefix: '$' }),
       barChart({ id: 'chart-tokens-model', title: 'Tokens per model', labels: mLabels,
         series: [{ name: 'input tokens', values: col(mr, 'input_tokens') }, { name: 'output tokens', values: col(mr, 'output_tokens') }], format: num }));
   } catch (err) {

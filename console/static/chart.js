@@ -21,23 +21,35 @@ function niceMax(v) {
   return 10 * p;
 }
 
-// barChart({id, title, labels, series: [{name, values}], format})
-export function barChart({ id, title, labels, series, format = (v) => String(v) }) {
-  const W = 440, H = 230, left = 52, right = 8, top = 10, bottom = 30;
+// tick formats an axis value v of a scale whose step is step, with as
+// many decimals as the step needs.
+function tick(v, step) {
+  const d = Math.min(12, Math.max(0, Math.ceil(-Math.log10(step)) + 2));
+  let t = v.toFixed(d);
+  if (t.includes('.')) t = t.replace(/0+$/, '').replace(/\.$/, '');
+  return t;
+}
+
+// barChart({id, title, labels, series: [{name, values}], format, prefix})
+// draws the bars; format words a value in the tooltips and the table, and
+// prefix (such as "$") starts the axis's numbers.
+export function barChart({ id, title, labels, series, format = (v) => String(v), prefix = '' }) {
   const totals = labels.map((_, i) => series.reduce((s, x) => s + (x.values[i] || 0), 0));
   const max = niceMax(Math.max(0, ...totals));
+  const ticks = [0, 1, 2, 3, 4].map((k) => prefix + tick((max * k) / 4, max / 4));
+  const W = 440, H = 230, right = 8, top = 10, bottom = 30;
+  const left = 10 + 7.5 * Math.max(...ticks.map((t) => t.length));
   const plotW = W - left - right, plotH = H - top - bottom;
   const slot = plotW / Math.max(labels.length, 1);
   const barW = Math.max(2, Math.min(40, slot * 0.7));
   const titleId = id + '-title';
   const root = svg('svg', { viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-labelledby': titleId, 'data-chart': id });
   root.append(svg('title', { id: titleId }, title));
-  for (let k = 0; k <= 4; k++) {
-    const v = (max * k) / 4;
+  ticks.forEach((t, k) => {
     const y = top + plotH - (plotH * k) / 4;
     root.append(svg('line', { x1: left, x2: W - right, y1: y, y2: y, class: 'axis' }));
-    root.append(svg('text', { x: left - 4, y: y + 4, 'text-anchor': 'end' }, format(v)));
-  }
+    root.append(svg('text', { x: left - 4, y: y + 4, 'text-anchor': 'end' }, t));
+  });
   const every = Math.ceil(labels.length / 7);
   // Days of one year are labelled MM-DD.
   const sameYear = labels.length > 0 && labels.every((l) => /^\d{4}-\d\d-\d\d$/.test(l) && l.slice(0, 4) === labels[0].slice(0, 4));
