@@ -318,6 +318,13 @@ func TestBrowserKeyFragmentListsTheKeysModels(t *testing.T) {
 	require.Equal(t, "sk-demo", eval[string](t, ctx, `document.getElementById('key-input').value`))
 	wait(t, ctx, `document.querySelectorAll('#models-table tbody tr').length === 5`)
 	screenshot(t, ctx, "models")
+
+	// Forget: the key leaves sessionStorage, and its models the page.
+	do(t, ctx, chromedp.Click(chromedp.CSS("#key-forget")))
+	wait(t, ctx, `document.getElementById('models-table').hidden`)
+	require.Nil(t, eval[*string](t, ctx, `sessionStorage.getItem('gatewaykit.key')`))
+	require.Equal(t, "No API key", text(t, ctx, "#key-badge"))
+	require.Zero(t, eval[int](t, ctx, `document.getElementById('chat-model').options.length`))
 }
 
 func TestBrowserBadKeyShowsThe401AsTheAPIWordsIt(t *testing.T) {
@@ -571,6 +578,7 @@ func TestBrowserVideoGeneralPathPlaysTheVideo(t *testing.T) {
 		wait(t, ctx, videoLoaded)
 		id = text(t, ctx, "#video-task-id")
 		require.Equal(t, "completed", text(t, ctx, "#video-status"))
+		require.Contains(t, text(t, ctx, "#video-facts"), "1280x720", "the task's metadata")
 		require.Equal(t, 100, eval[int](t, ctx, `document.getElementById('video-progress').value`))
 		require.InDelta(t, 4, eval[float64](t, ctx, `document.getElementById('video-player').duration`), 0.5)
 		require.True(t, strings.HasPrefix(eval[string](t, ctx, `document.getElementById('video-player').src`), "blob:"))

@@ -42,7 +42,14 @@ export function setModels(ms) {
   models = ms.filter((m) => (m.supported_endpoint_types || []).includes('compat-video'));
   fillSelect($('video-model'), models.map((m) => ({ value: m.id })));
   shape();
-  if (models.length) refresh(false);
+  if (models.length) {
+    refresh(false);
+  } else { // no key, or one without video models: nothing of another key stays
+    pollToken++;
+    $('video-task').hidden = true;
+    $('video-table').tBodies[0].replaceChildren();
+    $('video-more').hidden = true;
+  }
 }
 
 function options(values, dflt, required, unit = '') {
@@ -167,6 +174,7 @@ async function watch(id) {
   $('video-task').hidden = false;
   $('video-result').hidden = true;
   $('video-task-id').textContent = id;
+  $('video-facts').textContent = '';
   $('video-progress').value = 0;
   $('video-status').textContent = 'queued';
   for (;;) {
@@ -188,7 +196,7 @@ async function watch(id) {
     $('video-status').textContent = `${t.status}, ${t.progress || 0}%`;
     if (t.status === 'completed') {
       $('video-progress').value = 100;
-      await show(id, token);
+      await show(id, token, t);
       refresh(false);
       return;
     }
@@ -210,7 +218,7 @@ async function blobOf(id, variant) {
 
 // show fetches the video and its thumbnail (with the key, hence as blobs)
 // and shows them from object URLs.
-async function show(id, token = ++pollToken) {
+async function show(id, token = ++pollToken, task = null) {
   $('video-task').hidden = false;
   $('video-task-id').textContent = id;
   $('video-status').textContent = 'completed, loading the video…';
@@ -234,6 +242,9 @@ async function show(id, token = ++pollToken) {
     $('video-progress').value = 100;
     $('video-result').hidden = false;
     $('video-status').textContent = 'completed';
+    const md = (task && task.metadata) || {};
+    const facts = [md.duration && `${md.duration} s`, md.width && md.height && `${md.width}x${md.height}`, md.fps && `${md.fps} fps`].filter(Boolean);
+    $('video-facts').textContent = facts.length ? facts.join(' · ') : '';
   } catch (err) {
     showError($('video-error'), err);
   }
@@ -288,7 +299,7 @@ function row(t) {
     el('td', {}, t.size || ''),
     el('td', {}, fmtTime(t.created_at)),
     el('td', {}, el('div', { class: 'row' },
-      done ? el('button', { type: 'button', class: 'secondary', onclick: () => show(t.id), 'aria-label': 'Show ' + t.id }, 'Show') : null,
+      done ? el('button', { type: 'button', class: 'secondary', onclick: () => show(t.id, undefined, t), 'aria-label': 'Show ' + t.id }, 'Show') : null,
       done ? el('button', { type: 'button', class: 'secondary', onclick: () => download(t.id), 'aria-label': 'Download ' + t.id }, 'Download') : null,
       confirmButton('Delete', 'Confirm delete', () => remove(t.id)))));
 }
