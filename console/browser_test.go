@@ -273,8 +273,11 @@ func open(t *testing.T, ctx context.Context, e *testEnv, key string) {
 	if key != "" {
 		u += "#key=" + key
 	}
-	do(t, ctx, chromedp.Navigate("about:blank"), chromedp.Navigate(u)) // a load, not a fragment change
-	wait(t, ctx, `document.body && document.body.dataset.ready === 'true'`)
+	// about:blank first, so that this is a load and not a change of the
+	// fragment; a query (not a poll, which a navigation can outrun) waits
+	// for the page to have loaded its models.
+	do(t, ctx, chromedp.Navigate("about:blank"), chromedp.Navigate(u),
+		chromedp.WaitReady(chromedp.CSS(`body[data-ready="true"]`)))
 }
 
 func tab(t *testing.T, ctx context.Context, name string) {
