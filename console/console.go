@@ -1,15 +1,18 @@
 package console
 
 import (
+	"bytes"
+	"crypto/sha256"
 	"embed"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io/fs"
-	"mime"
 	"net/http"
 	"net/url"
 	"path"
 	"strings"
+	"time"
 )
 
 // The routes of the console in ServeMux syntax: the page at the root, and
@@ -45,24 +48,28 @@ func Register(mux *http.ServeMux, h http.Handler) {
 
 // handler serves the console.
 type handler struct {
-	files  fs.FS
-	config []byte // config.json
-	csp    string
+	files map[string]file // by name, config.json among them
+	csp   string
+}
+
+// file is a file of the console, ready to serve.
+type file struct {
+	body        []byte
+	contentType string
+	etag        string
 }
 
 // NewHandler returns the handler of the console: a path ending in "/" is
 // answered with the page, and a path whose last directory is console/
 // with the file of that name (config.json being c's public part, the
 // admin URL). Other paths, and methods other than GET and HEAD, are
-// refused (404, 405) in plain text. It is safe for concurrent use.
+// refused (404, 405) in plain text. Every file has an ETag (a hash of its
+// content), so that a browser revalidates it cheaply (304). It is safe
+// for concurrent use.
 //
 // NewHandler panics if c.AdminURL is set but not an absolute http(s)
 // URL.
 func NewHandler(c Config) http.Handler {
-	files, err := fs.Sub(static, "static")
-	if err != nil {
-		panic("console: NewHandler: " + err.Error())
-	}
 	connect := "'self'"
 	if c.AdminURL != "" {
 		u, err := url.Parse(c.AdminURL)
@@ -72,21 +79,55 @@ func NewHandler(c Config) http.Handler {
 		connect += " " + u.Scheme + "://" + u.Host
 		c.AdminURL = strings.TrimSuffix(c.AdminURL, "/")
 	}
-	b, err := json.Marshal(struct {
+	config, err := json.Marshal(struct {
 		AdminURL string `json:"admin_url"`
 	}{c.AdminURL})
 	if err != nil {
 		panic("console: NewHandler: " + err.Error())
 	}
+	files := map[string]file{"config.json": newFile(config, "application/json")}
+	entries, err := fs.ReadDir(static, "static")
+	if err != nil {
+		panic("console: NewHandler: " + err.Error())
+	}
+	for _, e := range entries {
+		b, err := fs.ReadFile(static, "static/"+e.Name())
+		if err != nil {
+			panic("console: NewHandler: " + err.Error())
+		}
+		files[e.Name()] = newFile(b, contentType(e.Name()))
+	}
 	return &handler{
-		files:  files,
-		config: b,
+		files: files,
 		// The page loads nothing from elsewhere; it fetches only the
 		// gateway (its own origin) and the admin API; videos and
 		// thumbnails are shown from blob: URLs.
 		csp: "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' blob: data:; media-src 'self' blob:; connect-src " +
 			connect + "; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
 	}
+}
+
+func newFile(b []byte, contentType string) file {
+	sum := sha256.Sum256(b)
+	return file{body: b, contentType: contentType, etag: `"` + hex.EncodeToString(sum[:12]) + `"`}
+}
+
+// contentType is the type of the file name, independent of the system's
+// MIME tables.
+func contentType(name string) string {
+	switch path.Ext(name) {
+	case ".js":
+		return "text/javascript; charset=utf-8"
+	case ".css":
+		return "text/css; charset=utf-8"
+	case ".html":
+		return "text/html; charset=utf-8"
+	case ".svg":
+		return "image/svg+xml"
+	case ".png":
+		return "image/png"
+	}
+	return "application/octet-stream"
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -107,41 +148,17 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
+	f, ok := h.files[name]
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
 	hd := w.Header()
 	hd.Set("Content-Security-Policy", h.csp)
 	hd.Set("X-Content-Type-Options", "nosniff")
 	hd.Set("Referrer-Policy", "no-referrer")
 	hd.Set("Cache-Control", "no-cache")
-	if name == "config.json" {
-		hd.Set("Content-Type", "application/json")
-		hd.Set("Content-Length", fmt.Sprint(len(h.config)))
-		if r.Method == http.MethodGet {
-			w.Write(h.config)
-		}
-		return
-	}
-	b, err := fs.ReadFile(h.files, name)
-	if err != nil {
-		http.NotFound(w, r)
-		return
-	}
-	typ := mime.TypeByExtension(path.Ext(name))
-	switch path.Ext(name) { // independent of the system's MIME tables
-	case ".js":
-		typ = "text/javascript; charset=utf-8"
-	case ".css":
-		typ = "text/css; charset=utf-8"
-	case ".html":
-		typ = "text/html; charset=utf-8"
-	case ".svg":
-		typ = "image/svg+xml"
-	}
-	if typ == "" {
-		typ = "application/octet-stream"
-	}
-	hd.Set("Content-Type", typ)
-	hd.Set("Content-Length", fmt.Sprint(len(b)))
-	if r.Method == http.MethodGet {
-		w.Write(b)
-	}
+	hd.Set("Content-Type", f.contentType)
+	hd.Set("ETag", f.etag)
+	http.ServeContent(w, r, name, time.Time{}, bytes.NewReader(f.body))
 }

@@ -150,3 +150,29 @@ func TestEveryFileTheConsoleLoadsIsServed(t *testing.T) {
 		require.True(t, seen["/console/"+f], "%s is loaded", f)
 	}
 }
+
+func TestHandlerRevalidatesWithETags(t *testing.T) {
+	t.Parallel()
+	h := console.NewHandler(console.Config{})
+	for _, p := range []string{"/", "/console/app.js", "/console/config.json"} {
+		first := serve(h, "GET", p)
+		etag := first.Header().Get("ETag")
+		require.Regexp(t, `^"[0-9a-f]{24}"$`, etag, p)
+
+		req := httptest.NewRequest("GET", p, nil)
+		req.Header.Set("If-None-Match", etag)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		require.Equal(t, http.StatusNotModified, rec.Code, p)
+		require.Empty(t, rec.Body.String(), p)
+
+		req.Header.Set("If-None-Match", `"stale"`)
+		rec = httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		require.Equal(t, http.StatusOK, rec.Code, p)
+		require.Equal(t, first.Body.String(), rec.Body.String(), p)
+	}
+	// The configuration's ETag follows the configuration.
+	a := serve(console.NewHandler(console.Config{AdminURL: "http://127.0.0.1:8090"}), "GET", "/console/config.json").Header().Get("ETag")
+	require.NotEqual(t, serve(h, "GET", "/console/config.json").Header().Get("ETag"), a)
+}

@@ -20,7 +20,9 @@
 // The page refers to its files relative to itself (console/app.js), so it
 // can also sit under a prefix with http.StripPrefix. Every answer carries a
 // Content-Security-Policy that lets the page load only its own files and
-// connect only to its origin and the admin URL, and Cache-Control no-cache.
+// connect only to its origin and the admin URL, Cache-Control no-cache and
+// an ETag, so that a browser revalidates each file (304) rather than keep a
+// stale one after an upgrade.
 //
 // # What a person can do
 //
