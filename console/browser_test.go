@@ -455,6 +455,15 @@ func TestBrowserErrorsAreShownAsTheAPIWordsThem(t *testing.T) {
 	require.Equal(t, "403 insufficient_quota: You exceeded the quota of this API key. Please check your plan and billing details.",
 		text(t, ctx, "#key-error"))
 
+	// A rate-limited key (5 requests a minute): the sixth list is a 429.
+	open(t, ctx, e, "sk-demo-limited")
+	for n := 2; n <= 6; n++ { // one list at a time, in order
+		do(t, ctx, chromedp.Click(chromedp.CSS(`#key-form button[type=submit]`)))
+		wait(t, ctx, fmt.Sprintf(`performance.getEntriesByName(location.origin + '/v1/models').length === %d`, n))
+	}
+	wait(t, ctx, `!document.getElementById('key-error').hidden`)
+	require.Regexp(t, `^429 rate_limit_exceeded: .+`, text(t, ctx, "#key-error"))
+
 	// A chat request refused before the stream: the 404 of an unknown
 	// model.
 	open(t, ctx, e, "sk-demo")

@@ -33,6 +33,7 @@ function setupTabs() {
 }
 
 let models = [];
+let loads = 0; // the latest loadModels; an older one's answer is dropped
 
 function capabilities(m) {
   const out = [];
@@ -51,6 +52,7 @@ function capabilities(m) {
 }
 
 async function loadModels() {
+  const load = ++loads;
   const table = $('models-table');
   const body = table.tBodies[0];
   showError($('key-error'), null);
@@ -64,6 +66,7 @@ async function loadModels() {
   }
   try {
     const list = await apiJSON('/v1/models');
+    if (load !== loads) return;
     models = list.data || [];
     body.replaceChildren(...models.map((m) => el('tr', { 'data-model': m.id },
       el('td', {}, el('code', {}, m.id)),
@@ -74,6 +77,7 @@ async function loadModels() {
     $('key-badge').textContent = `Key set · ${models.length} model${models.length === 1 ? '' : 's'}`;
     $('key-badge').classList.add('ok');
   } catch (err) {
+    if (load !== loads) return;
     models = [];
     body.replaceChildren();
     table.hidden = true;
