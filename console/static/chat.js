@@ -5,7 +5,7 @@
 import { api, sse, el, showError, errorText, fillSelect, ctrlEnter, ApiError } from './api.js';
 
 const $ = (id) => document.getElementById(id);
-let history = []; // the messages sent so far
+let sent = []; // the messages of the chat so far (the history sent with each request)
 let controller = null;
 let models = [];
 
@@ -58,7 +58,7 @@ async function send(ev) {
   try {
     const res = await api('/v1/chat/completions', {
       method: 'POST',
-      json: { model, messages: [...msgs, ...history, user], stream: true, stream_options: { include_usage: true } },
+      json: { model, messages: [...msgs, ...sent, user], stream: true, stream_options: { include_usage: true } },
       signal: controller.signal,
     });
     for await (const { data } of sse(res)) {
@@ -86,11 +86,11 @@ async function send(ev) {
       scroll();
     }
     li.querySelector('.meta').textContent = finish ? 'finish reason: ' + finish : '';
-    history.push(user, { role: 'assistant', content });
+    sent.push(user, { role: 'assistant', content });
   } catch (err) {
     if (err.name === 'AbortError') {
       li.querySelector('.meta').textContent = 'Stopped.';
-      if (content) history.push(user, { role: 'assistant', content });
+      if (content) sent.push(user, { role: 'assistant', content });
     } else {
       li.classList.add('failed');
       li.querySelector('.meta').textContent = errorText(err);
@@ -111,7 +111,7 @@ export function init() {
   $('chat-stop').addEventListener('click', () => controller && controller.abort());
   $('chat-clear').addEventListener('click', () => {
     if (controller) controller.abort();
-    history = [];
+    sent = [];
     $('chat-log').replaceChildren();
     $('chat-usage').textContent = '';
     showError($('chat-error'), null);
