@@ -394,10 +394,19 @@ func TestBrowserChatStreamsTokenByToken(t *testing.T) {
 	require.Equal(t, "finish reason: stop", text(t, ctx, "#chat-log .msg.assistant .meta"))
 	require.True(t, eval[bool](t, ctx, `document.querySelector('#chat-log .msg.assistant .reasoning').hidden`), "no reasoning from a chat model")
 
-	// A second message carries the history, and gets a second reply.
+	var prompt1, completion1, total1 int
+	_, err := fmt.Sscanf(text(t, ctx, "#chat-usage"), "Usage: %d prompt + %d completion = %d tokens", &prompt1, &completion1, &total1)
+	require.NoError(t, err)
+
+	// A second message carries the history (its prompt counts the first
+	// exchange), and gets a second reply.
 	do(t, ctx, chromedp.SendKeys(chromedp.CSS("#chat-input"), "And again"), chromedp.Click(chromedp.CSS("#chat-send")))
 	wait(t, ctx, `document.querySelectorAll('#chat-log .msg.assistant .meta').length === 2 && document.querySelectorAll('#chat-log .msg.assistant .meta')[1].textContent !== ''`)
 	require.Equal(t, 4, eval[int](t, ctx, `document.querySelectorAll('#chat-log .msg').length`))
+	var prompt2 int
+	_, err = fmt.Sscanf(text(t, ctx, "#chat-usage"), "Usage: %d prompt", &prompt2)
+	require.NoError(t, err)
+	require.Greater(t, prompt2, prompt1+completion1, "the first exchange is in the second prompt")
 	screenshot(t, ctx, "chat")
 }
 
