@@ -108,7 +108,11 @@
 //     "outputTokenLimit","supportedGenerationMethods","thinking"}],
 //     "nextPageToken"};
 //  3. otherwise the OpenAI list, {"object":"list","data":[{"id",
-//     "object":"model","created","owned_by","supported_endpoint_types"}]}.
+//     "object":"model","created","owned_by","supported_endpoint_types"}]},
+//     plus two additions of gatewaykit: "reasoning": true for a reasoning
+//     model, and "video", the video capabilities in the configuration
+//     form above, for a video model that sets them (both left out
+//     otherwise), so that clients can shape their requests.
 //
 // The /v1beta routes always answer in the Gemini style, whatever the
 // credentials: /v1beta is the Gemini API's prefix (spec §9), so its callers

@@ -52,8 +52,8 @@ func ExampleNewHandler() {
 	get(mux, "/v1/models/video-1", nil)
 	get(mux, "/v1/models/no-such-model", nil)
 	// Output:
-	// 200 {"object":"list","data":[{"id":"chat-small","object":"model","created":1700000000,"owned_by":"gatewaykit","supported_endpoint_types":["compat","compat-response"]},{"id":"video-1","object":"model","created":1720000000,"owned_by":"vendor","supported_endpoint_types":["compat-video"]}]}
-	// 200 {"id":"video-1","object":"model","created":1720000000,"owned_by":"vendor","supported_endpoint_types":["compat-video"]}
+	// 200 {"object":"list","data":[{"id":"chat-small","object":"model","created":1700000000,"owned_by":"gatewaykit","supported_endpoint_types":["compat","compat-response"]},{"id":"video-1","object":"model","created":1720000000,"owned_by":"vendor","supported_endpoint_types":["compat-video"],"video":{"seconds":[4,8,12,16,20],"sizes":["1280x720"],"size_required":true}}]}
+	// 200 {"id":"video-1","object":"model","created":1720000000,"owned_by":"vendor","supported_endpoint_types":["compat-video"],"video":{"seconds":[4,8,12,16,20],"sizes":["1280x720"],"size_required":true}}
 	// 404 {"error":{"message":"The model \"no-such-model\" does not exist or you do not have access to it.","type":"invalid_request_error","param":"model","code":"model_not_found"}}
 }
 

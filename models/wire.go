@@ -20,6 +20,15 @@ type OpenAIModel struct {
 	Created                int64          `json:"created"`
 	OwnedBy                string         `json:"owned_by"`
 	SupportedEndpointTypes []EndpointType `json:"supported_endpoint_types"` // never null
+	// Reasoning is true for a reasoning model ([Model].Reasoning), whose
+	// replies carry reasoning_content; left out otherwise. It and Video
+	// are gatewaykit's additions to OpenAI's model object, so that a
+	// client (the browser console) can shape its controls.
+	Reasoning bool `json:"reasoning,omitempty"`
+	// Video is a video model's capabilities ([Model].Video): the modes,
+	// seconds, sizes and resolutions its create requests accept; left out
+	// when the model sets none.
+	Video *VideoCapabilities `json:"video,omitempty"`
 }
 
 // AnthropicList is the messages-format list, Anthropic's shape: a page of
@@ -78,6 +87,8 @@ func toOpenAI(m *Model) OpenAIModel {
 		Created:                m.Created,
 		OwnedBy:                m.OwnedBy,
 		SupportedEndpointTypes: types,
+		Reasoning:              m.Reasoning,
+		Video:                  m.Video,
 	}
 }
 

@@ -45,7 +45,9 @@
 // The built-in keys are sk-demo (unlimited quota, no rate limit),
 // sk-demo-empty (zero quota, to see the 403) and sk-demo-limited (5
 // requests a minute, to see the 429). The banner, printed once the port
-// is bound, names a URL a browser can open.
+// is bound, names a URL a browser can open: the browser console (package
+// console) is served at /, its files under /console/, and every other
+// path is the gateway's.
 //
 // A -config file is JSON: {"rate_limit": ..., "keys": [...], "models":
 // [...], "routes": [...]}, as documented by gateway.File; each key may set
@@ -83,6 +85,7 @@ import (
 
 	"github.com/gatewaykit/gatewaykit/admin"
 	"github.com/gatewaykit/gatewaykit/auth"
+	"github.com/gatewaykit/gatewaykit/console"
 	"github.com/gatewaykit/gatewaykit/demo"
 	"github.com/gatewaykit/gatewaykit/gateway"
 	"github.com/gatewaykit/gatewaykit/internal/listenaddr"
@@ -133,6 +136,19 @@ type options struct {
 	// textOptions configure the demo text backend; nil means the
 	// command's pacing of stream chunks.
 	textOptions []demo.TextOption
+	// consoleAdminURL is the admin API's base URL given to the browser
+	// console (console.Config.AdminURL); empty hides its admin views.
+	consoleAdminURL string
+}
+
+// withConsole serves the browser console (package console) at / and
+// /console/ in front of h, the gateway, which answers every other path:
+// the API, and its JSON 404 for unknown paths.
+func withConsole(h http.Handler, adminURL string) http.Handler {
+	mux := http.NewServeMux()
+	console.Register(mux, console.NewHandler(console.Config{AdminURL: adminURL}))
+	mux.Handle("/", h)
+	return mux
 }
 
 // loadConfig reads the -config file, or takes the built-in demo
@@ -253,7 +269,7 @@ func run(ctx context.Context, o options, stdout io.Writer, logger *slog.Logger) 
 
 	// The limits of package gateway: header read timeout, idle timeout,
 	// header size, and at most maxConns connections at once.
-	srv := gateway.NewServer(l.Addr().String(), g)
+	srv := gateway.NewServer(l.Addr().String(), withConsole(g, o.consoleAdminURL))
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(gateway.LimitListener(l, o.maxConns)) }()
 	printBanner(stdout, listenaddr.URL(l.Addr()), c, o.configPath == "", st.where)
@@ -308,11 +324,13 @@ func newAdminMux(o options, st *stores, c gateway.File, logger *slog.Logger) (ad
 
 func printBanner(w io.Writer, url string, c gateway.File, builtIn bool, where string) {
 	fmt.Fprintf(w, "gatewaykit example server on %s\n", url)
+	fmt.Fprintf(w, "  console: %s/ (open it in a browser)\n", url)
 	fmt.Fprintf(w, "  state: %s\n", where)
 	if builtIn {
 		fmt.Fprintln(w, "built-in demo configuration:")
 		fmt.Fprintln(w, "  keys:   sk-demo (unlimited quota, no rate limit), sk-demo-empty (zero quota: 403),")
 		fmt.Fprintln(w, "          sk-demo-limited (unlimited quota, 5 requests a minute: 429)")
+		fmt.Fprintf(w, "  the console with sk-demo filled in: %s/#key=sk-demo\n", url)
 	}
 	if !c.RateLimit.Unlimited() {
 		fmt.Fprintf(w, "  rate limit of keys without their own: %s\n", c.RateLimit)

@@ -286,3 +286,51 @@ func TestREADMEConfigFilesLoad(t *testing.T) {
 	}
 	require.GreaterOrEqual(t, n, 2)
 }
+
+// TestRunServesTheConsole: the browser console is at / (and its files
+// under /console/), the banner names it, and every other path is still
+// the gateway's: the API, and its JSON 404 for an unknown path.
+func TestRunServesTheConsole(t *testing.T) {
+	url := startRun(t, options{db: "memory", addr: "127.0.0.1:0", maxConns: 8, textOptions: []demo.TextOption{}})
+	get := func(path, key string) (*http.Response, string) {
+		req, err := http.NewRequest("GET", url+path, nil)
+		require.NoError(t, err)
+		if key != "" {
+			req.Header.Set("Authorization", "Bearer "+key)
+		}
+		res, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer res.Body.Close()
+		b, err := io.ReadAll(res.Body)
+		require.NoError(t, err)
+		return res, string(b)
+	}
+	res, body := get("/", "")
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	require.Equal(t, "text/html; charset=utf-8", res.Header.Get("Content-Type"))
+	require.Contains(t, body, "gatewaykit console")
+	res, _ = get("/console/app.js", "")
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	res, body = get("/console/config.json", "")
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	require.JSONEq(t, `{"admin_url":""}`, body)
+
+	res, body = get("/v1/nope", "sk-demo")
+	require.Equal(t, http.StatusNotFound, res.StatusCode)
+	require.JSONEq(t, `{"error":{"message":"Unknown request URL: GET /v1/nope. Please check the URL and the method.","type":"invalid_request_error","param":null,"code":"not_found"}}`, body)
+	res, _ = get("/v1/models", "sk-demo")
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	res, _ = get("/v1/models", "")
+	require.Equal(t, http.StatusUnauthorized, res.StatusCode)
+}
+
+func TestBannerNamesTheConsole(t *testing.T) {
+	var b strings.Builder
+	printBanner(&b, "http://127.0.0.1:8080", gateway.DemoFile(), true, "in memory")
+	require.Contains(t, b.String(), "\n  console: http://127.0.0.1:8080/ (open it in a browser)\n")
+	require.Contains(t, b.String(), "\n  the console with sk-demo filled in: http://127.0.0.1:8080/#key=sk-demo\n")
+	b.Reset()
+	printBanner(&b, "http://127.0.0.1:8080", gateway.File{}, false, "in memory")
+	require.Contains(t, b.String(), "\n  console: http://127.0.0.1:8080/ (open it in a browser)\n")
+	require.NotContains(t, b.String(), "sk-demo")
+}

@@ -1,0 +1,57 @@
+// Package console serves gatewaykit's browser console: a page, and the
+// files behind it, from which a person tries the gateway with an API key.
+// It is plain HTML, CSS and JavaScript modules embedded in the binary
+// (go:embed): no build step, and nothing fetched from elsewhere at run time,
+// so it works offline. The page talks only to the gateway's public API, on
+// its own origin, and to the admin API when one is configured; it is also a
+// living example of both.
+//
+// # Mounting
+//
+// [NewHandler] returns the handler; [Register] mounts it at [PatternIndex]
+// (the page, GET /) and [PatternAssets] (its files, GET /console/…). Mount
+// it on a mux in front of the gateway, so that every other path, /v1/… among
+// them, still reaches the gateway and its JSON errors:
+//
+//	mux := http.NewServeMux()
+//	console.Register(mux, console.NewHandler(console.Config{AdminURL: "http://127.0.0.1:8090"}))
+//	mux.Handle("/", gw) // the gateway: the API, and its JSON 404 for the rest
+//
+// The page refers to its files relative to itself (console/app.js), so it
+// can also sit under a prefix with http.StripPrefix. Every answer carries a
+// Content-Security-Policy that lets the page load only its own files and
+// connect only to its origin and the admin URL, Cache-Control no-cache and
+// an ETag, so that a browser revalidates each file (304) rather than keep a
+// stale one after an upgrade.
+//
+// # What a person can do
+//
+//   - Key and models: enter an API key, kept in the tab's sessionStorage
+//     (never a cookie; a #key=… fragment fills it in and is then removed
+//     from the address bar), and see the models it may use (GET /v1/models)
+//     with their endpoint types and capabilities.
+//   - Chat: POST /v1/chat/completions streamed token by token, with a Stop
+//     button that aborts the request, the usage of the last chunk
+//     (stream_options.include_usage), a reasoning model's
+//     reasoning_content shown apart, and errors as the API words them.
+//   - Conversations: POST /v1/responses streamed as typed events, each
+//     turn continuing the last with previous_response_id, the response ids
+//     shown.
+//   - Video studio: create tasks on POST /v1/videos (JSON or
+//     multipart/form-data) or POST /v1/vendorai/videos, with controls that
+//     follow the model's capabilities from the model list (seconds, sizes;
+//     modes, resolutions, aspect ratios and the assets of each mode); a
+//     progress bar while GET /v1/videos/{id} is polled; then the video and
+//     its thumbnail, fetched from GET /v1/videos/{id}/content with the key
+//     and shown from object URLs; the earlier tasks (GET /v1/videos), to
+//     show, download or delete.
+//   - Admin, when [Config].AdminURL is set: an admin key (sessionStorage),
+//     keys created (the secret shown once), disabled, enabled and revoked,
+//     and usage and cost per day and per model drawn as SVG charts, with
+//     the numbers as tables. The admin API must answer CORS preflights,
+//     since the page is on another origin.
+//
+// The page is accessible (labels on every control, keyboard use with the
+// tabs' arrow keys, visible focus, alerts for errors) and fits a narrow
+// screen.
+package console
