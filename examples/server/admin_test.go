@@ -134,6 +134,12 @@ func testAdminAPI(t *testing.T, db string) {
 	require.Equal(t, http.StatusOK, status, "%s", body)
 	status, _ = call("POST", apiURL+"/v1/chat/completions", key.Secret, `{"model":"demo-chat","messages":[{"role":"user","content":"Hello"}]}`)
 	require.Equal(t, http.StatusUnauthorized, status, "revoked")
+
+	// The browser console on the main listener is told where the admin API
+	// is, for its admin views.
+	status, body = call("GET", apiURL+"/console/config.json", "", "")
+	require.Equal(t, http.StatusOK, status, "%s", body)
+	require.JSONEq(t, `{"admin_url":"`+adminURL+`"}`, string(body))
 }
 
 // TestNoAdminListenerWithoutAnAdminKey: without an admin key, nothing

@@ -136,9 +136,6 @@ type options struct {
 	// textOptions configure the demo text backend; nil means the
 	// command's pacing of stream chunks.
 	textOptions []demo.TextOption
-	// consoleAdminURL is the admin API's base URL given to the browser
-	// console (console.Config.AdminURL); empty hides its admin views.
-	consoleAdminURL string
 }
 
 // withConsole serves the browser console (package console) at / and
@@ -269,7 +266,9 @@ func run(ctx context.Context, o options, stdout io.Writer, logger *slog.Logger) 
 
 	// The limits of package gateway: header read timeout, idle timeout,
 	// header size, and at most maxConns connections at once.
-	srv := gateway.NewServer(l.Addr().String(), withConsole(g, o.consoleAdminURL))
+	// The console's admin views call the admin API on its own listener
+	// (it answers CORS for them); without an admin key they are hidden.
+	srv := gateway.NewServer(l.Addr().String(), withConsole(g, adminURL))
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(gateway.LimitListener(l, o.maxConns)) }()
 	printBanner(stdout, listenaddr.URL(l.Addr()), c, o.configPath == "", st.where)
