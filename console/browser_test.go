@@ -47,6 +47,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/gateway"
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/videos"
+	"github.com/gatewaykit/gatewaykit/videos/runner"
 )
 
 // theBrowser is the package's one browser, started by the first tab.
@@ -223,7 +224,7 @@ func newEnv(t *testing.T, c console.Config) *testEnv {
 		Completions:   text.Completions(),
 		Responses:     text.Responses(),
 		Videos:        demo.NewVideoGenerator(demo.WithVideoDuration(1500 * time.Millisecond)),
-		RunnerOptions: []videos.RunnerOption{},
+		RunnerOptions: []runner.Option{},
 	})
 	require.NoError(t, err)
 	rctx, cancel := context.WithCancel(ctx)

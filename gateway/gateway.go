@@ -18,6 +18,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/relay"
 	"github.com/gatewaykit/gatewaykit/responses"
 	"github.com/gatewaykit/gatewaykit/videos"
+	"github.com/gatewaykit/gatewaykit/videos/runner"
 )
 
 // Config is what [New] assembles. Keys and Catalog are required; a nil
@@ -25,7 +26,7 @@ import (
 type Config struct {
 	// Keys authenticates every request, and holds the quotas that requests
 	// and video tasks reserve and settle (the video runner is given it
-	// with videos.WithKeyStore).
+	// with runner.WithKeyStore).
 	Keys auth.KeyStore
 	// Catalog is the model list, and the models the generation endpoints
 	// accept.
@@ -44,7 +45,7 @@ type Config struct {
 	ResponseStore responses.Store
 
 	// Videos generates videos; with it, the video task endpoints are
-	// mounted and [Gateway.Run] runs a [videos.Runner]. A generator that
+	// mounted and [Gateway.Run] runs a [runner.Runner]. A generator that
 	// is also a [videos.Submitter] (the relay's) starts each task before
 	// the create request is answered ([videos.WithSubmitter]).
 	Videos videos.Generator
@@ -56,9 +57,9 @@ type Config struct {
 	Contents videos.ContentStore
 	// RunnerOptions configure the video runner. A relayed task holds one
 	// of its workers (4 by default) while it is polled upstream: raise
-	// videos.WithWorkers to the relayed tasks you expect at once, or the
+	// runner.WithWorkers to the relayed tasks you expect at once, or the
 	// others wait queued, at progress 0, while their upstream tasks run.
-	RunnerOptions []videos.RunnerOption
+	RunnerOptions []runner.Option
 	// PublicBaseURL is the absolute URL under which clients reach the
 	// gateway, such as "https://api.example.com"; the metadata url and
 	// thumbnail_url of completed video tasks are built under it
@@ -124,7 +125,7 @@ type Config struct {
 // behind it. Create it with [New].
 type Gateway struct {
 	handler http.Handler
-	runner  *videos.Runner // nil without Config.Videos
+	runner  *runner.Runner // nil without Config.Videos
 }
 
 // New assembles the gateway described by c. It returns an error when a
@@ -175,8 +176,8 @@ func New(c Config) (*Gateway, error) {
 		if contents == nil {
 			contents = videos.NewMemoryContentStore(nil)
 		}
-		opts := append([]videos.RunnerOption{videos.WithRunnerLogger(logger), videos.WithKeyStore(c.Keys)}, c.RunnerOptions...)
-		g.runner = videos.NewRunner(tasks, c.Videos, contents, opts...)
+		opts := append([]runner.Option{runner.WithLogger(logger), runner.WithKeyStore(c.Keys)}, c.RunnerOptions...)
+		g.runner = runner.New(tasks, c.Videos, contents, opts...)
 		vopts := []videos.Option{videos.WithNotify(g.runner.Wake), videos.WithLogger(logger),
 			videos.WithMaxRequestBytes(c.MaxVideoRequestBytes)}
 		if c.PublicBaseURL != "" {
@@ -255,7 +256,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // Run runs the video runner until ctx is done or [Gateway.Shutdown] is
-// called (see [videos.Runner.Run]). Without a video generator it returns
+// called (see [runner.Runner.Run]). Without a video generator it returns
 // nil at once. Call it once, in its own goroutine.
 func (g *Gateway) Run(ctx context.Context) error {
 	if g.runner == nil {

@@ -38,16 +38,16 @@
 //
 // [Relay.Chat], [Relay.Completions] and [Relay.Responses] plug into the
 // handlers of packages chat, completions and responses; [Relay.Videos]
-// is the videos.Generator of a videos.Runner, and the videos.Submitter of
+// is the videos.Generator of a runner.Runner, and the videos.Submitter of
 // the video handler:
 //
 //	mux.Handle(chat.Pattern, chat.NewHandler(catalog, r.Chat()))
 //	mux.Handle(completions.Pattern, completions.NewHandler(catalog, r.Completions()))
 //	responses.Register(mux, responses.NewHandler(catalog, r.Responses()))
 //	gen := r.Videos()
-//	runner := videos.NewRunner(store, gen, contents, videos.WithWorkers(64))
+//	rn := runner.New(store, gen, contents, runner.WithWorkers(64))
 //	videos.Register(mux, videos.NewHandler(store, catalog, contents,
-//		videos.WithNotify(runner.Wake), videos.WithSubmitter(gen.(videos.Submitter))))
+//		videos.WithNotify(rn.Wake), videos.WithSubmitter(gen.(videos.Submitter))))
 //	server := auth.Middleware(keys)(relay.ForwardHeaders(mux))
 //
 // The handlers own the wire: replies carry the gateway's ids, timestamps

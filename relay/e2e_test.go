@@ -25,6 +25,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/relay"
 	"github.com/gatewaykit/gatewaykit/responses"
 	"github.com/gatewaykit/gatewaykit/videos"
+	"github.com/gatewaykit/gatewaykit/videos/runner"
 )
 
 // kitServer is a gatewaykit server as the example server builds it (auth,
@@ -40,14 +41,14 @@ func kitServer(t *testing.T, key string, catalog models.Catalog, text chat.Backe
 	mux.Handle(completions.Pattern, completions.NewHandler(catalog, comp))
 	responses.Register(mux, responses.NewHandler(catalog, resp))
 	store, contents := videos.NewMemoryStore(nil), videos.NewMemoryContentStore(nil)
-	runner := videos.NewRunner(store, gen, contents, videos.WithPollInterval(time.Hour), videos.WithWorkers(2))
-	go func() { _ = runner.Run(context.Background()) }()
+	rn := runner.New(store, gen, contents, runner.WithPollInterval(time.Hour), runner.WithWorkers(2))
+	go func() { _ = rn.Run(context.Background()) }()
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		_ = runner.Shutdown(ctx)
+		_ = rn.Shutdown(ctx)
 	})
-	opts := []videos.Option{videos.WithNotify(runner.Wake)}
+	opts := []videos.Option{videos.WithNotify(rn.Wake)}
 	if s, ok := gen.(videos.Submitter); ok {
 		opts = append(opts, videos.WithSubmitter(s))
 	}

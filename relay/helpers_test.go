@@ -22,6 +22,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/responses"
 	"github.com/gatewaykit/gatewaykit/sse"
 	"github.com/gatewaykit/gatewaykit/videos"
+	"github.com/gatewaykit/gatewaykit/videos/runner"
 )
 
 // quota is the budget of the test key; charges are read off it.
@@ -96,18 +97,18 @@ func newGateway(t *testing.T, setup func(up *relaytest.Upstream), opts ...relay.
 func (g *gateway) mountVideos(t *testing.T, mux *http.ServeMux, catalog models.Catalog, opts ...videos.Option) {
 	store := videos.NewMemoryStore(nil)
 	contents := videos.NewMemoryContentStore(nil)
-	runner := videos.NewRunner(store, g.relay.Videos(), contents, videos.WithPollInterval(time.Hour), videos.WithWorkers(2))
+	rn := runner.New(store, g.relay.Videos(), contents, runner.WithPollInterval(time.Hour), runner.WithWorkers(2))
 	ctx, cancel := context.WithCancel(context.Background())
-	go func() { _ = runner.Run(ctx) }()
+	go func() { _ = rn.Run(ctx) }()
 	t.Cleanup(func() {
 		ctx, stop := context.WithTimeout(context.Background(), 10*time.Second)
 		defer stop()
-		require.NoError(t, runner.Shutdown(ctx))
+		require.NoError(t, rn.Shutdown(ctx))
 		cancel()
 	})
 	g.tasks = store
 	sub := g.relay.Videos().(videos.Submitter)
-	h := videos.NewHandler(store, catalog, contents, append([]videos.Option{videos.WithNotify(runner.Wake), videos.WithSubmitter(sub)}, opts...)...)
+	h := videos.NewHandler(store, catalog, contents, append([]videos.Option{videos.WithNotify(rn.Wake), videos.WithSubmitter(sub)}, opts...)...)
 	for _, p := range append(videos.Patterns(), videos.PatternContent) {
 		mux.Handle(p, h)
 	}

@@ -29,9 +29,9 @@ const maxPollFailures = 5
 // handler with videos.WithSubmitter (gateway.New does so):
 //
 //	gen := r.Videos()
-//	runner := videos.NewRunner(store, gen, contents)
+//	r := runner.New(store, gen, contents)
 //	h := videos.NewHandler(store, catalog, contents,
-//		videos.WithNotify(runner.Wake), videos.WithSubmitter(gen.(videos.Submitter)))
+//		videos.WithNotify(r.Wake), videos.WithSubmitter(gen.(videos.Submitter)))
 //
 // For each gateway task it:
 //
@@ -95,7 +95,7 @@ const maxPollFailures = 5
 //
 // Each task holds one of the runner's workers while it is polled, which
 // costs a goroutine and one request per poll: give a relay's runner
-// enough workers (videos.WithWorkers) for the tasks it runs at once, or
+// enough workers (runner.WithWorkers) for the tasks it runs at once, or
 // tasks wait queued, at progress 0, while their upstream tasks run.
 func (r *Relay) Videos() videos.Generator { return videoBackend{r} }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/relay"
 	"github.com/gatewaykit/gatewaykit/relay/relaytest"
 	"github.com/gatewaykit/gatewaykit/videos"
+	"github.com/gatewaykit/gatewaykit/videos/runner"
 )
 
 // createVideo creates a task on the gateway and returns its id.
@@ -313,10 +314,10 @@ func TestVideoStoredRefIsPolledNeverCreatedAgain(t *testing.T) {
 	// Another process: a new relay, a new runner, the same store.
 	second, err := relay.New(routes, relay.WithPollInterval(time.Millisecond))
 	require.NoError(t, err)
-	runner := videos.NewRunner(store, second.Videos(), contents, videos.WithPollInterval(time.Millisecond))
+	rn := runner.New(store, second.Videos(), contents, runner.WithPollInterval(time.Millisecond))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { _ = runner.Run(ctx); close(done) }()
+	go func() { _ = rn.Run(ctx); close(done) }()
 	t.Cleanup(func() { cancel(); <-done })
 	var got *videos.Task
 	require.Eventually(t, func() bool {
@@ -429,10 +430,10 @@ func TestVideoTaskTakenOverMidwayIsNotCreatedAgain(t *testing.T) {
 	id := decode(t, rec.Body)["id"].(string)
 
 	run := func(gen videos.Generator) (stop func()) {
-		runner := videos.NewRunner(store, gen, contents, videos.WithPollInterval(time.Millisecond))
+		rn := runner.New(store, gen, contents, runner.WithPollInterval(time.Millisecond))
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
-		go func() { _ = runner.Run(ctx); close(done) }()
+		go func() { _ = rn.Run(ctx); close(done) }()
 		return func() { cancel(); <-done }
 	}
 	stopFirst := run(first.Videos())

@@ -82,30 +82,3 @@ func (h *handler) release(ctx context.Context, t *Task) {
 			slog.String("task_id", t.ID), slog.String("error", err.Error()))
 	}
 }
-
-// settle settles the charge of t, which has just completed (used) or
-// failed (not used), through the runner's key store.
-func (r *Runner) settle(ctx context.Context, t *Task, used bool, log *slog.Logger) {
-	if t.Charge == nil {
-		return
-	}
-	if r.cfg.keys == nil {
-		log.LogAttrs(ctx, slog.LevelError, "videos: a charged task finished, but the runner has no key store (WithKeyStore): its quota stays reserved",
-			slog.String("key_id", t.Charge.KeyID), slog.Int64("amount", t.Charge.Amount))
-		return
-	}
-	// The settlement records the task in the key's usage (one row, with
-	// its model and cost in US dollars; a failed task costs nothing).
-	p := auth.SettleParams{KeyID: t.Charge.KeyID, Reserved: t.Charge.Amount, Model: t.Model}
-	if used {
-		p.Used, p.CostUSD = t.Charge.Amount, t.Charge.CostUSD
-	}
-	_, err := r.cfg.keys.Settle(context.WithoutCancel(ctx), p)
-	switch {
-	case err == nil:
-	case errors.Is(err, auth.ErrQuotaExceeded):
-		log.LogAttrs(ctx, slog.LevelDebug, "videos: the task's cost exceeded the key's quota", slog.Int64("amount", t.Charge.Amount))
-	default:
-		log.LogAttrs(ctx, slog.LevelError, "videos: settling the task's quota", slog.String("error", err.Error()))
-	}
-}

@@ -1,7 +1,7 @@
 // Package videos implements the asynchronous video tasks of the gateway API
 // (spec §2.5, §3.1, §4.5–§4.9): two create paths, status polling, content
 // download, list and delete; the [Task] and its state machine; the
-// [TaskStore] that keeps tasks, the [Runner] that generates them through a
+// [TaskStore] that keeps tasks, the runner (package videos/runner) that generates them through a
 // [Generator], and the [ContentStore] that keeps the results.
 //
 // # Mounting
@@ -12,8 +12,8 @@
 // its own auth middleware:
 //
 //	store, contents := videos.NewMemoryStore(nil), videos.NewMemoryContentStore(nil)
-//	runner := videos.NewRunner(store, generator, contents, videos.WithKeyStore(keyStore))
-//	h := videos.NewHandler(store, catalog, contents, videos.WithNotify(runner.Wake))
+//	r := runner.New(store, generator, contents, runner.WithKeyStore(keyStore))
+//	h := videos.NewHandler(store, catalog, contents, videos.WithNotify(r.Wake))
 //
 //	keys := auth.Middleware(keyStore)
 //	keysOrSession := auth.Middleware(keyStore, auth.WithSessionAuthenticator(sessions))
@@ -22,8 +22,8 @@
 //	}
 //	mux.Handle(videos.PatternContent, keysOrSession(h))
 //
-//	go runner.Run(ctx)
-//	defer runner.Shutdown(shutdownCtx)
+//	go r.Run(ctx)
+//	defer r.Shutdown(shutdownCtx)
 //
 // The routes:
 //
@@ -126,8 +126,8 @@
 // is already reserved by requests and tasks in flight they answer 403
 // insufficient_quota in the flat shape (the one status besides 429 that
 // the flat shape keeps, as the auth middleware answers quota with 403).
-// The reservation is kept in [Task.Charge]. The [Runner], given the key
-// store with [WithKeyStore], charges it when the task completes and
+// The reservation is kept in [Task.Charge]. The runner (package videos/runner), given the key
+// store with runner.WithKeyStore, charges it when the task completes and
 // releases it when the task fails; DELETE of a task that has not finished
 // releases it (through the key store of auth.Middleware). A task is
 // charged what was reserved for it, whatever the generator's result.
@@ -251,14 +251,16 @@
 //
 // # Runner
 //
-// A [Runner] claims tasks, at most [WithWorkers] at once (4 by default),
+// The tasks are made by a runner of package videos/runner (gateway.New
+// runs one). It claims tasks, at most runner.WithWorkers at once (4 by
+// default),
 // calls the [Generator] with a progress callback, puts the result in the
 // ContentStore, and records completed or failed. A generator's error
 // fails the task with the code and message of a [*Failure], or
 // generation_failed and a generic message (the error itself is only
-// logged). A generation that outlives [WithGenerationTimeout] (1 hour)
+// logged). A generation that outlives runner.WithGenerationTimeout (1 hour)
 // fails; a panicking generator fails its task, not the runner. A task's
-// [Task.Charge] is settled against the key store of [WithKeyStore] when
+// [Task.Charge] is settled against the key store of runner.WithKeyStore when
 // it completes or fails (see Quota above). Shutdown
 // stops claiming and waits for running tasks; past its deadline it
 // cancels and releases them. Several runners, in several processes, may

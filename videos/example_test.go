@@ -14,6 +14,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/demo"
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/videos"
+	"github.com/gatewaykit/gatewaykit/videos/runner"
 )
 
 // send serves one request with h, as the principal of key key_1 (account
@@ -71,36 +72,6 @@ func ExampleNewHandler() {
 	// 400 {"code":"invalid_request","message":"seconds must be one of 4, 8, 12, 16, 20 for model \"demo-video\", got 5","error":{"message":"seconds must be one of 4, 8, 12, 16, 20 for model \"demo-video\", got 5","type":"invalid_request_error","param":"seconds","code":"invalid_request"}}
 }
 
-func ExampleNewRunner() {
-	store, contents := videos.NewMemoryStore(nil), videos.NewMemoryContentStore(nil)
-	catalog := models.NewMemoryCatalog(demo.VideoModels()...)
-	runner := videos.NewRunner(store, demo.NewVideoGenerator(demo.WithVideoDuration(0)), contents,
-		videos.WithWorkers(2))
-	h := videos.NewHandler(store, catalog, contents, videos.WithNotify(runner.Wake))
-
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() { _ = runner.Run(ctx) }()
-
-	id := idOf(send(h, "POST", "/v1/vendorai/videos", `{"model":"demo-video-pro","mode":"t2v","prompt":"waves","resolution":"720p","aspect_ratio":"9:16","duration_sec":2}`))
-	t := waitFor(store, id)
-	fmt.Println(t.Status, t.Progress, t.Size, t.Seconds, t.Metadata.Width, t.Metadata.Height, t.Metadata.FPS)
-
-	w := send(h, "GET", "/v1/videos/"+id+"/content", "")
-	fmt.Println(w.Code, w.Header().Get("Content-Type"), w.Body.String()[4:8])
-	w = send(h, "GET", "/v1/videos/"+id+"/content?variant=thumbnail", "")
-	fmt.Println(w.Code, w.Header().Get("Content-Type"))
-
-	shutdown, done := context.WithTimeout(context.Background(), 5*time.Second)
-	defer done()
-	fmt.Println(runner.Shutdown(shutdown))
-	// Output:
-	// completed 100 720x1280 2 720 1280 24
-	// 200 video/mp4 ftyp
-	// 200 image/png
-	// <nil>
-}
-
 // fileServer is an http.RoundTripper that answers from a handler, so that
 // the example needs no network.
 type fileServer struct{ h http.Handler }
@@ -120,12 +91,12 @@ func ExampleWithContentProxy() {
 
 	store := videos.NewMemoryStore(nil)
 	catalog := models.NewMemoryCatalog(demo.VideoModels()...)
-	runner := videos.NewRunner(store, demo.NewVideoGenerator(demo.WithVideoDuration(0)), contents)
+	rn := runner.New(store, demo.NewVideoGenerator(demo.WithVideoDuration(0)), contents)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go func() { _ = runner.Run(ctx) }()
+	go func() { _ = rn.Run(ctx) }()
 
-	redirecting := videos.NewHandler(store, catalog, contents, videos.WithNotify(runner.Wake))
+	redirecting := videos.NewHandler(store, catalog, contents, videos.WithNotify(rn.Wake))
 	streaming := videos.NewHandler(store, catalog, contents, videos.WithContentProxy(cdn))
 
 	id := idOf(send(redirecting, "POST", "/v1/videos", `{"model":"demo-video","prompt":"a kite","size":"1280x720","seconds":4}`))
@@ -155,12 +126,12 @@ func ExampleWithPollAfter() {
 func ExampleWithPublicURL() {
 	store, contents := videos.NewMemoryStore(nil), videos.NewMemoryContentStore(nil)
 	catalog := models.NewMemoryCatalog(demo.VideoModels()...)
-	runner := videos.NewRunner(store, demo.NewVideoGenerator(demo.WithVideoDuration(0)), contents)
+	rn := runner.New(store, demo.NewVideoGenerator(demo.WithVideoDuration(0)), contents)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go func() { _ = runner.Run(ctx) }()
+	go func() { _ = rn.Run(ctx) }()
 	h := videos.NewHandler(store, catalog, contents,
-		videos.WithPublicURL("https://api.example.com"), videos.WithNotify(runner.Wake))
+		videos.WithPublicURL("https://api.example.com"), videos.WithNotify(rn.Wake))
 
 	id := idOf(send(h, "POST", "/v1/videos", `{"model":"demo-video","prompt":"x","size":"1280x720"}`))
 	waitFor(store, id)
@@ -238,13 +209,13 @@ func ExampleWithPricing() {
 	fmt.Printf("%+v\n", quota())
 
 	// The runner charges the reservation when the task completes.
-	runner := videos.NewRunner(store, demo.NewVideoGenerator(demo.WithVideoDuration(0)), contents,
-		videos.WithKeyStore(keys), videos.WithPollInterval(time.Millisecond))
-	go runner.Run(ctx)
+	rn := runner.New(store, demo.NewVideoGenerator(demo.WithVideoDuration(0)), contents,
+		runner.WithKeyStore(keys), runner.WithPollInterval(time.Millisecond))
+	go rn.Run(ctx)
 	for quota().Reserved > 0 {
 		time.Sleep(time.Millisecond)
 	}
-	_ = runner.Shutdown(ctx)
+	_ = rn.Shutdown(ctx)
 	fmt.Printf("%+v\n", quota())
 
 	// Two more fit in what is left (the second finds 2000 unreserved

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// A Generator makes videos: it is the video backend that the [Runner]
+// A Generator makes videos: it is the video backend that the runner (package videos/runner)
 // calls for each task it claims. Implementations must be safe for
 // concurrent use: a runner calls Generate from several goroutines.
 //

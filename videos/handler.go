@@ -61,7 +61,7 @@ func Register(mux *http.ServeMux, h http.Handler) {
 // [PatternContent]): it finds the route from the end of the request's
 // path, so it works under any router or prefix. store holds the tasks,
 // catalog the models (each request's model must list compat-video), and
-// contents the results that a [Runner] sharing store and contents
+// contents the results that a runner (package videos/runner) sharing store and contents
 // generates.
 //
 // Every request needs an owner ([WithOwner]; by default the principal of

@@ -208,7 +208,7 @@ func WithPublicURL(base string) Option {
 }
 
 // WithNotify sets a function called after each task is created, such as
-// a [Runner]'s Wake, so that generation starts at once. Default none.
+// a runner (package videos/runner)'s Wake, so that generation starts at once. Default none.
 func WithNotify(f func()) Option {
 	return func(c *config) { c.notify = f }
 }
@@ -248,8 +248,8 @@ func WithPollAfter(d time.Duration) Option {
 // amount against the caller's key (auth.Reserve) before storing the task,
 // and refuse with 403 insufficient_quota, in the flat shape, when all of
 // the key's quota is already reserved by requests and tasks in flight.
-// The amount is kept in [Task.Charge]: the [Runner] (given the key store
-// with [WithKeyStore]) charges it when the task completes and releases
+// The amount is kept in [Task.Charge]: the runner (package videos/runner) (given the key store
+// with runner.WithKeyStore) charges it when the task completes and releases
 // it when the task fails; deleting a task before it finishes releases it
 // too. A request that is not behind auth.Middleware is not charged.
 //

@@ -17,6 +17,7 @@ import (
 
 	"github.com/gatewaykit/gatewaykit/auth"
 	"github.com/gatewaykit/gatewaykit/videos"
+	"github.com/gatewaykit/gatewaykit/videos/runner"
 )
 
 // settleSignal is a key store that reports every Settle.
@@ -72,7 +73,7 @@ func newQuotaBundle(t *testing.T, budget int64) *quotaBundle {
 	b.srv = httptest.NewServer(mux)
 	t.Cleanup(b.srv.Close)
 	b.run = func(gen videos.Generator) {
-		r := videos.NewRunner(b.store, gen, contents, videos.WithKeyStore(b.keys), videos.WithPollInterval(time.Hour))
+		r := runner.New(b.store, gen, contents, runner.WithKeyStore(b.keys), runner.WithPollInterval(time.Hour))
 		wake = r.Wake
 		go func() { _ = r.Run(context.Background()) }()
 		t.Cleanup(func() {

@@ -23,6 +23,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/demo"
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/videos"
+	"github.com/gatewaykit/gatewaykit/videos/runner"
 )
 
 var update = flag.Bool("update", false, "update the golden files under testdata")
@@ -104,8 +105,8 @@ func setup(t *testing.T, bo bundleOptions) *testBundle {
 	}
 	opts := append([]videos.Option{videos.WithClock(func() time.Time { return b.now })}, bo.handler...)
 	if bo.runner {
-		r := videos.NewRunner(b.store, demo.NewVideoGenerator(demo.WithVideoDuration(0)), b.contents,
-			videos.WithPollInterval(time.Hour), videos.WithWorkers(2))
+		r := runner.New(b.store, demo.NewVideoGenerator(demo.WithVideoDuration(0)), b.contents,
+			runner.WithPollInterval(time.Hour), runner.WithWorkers(2))
 		go func() { _ = r.Run(context.Background()) }()
 		t.Cleanup(func() {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -323,4 +324,24 @@ func newRecorder() *httptest.ResponseRecorder { return httptest.NewRecorder() }
 
 func newRequest(method, path, body string) *http.Request {
 	return httptest.NewRequest(method, path, strings.NewReader(body))
+}
+
+// wait receives from ch, failing t if nothing comes for a long while.
+func wait[T any](t *testing.T, ch <-chan T) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(30 * time.Second):
+		t.Fatal("timed out waiting for the runner")
+		panic("unreachable")
+	}
+}
+
+// okResult is a generator's result with both media.
+func okResult() *videos.Result {
+	return &videos.Result{
+		Video:     videos.Media{ContentType: "video/mp4", Data: []byte("mp4 bytes")},
+		Thumbnail: &videos.Media{ContentType: "image/png", Data: []byte("png bytes")},
+	}
 }

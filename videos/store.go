@@ -48,7 +48,7 @@ const (
 //
 // [TaskStore.Claim] hands a task to a worker together with a lease that
 // lasts ClaimParams.Lease. The worker renews it with every Update that
-// sets UpdateParams.Lease (the [Runner] does so at every progress report
+// sets UpdateParams.Lease (the runner (package videos/runner) does so at every progress report
 // and at a third of the lease in between). The worker is identified by
 // the Attempts number that its claim gave the task: once another claim
 // has bumped it, the old worker's updates fail with [ErrLeaseLost].

@@ -103,7 +103,7 @@ type Task struct {
 	// submitted. It is opaque to the store and never sent to clients.
 	BackendRef string `json:"backend_ref,omitempty"`
 	// Charge is the quota reserved for the task when it was created
-	// (see [WithPricing]): the [Runner] settles it when the task
+	// (see [WithPricing]): the runner (package videos/runner) settles it when the task
 	// completes and releases it when the task fails, and the handler
 	// releases it when the task is deleted before it finishes. Nil when
 	// nothing was reserved (a free model, or no key to charge). Never

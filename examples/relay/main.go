@@ -81,7 +81,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/internal/listenaddr"
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/relay"
-	"github.com/gatewaykit/gatewaykit/videos"
+	"github.com/gatewaykit/gatewaykit/videos/runner"
 )
 
 func main() {
@@ -115,7 +115,7 @@ type config struct {
 	// relayOptions, for tests (a faster video poll, say).
 	relayOptions []relay.Option
 	// runnerOptions configure the video runner, for tests.
-	runnerOptions []videos.RunnerOption
+	runnerOptions []runner.Option
 	// retryMin and retryMax bound the backoff of the start-up model
 	// listing; 1s and 30s when zero.
 	retryMin, retryMax time.Duration
@@ -160,7 +160,7 @@ func newGateway(ctx context.Context, c config) (*server, []models.Model, error) 
 	// A relayed task holds a runner worker only to poll its upstream task:
 	// run many at once, so that none waits queued at progress 0 while its
 	// upstream task runs.
-	runnerOptions := append([]videos.RunnerOption{videos.WithWorkers(64)}, c.runnerOptions...)
+	runnerOptions := append([]runner.Option{runner.WithWorkers(64)}, c.runnerOptions...)
 	g, err := gateway.New(gateway.Config{
 		Keys:          keys,
 		Catalog:       catalog,

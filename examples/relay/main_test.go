@@ -27,7 +27,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/relay"
 	"github.com/gatewaykit/gatewaykit/relay/relaytest"
-	"github.com/gatewaykit/gatewaykit/videos"
+	"github.com/gatewaykit/gatewaykit/videos/runner"
 )
 
 // exampleServer serves what examples/server serves (its wiring: package
@@ -46,7 +46,7 @@ func exampleServer(t *testing.T) *httptest.Server {
 		Completions:   text.Completions(),
 		Responses:     text.Responses(),
 		Videos:        demo.NewVideoGenerator(),
-		RunnerOptions: []videos.RunnerOption{videos.WithPollInterval(20 * time.Millisecond)},
+		RunnerOptions: []runner.Option{runner.WithPollInterval(20 * time.Millisecond)},
 	})
 	require.NoError(t, err)
 	return serve(t, g, g)
@@ -75,7 +75,7 @@ func relayTo(t *testing.T, upstream string) *httptest.Server {
 		key:           "sk-demo",
 		logger:        slog.New(slog.DiscardHandler),
 		relayOptions:  []relay.Option{relay.WithPollInterval(50 * time.Millisecond)},
-		runnerOptions: []videos.RunnerOption{videos.WithPollInterval(20 * time.Millisecond)},
+		runnerOptions: []runner.Option{runner.WithPollInterval(20 * time.Millisecond)},
 	})
 	require.NoError(t, err)
 	require.NotEmpty(t, ms)

@@ -92,7 +92,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/relay"
 	"github.com/gatewaykit/gatewaykit/store/redis"
-	"github.com/gatewaykit/gatewaykit/videos"
+	"github.com/gatewaykit/gatewaykit/videos/runner"
 )
 
 func main() {
@@ -196,7 +196,7 @@ func newGateway(c gateway.File, st *stores, logger *slog.Logger, textOpts ...dem
 		Videos:        demo.NewVideoGenerator(),
 		Tasks:         st.tasks,
 		Contents:      st.contents,
-		RunnerOptions: []videos.RunnerOption{videos.WithLease(st.videoLease)},
+		RunnerOptions: []runner.Option{runner.WithLease(st.videoLease)},
 		Relay:         rl,
 		RateLimit:     c.RateLimit,
 		AuthOptions:   authOpts,

@@ -15,7 +15,7 @@ import (
 )
 
 // TaskStore is the [videos.TaskStore] of a [DB], with the lease policy
-// of that interface: any replica's [videos.Runner] claims tasks with
+// of that interface: any replica's [runner.Runner] claims tasks with
 // SELECT … FOR UPDATE SKIP LOCKED, so concurrent claimers never wait for
 // each other nor get the same task, and a task whose worker died (its
 // lease ran out) is claimed again by another replica. It is safe for

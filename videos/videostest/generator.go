@@ -143,9 +143,10 @@ func describe(m *videos.Media) string {
 	return fmt.Sprintf("%d bytes of %s", len(m.Data), m.ContentType)
 }
 
-// TaskFor returns a queued task of model m, with a fresh id, whose
-// request m accepts: a prompt, and the first seconds and size m allows
-// (4 and 720x1280 when it lists none) — a task for [TestGenerator].
+// TaskFor returns a queued task of model m, with a fresh id, created at
+// [T0], whose request m accepts: a prompt, and the first seconds and size
+// m allows (4 and 720x1280 when it lists none) — a task for
+// [TestGenerator].
 func TaskFor(m models.Model) videos.Task {
 	seconds, size := "4", "720x1280"
 	if c := m.Video; c != nil {
@@ -156,7 +157,7 @@ func TaskFor(m models.Model) videos.Task {
 			size = c.Sizes[0]
 		}
 	}
-	return videos.Task{ID: videos.NewID(), Owner: "videostest", Model: m.ID, Status: videos.StatusQueued,
+	return videos.Task{ID: videos.NewID(), Owner: "videostest", Model: m.ID, Status: videos.StatusQueued, CreatedAt: T0(),
 		Seconds: seconds, Size: size, Request: videos.Request{Create: &videos.CreateRequest{
 			Model: m.ID, Prompt: "a lighthouse at dusk", Seconds: videos.Seconds(seconds), Size: size}}}
 }

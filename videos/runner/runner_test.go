@@ -1,4 +1,4 @@
-package videos_test
+package runner_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
 	"github.com/gatewaykit/gatewaykit/videos"
+	"github.com/gatewaykit/gatewaykit/videos/runner"
 	"github.com/gatewaykit/gatewaykit/videos/videostest"
 )
 
@@ -60,17 +61,17 @@ func wait[T any](t *testing.T, ch <-chan T) T {
 type runnerBundle struct {
 	store    *watchedStore
 	contents *videos.MemoryContentStore
-	runner   *videos.Runner
+	runner   *runner.Runner
 	runErr   chan error
 }
 
 // setupRunner starts a runner over a fresh store and returns once it runs;
 // the test's cleanup shuts it down.
-func setupRunner(t *testing.T, gen videos.Generator, opts ...videos.RunnerOption) *runnerBundle {
+func setupRunner(t *testing.T, gen videos.Generator, opts ...runner.Option) *runnerBundle {
 	t.Helper()
 	b := &runnerBundle{store: newWatchedStore(), contents: videos.NewMemoryContentStore(nil), runErr: make(chan error, 1)}
-	opts = append([]videos.RunnerOption{videos.WithPollInterval(time.Hour), videos.WithWorkerName("test")}, opts...)
-	b.runner = videos.NewRunner(b.store, gen, b.contents, opts...)
+	opts = append([]runner.Option{runner.WithPollInterval(time.Hour), runner.WithWorkerName("test")}, opts...)
+	b.runner = runner.New(b.store, gen, b.contents, opts...)
 	go func() { b.runErr <- b.runner.Run(context.Background()) }()
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -184,7 +185,7 @@ func TestRunnerTimesOutAGeneration(t *testing.T) {
 	bundle := setupRunner(t, videos.GeneratorFunc(func(ctx context.Context, _ *videos.Task, _ func(int)) (*videos.Result, error) {
 		<-ctx.Done()
 		return nil, ctx.Err()
-	}), videos.WithGenerationTimeout(time.Millisecond))
+	}), runner.WithGenerationTimeout(time.Millisecond))
 	bundle.create(t, "alice", 0)
 	done := wait(t, bundle.store.finished)
 	require.Equal(t, videos.StatusFailed, done.Status)
@@ -241,7 +242,7 @@ func TestRunnerBoundsConcurrency(t *testing.T) {
 		<-release
 		running.Add(-1)
 		return okResult(), nil
-	}), videos.WithWorkers(workers))
+	}), runner.WithWorkers(workers))
 	for i := range tasks {
 		bundle.create(t, "alice", time.Duration(i)*time.Second)
 	}
@@ -265,7 +266,7 @@ func TestRunnerRunsManyTasksConcurrently(t *testing.T) {
 			return nil, &videos.Failure{Message: "bob's fail"}
 		}
 		return okResult(), nil
-	}), videos.WithWorkers(4))
+	}), runner.WithWorkers(4))
 	const n = 40
 	want := map[string]videos.Status{}
 	for i := range n {
@@ -341,11 +342,11 @@ func TestRunnerStopsWhenRunsContextEnds(t *testing.T) {
 	t.Parallel()
 	store := newWatchedStore()
 	started := make(chan struct{})
-	r := videos.NewRunner(store, videos.GeneratorFunc(func(ctx context.Context, _ *videos.Task, _ func(int)) (*videos.Result, error) {
+	r := runner.New(store, videos.GeneratorFunc(func(ctx context.Context, _ *videos.Task, _ func(int)) (*videos.Result, error) {
 		close(started)
 		<-ctx.Done()
 		return nil, ctx.Err()
-	}), videos.NewMemoryContentStore(nil), videos.WithPollInterval(time.Hour))
+	}), videos.NewMemoryContentStore(nil), runner.WithPollInterval(time.Hour))
 	task := videostest.NewTask("alice", 0)
 	require.NoError(t, store.Create(context.Background(), task))
 	ctx, cancel := context.WithCancel(context.Background())
@@ -395,17 +396,17 @@ func TestRunnerRenewsTheLeaseWithProgress(t *testing.T) {
 		require.NoError(t, err)
 		checked <- got
 		return okResult(), nil
-	}), videos.WithRunnerClock(clock), videos.WithLease(time.Minute))
+	}), runner.WithClock(clock), runner.WithLease(time.Minute))
 	bundle.create(t, "alice", 0)
 	got := wait(t, checked)
 	require.True(t, got.LeaseExpiresAt.Equal(videostest.T0().Add(45*time.Second+time.Minute)), "lease until %v", got.LeaseExpiresAt)
 	require.Equal(t, videos.StatusCompleted, wait(t, bundle.store.finished).Status)
 }
 
-func TestNewRunnerPanicsOnNilDependencies(t *testing.T) {
+func TestNewPanicsOnNilDependencies(t *testing.T) {
 	t.Parallel()
 	gen := videos.GeneratorFunc(func(context.Context, *videos.Task, func(int)) (*videos.Result, error) { return okResult(), nil })
-	require.PanicsWithValue(t, "videos: NewRunner: nil TaskStore", func() { videos.NewRunner(nil, gen, videos.NewMemoryContentStore(nil)) })
-	require.PanicsWithValue(t, "videos: NewRunner: nil Generator", func() { videos.NewRunner(videos.NewMemoryStore(nil), nil, videos.NewMemoryContentStore(nil)) })
-	require.PanicsWithValue(t, "videos: NewRunner: nil ContentStore", func() { videos.NewRunner(videos.NewMemoryStore(nil), gen, nil) })
+	require.PanicsWithValue(t, "runner: New: nil TaskStore", func() { runner.New(nil, gen, videos.NewMemoryContentStore(nil)) })
+	require.PanicsWithValue(t, "runner: New: nil Generator", func() { runner.New(videos.NewMemoryStore(nil), nil, videos.NewMemoryContentStore(nil)) })
+	require.PanicsWithValue(t, "runner: New: nil ContentStore", func() { runner.New(videos.NewMemoryStore(nil), gen, nil) })
 }

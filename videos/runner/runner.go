@@ -1,4 +1,4 @@
-package videos
+package runner
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/gatewaykit/gatewaykit/auth"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/videos"
 )
 
 // Defaults of the [Runner].
@@ -28,10 +30,10 @@ const (
 // after its context is gone (a release at shutdown, a failure record).
 const storeTimeout = 10 * time.Second
 
-// A RunnerOption configures [NewRunner].
-type RunnerOption func(*runnerConfig)
+// An Option configures [New].
+type Option func(*config)
 
-type runnerConfig struct {
+type config struct {
 	workers     int
 	poll        time.Duration
 	lease       time.Duration
@@ -44,37 +46,37 @@ type runnerConfig struct {
 }
 
 // WithKeyStore sets the store of the API keys whose quota the video
-// handler reserves for each task (see [WithPricing] and [Task.Charge]):
+// handler reserves for each task (see [videos.WithPricing] and [videos.Task.Charge]):
 // the runner charges a task's reservation when the task completes, and
 // releases it when the task fails. It must be the store given to
 // auth.Middleware. Without it, a charged task's reservation is never
 // settled, and the runner logs an error for each such task.
-func WithKeyStore(keys auth.KeyStore) RunnerOption {
-	return func(c *runnerConfig) { c.keys = keys }
+func WithKeyStore(keys auth.KeyStore) Option {
+	return func(c *config) { c.keys = keys }
 }
 
 // WithWorkers sets how many tasks the runner generates at once. Default
 // [DefaultWorkers] (4); values below 1 mean 1.
-func WithWorkers(n int) RunnerOption {
-	return func(c *runnerConfig) { c.workers = max(n, 1) }
+func WithWorkers(n int) Option {
+	return func(c *config) { c.workers = max(n, 1) }
 }
 
 // WithPollInterval sets how long the runner waits before asking the store
 // again when it found nothing to claim (or the store failed). Default
 // [DefaultPollInterval] (1s). [Runner.Wake] cuts a wait short.
-func WithPollInterval(d time.Duration) RunnerOption {
-	return func(c *runnerConfig) {
+func WithPollInterval(d time.Duration) Option {
+	return func(c *config) {
 		if d > 0 {
 			c.poll = d
 		}
 	}
 }
 
-// WithLease sets the lease of a claim (see [TaskStore]). The runner
+// WithLease sets the lease of a claim (see [videos.TaskStore]). The runner
 // renews it at every progress report and every third of it. Default
-// [DefaultLease] (1 minute).
-func WithLease(d time.Duration) RunnerOption {
-	return func(c *runnerConfig) {
+// [videos.DefaultLease] (1 minute).
+func WithLease(d time.Duration) Option {
+	return func(c *config) {
 		if d > 0 {
 			c.lease = d
 		}
@@ -82,48 +84,48 @@ func WithLease(d time.Duration) RunnerOption {
 }
 
 // WithMaxAttempts sets how many times a task may be claimed before a run
-// out lease fails it (see [TaskStore]). Default [DefaultMaxAttempts] (3).
-func WithMaxAttempts(n int) RunnerOption {
-	return func(c *runnerConfig) {
+// out lease fails it (see [videos.TaskStore]). Default [videos.DefaultMaxAttempts] (3).
+func WithMaxAttempts(n int) Option {
+	return func(c *config) {
 		if n > 0 {
 			c.maxAttempts = n
 		}
 	}
 }
 
-// WithGenerationTimeout bounds one call of [Generator.Generate]; a task
+// WithGenerationTimeout bounds one call of [videos.Generator.Generate]; a task
 // that takes longer fails with generation_failed. Default
 // [DefaultGenerationTimeout] (1 hour); 0 or less means no bound.
-func WithGenerationTimeout(d time.Duration) RunnerOption {
-	return func(c *runnerConfig) { c.timeout = max(d, 0) }
+func WithGenerationTimeout(d time.Duration) Option {
+	return func(c *config) { c.timeout = max(d, 0) }
 }
 
-// WithWorkerName sets the name the runner claims tasks under (the Task's
+// WithWorkerName sets the name the runner claims tasks under (the videos.Task's
 // Worker field, and logs). Default: host name, process id and a random
 // suffix.
-func WithWorkerName(name string) RunnerOption {
-	return func(c *runnerConfig) {
+func WithWorkerName(name string) Option {
+	return func(c *config) {
 		if name != "" {
 			c.name = name
 		}
 	}
 }
 
-// WithRunnerLogger sets the runner's logger: claims and outcomes at debug
+// WithLogger sets the runner's logger: claims and outcomes at debug
 // level, failed tasks at info, store and content failures at error. By
 // default, and for nil, nothing is logged.
-func WithRunnerLogger(l *slog.Logger) RunnerOption {
-	return func(c *runnerConfig) {
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) {
 		if l != nil {
 			c.logger = l
 		}
 	}
 }
 
-// WithRunnerClock sets the clock whose time the runner passes to the
+// WithClock sets the clock whose time the runner passes to the
 // store (claims, lease renewals, completion times). Default time.Now.
-func WithRunnerClock(now func() time.Time) RunnerOption {
-	return func(c *runnerConfig) {
+func WithClock(now func() time.Time) Option {
+	return func(c *config) {
 		if now != nil {
 			c.now = now
 		}
@@ -139,26 +141,26 @@ func defaultWorkerName() string {
 }
 
 // Runner moves video tasks from queued to completed or failed: it claims
-// tasks from a [TaskStore], at most a fixed number at once, calls the
-// [Generator], saves the progress it reports, puts the result in the
-// [ContentStore] and records the outcome. Several runners (in several
+// tasks from a [videos.TaskStore], at most a fixed number at once, calls the
+// [videos.Generator], saves the progress it reports, puts the result in the
+// [videos.ContentStore] and records the outcome. Several runners (in several
 // processes) may share one store: the store's leases keep them from
 // running a task twice.
 //
 // Start it with [Runner.Run] and stop it with [Runner.Shutdown] or by
 // cancelling Run's context:
 //
-//	r := videos.NewRunner(store, gen, contents)
+//	r := runner.New(store, gen, contents)
 //	go r.Run(ctx)
 //	…
 //	err := r.Shutdown(shutdownCtx) // waits for the running tasks
 //
 // A Runner runs once: Run may be called only once.
 type Runner struct {
-	store    TaskStore
-	gen      Generator
-	contents ContentStore
-	cfg      runnerConfig
+	store    videos.TaskStore
+	gen      videos.Generator
+	contents videos.ContentStore
+	cfg      config
 
 	wake     chan struct{}
 	started  atomic.Bool
@@ -170,21 +172,21 @@ type Runner struct {
 	cancelTasks context.CancelFunc // cancels the running tasks
 }
 
-// NewRunner returns a runner. It panics if store, gen or contents is nil.
-func NewRunner(store TaskStore, gen Generator, contents ContentStore, opts ...RunnerOption) *Runner {
+// New returns a runner. It panics if store, gen or contents is nil.
+func New(store videos.TaskStore, gen videos.Generator, contents videos.ContentStore, opts ...Option) *Runner {
 	switch {
 	case store == nil:
-		panic("videos: NewRunner: nil TaskStore")
+		panic("runner: New: nil TaskStore")
 	case gen == nil:
-		panic("videos: NewRunner: nil Generator")
+		panic("runner: New: nil Generator")
 	case contents == nil:
-		panic("videos: NewRunner: nil ContentStore")
+		panic("runner: New: nil ContentStore")
 	}
-	cfg := runnerConfig{
+	cfg := config{
 		workers:     DefaultWorkers,
 		poll:        DefaultPollInterval,
-		lease:       DefaultLease,
-		maxAttempts: DefaultMaxAttempts,
+		lease:       videos.DefaultLease,
+		maxAttempts: videos.DefaultMaxAttempts,
 		timeout:     DefaultGenerationTimeout,
 		logger:      slog.New(slog.DiscardHandler),
 		now:         time.Now,
@@ -208,7 +210,7 @@ func NewRunner(store TaskStore, gen Generator, contents ContentStore, opts ...Ru
 
 // Wake makes a waiting runner ask the store for work at once, instead of
 // at the end of its poll interval. Call it after creating a task (see
-// [WithNotify]). It never blocks and is safe for concurrent use.
+// [videos.WithNotify]). It never blocks and is safe for concurrent use.
 func (r *Runner) Wake() {
 	select {
 	case r.wake <- struct{}{}:
@@ -224,7 +226,7 @@ func (r *Runner) Wake() {
 // nil after Shutdown, and an error if called twice.
 func (r *Runner) Run(ctx context.Context) error {
 	if !r.started.CompareAndSwap(false, true) {
-		return errors.New("videos: Runner.Run called twice")
+		return errors.New("runner: Runner.Run called twice")
 	}
 	defer close(r.done)
 
@@ -252,7 +254,7 @@ func (r *Runner) Run(ctx context.Context) error {
 		if err := sem.Acquire(loopCtx, 1); err != nil {
 			break
 		}
-		task, err := r.store.Claim(loopCtx, ClaimParams{
+		task, err := r.store.Claim(loopCtx, videos.ClaimParams{
 			Worker:      r.cfg.name,
 			Now:         r.cfg.now(),
 			Lease:       r.cfg.lease,
@@ -269,7 +271,7 @@ func (r *Runner) Run(ctx context.Context) error {
 		if loopCtx.Err() != nil {
 			break
 		}
-		if !errors.Is(err, ErrNoTask) {
+		if !errors.Is(err, videos.ErrNoTask) {
 			r.cfg.logger.LogAttrs(ctx, slog.LevelError, "videos: claiming a task", slog.String("error", err.Error()))
 		}
 		timer.Reset(r.cfg.poll)
@@ -319,7 +321,7 @@ func (r *Runner) Shutdown(ctx context.Context) error {
 var errLeaseGone = errors.New("videos: task no longer held")
 
 // runTask generates one claimed task and records the outcome.
-func (r *Runner) runTask(parent context.Context, t *Task) {
+func (r *Runner) runTask(parent context.Context, t *videos.Task) {
 	log := r.cfg.logger.With(slog.String("task_id", t.ID), slog.Int("attempt", t.Attempts))
 	log.LogAttrs(parent, slog.LevelDebug, "videos: task claimed")
 
@@ -334,16 +336,16 @@ func (r *Runner) runTask(parent context.Context, t *Task) {
 	// Every store write of this attempt goes through update, which turns
 	// the loss of the task into a cancellation of the generator.
 	var deleted atomic.Bool
-	update := func(p UpdateParams) (*Task, error) {
+	update := func(p videos.UpdateParams) (*videos.Task, error) {
 		p.ID, p.Attempt, p.Now = t.ID, t.Attempts, r.cfg.now()
 		wctx, wcancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
 		defer wcancel()
 		got, err := r.store.Update(wctx, p)
 		switch {
-		case errors.Is(err, ErrNotFound):
+		case errors.Is(err, videos.ErrNotFound):
 			deleted.Store(true)
 			cancel(errLeaseGone)
-		case errors.Is(err, ErrLeaseLost), errors.Is(err, ErrFinished):
+		case errors.Is(err, videos.ErrLeaseLost), errors.Is(err, videos.ErrFinished):
 			cancel(errLeaseGone)
 		case err != nil:
 			log.LogAttrs(ctx, slog.LevelError, "videos: updating a task", slog.String("error", err.Error()))
@@ -365,7 +367,7 @@ func (r *Runner) runTask(parent context.Context, t *Task) {
 			case <-ctx.Done():
 				return
 			case <-tick.C:
-				_, _ = update(UpdateParams{Lease: r.cfg.lease})
+				_, _ = update(videos.UpdateParams{Lease: r.cfg.lease})
 			}
 		}
 	}()
@@ -381,7 +383,7 @@ func (r *Runner) runTask(parent context.Context, t *Task) {
 		if p <= last || ctx.Err() != nil {
 			return
 		}
-		if _, err := update(UpdateParams{Progress: p, Lease: r.cfg.lease}); err == nil {
+		if _, err := update(videos.UpdateParams{Progress: p, Lease: r.cfg.lease}); err == nil {
 			last = p
 		}
 	}
@@ -403,7 +405,7 @@ func (r *Runner) runTask(parent context.Context, t *Task) {
 			r.fail(ctx, t, update, err, log)
 			return
 		}
-		if _, err := update(UpdateParams{Complete: completion}); err != nil {
+		if _, err := update(videos.UpdateParams{Complete: completion}); err != nil {
 			if deleted.Load() {
 				r.deleteContent(parent, t.ID, log)
 			}
@@ -413,10 +415,10 @@ func (r *Runner) runTask(parent context.Context, t *Task) {
 		log.LogAttrs(parent, slog.LevelDebug, "videos: task completed")
 	case parent.Err() != nil:
 		// The runner is stopping: hand the task back.
-		_, err := update(UpdateParams{Release: true})
+		_, err := update(videos.UpdateParams{Release: true})
 		log.LogAttrs(parent, slog.LevelDebug, "videos: task released", slog.Bool("ok", err == nil))
 	case errors.Is(genCtx.Err(), context.DeadlineExceeded):
-		r.fail(ctx, t, update, &Failure{
+		r.fail(ctx, t, update, &videos.Failure{
 			Message: fmt.Sprintf("Video generation timed out after %s.", r.cfg.timeout),
 			Err:     genErr,
 		}, log)
@@ -427,7 +429,7 @@ func (r *Runner) runTask(parent context.Context, t *Task) {
 
 // generate calls the generator, turning a panic into an error so that one
 // bad task cannot take the runner down.
-func (r *Runner) generate(ctx context.Context, t *Task, progress func(int)) (res *Result, err error) {
+func (r *Runner) generate(ctx context.Context, t *videos.Task, progress func(int)) (res *videos.Result, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			res, err = nil, fmt.Errorf("videos: generator panic: %v", p)
@@ -441,18 +443,18 @@ func (r *Runner) generate(ctx context.Context, t *Task, progress func(int)) (res
 }
 
 // fail records err as the failure of t, and releases its charge.
-func (r *Runner) fail(ctx context.Context, t *Task, update func(UpdateParams) (*Task, error), err error, log *slog.Logger) {
+func (r *Runner) fail(ctx context.Context, t *videos.Task, update func(videos.UpdateParams) (*videos.Task, error), err error, log *slog.Logger) {
 	te := failureOf(err)
 	log.LogAttrs(ctx, slog.LevelInfo, "videos: task failed",
 		slog.String("code", te.Code), slog.String("error", err.Error()))
-	if _, err := update(UpdateParams{Fail: &te}); err == nil {
+	if _, err := update(videos.UpdateParams{Fail: &te}); err == nil {
 		r.settle(ctx, t, false, log)
 	}
 }
 
-func failureOf(err error) TaskError {
+func failureOf(err error) videos.TaskError {
 	var (
-		f   *Failure
+		f   *videos.Failure
 		api *apierrors.Error
 	)
 	switch {
@@ -461,25 +463,29 @@ func failureOf(err error) TaskError {
 		if msg == "" {
 			msg = "Video generation failed."
 		}
-		return TaskError{Code: f.code(), Message: msg}
+		code := f.Code
+		if code == "" {
+			code = videos.CodeGenerationFailed
+		}
+		return videos.TaskError{Code: code, Message: msg}
 	case errors.As(err, &api) && api.Message != "":
-		return TaskError{Code: CodeGenerationFailed, Message: api.Message}
+		return videos.TaskError{Code: videos.CodeGenerationFailed, Message: api.Message}
 	default:
-		return TaskError{Code: CodeGenerationFailed, Message: "Video generation failed."}
+		return videos.TaskError{Code: videos.CodeGenerationFailed, Message: "Video generation failed."}
 	}
 }
 
 // storeResult puts the result's bytes in the content store and returns
 // the completion to record.
-func (r *Runner) storeResult(ctx context.Context, t *Task, res *Result) (*Completion, error) {
-	c := &Completion{
+func (r *Runner) storeResult(ctx context.Context, t *videos.Task, res *videos.Result) (*videos.Completion, error) {
+	c := &videos.Completion{
 		Metadata:           res.Metadata,
 		ExpiresAt:          res.ExpiresAt,
 		RemixedFromVideoID: res.RemixedFromVideoID,
 	}
 	c.Metadata.URL, c.Metadata.ThumbnailURL = "", ""
 	if d := res.Metadata.Duration; d > 0 {
-		c.Seconds = formatSeconds(d)
+		c.Seconds = strconv.FormatFloat(d, 'f', -1, 64)
 	}
 	if w, h := res.Metadata.Width, res.Metadata.Height; w > 0 && h > 0 {
 		c.Size = fmt.Sprintf("%dx%d", w, h)
@@ -487,13 +493,13 @@ func (r *Runner) storeResult(ctx context.Context, t *Task, res *Result) (*Comple
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
 	defer cancel()
 
-	url, err := r.putMedia(wctx, t.ID, VariantVideo, &res.Video)
+	url, err := r.putMedia(wctx, t.ID, videos.VariantVideo, &res.Video)
 	if err != nil {
 		return nil, err
 	}
 	c.Metadata.URL = url
 	if res.Thumbnail != nil {
-		url, err := r.putMedia(wctx, t.ID, VariantThumbnail, res.Thumbnail)
+		url, err := r.putMedia(wctx, t.ID, videos.VariantThumbnail, res.Thumbnail)
 		if err != nil {
 			return nil, err
 		}
@@ -504,21 +510,21 @@ func (r *Runner) storeResult(ctx context.Context, t *Task, res *Result) (*Comple
 }
 
 // putMedia stores m's bytes, or returns its URL.
-func (r *Runner) putMedia(ctx context.Context, id string, v Variant, m *Media) (string, error) {
+func (r *Runner) putMedia(ctx context.Context, id string, v videos.Variant, m *videos.Media) (string, error) {
 	switch {
 	case len(m.Data) > 0:
 		ct := m.ContentType
 		if ct == "" {
 			ct = "application/octet-stream"
 		}
-		if err := r.contents.Put(ctx, PutParams{TaskID: id, Variant: v, ContentType: ct, Data: m.Data}); err != nil {
-			return "", &Failure{Message: "The generated video could not be stored.", Err: err}
+		if err := r.contents.Put(ctx, videos.PutParams{TaskID: id, Variant: v, ContentType: ct, Data: m.Data}); err != nil {
+			return "", &videos.Failure{Message: "The generated video could not be stored.", Err: err}
 		}
 		return "", nil
 	case m.URL != "":
 		return m.URL, nil
 	default:
-		return "", &Failure{Message: "Video generation produced no " + string(v) + ".",
+		return "", &videos.Failure{Message: "Video generation produced no " + string(v) + ".",
 			Err: fmt.Errorf("videos: generator result has an empty %s", v)}
 	}
 }
@@ -528,5 +534,32 @@ func (r *Runner) deleteContent(ctx context.Context, id string, log *slog.Logger)
 	defer cancel()
 	if err := r.contents.Delete(wctx, id); err != nil {
 		log.LogAttrs(ctx, slog.LevelError, "videos: deleting content", slog.String("error", err.Error()))
+	}
+}
+
+// settle settles the charge of t, which has just completed (used) or
+// failed (not used), through the runner's key store.
+func (r *Runner) settle(ctx context.Context, t *videos.Task, used bool, log *slog.Logger) {
+	if t.Charge == nil {
+		return
+	}
+	if r.cfg.keys == nil {
+		log.LogAttrs(ctx, slog.LevelError, "videos: a charged task finished, but the runner has no key store (WithKeyStore): its quota stays reserved",
+			slog.String("key_id", t.Charge.KeyID), slog.Int64("amount", t.Charge.Amount))
+		return
+	}
+	// The settlement records the task in the key's usage (one row, with
+	// its model and cost in US dollars; a failed task costs nothing).
+	p := auth.SettleParams{KeyID: t.Charge.KeyID, Reserved: t.Charge.Amount, Model: t.Model}
+	if used {
+		p.Used, p.CostUSD = t.Charge.Amount, t.Charge.CostUSD
+	}
+	_, err := r.cfg.keys.Settle(context.WithoutCancel(ctx), p)
+	switch {
+	case err == nil:
+	case errors.Is(err, auth.ErrQuotaExceeded):
+		log.LogAttrs(ctx, slog.LevelDebug, "videos: the task's cost exceeded the key's quota", slog.Int64("amount", t.Charge.Amount))
+	default:
+		log.LogAttrs(ctx, slog.LevelError, "videos: settling the task's quota", slog.String("error", err.Error()))
 	}
 }
