@@ -145,11 +145,13 @@ type KeyConfig struct {
 
 // DemoFile returns the built-in configuration of the example programs:
 // the keys of [DemoKeys], the demo text models (demo-instruct, for legacy
-// completions only, among them), and the demo video models. It sets no
+// completions only, among them), the demo video models and the demo
+// models of the other access points (demo.AccessModels). It sets no
 // default rate limit.
 func DemoFile() File {
 	ms := demo.TextModels()
 	ms = append(ms, demo.VideoModels()...)
+	ms = append(ms, demo.AccessModels()...)
 	return File{Keys: DemoKeys(), Models: ms}
 }
 

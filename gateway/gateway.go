@@ -12,6 +12,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/auth"
 	"github.com/gatewaykit/gatewaykit/chat"
 	"github.com/gatewaykit/gatewaykit/completions"
+	"github.com/gatewaykit/gatewaykit/embeddings"
 	"github.com/gatewaykit/gatewaykit/endpoint"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
 	"github.com/gatewaykit/gatewaykit/models"
@@ -66,6 +67,17 @@ type Config struct {
 	// origin ("/v1/videos/{task_id}/content"); they are never built from
 	// the request's Host header.
 	PublicBaseURL string
+
+	// Embeddings serves POST /v1/embeddings, Moderations POST
+	// /v1/moderations, Rerank POST /v1/rerank, Images POST
+	// /v1/images/generations (and the image files of its URL replies,
+	// images.PatternFile), Audio POST /v1/audio/speech,
+	// /v1/audio/transcriptions and /v1/audio/translations. A nil backend
+	// leaves its access points unmounted (or, with a relay, relayed
+	// only). With a relay, the requests for models that it routes to
+	// OpenAI-compatible upstreams are passed through, and the others come
+	// to these backends (relay.WithAccessFallback).
+	Embeddings embeddings.Backend
 
 	// Relay, when set, relays the models it routes to their upstreams,
 	// and serves the access points of spec §4.4 (embeddings, images,
@@ -192,6 +204,7 @@ func New(c Config) (*Gateway, error) {
 	// The access points of spec §4.4 that the gateway serves itself, by
 	// pattern (relay.AccessPatterns).
 	served := map[string]http.Handler{}
+	mountServed(mux, c, logger, served)
 	mountAccess(mux, c, served)
 	if c.Routes != nil {
 		c.Routes(mux)

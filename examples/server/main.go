@@ -164,6 +164,7 @@ func newGateway(c gateway.File, st *stores, logger *slog.Logger, textOpts ...dem
 		Responses:     text.Responses(),
 		ResponseStore: st.responses,
 		Videos:        demo.NewVideoGenerator(),
+		Embeddings:    demo.NewEmbeddingBackend(),
 		Tasks:         st.tasks,
 		Contents:      st.contents,
 		RunnerOptions: []videos.RunnerOption{videos.WithLease(st.videoLease)},

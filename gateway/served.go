@@ -1,0 +1,21 @@
+package gateway
+
+import (
+	"log/slog"
+	"net/http"
+
+	"github.com/gatewaykit/gatewaykit/embeddings"
+	"github.com/gatewaykit/gatewaykit/endpoint"
+	"github.com/gatewaykit/gatewaykit/relay"
+)
+
+// mountServed adds to served the handlers of the access points of spec
+// §4.4 that c has a backend for, keyed by their relay.Pattern*
+// constants; routes of their own that no relay passes through (the
+// image files) go on mux directly.
+func mountServed(mux *http.ServeMux, c Config, logger *slog.Logger, served map[string]http.Handler) {
+	opts := []endpoint.Option{endpoint.WithLogger(logger)}
+	if c.Embeddings != nil {
+		served[relay.PatternEmbeddings] = embeddings.NewHandler(c.Catalog, c.Embeddings, opts...)
+	}
+}
