@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/openai/openai-go/v3"
@@ -32,6 +33,8 @@ func newAccessDemo(t *testing.T, extra func(*gateway.Config)) (openai.Client, *h
 // withAccessDemo sets the demo backends of the access points.
 func withAccessDemo(c *gateway.Config) {
 	c.Embeddings = demo.NewEmbeddingBackend()
+	c.Moderations = demo.NewModerationBackend()
+	c.Rerank = demo.NewRerankBackend()
 }
 
 func TestSDKEmbeddings(t *testing.T) {
@@ -77,4 +80,53 @@ func TestSDKEmbeddings(t *testing.T) {
 	require.ErrorAs(t, err, &apiErr)
 	require.Equal(t, 400, apiErr.StatusCode)
 	require.Equal(t, "model", apiErr.Param)
+}
+
+func TestSDKModerations(t *testing.T) {
+	t.Parallel()
+	client, _ := newAccessDemo(t, nil)
+	res, err := client.Moderations.New(t.Context(), openai.ModerationNewParams{
+		Model: demo.ModerationModel,
+		Input: openai.ModerationNewParamsInputUnion{OfStringArray: []string{"Have a nice day", "I will kill the gore"}},
+	})
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(res.ID, "modr-"), res.ID)
+	require.Equal(t, demo.ModerationModel, res.Model)
+	require.Len(t, res.Results, 2)
+	require.False(t, res.Results[0].Flagged)
+	got := res.Results[1]
+	require.True(t, got.Flagged)
+	require.True(t, got.Categories.Violence)
+	require.True(t, got.Categories.ViolenceGraphic)
+	require.False(t, got.Categories.Hate)
+	require.Greater(t, got.CategoryScores.ViolenceGraphic, 0.9)
+	require.True(t, got.JSON.Categories.Valid())
+	for _, f := range []interface{ Valid() bool }{got.Categories.JSON.SelfHarmInstructions, got.Categories.JSON.SexualMinors,
+		got.CategoryScores.JSON.IllicitViolent, got.CategoryAppliedInputTypes.JSON.HateThreatening} {
+		require.True(t, f.Valid(), "every category is present")
+	}
+	require.Equal(t, []string{"text"}, got.CategoryAppliedInputTypes.Violence)
+
+	img, err := client.Moderations.New(t.Context(), openai.ModerationNewParams{
+		Model: demo.ModerationModel,
+		Input: openai.ModerationNewParamsInputUnion{OfModerationMultiModalArray: []openai.ModerationMultiModalInputUnionParam{
+			{OfText: &openai.ModerationTextInputParam{Text: "so hopeless"}},
+			{OfImageURL: &openai.ModerationImageURLInputParam{ImageURL: openai.ModerationImageURLInputImageURLParam{URL: "https://example.com/a.png"}}},
+		}},
+	})
+	require.NoError(t, err)
+	require.Len(t, img.Results, 1)
+	require.True(t, img.Results[0].Categories.SelfHarmIntent)
+	require.Equal(t, []string{"text", "image"}, img.Results[0].CategoryAppliedInputTypes.SelfHarmIntent)
+	require.Equal(t, []string{"text"}, img.Results[0].CategoryAppliedInputTypes.SexualMinors)
+}
+
+// TestRerank has no SDK (the OpenAI SDK has no rerank): a raw request.
+func TestRerank(t *testing.T) {
+	t.Parallel()
+	g := newDemo(t, withAccessDemo)
+	status, body := do(t, g, "POST", "/v1/rerank", "sk-demo",
+		`{"model":"demo-rerank","query":"capital of France","documents":["Cats.","Paris is the capital of France."],"top_n":1}`)
+	require.Equal(t, 200, status, body)
+	require.Contains(t, body, `"results":[{"index":1,"relevance_score":0.7071,"document":{"text":"Paris is the capital of France."}}]`)
 }

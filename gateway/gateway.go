@@ -16,7 +16,9 @@ import (
 	"github.com/gatewaykit/gatewaykit/endpoint"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
 	"github.com/gatewaykit/gatewaykit/models"
+	"github.com/gatewaykit/gatewaykit/moderations"
 	"github.com/gatewaykit/gatewaykit/relay"
+	"github.com/gatewaykit/gatewaykit/rerank"
 	"github.com/gatewaykit/gatewaykit/responses"
 	"github.com/gatewaykit/gatewaykit/videos"
 )
@@ -77,7 +79,9 @@ type Config struct {
 	// only). With a relay, the requests for models that it routes to
 	// OpenAI-compatible upstreams are passed through, and the others come
 	// to these backends (relay.WithAccessFallback).
-	Embeddings embeddings.Backend
+	Embeddings  embeddings.Backend
+	Moderations moderations.Backend
+	Rerank      rerank.Backend
 
 	// Relay, when set, relays the models it routes to their upstreams,
 	// and serves the access points of spec §4.4 (embeddings, images,

@@ -6,7 +6,9 @@ import (
 
 	"github.com/gatewaykit/gatewaykit/embeddings"
 	"github.com/gatewaykit/gatewaykit/endpoint"
+	"github.com/gatewaykit/gatewaykit/moderations"
 	"github.com/gatewaykit/gatewaykit/relay"
+	"github.com/gatewaykit/gatewaykit/rerank"
 )
 
 // mountServed adds to served the handlers of the access points of spec
@@ -17,5 +19,11 @@ func mountServed(mux *http.ServeMux, c Config, logger *slog.Logger, served map[s
 	opts := []endpoint.Option{endpoint.WithLogger(logger)}
 	if c.Embeddings != nil {
 		served[relay.PatternEmbeddings] = embeddings.NewHandler(c.Catalog, c.Embeddings, opts...)
+	}
+	if c.Moderations != nil {
+		served[relay.PatternModerations] = moderations.NewHandler(c.Catalog, c.Moderations, opts...)
+	}
+	if c.Rerank != nil {
+		served[relay.PatternRerank] = rerank.NewHandler(c.Catalog, c.Rerank, opts...)
 	}
 }

@@ -165,6 +165,8 @@ func newGateway(c gateway.File, st *stores, logger *slog.Logger, textOpts ...dem
 		ResponseStore: st.responses,
 		Videos:        demo.NewVideoGenerator(),
 		Embeddings:    demo.NewEmbeddingBackend(),
+		Moderations:   demo.NewModerationBackend(),
+		Rerank:        demo.NewRerankBackend(),
 		Tasks:         st.tasks,
 		Contents:      st.contents,
 		RunnerOptions: []videos.RunnerOption{videos.WithLease(st.videoLease)},
