@@ -1,6 +1,13 @@
 package gateway_test
 
 import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"image"
+	"image/png"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -35,6 +42,7 @@ func withAccessDemo(c *gateway.Config) {
 	c.Embeddings = demo.NewEmbeddingBackend()
 	c.Moderations = demo.NewModerationBackend()
 	c.Rerank = demo.NewRerankBackend()
+	c.Images = demo.NewImageBackend()
 }
 
 func TestSDKEmbeddings(t *testing.T) {
@@ -129,4 +137,66 @@ func TestRerank(t *testing.T) {
 		`{"model":"demo-rerank","query":"capital of France","documents":["Cats.","Paris is the capital of France."],"top_n":1}`)
 	require.Equal(t, 200, status, body)
 	require.Contains(t, body, `"results":[{"index":1,"relevance_score":0.7071,"document":{"text":"Paris is the capital of France."}}]`)
+}
+
+func TestSDKImages(t *testing.T) {
+	t.Parallel()
+	client, srv := newAccessDemo(t, nil)
+	b64, err := client.Images.Generate(t.Context(), openai.ImageGenerateParams{
+		Model: demo.ImageModel, Prompt: "a red kite over the sea", Size: "256x256",
+		ResponseFormat: openai.ImageGenerateParamsResponseFormatB64JSON,
+	})
+	require.NoError(t, err)
+	require.Len(t, b64.Data, 1)
+	raw, err := base64.StdEncoding.DecodeString(b64.Data[0].B64JSON)
+	require.NoError(t, err)
+	img, err := png.Decode(bytes.NewReader(raw))
+	require.NoError(t, err)
+	require.Equal(t, image.Rect(0, 0, 256, 256), img.Bounds())
+	require.Equal(t, openai.ImagesResponseSize("256x256"), b64.Size)
+	require.Equal(t, int64(6), b64.Usage.InputTokens)
+
+	byURL, err := client.Images.Generate(t.Context(), openai.ImageGenerateParams{
+		Model: demo.ImageModel, Prompt: "a red kite over the sea", Size: "256x256", N: openai.Int(2),
+		ResponseFormat: openai.ImageGenerateParamsResponseFormatURL,
+	})
+	require.NoError(t, err)
+	require.Len(t, byURL.Data, 2)
+	u := byURL.Data[0].URL
+	require.True(t, strings.HasPrefix(u, "/v1/images/files/"), u)
+	req, err := http.NewRequestWithContext(t.Context(), "GET", srv.URL+u, nil)
+	require.NoError(t, err)
+	unauth, err := srv.Client().Do(req)
+	require.NoError(t, err)
+	unauth.Body.Close()
+	require.Equal(t, 401, unauth.StatusCode, "the file route is authenticated")
+	req.Header.Set("Authorization", "Bearer sk-demo")
+	res, err := srv.Client().Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	require.Equal(t, 200, res.StatusCode)
+	require.Equal(t, "image/png", res.Header.Get("Content-Type"))
+	fetched, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	require.Equal(t, raw, fetched, "the URL serves the image that b64_json sent")
+}
+
+// TestImageURLsUnderThePublicBaseURL checks that the gateway's
+// PublicBaseURL and ImageURLKey reach the images handler.
+func TestImageURLsUnderThePublicBaseURL(t *testing.T) {
+	t.Parallel()
+	cfg := func(c *gateway.Config) {
+		withAccessDemo(c)
+		c.PublicBaseURL = "https://api.example.com"
+		c.ImageURLKey = []byte("replicas share this")
+	}
+	a, b := newDemo(t, cfg), newDemo(t, cfg)
+	status, body := do(t, a, "POST", "/v1/images/generations", "sk-demo", `{"model":"demo-image","prompt":"kite","size":"32x32"}`)
+	require.Equal(t, 200, status, body)
+	var r struct{ Data []struct{ URL string } }
+	require.NoError(t, json.Unmarshal([]byte(body), &r))
+	path, ok := strings.CutPrefix(r.Data[0].URL, "https://api.example.com")
+	require.True(t, ok, r.Data[0].URL)
+	status, _ = do(t, b, "GET", path, "sk-demo", "")
+	require.Equal(t, 200, status, "another replica with the same key serves the file")
 }

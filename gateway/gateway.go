@@ -15,6 +15,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/embeddings"
 	"github.com/gatewaykit/gatewaykit/endpoint"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/images"
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/moderations"
 	"github.com/gatewaykit/gatewaykit/relay"
@@ -82,6 +83,13 @@ type Config struct {
 	Embeddings  embeddings.Backend
 	Moderations moderations.Backend
 	Rerank      rerank.Backend
+	Images      images.Backend
+	// ImageURLKey signs the URLs of the image files that the gateway
+	// serves (images.WithURLKey); nil means a random key per gateway, so
+	// that URLs stop working when it restarts and differ between
+	// replicas: give replicas behind one address the same key. The URLs
+	// are built under PublicBaseURL.
+	ImageURLKey []byte
 
 	// Relay, when set, relays the models it routes to their upstreams,
 	// and serves the access points of spec §4.4 (embeddings, images,

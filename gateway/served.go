@@ -3,9 +3,11 @@ package gateway
 import (
 	"log/slog"
 	"net/http"
+	"slices"
 
 	"github.com/gatewaykit/gatewaykit/embeddings"
 	"github.com/gatewaykit/gatewaykit/endpoint"
+	"github.com/gatewaykit/gatewaykit/images"
 	"github.com/gatewaykit/gatewaykit/moderations"
 	"github.com/gatewaykit/gatewaykit/relay"
 	"github.com/gatewaykit/gatewaykit/rerank"
@@ -25,5 +27,14 @@ func mountServed(mux *http.ServeMux, c Config, logger *slog.Logger, served map[s
 	}
 	if c.Rerank != nil {
 		served[relay.PatternRerank] = rerank.NewHandler(c.Catalog, c.Rerank, opts...)
+	}
+	if c.Images != nil {
+		iopts := append(slices.Clip(opts), images.WithURLKey(c.ImageURLKey))
+		if c.PublicBaseURL != "" {
+			iopts = append(iopts, images.WithPublicURL(c.PublicBaseURL))
+		}
+		h := images.NewHandler(c.Catalog, c.Images, iopts...)
+		served[relay.PatternImages] = h
+		mux.Handle(images.PatternFile, h)
 	}
 }

@@ -167,6 +167,7 @@ func newGateway(c gateway.File, st *stores, logger *slog.Logger, textOpts ...dem
 		Embeddings:    demo.NewEmbeddingBackend(),
 		Moderations:   demo.NewModerationBackend(),
 		Rerank:        demo.NewRerankBackend(),
+		Images:        demo.NewImageBackend(),
 		Tasks:         st.tasks,
 		Contents:      st.contents,
 		RunnerOptions: []videos.RunnerOption{videos.WithLease(st.videoLease)},
