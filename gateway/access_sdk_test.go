@@ -43,6 +43,7 @@ func withAccessDemo(c *gateway.Config) {
 	c.Moderations = demo.NewModerationBackend()
 	c.Rerank = demo.NewRerankBackend()
 	c.Images = demo.NewImageBackend()
+	c.Audio = demo.NewAudioBackend()
 }
 
 func TestSDKEmbeddings(t *testing.T) {
@@ -199,4 +200,92 @@ func TestImageURLsUnderThePublicBaseURL(t *testing.T) {
 	require.True(t, ok, r.Data[0].URL)
 	status, _ = do(t, b, "GET", path, "sk-demo", "")
 	require.Equal(t, 200, status, "another replica with the same key serves the file")
+}
+
+// speakWAV asks the demo for the speech of text through the SDK and
+// returns the WAV bytes.
+func speakWAV(t *testing.T, client openai.Client, text string, speed float64) []byte {
+	t.Helper()
+	res, err := client.Audio.Speech.New(t.Context(), openai.AudioSpeechNewParams{
+		Model: demo.SpeechModel, Input: text, Speed: openai.Float(speed),
+		Voice:          openai.AudioSpeechNewParamsVoiceUnion{OfString: openai.String("alloy")},
+		ResponseFormat: openai.AudioSpeechNewParamsResponseFormatWAV,
+	})
+	require.NoError(t, err)
+	defer res.Body.Close()
+	require.Equal(t, "audio/wav", res.Header.Get("Content-Type"))
+	b, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	return b
+}
+
+func TestSDKAudio(t *testing.T) {
+	t.Parallel()
+	client, srv := newAccessDemo(t, nil)
+	const text = "The quick brown fox. It jumps over the lazy dog!"
+	wav := speakWAV(t, client, text, 1)
+	require.Equal(t, "RIFF", string(wav[:4]))
+	require.Equal(t, "WAVE", string(wav[8:12]))
+	require.Less(t, len(speakWAV(t, client, text, 2)), len(wav)*6/10, "speed 2 is about half as long")
+
+	_, err := client.Audio.Speech.New(t.Context(), openai.AudioSpeechNewParams{
+		Model: demo.SpeechModel, Input: text, Voice: openai.AudioSpeechNewParamsVoiceUnion{OfString: openai.String("alloy")},
+		ResponseFormat: openai.AudioSpeechNewParamsResponseFormatMP3,
+	})
+	var apiErr *openai.Error
+	require.ErrorAs(t, err, &apiErr)
+	require.Equal(t, 400, apiErr.StatusCode)
+	require.Equal(t, "response_format", apiErr.Param)
+
+	file := func() io.Reader { return openai.File(bytes.NewReader(wav), "speech.wav", "audio/wav") }
+	tr, err := client.Audio.Transcriptions.New(t.Context(), openai.AudioTranscriptionNewParams{Model: demo.TranscriptionModel, File: file()})
+	require.NoError(t, err)
+	require.Equal(t, text, tr.Text, "the speech round-trips to its text")
+	require.Equal(t, "tokens", tr.Usage.Type)
+	require.Equal(t, int64(demo.CountTokens(text)), tr.Usage.OutputTokens)
+
+	verbose, err := client.Audio.Transcriptions.New(t.Context(), openai.AudioTranscriptionNewParams{
+		Model: demo.TranscriptionModel, File: file(), ResponseFormat: openai.AudioResponseFormatVerboseJSON,
+		TimestampGranularities: []string{"word", "segment"},
+	})
+	require.NoError(t, err)
+	v := verbose.AsTranscriptionVerbose()
+	require.Equal(t, text, v.Text)
+	require.Len(t, v.Segments, 2)
+	require.Equal(t, " It jumps over the lazy dog!", v.Segments[1].Text)
+	require.Len(t, v.Words, 10)
+	require.Equal(t, "dog", v.Words[9].Word)
+	require.InDelta(t, v.Duration, float64(len(wav)-44)/48000, 0.1)
+
+	for _, format := range []struct {
+		f    openai.AudioResponseFormat
+		want string
+	}{
+		{openai.AudioResponseFormatText, text + "\n"},
+		{openai.AudioResponseFormatSRT, "1\n00:00:00,000 --> "},
+		{openai.AudioResponseFormatVTT, "WEBVTT\n\n00:00:00.000 --> "},
+	} {
+		// The SDK reads these formats as text: a *string destination
+		// (the Transcriptions.New doc).
+		var body string
+		req := openai.AudioTranscriptionNewParams{Model: demo.TranscriptionModel, File: file(), ResponseFormat: format.f}
+		data, ct, err := req.MarshalMultipart()
+		require.NoError(t, err)
+		require.NoError(t, client.Post(t.Context(), "audio/transcriptions", nil, &body,
+			option.WithRequestBody(ct, data)))
+		require.True(t, strings.HasPrefix(body, format.want), "%s: %q", format.f, body)
+		require.Contains(t, body, "It jumps over the lazy dog!")
+	}
+
+	translation, err := client.Audio.Translations.New(t.Context(), openai.AudioTranslationNewParams{Model: demo.TranscriptionModel, File: file()})
+	require.NoError(t, err)
+	require.Equal(t, text, translation.Text)
+
+	// A file that is not the demo's speech gets a description of itself.
+	other, err := client.Audio.Transcriptions.New(t.Context(), openai.AudioTranscriptionNewParams{
+		Model: demo.TranscriptionModel, File: openai.File(strings.NewReader("not audio"), "notes.txt", "text/plain"),
+	})
+	require.NoError(t, err)
+	require.Contains(t, other.Text, `"notes.txt", 9 bytes of text/plain`)
+	_ = srv
 }

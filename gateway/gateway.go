@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/gatewaykit/gatewaykit/audio"
 	"github.com/gatewaykit/gatewaykit/auth"
 	"github.com/gatewaykit/gatewaykit/chat"
 	"github.com/gatewaykit/gatewaykit/completions"
@@ -84,6 +85,7 @@ type Config struct {
 	Moderations moderations.Backend
 	Rerank      rerank.Backend
 	Images      images.Backend
+	Audio       audio.Backend
 	// ImageURLKey signs the URLs of the image files that the gateway
 	// serves (images.WithURLKey); nil means a random key per gateway, so
 	// that URLs stop working when it restarts and differ between

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"slices"
 
+	"github.com/gatewaykit/gatewaykit/audio"
 	"github.com/gatewaykit/gatewaykit/embeddings"
 	"github.com/gatewaykit/gatewaykit/endpoint"
 	"github.com/gatewaykit/gatewaykit/images"
@@ -36,5 +37,11 @@ func mountServed(mux *http.ServeMux, c Config, logger *slog.Logger, served map[s
 		h := images.NewHandler(c.Catalog, c.Images, iopts...)
 		served[relay.PatternImages] = h
 		mux.Handle(images.PatternFile, h)
+	}
+	if c.Audio != nil {
+		h := audio.NewHandler(c.Catalog, c.Audio, opts...)
+		served[relay.PatternSpeech] = h
+		served[relay.PatternTranscriptions] = h
+		served[relay.PatternTranslations] = h
 	}
 }

@@ -168,6 +168,7 @@ func newGateway(c gateway.File, st *stores, logger *slog.Logger, textOpts ...dem
 		Moderations:   demo.NewModerationBackend(),
 		Rerank:        demo.NewRerankBackend(),
 		Images:        demo.NewImageBackend(),
+		Audio:         demo.NewAudioBackend(),
 		Tasks:         st.tasks,
 		Contents:      st.contents,
 		RunnerOptions: []videos.RunnerOption{videos.WithLease(st.videoLease)},
