@@ -41,6 +41,11 @@ func TestExampleServesTheREADMEWalkThrough(t *testing.T) {
 		{"responses", "POST", "/v1/responses", "sk-demo", `{"model":"demo-chat","input":"hi"}`, 200, `"object":"response"`},
 		{"video create", "POST", "/v1/videos", "sk-demo", `{"model":"demo-video","prompt":"kite","seconds":"4","size":"1280x720"}`, 200, `"queued"`},
 		{"empty quota", "POST", "/v1/chat/completions", "sk-demo-empty", `{}`, 403, `"insufficient_quota"`},
+		{"embeddings", "POST", "/v1/embeddings", "sk-demo", `{"model":"demo-embedding","input":"The quick brown fox","dimensions":8}`, 200, `"object":"embedding"`},
+		{"moderations", "POST", "/v1/moderations", "sk-demo", `{"model":"demo-moderation","input":"I will kill the bug"}`, 200, `"violence":true`},
+		{"rerank", "POST", "/v1/rerank", "sk-demo", `{"model":"demo-rerank","query":"capital of France","documents":["Paris is the capital of France.","Cats sleep a lot."],"top_n":1}`, 200, `"index":0`},
+		{"images", "POST", "/v1/images/generations", "sk-demo", `{"model":"demo-image","prompt":"a red kite over the sea","size":"256x256"}`, 200, `"url":"/v1/images/files/`},
+		{"speech", "POST", "/v1/audio/speech", "sk-demo", `{"model":"demo-tts","input":"Hello from the gateway.","voice":"alloy"}`, 200, "RIFF"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
