@@ -2,9 +2,11 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"io"
 	"log/slog"
+	"mime/multipart"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -65,6 +67,48 @@ func TestExampleServesTheREADMEWalkThrough(t *testing.T) {
 			require.Equal(t, tc.status, res.StatusCode, "%s", b)
 			require.Contains(t, string(b), tc.want)
 		})
+	}
+}
+
+// TestExampleTranscribesItsOwnSpeech makes the README's speech and
+// transcription calls: the WAV of /v1/audio/speech, uploaded as curl -F
+// does, comes back as its text in each format.
+func TestExampleTranscribesItsOwnSpeech(t *testing.T) {
+	g, err := newGateway(gateway.DemoFile(), newMemoryStores(), slog.New(slog.DiscardHandler))
+	require.NoError(t, err)
+	srv := httptest.NewServer(g)
+	t.Cleanup(srv.Close)
+	const text = "Hello there. This is the gateway speaking!"
+	req, err := http.NewRequest("POST", srv.URL+"/v1/audio/speech", strings.NewReader(`{"model":"demo-tts","input":"`+text+`","voice":"alloy","response_format":"wav"}`))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer sk-demo")
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	wav, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	require.NoError(t, err)
+	require.Equal(t, "audio/wav", res.Header.Get("Content-Type"))
+	for format, want := range map[string]string{"json": `{"text":"` + text + `"`, "text": text + "\n", "srt": "1\n00:00:00,000 --> ", "vtt": "WEBVTT\n", "verbose_json": `"task":"transcribe"`} {
+		var body bytes.Buffer
+		mw := multipart.NewWriter(&body)
+		fw, err := mw.CreateFormFile("file", "hello.wav")
+		require.NoError(t, err)
+		_, _ = fw.Write(wav)
+		require.NoError(t, mw.WriteField("model", "demo-whisper"))
+		require.NoError(t, mw.WriteField("response_format", format))
+		require.NoError(t, mw.Close())
+		req, err := http.NewRequest("POST", srv.URL+"/v1/audio/transcriptions", &body)
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer sk-demo")
+		req.Header.Set("Content-Type", mw.FormDataContentType())
+		res, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		got, err := io.ReadAll(res.Body)
+		res.Body.Close()
+		require.NoError(t, err)
+		require.Equal(t, 200, res.StatusCode, "%s: %s", format, got)
+		require.True(t, strings.HasPrefix(string(got), want) || strings.Contains(string(got), want), "%s: %s", format, got)
 	}
 }
 
