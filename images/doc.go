@@ -49,7 +49,12 @@
 // charged) are drawn, and only for an hour. The URLs are paths relative to
 // the gateway's origin unless [WithPublicURL] sets an absolute base. A
 // backend that is neither must answer url requests with URLs of its own,
-// or the reply is a 500.
+// or the reply is a 500. The name is signed, not encrypted: anyone who
+// sees the URL can read the prompt from it, as from the request. Its
+// length grows with the prompt's (deflated); a URL of a very long prompt
+// (tens of kilobytes) may exceed the request-header limit of the server
+// or of proxies in front of it, and such clients are better served by
+// b64_json.
 //
 // # Usage and quota
 //
