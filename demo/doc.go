@@ -161,4 +161,74 @@
 // the prompt). A prompt containing #fail ([FailMarker]) fails the task
 // halfway with code generation_failed; so do odd sizes, frames over
 // 3840x2160 pixels and durations over 60 seconds.
+//
+// # The other access points
+//
+// [AccessModels] lists one model per access point, each of an endpoint
+// type of its own (package models): [EmbeddingModel] "demo-embedding"
+// (embeddings), [ModerationModel] "demo-moderation" (moderation),
+// [RerankModel] "demo-rerank" (rerank), [ImageModel] "demo-image"
+// (image-generation), [SpeechModel] "demo-tts" (audio-speech) and
+// [TranscriptionModel] "demo-whisper" (audio-transcription). The backends
+// serve any model id, and are safe for concurrent use.
+//
+//	catalog := models.NewMemoryCatalog(demo.AccessModels()...)
+//	mux.Handle(embeddings.Pattern, embeddings.NewHandler(catalog, demo.NewEmbeddingBackend()))
+//	images.Register(mux, images.NewHandler(catalog, demo.NewImageBackend()))
+//	audio.Register(mux, audio.NewHandler(catalog, demo.NewAudioBackend()))
+//
+// Embeddings ([EmbeddingBackend]). Each input gets a unit vector of
+// dimensions values ([EmbeddingDimensions], 256, by default): every
+// lower-cased word of the text (every token id of a token array, as
+// "#<id>") adds ±1 at four positions picked by its FNV-1a hash, and the
+// sum is normalised ([Embedding]); a text without words is hashed whole.
+// Texts that share words have vectors with a positive dot product, the
+// same text the same vector. prompt_tokens counts the demo tokens of the
+// texts, or the ids of the token arrays.
+//
+// Moderations ([ModerationBackend]). A text is flagged for the category
+// of each trigger word it holds ([ModerationTriggers]; whole words, any
+// case), and for that category's parent ("harassment" for
+// "harassment/threatening"): idiot (harassment), threaten
+// (harassment/threatening), hate (hate), exterminate (hate/threatening),
+// steal (illicit), bomb (illicit/violent), suicide (self-harm), overdose
+// (self-harm/instructions), hopeless (self-harm/intent), explicit
+// (sexual), underage (sexual/minors), kill (violence), gore
+// (violence/graphic). A flagged category scores 0.97 (its parent 0.9);
+// the others a small score below 0.01 derived from the text. The text
+// parts of a multimodal input are classified together; images are not
+// looked at (each counts [ImageTokens] input tokens).
+//
+// Rerank ([RerankBackend]). A document's score is the number of distinct
+// words it shares with the query over the geometric mean of their
+// numbers of distinct words, rounded to 4 decimals ([RerankScore]): 1
+// for the same words, 0 for none in common.
+//
+// Images ([ImageBackend], an images.Redrawer, so its url replies are
+// served by the images handler without storage). Each image is a real
+// PNG (or JPEG, with output_format jpeg; webp is a 400) of the requested
+// size (1024x1024 for none or "auto"; each side 16 to 2048 pixels, else a
+// 400): a vertical gradient between two colours hashed from the prompt
+// and the image's index, with one disc per word of the prompt (at most
+// 32), placed, sized and coloured by the word's hash; background
+// "transparent" makes the gradient transparent. The n images of a request
+// differ; the same request draws the same bytes. revised_prompt says what
+// was drawn; usage counts the prompt's demo tokens in, and one token per
+// 4096 pixels of each image out.
+//
+// Audio ([AudioBackend]). Speech is 24 kHz 16-bit mono audio
+// ([SpeechSampleRate]): one sine tone per word, 0.12 s plus 0.06 s per
+// character long, pitched by the voice (140 to 300 Hz from its name or
+// id) and the word, with 0.08 s gaps, 0.15 s after a comma and 0.3 s
+// after the end of a sentence, all divided by speed — so its length
+// follows the text. It is a WAV file ([WAV]) by default and for
+// response_format wav, raw little-endian samples for pcm; mp3, opus, aac
+// and flac are a 400 (the demo does not pretend to encode them). The WAV
+// carries the text in a RIFF LIST/INFO chunk (ICMT), so the
+// transcription of the demo's own speech gives its text back, with
+// segments (one per sentence) and words timed where the speech put them.
+// Any other file is transcribed as a sentence that describes it (name,
+// size, media type, a WAV's duration). Translations give the same text:
+// the demo's speech is English. Transcriptions report token usage: 10
+// input tokens per second of audio, the text's demo tokens out.
 package demo

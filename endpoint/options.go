@@ -14,7 +14,9 @@ import (
 
 // An Option configures the handler of an endpoint package: the
 // NewHandler of [chat], [completions] and [responses] all take Options,
-// and an option means the same thing in each. The options of this
+// and an option means the same thing in each (as in the handlers of the
+// other access points, packages embeddings, moderations, rerank, images
+// and audio, which take the options that apply to them). The options of this
 // package apply to all three; a package may add options of its own
 // (responses.WithStore, say), which the other packages ignore. Options
 // are made only by this module's packages.

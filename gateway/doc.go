@@ -29,8 +29,17 @@
 // The model list (GET /v1/models, /v1/models/{id}, /v1beta/models…) is
 // always mounted and lists only the models that the caller's key may use.
 // Each generation family is mounted when its backend is set: [Config].Chat,
-// Completions, Responses, Videos. Routes added by [Config].Routes are mounted on the
-// same mux, behind the same middleware.
+// Completions, Responses, Videos, and the other access points of spec
+// §4.4: Embeddings (POST /v1/embeddings), Moderations (POST
+// /v1/moderations), Rerank (POST /v1/rerank), Images (POST
+// /v1/images/generations, and GET /v1/images/files/{name} for the files
+// of its url replies, signed with ImageURLKey and built under
+// PublicBaseURL) and Audio (POST /v1/audio/speech, /transcriptions,
+// /translations). With a Relay, these access points are the relay's
+// first: a request for a model it routes to OpenAI-compatible upstreams
+// is passed through, and any other comes to the backend here
+// (relay.WithAccessFallback). Routes added by [Config].Routes are mounted
+// on the same mux, behind the same middleware.
 //
 // # Limits
 //
@@ -42,6 +51,8 @@
 //	body bytes in flight, all requests    256 MiB   MaxBodyBytesInFlight (negative: none)
 //	body of chat, completions, responses  8 MiB     MaxRequestBytes
 //	body of a video create request        32 MiB    MaxVideoRequestBytes
+//	body of the other JSON access points  8 MiB     (their packages' default)
+//	transcription upload                  25 MiB    (audio.DefaultMaxRequestBytes)
 //
 // The first two are [LimitBodies], mounted behind the auth middleware (so
 // only authenticated requests take room) and usable on its own by

@@ -151,11 +151,13 @@ type KeyConfig struct {
 
 // DemoFile returns the built-in configuration of the example programs:
 // the keys of [DemoKeys], the demo text models (demo-instruct, for legacy
-// completions only, among them), and the demo video models, priced by
+// completions only, among them), the demo video models and the demo
+// models of the other access points (demo.AccessModels), priced by
 // [DemoPricing]. It sets no default rate limit.
 func DemoFile() File {
 	ms := demo.TextModels()
 	ms = append(ms, demo.VideoModels()...)
+	ms = append(ms, demo.AccessModels()...)
 	for i := range ms {
 		ms[i].Pricing = DemoPricing(ms[i].ID)
 	}
@@ -166,7 +168,8 @@ func DemoFile() File {
 // [DemoFile], so that the usage of the example server shows a cost (in
 // US dollars): demo-chat 0.15 per million input tokens and 0.60 per
 // million output tokens, demo-reasoner 1.10 and 4.40, demo-instruct 0.50
-// and 1.50, and 0.10 a second of video for the video models. It is an
+// and 1.50, demo-embedding 0.02 and demo-rerank 0.05 per million input
+// tokens, and 0.10 a second of video for the video models. It is an
 // example, not anyone's price list; nil for another id.
 func DemoPricing(id string) *models.Pricing {
 	switch id {
@@ -176,6 +179,10 @@ func DemoPricing(id string) *models.Pricing {
 		return &models.Pricing{InputPerMillion: 1.10, OutputPerMillion: 4.40}
 	case demo.InstructModel:
 		return &models.Pricing{InputPerMillion: 0.50, OutputPerMillion: 1.50}
+	case demo.EmbeddingModel:
+		return &models.Pricing{InputPerMillion: 0.02}
+	case demo.RerankModel:
+		return &models.Pricing{InputPerMillion: 0.05}
 	}
 	for _, m := range demo.VideoModels() {
 		if m.ID == id {

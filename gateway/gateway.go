@@ -9,13 +9,18 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/gatewaykit/gatewaykit/audio"
 	"github.com/gatewaykit/gatewaykit/auth"
 	"github.com/gatewaykit/gatewaykit/chat"
 	"github.com/gatewaykit/gatewaykit/completions"
+	"github.com/gatewaykit/gatewaykit/embeddings"
 	"github.com/gatewaykit/gatewaykit/endpoint"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/images"
 	"github.com/gatewaykit/gatewaykit/models"
+	"github.com/gatewaykit/gatewaykit/moderations"
 	"github.com/gatewaykit/gatewaykit/relay"
+	"github.com/gatewaykit/gatewaykit/rerank"
 	"github.com/gatewaykit/gatewaykit/responses"
 	"github.com/gatewaykit/gatewaykit/videos"
 	"github.com/gatewaykit/gatewaykit/videos/runner"
@@ -67,6 +72,27 @@ type Config struct {
 	// origin ("/v1/videos/{task_id}/content"); they are never built from
 	// the request's Host header.
 	PublicBaseURL string
+
+	// Embeddings serves POST /v1/embeddings, Moderations POST
+	// /v1/moderations, Rerank POST /v1/rerank, Images POST
+	// /v1/images/generations (and the image files of its URL replies,
+	// images.PatternFile), Audio POST /v1/audio/speech,
+	// /v1/audio/transcriptions and /v1/audio/translations. A nil backend
+	// leaves its access points unmounted (or, with a relay, relayed
+	// only). With a relay, the requests for models that it routes to
+	// OpenAI-compatible upstreams are passed through, and the others come
+	// to these backends (relay.WithAccessFallback).
+	Embeddings  embeddings.Backend
+	Moderations moderations.Backend
+	Rerank      rerank.Backend
+	Images      images.Backend
+	Audio       audio.Backend
+	// ImageURLKey signs the URLs of the image files that the gateway
+	// serves (images.WithURLKey); nil means a random key per gateway, so
+	// that URLs stop working when it restarts and differ between
+	// replicas: give replicas behind one address the same key. The URLs
+	// are built under PublicBaseURL.
+	ImageURLKey []byte
 
 	// Relay, when set, relays the models it routes to their upstreams,
 	// and serves the access points of spec §4.4 (embeddings, images,
@@ -193,6 +219,7 @@ func New(c Config) (*Gateway, error) {
 	// The access points of spec §4.4 that the gateway serves itself, by
 	// pattern (relay.AccessPatterns).
 	served := map[string]http.Handler{}
+	mountServed(mux, c, logger, served)
 	mountAccess(mux, c, served)
 	if c.Routes != nil {
 		c.Routes(mux)

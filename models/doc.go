@@ -6,8 +6,14 @@
 // # The catalogue
 //
 // A [Model] has an id, an owner, a creation time, the endpoint types it
-// serves ([Compat], [CompatResponse], [CompatVideo]), optional display
-// data, a reasoning flag and, for video models, [VideoCapabilities].
+// serves ([Compat], [CompatResponse], [CompatVideo] from the spec; and
+// gatewaykit's own types of the other access points, which the spec does
+// not name: [Embeddings] "embeddings", [Moderation] "moderation", [Rerank]
+// "rerank", [ImageGeneration] "image-generation", [AudioSpeech]
+// "audio-speech" and [AudioTranscription] "audio-transcription", checked
+// by the handlers of packages embeddings, moderations, rerank, images and
+// audio), optional display data, a reasoning flag and, for video models,
+// [VideoCapabilities].
 // A [Catalog] is two context-first methods, Get and List; Get returns an
 // error wrapping [ErrNotFound] for an unknown id. [NewMemoryCatalog] keeps
 // the models in memory, in the order given, and is safe for concurrent use.

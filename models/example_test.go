@@ -154,7 +154,7 @@ func ExampleParseModels() {
 	// 2 models
 	// 8s allowed: true 10s allowed: false
 	// prompt limit: 2500
-	// models: invalid model list: models[0]: model "typo": supported_endpoint_types[0]: unknown endpoint type "compat_video" (want "compat", "compat-response" or "compat-video")
+	// models: invalid model list: models[0]: model "typo": supported_endpoint_types[0]: unknown endpoint type "compat_video" (want "compat", "compat-response", "compat-video", "embeddings", "moderation", "rerank", "image-generation", "audio-speech" or "audio-transcription")
 }
 
 // A model's pricing gives the cost in US dollars of a request's tokens.

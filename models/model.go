@@ -28,9 +28,33 @@ const (
 	CompatVideo EndpointType = "compat-video"
 )
 
+// The endpoint types of the other access points of spec §4.4 that the kit
+// serves itself. The spec names none; these are gatewaykit's, named as
+// gateways of the spec's kind name theirs ("embeddings",
+// "image-generation"), and checked by the handlers of packages
+// embeddings, moderations, rerank, images and audio. The relay's
+// pass-through of these access points checks none by default
+// (relay.WithAccessEndpointType).
+const (
+	// Embeddings is needed by POST /v1/embeddings.
+	Embeddings EndpointType = "embeddings"
+	// Moderation is needed by POST /v1/moderations.
+	Moderation EndpointType = "moderation"
+	// Rerank is needed by POST /v1/rerank.
+	Rerank EndpointType = "rerank"
+	// ImageGeneration is needed by POST /v1/images/generations.
+	ImageGeneration EndpointType = "image-generation"
+	// AudioSpeech is needed by POST /v1/audio/speech (text to speech).
+	AudioSpeech EndpointType = "audio-speech"
+	// AudioTranscription is needed by POST /v1/audio/transcriptions and
+	// POST /v1/audio/translations (speech to text).
+	AudioTranscription EndpointType = "audio-transcription"
+)
+
 func (t EndpointType) known() bool {
 	switch t {
-	case Compat, CompatResponse, CompatVideo:
+	case Compat, CompatResponse, CompatVideo,
+		Embeddings, Moderation, Rerank, ImageGeneration, AudioSpeech, AudioTranscription:
 		return true
 	}
 	return false
@@ -310,7 +334,8 @@ func (m *Model) Validate() error {
 		field := fmt.Sprintf("supported_endpoint_types[%d]", i)
 		switch {
 		case !t.known():
-			bad(field, "unknown endpoint type %q (want %q, %q or %q)", t, Compat, CompatResponse, CompatVideo)
+			bad(field, "unknown endpoint type %q (want %q, %q, %q, %q, %q, %q, %q, %q or %q)", t,
+				Compat, CompatResponse, CompatVideo, Embeddings, Moderation, Rerank, ImageGeneration, AudioSpeech, AudioTranscription)
 		case slices.Index(m.EndpointTypes, t) < i:
 			bad(field, "duplicate %q", t)
 		}

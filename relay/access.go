@@ -170,8 +170,11 @@ func WithAccessAllowed(allow models.AllowFunc) AccessOption {
 // [PatternGemini], which generate text as chat completions do (and which
 // the Gemini-style model list advertises for compat models only); none for
 // the others, whose models (embedding, image, audio, moderation, rerank
-// models) have no endpoint type of their own in the spec. It panics if
-// pattern is not an access point.
+// models) have no endpoint type of their own in the spec, so that an
+// upstream's model list need not name one (gatewaykit's types for them,
+// models.Embeddings and the others, can be required with this option;
+// the kit's own handlers of these access points require them). It panics
+// if pattern is not an access point.
 func WithAccessEndpointType(pattern string, t models.EndpointType) AccessOption {
 	mustBeAccessPattern("WithAccessEndpointType", pattern)
 	return func(c *accessConfig) { c.need[pattern] = t }

@@ -203,8 +203,10 @@ type upstreamModel struct {
 	EndpointTypes []models.EndpointType `json:"supported_endpoint_types"`
 }
 
-// knownTypes are the endpoint types that this gateway serves.
-var knownTypes = []models.EndpointType{models.Compat, models.CompatResponse, models.CompatVideo}
+// knownTypes are the endpoint types that this gateway serves: the
+// spec's, and those of the other access points, which it relays.
+var knownTypes = []models.EndpointType{models.Compat, models.CompatResponse, models.CompatVideo,
+	models.Embeddings, models.Moderation, models.Rerank, models.ImageGeneration, models.AudioSpeech, models.AudioTranscription}
 
 // fetchModels reads the upstream's model list (GET base/models). Each
 // model keeps the endpoint types it lists that this gateway knows; a model

@@ -46,6 +46,7 @@ func exampleServer(t *testing.T) *httptest.Server {
 		Completions:   text.Completions(),
 		Responses:     text.Responses(),
 		Videos:        demo.NewVideoGenerator(),
+		Embeddings:    demo.NewEmbeddingBackend(),
 		RunnerOptions: []runner.Option{runner.WithPollInterval(20 * time.Millisecond)},
 	})
 	require.NoError(t, err)
@@ -112,6 +113,14 @@ func TestRelayInFrontOfTheExampleServer(t *testing.T) {
 		}
 		require.NotEmpty(t, got.Data)
 		require.Equal(t, want, got)
+	})
+
+	t.Run("EmbeddingsAreRelayed", func(t *testing.T) {
+		e, err := client.Embeddings.New(ctx, openai.EmbeddingNewParams{Model: demo.EmbeddingModel,
+			Input: openai.EmbeddingNewParamsInputUnion{OfString: openai.String("relayed")}, Dimensions: openai.Int(4)})
+		require.NoError(t, err)
+		require.Len(t, e.Data[0].Embedding, 4)
+		require.Equal(t, int64(1), e.Usage.PromptTokens)
 	})
 
 	t.Run("Chat", func(t *testing.T) {
@@ -249,8 +258,9 @@ func TestFetchModelsDefaultsAndErrors(t *testing.T) {
 		}
 		_, _ = io.WriteString(w, `{"object":"list","data":[
 			{"id":"gpt-plain","object":"model","owned_by":"openai","created":1},
-			{"id":"vid","supported_endpoint_types":["compat-video","image-generation"]},
-			{"id":"only-unknown","supported_endpoint_types":["embeddings"]},
+			{"id":"vid","supported_endpoint_types":["compat-video","midjourney-proxy"]},
+			{"id":"only-unknown","supported_endpoint_types":["suno-proxy"]},
+			{"id":"embed","supported_endpoint_types":["embeddings"]},
 			{"id":"gpt-plain"}]}`)
 	}))
 	t.Cleanup(up.Close)
@@ -259,6 +269,7 @@ func TestFetchModelsDefaultsAndErrors(t *testing.T) {
 	require.Equal(t, []models.Model{
 		{ID: "gpt-plain", OwnedBy: "openai", Created: 1, EndpointTypes: []models.EndpointType{models.Compat, models.CompatResponse}},
 		{ID: "vid", EndpointTypes: []models.EndpointType{models.CompatVideo}},
+		{ID: "embed", EndpointTypes: []models.EndpointType{models.Embeddings}},
 	}, ms)
 
 	_, err = fetchModels(context.Background(), up.Client(), up.URL+"/v1", "wrong")

@@ -2,9 +2,11 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"io"
 	"log/slog"
+	"mime/multipart"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -41,6 +43,11 @@ func TestExampleServesTheREADMEWalkThrough(t *testing.T) {
 		{"responses", "POST", "/v1/responses", "sk-demo", `{"model":"demo-chat","input":"hi"}`, 200, `"object":"response"`},
 		{"video create", "POST", "/v1/videos", "sk-demo", `{"model":"demo-video","prompt":"kite","seconds":"4","size":"1280x720"}`, 200, `"queued"`},
 		{"empty quota", "POST", "/v1/chat/completions", "sk-demo-empty", `{}`, 403, `"insufficient_quota"`},
+		{"embeddings", "POST", "/v1/embeddings", "sk-demo", `{"model":"demo-embedding","input":"The quick brown fox","dimensions":8}`, 200, `"object":"embedding"`},
+		{"moderations", "POST", "/v1/moderations", "sk-demo", `{"model":"demo-moderation","input":"I will kill the bug"}`, 200, `"violence":true`},
+		{"rerank", "POST", "/v1/rerank", "sk-demo", `{"model":"demo-rerank","query":"capital of France","documents":["Paris is the capital of France.","Cats sleep a lot."],"top_n":1}`, 200, `"index":0`},
+		{"images", "POST", "/v1/images/generations", "sk-demo", `{"model":"demo-image","prompt":"a red kite over the sea","size":"256x256"}`, 200, `"url":"/v1/images/files/`},
+		{"speech", "POST", "/v1/audio/speech", "sk-demo", `{"model":"demo-tts","input":"Hello from the gateway.","voice":"alloy"}`, 200, "RIFF"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -60,6 +67,48 @@ func TestExampleServesTheREADMEWalkThrough(t *testing.T) {
 			require.Equal(t, tc.status, res.StatusCode, "%s", b)
 			require.Contains(t, string(b), tc.want)
 		})
+	}
+}
+
+// TestExampleTranscribesItsOwnSpeech makes the README's speech and
+// transcription calls: the WAV of /v1/audio/speech, uploaded as curl -F
+// does, comes back as its text in each format.
+func TestExampleTranscribesItsOwnSpeech(t *testing.T) {
+	g, err := newGateway(gateway.DemoFile(), newMemoryStores(), slog.New(slog.DiscardHandler))
+	require.NoError(t, err)
+	srv := httptest.NewServer(g)
+	t.Cleanup(srv.Close)
+	const text = "Hello there. This is the gateway speaking!"
+	req, err := http.NewRequest("POST", srv.URL+"/v1/audio/speech", strings.NewReader(`{"model":"demo-tts","input":"`+text+`","voice":"alloy","response_format":"wav"}`))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer sk-demo")
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	wav, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	require.NoError(t, err)
+	require.Equal(t, "audio/wav", res.Header.Get("Content-Type"))
+	for format, want := range map[string]string{"json": `{"text":"` + text + `"`, "text": text + "\n", "srt": "1\n00:00:00,000 --> ", "vtt": "WEBVTT\n", "verbose_json": `"task":"transcribe"`} {
+		var body bytes.Buffer
+		mw := multipart.NewWriter(&body)
+		fw, err := mw.CreateFormFile("file", "hello.wav")
+		require.NoError(t, err)
+		_, _ = fw.Write(wav)
+		require.NoError(t, mw.WriteField("model", "demo-whisper"))
+		require.NoError(t, mw.WriteField("response_format", format))
+		require.NoError(t, mw.Close())
+		req, err := http.NewRequest("POST", srv.URL+"/v1/audio/transcriptions", &body)
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer sk-demo")
+		req.Header.Set("Content-Type", mw.FormDataContentType())
+		res, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		got, err := io.ReadAll(res.Body)
+		res.Body.Close()
+		require.NoError(t, err)
+		require.Equal(t, 200, res.StatusCode, "%s: %s", format, got)
+		require.True(t, strings.HasPrefix(string(got), want) || strings.Contains(string(got), want), "%s: %s", format, got)
 	}
 }
 

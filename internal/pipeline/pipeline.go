@@ -45,6 +45,10 @@ type Config struct {
 	// (WithStore, WithOwner): Store holds a responses.Store.
 	Store any
 	Owner auth.OwnerFunc
+
+	// Images holds the settings of the options of package images
+	// (WithURLKey, WithPublicURL), which the other packages ignore.
+	Images any
 }
 
 // New returns the configuration of a handler with opts applied.

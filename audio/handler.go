@@ -1,0 +1,166 @@
+package audio
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/gatewaykit/gatewaykit/endpoint"
+	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/internal/served"
+	"github.com/gatewaykit/gatewaykit/models"
+)
+
+// The routes served by [NewHandler], in [http.ServeMux] syntax. [Register]
+// mounts them all.
+const (
+	PatternSpeech         = "POST /v1/audio/speech"
+	PatternTranscriptions = "POST /v1/audio/transcriptions" // multipart/form-data
+	PatternTranslations   = "POST /v1/audio/translations"   // multipart/form-data
+)
+
+// DefaultMaxRequestBytes is the body limit of the handler unless
+// endpoint.WithMaxRequestBytes sets another: 25 MiB, the size of the
+// largest file that OpenAI's API transcribes, and room for any speech
+// request. (endpoint.WithMaxRequestBytes with n ≤ 0 restores the text
+// endpoints' 8 MiB.)
+const DefaultMaxRequestBytes int64 = 25 << 20
+
+// An Option configures [NewHandler]: the options of package endpoint
+// ([endpoint.WithLogger], [endpoint.WithMaxRequestBytes],
+// [endpoint.WithValidator], [endpoint.WithAllowed],
+// [endpoint.WithErrorHook]) mean the same as for every endpoint package;
+// the others do not apply.
+type Option = endpoint.Option
+
+type handler struct {
+	speech, transcription served.Endpoint
+	backend               Backend
+}
+
+// NewHandler returns the handler of the audio access points: POST
+// /v1/audio/speech (text to speech, endpoint type [models.AudioSpeech])
+// and POST /v1/audio/transcriptions and /v1/audio/translations (speech to
+// text from a multipart upload, endpoint type
+// [models.AudioTranscription]). It finds the access point from the end of
+// the request's path. Each request is decoded and validated, its model
+// checked against catalog, its estimate reserved from the API key, and
+// the reservation settled to the backend's usage. See the package
+// documentation for the formats.
+//
+//	audio.Register(mux, audio.NewHandler(catalog, backend))
+//
+// NewHandler panics if catalog or backend is nil. The handler is safe for
+// concurrent use.
+func NewHandler(catalog models.Catalog, backend Backend, opts ...Option) http.Handler {
+	if backend == nil {
+		panic("audio: NewHandler: nil Backend")
+	}
+	h := &handler{backend: backend,
+		speech:        served.New("audio", catalog, models.AudioSpeech, DefaultMaxRequestBytes, opts),
+		transcription: served.New("audio", catalog, models.AudioTranscription, DefaultMaxRequestBytes, opts)}
+	return h
+}
+
+// Register mounts h, made by [NewHandler], on mux under [PatternSpeech],
+// [PatternTranscriptions] and [PatternTranslations]. Like mux.Handle, it
+// panics if a pattern is taken.
+func Register(mux *http.ServeMux, h http.Handler) {
+	mux.Handle(PatternSpeech, h)
+	mux.Handle(PatternTranscriptions, h)
+	mux.Handle(PatternTranslations, h)
+}
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var err error
+	ep := &h.transcription
+	switch p := r.URL.Path; {
+	case r.Method != http.MethodPost:
+		err = apierrors.MethodNotAllowed(r.Method, p, []string{http.MethodPost})
+	case strings.HasSuffix(p, "/audio/speech"):
+		ep = &h.speech
+		err = h.serveSpeech(w, r)
+	case strings.HasSuffix(p, "/audio/transcriptions"):
+		err = h.serveTranscription(w, r, false)
+	case strings.HasSuffix(p, "/audio/translations"):
+		err = h.serveTranscription(w, r, true)
+	default:
+		err = apierrors.NotFound("No audio access point at " + p + ".")
+	}
+	if err != nil {
+		ep.Fail(w, r, err)
+	}
+}
+
+func (h *handler) serveSpeech(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	req := new(SpeechRequest)
+	body, err := h.speech.DecodeJSON(w, r, req)
+	if err != nil {
+		return err
+	}
+	if err := ValidateSpeech(req); err != nil {
+		return err
+	}
+	if err := h.speech.Validate(req); err != nil {
+		return err
+	}
+	m, charge, err := h.speech.Admit(ctx, req.Model, served.Tokens(len(body)))
+	if err != nil {
+		return err
+	}
+	var in, out int64
+	defer func() { h.speech.Settle(ctx, charge, in, out) }()
+	sp, err := h.backend.Speech(ctx, &SpeechParams{Request: req, Model: m})
+	if err != nil {
+		return served.BackendError("audio", err)
+	}
+	if sp == nil || len(sp.Audio) == 0 {
+		return apierrors.Internal(errors.New("audio: backend returned no speech and no error"))
+	}
+	ct := sp.ContentType
+	if ct == "" {
+		ct = http.DetectContentType(sp.Audio)
+	}
+	hd := w.Header()
+	hd.Set("Content-Type", ct)
+	hd.Set("Content-Length", strconv.Itoa(len(sp.Audio)))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(sp.Audio)
+	if sp.Usage != nil {
+		in, out = int64(max(sp.Usage.InputTokens, 0)), int64(max(sp.Usage.OutputTokens, 0))
+	} else {
+		in = served.Tokens(len(req.Input))
+	}
+	return nil
+}
+
+// ValidateSpeech checks a decoded speech request as the handler does,
+// with the errors it sends (400 invalid_request_error naming the field).
+func ValidateSpeech(req *SpeechRequest) error {
+	switch {
+	case req.Input == "":
+		return apierrors.InvalidRequest("input", "input is required")
+	case utf8.RuneCountInString(req.Input) > MaxSpeechInput:
+		return apierrors.InvalidRequestf("input", "input must be at most %d characters", MaxSpeechInput)
+	case req.Voice.String() == "":
+		return apierrors.InvalidRequest("voice", "voice is required")
+	case req.Speed != nil && !(*req.Speed >= MinSpeed && *req.Speed <= MaxSpeed):
+		return apierrors.InvalidRequestf("speed", "speed must be between %g and %g, got %g", MinSpeed, MaxSpeed, *req.Speed)
+	}
+	switch req.ResponseFormat {
+	case "", SpeechMP3, SpeechOpus, SpeechAAC, SpeechFLAC, SpeechWAV, SpeechPCM:
+	default:
+		return apierrors.InvalidRequestf("response_format", "response_format must be one of mp3, opus, aac, flac, wav and pcm, got %q", req.ResponseFormat)
+	}
+	switch req.StreamFormat {
+	case "", "audio":
+	case "sse":
+		return apierrors.InvalidRequest("stream_format", `stream_format "sse" is not supported here; use "audio" (the default): the audio is sent as the response body`)
+	default:
+		return apierrors.InvalidRequestf("stream_format", `stream_format must be "audio" or "sse", got %q`, req.StreamFormat)
+	}
+	return nil
+}

@@ -1,0 +1,153 @@
+// Package served holds what the handlers of the access points that the
+// kit serves itself share (packages embeddings, moderations, rerank,
+// images and audio): reading a JSON body within the limit, the model
+// check, the reservation of the request's estimate against its API key
+// and its settlement with the usage described (model, input and output
+// tokens), and the one error renderer of their configuration.
+package served
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+
+	"github.com/gatewaykit/gatewaykit/auth"
+	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/internal/httpjson"
+	"github.com/gatewaykit/gatewaykit/internal/pipeline"
+	"github.com/gatewaykit/gatewaykit/internal/validation"
+	"github.com/gatewaykit/gatewaykit/models"
+)
+
+// Endpoint is the part of a handler that every access point shares: its
+// configuration (from endpoint.Option), its catalogue and the endpoint
+// type its models must list.
+type Endpoint struct {
+	Cfg     pipeline.Config
+	Catalog models.Catalog
+	Need    models.EndpointType
+}
+
+// New returns the Endpoint of a handler of package pkg (for panics) with
+// opts applied over the defaults of pipeline.Defaults, but the body
+// limit maxBytes (≤ 0: the text endpoints' 8 MiB). It panics if catalog
+// is nil.
+func New[O ~func(*pipeline.Config)](pkg string, catalog models.Catalog, need models.EndpointType, maxBytes int64, opts []O) Endpoint {
+	if catalog == nil {
+		panic(pkg + ": NewHandler: nil Catalog")
+	}
+	c := pipeline.Defaults()
+	if maxBytes > 0 {
+		c.MaxBytes = maxBytes
+	}
+	for _, o := range opts {
+		o(&c)
+	}
+	c.Finish()
+	return Endpoint{Cfg: c, Catalog: catalog, Need: need}
+}
+
+// DecodeJSON reads r's JSON body, at most the configured limit of it, into
+// dst, and returns the body. Every failure is a 400 that says what is
+// wrong.
+func (e *Endpoint) DecodeJSON(w http.ResponseWriter, r *http.Request, dst any) ([]byte, error) {
+	if err := httpjson.CheckContentType(r); err != nil {
+		return nil, err
+	}
+	body, err := httpjson.ReadBody(w, r, e.Cfg.MaxBytes)
+	if err != nil {
+		return nil, err
+	}
+	return body, httpjson.Unmarshal(body, dst)
+}
+
+// Validate runs the validator of endpoint.WithValidator on req, when one
+// was set: the handlers check their requests themselves, and a custom
+// validator may add rules of its own.
+func (e *Endpoint) Validate(req any) error {
+	if !e.Cfg.CustomValidator {
+		return nil
+	}
+	return validation.Struct(e.Cfg.Validate, req)
+}
+
+// A Charge is the quota that an admitted request reserved against its
+// API key, and the model it named; nil for a request without a key.
+type Charge struct {
+	rsv   *auth.Reservation
+	model *models.Model
+}
+
+// msgQuota is the message of a request refused because all of its key's
+// quota is reserved by requests in flight (as the text endpoints say).
+const msgQuota = "You exceeded the quota of this API key: what is left is reserved by requests in flight. Please retry when they end, or check your plan and billing details."
+
+// Admit checks model against the catalogue (models.Require with the
+// endpoint type and the configured Allow) and reserves est tokens of the
+// request's API key (auth.Reserve): all of the key's quota reserved by
+// requests in flight is a 403 insufficient_quota.
+func (e *Endpoint) Admit(ctx context.Context, model string, est int64) (*models.Model, *Charge, error) {
+	m, err := models.Require(ctx, e.Catalog, model, e.Need, e.Cfg.Allow)
+	if err != nil {
+		return nil, nil, err
+	}
+	rsv, err := auth.Reserve(ctx, max(est, 0))
+	switch {
+	case err == nil:
+		return m, &Charge{rsv: rsv, model: m}, nil
+	case errors.Is(err, auth.ErrNoPrincipal):
+		return m, nil, nil
+	case errors.Is(err, auth.ErrQuotaExceeded):
+		return nil, nil, apierrors.InsufficientQuota(msgQuota).WithCause(err)
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return nil, nil, err // the renderer's to answer (504) or drop (client gone)
+	}
+	return nil, nil, apierrors.Internal(fmt.Errorf("reserving quota: %w", err))
+}
+
+// Settle ends ch: it releases the reservation and records input + output
+// tokens against the key, with the model, the tokens and their price
+// described (auth.SettleParams), in one step of the key store. Call it exactly once
+// per admitted request, with zeros for a request that failed. A nil ch
+// records nothing; a failure is logged.
+func (e *Endpoint) Settle(ctx context.Context, ch *Charge, input, output int64) {
+	if ch == nil {
+		return
+	}
+	input, output = max(input, 0), max(output, 0)
+	p := auth.SettleParams{Used: input + output}
+	if p.Used > 0 {
+		p.Model, p.InputTokens, p.OutputTokens = ch.model.ID, input, output
+		p.CostUSD = ch.model.Pricing.Cost(input, output)
+	}
+	_, err := ch.rsv.SettleUsage(ctx, p)
+	switch {
+	case err == nil:
+	case errors.Is(err, auth.ErrQuotaExceeded):
+		e.Cfg.Logger.LogAttrs(ctx, slog.LevelDebug, "usage exceeded the key's quota", slog.Int64("tokens", p.Used))
+	default:
+		e.Cfg.Logger.LogAttrs(ctx, slog.LevelError, "settling usage failed", slog.Int64("tokens", p.Used), slog.String("error", err.Error()))
+	}
+}
+
+// Fail renders err (and reports it to the error hook), unless the client
+// has gone.
+func (e *Endpoint) Fail(w http.ResponseWriter, r *http.Request, err error) {
+	e.Cfg.Fail(w, r, err)
+}
+
+// BackendError turns a backend's failure into the error to send: an
+// *apierrors.Error or a context error passes as it is; anything else is
+// a 500 whose cause is only logged.
+func BackendError(pkg string, err error) error {
+	if apierrors.Has(err) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return apierrors.Internal(fmt.Errorf("%s: backend: %w", pkg, err))
+}
+
+// Tokens estimates the tokens of n bytes of text, as the text endpoints
+// do: n / 4, rounded up.
+func Tokens(n int) int64 { return pipeline.PromptTokens(n) }

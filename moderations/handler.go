@@ -1,0 +1,135 @@
+package moderations
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"slices"
+
+	"github.com/gatewaykit/gatewaykit/endpoint"
+	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/internal/httpjson"
+	"github.com/gatewaykit/gatewaykit/internal/ids"
+	"github.com/gatewaykit/gatewaykit/internal/served"
+	"github.com/gatewaykit/gatewaykit/models"
+)
+
+// Pattern is the route served by [NewHandler], in [http.ServeMux] syntax.
+const Pattern = "POST /v1/moderations"
+
+// IDPrefix starts the id of every reply.
+const IDPrefix = "modr-"
+
+// An Option configures [NewHandler]: the options of package endpoint
+// ([endpoint.WithLogger], [endpoint.WithMaxRequestBytes],
+// [endpoint.WithValidator], [endpoint.WithAllowed],
+// [endpoint.WithErrorHook]) mean the same as for every endpoint package;
+// the others do not apply.
+type Option = endpoint.Option
+
+type handler struct {
+	ep      served.Endpoint
+	backend Backend
+}
+
+// NewHandler returns the handler of POST /v1/moderations: it decodes and
+// validates the request, checks the model against catalog (endpoint type
+// [models.Moderation]), reserves the request's estimate from the API key,
+// asks backend for the classifications, answers with OpenAI's moderation
+// object (every category in every result) and settles the reservation to
+// the backend's input tokens. See the package documentation.
+//
+//	mux.Handle(moderations.Pattern, moderations.NewHandler(catalog, backend))
+//
+// NewHandler panics if catalog or backend is nil. The handler is safe for
+// concurrent use.
+func NewHandler(catalog models.Catalog, backend Backend, opts ...Option) http.Handler {
+	if backend == nil {
+		panic("moderations: NewHandler: nil Backend")
+	}
+	return &handler{ep: served.New("moderations", catalog, models.Moderation, 0, opts), backend: backend}
+}
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if err := h.serve(w, r); err != nil {
+		h.ep.Fail(w, r, err)
+	}
+}
+
+func (h *handler) serve(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	req := new(Request)
+	body, err := h.ep.DecodeJSON(w, r, req)
+	if err != nil {
+		return err
+	}
+	if err := Validate(req); err != nil {
+		return err
+	}
+	if err := h.ep.Validate(req); err != nil {
+		return err
+	}
+	m, charge, err := h.ep.Admit(ctx, req.Model, served.Tokens(len(body)))
+	if err != nil {
+		return err
+	}
+	var used int64
+	defer func() { h.ep.Settle(ctx, charge, used, 0) }()
+	res, err := h.backend.Moderate(ctx, &Params{Request: req, Model: m})
+	if err != nil {
+		return served.BackendError("moderations", err)
+	}
+	if err := checkResult(res, req.Input.Results()); err != nil {
+		return err
+	}
+	model := res.Model
+	if model == "" {
+		model = req.Model
+	}
+	if err := httpjson.Write(w, http.StatusOK, NewReply(ids.New(IDPrefix), model, &req.Input, res)); err != nil {
+		return apierrors.Internal(err)
+	}
+	used = int64(max(res.InputTokens, 0))
+	return nil
+}
+
+// Validate checks a decoded request as the handler does, with the errors
+// it sends (400 invalid_request_error naming the field).
+func Validate(req *Request) error {
+	switch {
+	case req.Input.Texts == nil && req.Input.Parts == nil:
+		return apierrors.InvalidRequest("input", "input is required")
+	case len(req.Input.Texts) > MaxInputs || len(req.Input.Parts) > MaxInputs:
+		return apierrors.InvalidRequestf("input", "input must have at most %d items", MaxInputs)
+	}
+	for i, p := range req.Input.Parts {
+		if p.Type == "image_url" && !endpoint.ValidImageURL(p.ImageURL) {
+			return apierrors.InvalidRequestf("input", "input[%d].image_url.url must be an http(s) URL or a data URI of an image", i)
+		}
+	}
+	return nil
+}
+
+func checkResult(res *Result, n int) error {
+	switch {
+	case res == nil:
+		return apierrors.Internal(errors.New("moderations: backend returned a nil Result and no error"))
+	case len(res.Results) != n:
+		return apierrors.Internal(fmt.Errorf("moderations: backend returned %d results for %d", len(res.Results), n))
+	}
+	known := Categories()
+	for _, c := range res.Results {
+		for _, f := range c.Flagged {
+			if !slices.Contains(known, f) {
+				return apierrors.Internal(fmt.Errorf("moderations: backend flagged the unknown category %q", f))
+			}
+		}
+		for k, s := range c.Scores {
+			if !slices.Contains(known, k) || math.IsNaN(s) || s < 0 || s > 1 {
+				return apierrors.Internal(fmt.Errorf("moderations: backend scored %q %v", k, s))
+			}
+		}
+	}
+	return nil
+}
