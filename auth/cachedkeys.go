@@ -190,3 +190,14 @@ func (c *CachedKeyStore) Forget(keyID string) {
 	c.changeLocked(keyID)
 	c.forgetLocked(keyID)
 }
+
+// Ping asks the underlying store whether it answers, when it can be asked
+// (it has a Ping(ctx) error method, as the stores of module
+// github.com/gatewaykit/gatewaykit/store do); otherwise it returns nil.
+// It lets a readiness check see through the cache.
+func (c *CachedKeyStore) Ping(ctx context.Context) error {
+	if p, ok := c.keys.(interface{ Ping(context.Context) error }); ok {
+		return p.Ping(ctx)
+	}
+	return nil
+}

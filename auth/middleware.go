@@ -11,6 +11,7 @@ import (
 	"time"
 
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/telemetry"
 )
 
 // The rate-limit response headers, in OpenAI's names.
@@ -107,6 +108,7 @@ func (c *config) authenticate(w http.ResponseWriter, r *http.Request, keys KeySt
 	case k.Expired(c.now()):
 		return nil, apierrors.InvalidAPIKey(msgExpired).WithCause(fmt.Errorf("key id %q: %w", k.ID, ErrKeyExpired))
 	case k.Quota.Exhausted():
+		telemetry.SetRefusal(ctx, telemetry.RefusalQuota)
 		return nil, apierrors.InsufficientQuota(msgQuota).WithCause(fmt.Errorf("key id %q: %w", k.ID, ErrQuotaExceeded))
 	}
 
@@ -172,6 +174,7 @@ func (c *config) rateLimit(w http.ResponseWriter, r *http.Request, bucket string
 		setRateLimitHeader(w.Header(), d)
 		return nil
 	}
+	telemetry.SetRefusal(r.Context(), telemetry.RefusalRateLimit)
 	h := make(http.Header, 4)
 	setRateLimitHeader(h, d)
 	retry := max(d.RetryAfter, time.Millisecond)
