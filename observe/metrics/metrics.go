@@ -1,0 +1,252 @@
+package metrics
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/gatewaykit/gatewaykit/relay"
+	"github.com/gatewaykit/gatewaykit/telemetry"
+)
+
+// Pattern is the route of [Handler], in ServeMux syntax.
+const Pattern = "GET /metrics"
+
+// Handler serves the metrics of g in Prometheus's text format (or
+// OpenMetrics, when the scraper asks for it).
+func Handler(g prometheus.Gatherer) http.Handler {
+	return promhttp.HandlerFor(g, promhttp.HandlerOpts{EnableOpenMetrics: true})
+}
+
+// DefaultBuckets are the buckets of the latency histograms, in seconds:
+// from 5ms (a cached or refused request) to 2 minutes (a long
+// generation).
+var DefaultBuckets = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120}
+
+// Metrics records the metrics of a gateway (see the package
+// documentation). Make it with [New]; it is safe for concurrent use.
+type Metrics struct {
+	requests  *prometheus.CounterVec
+	duration  *prometheus.HistogramVec
+	ttft      *prometheus.HistogramVec
+	streams   prometheus.Gauge
+	tokens    *prometheus.CounterVec
+	refused   *prometheus.CounterVec
+	upstream  *prometheus.CounterVec
+	failovers *prometheus.CounterVec
+	tasks     *prometheus.CounterVec
+	queue     prometheus.Gauge
+
+	series sync.Map // seriesKey → *series
+	now    func() time.Time
+}
+
+// An Option configures [New].
+type Option func(*Metrics)
+
+// WithClock sets the clock of the latency histograms, for tests. The
+// default is time.Now; nil restores it.
+func WithClock(now func() time.Time) Option {
+	return func(m *Metrics) {
+		if now == nil {
+			now = time.Now
+		}
+		m.now = now
+	}
+}
+
+// New returns Metrics whose collectors are registered with reg. It panics
+// if reg is nil or already holds them (a programmer error, at start).
+func New(reg prometheus.Registerer, opts ...Option) *Metrics {
+	if reg == nil {
+		panic("metrics: New: nil Registerer")
+	}
+	m := &Metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gatewaykit_requests_total",
+			Help: "Requests served, by route (the ServeMux pattern), model and HTTP status.",
+		}, []string{"route", "model", "status"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "gatewaykit_request_duration_seconds",
+			Help:    "Time from a request's arrival to the end of its reply.",
+			Buckets: DefaultBuckets,
+		}, []string{"route", "model"}),
+		ttft: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "gatewaykit_time_to_first_token_seconds",
+			Help:    "Time from a streamed request's arrival to the first byte of its stream's body.",
+			Buckets: DefaultBuckets,
+		}, []string{"route", "model"}),
+		streams: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "gatewaykit_open_streams",
+			Help: "Event streams being written.",
+		}),
+		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gatewaykit_tokens_total",
+			Help: "Tokens settled against API keys, by model and direction (input or output).",
+		}, []string{"model", "direction"}),
+		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gatewaykit_refused_requests_total",
+			Help: "Requests refused by the gateway's own limits, by reason (rate_limit or quota).",
+		}, []string{"reason"}),
+		upstream: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gatewaykit_upstream_requests_total",
+			Help: "Attempts at relay upstreams, by upstream and HTTP status (error when no reply came).",
+		}, []string{"upstream", "status"}),
+		failovers: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gatewaykit_upstream_failovers_total",
+			Help: "Attempts at an upstream that failed in a way the relay fails over on, by upstream.",
+		}, []string{"upstream"}),
+		tasks: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gatewaykit_video_tasks_total",
+			Help: "Video tasks that reached a status: queued (created), in_progress (first claimed), completed, failed.",
+		}, []string{"status"}),
+		queue: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "gatewaykit_video_queue_depth",
+			Help: "Video tasks queued here and not yet claimed or deleted here.",
+		}),
+		now: time.Now,
+	}
+	for _, o := range opts {
+		o(m)
+	}
+	reg.MustRegister(m.requests, m.duration, m.ttft, m.streams, m.tokens, m.refused,
+		m.upstream, m.failovers, m.tasks, m.queue)
+	return m
+}
+
+// seriesKey names the per-request series of one route, model and status.
+type seriesKey struct {
+	route, model string
+	status       int
+}
+
+// series are the collectors of one seriesKey, looked up once.
+type series struct {
+	requests prometheus.Counter
+	duration prometheus.Observer
+	ttft     prometheus.Observer
+}
+
+func (m *Metrics) seriesOf(k seriesKey) *series {
+	if s, ok := m.series.Load(k); ok {
+		return s.(*series)
+	}
+	s := &series{
+		requests: m.requests.WithLabelValues(k.route, k.model, strconv.Itoa(k.status)),
+		duration: m.duration.WithLabelValues(k.route, k.model),
+		ttft:     m.ttft.WithLabelValues(k.route, k.model),
+	}
+	v, _ := m.series.LoadOrStore(k, s)
+	return v.(*series)
+}
+
+// Middleware records the metrics of each request that next serves: wrap
+// the gateway with it (it puts a telemetry.Info in the request's context,
+// which the gateway fills). It returns next's replies unchanged.
+func (m *Metrics) Middleware(next http.Handler) http.Handler {
+	if next == nil {
+		panic("metrics: Middleware: nil next Handler")
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := &recorder{ResponseWriter: w, m: m, start: m.now()}
+		next.ServeHTTP(rec, r.WithContext(telemetry.NewContext(r.Context(), &rec.info)))
+		m.record(rec)
+	})
+}
+
+// record records the metrics of the request that rec served.
+func (m *Metrics) record(rec *recorder) {
+	info := &rec.info
+	s := m.seriesOf(seriesKey{info.Route, info.Model, rec.status})
+	s.requests.Inc()
+	s.duration.Observe(m.now().Sub(rec.start).Seconds())
+	if rec.stream {
+		m.streams.Dec()
+		if !rec.first.IsZero() {
+			s.ttft.Observe(rec.first.Sub(rec.start).Seconds())
+		}
+	}
+	if info.InputTokens > 0 {
+		m.tokens.WithLabelValues(info.Model, "input").Add(float64(info.InputTokens))
+	}
+	if info.OutputTokens > 0 {
+		m.tokens.WithLabelValues(info.Model, "output").Add(float64(info.OutputTokens))
+	}
+	switch info.Refusal {
+	case telemetry.RefusalRateLimit:
+		m.refused.WithLabelValues("rate_limit").Inc()
+	case telemetry.RefusalQuota:
+		m.refused.WithLabelValues("quota").Inc()
+	}
+}
+
+// ObserveAttempt records one attempt at a relay upstream: give it to
+// relay.WithAttemptObserver.
+func (m *Metrics) ObserveAttempt(_ context.Context, a relay.Attempt) {
+	status := "error"
+	if a.Status != 0 {
+		status = strconv.Itoa(a.Status)
+	}
+	m.upstream.WithLabelValues(a.Upstream, status).Inc()
+	if a.Failover {
+		m.failovers.WithLabelValues(a.Upstream).Inc()
+	}
+}
+
+// recorder is the ResponseWriter that Middleware hands down: it notes the
+// status, whether the reply is a stream, and when its body's first byte
+// went out. It flushes (http.Flusher, and FlushError for
+// http.ResponseController and go-sse) and unwraps.
+type recorder struct {
+	http.ResponseWriter
+	m           *Metrics
+	info        telemetry.Info
+	start       time.Time
+	first       time.Time // the first body byte of a stream
+	status      int
+	stream      bool
+}
+
+// header records the status of the reply's headers, and opens a stream.
+func (rec *recorder) header(code int) {
+	if rec.status != 0 {
+		return
+	}
+	rec.status = code
+	if ct := rec.Header().Get("Content-Type"); len(ct) >= 17 && ct[:17] == "text/event-stream" {
+		rec.stream = true
+		rec.m.streams.Inc()
+	}
+}
+
+func (rec *recorder) WriteHeader(code int) {
+	if code >= 200 || code == http.StatusSwitchingProtocols {
+		rec.header(code)
+	}
+	rec.ResponseWriter.WriteHeader(code)
+}
+
+func (rec *recorder) Write(b []byte) (int, error) {
+	rec.header(http.StatusOK)
+	if rec.stream && rec.first.IsZero() && len(b) > 0 {
+		rec.first = rec.m.now()
+	}
+	return rec.ResponseWriter.Write(b)
+}
+
+// FlushError flushes the writer it wraps; a flush before any write sends
+// the headers with status 200, as net/http does.
+func (rec *recorder) FlushError() error {
+	rec.header(http.StatusOK)
+	return http.NewResponseController(rec.ResponseWriter).Flush()
+}
+
+// Flush implements http.Flusher.
+func (rec *recorder) Flush() { _ = rec.FlushError() }
+
+func (rec *recorder) Unwrap() http.ResponseWriter { return rec.ResponseWriter }
