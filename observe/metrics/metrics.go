@@ -146,22 +146,27 @@ func (m *Metrics) seriesOf(k seriesKey) *series {
 }
 
 // Middleware records the metrics of each request that next serves: wrap
-// the gateway with it (it puts a telemetry.Info in the request's context,
-// which the gateway fills). It returns next's replies unchanged.
+// the gateway with it. It puts a telemetry.Info in the request's context,
+// which the gateway fills, or uses the one already there (the tracing
+// middleware's, in either order). It returns next's replies unchanged.
 func (m *Metrics) Middleware(next http.Handler) http.Handler {
 	if next == nil {
 		panic("metrics: Middleware: nil next Handler")
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec := &recorder{ResponseWriter: w, m: m, start: m.now()}
-		next.ServeHTTP(rec, r.WithContext(telemetry.NewContext(r.Context(), &rec.info)))
+		if rec.info = telemetry.FromContext(r.Context()); rec.info == nil {
+			rec.info = &rec.own
+			r = r.WithContext(telemetry.NewContext(r.Context(), rec.info))
+		}
+		next.ServeHTTP(rec, r)
 		m.record(rec)
 	})
 }
 
 // record records the metrics of the request that rec served.
 func (m *Metrics) record(rec *recorder) {
-	info := &rec.info
+	info := rec.info
 	s := m.seriesOf(seriesKey{info.Route, info.Model, rec.status})
 	s.requests.Inc()
 	s.duration.Observe(m.now().Sub(rec.start).Seconds())
@@ -204,12 +209,13 @@ func (m *Metrics) ObserveAttempt(_ context.Context, a relay.Attempt) {
 // http.ResponseController and go-sse) and unwraps.
 type recorder struct {
 	http.ResponseWriter
-	m           *Metrics
-	info        telemetry.Info
-	start       time.Time
-	first       time.Time // the first body byte of a stream
-	status      int
-	stream      bool
+	m      *Metrics
+	info   *telemetry.Info // own, or one already in the context
+	own    telemetry.Info
+	start  time.Time
+	first  time.Time // the first body byte of a stream
+	status int
+	stream bool
 }
 
 // header records the status of the reply's headers, and opens a stream.
