@@ -31,6 +31,15 @@
 //	             the prefix of its keys
 //	-video-lease how long a replica holds a video task without renewing
 //	             it (default 1m); then another replica takes it over
+//	-admin-addr  address of the admin listener (default 127.0.0.1:8090),
+//	             which serves Prometheus metrics at /metrics; empty for
+//	             none
+//
+// GET /healthz (the process answers) and GET /readyz (its stores, the
+// Redis limiter and the relay's upstreams answer; 503 otherwise) are on
+// the main listener, without credentials. Traces are sent where the
+// standard OTEL_* variables say (OTEL_TRACES_EXPORTER=console prints
+// them), and are off when they are unset (package observe/tracing).
 //
 // The built-in keys are sk-demo (unlimited quota, no rate limit),
 // sk-demo-empty (zero quota, to see the 403) and sk-demo-limited (5
@@ -91,6 +100,7 @@ func main() {
 	flag.StringVar(&o.redis, "redis", "", "redis://… to share rate limits between replicas (default: in memory)")
 	flag.StringVar(&o.redisPrefix, "redis-prefix", redis.DefaultPrefix, "prefix of the Redis keys of -redis")
 	flag.DurationVar(&o.videoLease, "video-lease", 0, "lease of a claimed video task, after which another replica takes it over (default 1m)")
+	flag.StringVar(&o.adminAddr, "admin-addr", "127.0.0.1:8090", "address of the admin listener, which serves /metrics (empty: none)")
 	flag.Parse()
 
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -113,6 +123,9 @@ type options struct {
 	// redisPrefix starts the Redis keys of -redis.
 	redisPrefix string
 	videoLease  time.Duration
+	// adminAddr is the admin listener's address (-admin-addr); empty
+	// means none.
+	adminAddr string
 	// textOptions configure the demo text backend; nil means the
 	// command's pacing of stream chunks.
 	textOptions []demo.TextOption
@@ -147,7 +160,7 @@ func newGateway(c gateway.File, st *stores, logger *slog.Logger, textOpts ...dem
 	if err := gateway.PutKeys(context.Background(), st.putter, c.Keys); err != nil {
 		return nil, err
 	}
-	rl, err := c.Relay(relay.WithLogger(logger))
+	rl, err := c.Relay(append([]relay.Option{relay.WithLogger(logger)}, st.observe.relayOptions()...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -164,7 +177,7 @@ func newGateway(c gateway.File, st *stores, logger *slog.Logger, textOpts ...dem
 		Responses:     text.Responses(),
 		ResponseStore: st.responses,
 		Videos:        demo.NewVideoGenerator(),
-		Tasks:         st.tasks,
+		Tasks:         st.observe.tasks(st.tasks),
 		Contents:      st.contents,
 		RunnerOptions: []videos.RunnerOption{videos.WithLease(st.videoLease)},
 		Relay:         rl,
@@ -172,6 +185,7 @@ func newGateway(c gateway.File, st *stores, logger *slog.Logger, textOpts ...dem
 		AuthOptions:   authOpts,
 		Logger:        logger,
 		AccessLog:     true,
+		ReadyChecks:   readyChecks(st),
 	})
 }
 
@@ -203,6 +217,14 @@ func run(ctx context.Context, o options, stdout io.Writer, logger *slog.Logger) 
 			return err
 		}
 	}
+	if st.observe, err = newObservability(ctx); err != nil {
+		return err
+	}
+	defer func() {
+		if serr := st.observe.shutdown(context.Background()); serr != nil {
+			logger.Error("flushing the traces", "error", serr)
+		}
+	}()
 	g, err := newGateway(c, st, logger, o.textOptions...)
 	if err != nil {
 		return err
@@ -211,14 +233,29 @@ func run(ctx context.Context, o options, stdout io.Writer, logger *slog.Logger) 
 	if err != nil {
 		return err
 	}
+	var al net.Listener // the admin listener
+	if o.adminAddr != "" {
+		if al, err = net.Listen("tcp", listenaddr.Normalize(o.adminAddr)); err != nil {
+			l.Close()
+			return fmt.Errorf("-admin-addr: %w", err)
+		}
+	}
 	go g.Run(context.Background())
 
 	// The limits of package gateway: header read timeout, idle timeout,
 	// header size, and at most maxConns connections at once.
-	srv := gateway.NewServer(l.Addr().String(), g)
-	errc := make(chan error, 1)
+	srv := gateway.NewServer(l.Addr().String(), st.observe.handler(g))
+	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(gateway.LimitListener(l, o.maxConns)) }()
+	var admin *http.Server
+	if al != nil {
+		admin = gateway.NewServer(al.Addr().String(), st.observe.adminMux())
+		go func() { errc <- admin.Serve(gateway.LimitListener(al, 64)) }()
+	}
 	printBanner(stdout, listenaddr.URL(l.Addr()), c, o.configPath == "", st.where)
+	if al != nil {
+		fmt.Fprintf(stdout, "  metrics: %s/metrics\n", listenaddr.URL(al.Addr()))
+	}
 
 	select {
 	case err := <-errc:
@@ -229,6 +266,11 @@ func run(ctx context.Context, o options, stdout io.Writer, logger *slog.Logger) 
 	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	err = srv.Shutdown(sctx)
+	if admin != nil {
+		if aerr := admin.Shutdown(sctx); err == nil {
+			err = aerr
+		}
+	}
 	if rerr := g.Shutdown(sctx); err == nil {
 		err = rerr
 	}

@@ -37,6 +37,9 @@ type stores struct {
 	// videoLease is the lease of a claimed video task (-video-lease); 0
 	// means the runner's default.
 	videoLease time.Duration
+	// observe is the server's metrics and traces; nil observes nothing
+	// (the tests that need none).
+	observe *observability
 }
 
 // openStores opens the stores that the -db flag names:
