@@ -82,6 +82,7 @@ import (
 
 	"github.com/gatewaykit/gatewaykit/auth"
 	"github.com/gatewaykit/gatewaykit/demo"
+	"github.com/gatewaykit/gatewaykit/examples/internal/observability"
 	"github.com/gatewaykit/gatewaykit/gateway"
 	"github.com/gatewaykit/gatewaykit/internal/listenaddr"
 	"github.com/gatewaykit/gatewaykit/models"
@@ -160,7 +161,7 @@ func newGateway(c gateway.File, st *stores, logger *slog.Logger, textOpts ...dem
 	if err := gateway.PutKeys(context.Background(), st.putter, c.Keys); err != nil {
 		return nil, err
 	}
-	rl, err := c.Relay(append([]relay.Option{relay.WithLogger(logger)}, st.observe.relayOptions()...)...)
+	rl, err := c.Relay(append([]relay.Option{relay.WithLogger(logger)}, st.observe.RelayOptions(relay.NewTransport())...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -177,7 +178,7 @@ func newGateway(c gateway.File, st *stores, logger *slog.Logger, textOpts ...dem
 		Responses:     text.Responses(),
 		ResponseStore: st.responses,
 		Videos:        demo.NewVideoGenerator(),
-		Tasks:         st.observe.tasks(st.tasks),
+		Tasks:         st.observe.Tasks(st.tasks),
 		Contents:      st.contents,
 		RunnerOptions: []videos.RunnerOption{videos.WithLease(st.videoLease)},
 		Relay:         rl,
@@ -217,11 +218,11 @@ func run(ctx context.Context, o options, stdout io.Writer, logger *slog.Logger) 
 			return err
 		}
 	}
-	if st.observe, err = newObservability(ctx); err != nil {
+	if st.observe, err = observability.New(ctx); err != nil {
 		return err
 	}
 	defer func() {
-		if serr := st.observe.shutdown(context.Background()); serr != nil {
+		if serr := st.observe.Shutdown(context.Background()); serr != nil {
 			logger.Error("flushing the traces", "error", serr)
 		}
 	}()
@@ -244,12 +245,14 @@ func run(ctx context.Context, o options, stdout io.Writer, logger *slog.Logger) 
 
 	// The limits of package gateway: header read timeout, idle timeout,
 	// header size, and at most maxConns connections at once.
-	srv := gateway.NewServer(l.Addr().String(), st.observe.handler(g))
+	srv := gateway.NewServer(l.Addr().String(), st.observe.Handler(g))
 	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(gateway.LimitListener(l, o.maxConns)) }()
 	var admin *http.Server
 	if al != nil {
-		admin = gateway.NewServer(al.Addr().String(), st.observe.adminMux())
+		mux := http.NewServeMux()
+		st.observe.Register(mux)
+		admin = gateway.NewServer(al.Addr().String(), mux)
 		go func() { errc <- admin.Serve(gateway.LimitListener(al, 64)) }()
 	}
 	printBanner(stdout, listenaddr.URL(l.Addr()), c, o.configPath == "", st.where)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gatewaykit/gatewaykit/auth"
+	"github.com/gatewaykit/gatewaykit/examples/internal/observability"
 	"github.com/gatewaykit/gatewaykit/responses"
 	"github.com/gatewaykit/gatewaykit/store/sqlite"
 	"github.com/gatewaykit/gatewaykit/videos"
@@ -39,7 +40,7 @@ type stores struct {
 	videoLease time.Duration
 	// observe is the server's metrics and traces; nil observes nothing
 	// (the tests that need none).
-	observe *observability
+	observe *observability.Observability
 }
 
 // openStores opens the stores that the -db flag names:
