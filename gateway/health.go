@@ -11,6 +11,7 @@ import (
 	"time"
 
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/telemetry"
 )
 
 // The health routes that [Gateway] serves on its own handler, before
@@ -93,6 +94,9 @@ func health(checks []readyCheck, timeout time.Duration, logger *slog.Logger) fun
 		path := r.URL.Path
 		if path != HealthPath && path != ReadyPath {
 			return false
+		}
+		if info := telemetry.FromContext(r.Context()); info != nil {
+			info.Route = "GET " + path
 		}
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			rd.Write(w, r, apierrors.MethodNotAllowed(r.Method, path, []string{http.MethodGet, http.MethodHead}))

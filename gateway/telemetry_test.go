@@ -54,6 +54,7 @@ func TestGatewayFillsTelemetryInfo(t *testing.T) {
 		{"quota", "POST", "/v1/chat/completions", "sk-demo-empty", chatBody,
 			telemetry.Info{Route: "POST /v1/chat/completions", Refusal: telemetry.RefusalQuota}},
 		{"unrouted", "GET", "/v2/nothing", "sk-demo", "", telemetry.Info{Route: "/"}},
+		{"health", "GET", "/readyz", "", "", telemetry.Info{Route: "GET /readyz"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -19,7 +19,8 @@
 //   - Route: package gateway, with the ServeMux pattern that served the
 //     request ("POST /v1/chat/completions"), also for a request that the
 //     auth middleware refused before it was routed; "/" for a path that
-//     no route serves.
+//     no route serves; "GET /healthz" and "GET /readyz" for the health
+//     routes.
 //   - Model: the handlers of chat, completions and responses (and the
 //     video create handler), once the model is found in the catalogue:
 //     never a model name that a client made up, so that its values are

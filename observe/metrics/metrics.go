@@ -129,7 +129,6 @@ type seriesKey struct {
 type series struct {
 	requests prometheus.Counter
 	duration prometheus.Observer
-	ttft     prometheus.Observer
 }
 
 func (m *Metrics) seriesOf(k seriesKey) *series {
@@ -139,7 +138,6 @@ func (m *Metrics) seriesOf(k seriesKey) *series {
 	s := &series{
 		requests: m.requests.WithLabelValues(k.route, k.model, strconv.Itoa(k.status)),
 		duration: m.duration.WithLabelValues(k.route, k.model),
-		ttft:     m.ttft.WithLabelValues(k.route, k.model),
 	}
 	v, _ := m.series.LoadOrStore(k, s)
 	return v.(*series)
@@ -173,7 +171,7 @@ func (m *Metrics) record(rec *recorder) {
 	if rec.stream {
 		m.streams.Dec()
 		if !rec.first.IsZero() {
-			s.ttft.Observe(rec.first.Sub(rec.start).Seconds())
+			m.ttft.WithLabelValues(info.Route, info.Model).Observe(rec.first.Sub(rec.start).Seconds())
 		}
 	}
 	if info.InputTokens > 0 {
