@@ -60,6 +60,9 @@ const DefaultReadyWindow = 30 * time.Second
 // busy one never. Ping returns an error naming the upstreams that did not
 // answer when none did; ctx bounds the probes.
 func (r *Relay) Ping(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	if last := r.answered.Load(); last != 0 && time.Since(time.Unix(0, last)) < DefaultReadyWindow {
 		return nil
 	}

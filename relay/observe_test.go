@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	gw "github.com/gatewaykit/gatewaykit/gateway"
+	"github.com/gatewaykit/gatewaykit/gateway/gatewaytest"
 	"github.com/gatewaykit/gatewaykit/relay"
 )
 
@@ -91,4 +93,13 @@ func TestPing(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestPinger(t *testing.T) {
+	gatewaytest.TestPinger(t, func(t *testing.T) gw.Pinger {
+		s := &switchable{}
+		r, err := relay.New([]relay.Route{{Model: "m", Upstreams: []relay.Upstream{{Name: "a", BaseURL: s.server(t, "a", 200)}}}})
+		require.NoError(t, err)
+		return r
+	})
 }

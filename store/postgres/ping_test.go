@@ -1,20 +1,28 @@
 package postgres_test
 
 import (
-	"context"
 	"testing"
 
-	"github.com/stretchr/testify/require"
+	"github.com/gatewaykit/gatewaykit/gateway"
+	"github.com/gatewaykit/gatewaykit/gateway/gatewaytest"
+	"github.com/gatewaykit/gatewaykit/store/postgres"
 )
 
-// TestPing: the DB and its stores answer a readiness check while the
-// database does.
-func TestPing(t *testing.T) {
-	ctx := context.Background()
+func TestPinger(t *testing.T) {
 	pool := testPool(t)
-	db := newDB(t, pool, nil)
-	pingers := []interface{ Ping(context.Context) error }{db, db.Keys(), db.Responses(), db.Tasks(), db.Contents()}
-	for _, p := range pingers {
-		require.NoError(t, p.Ping(ctx))
+	stores := []struct {
+		name string
+		of   func(db *postgres.DB) gateway.Pinger
+	}{
+		{"DB", func(db *postgres.DB) gateway.Pinger { return db }},
+		{"KeyStore", func(db *postgres.DB) gateway.Pinger { return db.Keys() }},
+		{"ResponseStore", func(db *postgres.DB) gateway.Pinger { return db.Responses() }},
+		{"TaskStore", func(db *postgres.DB) gateway.Pinger { return db.Tasks() }},
+		{"ContentStore", func(db *postgres.DB) gateway.Pinger { return db.Contents() }},
+	}
+	for _, s := range stores {
+		t.Run(s.name, func(t *testing.T) {
+			gatewaytest.TestPinger(t, func(t *testing.T) gateway.Pinger { return s.of(newDB(t, pool, nil)) })
+		})
 	}
 }
