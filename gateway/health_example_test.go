@@ -15,7 +15,9 @@ import (
 // cache is a dependency whose server does not answer.
 type cache struct{}
 
-func (cache) Ping(context.Context) error { return errors.New("dial tcp 10.0.0.9:6379: connection refused") }
+func (cache) Ping(context.Context) error {
+	return errors.New("dial tcp 10.0.0.9:6379: connection refused")
+}
 
 // /healthz and /readyz answer without credentials; a dependency that
 // does not answer makes /readyz a 503 that names it.
