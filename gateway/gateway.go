@@ -162,7 +162,9 @@ func New(c Config) (*Gateway, error) {
 		timeout = DefaultReadyTimeout
 	}
 	g := &Gateway{health: health(readyChecks(c), timeout, logger)}
-	c.Keys = usageKeys{c.Keys}
+	// The key store of the middleware and the video runner: c.Keys, whose
+	// settlements also fill the request's telemetry.Info.
+	keys := usageKeys{c.Keys}
 	if c.Relay != nil {
 		c = withRelay(c)
 	}
@@ -192,7 +194,7 @@ func New(c Config) (*Gateway, error) {
 		if contents == nil {
 			contents = videos.NewMemoryContentStore(nil)
 		}
-		opts := append([]videos.RunnerOption{videos.WithRunnerLogger(logger), videos.WithKeyStore(c.Keys)}, c.RunnerOptions...)
+		opts := append([]videos.RunnerOption{videos.WithRunnerLogger(logger), videos.WithKeyStore(keys)}, c.RunnerOptions...)
 		g.runner = videos.NewRunner(tasks, c.Videos, contents, opts...)
 		vopts := []videos.Option{videos.WithNotify(g.runner.Wake), videos.WithLogger(logger),
 			videos.WithMaxRequestBytes(c.MaxVideoRequestBytes)}
@@ -220,7 +222,7 @@ func New(c Config) (*Gateway, error) {
 	}
 	authOpts = append(authOpts, c.AuthOptions...)
 	var h http.Handler = LimitBodies(BodyLimits{ReadTimeout: c.BodyReadTimeout, MaxBytesInFlight: c.MaxBodyBytesInFlight})(routed(mux))
-	h = auth.Middleware(c.Keys, authOpts...)(h)
+	h = auth.Middleware(keys, authOpts...)(h)
 	if c.Relay != nil {
 		h = relay.ForwardHeaders(h)
 	}

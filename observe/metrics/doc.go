@@ -42,8 +42,10 @@
 // without bound), and neither is anything secret.
 //
 // A stream is a reply whose Content-Type is text/event-stream; its time
-// to first token is the time to its first body byte, and it is open from
-// its headers to the end of the request.
+// to first token is the time to the first byte of its first event (a
+// comment line, such as the ": keep-alive" that bridges a slow first
+// token, does not count), and it is open from its headers to the end of
+// the request.
 //
 // Tokens are the ones settled against each request's key
 // (auth.SettleParams.InputTokens and OutputTokens, which package gateway

@@ -237,7 +237,8 @@ func (rec *recorder) WriteHeader(code int) {
 
 func (rec *recorder) Write(b []byte) (int, error) {
 	rec.header(http.StatusOK)
-	if rec.stream && rec.first.IsZero() && len(b) > 0 {
+	if rec.stream && rec.first.IsZero() && len(b) > 0 && b[0] != ':' {
+		// The first event; a comment (": keep-alive") is not a token.
 		rec.first = rec.m.now()
 	}
 	return rec.ResponseWriter.Write(b)

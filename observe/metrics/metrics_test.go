@@ -6,9 +6,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -240,4 +243,47 @@ func TestOpenStreamsWhileAStreamIsOpen(t *testing.T) {
 	close(release)
 	<-done
 	require.Equal(t, 0.0, gauge())
+}
+
+// TestTimeToFirstTokenSkipsComments: a stream's time to first token runs
+// to its first event; a keep-alive comment before it does not count.
+func TestTimeToFirstTokenSkipsComments(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	now := t0
+	set := func(d time.Duration) { mu.Lock(); now = t0.Add(d); mu.Unlock() }
+	reg := prometheus.NewRegistry()
+	m := metrics.New(reg, metrics.WithClock(func() time.Time { mu.Lock(); defer mu.Unlock(); return now }))
+	h := m.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		set(5 * time.Second)
+		io.WriteString(w, ": keep-alive\n\n")
+		set(7 * time.Second)
+		io.WriteString(w, "data: {}\n\n")
+		set(9 * time.Second)
+	}))
+	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/", nil))
+
+	require.NoError(t, testutil.CollectAndCompare(reg, strings.NewReader(`
+# HELP gatewaykit_time_to_first_token_seconds Time from a streamed request's arrival to the first byte of its stream's body.
+# TYPE gatewaykit_time_to_first_token_seconds histogram
+gatewaykit_time_to_first_token_seconds_bucket{model="",route="",le="0.005"} 0
+gatewaykit_time_to_first_token_seconds_bucket{model="",route="",le="0.01"} 0
+gatewaykit_time_to_first_token_seconds_bucket{model="",route="",le="0.025"} 0
+gatewaykit_time_to_first_token_seconds_bucket{model="",route="",le="0.05"} 0
+gatewaykit_time_to_first_token_seconds_bucket{model="",route="",le="0.1"} 0
+gatewaykit_time_to_first_token_seconds_bucket{model="",route="",le="0.25"} 0
+gatewaykit_time_to_first_token_seconds_bucket{model="",route="",le="0.5"} 0
+gatewaykit_time_to_first_token_seconds_bucket{model="",route="",le="1"} 0
+gatewaykit_time_to_first_token_seconds_bucket{model="",route="",le="2.5"} 0
+gatewaykit_time_to_first_token_seconds_bucket{model="",route="",le="5"} 0
+gatewaykit_time_to_first_token_seconds_bucket{model="",route="",le="10"} 1
+gatewaykit_time_to_first_token_seconds_bucket{model="",route="",le="30"} 1
+gatewaykit_time_to_first_token_seconds_bucket{model="",route="",le="60"} 1
+gatewaykit_time_to_first_token_seconds_bucket{model="",route="",le="120"} 1
+gatewaykit_time_to_first_token_seconds_bucket{model="",route="",le="+Inf"} 1
+gatewaykit_time_to_first_token_seconds_sum{model="",route=""} 7
+gatewaykit_time_to_first_token_seconds_count{model="",route=""} 1
+`), "gatewaykit_time_to_first_token_seconds"))
 }
