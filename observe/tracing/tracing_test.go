@@ -197,3 +197,30 @@ func TestFromEnv(t *testing.T) {
 		})
 	}
 }
+
+// TestStreamThroughTheMiddleware: a stream is flushed through the
+// middleware and ends in one span with the model.
+func TestStreamThroughTheMiddleware(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	srv := httptest.NewServer(b.api)
+	t.Cleanup(srv.Close)
+	req, err := http.NewRequest("POST", srv.URL+"/v1/chat/completions",
+		strings.NewReader(`{"model":"demo-chat","stream":true,"messages":[{"role":"user","content":"hi"}]}`))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer sk-demo")
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	body, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	require.NoError(t, err)
+	require.Equal(t, "text/event-stream", res.Header.Get("Content-Type"))
+	require.Contains(t, string(body), "data: [DONE]")
+	srv.Close() // the span ends when the handler returns
+
+	spans := b.spans.GetSpans()
+	require.Len(t, spans, 1)
+	require.Equal(t, "POST /v1/chat/completions", spans[0].Name)
+	require.Equal(t, "demo-chat", attrs(spans[0])[tracing.AttrRequestModel].AsString())
+}
