@@ -28,6 +28,7 @@
 //	gatewaykit_refused_requests_total{reason}            counter, reason rate_limit or quota
 //	gatewaykit_upstream_requests_total{upstream,status}  counter, one per attempt
 //	gatewaykit_upstream_failovers_total{upstream}        counter, attempts that failed over
+//	gatewaykit_upstream_duration_seconds{upstream}       histogram, to the reply's headers
 //	gatewaykit_video_tasks_total{status}                 counter, tasks reaching queued, in_progress, completed, failed
 //	gatewaykit_video_queue_depth                         gauge
 //

@@ -39,6 +39,7 @@ type Metrics struct {
 	refused   *prometheus.CounterVec
 	upstream  *prometheus.CounterVec
 	failovers *prometheus.CounterVec
+	upTime    *prometheus.HistogramVec
 	tasks     *prometheus.CounterVec
 	queue     prometheus.Gauge
 
@@ -101,6 +102,11 @@ func New(reg prometheus.Registerer, opts ...Option) *Metrics {
 			Name: "gatewaykit_upstream_failovers_total",
 			Help: "Attempts at an upstream that failed in a way the relay fails over on, by upstream.",
 		}, []string{"upstream"}),
+		upTime: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "gatewaykit_upstream_duration_seconds",
+			Help:    "Time from sending a request to an upstream to its reply's headers (or its failure), by upstream.",
+			Buckets: DefaultBuckets,
+		}, []string{"upstream"}),
 		tasks: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gatewaykit_video_tasks_total",
 			Help: "Video tasks that reached a status: queued (created), in_progress (first claimed), completed, failed.",
@@ -115,7 +121,7 @@ func New(reg prometheus.Registerer, opts ...Option) *Metrics {
 		o(m)
 	}
 	reg.MustRegister(m.requests, m.duration, m.ttft, m.streams, m.tokens, m.refused,
-		m.upstream, m.failovers, m.tasks, m.queue)
+		m.upstream, m.failovers, m.upTime, m.tasks, m.queue)
 	return m
 }
 
@@ -196,6 +202,7 @@ func (m *Metrics) ObserveAttempt(_ context.Context, a relay.Attempt) {
 		status = strconv.Itoa(a.Status)
 	}
 	m.upstream.WithLabelValues(a.Upstream, status).Inc()
+	m.upTime.WithLabelValues(a.Upstream).Observe(a.Duration.Seconds())
 	if a.Failover {
 		m.failovers.WithLabelValues(a.Upstream).Inc()
 	}

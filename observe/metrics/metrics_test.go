@@ -195,6 +195,7 @@ func TestScrapeAfterAChatRequestAndAStream(t *testing.T) {
 	require.Equal(t, 1.0, counter(t, mfs, "gatewaykit_upstream_failovers_total", "upstream=down"))
 	require.Equal(t, 1.0, counter(t, mfs, "gatewaykit_upstream_requests_total", "upstream=up", "status=200"))
 	require.Nil(t, find(mfs, "gatewaykit_upstream_failovers_total", "upstream=up"))
+	require.Equal(t, uint64(1), find(mfs, "gatewaykit_upstream_duration_seconds", "upstream=up").GetHistogram().GetSampleCount())
 	require.Equal(t, 1.0, counter(t, mfs, "gatewaykit_video_tasks_total", "status=queued"))
 	require.Equal(t, 1.0, find(mfs, "gatewaykit_video_queue_depth").GetGauge().GetValue())
 
