@@ -102,6 +102,9 @@ func (c *config) authenticate(w http.ResponseWriter, r *http.Request, keys KeySt
 	if c.observeKey != nil {
 		c.observeKey(w, r, k.ID)
 	}
+	if info := telemetry.FromContext(ctx); info != nil {
+		info.KeyID = k.ID
+	}
 	switch {
 	case k.Disabled:
 		return nil, apierrors.InvalidAPIKey(msgDisabled).WithCause(fmt.Errorf("key id %q: %w", k.ID, ErrKeyDisabled))

@@ -29,8 +29,9 @@ func (b settlingChat) Complete(ctx context.Context, p *chat.Params) (*chat.Resul
 }
 
 // TestGatewayFillsTelemetryInfo: the route, the model (only a catalogue
-// one), the tokens settled and the refusals of the gateway's own limits
-// reach the telemetry.Info of the request's context.
+// one), the tokens settled, the key id (of a known key, never for an
+// unknown secret) and the refusals of the gateway's own limits reach the
+// telemetry.Info of the request's context.
 func TestGatewayFillsTelemetryInfo(t *testing.T) {
 	t.Parallel()
 	g := newDemo(t, func(c *gateway.Config) {
@@ -42,18 +43,17 @@ func TestGatewayFillsTelemetryInfo(t *testing.T) {
 		want                          telemetry.Info
 	}{
 		{"chat", "POST", "/v1/chat/completions", "sk-demo", chatBody,
-			telemetry.Info{Route: "POST /v1/chat/completions", Model: "demo-chat", InputTokens: 3, OutputTokens: 5}},
-
+			telemetry.Info{Route: "POST /v1/chat/completions", Model: "demo-chat", InputTokens: 3, OutputTokens: 5, KeyID: "key-demo"}},
 		{"stream", "POST", "/v1/completions", "sk-demo", `{"model":"demo-instruct","prompt":"hi","stream":true}`,
-			telemetry.Info{Route: "POST /v1/completions", Model: "demo-instruct"}},
+			telemetry.Info{Route: "POST /v1/completions", Model: "demo-instruct", KeyID: "key-demo"}},
 		{"unknown model", "POST", "/v1/chat/completions", "sk-demo", `{"model":"made-up","messages":[{"role":"user","content":"hi"}]}`,
-			telemetry.Info{Route: "POST /v1/chat/completions"}},
-		{"model list", "GET", "/v1/models", "sk-demo", "", telemetry.Info{Route: "GET /v1/models"}},
+			telemetry.Info{Route: "POST /v1/chat/completions", KeyID: "key-demo"}},
+		{"model list", "GET", "/v1/models", "sk-demo", "", telemetry.Info{Route: "GET /v1/models", KeyID: "key-demo"}},
 		{"refused before routing", "POST", "/v1/chat/completions", "sk-nope", chatBody,
 			telemetry.Info{Route: "POST /v1/chat/completions"}},
 		{"quota", "POST", "/v1/chat/completions", "sk-demo-empty", chatBody,
-			telemetry.Info{Route: "POST /v1/chat/completions", Refusal: telemetry.RefusalQuota}},
-		{"unrouted", "GET", "/v2/nothing", "sk-demo", "", telemetry.Info{Route: "/"}},
+			telemetry.Info{Route: "POST /v1/chat/completions", KeyID: "key-demo-empty", Refusal: telemetry.RefusalQuota}},
+		{"unrouted", "GET", "/v2/nothing", "sk-demo", "", telemetry.Info{Route: "/", KeyID: "key-demo"}},
 		{"health", "GET", "/readyz", "", "", telemetry.Info{Route: "GET /readyz"}},
 	}
 	for _, tc := range tests {

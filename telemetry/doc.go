@@ -29,6 +29,7 @@
 //     auth.SettleParams of every settlement of the request's usage
 //     against its key (the handlers settle once a reply ends, before
 //     they return).
+//   - KeyID: the auth middleware, once the credential named a known key.
 //   - Refusal: the auth middleware and the endpoint handlers, with the
 //     code of a refusal by the gateway's own limits (rate limit, quota).
 //

@@ -17,6 +17,10 @@ type Info struct {
 	// against the request's key (the sum, if it settled more than once).
 	InputTokens  int64
 	OutputTokens int64
+	// KeyID is the id of the API key that the request's credential named
+	// (never its secret), once the auth middleware has looked it up,
+	// refused requests of a known key included; empty otherwise.
+	KeyID string
 	// Refusal is the error code of a request that the gateway refused by
 	// its own limits: RefusalRateLimit or RefusalQuota. It is empty for
 	// every other request, including one that an upstream refused.

@@ -39,8 +39,9 @@
 // when the client left before any reply). upstream is the relay
 // upstream's Name, and its status "error" for an attempt without a reply
 // (unreachable or timed out). Every label's values are bounded by the
-// configuration. Key ids are never labels (one series per key would grow
-// without bound), and neither is anything secret.
+// configuration. Key ids are not labels by default (one series per key
+// would grow without bound): [WithKeyIDs] adds two metrics by key id for
+// gateways with few keys. Nothing secret is ever a label.
 //
 // A stream is a reply whose Content-Type is text/event-stream; its time
 // to first token is the time to the first byte of its first event (a

@@ -43,6 +43,10 @@ type Metrics struct {
 	tasks     *prometheus.CounterVec
 	queue     prometheus.Gauge
 
+	// keyRequests and keyTokens count by key id, with WithKeyIDs only.
+	keyRequests *prometheus.CounterVec
+	keyTokens   *prometheus.CounterVec
+
 	series sync.Map // seriesKey → *series
 	now    func() time.Time
 }
@@ -58,6 +62,29 @@ func WithClock(now func() time.Time) Option {
 			now = time.Now
 		}
 		m.now = now
+	}
+}
+
+// WithKeyIDs adds two metrics labelled by API key id, for gateways with a
+// bounded number of keys:
+//
+//	gatewaykit_key_requests_total{key_id,status}
+//	gatewaykit_key_tokens_total{key_id,direction}
+//
+// Every key that sends a request adds series that last as long as the
+// process, so by default there are none: a gateway with many keys reads
+// per-key usage from its usage records instead. Ids only, never secrets:
+// an unknown secret has no id and is not counted.
+func WithKeyIDs() Option {
+	return func(m *Metrics) {
+		m.keyRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gatewaykit_key_requests_total",
+			Help: "Requests by API key id and HTTP status.",
+		}, []string{"key_id", "status"})
+		m.keyTokens = prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gatewaykit_key_tokens_total",
+			Help: "Tokens settled by API key id and direction (input or output).",
+		}, []string{"key_id", "direction"})
 	}
 }
 
@@ -122,6 +149,9 @@ func New(reg prometheus.Registerer, opts ...Option) *Metrics {
 	}
 	reg.MustRegister(m.requests, m.duration, m.ttft, m.streams, m.tokens, m.refused,
 		m.upstream, m.failovers, m.upTime, m.tasks, m.queue)
+	if m.keyRequests != nil {
+		reg.MustRegister(m.keyRequests, m.keyTokens)
+	}
 	return m
 }
 
@@ -185,6 +215,15 @@ func (m *Metrics) record(rec *recorder) {
 	}
 	if info.OutputTokens > 0 {
 		m.tokens.WithLabelValues(info.Model, "output").Add(float64(info.OutputTokens))
+	}
+	if m.keyRequests != nil && info.KeyID != "" {
+		m.keyRequests.WithLabelValues(info.KeyID, strconv.Itoa(rec.status)).Inc()
+		if info.InputTokens > 0 {
+			m.keyTokens.WithLabelValues(info.KeyID, "input").Add(float64(info.InputTokens))
+		}
+		if info.OutputTokens > 0 {
+			m.keyTokens.WithLabelValues(info.KeyID, "output").Add(float64(info.OutputTokens))
+		}
 	}
 	switch info.Refusal {
 	case telemetry.RefusalRateLimit:

@@ -288,3 +288,34 @@ gatewaykit_time_to_first_token_seconds_sum{model="",route=""} 7
 gatewaykit_time_to_first_token_seconds_count{model="",route=""} 1
 `), "gatewaykit_time_to_first_token_seconds"))
 }
+
+// TestWithKeyIDs: with the option, requests and tokens are counted by
+// key id too; without it, no series names a key (the scrape test).
+func TestWithKeyIDs(t *testing.T) {
+	t.Parallel()
+	reg := prometheus.NewRegistry()
+	m := metrics.New(reg, metrics.WithKeyIDs())
+	keys, err := gateway.NewKeyStore(context.Background(), gateway.DemoKeys())
+	require.NoError(t, err)
+	g, err := gateway.New(gateway.Config{
+		Keys:    keys,
+		Catalog: models.NewMemoryCatalog(gateway.DemoFile().Models...),
+		Chat:    settlingChat{demo.NewTextBackend().Chat()},
+	})
+	require.NoError(t, err)
+	api := httptest.NewServer(m.Middleware(g))
+	t.Cleanup(api.Close)
+	b := &bundle{api: api}
+	for _, key := range []string{"sk-demo", "sk-demo-empty", "sk-unknown"} {
+		b.post(t, "/v1/chat/completions", key, `{"model":"demo-chat","messages":[{"role":"user","content":"hi"}]}`)
+	}
+	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(`
+# HELP gatewaykit_key_requests_total Requests by API key id and HTTP status.
+# TYPE gatewaykit_key_requests_total counter
+gatewaykit_key_requests_total{key_id="key-demo",status="200"} 1
+gatewaykit_key_requests_total{key_id="key-demo-empty",status="403"} 1
+`), "gatewaykit_key_requests_total"))
+	n, err := testutil.GatherAndCount(reg, "gatewaykit_key_tokens_total")
+	require.NoError(t, err)
+	require.Equal(t, 2, n, "input and output of key-demo")
+}
