@@ -14,6 +14,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/gatewaykit/gatewaykit/gateway"
 	"github.com/gatewaykit/gatewaykit/telemetry"
 )
 
@@ -98,7 +99,8 @@ func New(tp trace.TracerProvider) *Tracing {
 // tokens settled against its key), read from the request's
 // telemetry.Info, which the gateway fills. It shares the Info with the
 // metrics middleware, in either order. Spans record no header, hence no
-// credential, and no query string (which may carry a ?key=).
+// credential, and no query string (which may carry a ?key=). The health
+// routes (gateway.HealthPath, gateway.ReadyPath) get no span.
 func (t *Tracing) Middleware(next http.Handler) http.Handler {
 	if next == nil {
 		panic("tracing: Middleware: nil next Handler")
@@ -135,6 +137,11 @@ func (t *Tracing) Middleware(next http.Handler) http.Handler {
 		otelhttp.WithPropagators(t.propagator),
 		otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return r.Method }),
 		otelhttp.WithSpanOptions(trace.WithSpanKind(trace.SpanKindServer)),
+		// Health probes come every few seconds and say nothing a trace
+		// would: they get no span.
+		otelhttp.WithFilter(func(r *http.Request) bool {
+			return r.URL.Path != gateway.HealthPath && r.URL.Path != gateway.ReadyPath
+		}),
 	)
 }
 

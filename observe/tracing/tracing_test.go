@@ -224,3 +224,20 @@ func TestStreamThroughTheMiddleware(t *testing.T) {
 	require.Equal(t, "POST /v1/chat/completions", spans[0].Name)
 	require.Equal(t, "demo-chat", attrs(spans[0])[tracing.AttrRequestModel].AsString())
 }
+
+// TestHealthProbesGetNoSpan: /healthz and /readyz get no server span.
+func TestHealthProbesGetNoSpan(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	for _, path := range []string{"/healthz", "/readyz"} {
+		rec := httptest.NewRecorder()
+		b.api.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
+		require.Equal(t, 200, rec.Code, rec.Body.String())
+	}
+	for _, s := range b.spans.GetSpans() {
+		// The relay's readiness probe of its upstream is a client span of
+		// its own; the probes themselves have none.
+		require.Equal(t, trace.SpanKindClient, s.SpanKind, s.Name)
+		require.False(t, s.Parent.IsValid(), s.Name)
+	}
+}
