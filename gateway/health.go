@@ -22,7 +22,7 @@ const (
 	HealthPath = "/healthz"
 	// ReadyPath answers 200 {"status":"ready"} when every dependency
 	// answers (readiness), and 503 service_unavailable in the general
-	// error shape, naming the first dependency that does not, otherwise.
+	// error shape, naming the dependencies that do not, otherwise.
 	ReadyPath = "/readyz"
 )
 
@@ -84,10 +84,10 @@ func readyChecks(c Config) []readyCheck {
 	return checks
 }
 
-// health serves HealthPath and ReadyPath. checks are asked at once, each
-// within timeout; the first that fails, in the order given, is the one
-// the 503 names (its error is logged, not sent: it may describe the
-// infrastructure).
+// health serves HealthPath and ReadyPath, and reports whether r was one
+// of them. checks are asked at once, each within timeout; the 503 names
+// those that failed, in the order given (the first one's error is logged,
+// not sent: it may describe the infrastructure).
 func health(checks []readyCheck, timeout time.Duration, logger *slog.Logger) func(w http.ResponseWriter, r *http.Request) bool {
 	rd := apierrors.Renderer{Logger: logger}
 	return func(w http.ResponseWriter, r *http.Request) bool {
@@ -120,8 +120,8 @@ func health(checks []readyCheck, timeout time.Duration, logger *slog.Logger) fun
 	}
 }
 
-// ready asks every check at once and returns the 503 of the first that
-// failed.
+// ready asks every check at once and returns the 503 that names those
+// that failed.
 func ready(ctx context.Context, checks []readyCheck, timeout time.Duration) error {
 	errs := make([]error, len(checks))
 	var wg sync.WaitGroup
