@@ -47,8 +47,9 @@ type Metrics struct {
 	keyRequests *prometheus.CounterVec
 	keyTokens   *prometheus.CounterVec
 
-	series sync.Map // seriesKey → *series
-	now    func() time.Time
+	series    sync.Map // seriesKey → *series
+	modelToks sync.Map // model → *tokenCounters
+	now       func() time.Time
 }
 
 // An Option configures [New].
@@ -167,6 +168,21 @@ type series struct {
 	duration prometheus.Observer
 }
 
+// tokenCounters are the token counters of one model, looked up once.
+type tokenCounters struct{ input, output prometheus.Counter }
+
+func (m *Metrics) tokensOf(model string) *tokenCounters {
+	if c, ok := m.modelToks.Load(model); ok {
+		return c.(*tokenCounters)
+	}
+	c := &tokenCounters{
+		input:  m.tokens.WithLabelValues(model, "input"),
+		output: m.tokens.WithLabelValues(model, "output"),
+	}
+	v, _ := m.modelToks.LoadOrStore(model, c)
+	return v.(*tokenCounters)
+}
+
 func (m *Metrics) seriesOf(k seriesKey) *series {
 	if s, ok := m.series.Load(k); ok {
 		return s.(*series)
@@ -210,11 +226,10 @@ func (m *Metrics) record(rec *recorder) {
 			m.ttft.WithLabelValues(info.Route, info.Model).Observe(rec.first.Sub(rec.start).Seconds())
 		}
 	}
-	if info.InputTokens > 0 {
-		m.tokens.WithLabelValues(info.Model, "input").Add(float64(info.InputTokens))
-	}
-	if info.OutputTokens > 0 {
-		m.tokens.WithLabelValues(info.Model, "output").Add(float64(info.OutputTokens))
+	if info.InputTokens > 0 || info.OutputTokens > 0 {
+		c := m.tokensOf(info.Model)
+		c.input.Add(float64(max(info.InputTokens, 0)))
+		c.output.Add(float64(max(info.OutputTokens, 0)))
 	}
 	if m.keyRequests != nil && info.KeyID != "" {
 		m.keyRequests.WithLabelValues(info.KeyID, strconv.Itoa(rec.status)).Inc()
