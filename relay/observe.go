@@ -124,8 +124,12 @@ func (r *Relay) probe(ctx context.Context, u *Upstream) error {
 	return nil
 }
 
-// markAnswered records that an upstream has just answered, for Ping. The
-// clock is read at most once per call, only here.
+// markAnswered records that an upstream has just answered, for Ping. It
+// writes the shared time at most once a second, so that concurrent
+// requests do not all write one cache line.
 func (r *Relay) markAnswered() {
-	r.answered.Store(time.Now().UnixNano())
+	now := time.Now().UnixNano()
+	if now-r.answered.Load() >= int64(time.Second) {
+		r.answered.Store(now)
+	}
 }
