@@ -147,6 +147,9 @@ func (c *config) authenticateSession(w http.ResponseWriter, r *http.Request, mis
 	if c.observeKey != nil {
 		c.observeKey(w, r, p.KeyID)
 	}
+	if info := telemetry.FromContext(r.Context()); info != nil {
+		info.KeyID = p.KeyID
+	}
 	if p.RateLimit.Unlimited() {
 		p.RateLimit = c.defaultLimit
 	}
