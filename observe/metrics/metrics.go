@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -283,7 +284,8 @@ func (rec *recorder) header(code int) {
 		return
 	}
 	rec.status = code
-	if ct := rec.Header().Get("Content-Type"); len(ct) >= 17 && ct[:17] == "text/event-stream" {
+	// The header's canonical key, read without canonicalising it again.
+	if ct := rec.Header()["Content-Type"]; len(ct) > 0 && strings.HasPrefix(ct[0], "text/event-stream") {
 		rec.stream = true
 		rec.m.streams.Inc()
 	}
