@@ -265,3 +265,14 @@ func (c *CachedKeyStore) Usage(ctx context.Context, p UsageParams) ([]UsageRow, 
 	}
 	return u.Usage(ctx, p)
 }
+
+// Ping asks the underlying store whether it answers, when it can be asked
+// (it has a Ping(ctx) error method, as the stores of module
+// github.com/gatewaykit/gatewaykit/store do); otherwise it returns nil.
+// It lets a readiness check see through the cache.
+func (c *CachedKeyStore) Ping(ctx context.Context) error {
+	if p, ok := c.keys.(interface{ Ping(context.Context) error }); ok {
+		return p.Ping(ctx)
+	}
+	return nil
+}

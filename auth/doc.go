@@ -60,7 +60,9 @@
 // query string still exposes it to any access log that records URLs; the
 // renderer logs the path only. An access log around the middleware learns
 // the key id of every request, refused ones included, from
-// [WithKeyObserver].
+// [WithKeyObserver]. A 403 insufficient_quota or a 429 is also recorded
+// as the request's refusal in the telemetry.Info of its context, if it
+// carries one (package telemetry), for metrics.
 //
 // # Rate limits
 //

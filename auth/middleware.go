@@ -11,6 +11,7 @@ import (
 	"time"
 
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/telemetry"
 )
 
 // The rate-limit response headers, in OpenAI's names.
@@ -102,6 +103,9 @@ func (c *config) authenticate(w http.ResponseWriter, r *http.Request, keys KeySt
 	if c.observeKey != nil {
 		c.observeKey(w, r, k.ID)
 	}
+	if info := telemetry.FromContext(ctx); info != nil {
+		info.KeyID = k.ID
+	}
 	switch {
 	case k.Disabled:
 		return nil, apierrors.InvalidAPIKey(msgDisabled).WithCause(fmt.Errorf("key id %q: %w", k.ID, ErrKeyDisabled))
@@ -110,6 +114,7 @@ func (c *config) authenticate(w http.ResponseWriter, r *http.Request, keys KeySt
 	case k.Quota.OverBudget():
 		return nil, apierrors.InsufficientQuota(msgBudget).WithCause(fmt.Errorf("key id %q: cost %g USD of a budget of %g USD: %w", k.ID, k.Quota.CostUSD, k.Quota.BudgetUSD, ErrQuotaExceeded))
 	case k.Quota.Exhausted():
+		telemetry.SetRefusal(ctx, telemetry.RefusalQuota)
 		return nil, apierrors.InsufficientQuota(msgQuota).WithCause(fmt.Errorf("key id %q: %w", k.ID, ErrQuotaExceeded))
 	}
 
@@ -145,6 +150,9 @@ func (c *config) authenticateSession(w http.ResponseWriter, r *http.Request, mis
 	if c.observeKey != nil {
 		c.observeKey(w, r, p.KeyID)
 	}
+	if info := telemetry.FromContext(r.Context()); info != nil {
+		info.KeyID = p.KeyID
+	}
 	if p.RateLimit.Unlimited() {
 		p.RateLimit = c.defaultLimit
 	}
@@ -175,6 +183,7 @@ func (c *config) rateLimit(w http.ResponseWriter, r *http.Request, bucket string
 		setRateLimitHeader(w.Header(), d)
 		return nil
 	}
+	telemetry.SetRefusal(r.Context(), telemetry.RefusalRateLimit)
 	h := make(http.Header, 4)
 	setRateLimitHeader(h, d)
 	retry := max(d.RetryAfter, time.Millisecond)

@@ -235,6 +235,7 @@ var targets = []target{
 	{name: "floor", role: roleFloor},
 	{name: "gateway", role: roleGateway},
 	{name: "gateway-sqlite", role: roleGatewaySQLite},
+	{name: "gateway-metrics", role: roleGatewayMetrics},
 	{name: "naive-relay", role: roleNaive, relay: true},
 	{name: "copy-relay", role: roleCopy, relay: true},
 	{name: "gateway-relay", role: roleGatewayRelay, relay: true},
@@ -364,7 +365,7 @@ func (b *bench) scenario(ctx context.Context, t target, w *workload, conc int) (
 	runLoad(ctx, w, c.addr, events, conc, b.o.warmup, rate)
 
 	var profErr chan error
-	if b.o.profile != "" && (t.role == roleGateway || t.role == roleGatewaySQLite || t.role == roleGatewayRelay) && conc == b.o.concurrency {
+	if b.o.profile != "" && (t.role == roleGateway || t.role == roleGatewaySQLite || t.role == roleGatewayMetrics || t.role == roleGatewayRelay) && conc == b.o.concurrency {
 		profErr = make(chan error, 1)
 		path := filepath.Join(b.o.profile, t.name+"-"+w.name)
 		go func() { profErr <- c.profile(b.o.duration, path) }()

@@ -63,11 +63,12 @@ type ratio struct {
 }
 
 // ratioPairs are the comparisons of the issues: the gateway against the
-// floor, the gateway on its SQLite file against the gateway in memory,
-// relays against the naive relays.
+// floor, the gateway on its SQLite file and the gateway with its metrics
+// against the gateway in memory, relays against the naive relays.
 var ratioPairs = [][2]string{
 	{"gateway", "floor"},
 	{"gateway-sqlite", "gateway"},
+	{"gateway-metrics", "gateway"},
 	{"gateway-relay", "naive-relay"},
 	{"gateway-relay", "copy-relay"},
 	{"naive-relay", "floor"},

@@ -23,12 +23,17 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
 	"github.com/gatewaykit/gatewaykit/auth"
 	"github.com/gatewaykit/gatewaykit/demo"
 	"github.com/gatewaykit/gatewaykit/gateway"
 	"github.com/gatewaykit/gatewaykit/models"
+	"github.com/gatewaykit/gatewaykit/observe/metrics"
 	"github.com/gatewaykit/gatewaykit/relay"
 	"github.com/gatewaykit/gatewaykit/store/sqlite"
+	"github.com/gatewaykit/gatewaykit/videos"
 )
 
 // childEnv names the environment variable that makes the program (or the
@@ -46,6 +51,9 @@ const (
 	// roleGatewaySQLite is the gateway on the demo backend with its state
 	// in a SQLite file, as the example server's default.
 	roleGatewaySQLite = "gateway-sqlite"
+	// roleGatewayMetrics is roleGateway with its Prometheus metrics on
+	// (package observe/metrics, traces off), as the example server runs.
+	roleGatewayMetrics = "gateway-metrics"
 	// roleGatewayRelay is the gateway relaying to the upstream.
 	roleGatewayRelay = "gateway-relay"
 )
@@ -150,6 +158,16 @@ func newRole(role, upstream string, chunkDelay time.Duration) (h http.Handler, c
 			return nil, nil, nil, err
 		}
 		return g, nop, runGateway(g), nil
+	case roleGatewayMetrics:
+		var opts []demo.TextOption
+		if chunkDelay > 0 {
+			opts = append(opts, demo.WithChunkDelay(chunkDelay))
+		}
+		h, g, err := newMetricsGateway(opts...)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		return h, nop, runGateway(g), nil
 	case roleGatewaySQLite:
 		var opts []demo.TextOption
 		if chunkDelay > 0 {
@@ -209,6 +227,37 @@ func newDemoGateway(textOpts ...demo.TextOption) (*gateway.Gateway, error) {
 		RateLimit:   unlimitedRate,
 		AccessLog:   true,
 	})
+}
+
+// newMetricsGateway is newDemoGateway with the example server's metrics:
+// the metrics middleware around it, the video task counters, and a
+// registry with the Go runtime's and the process's collectors, scraped by
+// nobody (a scrape costs nothing per request).
+func newMetricsGateway(textOpts ...demo.TextOption) (http.Handler, *gateway.Gateway, error) {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m := metrics.New(reg)
+	c := gateway.DemoFile()
+	keys, err := gateway.NewKeyStore(context.Background(), c.Keys)
+	if err != nil {
+		return nil, nil, err
+	}
+	text := demo.NewTextBackend(textOpts...)
+	g, err := gateway.New(gateway.Config{
+		Keys:        keys,
+		Catalog:     models.NewMemoryCatalog(c.Models...),
+		Chat:        text.Chat(),
+		Completions: text.Completions(),
+		Responses:   text.Responses(),
+		Videos:      demo.NewVideoGenerator(),
+		Tasks:       m.Tasks(videos.NewMemoryStore(nil)),
+		RateLimit:   unlimitedRate,
+		AccessLog:   true,
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return m.Middleware(g), g, nil
 }
 
 // newSQLiteGateway is newDemoGateway with its state in a new SQLite file

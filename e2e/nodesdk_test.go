@@ -24,9 +24,9 @@ func TestNodeSDK(t *testing.T) {
 	build(t, bin, "server", "relay")
 
 	// The server's state in a file of the test's own, not ./gatewaykit.db.
-	server := start(t, filepath.Join(bin, "server"), "-addr", "127.0.0.1:0",
+	server := start(t, filepath.Join(bin, "server"), "-addr", "127.0.0.1:0", "-admin-addr", "127.0.0.1:0",
 		"-db", "sqlite:"+filepath.Join(t.TempDir(), "gatewaykit.db"))
-	relay := start(t, filepath.Join(bin, "relay"), "-addr", "127.0.0.1:0",
+	relay := start(t, filepath.Join(bin, "relay"), "-addr", "127.0.0.1:0", "-admin-addr", "127.0.0.1:0",
 		"-upstream", server+"/v1", "-upstream-key", "sk-demo")
 
 	for name, base := range map[string]string{"server": server, "relay": relay} {

@@ -41,6 +41,27 @@
 // (relay.WithAccessFallback). Routes added by [Config].Routes are mounted
 // on the same mux, behind the same middleware.
 //
+// # Health, metrics and traces
+//
+// [HealthPath] (GET /healthz, 200 while the process answers) and
+// [ReadyPath] (GET /readyz) are served before authentication, without
+// credentials. Readiness asks, at once and each within
+// [Config].ReadyTimeout, the stores of the Config that are [Pinger]s,
+// the Relay ([relay.Relay.Ping]: an upstream answered within 30s, else a
+// probe) and [Config].ReadyChecks; it answers 503 service_unavailable in
+// the general error shape, naming the dependencies that did not answer
+// (their errors are logged, not sent).
+//
+// For metrics and traces, a middleware around the Gateway puts a
+// telemetry.Info in the request's context (see package telemetry; the
+// nested module github.com/gatewaykit/gatewaykit/observe has one for
+// Prometheus and one for OpenTelemetry): the Gateway fills its Route
+// (the pattern that served the request, also for a request that
+// authentication refused), its tokens from every settlement of the
+// request's usage (it wraps [Config].Keys' Settle to do so; a store's
+// other methods are called as they are), and the handlers its model and
+// refusals.
+//
 // # Limits
 //
 // What one client can make the gateway hold, in memory and in time, is

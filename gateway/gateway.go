@@ -145,12 +145,23 @@ type Config struct {
 	// expired key), 403 or 429. It learns the key id through
 	// auth.WithKeyObserver; an observer in AuthOptions replaces it.
 	AccessLog bool
+
+	// ReadyChecks are further dependencies that GET /readyz asks, by
+	// name, beside the stores of this Config that are [Pinger]s and the
+	// Relay (the Redis rate limiter of AuthOptions, say). See
+	// [ReadyPath].
+	ReadyChecks map[string]Pinger
+	// ReadyTimeout bounds each readiness check; 0 means
+	// DefaultReadyTimeout (2s).
+	ReadyTimeout time.Duration
 }
 
 // Gateway is the assembled API: an http.Handler, and the video runner
 // behind it. Create it with [New].
 type Gateway struct {
 	handler http.Handler
+	mux     *http.ServeMux
+	health  func(w http.ResponseWriter, r *http.Request) bool
 	runner  *runner.Runner // nil without Config.Videos
 }
 
@@ -173,12 +184,20 @@ func New(c Config) (*Gateway, error) {
 		logger = slog.New(slog.DiscardHandler)
 	}
 
+	timeout := c.ReadyTimeout
+	if timeout <= 0 {
+		timeout = DefaultReadyTimeout
+	}
+	g := &Gateway{health: health(readyChecks(c), timeout, logger)}
+	// The key store of the middleware and the video runner: c.Keys, whose
+	// settlements also fill the request's telemetry.Info.
+	keys := usageKeys{c.Keys}
 	if c.Relay != nil {
 		c = withRelay(c)
 	}
 
-	g := &Gateway{}
 	mux := http.NewServeMux()
+	g.mux = mux
 	models.Register(mux, models.NewHandler(c.Catalog, models.WithLogger(logger), models.WithAllowed(keyAllows)))
 	if c.Chat != nil {
 		mux.Handle(chat.Pattern, chat.NewHandler(c.Catalog, c.Chat, endpoint.WithLogger(logger), endpoint.WithMaxRequestBytes(c.MaxRequestBytes)))
@@ -202,7 +221,7 @@ func New(c Config) (*Gateway, error) {
 		if contents == nil {
 			contents = videos.NewMemoryContentStore(nil)
 		}
-		opts := append([]runner.Option{runner.WithLogger(logger), runner.WithKeyStore(c.Keys)}, c.RunnerOptions...)
+		opts := append([]runner.Option{runner.WithLogger(logger), runner.WithKeyStore(keys)}, c.RunnerOptions...)
 		g.runner = runner.New(tasks, c.Videos, contents, opts...)
 		vopts := []videos.Option{videos.WithNotify(g.runner.Wake), videos.WithLogger(logger),
 			videos.WithMaxRequestBytes(c.MaxVideoRequestBytes)}
@@ -234,8 +253,8 @@ func New(c Config) (*Gateway, error) {
 		authOpts = append(authOpts, auth.WithKeyObserver(observeKey))
 	}
 	authOpts = append(authOpts, c.AuthOptions...)
-	var h http.Handler = LimitBodies(BodyLimits{ReadTimeout: c.BodyReadTimeout, MaxBytesInFlight: c.MaxBodyBytesInFlight})(mux)
-	h = auth.Middleware(c.Keys, authOpts...)(h)
+	var h http.Handler = LimitBodies(BodyLimits{ReadTimeout: c.BodyReadTimeout, MaxBytesInFlight: c.MaxBodyBytesInFlight})(routed(mux))
+	h = auth.Middleware(keys, authOpts...)(h)
 	if c.Relay != nil {
 		h = relay.ForwardHeaders(h)
 	}
@@ -277,9 +296,15 @@ func mountAccess(mux *http.ServeMux, c Config, served map[string]http.Handler) {
 	relay.RegisterAccess(mux, relay.NewAccessHandler(c.Relay, c.Catalog, opts...))
 }
 
-// ServeHTTP serves the API.
+// ServeHTTP serves the API, and [HealthPath] and [ReadyPath] without
+// credentials. It fills the Route of the request's telemetry.Info, if its
+// context carries one (see package telemetry).
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if g.health(w, r) {
+		return
+	}
 	g.handler.ServeHTTP(w, r)
+	routeOf(g.mux, r)
 }
 
 // Run runs the video runner until ctx is done or [Gateway.Shutdown] is

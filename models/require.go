@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/telemetry"
 )
 
 // Require is the model prerequisite check of spec §1 that every generation
@@ -27,6 +28,10 @@ import (
 //     instead: an [*apierrors.Error] (a remote catalogue may have its own
 //     answer), context.Canceled (the client has gone, so the renderer
 //     writes nothing) and context.DeadlineExceeded (504 gateway_timeout).
+//
+// When it finds the model, Require records its id in ctx's
+// [telemetry.Info], if ctx carries one (telemetry.SetModel), so that
+// metrics and traces name the model of every generation request.
 //
 // allow may be nil, which allows every model. need may be empty, which
 // skips the endpoint-type check.
@@ -49,6 +54,7 @@ func Require(ctx context.Context, c Catalog, id string, need EndpointType, allow
 			"model %q does not support endpoint type %q (supported_endpoint_types: %s)",
 			id, need, typeList(m.EndpointTypes))
 	}
+	telemetry.SetModel(ctx, m.ID)
 	return m, nil
 }
 

@@ -11,6 +11,7 @@ import (
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
 	textendpoint "github.com/gatewaykit/gatewaykit/internal/pipeline"
 	"github.com/gatewaykit/gatewaykit/models"
+	"github.com/gatewaykit/gatewaykit/telemetry"
 )
 
 // The access points charge the tokens that the upstream reports against
@@ -298,6 +299,7 @@ func (h *accessHandler) reserve(ctx context.Context, est int64) error {
 	case errors.Is(err, auth.ErrNoPrincipal):
 		return nil
 	case errors.Is(err, auth.ErrQuotaExceeded):
+		telemetry.SetRefusal(ctx, telemetry.RefusalQuota)
 		return apierrors.InsufficientQuota(msgQuotaReserved).WithCause(err)
 	}
 	return apierrors.Internal(fmt.Errorf("relay: reserving quota: %w", err))

@@ -164,5 +164,17 @@
 //
 // All calls of a Relay share one tuned [http.Transport] ([NewTransport]
 // documents its pool sizing, timeouts and HTTP/2 choice), unless
-// [WithTransport] sets another.
+// [WithTransport] sets another. To trace upstream calls, wrap
+// NewTransport's in a tracing round tripper and give it back with
+// WithTransport (module github.com/gatewaykit/gatewaykit/observe's
+// tracing.Transport does).
+//
+// # Observing upstreams
+//
+// [WithAttemptObserver] sets a function that [Relay.Do] calls after each
+// attempt at an upstream (its model, upstream name, status, error,
+// whether it fails over), for metrics. [Relay.Ping] reports whether any
+// upstream answers, for a readiness check: passive while requests get
+// replies, a probe of each upstream's model list after
+// [DefaultReadyWindow] without one.
 package relay

@@ -30,6 +30,8 @@ type Relay struct {
 	cooldown  time.Duration
 	maxCool   time.Duration
 	now       func() time.Time // the clock of cool-downs
+	observe   func(context.Context, Attempt)
+	answered  *atomic.Int64 // when an upstream last answered (UnixNano), for Ping; shared by copies
 }
 
 // An Option configures [New].
@@ -43,6 +45,7 @@ type config struct {
 	maxMedia    int64
 	cooldown    time.Duration
 	maxCooldown time.Duration
+	observe     func(context.Context, Attempt)
 }
 
 // WithTransport sets the round tripper of every upstream call. The
@@ -124,6 +127,8 @@ func New(routes []Route, opts ...Option) (*Relay, error) {
 		cooldown:  c.cooldown,
 		maxCool:   c.maxCooldown,
 		now:       time.Now,
+		observe:   c.observe,
+		answered:  new(atomic.Int64),
 	}
 	if r.cooldown <= 0 {
 		r.cooldown = DefaultCooldown
@@ -244,16 +249,30 @@ func (r *Relay) Do(ctx context.Context, model string, build func(u *Upstream) (*
 	var last error
 	for k, i := range tries {
 		u := &ups[i]
+		var start time.Time
+		if r.observe != nil {
+			start = time.Now()
+		}
 		res, retry, err := r.send(ctx, u, build)
 		if err == nil && res.StatusCode < 500 && !refused(res.StatusCode) {
 			if multi {
 				hs[i].ok()
 			}
+			r.markAnswered()
+			if r.observe != nil {
+				r.observe(ctx, Attempt{Model: model, Upstream: u.Name, Status: res.StatusCode, Duration: time.Since(start)})
+			}
 			return res, u, nil
 		}
+		status := 0
 		if err == nil {
+			status = res.StatusCode
 			err = UpstreamError(res, u)
 			retry = true
+		}
+		if r.observe != nil {
+			r.observe(ctx, Attempt{Model: model, Upstream: u.Name, Status: status, Err: err,
+				Failover: retry && ctx.Err() == nil, Duration: time.Since(start)})
 		}
 		if !retry || ctx.Err() != nil {
 			return nil, nil, err

@@ -12,6 +12,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/auth"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
 	"github.com/gatewaykit/gatewaykit/models"
+	"github.com/gatewaykit/gatewaykit/telemetry"
 )
 
 // msgQuota is the message of a creation refused for quota.
@@ -57,6 +58,7 @@ func (h *handler) reserve(ctx context.Context, t *Task, m *models.Model) (*auth.
 	case errors.Is(err, auth.ErrNoPrincipal):
 		return nil, nil
 	case errors.Is(err, auth.ErrQuotaExceeded):
+		telemetry.SetRefusal(ctx, telemetry.RefusalQuota)
 		return nil, apierrors.InsufficientQuota(msgQuota).WithCause(err)
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return nil, err

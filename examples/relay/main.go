@@ -16,6 +16,14 @@
 //	-upstream-key  the upstream's API key (default: $GATEWAY_UPSTREAM_KEY)
 //	-max-conns     connections served at once (default 1024); more wait
 //	               for one to close
+//	-admin-addr    address of the admin listener (default
+//	               127.0.0.1:8091), which serves Prometheus metrics at
+//	               /metrics; empty for none
+//
+// GET /healthz and GET /readyz (200 once the upstream has listed its
+// models and answers, else 503) are served without credentials. Traces
+// go where the standard OTEL_* variables say, with the upstream calls'
+// spans and traceparent; they are off when the variables are unset.
 //
 // The banner is printed once the port is bound, with a URL a browser can
 // open. The server has package gateway's connection limits
@@ -77,10 +85,12 @@ import (
 	"time"
 
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/examples/internal/observability"
 	"github.com/gatewaykit/gatewaykit/gateway"
 	"github.com/gatewaykit/gatewaykit/internal/listenaddr"
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/relay"
+	"github.com/gatewaykit/gatewaykit/videos"
 	"github.com/gatewaykit/gatewaykit/videos/runner"
 )
 
@@ -89,6 +99,7 @@ func main() {
 	maxConns := flag.Int("max-conns", gateway.DefaultMaxConns, "connections served at once; more wait for one to close")
 	upstream := flag.String("upstream", "", "the upstream's base URL, ending in /v1 (required)")
 	key := flag.String("upstream-key", os.Getenv("GATEWAY_UPSTREAM_KEY"), "the upstream's API key (default $GATEWAY_UPSTREAM_KEY)")
+	adminAddr := flag.String("admin-addr", "127.0.0.1:8091", "address of the admin listener, which serves /metrics (empty: none)")
 	flag.Parse()
 
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -99,7 +110,7 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, *addr, config{upstream: *upstream, key: *key, logger: logger, maxConns: *maxConns}, os.Stdout); err != nil {
+	if err := run(ctx, *addr, config{upstream: *upstream, key: *key, logger: logger, maxConns: *maxConns, adminAddr: *adminAddr}, os.Stdout); err != nil {
 		logger.Error("relay stopped", "error", err)
 		os.Exit(1)
 	}
@@ -112,6 +123,11 @@ type config struct {
 	logger   *slog.Logger
 	// maxConns is the number of connections served at once (run only).
 	maxConns int
+	// adminAddr is the admin listener's address (run only); empty means
+	// none.
+	adminAddr string
+	// observe is the relay's metrics and traces; nil observes nothing.
+	observe *observability.Observability
 	// relayOptions, for tests (a faster video poll, say).
 	relayOptions []relay.Option
 	// runnerOptions configure the video runner, for tests.
@@ -147,7 +163,8 @@ func newGateway(ctx context.Context, c config) (*server, []models.Model, error) 
 	for i, m := range ms {
 		routes[i] = relay.Route{Model: m.ID, Upstreams: []relay.Upstream{{BaseURL: base, Key: c.key}}}
 	}
-	opts := append([]relay.Option{relay.WithLogger(c.logger), relay.WithTransport(transport)}, c.relayOptions...)
+	opts := append([]relay.Option{relay.WithLogger(c.logger), relay.WithTransport(transport)}, c.observe.RelayOptions(transport)...)
+	opts = append(opts, c.relayOptions...)
 	r, err := relay.New(routes, opts...)
 	if err != nil {
 		return nil, nil, err
@@ -168,19 +185,21 @@ func newGateway(ctx context.Context, c config) (*server, []models.Model, error) 
 		Completions:   r.Completions(),
 		Responses:     r.Responses(),
 		Videos:        r.Videos(),
+		Tasks:         c.observe.Tasks(videos.NewMemoryStore(nil)),
 		RunnerOptions: runnerOptions,
 		// The access points of spec §4.4, behind the same keys; the auth
 		// middleware refuses in each format's own error shape.
 		Routes: func(mux *http.ServeMux) {
 			relay.RegisterAccess(mux, relay.NewAccessHandler(r, catalog))
 		},
-		Logger:    c.logger,
-		AccessLog: true,
+		Logger:      c.logger,
+		AccessLog:   true,
+		ReadyChecks: map[string]gateway.Pinger{"relay": r},
 	})
 	if err != nil {
 		return nil, nil, err
 	}
-	return &server{Gateway: g, handler: relay.ForwardHeaders(g)}, ms, nil
+	return &server{Gateway: g, handler: c.observe.Handler(relay.ForwardHeaders(g))}, ms, nil
 }
 
 // server is the relay example's handler: the gateway, with the client
@@ -277,6 +296,13 @@ func (s *starting) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.ServeHTTP(w, r)
 		return
 	}
+	if r.URL.Path == gateway.HealthPath {
+		// The process answers: it is alive, if not ready (/readyz is
+		// answered 503 below).
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"status":"ok"}`+"\n")
+		return
+	}
 	e := apierrors.New(apierrors.CodeServiceUnavailable, "The gateway is starting: its upstream has not listed its models yet. Retry shortly.")
 	e.RetryAfter = max(time.Until(time.Unix(0, s.retryAt.Load())), time.Second)
 	apierrors.Renderer{Shape: apierrors.ShapeFor(r)}.Write(w, r, e)
@@ -327,9 +353,35 @@ func run(ctx context.Context, addr string, c config, stdout io.Writer) error {
 	if _, err := checkUpstream(c.upstream); err != nil {
 		return err
 	}
+	if c.observe == nil {
+		var err error
+		if c.observe, err = observability.New(ctx); err != nil {
+			return err
+		}
+	}
+	defer func() {
+		if serr := c.observe.Shutdown(context.Background()); serr != nil {
+			c.logger.Error("flushing the traces", "error", serr)
+		}
+	}()
 	l, err := net.Listen("tcp", listenaddr.Normalize(addr))
 	if err != nil {
 		return err
+	}
+	var admin *http.Server
+	var adminURL string
+	if c.adminAddr != "" {
+		al, err := net.Listen("tcp", listenaddr.Normalize(c.adminAddr))
+		if err != nil {
+			l.Close()
+			return fmt.Errorf("-admin-addr: %w", err)
+		}
+		mux := http.NewServeMux()
+		c.observe.Register(mux)
+		admin = gateway.NewServer(al.Addr().String(), mux)
+		adminURL = listenaddr.URL(al.Addr())
+		go admin.Serve(gateway.LimitListener(al, 64))
+		defer admin.Close()
 	}
 	st := &starting{}
 	// The limits of package gateway: header read timeout, idle timeout,
@@ -340,6 +392,9 @@ func run(ctx context.Context, addr string, c config, stdout io.Writer) error {
 	fmt.Fprintf(stdout, "gatewaykit relay on %s, in front of %s\n", listenaddr.URL(l.Addr()), c.upstream)
 	fmt.Fprintln(stdout, "  keys:   sk-demo (unlimited quota, no rate limit), sk-demo-empty (zero quota: 403),")
 	fmt.Fprintln(stdout, "          sk-demo-limited (unlimited quota, 5 requests a minute: 429)")
+	if admin != nil {
+		fmt.Fprintf(stdout, "  metrics: %s/metrics\n", adminURL)
+	}
 
 	type ready struct {
 		g   *server

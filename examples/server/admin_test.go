@@ -48,8 +48,12 @@ func startRunLines(t *testing.T, o options) []string {
 			break
 		}
 	}
-	// The admin line, if any, follows the rest of the banner.
-	if o.adminKey != "" {
+	// The admin listener's lines, if any, follow the rest of the banner:
+	// the metrics, then the admin API.
+	for _, more := range []bool{o.adminAddr != "", o.adminKey != ""} {
+		if !more {
+			continue
+		}
 		line, err := r.ReadString('\n')
 		require.NoError(t, err)
 		lines = append(lines, strings.TrimSpace(line))
@@ -142,12 +146,25 @@ func testAdminAPI(t *testing.T, db string) {
 	require.JSONEq(t, `{"admin_url":"`+adminURL+`"}`, string(body))
 }
 
-// TestNoAdminListenerWithoutAnAdminKey: without an admin key, nothing
-// listens on -admin-addr.
-func TestNoAdminListenerWithoutAnAdminKey(t *testing.T) {
-	lines := startRunLines(t, options{db: "memory", addr: "127.0.0.1:0", adminAddr: "127.0.0.1:1", maxConns: 8,
+// TestNoAdminAPIWithoutAnAdminKey: without an admin key, the admin
+// listener serves the metrics only.
+func TestNoAdminAPIWithoutAnAdminKey(t *testing.T) {
+	lines := startRunLines(t, options{db: "memory", addr: "127.0.0.1:0", adminAddr: "127.0.0.1:0", maxConns: 8,
 		textOptions: []demo.TextOption{}})
+	var metricsURL string
 	for _, l := range lines {
 		require.NotContains(t, l, "admin API")
+		if u, ok := strings.CutPrefix(strings.TrimSpace(l), "metrics: "); ok {
+			metricsURL = u
+		}
 	}
+	require.NotEmpty(t, metricsURL, "the banner names the metrics: %q", lines)
+	res, err := http.Get(metricsURL)
+	require.NoError(t, err)
+	res.Body.Close()
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	res, err = http.Get(strings.TrimSuffix(metricsURL, "/metrics") + "/admin/v1/keys")
+	require.NoError(t, err)
+	res.Body.Close()
+	require.Equal(t, http.StatusNotFound, res.StatusCode)
 }

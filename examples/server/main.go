@@ -36,11 +36,19 @@
 //	             revoked, usage and cost read back) is served on
 //	             -admin-addr, to requests that send it as a bearer token
 //	-admin-addr  address of the admin listener (default 127.0.0.1:8090),
-//	             kept apart from the API's so that it can stay private
+//	             kept apart from the API's so that it can stay private: it
+//	             serves Prometheus metrics at /metrics, and the admin API
+//	             with -admin-key; empty for none
 //
 // The built-in demo models carry example prices (gateway.DemoFile), so
 // that the admin API's usage shows a cost; a -config file's models may
 // carry a "pricing" of their own (models.Pricing).
+//
+// GET /healthz (the process answers) and GET /readyz (its stores, the
+// Redis limiter and the relay's upstreams answer; 503 otherwise) are on
+// the main listener, without credentials. Traces are sent where the
+// standard OTEL_* variables say (OTEL_TRACES_EXPORTER=console prints
+// them), and are off when they are unset (package observe/tracing).
 //
 // The built-in keys are sk-demo (unlimited quota, no rate limit),
 // sk-demo-empty (zero quota, to see the 403) and sk-demo-limited (5
@@ -87,6 +95,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/auth"
 	"github.com/gatewaykit/gatewaykit/console"
 	"github.com/gatewaykit/gatewaykit/demo"
+	"github.com/gatewaykit/gatewaykit/examples/internal/observability"
 	"github.com/gatewaykit/gatewaykit/gateway"
 	"github.com/gatewaykit/gatewaykit/internal/listenaddr"
 	"github.com/gatewaykit/gatewaykit/models"
@@ -106,7 +115,7 @@ func main() {
 	flag.StringVar(&o.redisPrefix, "redis-prefix", redis.DefaultPrefix, "prefix of the Redis keys of -redis")
 	flag.DurationVar(&o.videoLease, "video-lease", 0, "lease of a claimed video task, after which another replica takes it over (default 1m)")
 	flag.StringVar(&o.adminKey, "admin-key", os.Getenv("GATEWAY_ADMIN_KEY"), "admin key of the admin API on -admin-addr (default $GATEWAY_ADMIN_KEY; none: no admin API)")
-	flag.StringVar(&o.adminAddr, "admin-addr", defaultAdminAddr, "address of the admin listener (admin API)")
+	flag.StringVar(&o.adminAddr, "admin-addr", defaultAdminAddr, "address of the admin listener: /metrics, and the admin API with -admin-key (empty: none)")
 	flag.Parse()
 
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -131,7 +140,9 @@ type options struct {
 	videoLease  time.Duration
 	// adminKey, if set, mounts the admin API on the admin listener at
 	// adminAddr.
-	adminKey  string
+	adminKey string
+	// adminAddr is the admin listener's address (-admin-addr); empty
+	// means none.
 	adminAddr string
 	// textOptions configure the demo text backend; nil means the
 	// command's pacing of stream chunks.
@@ -177,7 +188,7 @@ func newGateway(c gateway.File, st *stores, logger *slog.Logger, textOpts ...dem
 	if err := gateway.PutKeys(context.Background(), st.putter, c.Keys); err != nil {
 		return nil, err
 	}
-	rl, err := c.Relay(relay.WithLogger(logger))
+	rl, err := c.Relay(append([]relay.Option{relay.WithLogger(logger)}, st.observe.RelayOptions(relay.NewTransport())...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -199,7 +210,7 @@ func newGateway(c gateway.File, st *stores, logger *slog.Logger, textOpts ...dem
 		Rerank:        demo.NewRerankBackend(),
 		Images:        demo.NewImageBackend(),
 		Audio:         demo.NewAudioBackend(),
-		Tasks:         st.tasks,
+		Tasks:         st.observe.Tasks(st.tasks),
 		Contents:      st.contents,
 		RunnerOptions: []runner.Option{runner.WithLease(st.videoLease)},
 		Relay:         rl,
@@ -207,6 +218,7 @@ func newGateway(c gateway.File, st *stores, logger *slog.Logger, textOpts ...dem
 		AuthOptions:   authOpts,
 		Logger:        logger,
 		AccessLog:     true,
+		ReadyChecks:   readyChecks(st),
 	})
 }
 
@@ -238,6 +250,14 @@ func run(ctx context.Context, o options, stdout io.Writer, logger *slog.Logger) 
 			return err
 		}
 	}
+	if st.observe, err = observability.New(ctx); err != nil {
+		return err
+	}
+	defer func() {
+		if serr := st.observe.Shutdown(context.Background()); serr != nil {
+			logger.Error("flushing the traces", "error", serr)
+		}
+	}()
 	g, err := newGateway(c, st, logger, o.textOptions...)
 	if err != nil {
 		return err
@@ -246,37 +266,41 @@ func run(ctx context.Context, o options, stdout io.Writer, logger *slog.Logger) 
 	if err != nil {
 		return err
 	}
-	adminMux, mounted, err := newAdminMux(o, st, c, logger)
+	adminMux, err := newAdminMux(o, st, c, logger)
 	if err != nil {
 		l.Close()
 		return err
 	}
-	var adminSrv *http.Server
-	adminURL := ""
-	if mounted {
-		al, err := net.Listen("tcp", listenaddr.Normalize(o.adminAddr))
-		if err != nil {
+	var al net.Listener // the admin listener
+	if o.adminAddr != "" {
+		if al, err = net.Listen("tcp", listenaddr.Normalize(o.adminAddr)); err != nil {
 			l.Close()
 			return fmt.Errorf("-admin-addr: %w", err)
 		}
-		adminSrv = gateway.NewServer(al.Addr().String(), adminMux)
-		adminURL = listenaddr.URL(al.Addr())
-		go func() {
-			if err := adminSrv.Serve(al); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				logger.Error("admin listener stopped", "error", err)
-			}
-		}()
 	}
 	go g.Run(context.Background())
 
-	// The limits of package gateway: header read timeout, idle timeout,
-	// header size, and at most maxConns connections at once.
 	// The console's admin views call the admin API on its own listener
 	// (it answers CORS for them); without an admin key they are hidden.
-	srv := gateway.NewServer(l.Addr().String(), withConsole(g, adminURL))
-	errc := make(chan error, 1)
+	adminURL := ""
+	if al != nil && o.adminKey != "" {
+		adminURL = listenaddr.URL(al.Addr())
+	}
+	// The limits of package gateway: header read timeout, idle timeout,
+	// header size, and at most maxConns connections at once.
+	srv := gateway.NewServer(l.Addr().String(), st.observe.Handler(withConsole(g, adminURL)))
+	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(gateway.LimitListener(l, o.maxConns)) }()
+	var adminSrv *http.Server
+	if al != nil {
+		st.observe.Register(adminMux)
+		adminSrv = gateway.NewServer(al.Addr().String(), adminMux)
+		go func() { errc <- adminSrv.Serve(gateway.LimitListener(al, 64)) }()
+	}
 	printBanner(stdout, listenaddr.URL(l.Addr()), c, o.configPath == "", st.where)
+	if al != nil {
+		fmt.Fprintf(stdout, "  metrics: %s/metrics\n", listenaddr.URL(al.Addr()))
+	}
 	if adminURL != "" {
 		fmt.Fprintf(stdout, "  admin API: %s/admin/v1/ (Authorization: Bearer <the admin key>)\n", adminURL)
 	}
@@ -291,7 +315,9 @@ func run(ctx context.Context, o options, stdout io.Writer, logger *slog.Logger) 
 	defer cancel()
 	err = srv.Shutdown(sctx)
 	if adminSrv != nil {
-		_ = adminSrv.Shutdown(sctx)
+		if aerr := adminSrv.Shutdown(sctx); err == nil {
+			err = aerr
+		}
 	}
 	if rerr := g.Shutdown(sctx); err == nil {
 		err = rerr
@@ -309,21 +335,19 @@ const defaultAdminAddr = "127.0.0.1:8090"
 // newAdminMux returns the mux of the admin listener (-admin-addr): the
 // admin API (package admin) when an admin key is given, on the key store
 // that the gateway uses (through its cache, so that a key revoked there
-// gets 401 at once). Other operator routes (metrics) belong on it too.
-// mounted reports whether anything is served: without, no admin listener
-// is opened.
-func newAdminMux(o options, st *stores, c gateway.File, logger *slog.Logger) (adminMux *http.ServeMux, mounted bool, err error) {
-	adminMux = http.NewServeMux()
+// gets 401 at once). The metrics (package observe/metrics) are added to
+// it by run.
+func newAdminMux(o options, st *stores, c gateway.File, logger *slog.Logger) (*http.ServeMux, error) {
+	mux := http.NewServeMux()
 	if o.adminKey != "" {
 		keys, ok := st.keys.(admin.Store)
 		if !ok {
-			return nil, false, fmt.Errorf("-admin-key: the key store of -db %s cannot be administered", o.db)
+			return nil, fmt.Errorf("-admin-key: the key store of -db %s cannot be administered", o.db)
 		}
-		admin.Register(adminMux, admin.NewHandler(keys, admin.WithAdminKey(o.adminKey),
+		admin.Register(mux, admin.NewHandler(keys, admin.WithAdminKey(o.adminKey),
 			admin.WithCatalog(models.NewMemoryCatalog(c.Models...)), admin.WithLogger(logger)))
-		mounted = true
 	}
-	return adminMux, mounted, nil
+	return mux, nil
 }
 
 func printBanner(w io.Writer, url string, c gateway.File, builtIn bool, where string) {

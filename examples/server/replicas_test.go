@@ -49,7 +49,7 @@ func TestTwoReplicasShareOnePostgresAndOneRedis(t *testing.T) {
 
 	start := func(t *testing.T, name string) *replica {
 		t.Helper()
-		cmd := exec.Command(bin, "-addr", "127.0.0.1:0", "-db", dsn, "-redis", redisURL, "-redis-prefix", prefix,
+		cmd := exec.Command(bin, "-addr", "127.0.0.1:0", "-admin-addr", "127.0.0.1:0", "-db", dsn, "-redis", redisURL, "-redis-prefix", prefix,
 			"-video-lease", "1s")
 		stdout, err := cmd.StdoutPipe()
 		require.NoError(t, err)

@@ -49,7 +49,7 @@ func TestRestartAfterKill(t *testing.T) {
   ],
   "models": %s
 }`, ms), 0o600))
-	args := []string{"-addr", "127.0.0.1:0", "-db", "sqlite:" + dbPath, "-config", config}
+	args := []string{"-addr", "127.0.0.1:0", "-admin-addr", "127.0.0.1:0", "-db", "sqlite:" + dbPath, "-config", config}
 
 	// The first life: conversations, a completed video, a running one.
 	first := startServer(t, bin, args...)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gatewaykit/gatewaykit/auth"
+	"github.com/gatewaykit/gatewaykit/examples/internal/observability"
 	"github.com/gatewaykit/gatewaykit/responses"
 	"github.com/gatewaykit/gatewaykit/store/sqlite"
 	"github.com/gatewaykit/gatewaykit/videos"
@@ -37,6 +38,9 @@ type stores struct {
 	// videoLease is the lease of a claimed video task (-video-lease); 0
 	// means the runner's default.
 	videoLease time.Duration
+	// observe is the server's metrics and traces; nil observes nothing
+	// (the tests that need none).
+	observe *observability.Observability
 }
 
 // openStores opens the stores that the -db flag names:

@@ -23,6 +23,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/internal/validation"
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/sse"
+	"github.com/gatewaykit/gatewaykit/telemetry"
 )
 
 // Config is the configuration common to the handlers. Make it with
@@ -195,6 +196,7 @@ func (c *Config) Reserve(ctx context.Context, m *models.Model, est int64) (*Char
 	case errors.Is(err, auth.ErrNoPrincipal):
 		return nil, nil
 	case errors.Is(err, auth.ErrQuotaExceeded):
+		telemetry.SetRefusal(ctx, telemetry.RefusalQuota)
 		return nil, apierrors.InsufficientQuota(msgQuota).WithCause(err)
 	case errors.Is(err, context.DeadlineExceeded):
 		return nil, apierrors.From(err)

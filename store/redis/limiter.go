@@ -98,3 +98,14 @@ func (l *Limiter) Allow(ctx context.Context, keyID string, limit auth.Limit) (au
 		RetryAfter: us(res[3]),
 	}, nil
 }
+
+// Ping reports whether the Redis server answers: it asks whether the
+// limiter's script is loaded (SCRIPT EXISTS, a round trip that changes
+// nothing), within ctx. A gateway's readiness check asks it (package
+// gateway's Pinger; the example server names it "redis").
+func (l *Limiter) Ping(ctx context.Context) error {
+	if err := l.client.ScriptExists(ctx, gcra.Hash()).Err(); err != nil {
+		return fmt.Errorf("redis: ping: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,61 @@
+// Package metrics serves Prometheus metrics of a gatewaykit gateway
+// (github.com/prometheus/client_golang). It lives in its own module,
+// github.com/gatewaykit/gatewaykit/observe, so that importing the kit
+// never brings Prometheus along; it reads the kit's dependency-free hook
+// points (package telemetry, relay.WithAttemptObserver) and adds none of
+// its own to the request path.
+//
+// # Wiring
+//
+//	reg := prometheus.NewRegistry()
+//	m := metrics.New(reg)
+//	rl, _ := file.Relay(relay.WithAttemptObserver(m.ObserveAttempt))
+//	g, _ := gateway.New(gateway.Config{…, Relay: rl, Tasks: m.Tasks(tasks)})
+//	main := m.Middleware(g)                      // the API listener
+//	admin.Handle(metrics.Pattern, metrics.Handler(reg)) // the admin listener
+//
+// Serve [Handler] on a listener of its own (the example server's
+// -admin-addr), not beside the API: the metrics are not behind the API's
+// keys.
+//
+// # Metrics
+//
+//	gatewaykit_requests_total{route,model,status}        counter
+//	gatewaykit_request_duration_seconds{route,model}     histogram, to the last byte
+//	gatewaykit_time_to_first_token_seconds{route,model}  histogram, streams: to the first body byte
+//	gatewaykit_open_streams                              gauge
+//	gatewaykit_tokens_total{model,direction}             counter, direction input or output
+//	gatewaykit_refused_requests_total{reason}            counter, reason rate_limit or quota
+//	gatewaykit_upstream_requests_total{upstream,status}  counter, one per attempt
+//	gatewaykit_upstream_failovers_total{upstream}        counter, attempts that failed over
+//	gatewaykit_upstream_duration_seconds{upstream}       histogram, to the reply's headers
+//	gatewaykit_video_tasks_total{status}                 counter, tasks reaching queued, in_progress, completed, failed
+//	gatewaykit_video_queue_depth                         gauge
+//
+// route is the ServeMux pattern that served the request ("POST
+// /v1/chat/completions"; "/" for unknown paths), model a catalogue id
+// ("" before the model is known, or for requests without one: a name a
+// client made up never becomes a label), status the HTTP status ("0"
+// when the client left before any reply). upstream is the relay
+// upstream's Name, and its status "error" for an attempt without a reply
+// (unreachable or timed out). Every label's values are bounded by the
+// configuration. Key ids are not labels by default (one series per key
+// would grow without bound): [WithKeyIDs] adds two metrics by key id for
+// gateways with few keys. Nothing secret is ever a label.
+//
+// A stream is a reply whose Content-Type is text/event-stream; its time
+// to first token is the time to the first byte of its first event (a
+// comment line, such as the ": keep-alive" that bridges a slow first
+// token, does not count), and it is open from its headers to the end of
+// the request.
+//
+// Tokens are the ones settled against each request's key
+// (auth.SettleParams.InputTokens and OutputTokens, which package gateway
+// hands to the request's telemetry.Info): requests without a key, and
+// video tasks, count none.
+//
+// The video queue depth is this process's view: tasks created here less
+// those claimed or deleted (while queued) here. Summed over the replicas
+// that share a task store it is the store's queue, less what was queued
+// before they started.
+package metrics

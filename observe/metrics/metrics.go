@@ -1,0 +1,320 @@
+package metrics
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/gatewaykit/gatewaykit/relay"
+	"github.com/gatewaykit/gatewaykit/telemetry"
+)
+
+// Pattern is the route of [Handler], in ServeMux syntax.
+const Pattern = "GET /metrics"
+
+// Handler serves the metrics of g in Prometheus's text format (or
+// OpenMetrics, when the scraper asks for it).
+func Handler(g prometheus.Gatherer) http.Handler {
+	return promhttp.HandlerFor(g, promhttp.HandlerOpts{EnableOpenMetrics: true})
+}
+
+// DefaultBuckets are the buckets of the latency histograms, in seconds:
+// from 5ms (a cached or refused request) to 2 minutes (a long
+// generation).
+var DefaultBuckets = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120}
+
+// Metrics records the metrics of a gateway (see the package
+// documentation). Make it with [New]; it is safe for concurrent use.
+type Metrics struct {
+	requests  *prometheus.CounterVec
+	duration  *prometheus.HistogramVec
+	ttft      *prometheus.HistogramVec
+	streams   prometheus.Gauge
+	tokens    *prometheus.CounterVec
+	refused   *prometheus.CounterVec
+	upstream  *prometheus.CounterVec
+	failovers *prometheus.CounterVec
+	upTime    *prometheus.HistogramVec
+	tasks     *prometheus.CounterVec
+	queue     prometheus.Gauge
+
+	// keyRequests and keyTokens count by key id, with WithKeyIDs only.
+	keyRequests *prometheus.CounterVec
+	keyTokens   *prometheus.CounterVec
+
+	series    sync.Map // seriesKey → *series
+	modelToks sync.Map // model → *tokenCounters
+	now       func() time.Time
+}
+
+// An Option configures [New].
+type Option func(*Metrics)
+
+// WithClock sets the clock of the latency histograms, for tests. The
+// default is time.Now; nil restores it.
+func WithClock(now func() time.Time) Option {
+	return func(m *Metrics) {
+		if now == nil {
+			now = time.Now
+		}
+		m.now = now
+	}
+}
+
+// WithKeyIDs adds two metrics labelled by API key id, for gateways with a
+// bounded number of keys:
+//
+//	gatewaykit_key_requests_total{key_id,status}
+//	gatewaykit_key_tokens_total{key_id,direction}
+//
+// Every key that sends a request adds series that last as long as the
+// process, so by default there are none: a gateway with many keys reads
+// per-key usage from its usage records instead. Ids only, never secrets:
+// an unknown secret has no id and is not counted.
+func WithKeyIDs() Option {
+	return func(m *Metrics) {
+		m.keyRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gatewaykit_key_requests_total",
+			Help: "Requests by API key id and HTTP status.",
+		}, []string{"key_id", "status"})
+		m.keyTokens = prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gatewaykit_key_tokens_total",
+			Help: "Tokens settled by API key id and direction (input or output).",
+		}, []string{"key_id", "direction"})
+	}
+}
+
+// New returns Metrics whose collectors are registered with reg. It panics
+// if reg is nil or already holds them (a programmer error, at start).
+func New(reg prometheus.Registerer, opts ...Option) *Metrics {
+	if reg == nil {
+		panic("metrics: New: nil Registerer")
+	}
+	m := &Metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gatewaykit_requests_total",
+			Help: "Requests served, by route (the ServeMux pattern), model and HTTP status.",
+		}, []string{"route", "model", "status"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "gatewaykit_request_duration_seconds",
+			Help:    "Time from a request's arrival to the end of its reply.",
+			Buckets: DefaultBuckets,
+		}, []string{"route", "model"}),
+		ttft: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "gatewaykit_time_to_first_token_seconds",
+			Help:    "Time from a streamed request's arrival to the first byte of its stream's body.",
+			Buckets: DefaultBuckets,
+		}, []string{"route", "model"}),
+		streams: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "gatewaykit_open_streams",
+			Help: "Event streams being written.",
+		}),
+		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gatewaykit_tokens_total",
+			Help: "Tokens settled against API keys, by model and direction (input or output).",
+		}, []string{"model", "direction"}),
+		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gatewaykit_refused_requests_total",
+			Help: "Requests refused by the gateway's own limits, by reason (rate_limit or quota).",
+		}, []string{"reason"}),
+		upstream: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gatewaykit_upstream_requests_total",
+			Help: "Attempts at relay upstreams, by upstream and HTTP status (error when no reply came).",
+		}, []string{"upstream", "status"}),
+		failovers: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gatewaykit_upstream_failovers_total",
+			Help: "Attempts at an upstream that failed in a way the relay fails over on, by upstream.",
+		}, []string{"upstream"}),
+		upTime: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "gatewaykit_upstream_duration_seconds",
+			Help:    "Time from sending a request to an upstream to its reply's headers (or its failure), by upstream.",
+			Buckets: DefaultBuckets,
+		}, []string{"upstream"}),
+		tasks: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gatewaykit_video_tasks_total",
+			Help: "Video tasks that reached a status: queued (created), in_progress (first claimed), completed, failed.",
+		}, []string{"status"}),
+		queue: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "gatewaykit_video_queue_depth",
+			Help: "Video tasks queued here and not yet claimed or deleted here.",
+		}),
+		now: time.Now,
+	}
+	for _, o := range opts {
+		o(m)
+	}
+	reg.MustRegister(m.requests, m.duration, m.ttft, m.streams, m.tokens, m.refused,
+		m.upstream, m.failovers, m.upTime, m.tasks, m.queue)
+	if m.keyRequests != nil {
+		reg.MustRegister(m.keyRequests, m.keyTokens)
+	}
+	return m
+}
+
+// seriesKey names the per-request series of one route, model and status.
+type seriesKey struct {
+	route, model string
+	status       int
+}
+
+// series are the collectors of one seriesKey, looked up once.
+type series struct {
+	requests prometheus.Counter
+	duration prometheus.Observer
+}
+
+// tokenCounters are the token counters of one model, looked up once.
+type tokenCounters struct{ input, output prometheus.Counter }
+
+func (m *Metrics) tokensOf(model string) *tokenCounters {
+	if c, ok := m.modelToks.Load(model); ok {
+		return c.(*tokenCounters)
+	}
+	c := &tokenCounters{
+		input:  m.tokens.WithLabelValues(model, "input"),
+		output: m.tokens.WithLabelValues(model, "output"),
+	}
+	v, _ := m.modelToks.LoadOrStore(model, c)
+	return v.(*tokenCounters)
+}
+
+func (m *Metrics) seriesOf(k seriesKey) *series {
+	if s, ok := m.series.Load(k); ok {
+		return s.(*series)
+	}
+	s := &series{
+		requests: m.requests.WithLabelValues(k.route, k.model, strconv.Itoa(k.status)),
+		duration: m.duration.WithLabelValues(k.route, k.model),
+	}
+	v, _ := m.series.LoadOrStore(k, s)
+	return v.(*series)
+}
+
+// Middleware records the metrics of each request that next serves: wrap
+// the gateway with it. It puts a telemetry.Info in the request's context,
+// which the gateway fills, or uses the one already there (the tracing
+// middleware's, in either order). It returns next's replies unchanged.
+func (m *Metrics) Middleware(next http.Handler) http.Handler {
+	if next == nil {
+		panic("metrics: Middleware: nil next Handler")
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := &recorder{ResponseWriter: w, m: m, start: m.now()}
+		if rec.info = telemetry.FromContext(r.Context()); rec.info == nil {
+			rec.info = &rec.own
+			r = r.WithContext(telemetry.NewContext(r.Context(), rec.info))
+		}
+		next.ServeHTTP(rec, r)
+		m.record(rec)
+	})
+}
+
+// record records the metrics of the request that rec served.
+func (m *Metrics) record(rec *recorder) {
+	info := rec.info
+	s := m.seriesOf(seriesKey{info.Route, info.Model, rec.status})
+	s.requests.Inc()
+	s.duration.Observe(m.now().Sub(rec.start).Seconds())
+	if rec.stream {
+		m.streams.Dec()
+		if !rec.first.IsZero() {
+			m.ttft.WithLabelValues(info.Route, info.Model).Observe(rec.first.Sub(rec.start).Seconds())
+		}
+	}
+	if info.InputTokens > 0 || info.OutputTokens > 0 {
+		c := m.tokensOf(info.Model)
+		c.input.Add(float64(max(info.InputTokens, 0)))
+		c.output.Add(float64(max(info.OutputTokens, 0)))
+	}
+	if m.keyRequests != nil && info.KeyID != "" {
+		m.keyRequests.WithLabelValues(info.KeyID, strconv.Itoa(rec.status)).Inc()
+		if info.InputTokens > 0 {
+			m.keyTokens.WithLabelValues(info.KeyID, "input").Add(float64(info.InputTokens))
+		}
+		if info.OutputTokens > 0 {
+			m.keyTokens.WithLabelValues(info.KeyID, "output").Add(float64(info.OutputTokens))
+		}
+	}
+	switch info.Refusal {
+	case telemetry.RefusalRateLimit:
+		m.refused.WithLabelValues("rate_limit").Inc()
+	case telemetry.RefusalQuota:
+		m.refused.WithLabelValues("quota").Inc()
+	}
+}
+
+// ObserveAttempt records one attempt at a relay upstream: give it to
+// relay.WithAttemptObserver.
+func (m *Metrics) ObserveAttempt(_ context.Context, a relay.Attempt) {
+	status := "error"
+	if a.Status != 0 {
+		status = strconv.Itoa(a.Status)
+	}
+	m.upstream.WithLabelValues(a.Upstream, status).Inc()
+	m.upTime.WithLabelValues(a.Upstream).Observe(a.Duration.Seconds())
+	if a.Failover {
+		m.failovers.WithLabelValues(a.Upstream).Inc()
+	}
+}
+
+// recorder is the ResponseWriter that Middleware hands down: it notes the
+// status, whether the reply is a stream, and when its body's first byte
+// went out. It flushes (http.Flusher, and FlushError for
+// http.ResponseController and go-sse) and unwraps.
+type recorder struct {
+	http.ResponseWriter
+	m      *Metrics
+	info   *telemetry.Info // own, or one already in the context
+	own    telemetry.Info
+	start  time.Time
+	first  time.Time // the first body byte of a stream
+	status int
+	stream bool
+}
+
+// header records the status of the reply's headers, and opens a stream.
+func (rec *recorder) header(code int) {
+	if rec.status != 0 {
+		return
+	}
+	rec.status = code
+	// The header's canonical key, read without canonicalising it again.
+	if ct := rec.Header()["Content-Type"]; len(ct) > 0 && strings.HasPrefix(ct[0], "text/event-stream") {
+		rec.stream = true
+		rec.m.streams.Inc()
+	}
+}
+
+func (rec *recorder) WriteHeader(code int) {
+	if code >= 200 || code == http.StatusSwitchingProtocols {
+		rec.header(code)
+	}
+	rec.ResponseWriter.WriteHeader(code)
+}
+
+func (rec *recorder) Write(b []byte) (int, error) {
+	rec.header(http.StatusOK)
+	if rec.stream && rec.first.IsZero() && len(b) > 0 && b[0] != ':' {
+		// The first event; a comment (": keep-alive") is not a token.
+		rec.first = rec.m.now()
+	}
+	return rec.ResponseWriter.Write(b)
+}
+
+// FlushError flushes the writer it wraps; a flush before any write sends
+// the headers with status 200, as net/http does.
+func (rec *recorder) FlushError() error {
+	rec.header(http.StatusOK)
+	return http.NewResponseController(rec.ResponseWriter).Flush()
+}
+
+// Flush implements http.Flusher.
+func (rec *recorder) Flush() { _ = rec.FlushError() }
+
+func (rec *recorder) Unwrap() http.ResponseWriter { return rec.ResponseWriter }

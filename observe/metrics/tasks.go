@@ -1,0 +1,75 @@
+package metrics
+
+import (
+	"context"
+
+	"github.com/gatewaykit/gatewaykit/videos"
+)
+
+// Tasks returns a videos.TaskStore that is ts, and counts the video tasks
+// that reach each status (gatewaykit_video_tasks_total) and the queue
+// (gatewaykit_video_queue_depth): give it to gateway.Config.Tasks. It
+// keeps ts's Ping (for readiness), when ts has one.
+func (m *Metrics) Tasks(ts videos.TaskStore) videos.TaskStore {
+	if ts == nil {
+		panic("metrics: Tasks: nil TaskStore")
+	}
+	return &taskStore{TaskStore: ts, m: m}
+}
+
+type taskStore struct {
+	videos.TaskStore
+	m *Metrics
+}
+
+func (s *taskStore) Create(ctx context.Context, t *videos.Task) error {
+	err := s.TaskStore.Create(ctx, t)
+	if err == nil {
+		s.m.tasks.WithLabelValues(string(videos.StatusQueued)).Inc()
+		s.m.queue.Inc()
+	}
+	return err
+}
+
+func (s *taskStore) Claim(ctx context.Context, p videos.ClaimParams) (*videos.Task, error) {
+	t, err := s.TaskStore.Claim(ctx, p)
+	if err == nil && t.Attempts == 1 {
+		// Its first claim: the task leaves the queue. (A later one takes
+		// over a task whose lease ran out, which was not queued.)
+		s.m.tasks.WithLabelValues(string(videos.StatusInProgress)).Inc()
+		s.m.queue.Dec()
+	}
+	return t, err
+}
+
+func (s *taskStore) Update(ctx context.Context, p videos.UpdateParams) (*videos.Task, error) {
+	t, err := s.TaskStore.Update(ctx, p)
+	if err == nil {
+		switch {
+		case p.Complete != nil:
+			s.m.tasks.WithLabelValues(string(videos.StatusCompleted)).Inc()
+		case p.Fail != nil:
+			s.m.tasks.WithLabelValues(string(videos.StatusFailed)).Inc()
+		}
+	}
+	return t, err
+}
+
+// Delete deletes the task, and takes it off the queue if it was queued
+// (which costs a Get before each delete, a rare request).
+func (s *taskStore) Delete(ctx context.Context, owner, id string) error {
+	t, gerr := s.TaskStore.Get(ctx, owner, id)
+	err := s.TaskStore.Delete(ctx, owner, id)
+	if err == nil && gerr == nil && t.Status == videos.StatusQueued {
+		s.m.queue.Dec()
+	}
+	return err
+}
+
+// Ping asks ts whether it answers, when it can be asked.
+func (s *taskStore) Ping(ctx context.Context) error {
+	if p, ok := s.TaskStore.(interface{ Ping(context.Context) error }); ok {
+		return p.Ping(ctx)
+	}
+	return nil
+}

@@ -1,0 +1,29 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+)
+
+// Ping reports whether the database answers: it runs a query on a read
+// connection, within ctx. A gateway's readiness check asks it (package
+// gateway's Pinger); each store of the DB has the same method.
+func (db *DB) Ping(ctx context.Context) error {
+	var one int
+	if err := db.reader.QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil {
+		return fmt.Errorf("sqlite: ping: %w", err)
+	}
+	return nil
+}
+
+// Ping reports whether the store's database answers ([DB.Ping]).
+func (s *KeyStore) Ping(ctx context.Context) error { return s.db.Ping(ctx) }
+
+// Ping reports whether the store's database answers ([DB.Ping]).
+func (s *ResponseStore) Ping(ctx context.Context) error { return s.db.Ping(ctx) }
+
+// Ping reports whether the store's database answers ([DB.Ping]).
+func (s *TaskStore) Ping(ctx context.Context) error { return s.db.Ping(ctx) }
+
+// Ping reports whether the store's database answers ([DB.Ping]).
+func (s *ContentStore) Ping(ctx context.Context) error { return s.db.Ping(ctx) }

@@ -1,0 +1,66 @@
+package telemetry
+
+import "context"
+
+// Info is what the kit learns about one request, for the metrics and
+// traces of a middleware that wraps it (see the package documentation
+// for who fills each field). Keys and secrets are never recorded in it.
+type Info struct {
+	// Route is the ServeMux pattern that served the request, such as
+	// "POST /v1/chat/completions"; "/" for a path that no route serves;
+	// empty when the request did not go through package gateway.
+	Route string
+	// Model is the catalogue id of the model the request asked for, once
+	// the handler found it; empty before, and for requests without one.
+	Model string
+	// InputTokens and OutputTokens are the tokens of the usage settled
+	// against the request's key (the sum, if it settled more than once).
+	InputTokens  int64
+	OutputTokens int64
+	// KeyID is the id of the API key that the request's credential named
+	// (never its secret), once the auth middleware has looked it up,
+	// refused requests of a known key included; empty otherwise.
+	KeyID string
+	// Refusal is the error code of a request that the gateway refused by
+	// its own limits: RefusalRateLimit or RefusalQuota. It is empty for
+	// every other request, including one that an upstream refused.
+	Refusal string
+}
+
+// The values of Info.Refusal: the error codes of the refusals.
+const (
+	// RefusalRateLimit is a request over its key's rate limit (429).
+	RefusalRateLimit = "rate_limit_exceeded"
+	// RefusalQuota is a request whose key has no quota left, or whose
+	// quota is all reserved by requests in flight (403).
+	RefusalQuota = "insufficient_quota"
+)
+
+type infoKey struct{}
+
+// NewContext returns a copy of ctx that carries info.
+func NewContext(ctx context.Context, info *Info) context.Context {
+	return context.WithValue(ctx, infoKey{}, info)
+}
+
+// FromContext returns the Info that ctx carries, or nil.
+func FromContext(ctx context.Context) *Info {
+	info, _ := ctx.Value(infoKey{}).(*Info)
+	return info
+}
+
+// SetModel records model as the request's model, when ctx carries an
+// Info.
+func SetModel(ctx context.Context, model string) {
+	if info := FromContext(ctx); info != nil {
+		info.Model = model
+	}
+}
+
+// SetRefusal records code as the request's refusal, when ctx carries an
+// Info.
+func SetRefusal(ctx context.Context, code string) {
+	if info := FromContext(ctx); info != nil {
+		info.Refusal = code
+	}
+}
