@@ -100,6 +100,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/internal/listenaddr"
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/relay"
+	"github.com/gatewaykit/gatewaykit/telemetry"
 	"github.com/gatewaykit/gatewaykit/store/redis"
 	"github.com/gatewaykit/gatewaykit/videos/runner"
 )
@@ -156,7 +157,14 @@ func withConsole(h http.Handler, adminURL string) http.Handler {
 	mux := http.NewServeMux()
 	console.Register(mux, console.NewHandler(console.Config{AdminURL: adminURL}))
 	mux.Handle("/", h)
-	return mux
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mux.ServeHTTP(w, r)
+		// The console's routes are not the gateway's: name them for the
+		// metrics and traces, which the gateway does for its own.
+		if info := telemetry.FromContext(r.Context()); info != nil && info.Route == "" && r.Pattern != "" && r.Pattern != "/" {
+			info.Route = r.Pattern
+		}
+	})
 }
 
 // loadConfig reads the -config file, or takes the built-in demo
