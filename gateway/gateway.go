@@ -14,6 +14,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/completions"
 	"github.com/gatewaykit/gatewaykit/endpoint"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/gemini"
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/relay"
 	"github.com/gatewaykit/gatewaykit/responses"
@@ -192,6 +193,11 @@ func New(c Config) (*Gateway, error) {
 	// The access points of spec §4.4 that the gateway serves itself, by
 	// pattern (relay.AccessPatterns).
 	served := map[string]http.Handler{}
+	if c.Chat != nil {
+		// The Gemini-style generateContent over the chat backend.
+		served[relay.PatternGemini] = gemini.NewHandler(c.Catalog, c.Chat, endpoint.WithLogger(logger),
+			endpoint.WithMaxRequestBytes(c.MaxRequestBytes))
+	}
 	mountAccess(mux, c, served)
 	if c.Routes != nil {
 		c.Routes(mux)
