@@ -27,3 +27,5 @@ func newGateway(t *testing.T, extra func(*gateway.Config)) *gateway.Gateway {
 	require.NoError(t, err)
 	return g
 }
+
+func newCatalog() models.Catalog { return models.NewMemoryCatalog(demo.TextModels()...) }

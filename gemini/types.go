@@ -192,3 +192,17 @@ type UsageMetadata struct {
 	TotalTokenCount      int `json:"totalTokenCount"`
 	ThoughtsTokenCount   int `json:"thoughtsTokenCount,omitempty"`
 }
+
+// MarshalJSON encodes a part; a part with nothing else set has its text,
+// empty as it may be ({"text":""}, as Google's API sends the part of an
+// event that only ends a candidate).
+func (p Part) MarshalJSON() ([]byte, error) {
+	type plain Part
+	if p.Text != "" || p.InlineData != nil || p.FileData != nil || p.FunctionCall != nil || p.FunctionResponse != nil {
+		return json.Marshal(plain(p))
+	}
+	return json.Marshal(struct {
+		Text string `json:"text"`
+		plain
+	}{plain: plain(p)})
+}
