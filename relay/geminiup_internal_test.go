@@ -1,0 +1,76 @@
+package relay
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gatewaykit/gatewaykit/chat"
+	"github.com/gatewaykit/gatewaykit/gemini"
+)
+
+// FuzzGeminiChatBody checks that no chat request makes the translation
+// into a Gemini-style request panic, and that what it makes is JSON that
+// decodes as one.
+func FuzzGeminiChatBody(f *testing.F) {
+	for _, s := range []string{
+		`{"model":"m","messages":[{"role":"user","content":"hi"}]}`,
+		`{"model":"m","messages":[{"role":"system","content":"s"},{"role":"user","content":[{"type":"text","text":"a"},{"type":"image_url","image_url":{"url":"data:image/png;base64,AA"}}]},` +
+			`{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{\"x\":1}"}}]},{"role":"tool","tool_call_id":"c","content":"ok"}],` +
+			`"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}],"tool_choice":"required","n":2,"stop":"x","top_k":3,"seed":"bad"}`,
+		`{"model":"m","messages":[{"role":"assistant","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"[1]"}}]}]}`,
+		`{"model":"m","messages":[{"role":"tool","tool_call_id":"nope","content":"x"}],"response_format":{"type":"json_schema","json_schema":{"name":"r"}}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var req chat.Request
+		if json.Unmarshal(body, &req) != nil {
+			return
+		}
+		out, err := geminiChatBody(&chat.Params{Request: &req})
+		if err != nil {
+			return
+		}
+		var g gemini.Request
+		require.NoError(t, json.Unmarshal(out, &g), string(out))
+	})
+}
+
+// FuzzGeminiReader checks that no upstream stream makes the reader panic,
+// and that the deltas it hands on keep the chat backend contract: a
+// choice in range, tool call indexes that begin at 0 and never skip, and
+// nothing after a choice's finish reason.
+func FuzzGeminiReader(f *testing.F) {
+	f.Add(2, "data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"a\"}]},\"index\":0}]}\r\n\r\n"+
+		"data: {\"candidates\":[{\"content\":{\"parts\":[{\"functionCall\":{\"name\":\"f\",\"args\":{}}}]},\"finishReason\":\"STOP\",\"index\":1}],\"usageMetadata\":{\"promptTokenCount\":1}}\r\n\r\n")
+	f.Add(1, "data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"t\",\"thought\":true}]},\"finishReason\":\"MAX_TOKENS\"}]}\n\ndata: {\"candidates\":[{\"index\":0,\"finishReason\":\"STOP\"}]}\n\n")
+	f.Add(1, "data: {\"error\":{\"code\":503,\"status\":\"UNAVAILABLE\",\"message\":\"x\"}}\n\n")
+	f.Add(1, "data: {\"promptFeedback\":{\"blockReason\":\"SAFETY\"}}\n\n")
+	f.Add(3, "data: {\"candidates\":[{\"index\":7}]}\n\n")
+	f.Fuzz(func(t *testing.T, n int, body string) {
+		n = 1 + (n&7+8)%8
+		u := &Upstream{Name: "fuzz", API: APIGemini}
+		req := &chat.Request{Model: "m", N: &n, Messages: []chat.Message{{Role: "user", Content: chat.TextContent("x")}}}
+		gs := newGeminiReader(&chat.Params{Request: req}, u)
+		finished := make([]bool, n)
+		calls := make([]int, n)
+		_ = gs.read(strings.NewReader(body), func(d chat.Delta) bool {
+			if d.Usage != nil && d.Content == "" && d.Reasoning == "" && len(d.ToolCalls) == 0 && d.FinishReason == "" {
+				return true
+			}
+			require.GreaterOrEqual(t, d.Choice, 0)
+			require.Less(t, d.Choice, n)
+			require.False(t, finished[d.Choice], "a delta after the finish reason")
+			for _, tc := range d.ToolCalls {
+				require.Equal(t, calls[d.Choice], tc.Index)
+				require.NotEmpty(t, tc.Name)
+				calls[d.Choice]++
+			}
+			finished[d.Choice] = d.FinishReason != ""
+			return true
+		})
+	})
+}
