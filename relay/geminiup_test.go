@@ -13,6 +13,7 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	oresponses "github.com/openai/openai-go/v3/responses"
 	"github.com/openai/openai-go/v3/shared"
 	"github.com/stretchr/testify/require"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/relay"
 	"github.com/gatewaykit/gatewaykit/relay/relaytest"
+	"github.com/gatewaykit/gatewaykit/responses"
 )
 
 var updateGemini = flag.Bool("update-gemini", false, "update the golden files of testdata/geminiup")
@@ -49,7 +51,7 @@ func newGeminiGateway(t *testing.T) *geminiGateway {
 	var list []models.Model
 	add := func(model string, ups ...relay.Upstream) {
 		routes = append(routes, relay.Route{Model: model, Upstreams: ups})
-		m := models.Model{ID: model, EndpointTypes: []models.EndpointType{models.Compat}}
+		m := models.Model{ID: model, EndpointTypes: []models.EndpointType{models.Compat, models.CompatResponse}}
 		if strings.Contains(model, relaytest.ModeReasoning) {
 			m.Reasoning = true
 		}
@@ -71,7 +73,9 @@ func newGeminiGateway(t *testing.T) *geminiGateway {
 	keys := auth.NewMemoryKeyStore()
 	require.NoError(t, keys.Add(t.Context(), clientKey, auth.Key{ID: "key_test", Quota: auth.LimitedQuota(quota)}))
 	mux := http.NewServeMux()
-	mux.Handle(chat.Pattern, chat.NewHandler(models.NewMemoryCatalog(list...), r.Chat()))
+	catalog := models.NewMemoryCatalog(list...)
+	mux.Handle(chat.Pattern, chat.NewHandler(catalog, r.Chat()))
+	responses.Register(mux, responses.NewHandler(catalog, r.Responses()))
 	srv := httptest.NewServer(auth.Middleware(keys)(relay.ForwardHeaders(mux)))
 	t.Cleanup(srv.Close)
 	return &geminiGateway{up: up, openai: oa, srv: srv, keys: keys}
@@ -275,4 +279,65 @@ func TestGeminiUpstreamErrors(t *testing.T) {
 			require.Contains(t, err.Error(), tc.msg)
 		})
 	}
+}
+
+func TestGeminiUpstreamResponses(t *testing.T) {
+	t.Parallel()
+	g := newGeminiGateway(t)
+	client := g.sdk()
+	for _, model := range []string{"g-ok", "g-reasoning", "mixed-gemini-first"} {
+		t.Run(model, func(t *testing.T) {
+			t.Parallel()
+			params := oresponses.ResponseNewParams{Model: shared.ResponsesModel(model), Instructions: openai.String("Be brief."),
+				Input: oresponses.ResponseNewParamsInputUnion{OfString: openai.String("Hello")}}
+			r, err := client.Responses.New(t.Context(), params)
+			require.NoError(t, err)
+			require.Equal(t, oresponses.ResponseStatusCompleted, r.Status)
+			require.Equal(t, relaytest.Text(8), r.OutputText())
+			require.Equal(t, int64(relaytest.PromptTokens), r.Usage.InputTokens)
+
+			stream := client.Responses.NewStreaming(t.Context(), params)
+			var text strings.Builder
+			var done oresponses.Response
+			for stream.Next() {
+				ev := stream.Current()
+				switch ev.Type {
+				case "response.output_text.delta":
+					text.WriteString(ev.Delta)
+				case "response.completed":
+					done = ev.Response
+				}
+			}
+			require.NoError(t, stream.Err())
+			require.Equal(t, relaytest.Text(8), text.String())
+			require.Equal(t, relaytest.Text(8), done.OutputText())
+			require.Positive(t, done.Usage.TotalTokens)
+		})
+	}
+	t.Run("tools", func(t *testing.T) {
+		t.Parallel()
+		params := oresponses.ResponseNewParams{Model: "g-tools", Input: oresponses.ResponseNewParamsInputUnion{OfString: openai.String("Weather?")},
+			Tools: []oresponses.ToolUnionParam{{OfFunction: &oresponses.FunctionToolParam{Name: "get_weather", Parameters: map[string]any{"type": "object"}}}}}
+		r, err := client.Responses.New(t.Context(), params)
+		require.NoError(t, err)
+		var call *oresponses.ResponseOutputItemUnion
+		for i := range r.Output {
+			if r.Output[i].Type == "function_call" {
+				call = &r.Output[i]
+			}
+		}
+		require.NotNil(t, call)
+		require.Equal(t, "get_weather", call.Name)
+		require.JSONEq(t, `{"city":"Paris"}`, call.Arguments.OfString)
+
+		stream := client.Responses.NewStreaming(t.Context(), params)
+		args := ""
+		for stream.Next() {
+			if ev := stream.Current(); ev.Type == "response.function_call_arguments.done" {
+				args = ev.Arguments
+			}
+		}
+		require.NoError(t, stream.Err())
+		require.JSONEq(t, `{"city":"Paris"}`, args)
+	})
 }
