@@ -29,8 +29,15 @@
 // The model list (GET /v1/models, /v1/models/{id}, /v1beta/models…) is
 // always mounted and lists only the models that the caller's key may use.
 // Each generation family is mounted when its backend is set: [Config].Chat,
-// Completions, Responses, Videos. Routes added by [Config].Routes are mounted on the
-// same mux, behind the same middleware.
+// Completions, Responses, Videos. With Chat, the Gemini-style
+// generateContent and streamGenerateContent (package gemini) are served
+// over it too. With a [Config].Relay, the relay's access handler takes
+// the access points of spec §4.4: it passes a Gemini-style request
+// through to a model whose upstreams all speak the Gemini format
+// (relay.APIGemini), and hands every other to the gemini handler
+// (relay.WithAccessFallback), which translates it over the chat backend
+// (the relay's, for a routed model). Routes added by [Config].Routes are
+// mounted on the same mux, behind the same middleware.
 //
 // # Limits
 //

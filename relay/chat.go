@@ -38,6 +38,10 @@ import (
 // or breaks the chunk rules (a choice index out of range, a tool call
 // index that skips one) is a 502 bad_gateway; after the first chunk, the
 // handler sends it as the stream's error event.
+//
+// An upstream whose API is [APIGemini] is asked in its own format, the
+// request and the reply translated (see the package documentation,
+// Upstreams of other formats).
 func (r *Relay) Chat() chat.StreamingBackend { return chatBackend{r} }
 
 type chatBackend struct{ r *Relay }
