@@ -171,8 +171,7 @@ func (h *handler) endWithError(w http.ResponseWriter, r *http.Request, sw *wire,
 	if r.Context().Err() != nil || (errors.Is(err, context.Canceled) && !apierrors.Has(err)) {
 		return
 	}
-	if !sw.isStarted() {
-		sw.abandon()
+	if sw.abandon() {
 		h.cfg.Fail(w, r, err)
 		return
 	}

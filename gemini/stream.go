@@ -178,20 +178,17 @@ func (s *wire) fail(body []byte) error {
 	return err
 }
 
-// isStarted reports whether the headers have gone out.
-func (s *wire) isStarted() bool {
+// abandon ends the stream if it has not started, writing nothing, so that
+// the handler can answer with a JSON error, and reports whether it did:
+// after it, no keep-alive can start the reply.
+func (s *wire) abandon() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.started
-}
-
-// abandon ends a stream that has not started, writing nothing, so that
-// the handler answers with a JSON error.
-func (s *wire) abandon() {
-	s.mu.Lock()
+	if s.started {
+		return false
+	}
 	s.ended = true
-	s.mu.Unlock()
-	s.stopTimer()
+	return true
 }
 
 // close ends the stream and stops the timer: nothing is written after.
