@@ -13,6 +13,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/chat"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
 	"github.com/gatewaykit/gatewaykit/gemini"
+	"github.com/gatewaykit/gatewaykit/internal/ids"
 )
 
 // The relay's chat backend for an upstream whose API is [APIGemini]:
@@ -163,6 +164,7 @@ func geminiChatBody(p *chat.Params) ([]byte, error) {
 			if s := m.Content.String(); s != "" {
 				parts = append(parts, gemini.Part{Text: s})
 			}
+			signed := false
 			for _, tc := range m.ToolCalls {
 				names[tc.ID] = tc.Function.Name
 				args, ok := gemini.ArgsObject(tc.Function.Arguments)
@@ -170,7 +172,19 @@ func geminiChatBody(p *chat.Params) ([]byte, error) {
 					return nil, apierrors.InvalidRequestf(fmt.Sprintf("messages[%d].tool_calls", i),
 						"messages[%d]: the arguments of tool call %q are not a JSON object, which this model's API requires", i, tc.ID)
 				}
-				parts = append(parts, gemini.Part{FunctionCall: &gemini.FunctionCall{Name: tc.Function.Name, Args: args}})
+				part := gemini.Part{FunctionCall: &gemini.FunctionCall{Name: tc.Function.Name, Args: args}}
+				if _, sig := splitSignature(tc.ID); sig != "" {
+					part.ThoughtSignature = sig
+				} else if !signed {
+					// Gemini 3 refuses a function call of the history without
+					// the signature its reply carried; a call that did not
+					// come from it (another model's) has none, and takes
+					// the validator's documented bypass. Only a turn's first
+					// call needs one.
+					part.ThoughtSignature = skipSignature
+				}
+				signed = true
+				parts = append(parts, part)
 			}
 			if len(parts) == 0 {
 				parts = append(parts, gemini.Part{Text: ""})
@@ -351,7 +365,7 @@ func geminiChatResult(p *chat.Params, reply *gemini.Response, u *Upstream) (*cha
 				for _, part := range c.Content.Parts {
 					switch {
 					case part.FunctionCall != nil:
-						o.ToolCalls = append(o.ToolCalls, chat.ToolCall{ID: part.FunctionCall.ID, Type: "function",
+						o.ToolCalls = append(o.ToolCalls, chat.ToolCall{ID: signedID(part.FunctionCall.ID, part.ThoughtSignature), Type: "function",
 							Function: chat.FunctionCall{Name: part.FunctionCall.Name, Arguments: geminiArgs(part.FunctionCall.Args)}})
 					case part.Thought:
 						thought.WriteString(part.Text)
@@ -487,4 +501,32 @@ var errGeminiEnded = errors.New("the stream ended before its finishReason")
 func isZeroConfig(gc *gemini.GenerationConfig) bool {
 	b, _ := json.Marshal(gc)
 	return string(b) == "{}"
+}
+
+// A Gemini model's function call carries a thought signature that must
+// come back with the call in the next turn's history (Gemini 3 refuses the
+// request otherwise). The chat format has no place for it but the call's
+// id, which clients send back as they got it: the id of such a call is
+// its own (or a new "call_…" one), signatureSep and the signature.
+const signatureSep = "__thought__"
+
+// skipSignature is the signature that Google documents for a function
+// call whose signature is not known (a history from another model).
+const skipSignature = "skip_thought_signature_validator"
+
+// signedID is the chat id of a function call with id and signature sig.
+func signedID(id, sig string) string {
+	if sig == "" {
+		return id
+	}
+	if id == "" {
+		id = ids.New("call_")
+	}
+	return id + signatureSep + sig
+}
+
+// splitSignature splits a chat tool call id made by signedID.
+func splitSignature(id string) (string, string) {
+	base, sig, _ := strings.Cut(id, signatureSep)
+	return base, sig
 }

@@ -176,6 +176,17 @@ func TestGeminiUpstreamToolRoundTrip(t *testing.T) {
 	require.NoError(t, err)
 	golden(t, "tool_round_trip.request.json", g.up.Last().Body)
 	require.Equal(t, "/v1beta/models/ok:generateContent", g.up.Last().Path)
+	require.Contains(t, call.ID, relaytest.GeminiSignature, "the signature travels in the call's id")
+
+	// A history from another model has no signature: the call takes
+	// Google's documented bypass.
+	foreign := []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Weather in Paris?"),
+		{OfAssistant: &openai.ChatCompletionAssistantMessageParam{ToolCalls: []openai.ChatCompletionMessageToolCallUnionParam{{
+			OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{ID: "call_other", Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: "get_weather", Arguments: `{"city":"Paris"}`}}}}}},
+		openai.ToolMessage(`sunny`, "call_other")}
+	_, err = client.Chat.Completions.New(t.Context(), openai.ChatCompletionNewParams{Model: "g-ok", Messages: foreign, Tools: tools})
+	require.NoError(t, err)
+	golden(t, "foreign_tool_call.request.json", g.up.Last().Body)
 }
 
 // golden compares got, a JSON document, with testdata/geminiup/name.

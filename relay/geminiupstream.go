@@ -188,7 +188,7 @@ func (gs *geminiReader) delta(c *gemini.Candidate, data []byte) (chat.Delta, boo
 					return chat.Delta{}, false, malformed(gs.u, "stream event", fmt.Errorf("a functionCall without a name"), data)
 				}
 				args := geminiArgs(fc.Args)
-				gs.calls = append(gs.calls, chat.ToolCallDelta{Index: st.calls, ID: fc.ID, Name: fc.Name, Arguments: args})
+				gs.calls = append(gs.calls, chat.ToolCallDelta{Index: st.calls, ID: signedID(fc.ID, part.ThoughtSignature), Name: fc.Name, Arguments: args})
 				st.calls++
 				tokens += fragmentTokens(fc.Name) + fragmentTokens(args)
 			case part.Thought:

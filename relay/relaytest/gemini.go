@@ -30,11 +30,15 @@ import (
 //     token), one without x-goog-api-key a 403 PERMISSION_DENIED, one
 //     with another key than Key a 400 INVALID_ARGUMENT whose ErrorInfo
 //     reason is API_KEY_INVALID, and ModeStatus429 a 429
-//     RESOURCE_EXHAUSTED with a RetryInfo detail (retryDelay "7s").
+//     RESOURCE_EXHAUSTED with a RetryInfo detail (retryDelay "7s");
+//   - as Gemini 3 models do, a request whose history holds a model turn
+//     whose first functionCall part has no thoughtSignature is a 400
+//     INVALID_ARGUMENT.
 //
 // The model of the path selects the behaviour: [ModeOK] (the default)
 // answers [Text] of Chunks words (8 by default), one word per event;
-// [ModeTools] calls "get_weather" with {"city":"Paris"}; [ModeReasoning]
+// [ModeTools] calls "get_weather" with {"city":"Paris"}, the call signed
+// with GeminiSignature; [ModeReasoning]
 // sends a thought part first (GeminiThought) and counts its tokens in
 // thoughtsTokenCount; [ModeNoDone] ends the stream before the
 // finishReason; [ModeErrorEvent] sends one event and then an error
@@ -50,6 +54,10 @@ type GeminiUpstream struct {
 	mu       sync.Mutex
 	requests []*Request
 }
+
+// GeminiSignature is the thoughtSignature of the function call of a
+// [ModeTools] reply, as Gemini 3 models sign theirs.
+const GeminiSignature = "CiQBjz1rX0Zha2VTaWduYXR1cmU="
 
 // GeminiThought is the thought of a [ModeReasoning] reply.
 const GeminiThought = "Thinking about it."
@@ -122,11 +130,30 @@ func (g *GeminiUpstream) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req struct {
-		Contents []json.RawMessage `json:"contents"`
+		Contents []struct {
+			Role  string `json:"role"`
+			Parts []struct {
+				FunctionCall     json.RawMessage `json:"functionCall"`
+				ThoughtSignature string          `json:"thoughtSignature"`
+			} `json:"parts"`
+		} `json:"contents"`
 	}
 	if err := json.Unmarshal(body, &req); err != nil || len(req.Contents) == 0 {
 		googleError(w, 400, "INVALID_ARGUMENT", "* GenerateContentRequest.contents: contents is not specified")
 		return
+	}
+	for i, c := range req.Contents {
+		for _, p := range c.Parts {
+			if p.FunctionCall != nil {
+				if p.ThoughtSignature == "" {
+					googleError(w, 400, "INVALID_ARGUMENT", fmt.Sprintf("Function call is missing a thought_signature in functionCall parts. "+
+						"This is required for tools to work correctly, and missing thought_signature may lead to degraded model performance. "+
+						"Additional data, function call `default_api:x` , position %d.", i+1))
+					return
+				}
+				break // the first call of a turn carries it
+			}
+		}
 	}
 	switch model {
 	case ModeStatus400:
@@ -175,7 +202,7 @@ func (g *GeminiUpstream) whole(model string) map[string]any {
 	thoughts, out := 0, g.chunks()
 	switch model {
 	case ModeTools:
-		parts = []any{map[string]any{"functionCall": map[string]any{"name": "get_weather", "args": map[string]any{"city": "Paris"}}}}
+		parts = []any{map[string]any{"functionCall": map[string]any{"name": "get_weather", "args": map[string]any{"city": "Paris"}}, "thoughtSignature": GeminiSignature}}
 		out = 5
 	case ModeReasoning:
 		parts = []any{map[string]any{"text": GeminiThought, "thought": true}, map[string]any{"text": Text(g.chunks())}}
@@ -210,7 +237,7 @@ func (g *GeminiUpstream) stream(w http.ResponseWriter, model string) {
 		return map[string]any{"candidates": []any{c}, "usageMetadata": geminiUsage(out, thoughts), "modelVersion": model, "responseId": "resp-fake-1"}
 	}
 	if model == ModeTools {
-		send(event([]any{map[string]any{"functionCall": map[string]any{"name": "get_weather", "args": map[string]any{"city": "Paris"}}}}, "STOP", 5, 0))
+		send(event([]any{map[string]any{"functionCall": map[string]any{"name": "get_weather", "args": map[string]any{"city": "Paris"}}, "thoughtSignature": GeminiSignature}}, "STOP", 5, 0))
 		return
 	}
 	thoughts := 0
