@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"net/http"
 	"strings"
 
@@ -140,30 +141,67 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.cfg.Settle(ctx, rsv, tr.used())
 }
 
-// stream writes the events of the backend's stream of p, flushing after
-// each delta.
+// stream writes the events of the backend's stream of p as chat's
+// handler does (pipeline.WriteDeltas): the backend runs a few deltas
+// ahead in a goroutine of its own, and the events are flushed after a
+// delta unless the next one is already at hand, so that a burst costs one
+// write.
 func (h *handler) stream(ctx context.Context, sw *wire, tr *translator, p *chat.Params) error {
-	for d, err := range chat.Deltas(ctx, h.backend, p) {
-		if err != nil {
+	_, streams := h.backend.(chat.StreamingBackend)
+	return pipeline.WriteDeltas(ctx, sw, func(ctx context.Context) (iter.Seq2[chat.Delta, error], bool) {
+		return chat.Deltas(ctx, h.backend, p), !streams
+	}, &deltaWriter{tr: tr, sw: sw})
+}
+
+// deltaWriter is the pipeline.DeltaWriter of a stream: the translator's
+// events, written to the wire.
+type deltaWriter struct {
+	tr   *translator
+	sw   *wire
+	ring pipeline.DeltaRing[detached]
+}
+
+// detached is what Detach copies of a delta.
+type detached struct {
+	usage chat.Usage
+	calls []chat.ToolCallDelta
+}
+
+// Detach copies what d points to, which the backend may reuse.
+func (dw *deltaWriter) Detach(d *chat.Delta) {
+	if d.Usage == nil && len(d.ToolCalls) == 0 {
+		return
+	}
+	sl := dw.ring.Next()
+	if d.Usage != nil {
+		sl.usage = *d.Usage
+		d.Usage = &sl.usage
+	}
+	if len(d.ToolCalls) > 0 {
+		sl.calls = append(sl.calls[:0], d.ToolCalls...)
+		d.ToolCalls = sl.calls
+	}
+}
+
+// Add writes the events of one delta, without flushing them.
+func (dw *deltaWriter) Add(d *chat.Delta) error {
+	evs, err := dw.tr.add(d)
+	if err != nil {
+		return err
+	}
+	for _, ev := range evs {
+		if err := dw.sw.event(ev); err != nil {
 			return err
-		}
-		evs, err := tr.add(&d)
-		if err != nil {
-			return err
-		}
-		for _, ev := range evs {
-			if err := sw.event(ev); err != nil {
-				return err
-			}
-		}
-		if len(evs) > 0 {
-			if err := sw.flush(); err != nil {
-				return err
-			}
 		}
 	}
 	return nil
 }
+
+// Finish, End and Used complete pipeline.DeltaWriter; the handler ends
+// the stream itself.
+func (dw *deltaWriter) Finish() error            { return nil }
+func (dw *deltaWriter) End(*http.Request, error) {}
+func (dw *deltaWriter) Used(prompt int64) int64  { return dw.tr.used() }
 
 // endWithError sends err: as a JSON error with its status before the
 // stream started, and as a last event in Google's error object after.

@@ -121,8 +121,8 @@ func (s *wire) frame(data []byte) []byte {
 	return b
 }
 
-// flush sends what was written.
-func (s *wire) flush() error {
+// Flush sends what was written (pipeline.Flusher).
+func (s *wire) Flush() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.flushLocked()
