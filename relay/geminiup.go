@@ -18,7 +18,7 @@ import (
 
 // The relay's chat backend for an upstream whose API is [APIGemini]:
 // each chat completions request is translated into a Gemini-style
-// generateContent request (geminiChatRequest), sent to
+// generateContent request (geminiChatBody), sent to
 // {root}/v1beta/models/{model}:generateContent or
 // :streamGenerateContent?alt=sse with the key as x-goog-api-key, and the
 // reply, the stream, the usage and the errors are translated back.
