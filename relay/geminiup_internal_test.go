@@ -74,3 +74,33 @@ func FuzzGeminiReader(f *testing.F) {
 		})
 	})
 }
+
+// FuzzGeminiChatResult checks that no Gemini-style reply makes its
+// translation into a chat result panic, and that a result has the choices
+// asked for, each with a finish reason and tool calls whose arguments are
+// JSON.
+func FuzzGeminiChatResult(f *testing.F) {
+	f.Add(1, `{"candidates":[{"content":{"parts":[{"text":"hi"},{"text":"t","thought":true},{"functionCall":{"name":"f","args":{"a":1}},"thoughtSignature":"c2ln"}]},"finishReason":"STOP"}],"usageMetadata":{"promptTokenCount":3,"candidatesTokenCount":2,"thoughtsTokenCount":1,"totalTokenCount":6}}`)
+	f.Add(2, `{"candidates":[{"index":1,"finishReason":"MAX_TOKENS"},{"index":0,"content":{"parts":[]}}]}`)
+	f.Add(1, `{"promptFeedback":{"blockReason":"SAFETY"}}`)
+	f.Add(1, `{"candidates":[{"index":3}]}`)
+	f.Fuzz(func(t *testing.T, n int, body string) {
+		n = 1 + (n&7+8)%8
+		var reply gemini.Response
+		if json.Unmarshal([]byte(body), &reply) != nil {
+			return
+		}
+		req := &chat.Request{Model: "m", N: &n, Messages: []chat.Message{{Role: "user", Content: chat.TextContent("x")}}}
+		res, err := geminiChatResult(&chat.Params{Request: req}, &reply, &Upstream{Name: "fuzz", API: APIGemini})
+		if err != nil {
+			return
+		}
+		require.Len(t, res.Choices, n)
+		for _, o := range res.Choices {
+			require.NotEmpty(t, o.FinishReason)
+			for _, tc := range o.ToolCalls {
+				require.True(t, json.Valid([]byte(tc.Function.Arguments)), tc.Function.Arguments)
+			}
+		}
+	})
+}
