@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gatewaykit/gatewaykit/gateway"
+	"github.com/gatewaykit/gatewaykit/relay"
 )
 
 // TestGatewayServesTheGeminiStyle checks that the model the Gemini-style
@@ -59,4 +60,20 @@ func TestGatewayServesTheGeminiStyle(t *testing.T) {
 	status, body = do(t, bare, "POST", "/v1beta/models/demo-chat:generateContent?key=sk-demo", "", req)
 	require.Equal(t, 405, status, body) // GET /v1beta/models/{model} is the only route there
 	require.Contains(t, body, `"code":405`)
+}
+
+// TestRoutesReplaceTheServedAccessPoint checks that an access point that
+// Config.Routes mounts (as examples/relay mounts the relay's) takes the
+// place of the one the gateway serves over its chat backend.
+func TestRoutesReplaceTheServedAccessPoint(t *testing.T) {
+	t.Parallel()
+	g := newDemo(t, func(c *gateway.Config) {
+		c.Routes = func(mux *http.ServeMux) {
+			mux.Handle(relay.PatternGemini, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.WriteHeader(http.StatusTeapot)
+			}))
+		}
+	})
+	status, body := do(t, g, "POST", "/v1beta/models/demo-chat:generateContent?key=sk-demo", "", `{"contents":[{"parts":[{"text":"hi"}]}]}`)
+	require.Equal(t, http.StatusTeapot, status, body)
 }
