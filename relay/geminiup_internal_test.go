@@ -104,3 +104,30 @@ func FuzzGeminiChatResult(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDecodeGeminiEvent checks that the hand decoder of Gemini stream
+// events agrees with encoding/json: whatever it accepts, encoding/json
+// accepts too, and decodes to the same value.
+func FuzzDecodeGeminiEvent(f *testing.F) {
+	for _, s := range []string{
+		`{"candidates":[{"content":{"parts":[{"text":"Hel"}],"role":"model"},"index":0}],"usageMetadata":{"promptTokenCount":3,"totalTokenCount":3},"modelVersion":"m","responseId":"r"}`,
+		`{"candidates":[{"content":{"parts":[{"text":"t","thought":true},{"text":"x"}],"role":"model"},"finishReason":"STOP","index":1,"safetyRatings":[]}],"usageMetadata":{"promptTokenCount":3,"candidatesTokenCount":2,"thoughtsTokenCount":1,"totalTokenCount":6,"promptTokensDetails":[{"modality":"TEXT","tokenCount":3}]}}`,
+		`{"candidates":[{"content":{"parts":[{"functionCall":{"name":"f"}}]}}]}`,
+		`{"candidates":null,"usageMetadata":null,"modelVersion":null}`,
+		`{"Candidates":[],"candidates":[]}`,
+		`{"candidates":[{"content":{"parts":[{"text":"\u00e9\n","thought":false}]}}]} `,
+		`{"error":{"code":500}}`,
+		`{"candidates":[{"index":1e2}]}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var fast geminiEvent
+		if !decodeGeminiEvent(data, &fast) {
+			return
+		}
+		var slow geminiEvent
+		require.NoError(t, json.Unmarshal(data, &slow), string(data))
+		require.Equal(t, slow, fast, string(data))
+	})
+}

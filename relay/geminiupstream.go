@@ -130,8 +130,11 @@ func (gs *geminiReader) read(body io.Reader, yield func(chat.Delta) bool) error 
 // event handles the data of one event.
 func (gs *geminiReader) event(data []byte, yield func(chat.Delta) bool) (bool, error) {
 	var ev geminiEvent
-	if err := json.Unmarshal(data, &ev); err != nil {
-		return false, malformed(gs.u, "stream event", err, data)
+	if !decodeGeminiEvent(data, &ev) {
+		ev = geminiEvent{}
+		if err := json.Unmarshal(data, &ev); err != nil {
+			return false, malformed(gs.u, "stream event", err, data)
+		}
 	}
 	if isError(ev.Error) {
 		return false, streamError(gs.u, ev.Error)
