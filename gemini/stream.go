@@ -354,7 +354,7 @@ func (t *translator) add(d *chat.Delta) ([][]byte, error) {
 func (t *translator) end(i int, reason chat.FinishReason) {
 	st := &t.cands[i]
 	st.finished = true
-	c := Candidate{Index: i, FinishReason: FinishReasonOf(reason), Content: &Content{Role: RoleModel}}
+	c := Candidate{Index: i, FinishReason: finishReasonOf(reason), Content: &Content{Role: RoleModel}}
 	for _, call := range st.calls {
 		args, ok := ArgsObject(string(call.args))
 		if !ok {
@@ -414,7 +414,7 @@ func (t *translator) keep(b []byte) {
 func (t *translator) heldEvent(last bool) []byte {
 	r := Response{Candidates: t.held, ModelVersion: t.model, ResponseID: t.responseID}
 	if last {
-		u := UsageOf(t.finalUsage())
+		u := usageOf(t.finalUsage())
 		r.UsageMetadata = &u
 	}
 	b, _ := json.Marshal(r) // plain types: cannot fail

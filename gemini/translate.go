@@ -233,7 +233,7 @@ func applyConfig(out *chat.Request, gc *GenerationConfig) error {
 	if strings.EqualFold(gc.ResponseMIMEType, "application/json") {
 		schema := gc.ResponseJSONSchema
 		if len(schema) == 0 && len(gc.ResponseSchema) > 0 {
-			schema = LowerSchemaTypes(gc.ResponseSchema)
+			schema = lowerSchemaTypes(gc.ResponseSchema)
 		}
 		if len(schema) > 0 {
 			out.ResponseFormat = &chat.ResponseFormat{Type: chat.FormatJSONSchema, JSONSchema: &chat.JSONSchema{Name: "response", Schema: schema}}
@@ -277,7 +277,7 @@ func applyTools(out *chat.Request, req *Request) {
 			}
 			params := fd.ParametersJSONSchema
 			if len(params) == 0 && len(fd.Parameters) > 0 {
-				params = LowerSchemaTypes(fd.Parameters)
+				params = lowerSchemaTypes(fd.Parameters)
 			}
 			out.Tools = append(out.Tools, chat.Tool{Type: "function",
 				Function: &chat.FunctionDefinition{Name: fd.Name, Description: fd.Description, Parameters: params}})
@@ -290,11 +290,11 @@ func applyTools(out *chat.Request, req *Request) {
 	}
 }
 
-// LowerSchemaTypes returns schema, an OpenAPI schema object in Google's
+// lowerSchemaTypes returns schema, an OpenAPI schema object in Google's
 // form (type names such as "OBJECT", "STRING"), with every "type" member
 // lower-cased as JSON Schema spells them, and Google's propertyOrdering
 // left out. A schema that is not valid JSON is returned as it is.
-func LowerSchemaTypes(schema json.RawMessage) json.RawMessage {
+func lowerSchemaTypes(schema json.RawMessage) json.RawMessage {
 	var v any
 	if json.Unmarshal(schema, &v) != nil {
 		return schema
@@ -517,7 +517,7 @@ func validConfig(gc *GenerationConfig) error {
 // the usage as usageMetadata. model names the model in modelVersion
 // unless the result names one.
 func FromResult(res *chat.Result, model string, thoughts bool) *Response {
-	out := &Response{Candidates: make([]Candidate, len(res.Choices)), ModelVersion: model, ResponseID: NewResponseID()}
+	out := &Response{Candidates: make([]Candidate, len(res.Choices)), ModelVersion: model, ResponseID: newResponseID()}
 	if res.Model != "" {
 		out.ModelVersion = res.Model
 	}
@@ -532,7 +532,7 @@ func FromResult(res *chat.Result, model string, thoughts bool) *Response {
 		if o.Content != "" {
 			c.Content.Parts = append(c.Content.Parts, Part{Text: o.Content})
 		}
-		c.FinishReason = FinishReasonOf(o.FinishReason)
+		c.FinishReason = finishReasonOf(o.FinishReason)
 		for _, tc := range o.ToolCalls {
 			args, ok := ArgsObject(tc.Function.Arguments)
 			if !ok {
@@ -546,13 +546,13 @@ func FromResult(res *chat.Result, model string, thoughts bool) *Response {
 			c.Content.Parts = append(c.Content.Parts, Part{FunctionCall: &FunctionCall{ID: id, Name: tc.Function.Name, Args: args}})
 		}
 	}
-	u := UsageOf(&res.Usage)
+	u := usageOf(&res.Usage)
 	out.UsageMetadata = &u
 	return out
 }
 
-// NewResponseID returns a new random responseId.
-func NewResponseID() string { return ids.New("") }
+// newResponseID returns a new random responseId.
+func newResponseID() string { return ids.New("") }
 
 // ArgsObject returns a tool call's arguments string as a JSON object for
 // args: "" is {}, and anything that is not a JSON object is !ok.
@@ -567,10 +567,10 @@ func ArgsObject(arguments string) (json.RawMessage, bool) {
 	return json.RawMessage(s), true
 }
 
-// FinishReasonOf is the Gemini finishReason of a chat finish reason: stop
+// finishReasonOf is the Gemini finishReason of a chat finish reason: stop
 // and tool_calls are STOP, length MAX_TOKENS, content_filter SAFETY, any
 // other OTHER.
-func FinishReasonOf(r chat.FinishReason) string {
+func finishReasonOf(r chat.FinishReason) string {
 	switch r {
 	case chat.FinishStop, chat.FinishToolCalls, "":
 		return FinishStop
@@ -582,11 +582,11 @@ func FinishReasonOf(r chat.FinishReason) string {
 	return FinishOther
 }
 
-// UsageOf is the usageMetadata of a chat usage: the completion tokens
+// usageOf is the usageMetadata of a chat usage: the completion tokens
 // less the reasoning tokens are candidatesTokenCount, the reasoning
 // tokens thoughtsTokenCount, and the total is the prompt's and the
 // completion's.
-func UsageOf(u *chat.Usage) UsageMetadata {
+func usageOf(u *chat.Usage) UsageMetadata {
 	thoughts := 0
 	if u.CompletionTokensDetails != nil {
 		thoughts = min(max(u.CompletionTokensDetails.ReasoningTokens, 0), u.CompletionTokens)
