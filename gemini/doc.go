@@ -75,7 +75,11 @@
 //     ",\r\n" as Google's API does; silences are bridged with line breaks
 //     (JSON whitespace).
 //
-// Keep-alives follow endpoint.WithKeepAlive (15 seconds by default).
+// The events are written as chat's chunks are: the backend's stream runs a
+// few deltas ahead in a goroutine of its own, and what is written is
+// flushed after a delta unless the next one is already at hand, so that
+// a burst goes out in one write. Keep-alives follow
+// endpoint.WithKeepAlive (15 seconds by default).
 //
 // # Errors
 //
