@@ -55,7 +55,9 @@ import (
 // key id used twice, a negative quota, an allowed model that is not in
 // models, a route of an unlisted model, routed twice or without
 // upstreams, an upstream base_url that is not an http(s) URL ending in
-// /v1, and an upstream with neither key nor key_env (or both).
+// /v1 (for "api": "gemini", in /v1beta or /v1: Google's API is at
+// https://generativelanguage.googleapis.com/v1beta), and an upstream with
+// neither key nor key_env (or both).
 type File struct {
 	// RateLimit is the rate limit of keys that have none of their own;
 	// the zero Limit means none.
@@ -76,7 +78,9 @@ type RouteConfig struct {
 type UpstreamConfig struct {
 	// Name names the upstream in logs; empty means the host of BaseURL.
 	Name string `json:"name,omitempty"`
-	// BaseURL is the upstream's API base, ending in /v1.
+	// BaseURL is the upstream's API base, ending in /v1; for API
+	// "gemini", ending in /v1beta (Google's own API) or /v1 (a gateway
+	// that serves the Gemini style under /v1beta beside its /v1).
 	BaseURL string `json:"base_url"`
 	// Key is the upstream's API key. Prefer KeyEnv, which keeps the
 	// secret out of the file.
@@ -342,7 +346,14 @@ func (f File) check() error {
 			if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
 				return fmt.Errorf("%s.base_url: %q is not an absolute http(s) URL without query", at, u.Redacted())
 			}
-			if !strings.HasSuffix(strings.TrimRight(u.Path, "/"), "/v1") {
+			path := strings.TrimRight(u.Path, "/")
+			switch {
+			case uc.API == relay.APIGemini:
+				// Google's own API is under /v1beta; a gateway's beside its /v1.
+				if !strings.HasSuffix(path, "/v1") && !strings.HasSuffix(path, "/v1beta") {
+					return fmt.Errorf("%s.base_url: %q must end in /v1beta or /v1, such as https://generativelanguage.googleapis.com/v1beta", at, u.Redacted())
+				}
+			case !strings.HasSuffix(path, "/v1"):
 				return fmt.Errorf("%s.base_url: %q must end in /v1, such as https://api.openai.com/v1", at, u.Redacted())
 			}
 			switch uc.API {

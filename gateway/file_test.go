@@ -70,6 +70,10 @@ func TestLoadFile(t *testing.T) {
 		{"no key", route(`{"base_url":"http://127.0.0.1:1/v1"}`), []string{"routes[0].upstreams[0]: no key"}},
 		{"base_url not ending in /v1", route(`{"base_url":"https://api.openai.com","key_env":"K"}`), []string{`routes[0].upstreams[0].base_url: "https://api.openai.com" must end in /v1`}},
 		{"base_url with a longer path", route(`{"base_url":"https://api.openai.com/v1/chat","key_env":"K"}`), []string{"routes[0].upstreams[0].base_url", "must end in /v1"}},
+		{"gemini base_url ending in /v1beta", route(`{"base_url":"https://generativelanguage.googleapis.com/v1beta","key":"k","api":"gemini"}`), nil},
+		{"gemini base_url ending in /v1", route(`{"base_url":"http://127.0.0.1:1/v1","key":"k","api":"gemini"}`), nil},
+		{"gemini base_url ending elsewhere", route(`{"base_url":"https://generativelanguage.googleapis.com","key":"k","api":"gemini"}`), []string{"routes[0].upstreams[0].base_url", "must end in /v1beta or /v1"}},
+		{"openai base_url ending in /v1beta", route(`{"base_url":"https://api.example.com/v1beta","key":"k"}`), []string{"routes[0].upstreams[0].base_url", "must end in /v1,"}},
 		{"base_url not a URL", route(`{"base_url":"api.openai.com/v1","key_env":"K"}`), []string{"routes[0].upstreams[0].base_url", "absolute http(s) URL"}},
 	}
 	for _, tc := range tests {

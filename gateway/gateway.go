@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/gatewaykit/gatewaykit/audio"
@@ -106,7 +107,11 @@ type Config struct {
 	Relay *relay.Relay
 
 	// Routes, when set, adds routes to the mux, behind the same
-	// authentication and rate limit (for example relay access points).
+	// authentication and rate limit (for example relay access points). An
+	// access point that Routes mounts (the Gemini-style generateContent,
+	// say) replaces the one the gateway would serve itself; with a Relay,
+	// Routes must not mount the relay's access points, which the gateway
+	// mounts.
 	// What no route serves is answered with a JSON 404 not_found, or 405
 	// method_not_allowed with an Allow header for a path that other
 	// methods serve, in the error shape of the path's family — unless
@@ -239,10 +244,10 @@ func New(c Config) (*Gateway, error) {
 	// pattern (relay.AccessPatterns).
 	served := map[string]http.Handler{}
 	mountServed(mux, c, logger, served)
-	mountAccess(mux, c, served)
 	if c.Routes != nil {
 		c.Routes(mux)
 	}
+	mountAccess(mux, c, served)
 	mountUnrouted(mux, apierrors.Renderer{Logger: logger})
 
 	authOpts := []auth.Option{auth.WithLogger(logger), auth.WithErrorShape(apierrors.ShapeFor)}
@@ -285,7 +290,9 @@ func withRelay(c Config) Config {
 func mountAccess(mux *http.ServeMux, c Config, served map[string]http.Handler) {
 	if c.Relay == nil {
 		for p, h := range served {
-			mux.Handle(p, h)
+			if !registered(mux, p) { // Config.Routes mounted its own
+				mux.Handle(p, h)
+			}
 		}
 		return
 	}
@@ -294,6 +301,22 @@ func mountAccess(mux *http.ServeMux, c Config, served map[string]http.Handler) {
 		opts = append(opts, relay.WithAccessFallback(p, h))
 	}
 	relay.RegisterAccess(mux, relay.NewAccessHandler(c.Relay, c.Catalog, opts...))
+}
+
+// registered reports whether mux already has a route of pattern
+// ("POST /v1beta/models/{action...}"): a request of its method to its
+// path, each wildcard a plain segment, is routed to it.
+func registered(mux *http.ServeMux, pattern string) bool {
+	method, path, _ := strings.Cut(pattern, " ")
+	segs := strings.Split(path, "/")
+	for i, s := range segs {
+		if strings.HasPrefix(s, "{") {
+			segs[i] = "x"
+		}
+	}
+	probe := &http.Request{Method: method, URL: &url.URL{Path: strings.Join(segs, "/")}, Header: http.Header{}}
+	_, got := mux.Handler(probe)
+	return got == pattern
 }
 
 // ServeHTTP serves the API, and [HealthPath] and [ReadyPath] without

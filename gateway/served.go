@@ -7,6 +7,7 @@ import (
 
 	"github.com/gatewaykit/gatewaykit/audio"
 	"github.com/gatewaykit/gatewaykit/embeddings"
+	"github.com/gatewaykit/gatewaykit/gemini"
 	"github.com/gatewaykit/gatewaykit/endpoint"
 	"github.com/gatewaykit/gatewaykit/images"
 	"github.com/gatewaykit/gatewaykit/moderations"
@@ -37,6 +38,11 @@ func mountServed(mux *http.ServeMux, c Config, logger *slog.Logger, served map[s
 		h := images.NewHandler(c.Catalog, c.Images, iopts...)
 		served[relay.PatternImages] = h
 		mux.Handle(images.PatternFile, h)
+	}
+	if c.Chat != nil {
+		// The Gemini-style generateContent over the chat backend.
+		served[relay.PatternGemini] = gemini.NewHandler(c.Catalog, c.Chat, endpoint.WithLogger(logger),
+			endpoint.WithMaxRequestBytes(c.MaxRequestBytes))
 	}
 	if c.Audio != nil {
 		h := audio.NewHandler(c.Catalog, c.Audio, opts...)

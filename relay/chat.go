@@ -38,6 +38,10 @@ import (
 // or breaks the chunk rules (a choice index out of range, a tool call
 // index that skips one) is a 502 bad_gateway; after the first chunk, the
 // handler sends it as the stream's error event.
+//
+// An upstream whose API is [APIGemini] is asked in its own format, the
+// request and the reply translated (see the package documentation,
+// Upstreams of other formats).
 func (r *Relay) Chat() chat.StreamingBackend { return chatBackend{r} }
 
 type chatBackend struct{ r *Relay }
@@ -100,15 +104,27 @@ func (b chatBackend) Complete(ctx context.Context, p *chat.Params) (*chat.Result
 // upstream as body (p.Request encoded when body is nil), and the reply's
 // members come back with the result.
 func (b chatBackend) CompleteRaw(ctx context.Context, p *chat.Params, body []byte) (*chat.Result, []byte, error) {
+	if b.r.speaks(p.Request.Model, APIGemini) {
+		return b.completeGemini(ctx, p, body)
+	}
 	var reply chatReply
 	raw, u, err := b.r.complete(ctx, p.Request.Model, "/chat/completions", body, p.Request, reply.decode)
 	if err != nil {
 		return nil, nil, err
 	}
+	out, err := chatResult(p, &reply, u)
+	if err != nil {
+		return nil, nil, err
+	}
+	return out, raw, nil
+}
+
+// chatResult is the chat.Result of an upstream's reply.
+func chatResult(p *chat.Params, reply *chatReply, u *Upstream) (*chat.Result, error) {
 	n := p.Request.Choices()
 	out := &chat.Result{Choices: make([]chat.Output, n)}
 	var completion int
-	err = byIndex(u, n, reply.Choices, func(c *chatReplyChoice) int { return c.Index }, func(k int, c *chatReplyChoice) {
+	err := byIndex(u, n, reply.Choices, func(c *chatReplyChoice) int { return c.Index }, func(k int, c *chatReplyChoice) {
 		o := &out.Choices[k]
 		if c.Message.Content != nil {
 			o.Content = *c.Message.Content
@@ -125,14 +141,14 @@ func (b chatBackend) CompleteRaw(ctx context.Context, p *chat.Params, body []byt
 		}
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if reply.Usage != nil {
 		out.Usage = *reply.Usage
 	} else {
 		out.Usage = chat.Usage{PromptTokens: chatPromptTokens(p.Request), CompletionTokens: completion}
 	}
-	return out, raw, nil
+	return out, nil
 }
 
 // complete posts a client's non-streaming request (raw, its body, or v
@@ -271,6 +287,9 @@ func (b chatBackend) StreamRaw(ctx context.Context, p *chat.Params, body []byte)
 
 // stream is Stream, with the upstream's chunks passed through if pass.
 func (b chatBackend) stream(ctx context.Context, p *chat.Params, raw []byte, pass bool) iter.Seq2[passthrough.Delta[chat.Delta], error] {
+	if b.r.speaks(p.Request.Model, APIGemini) {
+		return b.streamGemini(ctx, p, raw, pass)
+	}
 	return func(yield func(passthrough.Delta[chat.Delta], error) bool) {
 		body, err := parseRequestBody(raw, p.Request)
 		if err == nil {

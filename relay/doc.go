@@ -81,6 +81,27 @@
 // that goes away in the middle of a stream is charged for what was
 // generated.
 //
+// # Upstreams of other formats
+//
+// An [Upstream] whose API is [APIGemini] speaks Google's Gemini format:
+// [Relay.Chat] translates each chat completions request for it into
+// POST {root}/v1beta/models/{model}:generateContent, or
+// :streamGenerateContent?alt=sse when streaming (the root as for
+// [NewAccessHandler]: a BaseURL ending in /v1beta is used as it is, one
+// ending in /v1 has "beta" appended), with the upstream's key as
+// x-goog-api-key and no Authorization header; the reply, the stream (one
+// data: line per event, no [DONE]: the stream must end after every
+// candidate's finishReason), the usage (thoughts count as reasoning
+// tokens) and the errors (Google's error object: its status names the
+// code, a 429 RESOURCE_EXHAUSTED keeps its RetryInfo delay as
+// Retry-After, a 400 API_KEY_INVALID is the gateway's key refused, a 502)
+// come back as chat results and deltas. [Relay.Responses] serves such a
+// model through the same translation (the responses request as the chat
+// request it amounts to); compaction is not translated. A route may mix
+// upstreams of both formats: [Relay.Do] hands each its request in its own
+// format, and the reply is read in the format of the one that answered.
+// Package gemini's wire types are shared.
+//
 // # Access points
 //
 // [NewAccessHandler] serves the other access points of spec §4.4

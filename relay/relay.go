@@ -198,7 +198,9 @@ func (r *Relay) Upstreams(model string) []Upstream {
 // away cancels the upstream call at once, before the headers as well as
 // while the body is read) and its Authorization header (the upstream's
 // [Upstream.Key]; build never needs, and must never copy, the client's
-// credentials). build is called once per attempt and must return a fresh
+// credentials), unless build has put the upstream's key in the header
+// of a Gemini-format upstream (x-goog-api-key): then no Authorization
+// header goes. build is called once per attempt and must return a fresh
 // request each time: build its body from bytes (bytes.NewReader), or, for
 // a body that cannot be replayed, return an error on the second call,
 // which Do returns as it is. An error from build is never retried.
@@ -310,9 +312,13 @@ func (r *Relay) send(ctx context.Context, u *Upstream, build func(u *Upstream) (
 	if req.Header == nil {
 		req.Header = make(http.Header)
 	}
-	if u.Key != "" {
+	switch {
+	case u.Key != "" && req.Header.Get("X-Goog-Api-Key") == u.Key:
+		// build placed the key as a Gemini-format upstream takes it.
+		req.Header.Del("Authorization")
+	case u.Key != "":
 		req.Header.Set("Authorization", "Bearer "+u.Key)
-	} else {
+	default:
 		req.Header.Del("Authorization")
 	}
 	actx, cancel := context.WithCancelCause(ctx)

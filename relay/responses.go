@@ -215,6 +215,9 @@ func reasoningText(summary, content []textPart) string {
 }
 
 func (b responsesBackend) Complete(ctx context.Context, p *responses.Params) (*responses.Result, error) {
+	if b.r.speaks(p.Request.Model, APIGemini) {
+		return b.completeViaChat(ctx, p)
+	}
 	body, err := responsesBody(p, false)
 	if err != nil {
 		return nil, err
@@ -323,6 +326,9 @@ func needsBody(typ string) bool {
 }
 
 func (b responsesBackend) Stream(ctx context.Context, p *responses.Params) iter.Seq2[responses.Delta, error] {
+	if b.r.speaks(p.Request.Model, APIGemini) {
+		return b.streamViaChat(ctx, p)
+	}
 	return func(yield func(responses.Delta, error) bool) {
 		body, err := responsesBody(p, true)
 		if err != nil {

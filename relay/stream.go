@@ -25,7 +25,7 @@ func (r *Relay) openStream(ctx context.Context, model string, build func(u *Upst
 		return nil, nil, err
 	}
 	if res.StatusCode != http.StatusOK {
-		return nil, nil, UpstreamError(res, u)
+		return nil, nil, upstreamErrorOf(res, u)
 	}
 	if mt, _, _ := mime.ParseMediaType(res.Header.Get("Content-Type")); mt == "application/json" {
 		data, _ := io.ReadAll(io.LimitReader(res.Body, maxErrorBody))

@@ -13,11 +13,15 @@ type Upstream struct {
 	Name string
 	// BaseURL is the API's base, ending in /v1, such as
 	// "http://127.0.0.1:9000/v1". Request paths are appended to it
-	// ("/chat/completions"); a trailing slash is removed.
+	// ("/chat/completions"); a trailing slash is removed. For API
+	// [APIGemini] it may end in /v1beta instead (Google's
+	// "https://generativelanguage.googleapis.com/v1beta").
 	BaseURL string
 	// Key is the upstream's own API key, sent as "Authorization: Bearer
-	// <Key>" on every request to it. The client's key is never sent
-	// upstream. Empty sends no Authorization header.
+	// <Key>" on every request to it (as x-goog-api-key to an upstream
+	// whose API is [APIGemini], when it is asked in that format). The
+	// client's key is never sent upstream. Empty sends no Authorization
+	// header.
 	Key string
 	// Model is the upstream's name for the model. [New] sets it to the
 	// route's public name when it is empty, so the Upstream values that
@@ -25,7 +29,10 @@ type Upstream struct {
 	Model string
 	// API is the wire format the upstream speaks; empty means [APIOpenAI].
 	// It decides which access points the relay passes through to the
-	// upstream unchanged (see [NewAccessHandler] and [WithAccessFallback]).
+	// upstream unchanged (see [NewAccessHandler] and [WithAccessFallback]),
+	// and, for [APIGemini], that [Relay.Chat] and [Relay.Responses]
+	// translate their requests into that format (see the package
+	// documentation, Upstreams of other formats).
 	API API
 }
 

@@ -11,6 +11,14 @@ import (
 	"github.com/gatewaykit/gatewaykit/sse"
 )
 
+// A Flusher sends what a stream's writer has written: an *sse.Stream, or
+// the writer of a stream of another framing (package gemini's).
+type Flusher interface {
+	Flush() error
+}
+
+var _ Flusher = (*sse.Stream)(nil)
+
 // Lookahead is the number of deltas that a backend's stream may run
 // ahead of the client's: [WriteDeltas] holds up to that many deltas that
 // the backend yielded and that the handler has not written yet. A
@@ -18,7 +26,8 @@ import (
 // [DeltaRing]).
 const Lookahead = 16
 
-// WriteDeltas writes the deltas of a backend's stream to s with dw.Add,
+// WriteDeltas writes the deltas of a backend's stream to s (an
+// *sse.Stream, or another [Flusher]) with dw.Add,
 // which writes without flushing, and decides when to flush: after a delta
 // whose successor is not already at hand. It runs the stream that
 // deltas(ctx) returns in a goroutine of its own, which hands the deltas over a channel of
@@ -39,7 +48,7 @@ const Lookahead = 16
 // ended: its context is cancelled if the handler stopped first, and its
 // yield returns false. A panic of the stream is raised again in the
 // caller's goroutine.
-func WriteDeltas[D any](ctx context.Context, s *sse.Stream, deltas func(context.Context) (seq iter.Seq2[D, error], atHand bool), dw DeltaWriter[D]) error {
+func WriteDeltas[D any](ctx context.Context, s Flusher, deltas func(context.Context) (seq iter.Seq2[D, error], atHand bool), dw DeltaWriter[D]) error {
 	ctx, cancel := context.WithCancel(ctx)
 	seq, atHand := deltas(ctx)
 	if atHand {

@@ -1,0 +1,292 @@
+package gemini
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"net/http"
+	"strings"
+
+	"github.com/gatewaykit/gatewaykit/chat"
+	"github.com/gatewaykit/gatewaykit/endpoint"
+	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/internal/httpjson"
+	"github.com/gatewaykit/gatewaykit/internal/pipeline"
+	"github.com/gatewaykit/gatewaykit/models"
+)
+
+// Pattern is the route served by [NewHandler], in [http.ServeMux] syntax:
+// POST /v1beta/models/{model}:generateContent and
+// /v1beta/models/{model}:streamGenerateContent. ServeMux wildcards are
+// whole path segments, so the wildcard takes the rest of the path and the
+// handler splits the model from the method at the last colon. It is the
+// pattern of the relay's access handler (relay.PatternGemini), so that
+// the handler serves as that handler's fallback as well.
+const Pattern = "POST /v1beta/models/{action...}"
+
+// The methods of [Pattern].
+const (
+	MethodGenerate = "generateContent"
+	MethodStream   = "streamGenerateContent"
+)
+
+// An Option configures [NewHandler]: the options of package endpoint
+// ([endpoint.WithLogger], [endpoint.WithMaxRequestBytes],
+// [endpoint.WithAllowed], [endpoint.WithKeepAlive],
+// [endpoint.WithErrorHook]) mean the same as for package chat.
+// endpoint.WithValidator and endpoint.WithClock do not apply: the
+// request is checked by the translation, and replies carry no time.
+type Option = endpoint.Option
+
+type handler struct {
+	backend chat.Backend
+	catalog models.Catalog
+	cfg     pipeline.Config
+}
+
+// NewHandler returns the handler of the Gemini-style content generation
+// over backend, a chat backend: it decodes the request, translates it
+// into a chat request ([ToChat]), checks the model against catalog (the
+// endpoint type compat, as chat completions need), reserves the request's
+// estimate from the API key, asks backend, and answers in Google's
+// format: a [Response], or a stream of them (an SSE stream with
+// ?alt=sse, otherwise one JSON array); it charges the reply's total
+// tokens to the key. Errors are Google's error object. See the package
+// documentation.
+//
+// Mount it behind auth.Middleware with auth.WithErrorShape(apierrors.ShapeFor):
+//
+//	mux.Handle(gemini.Pattern, gemini.NewHandler(catalog, backend))
+//
+// NewHandler panics if catalog or backend is nil. The handler is safe for
+// concurrent use.
+func NewHandler(catalog models.Catalog, backend chat.Backend, opts ...Option) http.Handler {
+	if catalog == nil {
+		panic("gemini: NewHandler: nil Catalog")
+	}
+	if backend == nil {
+		panic("gemini: NewHandler: nil Backend")
+	}
+	h := &handler{backend: backend, catalog: catalog, cfg: pipeline.New(opts)}
+	h.cfg.Renderer.Shape = apierrors.Google
+	return h
+}
+
+// Action splits the end of a Gemini-style path, the {action...} of
+// [Pattern] ("demo-chat:generateContent"), into the model and the method.
+// ok is false unless the method is one of [MethodGenerate] and
+// [MethodStream] and the model is not empty.
+func Action(action string) (model, method string, ok bool) {
+	i := strings.LastIndexByte(action, ':')
+	if i <= 0 {
+		return "", "", false
+	}
+	model, method = action[:i], action[i+1:]
+	model = strings.TrimPrefix(model, "models/")
+	if model == "" || (method != MethodGenerate && method != MethodStream) {
+		return "", "", false
+	}
+	return model, method, true
+}
+
+// action returns the {action...} of r: its path value, or the rest of
+// the path after /v1beta/models/ when the handler is mounted otherwise.
+func action(r *http.Request) string {
+	if a := r.PathValue("action"); a != "" {
+		return a
+	}
+	const prefix = "/v1beta/models/"
+	if i := strings.Index(r.URL.Path, prefix); i >= 0 {
+		return r.URL.Path[i+len(prefix):]
+	}
+	return ""
+}
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	model, method, ok := Action(action(r))
+	if !ok {
+		h.cfg.Fail(w, r, errMethod(r.URL.Path))
+		return
+	}
+	ctx := r.Context()
+	ad := &admission{h: h, model: model}
+	p, prompt, rsv, err := pipeline.Admit[Request, *chat.Params](&h.cfg, h.catalog, models.Compat, ad, w, r)
+	if err != nil {
+		h.cfg.Fail(w, r, err)
+		return
+	}
+	if method == MethodGenerate {
+		var used pipeline.Usage
+		defer func() { h.cfg.Settle(ctx, rsv, used) }()
+		used, err = h.reply(w, r, p, ad.thoughts)
+		if err != nil {
+			h.cfg.Fail(w, r, err)
+		}
+		return
+	}
+	sw := newWire(w, r, r.URL.Query().Get("alt") == "sse", h.cfg.KeepAlive)
+	defer sw.close()
+	tr := newTranslator(model, p.Request.Choices(), ad.thoughts, prompt)
+	err = h.stream(ctx, sw, tr, p)
+	if err == nil {
+		err = sw.event(tr.finish())
+	}
+	if err == nil {
+		err = sw.end()
+	}
+	if err != nil {
+		h.endWithError(w, r, sw, err)
+	}
+	h.cfg.Settle(ctx, rsv, tr.used())
+}
+
+// stream writes the events of the backend's stream of p as chat's
+// handler does (pipeline.WriteDeltas): the backend runs a few deltas
+// ahead in a goroutine of its own, and the events are flushed after a
+// delta unless the next one is already at hand, so that a burst costs one
+// write.
+func (h *handler) stream(ctx context.Context, sw *wire, tr *translator, p *chat.Params) error {
+	_, streams := h.backend.(chat.StreamingBackend)
+	return pipeline.WriteDeltas(ctx, sw, func(ctx context.Context) (iter.Seq2[chat.Delta, error], bool) {
+		return chat.Deltas(ctx, h.backend, p), !streams
+	}, &deltaWriter{tr: tr, sw: sw})
+}
+
+// deltaWriter is the pipeline.DeltaWriter of a stream: the translator's
+// events, written to the wire.
+type deltaWriter struct {
+	tr   *translator
+	sw   *wire
+	ring pipeline.DeltaRing[detached]
+}
+
+// detached is what Detach copies of a delta.
+type detached struct {
+	usage chat.Usage
+	calls []chat.ToolCallDelta
+}
+
+// Detach copies what d points to, which the backend may reuse.
+func (dw *deltaWriter) Detach(d *chat.Delta) {
+	if d.Usage == nil && len(d.ToolCalls) == 0 {
+		return
+	}
+	sl := dw.ring.Next()
+	if d.Usage != nil {
+		sl.usage = *d.Usage
+		d.Usage = &sl.usage
+	}
+	if len(d.ToolCalls) > 0 {
+		sl.calls = append(sl.calls[:0], d.ToolCalls...)
+		d.ToolCalls = sl.calls
+	}
+}
+
+// Add writes the events of one delta, without flushing them.
+func (dw *deltaWriter) Add(d *chat.Delta) error {
+	evs, err := dw.tr.add(d)
+	if err != nil {
+		return err
+	}
+	for _, ev := range evs {
+		if err := dw.sw.event(ev); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Finish, End and Used complete pipeline.DeltaWriter; the handler ends
+// the stream itself.
+func (dw *deltaWriter) Finish() error                    { return nil }
+func (dw *deltaWriter) End(*http.Request, error)         {}
+func (dw *deltaWriter) Used(prompt int64) pipeline.Usage { return dw.tr.used() }
+
+// endWithError sends err: as a JSON error with its status before the
+// stream started, and as a last event in Google's error object after.
+func (h *handler) endWithError(w http.ResponseWriter, r *http.Request, sw *wire, err error) {
+	if r.Context().Err() != nil || (errors.Is(err, context.Canceled) && !apierrors.Has(err)) {
+		return
+	}
+	if sw.abandon() {
+		h.cfg.Fail(w, r, err)
+		return
+	}
+	h.cfg.Hook(r, err)
+	e := apierrors.From(err)
+	h.cfg.Renderer.Logger.LogAttrs(r.Context(), levelOf(e), "gemini: stream failed", errorAttr(e))
+	_ = sw.fail(errorBody(e))
+}
+
+// reply asks the backend for the whole reply and writes it; it returns
+// the usage to charge.
+func (h *handler) reply(w http.ResponseWriter, r *http.Request, p *chat.Params, thoughts bool) (pipeline.Usage, error) {
+	res, err := h.backend.Complete(r.Context(), p)
+	if err != nil {
+		return pipeline.Usage{}, err
+	}
+	if res == nil || len(res.Choices) != p.Request.Choices() {
+		return pipeline.Usage{}, apierrors.Internal(fmt.Errorf("gemini: backend returned %s for %d candidates", describe(res), p.Request.Choices()))
+	}
+	out := FromResult(res, p.Request.Model, thoughts)
+	if err := httpjson.Write(w, http.StatusOK, out); err != nil {
+		return pipeline.Usage{}, err
+	}
+	return pipeline.Usage{Input: int64(res.Usage.PromptTokens), Output: int64(res.Usage.CompletionTokens)}, nil
+}
+
+func describe(res *chat.Result) string {
+	if res == nil {
+		return "a nil Result"
+	}
+	return fmt.Sprintf("%d choices", len(res.Choices))
+}
+
+// admission is the part of pipeline.Admit that is this handler's, for
+// one request.
+type admission struct {
+	h        *handler
+	model    string
+	chat     *chat.Request
+	thoughts bool
+}
+
+// Decode reads and decodes the request body.
+func (a *admission) Decode(w http.ResponseWriter, r *http.Request, req *Request) ([]byte, error) {
+	if err := httpjson.CheckContentType(r); err != nil {
+		return nil, err
+	}
+	body, err := httpjson.ReadBody(w, r, a.h.cfg.MaxBytes)
+	if err != nil {
+		return nil, err
+	}
+	d, err := DecodeRequest(body)
+	if err != nil {
+		return nil, err
+	}
+	*req = *d
+	return body, nil
+}
+
+// Validate checks the request by translating it.
+func (a *admission) Validate(req *Request) error {
+	c, err := ToChat(a.model, req)
+	if err != nil {
+		return err
+	}
+	a.chat = c
+	if gc := req.GenerationConfig; gc != nil && gc.ThinkingConfig != nil {
+		a.thoughts = gc.ThinkingConfig.IncludeThoughts
+	}
+	return nil
+}
+
+// Model returns the model of the path.
+func (a *admission) Model(*Request) string { return a.model }
+
+// Prepare makes the chat params and the estimate.
+func (a *admission) Prepare(_ context.Context, _ *Request, m *models.Model, body []byte) (*chat.Params, int64, int64, error) {
+	prompt := pipeline.PromptTokens(len(body))
+	return &chat.Params{Request: a.chat, Model: m}, prompt, pipeline.Estimate(prompt, a.chat.Choices(), a.chat.TokenLimit(), m), nil
+}
