@@ -29,8 +29,14 @@
 // The model list (GET /v1/models, /v1/models/{id}, /v1beta/models…) is
 // always mounted and lists only the models that the caller's key may use.
 // Each generation family is mounted when its backend is set: [Config].Chat,
-// Completions, Responses, Videos. Routes added by [Config].Routes are mounted on the
-// same mux, behind the same middleware.
+// Completions, Responses, Videos. With Chat, POST /v1/messages (the
+// messages format, package messages) is served too, translated over the
+// chat backend; with a [Config].Relay, a request for a model whose
+// upstreams all speak that format natively (relay.APIAnthropic) is passed
+// through to them instead, and any other goes to the translation, which
+// reaches the relay's chat backend through the chat router.
+// Routes added by [Config].Routes are mounted on the same mux, behind the
+// same middleware.
 //
 // # Limits
 //

@@ -14,6 +14,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/completions"
 	"github.com/gatewaykit/gatewaykit/endpoint"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/messages"
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/relay"
 	"github.com/gatewaykit/gatewaykit/responses"
@@ -31,7 +32,8 @@ type Config struct {
 	// accept.
 	Catalog models.Catalog
 
-	// Chat serves POST /v1/chat/completions.
+	// Chat serves POST /v1/chat/completions, and POST /v1/messages (the
+	// messages format, translated by package messages).
 	Chat chat.Backend
 	// Completions serves POST /v1/completions.
 	Completions completions.Backend
@@ -192,6 +194,11 @@ func New(c Config) (*Gateway, error) {
 	// The access points of spec §4.4 that the gateway serves itself, by
 	// pattern (relay.AccessPatterns).
 	served := map[string]http.Handler{}
+	if c.Chat != nil {
+		// The messages format, translated over the chat backend.
+		served[relay.PatternMessages] = messages.NewHandler(c.Catalog, c.Chat, endpoint.WithLogger(logger),
+			endpoint.WithMaxRequestBytes(c.MaxRequestBytes))
+	}
 	mountAccess(mux, c, served)
 	if c.Routes != nil {
 		c.Routes(mux)
