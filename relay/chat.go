@@ -38,7 +38,9 @@ import (
 // or breaks the chunk rules (a choice index out of range, a tool call
 // index that skips one) is a 502 bad_gateway; after the first chunk, the
 // handler sends it as the stream's error event.
-func (r *Relay) Chat() chat.StreamingBackend { return chatBackend{r} }
+func (r *Relay) Chat() chat.StreamingBackend {
+	return chatBackend{r.withTransport(credentialPlacer{next: r.transport})}
+}
 
 type chatBackend struct{ r *Relay }
 
@@ -100,8 +102,20 @@ func (b chatBackend) Complete(ctx context.Context, p *chat.Params) (*chat.Result
 // upstream as body (p.Request encoded when body is nil), and the reply's
 // members come back with the result.
 func (b chatBackend) CompleteRaw(ctx context.Context, p *chat.Params, body []byte) (*chat.Result, []byte, error) {
+	req, err := parseRequestBody(body, p.Request)
+	if err != nil {
+		return nil, nil, err
+	}
+	res, u, err := b.r.Do(ctx, p.Request.Model, chatBuild(ctx, p, req, false))
+	if err != nil {
+		return nil, nil, err
+	}
+	if t := chatDialect(u.API); t != nil {
+		out, err := t.complete(res, u)
+		return out, nil, err
+	}
 	var reply chatReply
-	raw, u, err := b.r.complete(ctx, p.Request.Model, "/chat/completions", body, p.Request, reply.decode)
+	raw, err := readCompletion(res, u, reply.decode)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -149,12 +163,21 @@ func (r *Relay) complete(ctx context.Context, model, path string, raw []byte, v 
 	if err != nil {
 		return nil, nil, err
 	}
+	members, err := readCompletion(res, u, decode)
+	return members, u, err
+}
+
+// readCompletion reads u's reply res to a non-streaming request, and
+// closes it: a status other than 200 is the client's error
+// ([UpstreamError]); a 200 is decoded with decode, and its members to
+// pass through are returned when decode read the usual shape.
+func readCompletion(res *http.Response, u *Upstream, decode func(data []byte, kept *[]span) (fast bool, err error)) ([]byte, error) {
 	defer res.Body.Close()
 	if res.StatusCode != http.StatusOK {
-		return nil, nil, UpstreamError(res, u)
+		return nil, UpstreamError(res, u)
 	}
 	var members []byte
-	err = readReply(res.Body, u, func(data []byte) error {
+	err := readReply(res.Body, u, func(data []byte) error {
 		var kept []span
 		fast, err := decode(data, &kept)
 		if fast {
@@ -162,7 +185,39 @@ func (r *Relay) complete(ctx context.Context, model, path string, raw []byte, v 
 		}
 		return err
 	})
-	return members, u, err
+	return members, err
+}
+
+// A chatTranslator is the chat backend's way to an upstream whose API is
+// not OpenAI's: it builds the upstream request of a chat request, and
+// reads the reply (closing its body) and the stream.
+type chatTranslator interface {
+	request(ctx context.Context, u *Upstream, p *chat.Params, stream bool) (*http.Request, error)
+	complete(res *http.Response, u *Upstream) (*chat.Result, error)
+	stream(res *http.Response, u *Upstream, p *chat.Params) iter.Seq2[chat.Delta, error]
+}
+
+// chatDialect returns the translator of the chat backend for api, or nil
+// for the OpenAI API, which needs none.
+func chatDialect(api API) chatTranslator {
+	switch api {
+	case APIAnthropic:
+		return anthropicChat{}
+	}
+	return nil
+}
+
+// chatBuild is the build function of a chat request: body, the request
+// as the client sent it, to path /chat/completions of an OpenAI-format
+// upstream, or p translated for another.
+func chatBuild(ctx context.Context, p *chat.Params, body requestBody, stream bool) func(u *Upstream) (*http.Request, error) {
+	openai := postJSON(ctx, "/chat/completions", body, stream)
+	return func(u *Upstream) (*http.Request, error) {
+		if t := chatDialect(u.API); t != nil {
+			return t.request(ctx, u, p, stream)
+		}
+		return openai(u)
+	}
 }
 
 // byIndex calls place with each of a reply's choices and the index it
@@ -280,7 +335,18 @@ func (b chatBackend) stream(ctx context.Context, p *chat.Params, raw []byte, pas
 			yield(passthrough.Delta[chat.Delta]{}, err)
 			return
 		}
-		res, u, err := b.r.openStream(ctx, p.Request.Model, postJSON(ctx, "/chat/completions", body, true))
+		res, u, err := b.r.Do(ctx, p.Request.Model, chatBuild(ctx, p, body, true))
+		if err == nil {
+			if t := chatDialect(u.API); t != nil {
+				for d, err := range t.stream(res, u, p) {
+					if !yield(passthrough.Delta[chat.Delta]{Delta: d}, err) || err != nil {
+						return
+					}
+				}
+				return
+			}
+		}
+		res, u, err = checkStream(res, u, err)
 		if err != nil {
 			yield(passthrough.Delta[chat.Delta]{}, err)
 			return
