@@ -1,6 +1,7 @@
 package messages_test
 
 import (
+	"encoding/json"
 	"flag"
 	"net/http"
 	"net/http/httptest"
@@ -71,3 +72,5 @@ func compareGolden(t *testing.T, path, got string, decode func(string) any) {
 		t.Errorf("%s mismatch (-want +got):\n%s", path, diff)
 	}
 }
+
+func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }
