@@ -347,6 +347,7 @@ type anthropicStream struct {
 	input    int
 	estimate chat.Usage // running estimate, until message_delta reports the output
 	final    bool       // message_delta's usage is reported
+	finished bool       // the stop reason is sent
 	ev       messages.Event
 	buf      [1]chat.ToolCallDelta
 }
@@ -468,5 +469,9 @@ func (st *anthropicStream) event(data []byte, yield func(chat.Delta, error) bool
 	if d.Content == "" && d.Reasoning == "" && len(d.ToolCalls) == 0 && d.FinishReason == "" && d.Usage == nil {
 		return true, false, nil
 	}
+	if st.finished && (d.Content != "" || d.Reasoning != "" || len(d.ToolCalls) > 0 || d.FinishReason != "") {
+		return bad("content after the stop reason")
+	}
+	st.finished = st.finished || d.FinishReason != ""
 	return yield(d, nil), false, nil
 }
