@@ -33,6 +33,36 @@ import (
 // goes away mid-stream is still charged for what was generated, and an
 // upstream that never reports usage is charged by that estimate.
 //
+// An upstream whose API is [APIAnthropic] is sent POST {base}/messages
+// instead, with the request translated into the messages format: system
+// and developer messages joined into "system"; user and tool messages
+// into user turns (image_url parts as image blocks, a data: URI as base64
+// data; tool messages as tool_result blocks, merged into one user turn
+// with what follows); assistant messages into text and tool_use blocks
+// (arguments that are not a JSON object are a 400); max_tokens from
+// max_completion_tokens, max_tokens, the model's OutputTokenLimit or
+// 4096, as the format requires one; temperature capped at 1 (the
+// format's range); stop as stop_sequences; top_p, and the extra members
+// top_k and user (as metadata.user_id); tools and tool_choice (required
+// is any, a named function tool, parallel_tool_calls false
+// disable_parallel_tool_use); reasoning_effort on a reasoning model as a
+// thinking budget (low 2048 tokens, medium 8192, high 16384; max_tokens
+// raised above it). response_format, logprobs and other members the
+// format does not have are left out, and n above 1 is a 400. The key goes
+// as x-api-key, with anthropic-version [DefaultAnthropicVersion]. The
+// reply's text blocks become the content, thinking blocks the reasoning
+// and tool_use blocks the tool calls; stop_reason end_turn,
+// stop_sequence and pause_turn are stop, max_tokens length, tool_use
+// tool_calls and refusal content_filter; the usage's prompt tokens are
+// its input tokens, cached ones included. A stream's events become
+// deltas as they arrive (message_start gives the input tokens,
+// message_delta the stop reason and output tokens; ping and unknown
+// events are skipped); one that breaks the format's order, ends without
+// message_stop, or sends an error event is a 502. Error replies in the
+// format's envelope keep their status and message, with the OpenAI type
+// and code of the status; a 429 keeps its retry-after, and a 529
+// (overloaded) is a 503 (see [UpstreamError]).
+//
 // Errors follow [UpstreamError]. An upstream stream that breaks off
 // (without its final "data: [DONE]"), sends an event that is not a chunk,
 // or breaks the chunk rules (a choice index out of range, a tool call

@@ -81,6 +81,19 @@
 // that goes away in the middle of a stream is charged for what was
 // generated.
 //
+// # Upstreams of other formats
+//
+// An [Upstream] whose API is [APIAnthropic] (configuration key "api":
+// "anthropic") speaks the messages format. The chat backend sends such an
+// upstream POST {BaseURL}/messages (the key as x-api-key,
+// anthropic-version [DefaultAnthropicVersion]) with the chat request
+// translated, and translates the reply, the stream's events, the usage
+// and the errors back, so that a chat client reaches the model as if it
+// spoke chat completions (see [Relay.Chat]). The choice is per upstream:
+// a route may fail over between upstreams of different APIs. The other
+// backends (completions, responses, videos) do not translate: they send
+// the OpenAI-format request to every upstream.
+//
 // # Access points
 //
 // [NewAccessHandler] serves the other access points of spec §4.4

@@ -7,7 +7,8 @@ import (
 	"time"
 )
 
-// Upstream is one OpenAI-compatible service that a model is relayed to.
+// Upstream is one service that a model is relayed to: OpenAI-compatible,
+// or speaking another format ([Upstream.API]).
 type Upstream struct {
 	// Name names the upstream in logs; the default is BaseURL's host.
 	Name string
@@ -16,7 +17,9 @@ type Upstream struct {
 	// ("/chat/completions"); a trailing slash is removed.
 	BaseURL string
 	// Key is the upstream's own API key, sent as "Authorization: Bearer
-	// <Key>" on every request to it. The client's key is never sent
+	// <Key>" on every request to it (in the header of the format instead
+	// where the relay speaks another: x-api-key to an [APIAnthropic]
+	// upstream, and on the access points of each format). The client's key is never sent
 	// upstream. Empty sends no Authorization header.
 	Key string
 	// Model is the upstream's name for the model. [New] sets it to the
@@ -25,7 +28,10 @@ type Upstream struct {
 	Model string
 	// API is the wire format the upstream speaks; empty means [APIOpenAI].
 	// It decides which access points the relay passes through to the
-	// upstream unchanged (see [NewAccessHandler] and [WithAccessFallback]).
+	// upstream unchanged (see [NewAccessHandler] and [WithAccessFallback]),
+	// and how the chat backend talks to it: an [APIAnthropic] upstream is
+	// sent chat requests translated into the messages format, with its key
+	// as x-api-key (see [Relay.Chat]).
 	API API
 }
 
