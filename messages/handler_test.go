@@ -212,3 +212,20 @@ func (b *blocking) Stream(ctx context.Context, _ *chat.Params) iter.Seq2[chat.De
 		yield(chat.Delta{}, ctx.Err())
 	}
 }
+
+// TestAnyAnthropicVersion: an unknown anthropic-version, or none, is
+// accepted.
+func TestAnyAnthropicVersion(t *testing.T) {
+	t.Parallel()
+	h := newTestHandler()
+	for _, v := range []string{"", "2023-01-01", "9999-99-99", "not a date"} {
+		r := httptest.NewRequest(http.MethodPost, "/v1/messages", strings.NewReader(hello))
+		r.Header.Set("Content-Type", "application/json")
+		if v != "" {
+			r.Header.Set("Anthropic-Version", v)
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		require.Equal(t, 200, w.Code, "anthropic-version %q: %s", v, w.Body)
+	}
+}

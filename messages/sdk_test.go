@@ -54,15 +54,14 @@ func (c *counter) saw(path string) bool { _, ok := c.paths.Load(path); return ok
 
 // relayGateway is a gateway whose relay routes demo-chat to the gateway
 // at upstream, speaking api, with the demo models in its catalogue.
-func relayGateway(t *testing.T, upstream string, api relay.API) *httptest.Server {
+func relayGateway(t *testing.T, upstream string, api relay.API) (*httptest.Server, *counter) {
 	t.Helper()
 	r, err := relay.New([]relay.Route{{Model: "demo-chat", Upstreams: []relay.Upstream{{BaseURL: upstream + "/v1", Key: "sk-demo", API: api}}}})
 	require.NoError(t, err)
-	srv, _ := demoGateway(t, func(c *gateway.Config) {
+	return demoGateway(t, func(c *gateway.Config) {
 		c.Relay = r
 		c.Chat = nil // every chat request goes through the relay
 	})
-	return srv
 }
 
 func sdkClient(base string, opts ...option.RequestOption) anthropic.Client {
@@ -92,7 +91,8 @@ func TestSDK(t *testing.T) {
 			if tc.api != "" {
 				var upSrv *httptest.Server
 				upSrv, up = demoGateway(t, nil)
-				base = relayGateway(t, upSrv.URL, tc.api).URL
+				front, _ := relayGateway(t, upSrv.URL, tc.api)
+				base = front.URL
 			}
 			sdkMessage(t, sdkClient(base))
 			sdkBearer(t, base)
@@ -195,7 +195,18 @@ func sdkToolRoundTrip(t *testing.T, c anthropic.Client) {
 // what cannot succeed.
 func TestSDKErrors(t *testing.T) {
 	t.Parallel()
-	srv, n := demoGateway(t, nil)
+	direct, n := demoGateway(t, nil)
+	relayed, rn := relayGateway(t, direct.URL, relay.APIOpenAI)
+	for _, via := range []struct {
+		name string
+		srv  *httptest.Server
+		n    *counter
+	}{{"demo", direct, n}, {"relay", relayed, rn}} {
+		t.Run(via.name, func(t *testing.T) { sdkErrors(t, via.srv, via.n) })
+	}
+}
+
+func sdkErrors(t *testing.T, srv *httptest.Server, n *counter) {
 	for _, tc := range []struct {
 		name   string
 		client anthropic.Client
