@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"regexp"
+	"strings"
 	"time"
 
 	"github.com/gatewaykit/gatewaykit/auth"
@@ -82,6 +84,8 @@ type Config struct {
 
 	// Routes, when set, adds routes to the mux, behind the same
 	// authentication and rate limit (for example relay access points).
+	// Without a Relay, a route it mounts for an access point that the
+	// gateway serves itself (POST /v1/messages) replaces the gateway's.
 	// What no route serves is answered with a JSON 404 not_found, or 405
 	// method_not_allowed with an Allow header for a path that other
 	// methods serve, in the error shape of the path's family — unless
@@ -199,10 +203,10 @@ func New(c Config) (*Gateway, error) {
 		served[relay.PatternMessages] = messages.NewHandler(c.Catalog, c.Chat, endpoint.WithLogger(logger),
 			endpoint.WithMaxRequestBytes(c.MaxRequestBytes))
 	}
-	mountAccess(mux, c, served)
 	if c.Routes != nil {
 		c.Routes(mux)
 	}
+	mountAccess(mux, c, served)
 	mountUnrouted(mux, apierrors.Renderer{Logger: logger})
 
 	authOpts := []auth.Option{auth.WithLogger(logger), auth.WithErrorShape(apierrors.ShapeFor)}
@@ -245,7 +249,9 @@ func withRelay(c Config) Config {
 func mountAccess(mux *http.ServeMux, c Config, served map[string]http.Handler) {
 	if c.Relay == nil {
 		for p, h := range served {
-			mux.Handle(p, h)
+			if !mounted(mux, p) {
+				mux.Handle(p, h)
+			}
 		}
 		return
 	}
@@ -255,6 +261,22 @@ func mountAccess(mux *http.ServeMux, c Config, served map[string]http.Handler) {
 	}
 	relay.RegisterAccess(mux, relay.NewAccessHandler(c.Relay, c.Catalog, opts...))
 }
+
+// mounted reports whether mux already routes the requests of pattern
+// ("METHOD /path", wildcards allowed) to a route of the same path, as
+// Config.Routes may mount one: the gateway then leaves it that route.
+func mounted(mux *http.ServeMux, pattern string) bool {
+	method, path, _ := strings.Cut(pattern, " ")
+	probe := &http.Request{Method: method, URL: &url.URL{Path: wildcards.ReplaceAllString(path, "x")}, Header: http.Header{}}
+	_, p := mux.Handler(probe)
+	if i := strings.IndexByte(p, ' '); i >= 0 {
+		p = p[i+1:]
+	}
+	return p == path
+}
+
+// wildcards matches the wildcards of a ServeMux pattern's path.
+var wildcards = regexp.MustCompile(`\{[^}]*\}`)
 
 // ServeHTTP serves the API.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {

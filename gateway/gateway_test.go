@@ -297,3 +297,19 @@ func TestUnroutedRequestsAnswerInTheFamilysShape(t *testing.T) {
 		})
 	}
 }
+
+// TestRoutesReplaceAServedAccessPoint: a route that Config.Routes mounts
+// for /v1/messages is used instead of the gateway's own translation.
+func TestRoutesReplaceAServedAccessPoint(t *testing.T) {
+	t.Parallel()
+	g := newDemo(t, func(c *gateway.Config) {
+		c.Routes = func(mux *http.ServeMux) {
+			mux.Handle("POST /v1/messages", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				_, _ = io.WriteString(w, "mine")
+			}))
+		}
+	})
+	status, body := do(t, g, "POST", "/v1/messages", "sk-demo", `{"model":"demo-chat","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`)
+	require.Equal(t, http.StatusOK, status)
+	require.Equal(t, "mine", body)
+}
