@@ -14,6 +14,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/endpoint"
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/relay"
+	"github.com/gatewaykit/gatewaykit/responses"
 	"github.com/gatewaykit/gatewaykit/sse"
 )
 
@@ -42,10 +43,11 @@ var anthropicSeeds = []string{
 }
 
 // FuzzAnthropicStream feeds arbitrary upstream streams through the
-// relay's translation of the messages format and the chat handler:
-// nothing panics, the translation never breaks the chat stream's rules
-// (which the handler would answer with a 500), and the client gets
-// chunks and [DONE], or one error event of the upstream's failure.
+// relay's translation of the messages format and the chat and responses
+// handlers: nothing panics, the translation never breaks the handlers'
+// stream rules (which they would answer with a 500), and the client gets
+// chunks and [DONE] (for responses, events ending with one terminal
+// event and [DONE]), or one error event of the upstream's failure.
 func FuzzAnthropicStream(f *testing.F) {
 	for _, s := range anthropicSeeds {
 		f.Add(s)
@@ -66,28 +68,53 @@ func FuzzAnthropicStream(f *testing.F) {
 				Code string `json:"code"`
 			} `json:"error"`
 		}
+		var evs []string
+		if w.Code != 200 {
+			require.NoError(t, json.Unmarshal(w.Body.Bytes(), &errBody), w.Body.String())
+			require.Contains(t, []string{"bad_gateway", "gateway_timeout"}, errBody.Error.Code, w.Body.String())
+		} else {
+			for ev, err := range sse.Read(w.Body) {
+				require.NoError(t, err)
+				evs = append(evs, ev.Data)
+			}
+			require.NotEmpty(t, evs)
+			last := evs[len(evs)-1]
+			for _, e := range evs[:len(evs)-1] {
+				var v map[string]json.RawMessage
+				require.NoError(t, json.Unmarshal([]byte(e), &v), e)
+				require.NotContains(t, v, "error", e)
+			}
+			if last != sse.DoneData {
+				require.NoError(t, json.Unmarshal([]byte(last), &errBody), last)
+				require.Contains(t, []string{"bad_gateway", "gateway_timeout"}, errBody.Error.Code, last)
+			}
+		}
+
+		// The responses backend reads the same stream: one terminal
+		// event, then [DONE]; or a 502 before anything was sent.
+		catalog = models.NewMemoryCatalog(models.Model{ID: "m", EndpointTypes: []models.EndpointType{models.Compat, models.CompatResponse}})
+		rh := responses.NewHandler(catalog, r.Responses(), endpoint.WithKeepAlive(0))
+		w = httptest.NewRecorder()
+		req = httptest.NewRequest(http.MethodPost, "/v1/responses", strings.NewReader(`{"model":"m","stream":true,"input":"hi"}`))
+		req.Header.Set("Content-Type", "application/json")
+		rh.ServeHTTP(w, req)
 		if w.Code != 200 {
 			require.NoError(t, json.Unmarshal(w.Body.Bytes(), &errBody), w.Body.String())
 			require.Contains(t, []string{"bad_gateway", "gateway_timeout"}, errBody.Error.Code, w.Body.String())
 			return
 		}
-		var evs []string
+		evs = evs[:0]
+		var lastType, prevType string
 		for ev, err := range sse.Read(w.Body) {
 			require.NoError(t, err)
 			evs = append(evs, ev.Data)
+			prevType, lastType = lastType, ev.Type
 		}
 		require.NotEmpty(t, evs)
-		last := evs[len(evs)-1]
-		for _, e := range evs[:len(evs)-1] {
-			var v map[string]json.RawMessage
-			require.NoError(t, json.Unmarshal([]byte(e), &v), e)
-			require.NotContains(t, v, "error", e)
-		}
-		if last == sse.DoneData {
-			return
-		}
-		require.NoError(t, json.Unmarshal([]byte(last), &errBody), last)
-		require.Contains(t, []string{"bad_gateway", "gateway_timeout"}, errBody.Error.Code, last)
+		require.Empty(t, lastType, "[DONE] is an unnamed event")
+		require.Equal(t, sse.DoneData, evs[len(evs)-1], w.Body.String())
+		require.Contains(t, []string{"response.completed", "response.incomplete", "response.failed"}, prevType, w.Body.String())
+		require.NotContains(t, w.Body.String(), "internal_server_error")
 	})
 }
 
