@@ -34,7 +34,7 @@ type handler struct {
 	cfg     pipeline.Config
 }
 
-// Params is what the handler hands its backend: the chat request that a
+// params is what the handler hands its backend: the chat request that a
 // messages request translates to, and the estimate of its prompt.
 type params struct {
 	chat   chat.Params
