@@ -30,8 +30,9 @@
 // always mounted and lists only the models that the caller's key may use.
 // Each generation family is mounted when its backend is set: [Config].Chat,
 // Completions, Responses, Videos, and the other access points of spec
-// §4.4: the Gemini-style generateContent and streamGenerateContent
-// (package gemini, over Chat), Embeddings (POST /v1/embeddings), Moderations (POST
+// §4.4: the messages format (POST /v1/messages, package messages) and the
+// Gemini-style generateContent and streamGenerateContent (package
+// gemini), both translated over Chat, Embeddings (POST /v1/embeddings), Moderations (POST
 // /v1/moderations), Rerank (POST /v1/rerank), Images (POST
 // /v1/images/generations, and GET /v1/images/files/{name} for the files
 // of its url replies, signed with ImageURLKey and built under
@@ -39,10 +40,10 @@
 // /translations). With a Relay, these access points are the relay's
 // first: a request for a model it routes to OpenAI-compatible upstreams
 // is passed through, and any other comes to the backend here
-// (relay.WithAccessFallback); a Gemini-style request is passed through to
-// a model whose upstreams all speak the Gemini format (relay.APIGemini),
-// and translated over the chat backend (the relay's, for a routed model)
-// otherwise. Routes added by [Config].Routes are mounted on the same mux,
+// (relay.WithAccessFallback); a messages-format or Gemini-style request
+// is passed through to a model whose upstreams all speak that format
+// natively (relay.APIAnthropic, relay.APIGemini), and translated over the
+// chat backend (the relay's, for a routed model) otherwise. Routes added by [Config].Routes are mounted on the same mux,
 // behind the same middleware; an access point that Routes mounts replaces
 // the gateway's own.
 //

@@ -38,7 +38,8 @@ type Config struct {
 	// accept.
 	Catalog models.Catalog
 
-	// Chat serves POST /v1/chat/completions.
+	// Chat serves POST /v1/chat/completions, and POST /v1/messages (the
+	// messages format, translated by package messages).
 	Chat chat.Backend
 	// Completions serves POST /v1/completions.
 	Completions completions.Backend
@@ -108,10 +109,10 @@ type Config struct {
 
 	// Routes, when set, adds routes to the mux, behind the same
 	// authentication and rate limit (for example relay access points). An
-	// access point that Routes mounts (the Gemini-style generateContent,
-	// say) replaces the one the gateway would serve itself; with a Relay,
-	// Routes must not mount the relay's access points, which the gateway
-	// mounts.
+	// access point that Routes mounts (the messages format or the
+	// Gemini-style generateContent, say) replaces the one the gateway
+	// would serve itself; with a Relay, Routes must not mount the relay's
+	// access points, which the gateway mounts.
 	// What no route serves is answered with a JSON 404 not_found, or 405
 	// method_not_allowed with an Allow header for a path that other
 	// methods serve, in the error shape of the path's family — unless

@@ -72,6 +72,8 @@ func TestGatewayServesEveryFamily(t *testing.T) {
 		{"gemini list", "GET", "/v1beta/models?key=sk-demo", "", "", 200, `"models/demo-chat"`},
 		{"chat", "POST", "/v1/chat/completions", "sk-demo", `{"model":"demo-chat","messages":[{"role":"user","content":"hi"}]}`, 200, `"chat.completion"`},
 		{"completions", "POST", "/v1/completions", "sk-demo", `{"model":"demo-instruct","prompt":"hi"}`, 200, `"text_completion"`},
+		{"messages", "POST", "/v1/messages", "sk-demo", `{"model":"demo-chat","max_tokens":64,"messages":[{"role":"user","content":"hi"}]}`, 200, `"type":"message"`},
+		{"messages without max_tokens", "POST", "/v1/messages", "sk-demo", `{"model":"demo-chat","messages":[{"role":"user","content":"hi"}]}`, 400, `"type":"invalid_request_error"`},
 		{"responses", "POST", "/v1/responses", "sk-demo", `{"model":"demo-chat","input":"hi"}`, 200, `"object":"response"`},
 		{"video create", "POST", "/v1/videos", "sk-demo", `{"model":"demo-video","prompt":"kite","seconds":"4","size":"1280x720"}`, 200, `"queued"`},
 		{"video model on chat", "POST", "/v1/chat/completions", "sk-demo", `{"model":"demo-video","messages":[{"role":"user","content":"hi"}]}`, 400, `compat`},
@@ -294,4 +296,20 @@ func TestUnroutedRequestsAnswerInTheFamilysShape(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRoutesReplaceAServedAccessPoint: a route that Config.Routes mounts
+// for /v1/messages is used instead of the gateway's own translation.
+func TestRoutesReplaceAServedAccessPoint(t *testing.T) {
+	t.Parallel()
+	g := newDemo(t, func(c *gateway.Config) {
+		c.Routes = func(mux *http.ServeMux) {
+			mux.Handle("POST /v1/messages", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				_, _ = io.WriteString(w, "mine")
+			}))
+		}
+	})
+	status, body := do(t, g, "POST", "/v1/messages", "sk-demo", `{"model":"demo-chat","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`)
+	require.Equal(t, http.StatusOK, status)
+	require.Equal(t, "mine", body)
 }

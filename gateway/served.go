@@ -7,9 +7,10 @@ import (
 
 	"github.com/gatewaykit/gatewaykit/audio"
 	"github.com/gatewaykit/gatewaykit/embeddings"
-	"github.com/gatewaykit/gatewaykit/gemini"
 	"github.com/gatewaykit/gatewaykit/endpoint"
+	"github.com/gatewaykit/gatewaykit/gemini"
 	"github.com/gatewaykit/gatewaykit/images"
+	"github.com/gatewaykit/gatewaykit/messages"
 	"github.com/gatewaykit/gatewaykit/moderations"
 	"github.com/gatewaykit/gatewaykit/relay"
 	"github.com/gatewaykit/gatewaykit/rerank"
@@ -40,7 +41,10 @@ func mountServed(mux *http.ServeMux, c Config, logger *slog.Logger, served map[s
 		mux.Handle(images.PatternFile, h)
 	}
 	if c.Chat != nil {
-		// The Gemini-style generateContent over the chat backend.
+		// The messages format and the Gemini-style generateContent,
+		// translated over the chat backend.
+		served[relay.PatternMessages] = messages.NewHandler(c.Catalog, c.Chat, endpoint.WithLogger(logger),
+			endpoint.WithMaxRequestBytes(c.MaxRequestBytes))
 		served[relay.PatternGemini] = gemini.NewHandler(c.Catalog, c.Chat, endpoint.WithLogger(logger),
 			endpoint.WithMaxRequestBytes(c.MaxRequestBytes))
 	}

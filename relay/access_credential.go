@@ -15,6 +15,13 @@ import (
 
 type formatKey struct{}
 
+// keyHeader is an internal request header by which a build function of
+// [Relay.Do] names the header the upstream's key goes in, for an upstream
+// whose API takes it elsewhere than Authorization: Bearer (X-Api-Key for
+// [APIAnthropic]). The credentialPlacer of the backends' transport moves
+// the key there and removes keyHeader; it never reaches the upstream.
+const keyHeader = "X-Gatewaykit-Key-Header"
+
 // withFormat returns ctx naming the format of the upstream call, for the
 // credentialPlacer.
 func withFormat(ctx context.Context, f format) context.Context {
@@ -38,7 +45,11 @@ func (c credentialPlacer) RoundTrip(req *http.Request) (*http.Response, error) {
 		header = "X-Api-Key"
 	case formatGemini:
 		header = "X-Goog-Api-Key"
-	default:
+	}
+	if h := req.Header.Get(keyHeader); h != "" {
+		header = http.CanonicalHeaderKey(h)
+	}
+	if header == "" {
 		return c.next.RoundTrip(req)
 	}
 	// A RoundTripper must not modify its request: change a copy of the
@@ -46,6 +57,7 @@ func (c credentialPlacer) RoundTrip(req *http.Request) (*http.Response, error) {
 	r2 := new(http.Request)
 	*r2 = *req
 	r2.Header = req.Header.Clone()
+	r2.Header.Del(keyHeader)
 	r2.Header.Del(header)
 	if v := r2.Header.Get("Authorization"); v != "" {
 		r2.Header.Del("Authorization")

@@ -33,16 +33,48 @@ import (
 // goes away mid-stream is still charged for what was generated, and an
 // upstream that never reports usage is charged by that estimate.
 //
+// An upstream whose API is [APIAnthropic] is sent POST {base}/messages
+// instead, with the request translated into the messages format: system
+// and developer messages joined into "system"; user and tool messages
+// into user turns (image_url parts as image blocks, a data: URI as base64
+// data; tool messages as tool_result blocks, merged into one user turn
+// with what follows); assistant messages into text and tool_use blocks
+// (arguments that are not a JSON object are a 400); max_tokens from
+// max_completion_tokens, max_tokens, the model's OutputTokenLimit or
+// 4096, as the format requires one; temperature capped at 1 (the
+// format's range); stop as stop_sequences; top_p, and the extra members
+// top_k and user (as metadata.user_id); tools and tool_choice (required
+// is any, a named function tool, parallel_tool_calls false
+// disable_parallel_tool_use); reasoning_effort on a reasoning model as a
+// thinking budget (low 2048 tokens, medium 8192, high 16384; max_tokens
+// raised above it). response_format, logprobs and other members the
+// format does not have are left out, and n above 1 is a 400. The key goes
+// as x-api-key, with anthropic-version [DefaultAnthropicVersion]. The
+// reply's text blocks become the content, thinking blocks the reasoning
+// and tool_use blocks the tool calls; stop_reason end_turn,
+// stop_sequence and pause_turn are stop, max_tokens length, tool_use
+// tool_calls and refusal content_filter; the usage's prompt tokens are
+// its input tokens, cached ones included. A stream's events become
+// deltas as they arrive (message_start gives the input tokens,
+// message_delta the stop reason and output tokens; ping and unknown
+// events are skipped); one that breaks the format's order, ends without
+// message_stop, or sends an error event is a 502. Error replies in the
+// format's envelope keep their status and message, with the OpenAI type
+// and code of the status; a 429 keeps its retry-after, and a 529
+// (overloaded) is a 503 (see [UpstreamError]).
+//
 // Errors follow [UpstreamError]. An upstream stream that breaks off
 // (without its final "data: [DONE]"), sends an event that is not a chunk,
 // or breaks the chunk rules (a choice index out of range, a tool call
 // index that skips one) is a 502 bad_gateway; after the first chunk, the
 // handler sends it as the stream's error event.
 //
-// An upstream whose API is [APIGemini] is asked in its own format, the
-// request and the reply translated (see the package documentation,
-// Upstreams of other formats).
-func (r *Relay) Chat() chat.StreamingBackend { return chatBackend{r} }
+// An upstream whose API is [APIGemini] or [APIAnthropic] is asked in its
+// own format, the request and the reply translated (see the package
+// documentation, Upstreams of other formats).
+func (r *Relay) Chat() chat.StreamingBackend {
+	return chatBackend{r.withTransport(credentialPlacer{next: r.transport})}
+}
 
 type chatBackend struct{ r *Relay }
 
@@ -107,8 +139,20 @@ func (b chatBackend) CompleteRaw(ctx context.Context, p *chat.Params, body []byt
 	if b.r.speaks(p.Request.Model, APIGemini) {
 		return b.completeGemini(ctx, p, body)
 	}
+	req, err := parseRequestBody(body, p.Request)
+	if err != nil {
+		return nil, nil, err
+	}
+	res, u, err := b.r.Do(ctx, p.Request.Model, chatBuild(ctx, p, req, false))
+	if err != nil {
+		return nil, nil, err
+	}
+	if t := chatDialect(u.API); t != nil {
+		out, err := t.complete(res, u)
+		return out, nil, err
+	}
 	var reply chatReply
-	raw, u, err := b.r.complete(ctx, p.Request.Model, "/chat/completions", body, p.Request, reply.decode)
+	raw, err := readCompletion(res, u, reply.decode)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -165,12 +209,21 @@ func (r *Relay) complete(ctx context.Context, model, path string, raw []byte, v 
 	if err != nil {
 		return nil, nil, err
 	}
+	members, err := readCompletion(res, u, decode)
+	return members, u, err
+}
+
+// readCompletion reads u's reply res to a non-streaming request, and
+// closes it: a status other than 200 is the client's error
+// ([UpstreamError]); a 200 is decoded with decode, and its members to
+// pass through are returned when decode read the usual shape.
+func readCompletion(res *http.Response, u *Upstream, decode func(data []byte, kept *[]span) (fast bool, err error)) ([]byte, error) {
 	defer res.Body.Close()
 	if res.StatusCode != http.StatusOK {
-		return nil, nil, UpstreamError(res, u)
+		return nil, UpstreamError(res, u)
 	}
 	var members []byte
-	err = readReply(res.Body, u, func(data []byte) error {
+	err := readReply(res.Body, u, func(data []byte) error {
 		var kept []span
 		fast, err := decode(data, &kept)
 		if fast {
@@ -178,7 +231,39 @@ func (r *Relay) complete(ctx context.Context, model, path string, raw []byte, v 
 		}
 		return err
 	})
-	return members, u, err
+	return members, err
+}
+
+// A chatTranslator is the chat backend's way to an upstream whose API is
+// not OpenAI's: it builds the upstream request of a chat request, and
+// reads the reply (closing its body) and the stream.
+type chatTranslator interface {
+	request(ctx context.Context, u *Upstream, p *chat.Params, stream bool) (*http.Request, error)
+	complete(res *http.Response, u *Upstream) (*chat.Result, error)
+	stream(res *http.Response, u *Upstream, p *chat.Params) iter.Seq2[chat.Delta, error]
+}
+
+// chatDialect returns the translator of the chat backend for api, or nil
+// for the OpenAI API, which needs none.
+func chatDialect(api API) chatTranslator {
+	switch api {
+	case APIAnthropic:
+		return anthropicChat{}
+	}
+	return nil
+}
+
+// chatBuild is the build function of a chat request: body, the request
+// as the client sent it, to path /chat/completions of an OpenAI-format
+// upstream, or p translated for another.
+func chatBuild(ctx context.Context, p *chat.Params, body requestBody, stream bool) func(u *Upstream) (*http.Request, error) {
+	openai := postJSON(ctx, "/chat/completions", body, stream)
+	return func(u *Upstream) (*http.Request, error) {
+		if t := chatDialect(u.API); t != nil {
+			return t.request(ctx, u, p, stream)
+		}
+		return openai(u)
+	}
 }
 
 // byIndex calls place with each of a reply's choices and the index it
@@ -299,7 +384,18 @@ func (b chatBackend) stream(ctx context.Context, p *chat.Params, raw []byte, pas
 			yield(passthrough.Delta[chat.Delta]{}, err)
 			return
 		}
-		res, u, err := b.r.openStream(ctx, p.Request.Model, postJSON(ctx, "/chat/completions", body, true))
+		res, u, err := b.r.Do(ctx, p.Request.Model, chatBuild(ctx, p, body, true))
+		if err == nil {
+			if t := chatDialect(u.API); t != nil {
+				for d, err := range t.stream(res, u, p) {
+					if !yield(passthrough.Delta[chat.Delta]{Delta: d}, err) || err != nil {
+						return
+					}
+				}
+				return
+			}
+		}
+		res, u, err = checkStream(res, u, err)
 		if err != nil {
 			yield(passthrough.Delta[chat.Delta]{}, err)
 			return

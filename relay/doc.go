@@ -102,6 +102,18 @@
 // format, and the reply is read in the format of the one that answered.
 // Package gemini's wire types are shared.
 //
+// An [Upstream] whose API is [APIAnthropic] (configuration key "api":
+// "anthropic") speaks the messages format. The chat backend sends such an
+// upstream POST {BaseURL}/messages (the key as x-api-key,
+// anthropic-version [DefaultAnthropicVersion]) with the chat request
+// translated, and translates the reply, the stream's events, the usage
+// and the errors back, so that a chat client reaches the model as if it
+// spoke chat completions (see [Relay.Chat]). The choice is per upstream:
+// a route may fail over between upstreams of different APIs.
+// [Relay.Responses] serves such a model through the same translation.
+// The completions and video backends do not translate: they send the
+// OpenAI-format request to every upstream.
+//
 // # Access points
 //
 // [NewAccessHandler] serves the other access points of spec §4.4

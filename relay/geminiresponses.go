@@ -2,7 +2,6 @@ package relay
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"iter"
 
@@ -129,93 +128,4 @@ func responsesUsage(u *chat.Usage) responses.Usage {
 		out.OutputTokensDetails.ReasoningTokens = d.ReasoningTokens
 	}
 	return out
-}
-
-// responsesAsChat is the chat request that a responses request amounts
-// to: the instructions as a system message, the conversation's items as
-// messages (input_text, output_text and input_image parts; function calls
-// as an assistant message's tool calls, their outputs as tool messages;
-// reasoning and compaction items, which only their upstream can read,
-// left out), and the sampling, the output cap, the function tools, the
-// tool choice and the text format. Other tools (hosted ones) and input
-// files are refused.
-func responsesAsChat(p *responses.Params) (*chat.Params, error) {
-	req := p.Request
-	out := &chat.Request{Model: req.Model, Temperature: req.Temperature, TopP: req.TopP, MaxCompletionTokens: req.MaxOutputTokens}
-	if in := req.Instructions; in != nil && *in != "" {
-		out.Messages = append(out.Messages, chat.Message{Role: chat.RoleSystem, Content: chat.TextContent(*in)})
-	}
-	for i, it := range p.Items() {
-		switch it.Kind() {
-		case responses.ItemMessage:
-			m := chat.Message{Role: it.Role}
-			if it.Content.Text != nil {
-				m.Content = chat.TextContent(*it.Content.Text)
-			} else {
-				var parts []chat.ContentPart
-				for j, cp := range it.Content.Parts {
-					switch cp.Type {
-					case responses.PartInputText, responses.PartOutputText:
-						parts = append(parts, chat.ContentPart{Type: chat.PartText, Text: cp.Text})
-					case responses.PartRefusal:
-						parts = append(parts, chat.ContentPart{Type: chat.PartText, Text: cp.Refusal})
-					case responses.PartInputImage:
-						if cp.ImageURL == "" {
-							return nil, apierrors.InvalidRequestf(fmt.Sprintf("input[%d].content[%d].image_url", i, j), "this model takes images by image_url only")
-						}
-						parts = append(parts, chat.ContentPart{Type: chat.PartImageURL, ImageURL: &chat.ImageURL{URL: cp.ImageURL}})
-					default:
-						return nil, apierrors.InvalidRequestf(fmt.Sprintf("input[%d].content[%d].type", i, j), "parts of type %q cannot be sent to this model", cp.Type)
-					}
-				}
-				if m.Role == chat.RoleAssistant {
-					m.Content = chat.TextContent(chat.PartsContent(parts...).String())
-				} else {
-					m.Content = chat.PartsContent(parts...)
-				}
-			}
-			out.Messages = append(out.Messages, m)
-		case responses.ItemFunctionCall:
-			tc := chat.ToolCall{ID: it.CallID, Type: "function", Function: chat.FunctionCall{Name: it.Name, Arguments: it.Arguments}}
-			if n := len(out.Messages); n > 0 && out.Messages[n-1].Role == chat.RoleAssistant && len(out.Messages[n-1].ToolCalls) > 0 {
-				out.Messages[n-1].ToolCalls = append(out.Messages[n-1].ToolCalls, tc)
-				continue
-			}
-			out.Messages = append(out.Messages, chat.Message{Role: chat.RoleAssistant, ToolCalls: []chat.ToolCall{tc}})
-		case responses.ItemFunctionCallOutput:
-			text := ""
-			if it.Output != nil {
-				text = it.Output.String()
-			}
-			out.Messages = append(out.Messages, chat.Message{Role: chat.RoleTool, ToolCallID: it.CallID, Content: chat.TextContent(text)})
-		}
-	}
-	for i, t := range req.Tools {
-		if t.Type != responses.ToolFunction {
-			return nil, apierrors.InvalidRequestf(fmt.Sprintf("tools[%d].type", i), "tools of type %q cannot be used with this model", t.Type)
-		}
-		out.Tools = append(out.Tools, chat.Tool{Type: "function", Function: &chat.FunctionDefinition{Name: t.Name, Description: t.Description, Parameters: t.Parameters, Strict: t.Strict}})
-	}
-	if tc := req.ToolChoice; tc != nil && len(out.Tools) > 0 {
-		out.ToolChoice = &chat.ToolChoice{Mode: tc.Mode, Function: tc.Function}
-	}
-	if t := req.Text; t != nil && t.Format != nil {
-		f := t.Format
-		switch f.Type {
-		case chat.FormatJSONObject:
-			out.ResponseFormat = &chat.ResponseFormat{Type: chat.FormatJSONObject}
-		case chat.FormatJSONSchema:
-			out.ResponseFormat = &chat.ResponseFormat{Type: chat.FormatJSONSchema,
-				JSONSchema: &chat.JSONSchema{Name: f.Name, Description: f.Description, Schema: f.Schema, Strict: f.Strict}}
-		}
-	}
-	for _, k := range []string{"top_k", "seed", "presence_penalty", "frequency_penalty"} {
-		if v, ok := req.Extra[k]; ok {
-			if out.Extra == nil {
-				out.Extra = make(map[string]json.RawMessage)
-			}
-			out.Extra[k] = v
-		}
-	}
-	return &chat.Params{Request: out, Model: p.Model}, nil
 }

@@ -52,13 +52,27 @@ import (
 // is a 200 reply that is not a response object (a JSON list, an object
 // without "output").
 //
+// An upstream whose API is [APIAnthropic] is sent POST {base}/messages
+// instead: the conversation becomes a chat request (the instructions a
+// system message; message items with their text and images; function
+// calls an assistant's tool calls and their outputs tool messages;
+// reasoning items left out; other items and tools that are not function
+// tools a 400; max_output_tokens, temperature, top_p, tool_choice,
+// parallel_tool_calls and reasoning.effort kept), translated as
+// [Relay.Chat] translates it. The reply's thinking, text and tool_use
+// blocks become reasoning, message and function call items, in order; a
+// stop at max_tokens makes the response incomplete (max_output_tokens),
+// a refusal incomplete with content_filter. Compaction is not translated.
+//
 // The backend is also a responses.Compactor: POST /v1/responses/compact is
 // relayed to POST {base}/responses/compact with the whole conversation,
 // and the upstream's compaction item (its encrypted_content, which only
 // that upstream can read) becomes the gateway's. A later request that
 // sends it back in its input forwards it to the upstream unchanged (but
 // for the gateway's item id).
-func (r *Relay) Responses() ResponsesBackend { return responsesBackend{r} }
+func (r *Relay) Responses() ResponsesBackend {
+	return responsesBackend{r.withTransport(credentialPlacer{next: r.transport})}
+}
 
 // ResponsesBackend is the type of [Relay.Responses]: a streaming responses
 // backend that also compacts.
@@ -222,9 +236,12 @@ func (b responsesBackend) Complete(ctx context.Context, p *responses.Params) (*r
 	if err != nil {
 		return nil, err
 	}
-	res, u, err := b.r.Do(ctx, p.Request.Model, postJSON(ctx, "/responses", body, false))
+	res, u, err := b.r.Do(ctx, p.Request.Model, responsesBuild(ctx, p, body, false))
 	if err != nil {
 		return nil, err
+	}
+	if t := responsesDialect(u.API); t != nil {
+		return t.complete(res, u)
 	}
 	defer res.Body.Close()
 	if res.StatusCode != http.StatusOK {
@@ -335,7 +352,18 @@ func (b responsesBackend) Stream(ctx context.Context, p *responses.Params) iter.
 			yield(responses.Delta{}, err)
 			return
 		}
-		res, u, err := b.r.openStream(ctx, p.Request.Model, postJSON(ctx, "/responses", body, true))
+		res, u, err := b.r.Do(ctx, p.Request.Model, responsesBuild(ctx, p, body, true))
+		if err == nil {
+			if t := responsesDialect(u.API); t != nil {
+				for d, err := range t.stream(res, u, p) {
+					if !yield(d, err) || err != nil {
+						return
+					}
+				}
+				return
+			}
+		}
+		res, u, err = checkStream(res, u, err)
 		if err != nil {
 			yield(responses.Delta{}, err)
 			return

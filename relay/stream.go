@@ -20,7 +20,11 @@ import (
 // client's error ([UpstreamError]), and a JSON reply where events were
 // expected is a 502.
 func (r *Relay) openStream(ctx context.Context, model string, build func(u *Upstream) (*http.Request, error)) (*http.Response, *Upstream, error) {
-	res, u, err := r.Do(ctx, model, build)
+	return checkStream(r.Do(ctx, model, build))
+}
+
+// checkStream is openStream's check of the result of Relay.Do.
+func checkStream(res *http.Response, u *Upstream, err error) (*http.Response, *Upstream, error) {
 	if err != nil {
 		return nil, nil, err
 	}

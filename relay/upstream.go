@@ -7,7 +7,8 @@ import (
 	"time"
 )
 
-// Upstream is one OpenAI-compatible service that a model is relayed to.
+// Upstream is one service that a model is relayed to: OpenAI-compatible,
+// or speaking another format ([Upstream.API]).
 type Upstream struct {
 	// Name names the upstream in logs; the default is BaseURL's host.
 	Name string
@@ -18,10 +19,11 @@ type Upstream struct {
 	// "https://generativelanguage.googleapis.com/v1beta").
 	BaseURL string
 	// Key is the upstream's own API key, sent as "Authorization: Bearer
-	// <Key>" on every request to it (as x-goog-api-key to an upstream
-	// whose API is [APIGemini], when it is asked in that format). The
-	// client's key is never sent upstream. Empty sends no Authorization
-	// header.
+	// <Key>" on every request to it (in the header of the format instead
+	// where the relay speaks another: x-api-key to an [APIAnthropic]
+	// upstream, x-goog-api-key to an [APIGemini] one, and on the access
+	// points of each format). The client's key is never sent upstream.
+	// Empty sends no Authorization header.
 	Key string
 	// Model is the upstream's name for the model. [New] sets it to the
 	// route's public name when it is empty, so the Upstream values that
@@ -30,9 +32,10 @@ type Upstream struct {
 	// API is the wire format the upstream speaks; empty means [APIOpenAI].
 	// It decides which access points the relay passes through to the
 	// upstream unchanged (see [NewAccessHandler] and [WithAccessFallback]),
-	// and, for [APIGemini], that [Relay.Chat] and [Relay.Responses]
-	// translate their requests into that format (see the package
-	// documentation, Upstreams of other formats).
+	// and how the chat and responses backends talk to it: an
+	// [APIAnthropic] or [APIGemini] upstream is sent their requests
+	// translated into its own format (see the package documentation,
+	// Upstreams of other formats).
 	API API
 }
 

@@ -15,6 +15,9 @@ import (
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
 )
 
+// statusOverloaded is the status of the messages format's overloaded_error.
+const statusOverloaded = 529
+
 // maxErrorBody is how much of an upstream's error reply is read.
 const maxErrorBody = 64 << 10
 
@@ -41,6 +44,9 @@ const maxErrorBody = 64 << 10
 //     not_found, 429 rate_limit_exceeded, …).
 //   - 429 also keeps the upstream's Retry-After (seconds or an HTTP date;
 //     else retry-after-ms), which the error's renderer sends on.
+//   - 529, the messages format's overloaded_error, is a 503
+//     service_unavailable that keeps the upstream's Retry-After, so that
+//     clients retry later. [Relay.Do] fails over on it, as on any 5xx.
 //   - 5xx, and any other status (an unexpected 1xx, 2xx or 3xx), is a 502
 //     bad_gateway. The upstream's text goes to the log only: it may name
 //     internal hosts.
@@ -62,6 +68,10 @@ func UpstreamError(res *http.Response, u *Upstream) error {
 			"your API key was accepted: the gateway's operator must fix the upstream key.", status, http.StatusText(status)), cause)
 		// A retry cannot help: tell the official SDKs, which retry 5xx.
 		e.Header = http.Header{"X-Should-Retry": {"false"}}
+		return e
+	case status == statusOverloaded:
+		e := apierrors.New(apierrors.CodeServiceUnavailable, "The upstream is overloaded; please retry shortly.").WithCause(cause)
+		e.RetryAfter = retryAfter(res.Header, time.Now())
 		return e
 	case status < 400 || status > 499:
 		return apierrors.BadGateway(fmt.Sprintf("The upstream failed (HTTP %d).", status), cause)

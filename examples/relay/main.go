@@ -50,8 +50,9 @@
 // answered, so the upstream's validation errors come back at once as
 // 400s; polled, up to 64 at once, and downloaded upstream; the gateway
 // keeps its own task ids) and the access points of
-// spec §4.4 (embeddings, images, audio, moderations, rerank, the
-// messages format, and the Gemini-style generateContent), all relayed;
+// spec §4.4 (embeddings, images, audio, moderations, rerank, and the
+// Gemini-style generateContent), all relayed, and the messages format
+// (POST /v1/messages), translated into the upstream's chat completions;
 // the access points refuse a bad key in their own format's error shape.
 // Client headers such as OpenAI-Organization and Idempotency-Key are
 // forwarded.
@@ -84,10 +85,12 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gatewaykit/gatewaykit/endpoint"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
 	"github.com/gatewaykit/gatewaykit/examples/internal/observability"
 	"github.com/gatewaykit/gatewaykit/gateway"
 	"github.com/gatewaykit/gatewaykit/internal/listenaddr"
+	"github.com/gatewaykit/gatewaykit/messages"
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/relay"
 	"github.com/gatewaykit/gatewaykit/videos"
@@ -190,7 +193,10 @@ func newGateway(ctx context.Context, c config) (*server, []models.Model, error) 
 		// The access points of spec §4.4, behind the same keys; the auth
 		// middleware refuses in each format's own error shape.
 		Routes: func(mux *http.ServeMux) {
-			relay.RegisterAccess(mux, relay.NewAccessHandler(r, catalog))
+			// The upstream speaks the OpenAI format: the messages format
+			// is translated into its chat completions.
+			translate := relay.WithAccessFallback(relay.PatternMessages, messages.NewHandler(catalog, r.Chat(), endpoint.WithLogger(c.logger)))
+			relay.RegisterAccess(mux, relay.NewAccessHandler(r, catalog, translate))
 		},
 		Logger:      c.logger,
 		AccessLog:   true,

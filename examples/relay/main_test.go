@@ -467,3 +467,23 @@ func TestRelayStartupLogsNoUpstreamSecret(t *testing.T) {
 	require.NotContains(t, logs.String(), wrong)
 	require.NotContains(t, logs.String(), "Bearer sk-")
 }
+
+// TestRelayTranslatesTheMessagesFormat: a messages-format request is
+// answered over the upstream's chat completions.
+func TestRelayTranslatesTheMessagesFormat(t *testing.T) {
+	up := exampleServer(t)
+	gw := relayTo(t, up.URL+"/v1")
+	req, err := http.NewRequest(http.MethodPost, gw.URL+"/v1/messages",
+		strings.NewReader(`{"model":"demo-chat","max_tokens":64,"messages":[{"role":"user","content":"hello"}]}`))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Api-Key", "sk-demo")
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, res.StatusCode, "%s", b)
+	require.Contains(t, string(b), `"type":"message"`)
+	require.Contains(t, string(b), `You said: \"hello\".`)
+}

@@ -100,8 +100,8 @@ import (
 	"github.com/gatewaykit/gatewaykit/internal/listenaddr"
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/relay"
-	"github.com/gatewaykit/gatewaykit/telemetry"
 	"github.com/gatewaykit/gatewaykit/store/redis"
+	"github.com/gatewaykit/gatewaykit/telemetry"
 	"github.com/gatewaykit/gatewaykit/videos/runner"
 )
 

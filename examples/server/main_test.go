@@ -41,6 +41,7 @@ func TestExampleServesTheREADMEWalkThrough(t *testing.T) {
 		{"chat", "POST", "/v1/chat/completions", "sk-demo", `{"model":"demo-chat","messages":[{"role":"user","content":"hi"}]}`, 200, `"chat.completion"`},
 		{"completions", "POST", "/v1/completions", "sk-demo", `{"model":"demo-instruct","prompt":"hi"}`, 200, `"text_completion"`},
 		{"responses", "POST", "/v1/responses", "sk-demo", `{"model":"demo-chat","input":"hi"}`, 200, `"object":"response"`},
+		{"messages", "POST", "/v1/messages", "sk-demo", `{"model":"demo-chat","max_tokens":64,"messages":[{"role":"user","content":"hi"}]}`, 200, `"type":"message"`},
 		{"video create", "POST", "/v1/videos", "sk-demo", `{"model":"demo-video","prompt":"kite","seconds":"4","size":"1280x720"}`, 200, `"queued"`},
 		{"empty quota", "POST", "/v1/chat/completions", "sk-demo-empty", `{}`, 403, `"insufficient_quota"`},
 		{"embeddings", "POST", "/v1/embeddings", "sk-demo", `{"model":"demo-embedding","input":"The quick brown fox","dimensions":8}`, 200, `"object":"embedding"`},

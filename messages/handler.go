@@ -1,0 +1,181 @@
+package messages
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"iter"
+	"net/http"
+
+	"github.com/gatewaykit/gatewaykit/chat"
+	"github.com/gatewaykit/gatewaykit/endpoint"
+	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/internal/httpjson"
+	"github.com/gatewaykit/gatewaykit/internal/pipeline"
+	"github.com/gatewaykit/gatewaykit/models"
+	"github.com/gatewaykit/gatewaykit/sse"
+)
+
+// Pattern is the route served by [NewHandler], in [http.ServeMux] syntax
+// (the same as relay.PatternMessages).
+const Pattern = "POST /v1/messages"
+
+// An Option configures [NewHandler]: the options of package endpoint
+// ([endpoint.WithLogger], [endpoint.WithMaxRequestBytes],
+// [endpoint.WithAllowed], [endpoint.WithKeepAlive],
+// [endpoint.WithErrorHook], [endpoint.WithClock]) mean the same as for
+// the chat handler. (The request types have no validate tags:
+// [endpoint.WithValidator] changes nothing.)
+type Option = endpoint.Option
+
+type handler struct {
+	backend chat.Backend
+	catalog models.Catalog
+	cfg     pipeline.Config
+}
+
+// params is what the handler hands its backend: the chat request that a
+// messages request translates to, and the estimate of its prompt.
+type params struct {
+	chat   chat.Params
+	prompt int64
+}
+
+// NewHandler returns the handler of POST /v1/messages: it decodes and
+// validates a messages-format request, checks the model against catalog
+// (spec §1, endpoint type compat), translates the request into a chat
+// request and asks backend for the reply, which it answers in the
+// messages format, as JSON or as that format's event stream. Usage is
+// reserved and charged to the API key as by the chat handler. See the
+// package documentation for the translation and the wire details.
+//
+// Mount it behind auth.Middleware with
+// auth.WithErrorShape(apierrors.ShapeFor), so that refusals come in the
+// messages format's error shape too:
+//
+//	mux.Handle(messages.Pattern, messages.NewHandler(catalog, backend))
+//
+// NewHandler panics if catalog or backend is nil. The handler is safe for
+// concurrent use.
+func NewHandler(catalog models.Catalog, backend chat.Backend, opts ...Option) http.Handler {
+	if catalog == nil {
+		panic("messages: NewHandler: nil Catalog")
+	}
+	if backend == nil {
+		panic("messages: NewHandler: nil Backend")
+	}
+	h := &handler{backend: backend, catalog: catalog, cfg: pipeline.New(opts)}
+	h.cfg.Renderer.Shape = apierrors.Messages
+	return h
+}
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	pipeline.Serve(&h.cfg, h.catalog, models.Compat, h, shouldRetryWriter{w}, r)
+}
+
+// shouldRetryWriter adds "x-should-retry: false" to the error replies
+// that a client must not retry (every 4xx but 408, 409 and 429), which
+// the official clients obey.
+type shouldRetryWriter struct{ http.ResponseWriter }
+
+func (w shouldRetryWriter) WriteHeader(status int) {
+	if status >= 400 && status < 500 && status != 408 && status != 409 && status != 429 {
+		w.Header().Set("X-Should-Retry", "false")
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+// Unwrap gives http.ResponseController the writer's own methods (Flush).
+func (w shouldRetryWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// Flush implements http.Flusher.
+func (w shouldRetryWriter) Flush() { _ = http.NewResponseController(w.ResponseWriter).Flush() }
+
+// Decode reads the request body and decodes it into req.
+func (h *handler) Decode(w http.ResponseWriter, r *http.Request, req *Request) ([]byte, error) {
+	if err := httpjson.CheckContentType(r); err != nil {
+		return nil, err
+	}
+	body, err := httpjson.ReadBody(w, r, h.cfg.MaxBytes)
+	if err != nil {
+		return nil, err
+	}
+	return body, decodeRequest(body, req)
+}
+
+// decodeRequest decodes body, one JSON object, into req.
+func decodeRequest(body []byte, req *Request) error {
+	if err := httpjson.Unmarshal(body, req); err != nil {
+		var e *apierrors.Error
+		if errors.As(err, &e) && e == errNotContent {
+			return apierrors.InvalidRequest("content", "content must be a string or an array of content blocks").WithCause(err)
+		}
+		return err
+	}
+	return nil
+}
+
+// Validate checks req; see validate.
+func (h *handler) Validate(req *Request) error { return validate(req) }
+
+// Model returns the model req names.
+func (h *handler) Model(req *Request) string { return req.Model }
+
+// Prepare translates req into the backend's chat request, and returns
+// its estimate: the body's bytes / 4 and max_tokens.
+func (h *handler) Prepare(_ context.Context, req *Request, m *models.Model, body []byte) (*params, int64, int64, error) {
+	prompt := pipeline.PromptTokens(len(body))
+	p := &params{chat: chat.Params{Request: toChat(req, m), Model: m}, prompt: prompt}
+	return p, prompt, pipeline.Estimate(prompt, 1, req.MaxTokens, m), nil
+}
+
+// Streams reports whether the request asked for a stream.
+func (h *handler) Streams(p *params) bool { return p.chat.Request.Stream }
+
+// Reply writes the JSON reply to p.
+func (h *handler) Reply(w http.ResponseWriter, r *http.Request, p *params) (pipeline.Usage, error) {
+	res, err := h.backend.Complete(r.Context(), &p.chat)
+	if err == nil {
+		err = checkResult(res)
+	}
+	if err != nil {
+		return pipeline.Usage{}, err
+	}
+	model := res.Model
+	if model == "" {
+		model = p.chat.Request.Model
+	}
+	reply, err := replyOf(res, model)
+	if err != nil {
+		return pipeline.Usage{}, err
+	}
+	b, err := json.Marshal(reply)
+	if err != nil {
+		return pipeline.Usage{}, apierrors.Internal(err)
+	}
+	httpjson.WriteRaw(w, http.StatusOK, b)
+	return pipeline.Usage{Input: int64(res.Usage.PromptTokens), Output: int64(res.Usage.CompletionTokens)}, nil
+}
+
+// checkResult rejects a backend result that cannot be sent.
+func checkResult(res *chat.Result) error {
+	switch {
+	case res == nil:
+		return apierrors.Internal(errors.New("messages: backend returned a nil Result and no error"))
+	case len(res.Choices) != 1:
+		return apierrors.Internal(errors.New("messages: backend returned a Result without exactly one choice"))
+	}
+	return nil
+}
+
+// Deltas returns the backend's stream of p, and whether it is all at
+// hand (the backend does not stream).
+func (h *handler) Deltas(ctx context.Context, p *params) (iter.Seq2[chat.Delta, error], bool) {
+	_, streams := h.backend.(chat.StreamingBackend)
+	return chat.Deltas(ctx, h.backend, &p.chat), !streams
+}
+
+// NewStream returns the event writer of the stream of p.
+func (h *handler) NewStream(r *http.Request, s *sse.Stream, p *params) pipeline.DeltaWriter[chat.Delta] {
+	return newEventWriter(s, &h.cfg, p.chat.Request.Model, p.prompt)
+}
