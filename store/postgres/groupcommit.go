@@ -35,8 +35,8 @@ import (
 // A Settle does not, once this KeyStore knows the key's quota (see
 // [KeyStore]): it is answered in memory from the quota that the last
 // commit returned for the key and the Settles still queued, and returns
-// as soon as it is queued. The queue is bounded (queueSize calls queued
-// or committing): when it is full, Reserve and Settle wait for room. The
+// as soon as it is queued. The queue is bounded (queueSize Settles queued
+// or committing): when it is full, Settle waits for room. The
 // writer commits the queued Settles behind; a read that must see them
 // (Lookup, the KeyAdmin and UsageReader methods, Flush) waits for those
 // of its key, or all of them, first. Close commits what is queued.
@@ -53,7 +53,7 @@ import (
 const (
 	// maxBatch bounds the calls of one batch.
 	maxBatch = 512
-	// defaultQueueSize bounds the calls queued or committing.
+	// defaultQueueSize bounds the Settles queued or committing.
 	defaultQueueSize = 4096
 	// defaultProjectionTTL is how long the quota that a commit returned
 	// for a key serves to answer its next Settle in memory, when nothing
@@ -160,7 +160,7 @@ type keyState struct {
 // quotaBatcher runs the group commits of one DB.
 type quotaBatcher struct {
 	db            *DB
-	slots         chan struct{} // one per call queued or committing
+	slots         chan struct{} // one per Settle queued or committing
 	projectionTTL time.Duration
 
 	mu          sync.Mutex
@@ -238,15 +238,13 @@ func (b *quotaBatcher) enqueueLocked(op *quotaOp) {
 }
 
 // reserve queues a Reserve and waits for its result.
-func (b *quotaBatcher) reserve(ctx context.Context, keyID string, amount int64) (*quotaOp, error) {
-	if err := b.acquire(ctx); err != nil {
-		return nil, err
-	}
+// A Reserve takes no place in the queue's bound: its caller waits for
+// it, so the Reserves queued are at most the requests in flight.
+func (b *quotaBatcher) reserve(keyID string, amount int64) (*quotaOp, error) {
 	op := &quotaOp{keyID: keyID, amount: amount}
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()
-		b.release(1)
 		return nil, errClosed
 	}
 	st := b.stateLocked(keyID)
@@ -591,10 +589,14 @@ func (b *quotaBatcher) complete(ops, again []*quotaOp) {
 		}
 	}
 	b.mu.Unlock()
+	settles := 0
 	for _, op := range ops {
 		close(op.done)
+		if op.settle {
+			settles++
+		}
 	}
-	b.release(len(ops))
+	b.release(settles)
 }
 
 // send applies ops in one transaction: one statement for each Reserve,

@@ -38,10 +38,51 @@ import (
 // requests may then overspend by at most that replica's reservations.
 //
 // Calls made at the same moment share a transaction (group commit; see
-// groupcommit.go): each is still one statement, applied as if alone, and
-// returns once its batch has committed, without waiting for the disk (a
-// crash of the PostgreSQL server may lose the last fraction of a second
-// of them).
+// groupcommit.go): each is still one statement, applied as if alone, in
+// the order the calls were made, without waiting for the disk (a crash
+// of the PostgreSQL server may lose the last fraction of a second of
+// them).
+//
+// # Settlements written behind
+//
+// Reserve waits for its commit. Settle does not, once this KeyStore
+// knows the key's quota: the quota that a commit returned for the key
+// within the last second (or while calls of the key are queued), with
+// the Settles queued since applied. It is answered from it in memory,
+// with the quota and the ErrQuotaExceeded that the database will reach
+// (on one replica exactly; with several, from the key as of this
+// replica's last commit of it), and returns as soon as it is queued; a
+// writer goroutine commits the queue behind, in batches. The first
+// Settle of a key that this KeyStore does not know waits for its commit
+// and returns the database's answer. The queue holds at most 4096
+// Settles: when it is full, Settle waits for room (its context bounds
+// the wait), so memory stays bounded whatever the database's pace.
+//
+// What this KeyStore says includes every Settle it has returned: Reserve
+// is queued behind them, and Lookup, GetKey, PutKey, UpdateKey and
+// DeleteKey wait for the key's to commit, ListKeys, Usage and [KeyStore.Flush]
+// for all of them. [DB.Close] commits what is queued (retrying for up to
+// 10 s while the database cannot be reached; what it cannot write is
+// logged and reported by its error). A crash of the gateway process
+// (kill -9) loses the Settles still queued: the batch under way and those
+// behind it (the usage of the requests of the last few milliseconds, as
+// long as the database keeps up; at most the queue's 4096). A
+// queued Settle whose statement fails (PostgreSQL refuses it) is logged
+// and dropped; one whose batch could not reach the database is tried
+// again, with a back-off.
+//
+// Other replicas see a Settle once it commits. Until then its request's
+// reservation is still held in the database and its usage not yet
+// consumed, so their view of the key is conservative (Remaining −
+// Reserved no larger than it will be) unless the request used more than
+// it reserved: that excess is seen one commit later. The bound of package
+// auth counts exactly that excess (Σ max(0, U − E)), so it holds across
+// the fleet as it does with Settles that wait: N concurrent requests on
+// a key with a small quota, spread over replicas, overspend it by less
+// than one estimate plus what the admitted requests used beyond their
+// own estimates, never more. A Settle's cost in money reaches the key's
+// CostUSD, which Reserve checks against a budget in money, when it
+// commits: on the other replicas, one commit later.
 //
 // Reserve answers at once, without asking the database, for a key that
 // this KeyStore's Lookup or Settle found unlimited within the last 5
@@ -166,7 +207,7 @@ func (s *KeyStore) Reserve(ctx context.Context, keyID string, amount int64) erro
 	if until, ok := s.unlimited.Load(keyID); ok && time.Now().UnixNano() < until.(int64) {
 		return nil
 	}
-	op, err := s.db.batcher.reserve(ctx, keyID, amount)
+	op, err := s.db.batcher.reserve(keyID, amount)
 	if err != nil {
 		return fmt.Errorf("postgres: reserving quota of key %q: %w", keyID, err)
 	}

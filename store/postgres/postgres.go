@@ -53,7 +53,7 @@ type Options struct {
 	// settlements written behind (see [KeyStore]); nil discards them.
 	Logger *slog.Logger
 
-	// For tests: the bound of the queue of quota calls (0: 4096), and
+	// For tests: the bound of the queue of Settles (0: 4096), and
 	// how long a key's quota from its last commit answers its next
 	// Settle (0: 1 s).
 	queueSize     int
