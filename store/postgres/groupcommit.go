@@ -162,6 +162,7 @@ type quotaBatcher struct {
 	db            *DB
 	slots         chan struct{} // one per Settle queued or committing
 	projectionTTL time.Duration
+	closeWait     time.Duration // closeTimeout, but in tests
 
 	mu          sync.Mutex
 	closed      bool
@@ -176,17 +177,21 @@ type quotaBatcher struct {
 	done chan struct{} // closed when the writer has ended
 }
 
-func newQuotaBatcher(db *DB, queueSize int, projectionTTL time.Duration) *quotaBatcher {
+func newQuotaBatcher(db *DB, queueSize int, projectionTTL, closeWait time.Duration) *quotaBatcher {
 	if queueSize <= 0 {
 		queueSize = defaultQueueSize
 	}
 	if projectionTTL <= 0 {
 		projectionTTL = defaultProjectionTTL
 	}
+	if closeWait <= 0 {
+		closeWait = closeTimeout
+	}
 	b := &quotaBatcher{
 		db:            db,
 		slots:         make(chan struct{}, queueSize),
 		projectionTTL: projectionTTL,
+		closeWait:     closeWait,
 		keys:          make(map[string]*keyState),
 		kick:          make(chan struct{}, 1),
 		done:          make(chan struct{}),
@@ -398,7 +403,7 @@ func (b *quotaBatcher) close() error {
 	b.mu.Lock()
 	if !b.closed {
 		b.closed = true
-		b.closeBy = time.Now().Add(closeTimeout)
+		b.closeBy = time.Now().Add(b.closeWait)
 		select {
 		case b.kick <- struct{}{}:
 		default:
@@ -458,11 +463,26 @@ func (b *quotaBatcher) loop() {
 	}
 }
 
-// permanent reports whether err is an error of PostgreSQL itself (the
-// statement failed), which trying again would not mend.
+// permanent reports whether err is an error of PostgreSQL about the
+// statement itself, which trying again would not mend; not one of a lost
+// connection, a rolled back transaction (serialization failure,
+// deadlock), scarce resources or an operator's intervention (a server
+// shutting down, a cancelled query), nor one of connecting (refused,
+// even by the server), nor an error of the client side (a timeout).
 func permanent(err error) bool {
+	var connErr *pgconn.ConnectError
+	if errors.As(err, &connErr) { // whatever the server said, no statement ran
+		return false
+	}
 	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr)
+	if !errors.As(err, &pgErr) || len(pgErr.Code) < 2 {
+		return false
+	}
+	switch pgErr.Code[:2] {
+	case "08", "40", "53", "57", "58":
+		return false
+	}
+	return true
 }
 
 // run commits batch, in one transaction, or, if that fails on a

@@ -53,11 +53,12 @@ type Options struct {
 	// settlements written behind (see [KeyStore]); nil discards them.
 	Logger *slog.Logger
 
-	// For tests: the bound of the queue of Settles (0: 4096), and
-	// how long a key's quota from its last commit answers its next
-	// Settle (0: 1 s).
+	// For tests: the bound of the queue of Settles (0: 4096), how long
+	// a key's quota from its last commit answers its next Settle (0:
+	// 1 s), and how long Close retries the queue (0: 10 s).
 	queueSize     int
 	projectionTTL time.Duration
+	closeTimeout  time.Duration
 }
 
 // DB is gatewaykit's state in one PostgreSQL database: API keys and
@@ -160,7 +161,7 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*DB, error) {
 	if err := db.heartbeat(ctx); err != nil {
 		return nil, fmt.Errorf("postgres: registering instance %q: %w", o.Instance, err)
 	}
-	db.batcher = newQuotaBatcher(db, o.queueSize, o.projectionTTL)
+	db.batcher = newQuotaBatcher(db, o.queueSize, o.projectionTTL, o.closeTimeout)
 	db.keys = &KeyStore{db: db}
 	db.resps = &ResponseStore{db: db}
 	db.tasks = &TaskStore{db: db}

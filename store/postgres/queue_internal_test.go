@@ -3,11 +3,16 @@ package postgres
 import (
 	"context"
 	"crypto/rand"
+	"errors"
+	"fmt"
+	"os"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
@@ -235,4 +240,85 @@ func TestAReserveSeesTheSettlesQueuedBeforeIt(t *testing.T) {
 	k, err := ks.Lookup(ctx, secret)
 	require.NoError(t, err)
 	require.Equal(t, auth.Quota{Remaining: 6, Reserved: 6, Used: 4}, k.Quota)
+}
+
+func TestAQueuedSettleIsRetriedWhileTheDatabaseCannotBeReached(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.NewDatabase(t)
+	cfg, err := pgxpool.ParseConfig(dsn)
+	require.NoError(t, err)
+	name := cfg.ConnConfig.Database
+	admin, err := pgx.Connect(ctx, os.Getenv(pgtest.EnvVar))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = admin.Close(ctx) })
+	allow := func(allowed bool) {
+		_, err := admin.Exec(ctx, fmt.Sprintf(`ALTER DATABASE %s WITH ALLOW_CONNECTIONS %t`, name, allowed))
+		require.NoError(t, err)
+		if !allowed {
+			_, err = admin.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1`, name)
+			require.NoError(t, err)
+		}
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	db := queueDB(t, pool, 0)
+	secret, id := queueKey(t, db, auth.LimitedQuota(100))
+	ks := db.Keys()
+	_, err = ks.Settle(ctx, usageOf(id, 1))
+	require.NoError(t, err)
+
+	allow(false) // the gateway's connections are cut, and new ones refused
+	for range 2 {
+		_, err := ks.Settle(ctx, usageOf(id, 10))
+		require.NoError(t, err, "queued: the writer keeps it and tries again")
+	}
+	require.Error(t, ks.Reserve(ctx, id, 1), "a Reserve waits for its batch, and fails with it")
+	allow(true)
+	require.NoError(t, ks.Flush(ctx), "the writer got through")
+	k, err := ks.Lookup(ctx, secret)
+	require.NoError(t, err)
+	require.Equal(t, auth.Quota{Remaining: 79, Used: 21, CostUSD: 1.5}, k.Quota, "both queued Settles, committed once the database came back")
+}
+
+func TestCloseGivesUpOnSettlementsItCannotWriteAndSaysSo(t *testing.T) {
+	ctx := context.Background()
+	own, err := pgxpool.New(ctx, pgtest.NewDatabase(t))
+	require.NoError(t, err)
+	db, err := New(ctx, own, &Options{Schema: "s_" + strings.ToLower(rand.Text()), projectionTTL: time.Hour, closeTimeout: 200 * time.Millisecond})
+	require.NoError(t, err)
+	_, id := queueKey(t, db, auth.LimitedQuota(100))
+	ks := db.Keys()
+	_, err = ks.Settle(ctx, usageOf(id, 1))
+	require.NoError(t, err)
+
+	own.Close() // the database can no longer be reached, for good
+	for range 2 {
+		_, err := ks.Settle(ctx, usageOf(id, 10))
+		require.NoError(t, err)
+	}
+	err = db.Close()
+	require.ErrorContains(t, err, "2 settlements could not be written", "Close gives up after its bound, and says so")
+}
+
+func TestPermanentTellsAStatementsErrorFromAnUnreachableDatabase(t *testing.T) {
+	tests := []struct {
+		err  error
+		want bool
+	}{
+		{&pgconn.PgError{Code: "22008"}, true},  // datetime_field_overflow
+		{&pgconn.PgError{Code: "23514"}, true},  // check_violation
+		{&pgconn.PgError{Code: "42883"}, true},  // undefined_function
+		{&pgconn.PgError{Code: "57P01"}, false}, // admin_shutdown
+		{&pgconn.PgError{Code: "40P01"}, false}, // deadlock_detected
+		{&pgconn.PgError{Code: "08006"}, false}, // connection_failure
+		{&pgconn.PgError{Code: "53300"}, false}, // too_many_connections
+		{fmt.Errorf("batch: %w", &pgconn.PgError{Code: "22003"}), true},
+		{&pgconn.ConnectError{Config: &pgconn.Config{}}, false},
+		{context.DeadlineExceeded, false},
+		{errors.New("closed pool"), false},
+	}
+	for _, tc := range tests {
+		require.Equal(t, tc.want, permanent(tc.err), "%v", tc.err)
+	}
 }
