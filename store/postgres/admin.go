@@ -14,6 +14,9 @@ import (
 
 // GetKey implements [auth.KeyAdmin].
 func (s *KeyStore) GetKey(ctx context.Context, id string) (*auth.Key, error) {
+	if err := s.db.batcher.waitKey(ctx, id); err != nil {
+		return nil, fmt.Errorf("postgres: getting key %q: %w", id, err)
+	}
 	k, err := scanKey(s.db.pool.QueryRow(ctx, s.db.q(`SELECT `+keyColumns+` FROM gk_keys k WHERE k.id = $1`), id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("postgres: key id %q: %w", id, auth.ErrKeyNotFound)
@@ -31,6 +34,9 @@ func (s *KeyStore) ListKeys(ctx context.Context, p auth.ListKeysParams) ([]*auth
 	limit := p.Limit
 	if limit <= 0 {
 		limit = auth.DefaultListLimit
+	}
+	if err := s.db.batcher.flush(ctx); err != nil {
+		return nil, fmt.Errorf("postgres: listing keys: %w", err)
 	}
 	rows, err := s.db.pool.Query(ctx, s.db.q(`SELECT `+keyColumns+` FROM gk_keys k
 		WHERE k.id COLLATE "C" > $1 ORDER BY k.id COLLATE "C" LIMIT $2`), p.After, limit)
@@ -56,6 +62,10 @@ func (s *KeyStore) ListKeys(ctx context.Context, p auth.ListKeysParams) ([]*auth
 // key's row (the lock that Reserve and Settle take), so no update of
 // theirs is lost. fn is called once.
 func (s *KeyStore) UpdateKey(ctx context.Context, id string, fn func(*auth.Key) error) (*auth.Key, error) {
+	if err := s.db.batcher.waitKey(ctx, id); err != nil {
+		return nil, fmt.Errorf("postgres: updating key %q: %w", id, err)
+	}
+	defer s.db.batcher.invalidate(id)
 	var updated *auth.Key
 	err := pgx.BeginFunc(ctx, s.db.pool, func(tx pgx.Tx) error {
 		k, err := scanKey(tx.QueryRow(ctx, s.db.q(`SELECT `+keyColumns+` FROM gk_keys k WHERE k.id = $1 FOR UPDATE OF k`), id))
@@ -93,6 +103,10 @@ func (s *KeyStore) UpdateKey(ctx context.Context, id string, fn func(*auth.Key) 
 // DeleteKey implements [auth.KeyAdmin]; the key's reservations go with
 // it, its usage rows stay.
 func (s *KeyStore) DeleteKey(ctx context.Context, id string) error {
+	if err := s.db.batcher.waitKey(ctx, id); err != nil {
+		return fmt.Errorf("postgres: deleting key %q: %w", id, err)
+	}
+	defer s.db.batcher.invalidate(id)
 	tag, err := s.db.pool.Exec(ctx, s.db.q(`DELETE FROM gk_keys WHERE id = $1`), id)
 	s.unlimited.Delete(id)
 	if err != nil {
@@ -105,8 +119,12 @@ func (s *KeyStore) DeleteKey(ctx context.Context, id string) error {
 }
 
 // Usage implements [auth.UsageReader]: one query that sums the rows of
-// gk_usage, which gk_settle inserts with each settlement.
+// gk_usage, which gk_settle inserts with each settlement, after the
+// Settles of this KeyStore still queued have committed ([KeyStore.Flush]).
 func (s *KeyStore) Usage(ctx context.Context, p auth.UsageParams) ([]auth.UsageRow, error) {
+	if err := s.db.batcher.flush(ctx); err != nil {
+		return nil, fmt.Errorf("postgres: reading usage: %w", err)
+	}
 	var group string
 	switch p.GroupBy {
 	case auth.GroupByModel:

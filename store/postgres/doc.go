@@ -38,7 +38,12 @@
 //   - Quota: Reserve and Settle are one statement each, serialised per
 //     key by its row lock, so the bound of package auth holds across the
 //     fleet; the calls that arrive together share one transaction (group
-//     commit), which does not wait for the disk (see [KeyStore]).
+//     commit), which does not wait for the disk. Settle does not wait
+//     for it either: it is answered in memory and committed behind by a
+//     writer goroutine, its reservation held in the database until then
+//     (see [KeyStore] for what the other replicas see). [DB.Close]
+//     writes what is queued; a crash of the process loses it (at most
+//     the batch under way and the Settles queued behind it).
 //     Reservations are recorded per gateway instance and count
 //     only while the instance's heartbeat is fresh: a replica that dies
 //     with requests in flight blocks their quota for at most

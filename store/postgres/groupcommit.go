@@ -5,50 +5,92 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"math"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/gatewaykit/gatewaykit/auth"
 )
 
 // Group commit of quota. Each Reserve and Settle is one statement that
-// locks its key's row until its transaction commits, and a commit waits
-// for the WAL to reach the disk: one at a time, a key would take a few
-// thousand requests a second at most. So the calls that arrive while a
-// transaction commits wait for the next one and share it: the committer
-// sends them in one round trip (a pgx batch), in order of key id (so that
-// two replicas' batches never deadlock), the Settles of one key as one
-// statement (gk_settle takes arrays, and inserts their usage rows), and
-// commits once. Each call still
-// gets its own result, as if it had run alone at its place in the batch. Nothing waits for a timer: a call that finds no batch in flight
-// is sent at once.
+// locks its key's row until its transaction commits: one at a time, a
+// key would take a few thousand calls a second at most. So the calls
+// wait in one queue, in the order they were made, and a writer goroutine
+// takes all that are waiting (up to maxBatch) as one batch: it sends them
+// in one round trip (a pgx batch), in order of key id (so that two
+// replicas' batches never deadlock) and, for one key, in the order of
+// the queue, the Settles of one key as one statement (gk_settle takes
+// arrays, and inserts their usage rows), and commits once. Each call
+// still gets its own result, as if it had run alone at its place in the
+// queue. Nothing waits for a timer: a call that finds the writer idle is
+// sent at once, and those that arrive while a batch commits make the
+// next one.
 //
-// A batch commits with synchronous_commit off: the caller does not wait
+// A Reserve waits for its batch: its answer admits or refuses a request.
+// A Settle does not, once this KeyStore knows the key's quota (see
+// [KeyStore]): it is answered in memory from the quota that the last
+// commit returned for the key and the Settles still queued, and returns
+// as soon as it is queued. The queue is bounded (queueSize Settles queued
+// or committing): when it is full, Settle waits for room. The
+// writer commits the queued Settles behind; a read that must see them
+// (Lookup, the KeyAdmin and UsageReader methods, Flush) waits for those
+// of its key, or all of them, first. Close commits what is queued.
+//
+// A batch commits with synchronous_commit off: the writer does not wait
 // for the disk, only for PostgreSQL to have applied the batch, so every
 // replica sees it at once. A crash of the PostgreSQL server itself (not
 // of a gateway) may lose the quota calls of its last fraction of a
-// second (at most three times wal_writer_delay, 600 ms by default); a
-// gateway that stops, cleanly or not, loses nothing that it was told
-// was done.
+// second (at most three times wal_writer_delay, 600 ms by default). A
+// gateway that stops cleanly loses nothing; one that crashes (kill -9)
+// loses the Settles still queued or committing, which is at most one
+// batch and what queued behind it.
 
 const (
-	// committers is how many batches are in flight at once.
-	committers = 2
 	// maxBatch bounds the calls of one batch.
 	maxBatch = 512
+	// defaultQueueSize bounds the Settles queued or committing.
+	defaultQueueSize = 4096
+	// defaultProjectionTTL is how long the quota that a commit returned
+	// for a key serves to answer its next Settle in memory, when nothing
+	// of the key is queued meanwhile.
+	defaultProjectionTTL = time.Second
+	// forgetAfter is how long the state of a key with nothing queued is
+	// kept (it is dropped at the next sweep after it).
+	forgetAfter = time.Minute
 	// batchTimeout bounds the transaction of one batch.
 	batchTimeout = 30 * time.Second
+	// closeTimeout bounds how long Close retries the queued Settles
+	// while the database cannot be reached.
+	closeTimeout = 10 * time.Second
+	// The writer's back-off after a batch failed for want of the
+	// database: it tries again, doubling the wait.
+	retryMin = 50 * time.Millisecond
+	retryMax = 2 * time.Second
 )
 
-// quotaOp is one Reserve (settle false) or Settle waiting for its batch.
+// errClosed is the error of a quota call made after Close.
+var errClosed = errors.New("postgres: the DB is closed")
+
+// quotaOp is one Reserve (settle false) or Settle in the queue.
 type quotaOp struct {
 	settle bool
 	keyID  string
 	amount int64             // Reserve
 	p      auth.SettleParams // Settle
+	// async is set on a Settle that returned when it was queued: the
+	// writer retries it until it commits, or Close gives up on it.
+	async bool
+	// gen is the generation of the key's state when the op was queued:
+	// a result of an older generation does not refresh the state.
+	gen uint64
+	// doneIn is the number of the completion (quotaBatcher.completions)
+	// that ended the op, 0 until then; set with the batcher's mutex.
+	doneIn uint64
 
 	// The result.
 	status  string // Reserve: ok, not_found or exceeded
@@ -59,87 +101,522 @@ type quotaOp struct {
 	done    chan struct{}
 }
 
-// quotaBatcher runs the group commits of one DB.
-type quotaBatcher struct {
-	db     *DB
-	mu     sync.RWMutex // held to send on ops; Lock to close it
-	closed bool
-	ops    chan *quotaOp
-	wg     sync.WaitGroup
+// settleSum is the sum of Settles: what they release, use and cost.
+type settleSum struct {
+	n              int
+	released, used int64
+	cost           float64
 }
 
-func newQuotaBatcher(db *DB) *quotaBatcher {
-	b := &quotaBatcher{db: db, ops: make(chan *quotaOp, maxBatch)}
-	for range committers {
-		b.wg.Go(b.loop)
+func (s *settleSum) add(p auth.SettleParams) {
+	s.n++
+	s.released = addSat(s.released, p.Reserved)
+	s.used = addSat(s.used, p.Used)
+	s.cost += max(p.CostUSD, 0)
+}
+
+func (s *settleSum) sub(p auth.SettleParams) {
+	if s.n--; s.n <= 0 {
+		*s = settleSum{} // exact again, whatever the rounding of cost
+		return
 	}
+	s.released = max(s.released-p.Reserved, 0)
+	s.used = max(s.used-p.Used, 0)
+	s.cost = max(s.cost-max(p.CostUSD, 0), 0)
+}
+
+// apply returns q after the Settles of s, in any order: releases and
+// uses clamp at 0, so their order does not change the result.
+func (s *settleSum) apply(q auth.Quota) auth.Quota {
+	q.Used = addSat(q.Used, s.used)
+	q.CostUSD += s.cost
+	if q.Unlimited {
+		q.Remaining, q.Reserved = 0, 0
+		return q
+	}
+	q.Reserved = max(q.Reserved-s.released, 0)
+	q.Remaining = max(q.Remaining-s.used, 0)
+	return q
+}
+
+// keyState is what the batcher knows of one key's quota.
+type keyState struct {
+	// loaded is set when q holds the quota that a commit returned for
+	// the key, with the Settles queued since applied: a Settle is then
+	// answered from it at once.
+	loaded bool
+	q      auth.Quota
+	at     time.Time // when q was last refreshed by a commit
+	gen    uint64    // bumped when the key is changed by other means
+	// pend sums the Settles queued and not yet ended; inflight counts
+	// the calls of the key queued and not yet ended.
+	pend     settleSum
+	inflight int
+	// last is the last Settle of the key that returned when queued (nil
+	// if none): those before it end before it does.
+	last *quotaOp
+}
+
+// quotaBatcher runs the group commits of one DB.
+type quotaBatcher struct {
+	db            *DB
+	slots         chan struct{} // one per Settle queued or committing
+	projectionTTL time.Duration
+	closeWait     time.Duration // closeTimeout, but in tests
+
+	mu          sync.Mutex
+	closed      bool
+	closeBy     time.Time
+	queue       []*quotaOp
+	keys        map[string]*keyState
+	completions uint64 // counts the calls of complete
+	lastSweep   time.Time
+	lost        int // Settles given up on at Close
+
+	kick chan struct{} // something is queued, or Close was called
+	done chan struct{} // closed when the writer has ended
+}
+
+func newQuotaBatcher(db *DB, queueSize int, projectionTTL, closeWait time.Duration) *quotaBatcher {
+	if queueSize <= 0 {
+		queueSize = defaultQueueSize
+	}
+	if projectionTTL <= 0 {
+		projectionTTL = defaultProjectionTTL
+	}
+	if closeWait <= 0 {
+		closeWait = closeTimeout
+	}
+	b := &quotaBatcher{
+		db:            db,
+		slots:         make(chan struct{}, queueSize),
+		projectionTTL: projectionTTL,
+		closeWait:     closeWait,
+		keys:          make(map[string]*keyState),
+		kick:          make(chan struct{}, 1),
+		done:          make(chan struct{}),
+	}
+	go b.loop()
 	return b
 }
 
-// do queues op and waits for its result.
-func (b *quotaBatcher) do(op *quotaOp) error {
-	op.done = make(chan struct{})
-	b.mu.RLock()
-	if b.closed {
-		b.mu.RUnlock()
-		return errors.New("postgres: the DB is closed")
+// acquire takes a place in the queue, waiting for one while it is full,
+// unless ctx ends first.
+func (b *quotaBatcher) acquire(ctx context.Context) error {
+	select {
+	case b.slots <- struct{}{}:
+		return nil
+	default:
 	}
-	b.ops <- op
-	b.mu.RUnlock()
-	<-op.done
-	return op.err
+	select {
+	case b.slots <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("waiting for room in the queue of quota calls: %w", ctx.Err())
+	}
 }
 
-// close lets the queued calls finish and stops the committers.
-func (b *quotaBatcher) close() {
+func (b *quotaBatcher) release(n int) {
+	for range n {
+		<-b.slots
+	}
+}
+
+// stateLocked returns the state of the key keyID, made if missing.
+func (b *quotaBatcher) stateLocked(keyID string) *keyState {
+	st := b.keys[keyID]
+	if st == nil {
+		st = &keyState{}
+		b.keys[keyID] = st
+	}
+	return st
+}
+
+// enqueueLocked appends op to the queue.
+func (b *quotaBatcher) enqueueLocked(op *quotaOp) {
+	op.done = make(chan struct{})
+	b.queue = append(b.queue, op)
+	select {
+	case b.kick <- struct{}{}:
+	default:
+	}
+}
+
+// reserve queues a Reserve and waits for its result.
+// A Reserve takes no place in the queue's bound: its caller waits for
+// it, so the Reserves queued are at most the requests in flight.
+func (b *quotaBatcher) reserve(keyID string, amount int64) (*quotaOp, error) {
+	op := &quotaOp{keyID: keyID, amount: amount}
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return nil, errClosed
+	}
+	st := b.stateLocked(keyID)
+	op.gen = st.gen
+	st.inflight++
+	b.enqueueLocked(op)
+	b.mu.Unlock()
+	<-op.done
+	return op, op.err
+}
+
+// settle queues a Settle. If the key's quota is known, it returns at
+// once with the quota after p, computed in memory; otherwise it waits
+// for the commit and returns the database's answer.
+func (b *quotaBatcher) settle(ctx context.Context, p auth.SettleParams) (q auth.Quota, found, covered bool, err error) {
+	if err := b.acquire(ctx); err != nil {
+		return auth.Quota{}, false, false, err
+	}
+	op := &quotaOp{settle: true, keyID: p.KeyID, p: p}
+	now := time.Now()
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		b.release(1)
+		return auth.Quota{}, false, false, errClosed
+	}
+	st := b.stateLocked(p.KeyID)
+	op.gen = st.gen
+	if st.loaded && st.inflight == 0 && now.Sub(st.at) >= b.projectionTTL {
+		st.loaded = false // too old to answer from: ask the database
+	}
+	st.inflight++
+	st.pend.add(p)
+	if st.loaded {
+		op.async = true
+		st.q, covered = settleQuota(st.q, p)
+		q = st.q
+		st.last = op
+	}
+	b.enqueueLocked(op)
+	b.mu.Unlock()
+	if op.async {
+		return q, true, covered, nil
+	}
+	<-op.done
+	return op.q, op.found, op.covered, op.err
+}
+
+// settleQuota applies p to q as [auth.KeyStore.Settle] says, and reports
+// whether the budget covered p.Used: what gk_settle does for one
+// settlement.
+func settleQuota(q auth.Quota, p auth.SettleParams) (auth.Quota, bool) {
+	q.Reserved = max(q.Reserved-p.Reserved, 0)
+	q.CostUSD += max(p.CostUSD, 0)
+	q.Used = addSat(q.Used, p.Used)
+	if q.Unlimited {
+		q.Remaining, q.Reserved = 0, 0
+		return q, true
+	}
+	if p.Used > q.Remaining {
+		q.Remaining = 0
+		return q, false
+	}
+	q.Remaining -= p.Used
+	return q, true
+}
+
+func addSat(a, b int64) int64 {
+	if b > math.MaxInt64-a {
+		return math.MaxInt64
+	}
+	return a + b
+}
+
+// pendingKey returns the last Settle of the key keyID that returned when
+// queued, unless it had ended by completion number since, or nil.
+func (b *quotaBatcher) pendingKey(keyID string, since uint64) *quotaOp {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	st := b.keys[keyID]
+	if st == nil || st.last == nil {
+		return nil
+	}
+	if d := st.last.doneIn; d != 0 && d <= since {
+		return nil
+	}
+	return st.last
+}
+
+// mark returns the number of the last completion, for pendingKey: an op
+// whose doneIn is at most that had committed before mark was called.
+func (b *quotaBatcher) mark() uint64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.completions
+}
+
+// waitKey waits until every Settle of the key keyID that has returned
+// has committed (or been given up on), or ctx ends.
+func (b *quotaBatcher) waitKey(ctx context.Context, keyID string) error {
+	return wait(ctx, b.pendingKey(keyID, math.MaxUint64))
+}
+
+// flush waits until every Settle that has returned has committed (or
+// been given up on), or ctx ends.
+func (b *quotaBatcher) flush(ctx context.Context) error {
+	b.mu.Lock()
+	var last []*quotaOp
+	for _, st := range b.keys {
+		if st.last != nil && st.last.doneIn == 0 {
+			last = append(last, st.last)
+		}
+	}
+	b.mu.Unlock()
+	for _, op := range last {
+		if err := wait(ctx, op); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func wait(ctx context.Context, op *quotaOp) error {
+	if op == nil {
+		return nil
+	}
+	select {
+	case <-op.done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("waiting for the queued settlements: %w", ctx.Err())
+	}
+}
+
+// invalidate makes the state of the key keyID unknown: the next Settle
+// asks the database. The key has been changed by other means than a
+// Settle or Reserve (PutKey, UpdateKey, DeleteKey).
+func (b *quotaBatcher) invalidate(keyID string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if st := b.keys[keyID]; st != nil {
+		st.gen++
+		st.loaded = false
+	}
+}
+
+// close stops taking calls, lets the writer commit what is queued (for
+// at most closeTimeout while the database cannot be reached), and
+// returns an error if some Settles could not be written.
+func (b *quotaBatcher) close() error {
 	b.mu.Lock()
 	if !b.closed {
 		b.closed = true
-		close(b.ops)
+		b.closeBy = time.Now().Add(b.closeWait)
+		select {
+		case b.kick <- struct{}{}:
+		default:
+		}
 	}
 	b.mu.Unlock()
-	b.wg.Wait()
+	<-b.done
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.lost > 0 {
+		return fmt.Errorf("postgres: %d settlements could not be written before Close gave up", b.lost)
+	}
+	return nil
 }
 
+// loop is the writer: it takes the queued calls, up to maxBatch, and
+// commits them, until Close has been called and the queue is empty.
 func (b *quotaBatcher) loop() {
-	batch := make([]*quotaOp, 0, maxBatch)
-	for op := range b.ops {
-		batch = append(batch[:0], op)
-	fill:
-		for len(batch) < maxBatch {
-			select {
-			case op, ok := <-b.ops:
-				if !ok {
-					break fill
+	defer close(b.done)
+	retry := time.Duration(0)
+	for {
+		b.mu.Lock()
+		if len(b.queue) == 0 {
+			closed := b.closed
+			b.mu.Unlock()
+			if closed {
+				return
+			}
+			<-b.kick
+			continue
+		}
+		n := min(len(b.queue), maxBatch)
+		batch := slices.Clone(b.queue[:n])
+		clear(b.queue[:n])
+		b.queue = b.queue[n:]
+		if len(b.queue) == 0 {
+			b.queue = nil
+		}
+		b.mu.Unlock()
+		if b.run(batch) {
+			retry = 0
+			continue
+		}
+		// The database could not be reached: the Settles that returned
+		// are queued again, first; wait before trying again.
+		retry = min(max(2*retry, retryMin), retryMax)
+		b.mu.Lock()
+		closed, by := b.closed, b.closeBy
+		b.mu.Unlock()
+		wait := retry
+		if closed {
+			wait = min(wait, time.Until(by))
+		}
+		if wait > 0 {
+			time.Sleep(wait)
+		}
+	}
+}
+
+// permanent reports whether err is an error of PostgreSQL about the
+// statement itself, which trying again would not mend; not one of a lost
+// connection, a rolled back transaction (serialization failure,
+// deadlock), scarce resources or an operator's intervention (a server
+// shutting down, a cancelled query), nor one of connecting (refused,
+// even by the server), nor an error of the client side (a timeout).
+func permanent(err error) bool {
+	var connErr *pgconn.ConnectError
+	if errors.As(err, &connErr) { // whatever the server said, no statement ran
+		return false
+	}
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) || len(pgErr.Code) < 2 {
+		return false
+	}
+	switch pgErr.Code[:2] {
+	case "08", "40", "53", "57", "58":
+		return false
+	}
+	return true
+}
+
+// run commits batch, in one transaction, or, if that fails on a
+// statement, each call in a transaction of its own. Calls that end are
+// completed. It returns false if the database could not be reached: the
+// calls that wait for their result then end with the error, and the
+// Settles that returned when queued are put back at the head of the
+// queue, to be tried again (Close gives up on them after closeTimeout).
+func (b *quotaBatcher) run(batch []*quotaOp) bool {
+	timeout := batchTimeout
+	b.mu.Lock()
+	if b.closed {
+		timeout = min(timeout, max(time.Until(b.closeBy), time.Second))
+	}
+	b.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	slices.SortStableFunc(batch, func(x, y *quotaOp) int { return cmp.Compare(x.keyID, y.keyID) })
+	err := b.send(ctx, batch)
+	if err == nil {
+		b.complete(batch, nil)
+		return true
+	}
+	if permanent(err) && len(batch) > 1 {
+		for i, op := range batch {
+			err = b.send(ctx, []*quotaOp{op})
+			if err != nil && !permanent(err) {
+				b.complete(batch[:i], nil)
+				return b.failed(batch[i:], err)
+			}
+			op.err = err
+		}
+		b.complete(batch, nil)
+		return true
+	}
+	if permanent(err) {
+		batch[0].err = err
+		b.complete(batch, nil)
+		return true
+	}
+	return b.failed(batch, err)
+}
+
+// failed ends the calls of batch that wait for their result with err,
+// and queues the others again at the head of the queue, unless Close's
+// time is up. It returns false.
+func (b *quotaBatcher) failed(batch []*quotaOp, err error) bool {
+	b.mu.Lock()
+	giveUp := b.closed && !time.Now().Before(b.closeBy)
+	b.mu.Unlock()
+	var ended, again []*quotaOp
+	for _, op := range batch {
+		if op.async && !giveUp {
+			again = append(again, op)
+			continue
+		}
+		op.err = err
+		ended = append(ended, op)
+	}
+	b.complete(ended, again)
+	return false
+}
+
+// complete ends the calls of ops: it brings the state of their keys up
+// to date with their results, wakes their callers and frees their places
+// in the queue. The calls of again are put back at the head of the queue,
+// in order, in the same critical section.
+func (b *quotaBatcher) complete(ops, again []*quotaOp) {
+	now := time.Now()
+	b.mu.Lock()
+	b.completions++
+	n := b.completions
+	// base holds, for each key with a Settle in ops that reached its
+	// key, the quota after its last one (and the Reserves after it).
+	base := make(map[string]*auth.Quota)
+	for _, op := range ops {
+		st := b.keys[op.keyID]
+		if op.settle {
+			st.pend.sub(op.p)
+			switch {
+			case op.err != nil:
+				if op.async {
+					b.lost++
+					b.db.log.LogAttrs(context.Background(), slog.LevelError, "postgres: a settlement could not be written; its usage is lost",
+						slog.String("key_id", op.keyID), slog.Int64("reserved", op.p.Reserved), slog.Int64("used", op.p.Used),
+						slog.String("model", op.p.Model), slog.String("error", op.err.Error()))
 				}
-				batch = append(batch, op)
-			default:
-				break fill
+			case !op.found:
+				if op.async {
+					b.db.log.LogAttrs(context.Background(), slog.LevelWarn, "postgres: a settlement of a key that no longer exists was not recorded",
+						slog.String("key_id", op.keyID), slog.Int64("used", op.p.Used))
+				}
+			case op.gen == st.gen:
+				q := op.q
+				base[op.keyID] = &q
+			}
+		} else if op.err == nil && op.status == "ok" && op.gen == st.gen {
+			if q, ok := base[op.keyID]; ok {
+				if !q.Unlimited {
+					q.Reserved = addSat(q.Reserved, op.amount)
+				}
+			} else if st.loaded && !st.q.Unlimited {
+				st.q.Reserved = addSat(st.q.Reserved, op.amount)
 			}
 		}
-		b.run(batch)
+		st.inflight--
+		op.doneIn = n
 	}
-}
-
-// run applies batch in one transaction, or, if that fails, each call in
-// a transaction of its own, and wakes the callers.
-func (b *quotaBatcher) run(batch []*quotaOp) {
-	defer func() {
-		for _, op := range batch {
-			close(op.done)
+	for id, q := range base {
+		st := b.keys[id]
+		st.q = st.pend.apply(*q)
+		st.loaded = true
+		st.at = now
+	}
+	if len(again) > 0 {
+		b.queue = append(again, b.queue...)
+	}
+	if now.Sub(b.lastSweep) >= forgetAfter {
+		b.lastSweep = now
+		for id, st := range b.keys {
+			if st.inflight == 0 && now.Sub(st.at) >= forgetAfter {
+				delete(b.keys, id)
+			}
 		}
-	}()
-	ctx, cancel := context.WithTimeout(context.Background(), batchTimeout)
-	defer cancel()
-	if len(batch) > 1 {
-		slices.SortStableFunc(batch, func(x, y *quotaOp) int { return cmp.Compare(x.keyID, y.keyID) })
-		if err := b.send(ctx, batch); err == nil {
-			return
+	}
+	b.mu.Unlock()
+	settles := 0
+	for _, op := range ops {
+		close(op.done)
+		if op.settle {
+			settles++
 		}
 	}
-	for _, op := range batch {
-		op.err = b.send(ctx, []*quotaOp{op})
-	}
+	b.release(settles)
 }
 
 // send applies ops in one transaction: one statement for each Reserve,

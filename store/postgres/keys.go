@@ -38,10 +38,51 @@ import (
 // requests may then overspend by at most that replica's reservations.
 //
 // Calls made at the same moment share a transaction (group commit; see
-// groupcommit.go): each is still one statement, applied as if alone, and
-// returns once its batch has committed, without waiting for the disk (a
-// crash of the PostgreSQL server may lose the last fraction of a second
-// of them).
+// groupcommit.go): each is still one statement, applied as if alone, in
+// the order the calls were made, without waiting for the disk (a crash
+// of the PostgreSQL server may lose the last fraction of a second of
+// them).
+//
+// # Settlements written behind
+//
+// Reserve waits for its commit. Settle does not, once this KeyStore
+// knows the key's quota: the quota that a commit returned for the key
+// within the last second (or while calls of the key are queued), with
+// the Settles queued since applied. It is answered from it in memory,
+// with the quota and the ErrQuotaExceeded that the database will reach
+// (on one replica exactly; with several, from the key as of this
+// replica's last commit of it), and returns as soon as it is queued; a
+// writer goroutine commits the queue behind, in batches. The first
+// Settle of a key that this KeyStore does not know waits for its commit
+// and returns the database's answer. The queue holds at most 4096
+// Settles: when it is full, Settle waits for room (its context bounds
+// the wait), so memory stays bounded whatever the database's pace.
+//
+// What this KeyStore says includes every Settle it has returned: Reserve
+// is queued behind them, and Lookup, GetKey, PutKey, UpdateKey and
+// DeleteKey wait for the key's to commit, ListKeys, Usage and [KeyStore.Flush]
+// for all of them. [DB.Close] commits what is queued (retrying for up to
+// 10 s while the database cannot be reached; what it cannot write is
+// logged and reported by its error). A crash of the gateway process
+// (kill -9) loses the Settles still queued: the batch under way and those
+// behind it (the usage of the requests of the last few milliseconds, as
+// long as the database keeps up; at most the queue's 4096). A
+// queued Settle whose statement fails (PostgreSQL refuses it) is logged
+// and dropped; one whose batch could not reach the database is tried
+// again, with a back-off.
+//
+// Other replicas see a Settle once it commits. Until then its request's
+// reservation is still held in the database and its usage not yet
+// consumed, so their view of the key is conservative (Remaining −
+// Reserved no larger than it will be) unless the request used more than
+// it reserved: that excess is seen one commit later. The bound of package
+// auth counts exactly that excess (Σ max(0, U − E)), so it holds across
+// the fleet as it does with Settles that wait: N concurrent requests on
+// a key with a small quota, spread over replicas, overspend it by less
+// than one estimate plus what the admitted requests used beyond their
+// own estimates, never more. A Settle's cost in money reaches the key's
+// CostUSD, which Reserve checks against a budget in money, when it
+// commits: on the other replicas, one commit later.
 //
 // Reserve answers at once, without asking the database, for a key that
 // this KeyStore's Lookup or Settle found unlimited within the last 5
@@ -125,8 +166,11 @@ func scanKey(row pgx.Row) (*auth.Key, error) {
 }
 
 // Lookup implements [auth.KeyStore]. Quota.Reserved is the sum of the
-// fresh reservations of every instance.
+// fresh reservations of every instance. The quota includes every Settle
+// of this KeyStore that has returned: if some of the key's are still
+// queued, Lookup waits for their commit and reads the key again.
 func (s *KeyStore) Lookup(ctx context.Context, secret string) (*auth.Key, error) {
+	since := s.db.batcher.mark()
 	row := s.db.pool.QueryRow(ctx, s.db.q(`SELECT `+keyColumns+` FROM gk_keys k WHERE k.secret_hash = $1`), auth.HashSecret(secret))
 	k, err := scanKey(row)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -135,12 +179,27 @@ func (s *KeyStore) Lookup(ctx context.Context, secret string) (*auth.Key, error)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: looking up a key: %w", err)
 	}
+	if op := s.db.batcher.pendingKey(k.ID, since); op != nil {
+		// A Settle of the key had not committed when the query began.
+		if err := wait(ctx, op); err != nil {
+			return nil, fmt.Errorf("postgres: looking up a key: %w", err)
+		}
+		row := s.db.pool.QueryRow(ctx, s.db.q(`SELECT `+keyColumns+` FROM gk_keys k WHERE k.secret_hash = $1`), auth.HashSecret(secret))
+		k, err = scanKey(row)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil, auth.ErrKeyNotFound
+		}
+		if err != nil {
+			return nil, fmt.Errorf("postgres: looking up a key: %w", err)
+		}
+	}
 	s.note(k.ID, k.Quota)
 	return k, nil
 }
 
 // Reserve implements [auth.KeyStore]. A negative amount is an error and
-// changes nothing.
+// changes nothing. It waits for its commit, behind the Settles of this
+// KeyStore queued before it, and so sees them.
 func (s *KeyStore) Reserve(ctx context.Context, keyID string, amount int64) error {
 	if amount < 0 {
 		return fmt.Errorf("postgres: Reserve: negative amount %d", amount)
@@ -148,12 +207,11 @@ func (s *KeyStore) Reserve(ctx context.Context, keyID string, amount int64) erro
 	if until, ok := s.unlimited.Load(keyID); ok && time.Now().UnixNano() < until.(int64) {
 		return nil
 	}
-	op := &quotaOp{keyID: keyID, amount: amount}
-	if err := s.db.batcher.do(op); err != nil {
+	op, err := s.db.batcher.reserve(keyID, amount)
+	if err != nil {
 		return fmt.Errorf("postgres: reserving quota of key %q: %w", keyID, err)
 	}
-	res := op.status
-	switch res {
+	switch op.status {
 	case "ok":
 		return nil
 	case "not_found":
@@ -164,7 +222,11 @@ func (s *KeyStore) Reserve(ctx context.Context, keyID string, amount int64) erro
 }
 
 // Settle implements [auth.KeyStore]. Negative amounts are an error and
-// change nothing.
+// change nothing. It returns once the settlement is queued, with the
+// quota computed in memory (see [KeyStore]); the first Settle of a key
+// that this KeyStore has not settled within the last second waits for
+// its commit and returns the database's answer. ctx bounds only the wait
+// for room in a full queue.
 func (s *KeyStore) Settle(ctx context.Context, p auth.SettleParams) (auth.Quota, error) {
 	if p.Reserved < 0 || p.Used < 0 {
 		return auth.Quota{}, fmt.Errorf("postgres: Settle: negative amount (reserved %d, used %d)", p.Reserved, p.Used)
@@ -172,11 +234,10 @@ func (s *KeyStore) Settle(ctx context.Context, p auth.SettleParams) (auth.Quota,
 	if p.Model != "" && p.Time.IsZero() {
 		p.Time = time.Now()
 	}
-	op := &quotaOp{settle: true, keyID: p.KeyID, p: p}
-	if err := s.db.batcher.do(op); err != nil {
+	q, found, covered, err := s.db.batcher.settle(ctx, p)
+	if err != nil {
 		return auth.Quota{}, fmt.Errorf("postgres: settling quota of key %q: %w", p.KeyID, err)
 	}
-	found, covered, q := op.found, op.covered, op.q
 	if !found {
 		return auth.Quota{}, fmt.Errorf("postgres: key id %q: %w", p.KeyID, auth.ErrKeyNotFound)
 	}
@@ -185,6 +246,17 @@ func (s *KeyStore) Settle(ctx context.Context, p auth.SettleParams) (auth.Quota,
 		return q, fmt.Errorf("postgres: key id %q: used %d, more than was left: %w", p.KeyID, p.Used, auth.ErrQuotaExceeded)
 	}
 	return q, nil
+}
+
+// Flush waits until every Settle of this KeyStore that has returned is
+// committed, so that every replica sees it, or ctx ends. Close does it
+// too. The KeyAdmin and UsageReader methods flush (all keys, or the
+// key they read) before they read.
+func (s *KeyStore) Flush(ctx context.Context) error {
+	if err := s.db.batcher.flush(ctx); err != nil {
+		return fmt.Errorf("postgres: %w", err)
+	}
+	return nil
 }
 
 // Add stores k under secret, which must be a well-formed key
@@ -235,6 +307,10 @@ func (s *KeyStore) PutKey(ctx context.Context, secret string, k auth.Key) error 
 	}
 	k.Quota = auth.Budget(k.Quota, 0, 0)
 	s.unlimited.Delete(k.ID)
+	if err := s.db.batcher.waitKey(ctx, k.ID); err != nil {
+		return fmt.Errorf("postgres: putting key %q: %w", k.ID, err)
+	}
+	defer s.db.batcher.invalidate(k.ID)
 	_, err := s.db.pool.Exec(ctx, s.db.q(`INSERT INTO gk_keys AS k (id, secret_hash, owner, unlimited, remaining, used, expires_at, disabled,
 		rate_requests, rate_period_ns, allowed_models, budget_usd, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, COALESCE($13, now()))

@@ -49,8 +49,16 @@ type Options struct {
 	// ChunkSize is the size of the chunks of video content, in bytes; 0
 	// means DefaultChunkSize.
 	ChunkSize int
-	// Logger receives the heartbeat's failures; nil discards them.
+	// Logger receives the heartbeat's failures, and those of the
+	// settlements written behind (see [KeyStore]); nil discards them.
 	Logger *slog.Logger
+
+	// For tests: the bound of the queue of Settles (0: 4096), how long
+	// a key's quota from its last commit answers its next Settle (0:
+	// 1 s), and how long Close retries the queue (0: 10 s).
+	queueSize     int
+	projectionTTL time.Duration
+	closeTimeout  time.Duration
 }
 
 // DB is gatewaykit's state in one PostgreSQL database: API keys and
@@ -153,7 +161,7 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*DB, error) {
 	if err := db.heartbeat(ctx); err != nil {
 		return nil, fmt.Errorf("postgres: registering instance %q: %w", o.Instance, err)
 	}
-	db.batcher = newQuotaBatcher(db)
+	db.batcher = newQuotaBatcher(db, o.queueSize, o.projectionTTL, o.closeTimeout)
 	db.keys = &KeyStore{db: db}
 	db.resps = &ResponseStore{db: db}
 	db.tasks = &TaskStore{db: db}
@@ -222,20 +230,24 @@ func (db *DB) Tasks() *TaskStore { return db.tasks }
 // Contents returns the store of video content.
 func (db *DB) Contents() *ContentStore { return db.contents }
 
-// Close stops the heartbeat, releases this instance's quota reservations
-// (its requests are over), and closes the pool if [Open] made it. Calls
-// after the first do nothing.
+// Close stops the heartbeat, commits the settlements still queued (see
+// [KeyStore]; it retries for up to 10 s while the database cannot be
+// reached, and returns an error if some could not be written), releases
+// this instance's quota reservations (its requests are over), and closes
+// the pool if [Open] made it. Call it once the gateway has stopped
+// serving. Calls after the first do nothing.
 func (db *DB) Close() error {
 	var err error
 	db.closeOnce.Do(func() {
 		close(db.stop)
 		<-db.done
-		db.batcher.close()
+		flushErr := db.batcher.close()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_, err = db.pool.Exec(ctx, db.q(`
 			WITH gone AS (DELETE FROM gk_instances WHERE id = $1 RETURNING id)
 			DELETE FROM gk_reservations WHERE instance = $1`), db.instance)
+		err = errors.Join(flushErr, err)
 		if db.ownPool {
 			db.pool.Close()
 		}

@@ -82,6 +82,9 @@ func TestQuotaAcrossReplicas(t *testing.T) {
 		}
 		wg.Wait()
 		require.Equal(t, int64(15), admitted.Load(), "requests admitted: consumed + reserved < 100 for each")
+		// Each replica's Settles commit behind; A's Flush makes them
+		// seen by B.
+		require.NoError(t, dbs[0].Keys().Flush(ctx))
 		k, err := dbs[1].Keys().Lookup(ctx, secret)
 		require.NoError(t, err)
 		require.Equal(t, auth.Quota{Remaining: 0, Used: 105}, k.Quota)
