@@ -2,6 +2,7 @@ package rerank
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -61,40 +62,21 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handler) serve(w http.ResponseWriter, r *http.Request) error {
-	ctx := r.Context()
-	req := new(Request)
-	body, err := h.ep.DecodeJSON(w, r, req)
-	if err != nil {
-		return err
-	}
-	if err := Validate(req); err != nil {
-		return err
-	}
-	if err := h.ep.Validate(req); err != nil {
-		return err
-	}
-	m, charge, err := h.ep.Admit(ctx, req.Model, served.Tokens(len(body)))
-	if err != nil {
-		return err
-	}
-	var used int64
-	defer func() { h.ep.Settle(ctx, charge, used, 0) }()
-	res, err := h.backend.Rerank(ctx, &Params{Request: req, Model: m})
-	if err != nil {
-		return served.BackendError("rerank", err)
-	}
-	if err := checkResult(res, len(req.Documents)); err != nil {
-		return err
-	}
-	model := res.Model
-	if model == "" {
-		model = req.Model
-	}
-	if err := httpjson.Write(w, http.StatusOK, NewReply(ids.New(IDPrefix), model, req, res)); err != nil {
-		return apierrors.Internal(err)
-	}
-	used = int64(max(res.PromptTokens, 0))
-	return nil
+	return served.ServeJSON(&h.ep, w, r, Validate, func(req *Request) string { return req.Model },
+		func(ctx context.Context, req *Request, m *models.Model) (int64, error) {
+			res, err := h.backend.Rerank(ctx, &Params{Request: req, Model: m})
+			if err != nil {
+				return 0, served.BackendError("rerank", err)
+			}
+			if err := checkResult(res, len(req.Documents)); err != nil {
+				return 0, err
+			}
+			model := cmp.Or(res.Model, req.Model)
+			if err := httpjson.Write(w, http.StatusOK, NewReply(ids.New(IDPrefix), model, req, res)); err != nil {
+				return 0, apierrors.Internal(err)
+			}
+			return int64(max(res.PromptTokens, 0)), nil
+		})
 }
 
 // Validate checks a decoded request as the handler does, with the errors

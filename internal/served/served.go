@@ -151,3 +151,37 @@ func BackendError(pkg string, err error) error {
 // Tokens estimates the tokens of n bytes of text, as the text endpoints
 // do: n / 4, rounded up.
 func Tokens(n int) int64 { return pipeline.PromptTokens(n) }
+
+// ServeJSON serves a request of an access point whose body is a JSON
+// object Req that names its model (model): it decodes it (DecodeJSON),
+// checks it with the package's own rules (validate) and the validator of
+// endpoint.WithValidator, admits it (Admit, the estimate from the body's
+// size), and calls answer, which asks the backend, writes the reply and
+// returns the input tokens used. The reservation is settled once,
+// whatever happened: to those tokens, or to nothing when answer failed.
+func ServeJSON[Req any](e *Endpoint, w http.ResponseWriter, r *http.Request, validate func(*Req) error, model func(*Req) string,
+	answer func(ctx context.Context, req *Req, m *models.Model) (input int64, err error)) error {
+	ctx := r.Context()
+	req := new(Req)
+	body, err := e.DecodeJSON(w, r, req)
+	if err != nil {
+		return err
+	}
+	if err := validate(req); err != nil {
+		return err
+	}
+	if err := e.Validate(req); err != nil {
+		return err
+	}
+	m, charge, err := e.Admit(ctx, model(req), Tokens(len(body)))
+	if err != nil {
+		return err
+	}
+	var used int64
+	defer func() { e.Settle(ctx, charge, used, 0) }()
+	used, err = answer(ctx, req, m)
+	if err != nil {
+		used = 0
+	}
+	return err
+}
