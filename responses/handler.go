@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strings"
 
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
 	"github.com/gatewaykit/gatewaykit/internal/httpjson"
@@ -54,11 +53,12 @@ type handler struct {
 	backend Backend
 	catalog models.Catalog
 	cfg     config
+	routes  *http.ServeMux // see newRoutes
 }
 
-// NewHandler returns the handler of every route of [Patterns]: it finds
-// the route from the end of the request's path, so it works under any
-// router or prefix. It decodes and validates requests, checks the model
+// NewHandler returns the handler of every route of [Patterns], which it
+// routes with a ServeMux of its own: mount it with [Register] (under a
+// prefix, through http.StripPrefix). It decodes and validates requests, checks the model
 // against catalog (spec §1, endpoint type compat-response), resolves the
 // conversation of previous_response_id from the store ([WithStore]; by
 // default an in-memory one), asks backend for the reply, answers with
@@ -83,98 +83,61 @@ func NewHandler(catalog models.Catalog, backend Backend, opts ...Option) http.Ha
 		panic("responses: NewHandler: nil Backend")
 	}
 	h := &handler{backend: backend, catalog: catalog, cfg: newConfig(opts)}
+	h.routes = newRoutes(h)
 	return h
 }
 
-// route is what a request path names.
-type route int
-
-const (
-	routeNone route = iota
-	routeCreate
-	routeCompact
-	routeResponse
-	routeInputItems
-)
-
-// parseRoute finds the route from the end of path: …/responses,
-// …/responses/compact, …/responses/{id} and …/responses/{id}/input_items.
-func parseRoute(path string) (route, string) {
-	path = strings.TrimSuffix(path, "/")
-	rest, last, ok := cutLast(path)
-	if !ok {
-		return routeNone, ""
+// newRoutes returns the ServeMux that routes h's requests: each pattern
+// of [Patterns] to its method, with PathValue("response_id"); any other
+// method on those paths to a JSON 405 method_not_allowed that names the
+// methods allowed (Allow), and any other path to a JSON 404 not_found.
+func newRoutes(h *handler) *http.ServeMux {
+	mux := http.NewServeMux()
+	id := func(serve func(http.ResponseWriter, *http.Request, string)) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) { serve(w, r, r.PathValue("response_id")) }
 	}
-	if last == "responses" {
-		return routeCreate, ""
+	mux.HandleFunc(Pattern, h.create)
+	mux.HandleFunc(PatternCompact, h.compact)
+	mux.Handle(PatternGet, id(h.get)) // HEAD too
+	mux.Handle(PatternDelete, id(h.delete))
+	mux.Handle(PatternInputItems, id(h.inputItems)) // HEAD too
+	notAllowed := func(allow string) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) { h.notAllowed(w, r, allow) }
 	}
-	if last == "input_items" {
-		rest2, id, ok := cutLast(rest)
-		if _, prev, ok2 := cutLast(rest2); ok && ok2 && prev == "responses" && id != "" {
-			return routeInputItems, id
-		}
-		return routeNone, ""
-	}
-	_, prev, ok := cutLast(rest)
-	switch {
-	case !ok || prev != "responses" || last == "":
-		return routeNone, ""
-	case last == "compact":
-		return routeCompact, ""
-	}
-	return routeResponse, last
-}
-
-func cutLast(path string) (rest, last string, ok bool) {
-	i := strings.LastIndexByte(path, '/')
-	if i < 0 {
-		return "", "", false
-	}
-	return path[:i], path[i+1:], true
-}
-
-func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	rt, id := parseRoute(r.URL.Path)
-	if v := r.PathValue("response_id"); v != "" {
-		id = v
-	}
-	var allow string
-	switch rt {
-	case routeCreate:
-		if r.Method == http.MethodPost {
-			h.create(w, r)
+	mux.Handle("/v1/responses", notAllowed("POST"))
+	mux.Handle("/v1/responses/{response_id}/input_items", notAllowed("GET, HEAD"))
+	// compact is a segment where a response id may stand: the other
+	// methods of PatternGet and PatternDelete on it are named here, and
+	// the rest in the fallback of the id's path.
+	mux.Handle("GET /v1/responses/compact", notAllowed("POST"))
+	mux.Handle("DELETE /v1/responses/compact", notAllowed("POST"))
+	mux.HandleFunc("/v1/responses/{response_id}", func(w http.ResponseWriter, r *http.Request) {
+		if r.PathValue("response_id") == "compact" {
+			h.notAllowed(w, r, "POST")
 			return
 		}
-		allow = "POST"
-	case routeCompact:
-		if r.Method == http.MethodPost {
-			h.compact(w, r)
-			return
-		}
-		allow = "POST"
-	case routeResponse:
-		switch r.Method {
-		case http.MethodGet, http.MethodHead:
-			h.get(w, r, id)
-			return
-		case http.MethodDelete:
-			h.delete(w, r, id)
-			return
-		}
-		allow = "GET, HEAD, DELETE"
-	case routeInputItems:
-		if r.Method == http.MethodGet || r.Method == http.MethodHead {
-			h.inputItems(w, r, id)
-			return
-		}
-		allow = "GET, HEAD"
-	default:
+		h.notAllowed(w, r, "GET, HEAD, DELETE")
+	})
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		h.cfg.Fail(w, r, apierrors.NotFound(fmt.Sprintf("No responses route for %s %s.", r.Method, r.URL.Path)))
-		return
-	}
+	})
+	return mux
+}
+
+// notAllowed answers a method that the path does not take: 405
+// method_not_allowed, naming the methods allowed in Allow and the message.
+func (h *handler) notAllowed(w http.ResponseWriter, r *http.Request, allow string) {
 	w.Header().Set("Allow", allow)
 	h.cfg.Fail(w, r, &apierrors.Error{Status: http.StatusMethodNotAllowed, Type: apierrors.TypeInvalidRequest,
 		Code: "method_not_allowed", Message: fmt.Sprintf("Method %s is not allowed here; use %s.", r.Method, allow)})
+}
+
+// ServeHTTP serves the request through the handler's own ServeMux (see
+// newRoutes): mounted with [Register], the request's path has already
+// been matched to one of [Patterns], and matching it again costs a
+// lookup; mounted some other way, the ServeMux still does the routing.
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h.routes.ServeHTTP(w, r)
 }
 
 // create serves POST /v1/responses, through pipeline.Serve.
