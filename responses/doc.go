@@ -11,8 +11,8 @@
 //	server := auth.Middleware(keys)(mux)
 //
 // One handler serves the five routes of [Patterns] ([Register] mounts
-// them); it finds the route from the end of the path, so it also works
-// under a prefix or another router.
+// them), routing them with a ServeMux of its own: under a prefix, mount
+// it through http.StripPrefix.
 //
 // # Creating a response
 //
