@@ -6,8 +6,9 @@
 //
 // # Mounting
 //
-// One handler serves every route; it finds the route from the end of the
-// path, so it works under any router. The content route accepts an
+// One handler serves every route, routing them with a ServeMux of its
+// own (under a prefix, mount it through http.StripPrefix). The content
+// route accepts an
 // admin-console session as well as an API key, so it usually sits behind
 // its own auth middleware:
 //

@@ -58,8 +58,9 @@ func Register(mux *http.ServeMux, h http.Handler) {
 }
 
 // NewHandler returns the handler of every video route (see [Patterns] and
-// [PatternContent]): it finds the route from the end of the request's
-// path, so it works under any router or prefix. store holds the tasks,
+// [PatternContent]), which it routes with a ServeMux of its own: mount
+// it with [Register] (under a prefix, through http.StripPrefix). store
+// holds the tasks,
 // catalog the models (each request's model must list compat-video), and
 // contents the results that a runner (package videos/runner) sharing store and contents
 // generates.
@@ -84,7 +85,7 @@ func NewHandler(store TaskStore, catalog models.Catalog, contents ContentStore, 
 		panic("videos: NewHandler: nil ContentStore")
 	}
 	cfg := newConfig(opts)
-	return &handler{
+	h := &handler{
 		store:    store,
 		catalog:  catalog,
 		contents: contents,
@@ -93,6 +94,8 @@ func NewHandler(store TaskStore, catalog models.Catalog, contents ContentStore, 
 		flat:     apierrors.Renderer{Shape: apierrors.Flat, Logger: cfg.logger},
 		content:  apierrors.Renderer{Shape: apierrors.Content, Logger: cfg.logger},
 	}
+	h.routes = newRoutes(h)
+	return h
 }
 
 type handler struct {
@@ -103,78 +106,63 @@ type handler struct {
 	general  apierrors.Renderer
 	flat     apierrors.Renderer
 	content  apierrors.Renderer
+	routes   *http.ServeMux // see newRoutes
 }
 
-// route is what a request path names.
-type route int
-
-const (
-	routeNone route = iota
-	routeCollection
-	routeMultimodal
-	routeTask
-	routeContent
-)
-
-// parseRoute finds the route from the end of path: …/videos,
-// …/videos/{id}, …/videos/{id}/content, …/vendorai/videos and
-// …/vendor/videos.
-func parseRoute(path string) (route, string) {
-	segs := strings.Split(strings.Trim(path, "/"), "/")
-	n := len(segs)
-	switch {
-	case n >= 1 && segs[n-1] == "videos":
-		if n >= 2 && (segs[n-2] == "vendorai" || segs[n-2] == "vendor") {
-			return routeMultimodal, ""
+// newRoutes returns the ServeMux that routes h's requests: each pattern
+// to its method (with PathValue("task_id")) once the request's owner is
+// known, any other method on those paths to a 405 method_not_allowed
+// naming the methods allowed (Allow), and any other path to a 404
+// not_found, both in the content-download shape.
+func newRoutes(h *handler) *http.ServeMux {
+	mux := http.NewServeMux()
+	owned := func(serve func(w http.ResponseWriter, r *http.Request, owner, id string)) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			owner, ok := h.cfg.owner(r.Context())
+			if !ok || owner == "" {
+				// The OwnerFunc refused the request (the TaskStore keeps no
+				// task without an owner).
+				h.general.Write(w, r, apierrors.MissingAuthorization("This endpoint needs an authenticated caller (an API key in the Authorization header)."))
+				return
+			}
+			serve(w, r, owner, r.PathValue("task_id"))
 		}
-		return routeCollection, ""
-	case n >= 3 && segs[n-1] == "content" && segs[n-3] == "videos" && segs[n-2] != "":
-		return routeContent, segs[n-2]
-	case n >= 2 && segs[n-2] == "videos" && segs[n-1] != "":
-		return routeTask, segs[n-1]
 	}
-	return routeNone, ""
+	collection := func(serve func(w http.ResponseWriter, r *http.Request, owner string)) http.HandlerFunc {
+		return owned(func(w http.ResponseWriter, r *http.Request, owner, _ string) { serve(w, r, owner) })
+	}
+	mux.Handle(PatternCreate, collection(h.create))
+	mux.Handle(PatternMultimodal, collection(h.createMultimodal))
+	mux.Handle(PatternMultimodalAlias, collection(h.createMultimodal))
+	mux.Handle(PatternList, collection(h.list)) // HEAD too
+	mux.Handle(PatternGet, owned(h.get))        // HEAD too
+	mux.Handle(PatternDelete, owned(h.delete))
+	mux.Handle(PatternContent, owned(h.serveContent)) // HEAD too
+	for path, allow := range map[string]string{
+		"/v1/videos":                   "GET, HEAD, POST",
+		"/v1/vendorai/videos":          "POST",
+		"/v1/vendor/videos":            "POST",
+		"/v1/videos/{task_id}":         "GET, HEAD, DELETE",
+		"/v1/videos/{task_id}/content": "GET, HEAD",
+	} {
+		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Allow", allow)
+			h.content.Write(w, r, &apierrors.Error{Status: http.StatusMethodNotAllowed, Type: apierrors.TypeInvalidRequest,
+				Code: "method_not_allowed", Message: fmt.Sprintf("Method %s is not allowed here; use %s.", r.Method, allow)})
+		})
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		h.content.Write(w, r, apierrors.NotFound(fmt.Sprintf("No video route for %s %s.", r.Method, r.URL.Path)))
+	})
+	return mux
 }
 
+// ServeHTTP serves the request through the handler's own ServeMux (see
+// newRoutes): mounted with [Register], the request's path has already
+// been matched to one of its patterns, and matching it again costs a
+// lookup; mounted some other way, the ServeMux still does the routing.
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	rt, id := parseRoute(r.URL.Path)
-	if v := r.PathValue("task_id"); v != "" {
-		id = v
-	}
-	owner, ok := h.cfg.owner(r.Context())
-	if !ok || owner == "" {
-		// The OwnerFunc refused the request (the TaskStore keeps no task
-		// without an owner).
-		h.general.Write(w, r, apierrors.MissingAuthorization("This endpoint needs an authenticated caller (an API key in the Authorization header)."))
-		return
-	}
-	switch {
-	case rt == routeCollection && r.Method == http.MethodPost:
-		h.create(w, r, owner)
-	case rt == routeMultimodal && r.Method == http.MethodPost:
-		h.createMultimodal(w, r, owner)
-	case rt == routeCollection && (r.Method == http.MethodGet || r.Method == http.MethodHead):
-		h.list(w, r, owner)
-	case rt == routeTask && (r.Method == http.MethodGet || r.Method == http.MethodHead):
-		h.get(w, r, owner, id)
-	case rt == routeTask && r.Method == http.MethodDelete:
-		h.delete(w, r, owner, id)
-	case rt == routeContent && (r.Method == http.MethodGet || r.Method == http.MethodHead):
-		h.serveContent(w, r, owner, id)
-	case rt == routeNone:
-		h.content.Write(w, r, apierrors.NotFound(fmt.Sprintf("No video route for %s %s.", r.Method, r.URL.Path)))
-	default:
-		allow := map[route]string{
-			routeCollection: "GET, HEAD, POST",
-			routeMultimodal: "POST",
-			routeTask:       "GET, HEAD, DELETE",
-			routeContent:    "GET, HEAD",
-		}[rt]
-		w.Header().Set("Allow", allow)
-		e := &apierrors.Error{Status: http.StatusMethodNotAllowed, Type: apierrors.TypeInvalidRequest,
-			Code: "method_not_allowed", Message: fmt.Sprintf("Method %s is not allowed here; use %s.", r.Method, allow)}
-		h.content.Write(w, r, e)
-	}
+	h.routes.ServeHTTP(w, r)
 }
 
 // create serves POST /v1/videos.

@@ -505,3 +505,33 @@ func TestNewHandlerPanicsOnNilDependencies(t *testing.T) {
 	require.PanicsWithValue(t, "videos: NewHandler: nil Catalog", func() { videos.NewHandler(videos.NewMemoryStore(nil), nil, videos.NewMemoryContentStore(nil)) })
 	require.PanicsWithValue(t, "videos: NewHandler: nil ContentStore", func() { videos.NewHandler(videos.NewMemoryStore(nil), testCatalog(), nil) })
 }
+
+// The handler routes with a ServeMux of its own: every path answers in
+// the content-download shape, with 405 and Allow for a method that the
+// path does not take, 404 for any other path.
+func TestRoutesOfTheHandler(t *testing.T) {
+	t.Parallel()
+	h := videos.NewHandler(videos.NewMemoryStore(nil), testCatalog(), videos.NewMemoryContentStore(nil),
+		videos.WithOwner(func(context.Context) (string, bool) { return "o", true }))
+	tests := []struct {
+		method, path string
+		status       int
+		allow        string
+	}{
+		{http.MethodPut, "/v1/videos", 405, "GET, HEAD, POST"},
+		{http.MethodGet, "/v1/vendorai/videos", 405, "POST"},
+		{http.MethodDelete, "/v1/vendor/videos", 405, "POST"},
+		{http.MethodPost, "/v1/videos/task_x", 405, "GET, HEAD, DELETE"},
+		{http.MethodDelete, "/v1/videos/task_x/content", 405, "GET, HEAD"},
+		{http.MethodGet, "/v1/videos/task_x/other", 404, ""},
+		{http.MethodGet, "/api/v1/videos", 404, ""},
+		{http.MethodGet, "/v1/videos", 200, ""},
+		{http.MethodHead, "/v1/videos/task_x", 404, ""},
+	}
+	for _, tc := range tests {
+		rec := newRecorder()
+		h.ServeHTTP(rec, newRequest(tc.method, tc.path, ""))
+		require.Equal(t, tc.status, rec.Code, "%s %s: %s", tc.method, tc.path, rec.Body.String())
+		require.Equal(t, tc.allow, rec.Header().Get("Allow"), "%s %s", tc.method, tc.path)
+	}
+}
