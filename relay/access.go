@@ -99,36 +99,19 @@ type endpoint struct {
 	multipart bool // the body is multipart/form-data with a model field
 }
 
-// endpoints are the access points but the Gemini one, by the path that
-// ends the request's URL.
-var endpoints = map[string]*endpoint{
-	"/v1/embeddings":           {pattern: PatternEmbeddings, path: "/embeddings"},
-	"/v1/images/generations":   {pattern: PatternImages, path: "/images/generations"},
-	"/v1/audio/transcriptions": {pattern: PatternTranscriptions, path: "/audio/transcriptions", multipart: true},
-	"/v1/audio/translations":   {pattern: PatternTranslations, path: "/audio/translations", multipart: true},
-	"/v1/audio/speech":         {pattern: PatternSpeech, path: "/audio/speech"},
-	"/v1/moderations":          {pattern: PatternModerations, path: "/moderations"},
-	"/v1/rerank":               {pattern: PatternRerank, path: "/rerank"},
-	"/v1/messages":             {pattern: PatternMessages, path: "/messages", format: formatMessages},
+// endpoints are the access points but the Gemini one.
+var endpoints = []*endpoint{
+	{pattern: PatternEmbeddings, path: "/embeddings"},
+	{pattern: PatternImages, path: "/images/generations"},
+	{pattern: PatternTranscriptions, path: "/audio/transcriptions", multipart: true},
+	{pattern: PatternTranslations, path: "/audio/translations", multipart: true},
+	{pattern: PatternSpeech, path: "/audio/speech"},
+	{pattern: PatternModerations, path: "/moderations"},
+	{pattern: PatternRerank, path: "/rerank"},
+	{pattern: PatternMessages, path: "/messages", format: formatMessages},
 }
 
 var geminiEndpoint = &endpoint{pattern: PatternGemini, format: formatGemini}
-
-// geminiPrefix starts the path of every Gemini-style route.
-const geminiPrefix = "/v1beta/models/"
-
-// endpointOf finds the access point of path: one of endpoints by its end,
-// or the Gemini one by geminiPrefix, so the handler works under any prefix
-// a router strips or keeps.
-func endpointOf(path string) *endpoint {
-	if strings.Contains(path, geminiPrefix) {
-		return geminiEndpoint
-	}
-	if i := strings.LastIndex(path, "/v1/"); i >= 0 {
-		return endpoints[path[i:]]
-	}
-	return nil
-}
 
 // An AccessOption configures [NewAccessHandler].
 type AccessOption func(*accessConfig)
@@ -251,8 +234,8 @@ func (h *accessHandler) fallbackFor(ep *endpoint, model string) http.Handler {
 // NewAccessHandler returns the handler of the access points of spec §4.4
 // ([AccessPatterns]): it relays each request to the upstreams of its model
 // through r ([Relay.Do]: failover, timeouts, cancellation), with the reply
-// streamed back. It finds the access point from the end of the request's
-// path, so it works under any router or prefix. Mount it with
+// streamed back. It routes the access points with a ServeMux of its own
+// (under a prefix, mount it through http.StripPrefix). Mount it with
 // [RegisterAccess], behind auth.Middleware for authentication and rate
 // limits, with auth.WithErrorShape(apierrors.ShapeFor) so that refusals
 // come in each format's shape.
@@ -371,6 +354,7 @@ func NewAccessHandler(r *Relay, catalog models.Catalog, opts ...AccessOption) ht
 		o(&c)
 	}
 	h := &accessHandler{relay: r.withTransport(credentialPlacer{next: r.transport}), catalog: catalog, cfg: c, logger: r.logger}
+	h.routes = newAccessRoutes(h)
 	return ForwardHeaders(h)
 }
 
@@ -379,6 +363,7 @@ type accessHandler struct {
 	catalog models.Catalog
 	cfg     accessConfig
 	logger  *slog.Logger
+	routes  *http.ServeMux // see newAccessRoutes
 }
 
 // allowPrincipalModels is the default model check: the key's allowed
@@ -392,22 +377,39 @@ func (h *accessHandler) renderer(f format) apierrors.Renderer {
 	return apierrors.Renderer{Shape: f.shape(), Logger: h.logger}
 }
 
-func (h *accessHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	ep := endpointOf(r.URL.Path)
-	if ep == nil {
-		h.renderer(formatOpenAI).Write(w, r, apierrors.NotFound(fmt.Sprintf("No access point at %s.", r.URL.Path)))
-		return
-	}
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", http.MethodPost)
-		h.renderer(ep.format).Write(w, r, &apierrors.Error{
-			Status:  http.StatusMethodNotAllowed,
-			Type:    apierrors.TypeInvalidRequest,
-			Code:    "method_not_allowed",
-			Message: fmt.Sprintf("%s is not allowed here; use POST.", r.Method),
+// newAccessRoutes returns the ServeMux that routes h's requests: each
+// access point's pattern to it, any other method on its path to a 405
+// method_not_allowed (Allow: POST) in the access point's error shape, and
+// any other path to a 404 not_found.
+func newAccessRoutes(h *accessHandler) *http.ServeMux {
+	mux := http.NewServeMux()
+	for _, ep := range append(slices.Clip(endpoints), geminiEndpoint) {
+		mux.HandleFunc(ep.pattern, func(w http.ResponseWriter, r *http.Request) { h.serve(w, r, ep) })
+		_, path, _ := strings.Cut(ep.pattern, " ")
+		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Allow", http.MethodPost)
+			h.renderer(ep.format).Write(w, r, &apierrors.Error{
+				Status:  http.StatusMethodNotAllowed,
+				Type:    apierrors.TypeInvalidRequest,
+				Code:    "method_not_allowed",
+				Message: fmt.Sprintf("%s is not allowed here; use POST.", r.Method),
+			})
 		})
-		return
 	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		h.renderer(formatOpenAI).Write(w, r, apierrors.NotFound(fmt.Sprintf("No access point at %s.", r.URL.Path)))
+	})
+	return mux
+}
+
+// ServeHTTP serves the request through the handler's own ServeMux (see
+// newAccessRoutes).
+func (h *accessHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h.routes.ServeHTTP(w, r)
+}
+
+// serve serves a request of the access point ep.
+func (h *accessHandler) serve(w http.ResponseWriter, r *http.Request, ep *endpoint) {
 	ctx, release := withQuotaSlot(r.Context())
 	defer release()
 	r = r.WithContext(ctx)

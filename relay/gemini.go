@@ -17,15 +17,11 @@ const (
 	geminiStream   = "streamGenerateContent"
 )
 
-// parseGeminiAction splits the end of a Gemini-style path,
-// "/v1beta/models/{model}:{method}", at its last colon. ok is false for a
-// path that is not of that form or names another method.
-func parseGeminiAction(path string) (model, method string, ok bool) {
-	i := strings.Index(path, geminiPrefix)
-	if i < 0 {
-		return "", "", false
-	}
-	action := path[i+len(geminiPrefix):]
+// parseGeminiAction splits the action of a Gemini-style path (the
+// {action...} of PatternGemini, "gemini-2.0-flash:generateContent") into
+// the model and the method, which must be one of the two this gateway
+// serves.
+func parseGeminiAction(action string) (model, method string, ok bool) {
 	j := strings.LastIndexByte(action, ':')
 	if j <= 0 {
 		return "", "", false
@@ -73,7 +69,7 @@ func geminiURL(base, model, method, query string) string {
 // needs no look, is streamed to the upstream as the client sends it. The
 // query goes upstream without the client's key parameter (alt=sse stays).
 func (h *accessHandler) serveGemini(w http.ResponseWriter, r *http.Request) error {
-	model, method, ok := parseGeminiAction(r.URL.Path)
+	model, method, ok := parseGeminiAction(r.PathValue("action"))
 	if !ok {
 		return apierrors.NotFound(fmt.Sprintf("No Gemini-style method at %s; this gateway serves :%s and :%s.", r.URL.Path, geminiGenerate, geminiStream))
 	}
