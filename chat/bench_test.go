@@ -35,7 +35,7 @@ func newBenchStack(tb testing.TB) (http.Handler, string) {
 	require.NoError(tb, err)
 	require.NoError(tb, keys.Add(tb.Context(), secret, auth.Key{ID: "key_bench", Quota: auth.UnlimitedQuota()}))
 	mux := http.NewServeMux()
-	mux.Handle(chat.Pattern, chat.NewHandler(models.NewMemoryCatalog(demo.TextModels()...), demo.NewTextBackend().Chat()))
+	chat.Register(mux, chat.NewHandler(models.NewMemoryCatalog(demo.TextModels()...), demo.NewTextBackend().Chat()))
 	return auth.Middleware(keys)(mux), secret
 }
 

@@ -3,7 +3,7 @@
 // and the handler that owns the wire, as JSON or as an SSE stream.
 //
 //	catalog := models.NewMemoryCatalog(demo.TextModels()...)
-//	mux.Handle(chat.Pattern, chat.NewHandler(catalog, demo.NewTextBackend().Chat()))
+//	chat.Register(mux, chat.NewHandler(catalog, demo.NewTextBackend().Chat()))
 //	server := auth.Middleware(keys)(mux)
 //
 // # A request's way through the handler

@@ -33,7 +33,7 @@ func send(h http.Handler, body string) *httptest.ResponseRecorder {
 func ExampleNewHandler() {
 	catalog := models.NewMemoryCatalog(demo.TextModels()...)
 	mux := http.NewServeMux()
-	mux.Handle(chat.Pattern, chat.NewHandler(catalog, demo.NewTextBackend().Chat()))
+	chat.Register(mux, chat.NewHandler(catalog, demo.NewTextBackend().Chat()))
 
 	w := send(mux, `{"model":"demo-chat","max_tokens":8,"messages":[{"role":"user","content":"Hello!"}]}`)
 	var c chat.Completion

@@ -28,7 +28,7 @@ func newSDKClient(t *testing.T, key func(secret string) string) openai.Client {
 	require.NoError(t, err)
 	require.NoError(t, keys.Add(t.Context(), secret, auth.Key{ID: "key_sdk", Quota: auth.UnlimitedQuota()}))
 	mux := http.NewServeMux()
-	mux.Handle(chat.Pattern, chat.NewHandler(testCatalog(), demo.NewTextBackend().Chat()))
+	chat.Register(mux, chat.NewHandler(testCatalog(), demo.NewTextBackend().Chat()))
 	srv := httptest.NewServer(auth.Middleware(keys)(mux))
 	t.Cleanup(srv.Close)
 	if key != nil {

@@ -6,7 +6,7 @@
 // [endpoint.FinishReason], [endpoint.Stop] and [endpoint.StreamOptions]).
 //
 //	catalog := models.NewMemoryCatalog(demo.TextModels()...)
-//	mux.Handle(completions.Pattern, completions.NewHandler(catalog, demo.NewTextBackend().Completions()))
+//	completions.Register(mux, completions.NewHandler(catalog, demo.NewTextBackend().Completions()))
 //	server := auth.Middleware(keys)(mux)
 //
 // # A request's way through the handler

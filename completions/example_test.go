@@ -31,7 +31,7 @@ func send(h http.Handler, body string) *httptest.ResponseRecorder {
 func ExampleNewHandler() {
 	catalog := models.NewMemoryCatalog(demo.TextModels()...)
 	mux := http.NewServeMux()
-	mux.Handle(completions.Pattern, completions.NewHandler(catalog, demo.NewTextBackend().Completions()))
+	completions.Register(mux, completions.NewHandler(catalog, demo.NewTextBackend().Completions()))
 
 	w := send(mux, `{"model":"demo-chat","prompt":["Roses are red","Violets are blue"],"max_tokens":9}`)
 	var c completions.Completion

@@ -43,7 +43,7 @@ type handler struct {
 //
 // Mount it behind [auth.Middleware]:
 //
-//	mux.Handle(completions.Pattern, completions.NewHandler(catalog, backend))
+//	completions.Register(mux, completions.NewHandler(catalog, backend))
 //
 // NewHandler panics if catalog or backend is nil. The handler is safe for
 // concurrent use.
@@ -148,4 +148,12 @@ func finishReason(o *Output) endpoint.FinishReason {
 		return endpoint.FinishStop
 	}
 	return o.FinishReason
+}
+
+// Register registers h, normally the handler of [NewHandler], on mux
+// under [Pattern]: every endpoint package of gatewaykit mounts its
+// handler with a Register of its own. Like mux.Handle, it panics if the
+// pattern conflicts with one already registered.
+func Register(mux *http.ServeMux, h http.Handler) {
+	mux.Handle(Pattern, h)
 }

@@ -26,7 +26,7 @@ func newSDKClient(t *testing.T, key func(secret string) string) openai.Client {
 	require.NoError(t, err)
 	require.NoError(t, keys.Add(t.Context(), secret, auth.Key{ID: "key_sdk", Quota: auth.UnlimitedQuota()}))
 	mux := http.NewServeMux()
-	mux.Handle(completions.Pattern, completions.NewHandler(testCatalog(), demo.NewTextBackend().Completions()))
+	completions.Register(mux, completions.NewHandler(testCatalog(), demo.NewTextBackend().Completions()))
 	srv := httptest.NewServer(auth.Middleware(keys)(mux))
 	t.Cleanup(srv.Close)
 	if key != nil {

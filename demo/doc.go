@@ -13,8 +13,8 @@
 //
 //	text := demo.NewTextBackend(demo.WithChunkDelay(50 * time.Millisecond))
 //	catalog := models.NewMemoryCatalog(demo.TextModels()...)
-//	mux.Handle(chat.Pattern, chat.NewHandler(catalog, text.Chat()))
-//	mux.Handle(completions.Pattern, completions.NewHandler(catalog, text.Completions()))
+//	chat.Register(mux, chat.NewHandler(catalog, text.Chat()))
+//	completions.Register(mux, completions.NewHandler(catalog, text.Completions()))
 //
 // [TextModels] lists three models for the catalogue: [ChatModel]
 // ("demo-chat"), [ReasonerModel] ("demo-reasoner", a reasoning model) and
@@ -173,7 +173,7 @@
 // serve any model id, and are safe for concurrent use.
 //
 //	catalog := models.NewMemoryCatalog(demo.AccessModels()...)
-//	mux.Handle(embeddings.Pattern, embeddings.NewHandler(catalog, demo.NewEmbeddingBackend()))
+//	embeddings.Register(mux, embeddings.NewHandler(catalog, demo.NewEmbeddingBackend()))
 //	images.Register(mux, images.NewHandler(catalog, demo.NewImageBackend()))
 //	audio.Register(mux, audio.NewHandler(catalog, demo.NewAudioBackend()))
 //

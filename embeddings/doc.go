@@ -2,7 +2,7 @@
 // [Backend]: the request is decoded and checked here, the vectors come
 // from the backend, and the reply is OpenAI's list object.
 //
-//	mux.Handle(embeddings.Pattern, embeddings.NewHandler(catalog, backend,
+//	embeddings.Register(mux, embeddings.NewHandler(catalog, backend,
 //		endpoint.WithLogger(logger)))
 //
 // # Request

@@ -14,7 +14,7 @@ import (
 func ExampleNewHandler() {
 	mux := http.NewServeMux()
 	catalog := models.NewMemoryCatalog(demo.AccessModels()...)
-	mux.Handle(embeddings.Pattern, embeddings.NewHandler(catalog, demo.NewEmbeddingBackend()))
+	embeddings.Register(mux, embeddings.NewHandler(catalog, demo.NewEmbeddingBackend()))
 
 	req := httptest.NewRequest("POST", "/v1/embeddings", strings.NewReader(
 		`{"model":"demo-embedding","input":"hello world","dimensions":3}`))

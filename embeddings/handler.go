@@ -43,7 +43,7 @@ type handler struct {
 // reservation to the prompt tokens that the backend counted. See the
 // package documentation for the wire details.
 //
-//	mux.Handle(embeddings.Pattern, embeddings.NewHandler(catalog, backend))
+//	embeddings.Register(mux, embeddings.NewHandler(catalog, backend))
 //
 // NewHandler panics if catalog or backend is nil. The handler is safe for
 // concurrent use.
@@ -175,4 +175,12 @@ func AppendReply(b []byte, res *Result, model string, b64 bool) []byte {
 	b = append(b, `,"total_tokens":`...)
 	b = append(b, n...)
 	return append(b, "}}"...)
+}
+
+// Register registers h, normally the handler of [NewHandler], on mux
+// under [Pattern]: every endpoint package of gatewaykit mounts its
+// handler with a Register of its own. Like mux.Handle, it panics if the
+// pattern conflicts with one already registered.
+func Register(mux *http.ServeMux, h http.Handler) {
+	mux.Handle(Pattern, h)
 }

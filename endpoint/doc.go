@@ -4,10 +4,18 @@
 // that go with them ([ValidImageURL]); and the one option type of their
 // handlers, [Option], with the options that mean the same in all three.
 //
-//	mux.Handle(chat.Pattern, chat.NewHandler(catalog, backend,
+//	chat.Register(mux, chat.NewHandler(catalog, backend,
 //		endpoint.WithLogger(logger), endpoint.WithMaxRequestBytes(1<<20)))
 //	responses.Register(mux, responses.NewHandler(catalog, backend,
 //		endpoint.WithLogger(logger), responses.WithStore(store)))
+//
+// Every endpoint package mounts the same way: NewHandler returns an
+// http.Handler, and the package's Register(mux, h) registers it on a
+// ServeMux under the package's pattern or patterns (Pattern, Patterns),
+// which are exported for routers of other kinds. A handler of several
+// routes routes them with a ServeMux of its own, and every handler reads
+// its path's wildcards with r.PathValue; none parses the path. Under a
+// prefix, mount a handler through http.StripPrefix.
 //
 // Every handler takes a request the same way: decode (at most
 // [WithMaxRequestBytes]), validate ([WithValidator]), check the model

@@ -60,7 +60,7 @@ func ExampleLimitBodies() {
 	_ = keys.Add(context.Background(), "sk-example", auth.Key{ID: "k1", Quota: auth.UnlimitedQuota()})
 	catalog := models.NewMemoryCatalog(demo.TextModels()...)
 	mux := http.NewServeMux()
-	mux.Handle(chat.Pattern, chat.NewHandler(catalog, demo.NewTextBackend().Chat()))
+	chat.Register(mux, chat.NewHandler(catalog, demo.NewTextBackend().Chat()))
 	limits := gateway.LimitBodies(gateway.BodyLimits{ReadTimeout: 30 * time.Second, MaxBytesInFlight: 1 << 10})
 	h := auth.Middleware(keys)(limits(mux))
 

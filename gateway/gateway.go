@@ -206,10 +206,10 @@ func New(c Config) (*Gateway, error) {
 	g.mux = mux
 	models.Register(mux, models.NewHandler(c.Catalog, models.WithLogger(logger), models.WithAllowed(keyAllows)))
 	if c.Chat != nil {
-		mux.Handle(chat.Pattern, chat.NewHandler(c.Catalog, c.Chat, endpoint.WithLogger(logger), endpoint.WithMaxRequestBytes(c.MaxRequestBytes)))
+		chat.Register(mux, chat.NewHandler(c.Catalog, c.Chat, endpoint.WithLogger(logger), endpoint.WithMaxRequestBytes(c.MaxRequestBytes)))
 	}
 	if c.Completions != nil {
-		mux.Handle(completions.Pattern, completions.NewHandler(c.Catalog, c.Completions, endpoint.WithLogger(logger),
+		completions.Register(mux, completions.NewHandler(c.Catalog, c.Completions, endpoint.WithLogger(logger),
 			endpoint.WithMaxRequestBytes(c.MaxRequestBytes)))
 	}
 	if c.Responses != nil {

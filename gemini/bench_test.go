@@ -41,8 +41,8 @@ func newBenchStack(tb testing.TB) (http.Handler, string) {
 	catalog := models.NewMemoryCatalog(demo.TextModels()...)
 	backend := demo.NewTextBackend().Chat()
 	mux := http.NewServeMux()
-	mux.Handle(gemini.Pattern, gemini.NewHandler(catalog, backend))
-	mux.Handle(chat.Pattern, chat.NewHandler(catalog, backend))
+	gemini.Register(mux, gemini.NewHandler(catalog, backend))
+	chat.Register(mux, chat.NewHandler(catalog, backend))
 	return auth.Middleware(keys)(mux), secret
 }
 

@@ -6,7 +6,7 @@
 // catalogue that serves chat completions:
 //
 //	catalog := models.NewMemoryCatalog(demo.TextModels()...)
-//	mux.Handle(gemini.Pattern, gemini.NewHandler(catalog, demo.NewTextBackend().Chat()))
+//	gemini.Register(mux, gemini.NewHandler(catalog, demo.NewTextBackend().Chat()))
 //	server := auth.Middleware(keys, auth.WithErrorShape(apierrors.ShapeFor))(mux)
 //
 // The package gateway mounts it when its config has a chat backend; with

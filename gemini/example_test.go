@@ -24,7 +24,7 @@ func send(h http.Handler, path, body string) *httptest.ResponseRecorder {
 func ExampleNewHandler() {
 	catalog := models.NewMemoryCatalog(demo.TextModels()...)
 	mux := http.NewServeMux()
-	mux.Handle(gemini.Pattern, gemini.NewHandler(catalog, demo.NewTextBackend().Chat()))
+	gemini.Register(mux, gemini.NewHandler(catalog, demo.NewTextBackend().Chat()))
 
 	w := send(mux, "/v1beta/models/demo-chat:generateContent",
 		`{"contents":[{"role":"user","parts":[{"text":"Hello!"}]}],"generationConfig":{"maxOutputTokens":8}}`)
@@ -43,7 +43,7 @@ func ExampleNewHandler() {
 func ExampleNewHandler_streaming() {
 	catalog := models.NewMemoryCatalog(demo.TextModels()...)
 	mux := http.NewServeMux()
-	mux.Handle(gemini.Pattern, gemini.NewHandler(catalog, demo.NewTextBackend(demo.WithTokensPerChunk(4)).Chat()))
+	gemini.Register(mux, gemini.NewHandler(catalog, demo.NewTextBackend(demo.WithTokensPerChunk(4)).Chat()))
 
 	w := send(mux, "/v1beta/models/demo-chat:streamGenerateContent?alt=sse",
 		`{"contents":[{"parts":[{"text":"Hello!"}]}],"generationConfig":{"maxOutputTokens":8}}`)

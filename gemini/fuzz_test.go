@@ -136,7 +136,7 @@ func FuzzStreamTranslation(f *testing.F) {
 			ops = ops[:64]
 		}
 		mux := http.NewServeMux()
-		mux.Handle(gemini.Pattern, gemini.NewHandler(newCatalog(), script(ops, text)))
+		gemini.Register(mux, gemini.NewHandler(newCatalog(), script(ops, text)))
 		body := `{"contents":[{"parts":[{"text":"x"}]}],"generationConfig":{"candidateCount":2,"thinkingConfig":{"includeThoughts":true}}}`
 		w := post(t, mux, "/v1beta/models/demo-chat:streamGenerateContent?alt=sse", body)
 		if w.Code != 200 {

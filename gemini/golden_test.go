@@ -31,7 +31,7 @@ func normalizeIDs(s string) string { return randomIDs.ReplaceAllString(s, `"${1}
 // mounted on its pattern.
 func newTestHandler(opts ...gemini.Option) http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle(gemini.Pattern, gemini.NewHandler(models.NewMemoryCatalog(append(demo.TextModels(),
+	gemini.Register(mux, gemini.NewHandler(models.NewMemoryCatalog(append(demo.TextModels(),
 		models.Model{ID: "responses-only", EndpointTypes: []models.EndpointType{models.CompatResponse}})...),
 		demo.NewTextBackend(demo.WithTokensPerChunk(8)).Chat(), opts...))
 	return mux

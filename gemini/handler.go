@@ -57,7 +57,7 @@ type handler struct {
 //
 // Mount it behind auth.Middleware with auth.WithErrorShape(apierrors.ShapeFor):
 //
-//	mux.Handle(gemini.Pattern, gemini.NewHandler(catalog, backend))
+//	gemini.Register(mux, gemini.NewHandler(catalog, backend))
 //
 // NewHandler panics if catalog or backend is nil. The handler is safe for
 // concurrent use.
@@ -289,4 +289,12 @@ func (a *admission) Model(*Request) string { return a.model }
 func (a *admission) Prepare(_ context.Context, _ *Request, m *models.Model, body []byte) (*chat.Params, int64, int64, error) {
 	prompt := pipeline.PromptTokens(len(body))
 	return &chat.Params{Request: a.chat, Model: m}, prompt, pipeline.Estimate(prompt, a.chat.Choices(), a.chat.TokenLimit(), m), nil
+}
+
+// Register registers h, normally the handler of [NewHandler], on mux
+// under [Pattern]: every endpoint package of gatewaykit mounts its
+// handler with a Register of its own. Like mux.Handle, it panics if the
+// pattern conflicts with one already registered.
+func Register(mux *http.ServeMux, h http.Handler) {
+	mux.Handle(Pattern, h)
 }

@@ -157,7 +157,7 @@ func (failing) Stream(context.Context, *chat.Params) iter.Seq2[chat.Delta, error
 func TestStreamFailsBeforeStart(t *testing.T) {
 	t.Parallel()
 	mux := http.NewServeMux()
-	mux.Handle(gemini.Pattern, gemini.NewHandler(newCatalog(), failing{}))
+	gemini.Register(mux, gemini.NewHandler(newCatalog(), failing{}))
 	for _, q := range []string{"?alt=sse", ""} {
 		w := post(t, mux, "/v1beta/models/demo-chat:streamGenerateContent"+q, `{"contents":[{"parts":[{"text":"hi"}]}]}`)
 		require.Equal(t, 429, w.Code)

@@ -40,7 +40,7 @@ func BenchmarkStack(b *testing.B) {
 	require.NoError(b, err)
 	require.NoError(b, keys.Add(b.Context(), secret, auth.Key{ID: "key_bench", Quota: auth.UnlimitedQuota()}))
 	mux := http.NewServeMux()
-	mux.Handle(messages.Pattern, messages.NewHandler(models.NewMemoryCatalog(demo.TextModels()...), demo.NewTextBackend().Chat()))
+	messages.Register(mux, messages.NewHandler(models.NewMemoryCatalog(demo.TextModels()...), demo.NewTextBackend().Chat()))
 	stack := auth.Middleware(keys, auth.WithErrorShape(apierrors.ShapeFor))(mux)
 	for _, tc := range []struct {
 		name   string

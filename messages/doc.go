@@ -6,7 +6,7 @@
 // that format's event stream; it owns the wire as the chat handler does.
 //
 //	catalog := models.NewMemoryCatalog(demo.TextModels()...)
-//	mux.Handle(messages.Pattern, messages.NewHandler(catalog, demo.NewTextBackend().Chat()))
+//	messages.Register(mux, messages.NewHandler(catalog, demo.NewTextBackend().Chat()))
 //	server := auth.Middleware(keys, auth.WithErrorShape(apierrors.ShapeFor))(mux)
 //
 // The package also holds the format's wire types ([Request], [Reply],

@@ -17,7 +17,7 @@ import (
 func ExampleNewHandler() {
 	catalog := models.NewMemoryCatalog(demo.TextModels()...)
 	mux := http.NewServeMux()
-	mux.Handle(messages.Pattern, messages.NewHandler(catalog, demo.NewTextBackend().Chat()))
+	messages.Register(mux, messages.NewHandler(catalog, demo.NewTextBackend().Chat()))
 
 	body := `{"model":"demo-chat","max_tokens":8,"system":"Be brief.","messages":[{"role":"user","content":"hello"}]}`
 	r := httptest.NewRequest(http.MethodPost, "/v1/messages", strings.NewReader(body))

@@ -53,7 +53,7 @@ type params struct {
 // auth.WithErrorShape(apierrors.ShapeFor), so that refusals come in the
 // messages format's error shape too:
 //
-//	mux.Handle(messages.Pattern, messages.NewHandler(catalog, backend))
+//	messages.Register(mux, messages.NewHandler(catalog, backend))
 //
 // NewHandler panics if catalog or backend is nil. The handler is safe for
 // concurrent use.
@@ -178,4 +178,12 @@ func (h *handler) Deltas(ctx context.Context, p *params) (iter.Seq2[chat.Delta, 
 // NewStream returns the event writer of the stream of p.
 func (h *handler) NewStream(r *http.Request, s *sse.Stream, p *params) pipeline.DeltaWriter[chat.Delta] {
 	return newEventWriter(s, &h.cfg, p.chat.Request.Model, p.prompt)
+}
+
+// Register registers h, normally the handler of [NewHandler], on mux
+// under [Pattern]: every endpoint package of gatewaykit mounts its
+// handler with a Register of its own. Like mux.Handle, it panics if the
+// pattern conflicts with one already registered.
+func Register(mux *http.ServeMux, h http.Handler) {
+	mux.Handle(Pattern, h)
 }

@@ -2,7 +2,7 @@
 // [Backend]: the request is decoded and checked here, the verdicts come
 // from the backend, and the reply is OpenAI's moderation object.
 //
-//	mux.Handle(moderations.Pattern, moderations.NewHandler(catalog, backend))
+//	moderations.Register(mux, moderations.NewHandler(catalog, backend))
 //
 // # Request
 //

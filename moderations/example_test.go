@@ -15,7 +15,7 @@ import (
 func ExampleNewHandler() {
 	mux := http.NewServeMux()
 	catalog := models.NewMemoryCatalog(demo.AccessModels()...)
-	mux.Handle(moderations.Pattern, moderations.NewHandler(catalog, demo.NewModerationBackend()))
+	moderations.Register(mux, moderations.NewHandler(catalog, demo.NewModerationBackend()))
 
 	req := httptest.NewRequest("POST", "/v1/moderations", strings.NewReader(
 		`{"model":"demo-moderation","input":["Have a nice day","I will threaten you"]}`))

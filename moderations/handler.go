@@ -42,7 +42,7 @@ type handler struct {
 // object (every category in every result) and settles the reservation to
 // the backend's input tokens. See the package documentation.
 //
-//	mux.Handle(moderations.Pattern, moderations.NewHandler(catalog, backend))
+//	moderations.Register(mux, moderations.NewHandler(catalog, backend))
 //
 // NewHandler panics if catalog or backend is nil. The handler is safe for
 // concurrent use.
@@ -115,4 +115,12 @@ func checkResult(res *Result, n int) error {
 		}
 	}
 	return nil
+}
+
+// Register registers h, normally the handler of [NewHandler], on mux
+// under [Pattern]: every endpoint package of gatewaykit mounts its
+// handler with a Register of its own. Like mux.Handle, it panics if the
+// pattern conflicts with one already registered.
+func Register(mux *http.ServeMux, h http.Handler) {
+	mux.Handle(Pattern, h)
 }

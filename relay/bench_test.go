@@ -114,7 +114,7 @@ func benchGateway(tb testing.TB, up *httptest.Server) *httptest.Server {
 		models.Model{ID: "bench", EndpointTypes: []models.EndpointType{models.Compat}},
 		models.Model{ID: "bench-long", EndpointTypes: []models.EndpointType{models.Compat}})
 	mux := http.NewServeMux()
-	mux.Handle(chat.Pattern, chat.NewHandler(catalog, r.Chat()))
+	chat.Register(mux, chat.NewHandler(catalog, r.Chat()))
 	srv := httptest.NewServer(auth.Middleware(keys)(relay.ForwardHeaders(mux)))
 	tb.Cleanup(srv.Close)
 	return srv

@@ -41,8 +41,8 @@
 // is the videos.Generator of a runner.Runner, and the videos.Submitter of
 // the video handler:
 //
-//	mux.Handle(chat.Pattern, chat.NewHandler(catalog, r.Chat()))
-//	mux.Handle(completions.Pattern, completions.NewHandler(catalog, r.Completions()))
+//	chat.Register(mux, chat.NewHandler(catalog, r.Chat()))
+//	completions.Register(mux, completions.NewHandler(catalog, r.Completions()))
 //	responses.Register(mux, responses.NewHandler(catalog, r.Responses()))
 //	gen := r.Videos()
 //	rn := runner.New(store, gen, contents, runner.WithWorkers(64))

@@ -38,8 +38,8 @@ func ExampleNew() {
 	}
 	catalog := models.NewMemoryCatalog(models.Model{ID: "gpt-4o-mini", EndpointTypes: []models.EndpointType{models.Compat}})
 	mux := http.NewServeMux()
-	mux.Handle(chat.Pattern, chat.NewHandler(catalog, r.Chat()))
-	mux.Handle(completions.Pattern, completions.NewHandler(catalog, r.Completions()))
+	chat.Register(mux, chat.NewHandler(catalog, r.Chat()))
+	completions.Register(mux, completions.NewHandler(catalog, r.Completions()))
 	gateway := httptest.NewServer(relay.ForwardHeaders(mux))
 	defer gateway.Close()
 

@@ -18,7 +18,7 @@ type forwardKey struct{}
 // x-goog-api-key), its cookies and every other header are never
 // forwarded. Mount it around the handlers that use relay backends:
 //
-//	mux.Handle(chat.Pattern, relay.ForwardHeaders(chat.NewHandler(catalog, r.Chat())))
+//	chat.Register(mux, relay.ForwardHeaders(chat.NewHandler(catalog, r.Chat())))
 //
 // A request with none of these headers passes through unchanged, at no
 // cost.

@@ -74,7 +74,7 @@ func newGeminiGateway(t *testing.T) *geminiGateway {
 	require.NoError(t, keys.Add(t.Context(), clientKey, auth.Key{ID: "key_test", Quota: auth.LimitedQuota(quota)}))
 	mux := http.NewServeMux()
 	catalog := models.NewMemoryCatalog(list...)
-	mux.Handle(chat.Pattern, chat.NewHandler(catalog, r.Chat()))
+	chat.Register(mux, chat.NewHandler(catalog, r.Chat()))
 	responses.Register(mux, responses.NewHandler(catalog, r.Responses()))
 	srv := httptest.NewServer(auth.Middleware(keys)(relay.ForwardHeaders(mux)))
 	t.Cleanup(srv.Close)

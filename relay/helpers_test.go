@@ -82,8 +82,8 @@ func newGateway(t *testing.T, setup func(up *relaytest.Upstream), opts ...relay.
 	catalog := models.NewMemoryCatalog(list...)
 	g := &gateway{up: up, relay: r, keys: keys}
 	mux := http.NewServeMux()
-	mux.Handle(chat.Pattern, chat.NewHandler(catalog, r.Chat()))
-	mux.Handle(completions.Pattern, completions.NewHandler(catalog, r.Completions()))
+	chat.Register(mux, chat.NewHandler(catalog, r.Chat()))
+	completions.Register(mux, completions.NewHandler(catalog, r.Completions()))
 	responses.Register(mux, responses.NewHandler(catalog, r.Responses()))
 	g.mountVideos(t, mux, catalog)
 	g.srv = httptest.NewServer(auth.Middleware(keys)(relay.ForwardHeaders(g.track(mux))))

@@ -2,7 +2,7 @@
 // the request is decoded and checked here, the relevance scores come from
 // the backend, and the handler ranks the documents.
 //
-//	mux.Handle(rerank.Pattern, rerank.NewHandler(catalog, backend))
+//	rerank.Register(mux, rerank.NewHandler(catalog, backend))
 //
 // # Request
 //

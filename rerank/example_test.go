@@ -15,7 +15,7 @@ import (
 func ExampleNewHandler() {
 	mux := http.NewServeMux()
 	catalog := models.NewMemoryCatalog(demo.AccessModels()...)
-	mux.Handle(rerank.Pattern, rerank.NewHandler(catalog, demo.NewRerankBackend()))
+	rerank.Register(mux, rerank.NewHandler(catalog, demo.NewRerankBackend()))
 
 	req := httptest.NewRequest("POST", "/v1/rerank", strings.NewReader(
 		`{"model":"demo-rerank","query":"capital of France","top_n":2,

@@ -44,7 +44,7 @@ type handler struct {
 // false) and settles the reservation to the backend's prompt tokens. See
 // the package documentation.
 //
-//	mux.Handle(rerank.Pattern, rerank.NewHandler(catalog, backend))
+//	rerank.Register(mux, rerank.NewHandler(catalog, backend))
 //
 // NewHandler panics if catalog or backend is nil. The handler is safe for
 // concurrent use.
@@ -170,4 +170,12 @@ func NewReply(id, model string, req *Request, res *Result) *Reply {
 		}
 	}
 	return r
+}
+
+// Register registers h, normally the handler of [NewHandler], on mux
+// under [Pattern]: every endpoint package of gatewaykit mounts its
+// handler with a Register of its own. Like mux.Handle, it panics if the
+// pattern conflicts with one already registered.
+func Register(mux *http.ServeMux, h http.Handler) {
+	mux.Handle(Pattern, h)
 }

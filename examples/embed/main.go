@@ -36,8 +36,8 @@ func newHandler(ctx context.Context) (http.Handler, error) {
 
 	mux := http.NewServeMux()
 	models.Register(mux, models.NewHandler(catalog))
-	mux.Handle(chat.Pattern, chat.NewHandler(catalog, text.Chat()))
-	mux.Handle(completions.Pattern, completions.NewHandler(catalog, text.Completions()))
+	chat.Register(mux, chat.NewHandler(catalog, text.Chat()))
+	completions.Register(mux, completions.NewHandler(catalog, text.Completions()))
 	return auth.Middleware(keys)(mux), nil
 }
 
