@@ -25,7 +25,7 @@ import (
 // access points and a relay that routes one embedding model to an
 // OpenAI-compatible fake upstream: that model's requests are passed
 // through, and those for the demo models are served here, JSON and
-// multipart alike (relay.WithAccessFallback).
+// multipart alike (relay.WithFallback).
 func TestServedAccessPointsBehindARelay(t *testing.T) {
 	t.Parallel()
 	up := relaytest.NewUpstream()

@@ -40,7 +40,7 @@
 // /translations). With a Relay, these access points are the relay's
 // first: a request for a model it routes to OpenAI-compatible upstreams
 // is passed through, and any other comes to the backend here
-// (relay.WithAccessFallback); a messages-format or Gemini-style request
+// (relay.WithFallback); a messages-format or Gemini-style request
 // is passed through to a model whose upstreams all speak that format
 // natively (relay.APIAnthropic, relay.APIGemini), and translated over the
 // chat backend (the relay's, for a routed model) otherwise. Routes added by [Config].Routes are mounted on the same mux,

@@ -83,7 +83,7 @@ type Config struct {
 	// leaves its access points unmounted (or, with a relay, relayed
 	// only). With a relay, the requests for models that it routes to
 	// OpenAI-compatible upstreams are passed through, and the others come
-	// to these backends (relay.WithAccessFallback).
+	// to these backends (relay.WithFallback).
 	Embeddings  embeddings.Backend
 	Moderations moderations.Backend
 	Rerank      rerank.Backend
@@ -287,7 +287,7 @@ func withRelay(c Config) Config {
 // relay, they are mounted as they are. With one, the relay's access
 // handler takes every access point: it passes a request through to the
 // upstreams of its model when they speak the access point's format, and
-// hands any other to the served handler (relay.WithAccessFallback).
+// hands any other to the served handler (relay.WithFallback).
 func mountAccess(mux *http.ServeMux, c Config, served map[string]http.Handler) {
 	if c.Relay == nil {
 		for p, h := range served {
@@ -297,9 +297,9 @@ func mountAccess(mux *http.ServeMux, c Config, served map[string]http.Handler) {
 		}
 		return
 	}
-	var opts []relay.AccessOption
+	var opts []relay.Option
 	for p, h := range served {
-		opts = append(opts, relay.WithAccessFallback(p, h))
+		opts = append(opts, relay.WithFallback(p, h))
 	}
 	relay.RegisterAccess(mux, relay.NewAccessHandler(c.Relay, c.Catalog, opts...))
 }

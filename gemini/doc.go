@@ -13,7 +13,7 @@
 // a relay, the relay's access handler passes the requests for a model
 // whose upstreams all speak the Gemini format natively
 // (relay.APIGemini) through unchanged, and hands every other to this
-// handler (relay.WithAccessFallback).
+// handler (relay.WithFallback).
 //
 // # A request's way through the handler
 //

@@ -34,7 +34,7 @@ const (
 // "image-generation"), and checked by the handlers of packages
 // embeddings, moderations, rerank, images and audio. The relay's
 // pass-through of these access points checks none by default
-// (relay.WithAccessEndpointType).
+// (relay.WithEndpointType).
 const (
 	// Embeddings is needed by POST /v1/embeddings.
 	Embeddings EndpointType = "embeddings"

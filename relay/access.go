@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -113,9 +114,9 @@ var endpoints = []*endpoint{
 
 var geminiEndpoint = &endpoint{pattern: PatternGemini, format: formatGemini}
 
-// An AccessOption configures [NewAccessHandler].
-type AccessOption func(*accessConfig)
-
+// accessConfig holds the settings of the access handlers: the options
+// WithMaxRequestBytes, WithAllowed, WithEndpointType, WithKeepAlive and
+// WithFallback.
 type accessConfig struct {
 	maxBytes  int64
 	allow     models.AllowFunc
@@ -124,29 +125,52 @@ type accessConfig struct {
 	fallback  map[string]http.Handler // by pattern
 }
 
-// WithAccessMaxRequestBytes sets the largest request body accepted, JSON or
-// multipart; a larger one is answered with a 400 invalid_request_error
-// (in the endpoint's error shape) that names the limit. The default is 32
-// MiB; n ≤ 0 restores it.
-func WithAccessMaxRequestBytes(n int64) AccessOption {
-	return func(c *accessConfig) {
-		if n <= 0 {
-			n = httpjson.DefaultMaxBytes
-		}
-		c.maxBytes = n
+// defaultAccessConfig returns the access settings of a relay given no
+// option.
+func defaultAccessConfig() accessConfig {
+	return accessConfig{
+		maxBytes:  httpjson.DefaultMaxBytes,
+		allow:     allowPrincipalModels,
+		keepAlive: sse.DefaultKeepAlive,
+		need: map[string]models.EndpointType{
+			PatternMessages: models.Compat,
+			PatternGemini:   models.Compat,
+		},
 	}
 }
 
-// WithAccessAllowed sets the check of which models the caller may use; a
+// clone returns a copy of c whose maps are its own.
+func (c accessConfig) clone() accessConfig {
+	c.need = maps.Clone(c.need)
+	c.fallback = maps.Clone(c.fallback)
+	return c
+}
+
+// WithMaxRequestBytes sets the largest request body accepted, JSON or
+// multipart; a larger one is answered with a 400 invalid_request_error
+// (in the endpoint's error shape) that names the limit. The default is 32
+// MiB; n ≤ 0 restores it.
+func WithMaxRequestBytes(n int64) Option {
+	return func(c *config) {
+		if n <= 0 {
+			n = httpjson.DefaultMaxBytes
+		}
+		c.access.maxBytes = n
+	}
+}
+
+// WithAllowed sets the check of which models the caller may use; a
 // model it rejects is answered 404, as if it did not exist. By default a
 // request may use the models its API key allows
 // ([auth.Principal.AllowsModel]; every model without a principal). nil
 // allows every model.
-func WithAccessAllowed(allow models.AllowFunc) AccessOption {
-	return func(c *accessConfig) { c.allow = allow }
+func WithAllowed(allow models.AllowFunc) Option {
+	return func(c *config) {
+		c.access.allow = allow
+	}
 }
 
-// WithAccessEndpointType sets the endpoint type that the model of the
+// WithEndpointType sets the endpoint type that the model of the
 // access point pattern (one of [AccessPatterns]) must list in its
 // supported_endpoint_types; "" checks only that the model exists and may
 // be used. The defaults: [models.Compat] for [PatternMessages] and
@@ -158,23 +182,27 @@ func WithAccessAllowed(allow models.AllowFunc) AccessOption {
 // models.Embeddings and the others, can be required with this option;
 // the kit's own handlers of these access points require them). It panics
 // if pattern is not an access point.
-func WithAccessEndpointType(pattern string, t models.EndpointType) AccessOption {
-	mustBeAccessPattern("WithAccessEndpointType", pattern)
-	return func(c *accessConfig) { c.need[pattern] = t }
+func WithEndpointType(pattern string, t models.EndpointType) Option {
+	mustBeAccessPattern("WithEndpointType", pattern)
+	return func(c *config) {
+		c.access.need[pattern] = t
+	}
 }
 
-// WithAccessKeepAlive sets the interval of silence after which a relayed
+// WithKeepAlive sets the interval of silence after which a relayed
 // event stream writes a ": keep-alive" comment line to the client between
 // the upstream's events. The default is [sse.DefaultKeepAlive] (15s); 0
 // disables the comments. It panics if d is negative.
-func WithAccessKeepAlive(d time.Duration) AccessOption {
+func WithKeepAlive(d time.Duration) Option {
 	if d < 0 {
-		panic("relay: WithAccessKeepAlive: negative interval")
+		panic("relay: WithKeepAlive: negative interval")
 	}
-	return func(c *accessConfig) { c.keepAlive = d }
+	return func(c *config) {
+		c.access.keepAlive = d
+	}
 }
 
-// WithAccessFallback makes h serve the requests of the access point
+// WithFallback makes h serve the requests of the access point
 // pattern (one of [AccessPatterns]) that the relay does not pass through:
 // those for a model that no route of the relay serves, and those for a
 // model whose upstreams do not all speak the access point's format
@@ -190,16 +218,16 @@ func WithAccessKeepAlive(d time.Duration) AccessOption {
 // for a routed model is passed through to the route's upstreams whatever
 // their API, and one for any other model is answered 404. It panics if
 // pattern is not an access point or h is nil.
-func WithAccessFallback(pattern string, h http.Handler) AccessOption {
-	mustBeAccessPattern("WithAccessFallback", pattern)
+func WithFallback(pattern string, h http.Handler) Option {
+	mustBeAccessPattern("WithFallback", pattern)
 	if h == nil {
-		panic("relay: WithAccessFallback: nil Handler")
+		panic("relay: WithFallback: nil Handler")
 	}
-	return func(c *accessConfig) {
-		if c.fallback == nil {
-			c.fallback = make(map[string]http.Handler)
+	return func(c *config) {
+		if c.access.fallback == nil {
+			c.access.fallback = make(map[string]http.Handler)
 		}
-		c.fallback[pattern] = h
+		c.access.fallback[pattern] = h
 	}
 }
 
@@ -211,7 +239,7 @@ func mustBeAccessPattern(fn, pattern string) {
 	}
 }
 
-// fallbackFor returns the handler of [WithAccessFallback] that serves ep's
+// fallbackFor returns the handler of [WithFallback] that serves ep's
 // requests for model, or nil when the relay passes them through.
 func (h *accessHandler) fallbackFor(ep *endpoint, model string) http.Handler {
 	fb := h.cfg.fallback[ep.pattern]
@@ -243,15 +271,15 @@ func (h *accessHandler) fallbackFor(ep *endpoint, model string) http.Handler {
 // # The model
 //
 // It is read from the body's top-level "model" member on the JSON access
-// points (the body is read whole, up to [WithAccessMaxRequestBytes], because the
+// points (the body is read whole, up to [WithMaxRequestBytes], because the
 // model decides the upstream; every other member is forwarded byte for
 // byte), from the "model" form field on the multipart ones (see below),
 // and from the path on the Gemini-style ones. It is checked against
 // catalog with models.Require — 404 for a model that is unknown or that
-// [WithAccessAllowed] rejects, 400 for one that lacks the endpoint type of
-// [WithAccessEndpointType] (by default compat for /v1/messages and the
+// [WithAllowed] rejects, 400 for one that lacks the endpoint type of
+// [WithEndpointType] (by default compat for /v1/messages and the
 // Gemini-style paths, none for the others) — and must be routed by r
-// (else 404 too), unless [WithAccessFallback] serves the access point:
+// (else 404 too), unless [WithFallback] serves the access point:
 // then requests for models that r does not route, or whose upstreams do
 // not speak the access point's format ([Upstream].API), go to the
 // fallback before any check. Upstream, it is renamed to [Upstream].Model: in the
@@ -284,7 +312,7 @@ func (h *accessHandler) fallbackFor(ep *endpoint, model string) http.Handler {
 // Replies: an event stream (text/event-stream: the messages format's
 // stream, :streamGenerateContent?alt=sse) is passed through event by
 // event, each flushed at once, with keep-alive comments
-// ([WithAccessKeepAlive]) during long silences; any other reply is copied
+// ([WithKeepAlive]) during long silences; any other reply is copied
 // as it arrives, flushed after every read when its length is unknown (the
 // audio of /v1/audio/speech, a chunked JSON array). The upstream's status,
 // Content-Type, Content-Length, Content-Disposition and request id reach
@@ -334,26 +362,21 @@ func (h *accessHandler) fallbackFor(ep *endpoint, model string) http.Handler {
 //
 // NewAccessHandler panics if r or catalog is nil. The handler is safe for
 // concurrent use.
-func NewAccessHandler(r *Relay, catalog models.Catalog, opts ...AccessOption) http.Handler {
+func NewAccessHandler(r *Relay, catalog models.Catalog, opts ...Option) http.Handler {
 	if r == nil {
 		panic("relay: NewAccessHandler: nil Relay")
 	}
 	if catalog == nil {
 		panic("relay: NewAccessHandler: nil Catalog")
 	}
-	c := accessConfig{
-		maxBytes:  httpjson.DefaultMaxBytes,
-		allow:     allowPrincipalModels,
-		keepAlive: sse.DefaultKeepAlive,
-		need: map[string]models.EndpointType{
-			PatternMessages: models.Compat,
-			PatternGemini:   models.Compat,
-		},
-	}
+	// The access settings given to New, then those given here; the
+	// relay's own settings (its transport, timeouts, logger…) are New's.
+	c := config{access: r.access.clone()}
 	for _, o := range opts {
 		o(&c)
 	}
-	h := &accessHandler{relay: r.withTransport(credentialPlacer{next: r.transport}), catalog: catalog, cfg: c, logger: r.logger}
+	c = config{access: c.access}
+	h := &accessHandler{relay: r.withTransport(credentialPlacer{next: r.transport}), catalog: catalog, cfg: c.access, logger: r.logger}
 	h.routes = newAccessRoutes(h)
 	return ForwardHeaders(h)
 }

@@ -88,10 +88,10 @@ func TestAccessFallback(t *testing.T) {
 	require.NoError(t, err)
 
 	fallbacks := map[string]*recordingFallback{}
-	var opts []relay.AccessOption
+	var opts []relay.Option
 	for _, p := range relay.AccessPatterns() {
 		fallbacks[p] = &recordingFallback{}
-		opts = append(opts, relay.WithAccessFallback(p, fallbacks[p]))
+		opts = append(opts, relay.WithFallback(p, fallbacks[p]))
 	}
 	g := &accessGateway{srv: serveAccessCatalog(t, r, catalog, opts...), upstream: up}
 
@@ -159,13 +159,13 @@ func TestAccessFallback(t *testing.T) {
 	})
 }
 
-func TestWithAccessFallbackPanics(t *testing.T) {
+func TestWithFallbackPanics(t *testing.T) {
 	t.Parallel()
-	require.PanicsWithValue(t, `relay: WithAccessFallback: "POST /v1/chat/completions" is not an access point pattern`, func() {
-		relay.WithAccessFallback("POST /v1/chat/completions", http.NotFoundHandler())
+	require.PanicsWithValue(t, `relay: WithFallback: "POST /v1/chat/completions" is not an access point pattern`, func() {
+		relay.WithFallback("POST /v1/chat/completions", http.NotFoundHandler())
 	})
-	require.PanicsWithValue(t, "relay: WithAccessFallback: nil Handler", func() {
-		relay.WithAccessFallback(relay.PatternEmbeddings, nil)
+	require.PanicsWithValue(t, "relay: WithFallback: nil Handler", func() {
+		relay.WithFallback(relay.PatternEmbeddings, nil)
 	})
 }
 
@@ -173,4 +173,30 @@ func TestUpstreamAPIIsChecked(t *testing.T) {
 	t.Parallel()
 	_, err := relay.New([]relay.Route{{Model: "m", Upstreams: []relay.Upstream{{BaseURL: "http://127.0.0.1:1/v1", API: "grpc"}}}})
 	require.ErrorContains(t, err, `unknown API "grpc"`)
+}
+
+// The access options given to New set every access handler of the relay;
+// those given to NewAccessHandler set that handler only.
+func TestAccessOptionsOfNewAndOfTheHandler(t *testing.T) {
+	t.Parallel()
+	up := newFakeUpstream(t, nil)
+	routes := []relay.Route{{Model: "embed-1", Upstreams: []relay.Upstream{{BaseURL: up.srv.URL + "/v1", Key: upKey}}}}
+	r, err := relay.New(routes, relay.WithMaxRequestBytes(64))
+	require.NoError(t, err)
+	body := `{"model":"embed-1","input":"` + strings.Repeat("x", 100) + `"}`
+	for _, tc := range []struct {
+		name   string
+		opts   []relay.Option
+		status int
+	}{
+		{"New's limit", nil, http.StatusBadRequest},
+		{"the handler's own limit", []relay.Option{relay.WithMaxRequestBytes(1 << 10)}, http.StatusOK},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := &accessGateway{srv: serveAccess(t, r, tc.opts...), upstream: up}
+			res := g.post(t, "/v1/embeddings", "application/json", strings.NewReader(body), map[string]string{"Authorization": "Bearer " + keyOK})
+			got := readAll(t, res.Body)
+			require.Equal(t, tc.status, res.StatusCode, "body: %s", got)
+		})
+	}
 }

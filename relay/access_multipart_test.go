@@ -218,7 +218,7 @@ func TestMultipartDropsASecondModelField(t *testing.T) {
 func TestMultipartErrors(t *testing.T) {
 	t.Parallel()
 	up := newFakeUpstream(t, nil)
-	g := newAccessGateway(t, up, relay.WithAccessMaxRequestBytes(64<<10))
+	g := newAccessGateway(t, up, relay.WithMaxRequestBytes(64<<10))
 	form := func(fields ...string) (string, io.Reader) {
 		var b bytes.Buffer
 		mw := multipart.NewWriter(&b)

@@ -324,7 +324,7 @@ func TestAccessUpstreamErrorsKeepStatusAndMessage(t *testing.T) {
 func TestAccessRejectsBadRequestsBeforeTheUpstream(t *testing.T) {
 	t.Parallel()
 	up := newFakeUpstream(t, nil)
-	g := newAccessGateway(t, up, relay.WithAccessMaxRequestBytes(1<<10))
+	g := newAccessGateway(t, up, relay.WithMaxRequestBytes(1<<10))
 	auth := map[string]string{"Authorization": "Bearer " + keyOK}
 	tests := []struct {
 		name, path, ct, body string
@@ -559,7 +559,7 @@ func TestAccessTimeoutsAndKeepAlive(t *testing.T) {
 	}
 	r, err := relay.New(routes, relay.WithTimeouts(relay.Timeouts{Idle: time.Second}))
 	require.NoError(t, err)
-	g := &accessGateway{srv: serveAccess(t, r, relay.WithAccessKeepAlive(50*time.Millisecond)), upstream: up}
+	g := &accessGateway{srv: serveAccess(t, r, relay.WithKeepAlive(50*time.Millisecond)), upstream: up}
 
 	// Nothing of the body within the idle timeout: a 504 in the format's shape.
 	res := g.post(t, "/v1/embeddings", "application/json", strings.NewReader(`{"model":"embed-1"}`), map[string]string{"Authorization": "Bearer " + keyOK})

@@ -86,7 +86,7 @@ func TestGeminiUpstreamBaseURLs(t *testing.T) {
 func TestGeminiBodyTooLarge(t *testing.T) {
 	t.Parallel()
 	up := newFakeUpstream(t, nil)
-	g := newAccessGateway(t, up, relay.WithAccessMaxRequestBytes(64))
+	g := newAccessGateway(t, up, relay.WithMaxRequestBytes(64))
 	// Chunked (no Content-Length), so the limit is found while streaming.
 	res := g.post(t, "/v1beta/models/gem-1:generateContent", "application/json",
 		io.MultiReader(strings.NewReader(`{"contents":"`), strings.NewReader(strings.Repeat("x", 1000)), strings.NewReader(`"}`)),

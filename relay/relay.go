@@ -31,10 +31,16 @@ type Relay struct {
 	maxCool   time.Duration
 	now       func() time.Time // the clock of cool-downs
 	observe   func(context.Context, Attempt)
+	access    accessConfig  // the access settings given to New
 	answered  *atomic.Int64 // when an upstream last answered (UnixNano), for Ping; shared by copies
 }
 
-// An Option configures [New].
+// An Option configures a relay: given to [New], the relay and every access
+// handler of it ([NewAccessHandler]); given to NewAccessHandler, that
+// handler only. The options of the access points (WithMaxRequestBytes,
+// WithAllowed, WithEndpointType, WithKeepAlive, WithFallback) apply to
+// both; the others configure the relay itself, and take effect in New
+// only.
 type Option func(*config)
 
 type config struct {
@@ -46,6 +52,7 @@ type config struct {
 	cooldown    time.Duration
 	maxCooldown time.Duration
 	observe     func(context.Context, Attempt)
+	access      accessConfig // the settings of NewAccessHandler
 }
 
 // WithTransport sets the round tripper of every upstream call. The
@@ -112,7 +119,7 @@ func WithMaxMediaBytes(n int64) Option {
 // http(s) BaseURL; New fills each upstream's Name and Model defaults (see
 // [Upstream]) in its own copy of routes.
 func New(routes []Route, opts ...Option) (*Relay, error) {
-	c := config{poll: DefaultPollInterval, maxMedia: DefaultMaxMediaBytes}
+	c := config{poll: DefaultPollInterval, maxMedia: DefaultMaxMediaBytes, access: defaultAccessConfig()}
 	for _, o := range opts {
 		o(&c)
 	}
@@ -128,6 +135,7 @@ func New(routes []Route, opts ...Option) (*Relay, error) {
 		maxCool:   c.maxCooldown,
 		now:       time.Now,
 		observe:   c.observe,
+		access:    c.access,
 		answered:  new(atomic.Int64),
 	}
 	if r.cooldown <= 0 {

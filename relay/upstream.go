@@ -31,7 +31,7 @@ type Upstream struct {
 	Model string
 	// API is the wire format the upstream speaks; empty means [APIOpenAI].
 	// It decides which access points the relay passes through to the
-	// upstream unchanged (see [NewAccessHandler] and [WithAccessFallback]),
+	// upstream unchanged (see [NewAccessHandler] and [WithFallback]),
 	// and how the chat and responses backends talk to it: an
 	// [APIAnthropic] or [APIGemini] upstream is sent their requests
 	// translated into its own format (see the package documentation,

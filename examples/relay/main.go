@@ -195,7 +195,7 @@ func newGateway(ctx context.Context, c config) (*server, []models.Model, error) 
 		Routes: func(mux *http.ServeMux) {
 			// The upstream speaks the OpenAI format: the messages format
 			// is translated into its chat completions.
-			translate := relay.WithAccessFallback(relay.PatternMessages, messages.NewHandler(catalog, r.Chat(), endpoint.WithLogger(c.logger)))
+			translate := relay.WithFallback(relay.PatternMessages, messages.NewHandler(catalog, r.Chat(), endpoint.WithLogger(c.logger)))
 			relay.RegisterAccess(mux, relay.NewAccessHandler(r, catalog, translate))
 		},
 		Logger:      c.logger,
