@@ -14,11 +14,10 @@
 //     one. Fields the types do not model are kept (Request.Extra, and the
 //     Extra of Message, ContentPart, Tool and StreamOptions) and reach the
 //     backend, so that a relay forwards them.
-//  2. Validate, with one go-playground validator per handler
-//     ([endpoint.WithValidator]) and a few rules the tags cannot say. (With the
-//     default validator, a reflection-free check of the same tags lets
-//     valid requests skip it; the validator still writes every error.)
-//     Each failure is a 400 whose message names the field and whose param
+//  2. Validate, in plain Go: every rule is a check of package chat (the
+//     request types carry no validate tags); a validator given with
+//     [endpoint.WithValidator] then applies its own rules (struct-level
+//     ones, registered on it) to the requests that pass them. Each failure is a 400 whose message names the field and whose param
 //     is its JSON path
 //     ("messages[2].content[0].image_url.url"):
 //     model and messages are required, with at least one message; roles are

@@ -56,35 +56,35 @@ const MaxStop = endpoint.MaxStop
 // them unchanged. Message, ContentPart, Tool and StreamOptions keep
 // theirs the same way.
 type Request struct {
-	Model    string    `json:"model" validate:"required"`
-	Messages []Message `json:"messages" validate:"required,min=1,dive"`
+	Model    string    `json:"model"`
+	Messages []Message `json:"messages"`
 
-	Stream        bool           `json:"stream,omitempty" validate:"-"`
-	StreamOptions *StreamOptions `json:"stream_options,omitempty" validate:"-"`
+	Stream        bool           `json:"stream,omitempty"`
+	StreamOptions *StreamOptions `json:"stream_options,omitempty"`
 
 	// Temperature is 0 to 2; TopP 0 to 1 (spec §8). nil means the
 	// backend's default.
-	Temperature *float64 `json:"temperature,omitempty" validate:"omitempty,gte=0,lte=2"`
-	TopP        *float64 `json:"top_p,omitempty" validate:"omitempty,gte=0,lte=1"`
+	Temperature *float64 `json:"temperature,omitempty"`
+	TopP        *float64 `json:"top_p,omitempty"`
 
 	// N is the number of choices, 1 to [MaxChoices]; nil means 1. See
 	// [Request.Choices].
-	N *int `json:"n,omitempty" validate:"omitempty,gte=1,lte=128"`
+	N *int `json:"n,omitempty"`
 
 	// MaxTokens and MaxCompletionTokens cap the tokens of each choice;
 	// see [Request.TokenLimit].
-	MaxTokens           *int `json:"max_tokens,omitempty" validate:"omitempty,gte=1"`
-	MaxCompletionTokens *int `json:"max_completion_tokens,omitempty" validate:"omitempty,gte=1"`
+	MaxTokens           *int `json:"max_tokens,omitempty"`
+	MaxCompletionTokens *int `json:"max_completion_tokens,omitempty"`
 
-	Stop Stop `json:"stop,omitempty" validate:"max=4"`
+	Stop Stop `json:"stop,omitempty"`
 
-	Tools          []Tool          `json:"tools,omitempty" validate:"dive"`
-	ToolChoice     *ToolChoice     `json:"tool_choice,omitempty" validate:"-"`
+	Tools          []Tool          `json:"tools,omitempty"`
+	ToolChoice     *ToolChoice     `json:"tool_choice,omitempty"`
 	ResponseFormat *ResponseFormat `json:"response_format,omitempty"`
 
 	// Extra holds the members of the JSON object that Request does not
 	// model, by name, as they were sent.
-	Extra map[string]json.RawMessage `json:"-" validate:"-"`
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 var requestFields = jsonext.Fields[Request]()
@@ -235,13 +235,13 @@ type StreamOptions = endpoint.StreamOptions
 // Content is required, except on an assistant message that carries
 // ToolCalls. ToolCallID is required on tool messages.
 type Message struct {
-	Role       string     `json:"role" validate:"required,oneof=system developer user assistant tool"`
-	Content    Content    `json:"content" validate:"-"`
-	Name       string     `json:"name,omitempty" validate:"-"`
-	ToolCalls  []ToolCall `json:"tool_calls,omitempty" validate:"omitempty,dive"`
-	ToolCallID string     `json:"tool_call_id,omitempty" validate:"required_if=Role tool"`
+	Role       string     `json:"role"`
+	Content    Content    `json:"content"`
+	Name       string     `json:"name,omitempty"`
+	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string     `json:"tool_call_id,omitempty"`
 
-	Extra map[string]json.RawMessage `json:"-" validate:"-"`
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 var messageFields = jsonext.Fields[Message]()
@@ -393,24 +393,24 @@ type ImageURL struct {
 // ToolCall is a call of a function tool, in an assistant message of the
 // request and in a reply (spec §2.1).
 type ToolCall struct {
-	ID       string       `json:"id" validate:"required"`
-	Type     string       `json:"type" validate:"required,oneof=function"`
+	ID       string       `json:"id"`
+	Type     string       `json:"type"`
 	Function FunctionCall `json:"function"`
 }
 
 // FunctionCall names the function of a [ToolCall] and carries its
 // arguments as a JSON string.
 type FunctionCall struct {
-	Name      string `json:"name" validate:"required"`
-	Arguments string `json:"arguments" validate:"-"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
 }
 
 // Tool is a tool the model may call. Only function tools are defined.
 type Tool struct {
-	Type     string              `json:"type" validate:"required,oneof=function"`
-	Function *FunctionDefinition `json:"function" validate:"required"`
+	Type     string              `json:"type"`
+	Function *FunctionDefinition `json:"function"`
 
-	Extra map[string]json.RawMessage `json:"-" validate:"-"`
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 var toolFields = jsonext.Fields[Tool]()
@@ -432,10 +432,10 @@ func (t Tool) MarshalJSON() ([]byte, error) {
 // FunctionDefinition describes a function tool. Parameters is its JSON
 // Schema, kept as sent.
 type FunctionDefinition struct {
-	Name        string          `json:"name" validate:"required"`
-	Description string          `json:"description,omitempty" validate:"-"`
-	Parameters  json.RawMessage `json:"parameters,omitempty" validate:"-"`
-	Strict      *bool           `json:"strict,omitempty" validate:"-"`
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters,omitempty"`
+	Strict      *bool           `json:"strict,omitempty"`
 }
 
 // ToolChoice is the tool selection policy: a string (Mode: "none",
@@ -509,16 +509,16 @@ func (c ToolChoice) MarshalJSON() ([]byte, error) {
 // ResponseFormat asks for structured output: "text", "json_object", or
 // "json_schema" with JSONSchema.
 type ResponseFormat struct {
-	Type       string      `json:"type" validate:"required,oneof=text json_object json_schema"`
-	JSONSchema *JSONSchema `json:"json_schema,omitempty" validate:"required_if=Type json_schema"`
+	Type       string      `json:"type"`
+	JSONSchema *JSONSchema `json:"json_schema,omitempty"`
 }
 
 // JSONSchema is the schema of a json_schema response format.
 type JSONSchema struct {
-	Name        string          `json:"name" validate:"required"`
-	Description string          `json:"description,omitempty" validate:"-"`
-	Schema      json.RawMessage `json:"schema,omitempty" validate:"-"`
-	Strict      *bool           `json:"strict,omitempty" validate:"-"`
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Schema      json.RawMessage `json:"schema,omitempty"`
+	Strict      *bool           `json:"strict,omitempty"`
 }
 
 // Stop is the stop sequences of a request: [endpoint.Stop].

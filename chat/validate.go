@@ -1,7 +1,9 @@
 package chat
 
 import (
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/go-playground/validator/v10"
 
@@ -10,27 +12,27 @@ import (
 	"github.com/gatewaykit/gatewaykit/internal/validation"
 )
 
-// validate checks req: first the validate tags of the types, then the
-// rules the tags cannot express (content forms and parts, tool_choice
-// against tools). It returns the first failure as a 400 naming the field.
-//
-// The validator reflects over every field and allocates for most, which
-// is a good part of the cost of a request; so unless custom says the
-// validator has rules of its own, a request that [tagsHold] is not shown
-// to it. The validator stays the definition of the rules and the source
-// of every error message; a fuzz test checks that tagsHold agrees with it.
+// validate checks req: its fields ([checkFields]), the rules of the
+// content forms and parts, and tool_choice against tools; then, when
+// endpoint.WithValidator gave one, the validator's own rules. It returns
+// the first failure as a 400 naming the field. Every rule lives here, in
+// plain Go: no struct tags, no reflection on the hot path.
 func validate(v *validator.Validate, custom bool, req *Request) error {
-	if custom || !tagsHold(req) {
-		if err := validation.Struct(v, req); err != nil {
-			return err
-		}
+	if err := checkFields(req); err != nil {
+		return err
 	}
 	for i := range req.Messages {
 		if err := checkMessage(i, &req.Messages[i]); err != nil {
 			return err
 		}
 	}
-	return checkToolChoice(req)
+	if err := checkToolChoice(req); err != nil {
+		return err
+	}
+	if custom {
+		return validation.Struct(v, req)
+	}
+	return nil
 }
 
 // checkMessage checks the content of message i. Paths are built only for
@@ -94,54 +96,121 @@ func checkToolChoice(req *Request) error {
 	return apierrors.InvalidRequestf("tool_choice.function.name", "tool_choice.function.name %q names no function in tools", tc.Function)
 }
 
-// tagsHold reports whether req satisfies the validate tags of Request and
-// the types it holds, without reflection. Keep it in step with the tags.
-func tagsHold(req *Request) bool {
+// roles are the roles a message may have, in the order the error message
+// lists them.
+var roles = [...]string{RoleSystem, RoleDeveloper, RoleUser, RoleAssistant, RoleTool}
+
+// formats are the types a response format may have.
+var formats = [...]string{FormatText, FormatJSONObject, FormatJSONSchema}
+
+// checkFields checks the fields of req and of what it holds, in the order
+// of the fields, and returns the first failure. Its messages are those of
+// package internal/validation (the wording of every endpoint package):
+// "model is required", "temperature must be at most 2, got 2.5", ….
+func checkFields(req *Request) error {
 	switch {
-	case req.Model == "" || len(req.Messages) == 0,
-		req.Temperature != nil && !(*req.Temperature >= 0 && *req.Temperature <= 2),
-		req.TopP != nil && !(*req.TopP >= 0 && *req.TopP <= 1),
-		req.N != nil && (*req.N < 1 || *req.N > MaxChoices),
-		req.MaxTokens != nil && *req.MaxTokens < 1,
-		req.MaxCompletionTokens != nil && *req.MaxCompletionTokens < 1,
-		len(req.Stop) > MaxStop:
-		return false
+	case req.Model == "":
+		return required("model")
+	case req.Messages == nil:
+		return required("messages")
+	case len(req.Messages) == 0:
+		return apierrors.InvalidRequest("messages", "messages must hold at least 1 items")
 	}
 	for i := range req.Messages {
-		m := &req.Messages[i]
-		switch m.Role {
-		case RoleSystem, RoleDeveloper, RoleUser, RoleAssistant:
-		case RoleTool:
-			if m.ToolCallID == "" {
-				return false
-			}
-		default:
-			return false
-		}
-		for j := range m.ToolCalls {
-			if tc := &m.ToolCalls[j]; tc.ID == "" || tc.Type != "function" || tc.Function.Name == "" {
-				return false
-			}
+		if err := checkMessageFields(i, &req.Messages[i]); err != nil {
+			return err
 		}
 	}
+	switch {
+	case req.Temperature != nil && !(*req.Temperature >= 0):
+		return atLeast("temperature", "0", *req.Temperature)
+	case req.Temperature != nil && !(*req.Temperature <= 2):
+		return atMost("temperature", "2", *req.Temperature)
+	case req.TopP != nil && !(*req.TopP >= 0):
+		return atLeast("top_p", "0", *req.TopP)
+	case req.TopP != nil && !(*req.TopP <= 1):
+		return atMost("top_p", "1", *req.TopP)
+	case req.N != nil && *req.N < 1:
+		return atLeast("n", "1", *req.N)
+	case req.N != nil && *req.N > MaxChoices:
+		return atMost("n", strconv.Itoa(MaxChoices), *req.N)
+	case req.MaxTokens != nil && *req.MaxTokens < 1:
+		return atLeast("max_tokens", "1", *req.MaxTokens)
+	case req.MaxCompletionTokens != nil && *req.MaxCompletionTokens < 1:
+		return atLeast("max_completion_tokens", "1", *req.MaxCompletionTokens)
+	case len(req.Stop) > MaxStop:
+		return apierrors.InvalidRequestf("stop", "stop must hold at most %d items", MaxStop)
+	}
 	for i := range req.Tools {
-		if t := &req.Tools[i]; t.Type != "function" || t.Function == nil || t.Function.Name == "" {
-			return false
+		t, at := &req.Tools[i], "tools["+strconv.Itoa(i)+"]"
+		if err := oneOf(at+".type", t.Type, "function"); err != nil {
+			return err
+		}
+		switch {
+		case t.Function == nil:
+			return required(at + ".function")
+		case t.Function.Name == "":
+			return required(at + ".function.name")
 		}
 	}
 	if f := req.ResponseFormat; f != nil {
-		switch f.Type {
-		case FormatText, FormatJSONObject:
-			if f.JSONSchema != nil && f.JSONSchema.Name == "" {
-				return false
-			}
-		case FormatJSONSchema:
-			if f.JSONSchema == nil || f.JSONSchema.Name == "" {
-				return false
-			}
-		default:
-			return false
+		if err := oneOf("response_format.type", f.Type, formats[:]...); err != nil {
+			return err
+		}
+		switch {
+		case f.JSONSchema == nil && f.Type == FormatJSONSchema:
+			return required("response_format.json_schema")
+		case f.JSONSchema != nil && f.JSONSchema.Name == "":
+			return required("response_format.json_schema.name")
 		}
 	}
-	return true
+	return nil
+}
+
+// checkMessageFields checks the fields of message i but its content
+// (see checkMessage).
+func checkMessageFields(i int, m *Message) error {
+	at := "messages[" + strconv.Itoa(i) + "]"
+	if err := oneOf(at+".role", m.Role, roles[:]...); err != nil {
+		return err
+	}
+	for j := range m.ToolCalls {
+		tc, at := &m.ToolCalls[j], at+".tool_calls["+strconv.Itoa(j)+"]"
+		if tc.ID == "" {
+			return required(at + ".id")
+		}
+		if err := oneOf(at+".type", tc.Type, "function"); err != nil {
+			return err
+		}
+		if tc.Function.Name == "" {
+			return required(at + ".function.name")
+		}
+	}
+	if m.Role == RoleTool && m.ToolCallID == "" {
+		return required(at + ".tool_call_id")
+	}
+	return nil
+}
+
+// The failures of checkFields, worded as package internal/validation
+// words them.
+
+func required(path string) error { return apierrors.InvalidRequest(path, path+" is required") }
+
+func oneOf(path, got string, allowed ...string) error {
+	if got == "" {
+		return required(path)
+	}
+	if slices.Contains(allowed, got) {
+		return nil
+	}
+	return apierrors.InvalidRequestf(path, "%s must be one of %s, got %q", path, strings.Join(allowed, ", "), got)
+}
+
+func atLeast[N int | float64](path, bound string, got N) error {
+	return apierrors.InvalidRequestf(path, "%s must be at least %s, got %v", path, bound, got)
+}
+
+func atMost[N int | float64](path, bound string, got N) error {
+	return apierrors.InvalidRequestf(path, "%s must be at most %s, got %v", path, bound, got)
 }

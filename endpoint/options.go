@@ -42,15 +42,17 @@ func WithMaxRequestBytes(n int64) Option {
 	return func(c *pipeline.Config) { c.SetMaxBytes(n) }
 }
 
-// WithValidator sets the validator that checks requests against the
-// validate tags of the package's request types, for example one with
-// extra struct-level rules registered; every request goes through it. It
-// must report fields by their JSON names (RegisterTagNameFunc) so that
-// errors carry the right param; the handler uses it as it is. By default
-// each handler builds its own, once, at construction (chat and responses
-// show it only the requests that a reflection-free check of the same tags
-// finds at fault, so that it writes their error messages). nil restores
-// the default.
+// WithValidator sets a validator with rules of its own (struct-level
+// ones, registered on it) that every request goes through once the
+// handler's checks pass. It must report fields by their JSON names
+// (RegisterTagNameFunc) so that errors carry the right param; the handler
+// uses it as it is. Packages whose request types carry validate tags
+// (completions, responses) check them with it; chat and the other access
+// points check their rules in plain Go, and show the validator only the
+// requests that pass. By default each handler builds its own, once, at
+// construction (responses shows it only the requests that a
+// reflection-free check of its tags finds at fault). nil restores the
+// default.
 func WithValidator(v *validator.Validate) Option {
 	return func(c *pipeline.Config) { c.SetValidator(v) }
 }
