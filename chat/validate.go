@@ -1,9 +1,7 @@
 package chat
 
 import (
-	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/go-playground/validator/v10"
 
@@ -110,9 +108,9 @@ var formats = [...]string{FormatText, FormatJSONObject, FormatJSONSchema}
 func checkFields(req *Request) error {
 	switch {
 	case req.Model == "":
-		return required("model")
+		return validation.Required("model")
 	case req.Messages == nil:
-		return required("messages")
+		return validation.Required("messages")
 	case len(req.Messages) == 0:
 		return apierrors.InvalidRequest("messages", "messages must hold at least 1 items")
 	}
@@ -121,47 +119,37 @@ func checkFields(req *Request) error {
 			return err
 		}
 	}
-	switch {
-	case req.Temperature != nil && !(*req.Temperature >= 0):
-		return atLeast("temperature", "0", *req.Temperature)
-	case req.Temperature != nil && !(*req.Temperature <= 2):
-		return atMost("temperature", "2", *req.Temperature)
-	case req.TopP != nil && !(*req.TopP >= 0):
-		return atLeast("top_p", "0", *req.TopP)
-	case req.TopP != nil && !(*req.TopP <= 1):
-		return atMost("top_p", "1", *req.TopP)
-	case req.N != nil && *req.N < 1:
-		return atLeast("n", "1", *req.N)
-	case req.N != nil && *req.N > MaxChoices:
-		return atMost("n", strconv.Itoa(MaxChoices), *req.N)
-	case req.MaxTokens != nil && *req.MaxTokens < 1:
-		return atLeast("max_tokens", "1", *req.MaxTokens)
-	case req.MaxCompletionTokens != nil && *req.MaxCompletionTokens < 1:
-		return atLeast("max_completion_tokens", "1", *req.MaxCompletionTokens)
-	case len(req.Stop) > MaxStop:
-		return apierrors.InvalidRequestf("stop", "stop must hold at most %d items", MaxStop)
+	if err := validation.First(
+		validation.Between("temperature", req.Temperature, 0, 2),
+		validation.Between("top_p", req.TopP, 0, 1),
+		validation.Between("n", req.N, 1, MaxChoices),
+		validation.Min("max_tokens", req.MaxTokens, 1),
+		validation.Min("max_completion_tokens", req.MaxCompletionTokens, 1),
+		validation.MaxItems("stop", len(req.Stop), MaxStop),
+	); err != nil {
+		return err
 	}
 	for i := range req.Tools {
 		t, at := &req.Tools[i], "tools["+strconv.Itoa(i)+"]"
-		if err := oneOf(at+".type", t.Type, "function"); err != nil {
+		if err := validation.OneOf(at+".type", t.Type, "function"); err != nil {
 			return err
 		}
 		switch {
 		case t.Function == nil:
-			return required(at + ".function")
+			return validation.Required(at + ".function")
 		case t.Function.Name == "":
-			return required(at + ".function.name")
+			return validation.Required(at + ".function.name")
 		}
 	}
 	if f := req.ResponseFormat; f != nil {
-		if err := oneOf("response_format.type", f.Type, formats[:]...); err != nil {
+		if err := validation.OneOf("response_format.type", f.Type, formats[:]...); err != nil {
 			return err
 		}
 		switch {
 		case f.JSONSchema == nil && f.Type == FormatJSONSchema:
-			return required("response_format.json_schema")
+			return validation.Required("response_format.json_schema")
 		case f.JSONSchema != nil && f.JSONSchema.Name == "":
-			return required("response_format.json_schema.name")
+			return validation.Required("response_format.json_schema.name")
 		}
 	}
 	return nil
@@ -171,46 +159,23 @@ func checkFields(req *Request) error {
 // (see checkMessage).
 func checkMessageFields(i int, m *Message) error {
 	at := "messages[" + strconv.Itoa(i) + "]"
-	if err := oneOf(at+".role", m.Role, roles[:]...); err != nil {
+	if err := validation.OneOf(at+".role", m.Role, roles[:]...); err != nil {
 		return err
 	}
 	for j := range m.ToolCalls {
 		tc, at := &m.ToolCalls[j], at+".tool_calls["+strconv.Itoa(j)+"]"
 		if tc.ID == "" {
-			return required(at + ".id")
+			return validation.Required(at + ".id")
 		}
-		if err := oneOf(at+".type", tc.Type, "function"); err != nil {
+		if err := validation.OneOf(at+".type", tc.Type, "function"); err != nil {
 			return err
 		}
 		if tc.Function.Name == "" {
-			return required(at + ".function.name")
+			return validation.Required(at + ".function.name")
 		}
 	}
 	if m.Role == RoleTool && m.ToolCallID == "" {
-		return required(at + ".tool_call_id")
+		return validation.Required(at + ".tool_call_id")
 	}
 	return nil
-}
-
-// The failures of checkFields, worded as package internal/validation
-// words them.
-
-func required(path string) error { return apierrors.InvalidRequest(path, path+" is required") }
-
-func oneOf(path, got string, allowed ...string) error {
-	if got == "" {
-		return required(path)
-	}
-	if slices.Contains(allowed, got) {
-		return nil
-	}
-	return apierrors.InvalidRequestf(path, "%s must be one of %s, got %q", path, strings.Join(allowed, ", "), got)
-}
-
-func atLeast[N int | float64](path, bound string, got N) error {
-	return apierrors.InvalidRequestf(path, "%s must be at least %s, got %v", path, bound, got)
-}
-
-func atMost[N int | float64](path, bound string, got N) error {
-	return apierrors.InvalidRequestf(path, "%s must be at most %s, got %v", path, bound, got)
 }
