@@ -63,7 +63,9 @@ func (h *compacter) Decode(w http.ResponseWriter, r *http.Request, req *CompactR
 }
 
 // Validate checks req; see validateCompact.
-func (h *compacter) Validate(req *CompactRequest) error { return validateCompact(h.cfg.Validate, req) }
+func (h *compacter) Validate(req *CompactRequest) error {
+	return validateCompact(h.cfg.Validate, h.cfg.CustomValidator, req)
+}
 
 // Model returns the model req names.
 func (h *compacter) Model(req *CompactRequest) string { return req.Model }

@@ -100,37 +100,37 @@ const (
 // written back when it is encoded, so that a relay forwards the request
 // unchanged. Item, ContentPart and Tool keep theirs the same way.
 type Request struct {
-	Model string `json:"model" validate:"required"`
+	Model string `json:"model"`
 	// Input is required: a string, or a non-empty array of items.
-	Input Input `json:"input" validate:"-"`
+	Input Input `json:"input"`
 
-	Instructions *string `json:"instructions,omitempty" validate:"-"`
-	Stream       bool    `json:"stream,omitempty" validate:"-"`
+	Instructions *string `json:"instructions,omitempty"`
+	Stream       bool    `json:"stream,omitempty"`
 
 	// Temperature is 0 to 2 and TopP 0 to 1, as for chat; nil means the
 	// backend's default.
-	Temperature *float64 `json:"temperature,omitempty" validate:"omitempty,gte=0,lte=2"`
-	TopP        *float64 `json:"top_p,omitempty" validate:"omitempty,gte=0,lte=1"`
+	Temperature *float64 `json:"temperature,omitempty"`
+	TopP        *float64 `json:"top_p,omitempty"`
 	// MaxOutputTokens caps the tokens of the reply (all its output items).
-	MaxOutputTokens *int `json:"max_output_tokens,omitempty" validate:"omitempty,gte=1"`
+	MaxOutputTokens *int `json:"max_output_tokens,omitempty"`
 
-	Tools             []Tool      `json:"tools,omitempty" validate:"dive"`
-	ToolChoice        *ToolChoice `json:"tool_choice,omitempty" validate:"-"`
-	ParallelToolCalls *bool       `json:"parallel_tool_calls,omitempty" validate:"-"`
+	Tools             []Tool      `json:"tools,omitempty"`
+	ToolChoice        *ToolChoice `json:"tool_choice,omitempty"`
+	ParallelToolCalls *bool       `json:"parallel_tool_calls,omitempty"`
 
 	// Text configures the text output: structured output with
 	// text.format (nil means plain text).
 	Text *TextConfig `json:"text,omitempty"`
 
 	// PreviousResponseID continues the conversation of a stored response.
-	PreviousResponseID string `json:"previous_response_id,omitempty" validate:"-"`
+	PreviousResponseID string `json:"previous_response_id,omitempty"`
 	// Store is whether the response is kept; nil means true.
-	Store    *bool             `json:"store,omitempty" validate:"-"`
-	Metadata map[string]string `json:"metadata,omitempty" validate:"omitempty,max=16,dive,keys,max=64,endkeys,max=512"`
+	Store    *bool             `json:"store,omitempty"`
+	Metadata map[string]string `json:"metadata,omitempty"`
 
 	// Extra holds the members of the JSON object that Request does not
 	// model, by name, as they were sent.
-	Extra map[string]json.RawMessage `json:"-" validate:"-"`
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 var requestFields = jsonext.Fields[Request]()
@@ -447,13 +447,13 @@ func (p ContentPart) MarshalJSON() ([]byte, error) {
 // (web_search, file_search, …) are kept with their fields in Extra for
 // the backend, which may ignore them.
 type Tool struct {
-	Type        string          `json:"type" validate:"required"`
-	Name        string          `json:"name,omitempty" validate:"required_if=Type function"`
-	Description string          `json:"description,omitempty" validate:"-"`
-	Parameters  json.RawMessage `json:"parameters,omitempty" validate:"-"`
-	Strict      *bool           `json:"strict,omitempty" validate:"-"`
+	Type        string          `json:"type"`
+	Name        string          `json:"name,omitempty"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters,omitempty"`
+	Strict      *bool           `json:"strict,omitempty"`
 
-	Extra map[string]json.RawMessage `json:"-" validate:"-"`
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 var toolFields = jsonext.Fields[Tool]()
@@ -556,9 +556,9 @@ const (
 // asks for structured output. Members it does not model (verbosity, …)
 // are kept in Extra.
 type TextConfig struct {
-	Format *TextFormat `json:"format,omitempty" validate:"omitempty"`
+	Format *TextFormat `json:"format,omitempty"`
 
-	Extra map[string]json.RawMessage `json:"-" validate:"-"`
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 var textConfigFields = jsonext.Fields[TextConfig]()
@@ -581,11 +581,11 @@ func (t TextConfig) MarshalJSON() ([]byte, error) {
 // has it: {"type":"text"}, {"type":"json_object"}, or
 // {"type":"json_schema","name","schema","description","strict"}.
 type TextFormat struct {
-	Type        string          `json:"type" validate:"required,oneof=text json_object json_schema"`
-	Name        string          `json:"name,omitempty" validate:"required_if=Type json_schema"`
-	Description string          `json:"description,omitempty" validate:"-"`
-	Schema      json.RawMessage `json:"schema,omitempty" validate:"-"`
-	Strict      *bool           `json:"strict,omitempty" validate:"-"`
+	Type        string          `json:"type"`
+	Name        string          `json:"name,omitempty"`
+	Description string          `json:"description,omitempty"`
+	Schema      json.RawMessage `json:"schema,omitempty"`
+	Strict      *bool           `json:"strict,omitempty"`
 }
 
 // CompactRequest is the body of POST /v1/responses/compact, as in OpenAI's
@@ -593,12 +593,12 @@ type TextFormat struct {
 // PreviousResponseID (if set) followed by Input (if set); at least one of
 // them is required. Unmodelled fields are kept in Extra.
 type CompactRequest struct {
-	Model              string  `json:"model" validate:"required"`
-	Input              Input   `json:"input,omitzero" validate:"-"`
-	Instructions       *string `json:"instructions,omitempty" validate:"-"`
-	PreviousResponseID string  `json:"previous_response_id,omitempty" validate:"-"`
+	Model              string  `json:"model"`
+	Input              Input   `json:"input,omitzero"`
+	Instructions       *string `json:"instructions,omitempty"`
+	PreviousResponseID string  `json:"previous_response_id,omitempty"`
 
-	Extra map[string]json.RawMessage `json:"-" validate:"-"`
+	Extra map[string]json.RawMessage `json:"-"`
 }
 
 var compactRequestFields = jsonext.Fields[CompactRequest]()

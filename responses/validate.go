@@ -1,8 +1,9 @@
 package responses
 
 import (
+	"maps"
+	"slices"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/go-playground/validator/v10"
 
@@ -11,39 +12,46 @@ import (
 	"github.com/gatewaykit/gatewaykit/internal/validation"
 )
 
-// validate checks req: first the validate tags of the types, then the
-// rules the tags cannot express (the input's forms and items, tool_choice
-// against tools). It returns the first failure as a 400 naming the field.
-//
-// The validator reflects over every field and allocates, so unless custom
-// says it has rules of its own, a request that [tagsHold] is not shown to
-// it. The validator stays the definition of the rules and the source of
-// every error message; a fuzz test checks that tagsHold agrees with it.
+// validate checks req: its fields ([checkFields]), its input's forms and
+// items, and tool_choice against tools; then, when endpoint.WithValidator
+// gave one, the validator's own rules. It returns the first failure as a
+// 400 naming the field. Every rule lives here, in plain Go: the request
+// types carry no validate tags.
 func validate(v *validator.Validate, custom bool, req *Request) error {
-	if custom || !tagsHold(req) {
-		if err := validation.Struct(v, req); err != nil {
-			return err
-		}
+	if err := checkFields(req); err != nil {
+		return err
 	}
 	if err := checkInput(req.Input, true); err != nil {
 		return err
 	}
-	return checkToolChoice(req)
+	if err := checkToolChoice(req); err != nil {
+		return err
+	}
+	if custom {
+		return validation.Struct(v, req)
+	}
+	return nil
 }
 
-// validateCompact checks a compact request: its tags, its input (which
-// may be absent when previous_response_id is set).
-func validateCompact(v *validator.Validate, req *CompactRequest) error {
-	if err := validation.Struct(v, req); err != nil {
-		return err
+// validateCompact checks a compact request: its model, its input (which
+// may be absent when previous_response_id is set), then the rules of a
+// validator given with endpoint.WithValidator.
+func validateCompact(v *validator.Validate, custom bool, req *CompactRequest) error {
+	if req.Model == "" {
+		return validation.Required("model")
 	}
 	if req.Input.IsZero() && req.PreviousResponseID == "" {
 		return apierrors.InvalidRequest("input", "input or previous_response_id is required")
 	}
-	if req.Input.IsZero() {
-		return nil
+	if !req.Input.IsZero() {
+		if err := checkInput(req.Input, false); err != nil {
+			return err
+		}
 	}
-	return checkInput(req.Input, false)
+	if custom {
+		return validation.Struct(v, req)
+	}
+	return nil
 }
 
 // checkInput checks the form of the input and each of its items.
@@ -156,39 +164,54 @@ func checkToolChoice(req *Request) error {
 	return apierrors.InvalidRequestf("tool_choice.name", "tool_choice.name %q names no function in tools", tc.Function)
 }
 
-// tagsHold reports whether req satisfies the validate tags of Request and
-// the types it holds, without reflection. Keep it in step with the tags.
-func tagsHold(req *Request) bool {
-	switch {
-	case req.Model == "",
-		req.Temperature != nil && !(*req.Temperature >= 0 && *req.Temperature <= 2),
-		req.TopP != nil && !(*req.TopP >= 0 && *req.TopP <= 1),
-		req.MaxOutputTokens != nil && *req.MaxOutputTokens < 1,
-		len(req.Metadata) > MaxMetadataPairs:
-		return false
+// formats are the types a text format may have.
+var formats = [...]string{FormatText, FormatJSONObject, FormatJSONSchema}
+
+// checkFields checks the fields of req but its input and tool choice, in
+// the order of the fields, and returns the first failure. Its messages
+// are those of package internal/validation: "model is required",
+// "temperature must be at most 2, got 2.5", …. Of several metadata pairs
+// at fault, the first by key is named.
+func checkFields(req *Request) error {
+	if req.Model == "" {
+		return validation.Required("model")
+	}
+	if err := validation.First(
+		validation.Between("temperature", req.Temperature, 0, 2),
+		validation.Between("top_p", req.TopP, 0, 1),
+		validation.Min("max_output_tokens", req.MaxOutputTokens, 1),
+	); err != nil {
+		return err
 	}
 	for i := range req.Tools {
-		if t := &req.Tools[i]; t.Type == "" || (t.Type == ToolFunction && t.Name == "") {
-			return false
+		t, at := &req.Tools[i], "tools["+strconv.Itoa(i)+"]"
+		switch {
+		case t.Type == "":
+			return validation.Required(at + ".type")
+		case t.Type == ToolFunction && t.Name == "":
+			return validation.Required(at + ".name")
 		}
 	}
 	if t := req.Text; t != nil && t.Format != nil {
-		switch f := t.Format; f.Type {
-		case FormatText, FormatJSONObject:
-		case FormatJSONSchema:
-			if f.Name == "" {
-				return false
-			}
-		default:
-			return false
+		f := t.Format
+		if err := validation.OneOf("text.format.type", f.Type, formats[:]...); err != nil {
+			return err
+		}
+		if f.Type == FormatJSONSchema && f.Name == "" {
+			return validation.Required("text.format.name")
 		}
 	}
-	for k, v := range req.Metadata {
-		// The validator counts characters (runes), not bytes.
-		if (len(k) > MaxMetadataKey && utf8.RuneCountInString(k) > MaxMetadataKey) ||
-			(len(v) > MaxMetadataValue && utf8.RuneCountInString(v) > MaxMetadataValue) {
-			return false
+	if err := validation.MaxItems("metadata", len(req.Metadata), MaxMetadataPairs); err != nil {
+		return err
+	}
+	for _, k := range slices.Sorted(maps.Keys(req.Metadata)) {
+		at := "metadata[" + k + "]"
+		if err := validation.First(
+			validation.MaxChars(at, k, MaxMetadataKey),
+			validation.MaxChars(at, req.Metadata[k], MaxMetadataValue),
+		); err != nil {
+			return err
 		}
 	}
-	return true
+	return nil
 }
