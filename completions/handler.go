@@ -71,7 +71,9 @@ func (h *handler) Decode(w http.ResponseWriter, r *http.Request, req *Request) (
 }
 
 // Validate checks req; see validate.
-func (h *handler) Validate(req *Request) error { return validate(h.cfg.Validate, req) }
+func (h *handler) Validate(req *Request) error {
+	return validate(h.cfg.Validate, h.cfg.CustomValidator, req)
+}
 
 // Model returns the model req names.
 func (h *handler) Model(req *Request) string { return req.Model }

@@ -19,25 +19,25 @@ const MaxChoices = endpoint.MaxChoices
 // seed, user, …) are kept in Extra when it is decoded and written back
 // when it is encoded, so that a relay forwards them unchanged.
 type Request struct {
-	Model  string `json:"model" validate:"required"`
-	Prompt Prompt `json:"prompt" validate:"required,min=1"`
+	Model  string `json:"model"`
+	Prompt Prompt `json:"prompt"`
 
 	// MaxTokens caps the tokens of each choice; nil means the backend's
 	// default.
-	MaxTokens *int `json:"max_tokens,omitempty" validate:"omitempty,gte=1"`
+	MaxTokens *int `json:"max_tokens,omitempty"`
 	// Temperature is 0 to 2 and TopP 0 to 1, as for chat completions.
-	Temperature *float64 `json:"temperature,omitempty" validate:"omitempty,gte=0,lte=2"`
-	TopP        *float64 `json:"top_p,omitempty" validate:"omitempty,gte=0,lte=1"`
+	Temperature *float64 `json:"temperature,omitempty"`
+	TopP        *float64 `json:"top_p,omitempty"`
 	// N is the number of choices per prompt, 1 to [MaxChoices]; nil
 	// means 1. See [Request.Choices].
-	N *int `json:"n,omitempty" validate:"omitempty,gte=1,lte=128"`
+	N *int `json:"n,omitempty"`
 
 	Stream bool `json:"stream,omitempty"`
 	// StreamOptions is not in the spec's table; OpenAI accepts it here as
 	// for chat completions, and so does this package.
 	StreamOptions *endpoint.StreamOptions `json:"stream_options,omitempty"`
 
-	Stop endpoint.Stop `json:"stop,omitempty" validate:"max=4"`
+	Stop endpoint.Stop `json:"stop,omitempty"`
 
 	// Extra holds the members of the JSON object that Request does not
 	// model, by name, as they were sent.

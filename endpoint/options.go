@@ -44,15 +44,11 @@ func WithMaxRequestBytes(n int64) Option {
 
 // WithValidator sets a validator with rules of its own (struct-level
 // ones, registered on it) that every request goes through once the
-// handler's checks pass. It must report fields by their JSON names
-// (RegisterTagNameFunc) so that errors carry the right param; the handler
-// uses it as it is. Packages whose request types carry validate tags
-// (completions, responses) check them with it; chat and the other access
-// points check their rules in plain Go, and show the validator only the
-// requests that pass. By default each handler builds its own, once, at
-// construction (responses shows it only the requests that a
-// reflection-free check of its tags finds at fault). nil restores the
-// default.
+// handler's own checks pass. The handlers check the rules of the API in
+// plain Go (their request types carry no validate tags); this adds
+// yours. It must report fields by their JSON names (RegisterTagNameFunc)
+// so that errors carry the right param; the handler uses it as it is. By default there is none; nil
+// restores that.
 func WithValidator(v *validator.Validate) Option {
 	return func(c *pipeline.Config) { c.SetValidator(v) }
 }

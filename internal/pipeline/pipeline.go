@@ -20,7 +20,6 @@ import (
 	"github.com/gatewaykit/gatewaykit/auth"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
 	"github.com/gatewaykit/gatewaykit/internal/httpjson"
-	"github.com/gatewaykit/gatewaykit/internal/validation"
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/sse"
 	"github.com/gatewaykit/gatewaykit/telemetry"
@@ -31,9 +30,10 @@ import (
 type Config struct {
 	Logger   *slog.Logger
 	MaxBytes int64
-	Validate *validator.Validate
-	// CustomValidator is set by SetValidator: the validator may have
-	// rules of its own, so every request goes through it.
+	// Validate is the validator of endpoint.WithValidator, with rules of
+	// its own that requests go through once the handler's checks pass;
+	// nil without one. CustomValidator reports that it is set.
+	Validate        *validator.Validate
 	CustomValidator bool
 	Allow           models.AllowFunc
 	KeepAlive       time.Duration
@@ -75,13 +75,8 @@ func Defaults() Config {
 	}
 }
 
-// Finish completes c once the options are applied: the default
-// validator, built once per handler, unless one was set, and the
-// renderer.
+// Finish completes c once the options are applied: the renderer.
 func (c *Config) Finish() {
-	if c.Validate == nil {
-		c.Validate = validation.New()
-	}
 	c.Renderer = apierrors.Renderer{Logger: c.Logger}
 }
 
@@ -102,7 +97,7 @@ func (c *Config) SetMaxBytes(n int64) {
 	c.MaxBytes = n
 }
 
-// SetValidator sets the validator; nil restores the default.
+// SetValidator sets the validator; nil means none.
 func (c *Config) SetValidator(v *validator.Validate) {
 	c.Validate, c.CustomValidator = v, v != nil
 }
