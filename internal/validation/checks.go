@@ -76,4 +76,3 @@ func First(errs ...error) error {
 	}
 	return nil
 }
-
