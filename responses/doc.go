@@ -38,9 +38,8 @@
 //     forcing forms need tools); text.format (structured output) is text,
 //     json_object, or json_schema with a name; metadata holds at most 16
 //     pairs, keys of at most 64 characters and values of at most 512, as
-//     OpenAI limits it. (With the default validator, a reflection-free
-//     check of the same tags lets valid requests skip it; the validator
-//     still writes every error.)
+//     OpenAI limits it. These rules are plain Go checks of the package; a
+//     validator given with [endpoint.WithValidator] adds its own after.
 //  3. Check the model (spec §1) with models.Require: unknown, or not allowed
 //     to the caller's key ([endpoint.WithAllowed]), is 404 model_not_found; a model
 //     whose supported_endpoint_types lacks "compat-response" is a 400 with
