@@ -65,7 +65,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // Validate checks req; see validate.
 func (h *handler) Validate(req *Request) error {
-	return validate(h.cfg.Validate, h.cfg.CustomValidator, req)
+	return validate(h.cfg.Validate, req)
 }
 
 // Model returns the model req names.

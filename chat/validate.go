@@ -15,7 +15,7 @@ import (
 // endpoint.WithValidator gave one, the validator's own rules. It returns
 // the first failure as a 400 naming the field. Every rule lives here, in
 // plain Go: no struct tags, no reflection on the hot path.
-func validate(v *validator.Validate, custom bool, req *Request) error {
+func validate(v *validator.Validate, req *Request) error {
 	if err := checkFields(req); err != nil {
 		return err
 	}
@@ -27,10 +27,7 @@ func validate(v *validator.Validate, custom bool, req *Request) error {
 	if err := checkToolChoice(req); err != nil {
 		return err
 	}
-	if custom {
-		return validation.Struct(v, req)
-	}
-	return nil
+	return validation.Struct(v, req)
 }
 
 // checkMessage checks the content of message i. Paths are built only for

@@ -72,7 +72,7 @@ func (h *handler) Decode(w http.ResponseWriter, r *http.Request, req *Request) (
 
 // Validate checks req; see validate.
 func (h *handler) Validate(req *Request) error {
-	return validate(h.cfg.Validate, h.cfg.CustomValidator, req)
+	return validate(h.cfg.Validate, req)
 }
 
 // Model returns the model req names.

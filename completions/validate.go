@@ -12,7 +12,7 @@ import (
 // the number of choices of a batch, then applies the rules of a validator
 // given with endpoint.WithValidator. Its messages are those of package
 // internal/validation, as for every endpoint.
-func validate(v *validator.Validate, custom bool, req *Request) error {
+func validate(v *validator.Validate, req *Request) error {
 	switch {
 	case req.Model == "":
 		return validation.Required("model")
@@ -33,8 +33,5 @@ func validate(v *validator.Validate, custom bool, req *Request) error {
 	if n := req.Choices(); n > MaxChoices {
 		return apierrors.InvalidRequestf("n", "n times the number of prompts must be at most %d, got %d × %d", MaxChoices, req.PerPrompt(), len(req.Prompt))
 	}
-	if custom {
-		return validation.Struct(v, req)
-	}
-	return nil
+	return validation.Struct(v, req)
 }

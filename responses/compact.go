@@ -64,7 +64,7 @@ func (h *compacter) Decode(w http.ResponseWriter, r *http.Request, req *CompactR
 
 // Validate checks req; see validateCompact.
 func (h *compacter) Validate(req *CompactRequest) error {
-	return validateCompact(h.cfg.Validate, h.cfg.CustomValidator, req)
+	return validateCompact(h.cfg.Validate, req)
 }
 
 // Model returns the model req names.

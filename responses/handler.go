@@ -162,7 +162,7 @@ func (h *creator) Decode(w http.ResponseWriter, r *http.Request, req *Request) (
 
 // Validate checks req; see validate.
 func (h *creator) Validate(req *Request) error {
-	return validate(h.cfg.Validate, h.cfg.CustomValidator, req)
+	return validate(h.cfg.Validate, req)
 }
 
 // Model returns the model req names.

@@ -17,7 +17,7 @@ import (
 // gave one, the validator's own rules. It returns the first failure as a
 // 400 naming the field. Every rule lives here, in plain Go: the request
 // types carry no validate tags.
-func validate(v *validator.Validate, custom bool, req *Request) error {
+func validate(v *validator.Validate, req *Request) error {
 	if err := checkFields(req); err != nil {
 		return err
 	}
@@ -27,16 +27,13 @@ func validate(v *validator.Validate, custom bool, req *Request) error {
 	if err := checkToolChoice(req); err != nil {
 		return err
 	}
-	if custom {
-		return validation.Struct(v, req)
-	}
-	return nil
+	return validation.Struct(v, req)
 }
 
 // validateCompact checks a compact request: its model, its input (which
 // may be absent when previous_response_id is set), then the rules of a
 // validator given with endpoint.WithValidator.
-func validateCompact(v *validator.Validate, custom bool, req *CompactRequest) error {
+func validateCompact(v *validator.Validate, req *CompactRequest) error {
 	if req.Model == "" {
 		return validation.Required("model")
 	}
@@ -48,10 +45,7 @@ func validateCompact(v *validator.Validate, custom bool, req *CompactRequest) er
 			return err
 		}
 	}
-	if custom {
-		return validation.Struct(v, req)
-	}
-	return nil
+	return validation.Struct(v, req)
 }
 
 // checkInput checks the form of the input and each of its items.

@@ -32,13 +32,12 @@ type Config struct {
 	MaxBytes int64
 	// Validate is the validator of endpoint.WithValidator, with rules of
 	// its own that requests go through once the handler's checks pass;
-	// nil without one. CustomValidator reports that it is set.
-	Validate        *validator.Validate
-	CustomValidator bool
-	Allow           models.AllowFunc
-	KeepAlive       time.Duration
-	ErrorHook       func(*http.Request, *apierrors.Error)
-	Now             func() time.Time
+	// nil without one.
+	Validate  *validator.Validate
+	Allow     models.AllowFunc
+	KeepAlive time.Duration
+	ErrorHook func(*http.Request, *apierrors.Error)
+	Now       func() time.Time
 	// Renderer writes the handler's errors; Finish sets it.
 	Renderer apierrors.Renderer
 
@@ -99,7 +98,7 @@ func (c *Config) SetMaxBytes(n int64) {
 
 // SetValidator sets the validator; nil means none.
 func (c *Config) SetValidator(v *validator.Validate) {
-	c.Validate, c.CustomValidator = v, v != nil
+	c.Validate = v
 }
 
 // SetClock sets the clock; nil restores time.Now.

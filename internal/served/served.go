@@ -67,9 +67,6 @@ func (e *Endpoint) DecodeJSON(w http.ResponseWriter, r *http.Request, dst any) (
 // was set: the handlers check their requests themselves, and a custom
 // validator may add rules of its own.
 func (e *Endpoint) Validate(req any) error {
-	if !e.Cfg.CustomValidator {
-		return nil
-	}
 	return validation.Struct(e.Cfg.Validate, req)
 }
 
