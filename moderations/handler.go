@@ -54,13 +54,7 @@ func NewHandler(catalog models.Catalog, backend Backend, opts ...Option) http.Ha
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if err := h.serve(w, r); err != nil {
-		h.ep.Fail(w, r, err)
-	}
-}
-
-func (h *handler) serve(w http.ResponseWriter, r *http.Request) error {
-	return served.ServeJSON(&h.ep, w, r, Validate, func(req *Request) string { return req.Model },
+	served.ServeJSON(&h.ep, w, r, Validate, func(req *Request) string { return req.Model },
 		func(ctx context.Context, req *Request, m *models.Model) (int64, error) {
 			res, err := h.backend.Moderate(ctx, &Params{Request: req, Model: m})
 			if err != nil {

@@ -156,7 +156,15 @@ func Tokens(n int) int64 { return pipeline.PromptTokens(n) }
 // size), and calls answer, which asks the backend, writes the reply and
 // returns the input tokens used. The reservation is settled once,
 // whatever happened: to those tokens, or to nothing when answer failed.
+// A failure is answered through Fail.
 func ServeJSON[Req any](e *Endpoint, w http.ResponseWriter, r *http.Request, validate func(*Req) error, model func(*Req) string,
+	answer func(ctx context.Context, req *Req, m *models.Model) (input int64, err error)) {
+	if err := serveJSON(e, w, r, validate, model, answer); err != nil {
+		e.Fail(w, r, err)
+	}
+}
+
+func serveJSON[Req any](e *Endpoint, w http.ResponseWriter, r *http.Request, validate func(*Req) error, model func(*Req) string,
 	answer func(ctx context.Context, req *Req, m *models.Model) (input int64, err error)) error {
 	ctx := r.Context()
 	req := new(Req)
