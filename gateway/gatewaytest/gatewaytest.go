@@ -1,7 +1,8 @@
 // Package gatewaytest holds the conformance suite of package gateway's
 // [gateway.Pinger], the optional readiness capability of stores and
-// other dependencies. Every implementation in this repository runs it;
-// run it against your own:
+// other dependencies, and [NewDemo], the demo gateway as a test fixture.
+// Every Pinger in this repository runs the suite; run it against your
+// own:
 //
 //	func TestPing(t *testing.T) {
 //		gatewaytest.TestPinger(t, func(t *testing.T) gateway.Pinger { return openMyStore(t) })
