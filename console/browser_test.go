@@ -133,6 +133,17 @@ func startBrowser() {
 	b.cancel = func() { cancel(); cancelAlloc() }
 }
 
+// openTab opens the console of a new environment of cfg in a new tab,
+// with key entered, on the view named tab.
+func openTab(t *testing.T, cfg console.Config, key, name string) (*testEnv, context.Context) {
+	t.Helper()
+	e := newEnv(t, cfg)
+	ctx := newTab(t)
+	open(t, ctx, e, key)
+	tab(t, ctx, name)
+	return e, ctx
+}
+
 // newTab opens a tab of the package's browser, closed when t ends. The
 // whole test is bounded (2 minutes) so that a hung page fails instead of
 // hanging; no assertion depends on timing.
@@ -361,10 +372,7 @@ func TestBrowserBadKeyShowsThe401AsTheAPIWordsIt(t *testing.T) {
 
 func TestBrowserChatStreamsTokenByToken(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, console.Config{})
-	ctx := newTab(t)
-	open(t, ctx, e, "sk-demo")
-	tab(t, ctx, "chat")
+	_, ctx := openTab(t, console.Config{}, "sk-demo", "chat")
 	// Record every length the reply's text takes, as the DOM changes.
 	eval[bool](t, ctx, `(() => {
 		window.lengths = [];
@@ -413,10 +421,7 @@ func TestBrowserChatStreamsTokenByToken(t *testing.T) {
 
 func TestBrowserChatShowsReasoningApart(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, console.Config{})
-	ctx := newTab(t)
-	open(t, ctx, e, "sk-demo")
-	tab(t, ctx, "chat")
+	_, ctx := openTab(t, console.Config{}, "sk-demo", "chat")
 	do(t, ctx,
 		chromedp.SetValue(chromedp.CSS("#chat-model"), demo.ReasonerModel),
 		chromedp.SendKeys(chromedp.CSS("#chat-input"), "Why is the sky blue?"),
@@ -434,10 +439,7 @@ func TestBrowserChatShowsReasoningApart(t *testing.T) {
 
 func TestBrowserChatStopAbortsTheStream(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, console.Config{})
-	ctx := newTab(t)
-	open(t, ctx, e, "sk-demo")
-	tab(t, ctx, "chat")
+	e, ctx := openTab(t, console.Config{}, "sk-demo", "chat")
 	do(t, ctx,
 		chromedp.SendKeys(chromedp.CSS("#chat-input"), stallPrompt+" wait for me"),
 		chromedp.Click(chromedp.CSS("#chat-send")))
@@ -497,10 +499,7 @@ func TestBrowserErrorsAreShownAsTheAPIWordsThem(t *testing.T) {
 
 func TestBrowserConversationContinuesWithPreviousResponseID(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, console.Config{})
-	ctx := newTab(t)
-	open(t, ctx, e, "sk-demo")
-	tab(t, ctx, "conv")
+	e, ctx := openTab(t, console.Config{}, "sk-demo", "conv")
 	ids := `[...document.querySelectorAll('#conv-log [data-response-id]')].map(e => e.dataset.responseId)`
 	send := func(msg string) {
 		t.Helper()
@@ -568,10 +567,7 @@ const videoLoaded = `(() => {
 
 func TestBrowserVideoGeneralPathPlaysTheVideo(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, console.Config{})
-	ctx := newTab(t)
-	open(t, ctx, e, "sk-demo")
-	tab(t, ctx, "video")
+	e, ctx := openTab(t, console.Config{}, "sk-demo", "video")
 	do(t, ctx, chromedp.SetValue(chromedp.CSS("#video-model"), demo.VideoModelGeneral))
 	eval[bool](t, ctx, `document.getElementById('video-model').dispatchEvent(new Event('change')), true`)
 
@@ -622,10 +618,7 @@ func TestBrowserVideoGeneralPathPlaysTheVideo(t *testing.T) {
 
 func TestBrowserVideoMultimodalPathAndTaskList(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, console.Config{})
-	ctx := newTab(t)
-	open(t, ctx, e, "sk-demo")
-	tab(t, ctx, "video")
+	e, ctx := openTab(t, console.Config{}, "sk-demo", "video")
 	do(t, ctx, chromedp.Click(chromedp.CSS(`input[name=video-path][value=multimodal]`)),
 		chromedp.SetValue(chromedp.CSS("#video-model"), demo.VideoModelMultimodal))
 	eval[bool](t, ctx, `document.getElementById('video-model').dispatchEvent(new Event('change')), true`)
@@ -832,10 +825,7 @@ func TestBrowserKeyboardAndNarrowScreen(t *testing.T) {
 func TestBrowserAdminKeysAndUsage(t *testing.T) {
 	t.Parallel()
 	fake := newFakeAdmin(t, "sk-admin")
-	e := newEnv(t, console.Config{AdminURL: fake.url})
-	ctx := newTab(t)
-	open(t, ctx, e, "sk-demo")
-	tab(t, ctx, "admin")
+	_, ctx := openTab(t, console.Config{AdminURL: fake.url}, "sk-demo", "admin")
 	require.Equal(t, fake.url, text(t, ctx, "#admin-url"))
 
 	// A wrong admin key: the admin API's 401, as it words it.
@@ -907,10 +897,7 @@ func TestBrowserAdminKeysPages(t *testing.T) {
 	t.Parallel()
 	fake := newFakeAdmin(t, "sk-admin")
 	fake.addKeys(24) // 25 with key-demo: a page of 20, then 5
-	e := newEnv(t, console.Config{AdminURL: fake.url})
-	ctx := newTab(t)
-	open(t, ctx, e, "sk-demo")
-	tab(t, ctx, "admin")
+	_, ctx := openTab(t, console.Config{AdminURL: fake.url}, "sk-demo", "admin")
 	do(t, ctx, chromedp.SendKeys(chromedp.CSS("#admin-key-input"), "sk-admin"),
 		chromedp.Click(chromedp.CSS(`#admin-key-form button[type=submit]`)))
 	rows := `document.querySelectorAll('#keys-table tbody tr').length`
@@ -922,10 +909,7 @@ func TestBrowserAdminKeysPages(t *testing.T) {
 
 func TestBrowserAdminViewsHiddenWithoutAnAdminURL(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, console.Config{})
-	ctx := newTab(t)
-	open(t, ctx, e, "sk-demo")
-	tab(t, ctx, "admin")
+	_, ctx := openTab(t, console.Config{}, "sk-demo", "admin")
 	require.False(t, eval[bool](t, ctx, `document.getElementById('admin-off').hidden`))
 	require.True(t, eval[bool](t, ctx, `document.getElementById('admin-on').hidden`))
 }
