@@ -90,7 +90,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.store, "store", false, "also measure memory per stored item and key lookup cost (in process)")
 	fs.BoolVar(&o.jsonOut, "json", false, "write the report as JSON instead of tables")
 	fs.Var(&o.servers, "server", "also load the server that this shell command starts, as NAME=COMMAND (repeatable; see external.go): a fresh process per scenario, BENCH_UPSTREAM set to the fake upstream")
-	fs.StringVar(&o.profile, "profile", "", "save CPU and allocation profiles of the gateway's scenarios into this directory")
+	fs.StringVar(&o.profile, "profile", "", "save CPU and allocation profiles of the gateway's scenarios (and of copy-relay's, to compare) into this directory")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -365,7 +365,7 @@ func (b *bench) scenario(ctx context.Context, t target, w *workload, conc int) (
 	runLoad(ctx, w, c.addr, events, conc, b.o.warmup, rate)
 
 	var profErr chan error
-	if b.o.profile != "" && (t.role == roleGateway || t.role == roleGatewaySQLite || t.role == roleGatewayMetrics || t.role == roleGatewayRelay) && conc == b.o.concurrency {
+	if b.o.profile != "" && (t.role == roleGateway || t.role == roleGatewaySQLite || t.role == roleGatewayMetrics || t.role == roleGatewayRelay || t.role == roleCopy) && conc == b.o.concurrency {
 		profErr = make(chan error, 1)
 		path := filepath.Join(b.o.profile, t.name+"-"+w.name)
 		go func() { profErr <- c.profile(b.o.duration, path) }()

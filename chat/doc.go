@@ -145,7 +145,11 @@
 // goroutine of its own, a few deltas ahead of the client, and flushes
 // after a delta unless the next one is already at hand; a burst is then
 // flushed once, after its last chunk (one write system call instead of
-// one per chunk), and a reply that does not stream goes out in one flush. The benchmarks
+// one per chunk), and a reply that does not stream goes out in one flush.
+// A relay's stream (package relay) runs in the handler's goroutine
+// instead, with no goroutine or channel of its own: the handler flushes
+// before each read of the upstream's reply, so that the events of one
+// read leave in one write, as a byte-copying relay's would. The benchmarks
 // beside the package measure the whole stack against a raw net/http
 // handler; BENCHMARKS.md at the repository root records the figures.
 package chat

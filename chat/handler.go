@@ -83,7 +83,7 @@ func (h *handler) Streams(p *Params) bool { return p.Request.Stream }
 // Reply writes the JSON reply to p.
 func (h *handler) Reply(w http.ResponseWriter, r *http.Request, p *Params) (pipeline.Usage, error) {
 	req := p.Request
-	res, raw, err := passthrough.Complete(r.Context(), h.backend, p, p.body, h.backend.Complete)
+	res, raw, err := passthrough.Complete(r.Context(), h.backend, p, p.body, Backend.Complete)
 	if err == nil {
 		err = checkResult(res, req.Choices())
 	}

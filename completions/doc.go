@@ -62,7 +62,8 @@
 // (internal/passthrough): the handler writes its own id, object, created
 // (and, in the JSON reply, model and usage), followed by the upstream's
 // other members as they are. The handler decides when to flush, as in
-// package chat: after a delta, unless the next one is already at hand.
+// package chat: after a delta, unless the next one is already at hand;
+// for a relay's stream, before each read of the upstream's reply.
 //
 // # Backends
 //

@@ -6,7 +6,6 @@ import (
 
 	"github.com/gatewaykit/gatewaykit/chat"
 	"github.com/gatewaykit/gatewaykit/completions"
-	"github.com/gatewaykit/gatewaykit/internal/passthrough"
 	"github.com/gatewaykit/gatewaykit/relay"
 	"github.com/gatewaykit/gatewaykit/responses"
 	"github.com/gatewaykit/gatewaykit/videos"
@@ -49,17 +48,10 @@ func (b chatRouter) Stream(ctx context.Context, p *chat.Params) iter.Seq2[chat.D
 	return chat.Deltas(ctx, b.pick(p.Request.Model), p)
 }
 
-// StreamRaw and CompleteRaw pass the relay's pass-through on
-// (internal/passthrough), so that a relayed model's replies keep the
-// members the gateway does not model.
-func (b chatRouter) StreamRaw(ctx context.Context, p *chat.Params, body []byte) iter.Seq2[passthrough.Delta[chat.Delta], error] {
-	return passthrough.Stream(ctx, b.pick(p.Request.Model), p, body, chat.Deltas)
-}
-
-func (b chatRouter) CompleteRaw(ctx context.Context, p *chat.Params, body []byte) (*chat.Result, []byte, error) {
-	picked := b.pick(p.Request.Model)
-	return passthrough.Complete(ctx, picked, p, body, picked.Complete)
-}
+// Pick returns the backend that answers p: the handler asks it directly,
+// so that a relayed model's replies keep the members the gateway does not
+// model, and its streams are paced by the upstream (internal/passthrough).
+func (b chatRouter) Pick(p *chat.Params) chat.Backend { return b.pick(p.Request.Model) }
 
 type completionsRouter struct{ byModel[completions.Backend] }
 
@@ -71,13 +63,9 @@ func (b completionsRouter) Stream(ctx context.Context, p *completions.Params) it
 	return completions.Deltas(ctx, b.pick(p.Request.Model), p)
 }
 
-func (b completionsRouter) StreamRaw(ctx context.Context, p *completions.Params, body []byte) iter.Seq2[passthrough.Delta[completions.Delta], error] {
-	return passthrough.Stream(ctx, b.pick(p.Request.Model), p, body, completions.Deltas)
-}
-
-func (b completionsRouter) CompleteRaw(ctx context.Context, p *completions.Params, body []byte) (*completions.Result, []byte, error) {
-	picked := b.pick(p.Request.Model)
-	return passthrough.Complete(ctx, picked, p, body, picked.Complete)
+// Pick returns the backend that answers p; see chatRouter.Pick.
+func (b completionsRouter) Pick(p *completions.Params) completions.Backend {
+	return b.pick(p.Request.Model)
 }
 
 type videoRouter struct{ byModel[videos.Generator] }

@@ -147,9 +147,12 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // delta unless the next one is already at hand, so that a burst costs one
 // write.
 func (h *handler) stream(ctx context.Context, sw *wire, tr *translator, p *chat.Params) error {
-	_, streams := h.backend.(chat.StreamingBackend)
-	return pipeline.WriteDeltas(ctx, sw, func(ctx context.Context) (iter.Seq2[chat.Delta, error], bool) {
-		return chat.Deltas(ctx, h.backend, p), !streams
+	pace := pipeline.Ahead
+	if _, streams := h.backend.(chat.StreamingBackend); !streams {
+		pace = pipeline.AtHand
+	}
+	return pipeline.WriteDeltas(ctx, sw, pace, func(ctx context.Context) iter.Seq2[chat.Delta, error] {
+		return chat.Deltas(ctx, h.backend, p)
 	}, &deltaWriter{tr: tr, sw: sw})
 }
 

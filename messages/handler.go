@@ -168,11 +168,19 @@ func checkResult(res *chat.Result) error {
 	return nil
 }
 
-// Deltas returns the backend's stream of p, and whether it is all at
-// hand (the backend does not stream).
-func (h *handler) Deltas(ctx context.Context, p *params) (iter.Seq2[chat.Delta, error], bool) {
-	_, streams := h.backend.(chat.StreamingBackend)
-	return chat.Deltas(ctx, h.backend, &p.chat), !streams
+// Pace says how the backend's stream runs: a reply that the backend does
+// not stream is all at hand at once; a stream runs a few deltas ahead in
+// a goroutine of its own.
+func (h *handler) Pace(*params) pipeline.Pace {
+	if _, streams := h.backend.(chat.StreamingBackend); streams {
+		return pipeline.Ahead
+	}
+	return pipeline.AtHand
+}
+
+// Deltas returns the backend's stream of p.
+func (h *handler) Deltas(ctx context.Context, p *params) iter.Seq2[chat.Delta, error] {
+	return chat.Deltas(ctx, h.backend, &p.chat)
 }
 
 // NewStream returns the event writer of the stream of p.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/internal/passthrough"
 )
 
 // Relay forwards requests for its routed models to their upstreams. Its
@@ -330,7 +331,7 @@ func (r *Relay) send(ctx context.Context, u *Upstream, build func(u *Upstream) (
 		req.Header.Del("Authorization")
 	}
 	actx, cancel := context.WithCancelCause(ctx)
-	b := &body{ctx: actx, cancel: cancel, idle: r.timeouts.Idle, firstByte: r.timeouts.FirstByte, upstream: u.Name}
+	b := &body{ctx: actx, cancel: cancel, idle: r.timeouts.Idle, firstByte: r.timeouts.FirstByte, upstream: u.Name, wait: passthrough.WaitFunc(ctx)}
 	b.timer = time.AfterFunc(r.timeouts.FirstByte, b.expire)
 	res, err := r.transport.RoundTrip(req.WithContext(actx))
 	fired := !b.timer.Stop()
@@ -374,7 +375,10 @@ const (
 )
 
 // body is an upstream reply's body: it enforces the Idle timeout on each
-// read, and releases the attempt's context when closed.
+// read, and releases the attempt's context when closed. Before each read
+// it calls wait, when the handler streams the reply in its own goroutine
+// (internal/passthrough.WaitFunc): the handler flushes what it wrote of
+// the bytes read before.
 type body struct {
 	rc        io.ReadCloser
 	ctx       context.Context
@@ -384,6 +388,7 @@ type body struct {
 	idle      time.Duration
 	firstByte time.Duration
 	upstream  string
+	wait      func() // or nil
 }
 
 // expire is the timer's function: it cancels the attempt with the cause
@@ -397,6 +402,9 @@ func (b *body) expire() {
 }
 
 func (b *body) Read(p []byte) (int, error) {
+	if b.wait != nil {
+		b.wait()
+	}
 	b.timer.Reset(b.idle)
 	n, err := b.rc.Read(p)
 	b.timer.Stop()

@@ -46,9 +46,10 @@ func checkStream(res *http.Response, u *Upstream, err error) (*http.Response, *U
 // string: fn must not modify them, and may keep them (or strings that
 // share them).
 //
-// The stream is read in the caller's goroutine: the handler runs a
-// backend's stream in a goroutine of its own, a few deltas ahead of the
-// client, and flushes when the next delta is not at hand yet.
+// The stream is read in the caller's goroutine. When the handler
+// passes the stream through (StreamRaw), that is the handler's
+// goroutine, and the reply's body flushes what the handler wrote before
+// each read of the upstream (see body).
 //
 // A stream that ends without [DONE], that cannot be read, or that carries
 // an event named "error" is a 502; an idle timeout is a 504, and the

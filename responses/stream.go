@@ -46,10 +46,19 @@ type ResponseEvent struct {
 	Response       *Response `json:"response"`
 }
 
+// Pace says how the backend's stream runs: a reply that the backend does
+// not stream is all at hand at once; a stream runs a few deltas ahead in
+// a goroutine of its own.
+func (h *creator) Pace(*createCall) pipeline.Pace {
+	if _, streams := h.backend.(StreamingBackend); streams {
+		return pipeline.Ahead
+	}
+	return pipeline.AtHand
+}
+
 // Deltas returns the backend's stream of c; see [Deltas].
-func (h *creator) Deltas(ctx context.Context, c *createCall) (iter.Seq2[Delta, error], bool) {
-	_, streams := h.backend.(StreamingBackend)
-	return Deltas(ctx, h.backend, c.p), !streams
+func (h *creator) Deltas(ctx context.Context, c *createCall) iter.Seq2[Delta, error] {
+	return Deltas(ctx, h.backend, c.p)
 }
 
 // NewStream returns the event writer of the stream of c: the lifecycle

@@ -88,18 +88,25 @@ func (c *Cursor) key() ([]byte, bool) {
 	if !c.Consume('"') {
 		return nil, false
 	}
-	start := c.Pos
-	for ; c.Pos < len(c.Data); c.Pos++ {
-		switch b := c.Data[c.Pos]; {
-		case b == '"':
-			c.Pos++
-			return c.Data[start : c.Pos-1], true
-		case b < 0x20 || b == '\\' || b >= utf8.RuneSelf:
-			return nil, false
-		}
+	start, i := c.Pos, c.Pos
+	for i < len(c.Data) && keyByte[c.Data[i]] {
+		i++
 	}
-	return nil, false
+	if i == len(c.Data) || c.Data[i] != '"' {
+		return nil, false
+	}
+	c.Pos = i + 1
+	return c.Data[start:i], true
 }
+
+// keyByte marks the bytes of a key that key reads: printable ASCII but
+// the quote and the backslash.
+var keyByte = func() (t [256]bool) {
+	for c := range t {
+		t[c] = c >= 0x20 && c < utf8.RuneSelf && c != '"' && c != '\\'
+	}
+	return t
+}()
 
 // Array reads an array, calling elem with the cursor at each element,
 // which elem must move past.

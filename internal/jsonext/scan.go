@@ -183,6 +183,13 @@ func plain(b []byte) bool {
 // SkipSpace returns the index of the first byte of data at or after i
 // that is not JSON white space, or len(data).
 func SkipSpace(data []byte, i int) int {
+	if i < len(data) && data[i] > ' ' {
+		return i // the usual case: compact JSON has no white space
+	}
+	return skipSpace(data, i)
+}
+
+func skipSpace(data []byte, i int) int {
 	for i < len(data) {
 		switch data[i] {
 		case ' ', '\t', '\r', '\n':

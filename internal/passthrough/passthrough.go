@@ -9,7 +9,19 @@
 //
 // The handler finds the interfaces at run time with a type assertion, as
 // net/http finds http.Flusher; a backend without them is asked through
-// its Backend methods.
+// its Backend methods. A [Router] (the gateway's, which sends some models
+// to a relay and others to another backend) is looked through: the
+// backend it picks for the request is the one asked.
+//
+// # Pacing
+//
+// A [Streamer]'s stream runs in the handler's goroutine, and tells the
+// handler when it is about to wait: before each read of its upstream's
+// reply it calls the function of [WaitFunc], and the handler flushes what it has written.
+// So the events of one upstream read leave in one write to the client,
+// as a byte-copying relay's would, and none waits for the next read. A
+// stream of a plain Backend instead runs a few deltas ahead in a
+// goroutine of its own (see internal/pipeline.WriteDeltas).
 package passthrough
 
 import (
@@ -31,7 +43,9 @@ type Delta[D any] struct {
 }
 
 // A Streamer streams a reply with the upstream's chunks. body is the
-// request body as the client sent it; p was decoded from it.
+// request body as the client sent it; p was decoded from it. The stream
+// calls the function of [WaitFunc](ctx), if any, before each wait for
+// its upstream.
 type Streamer[P, D any] interface {
 	StreamRaw(ctx context.Context, p P, body []byte) iter.Seq2[Delta[D], error]
 }
@@ -46,9 +60,34 @@ type Completer[P, R any] interface {
 	CompleteRaw(ctx context.Context, p P, body []byte) (res R, raw []byte, err error)
 }
 
-// Stream returns b's reply to p with the upstream's chunks when b is a
-// [Streamer], and otherwise deltas(ctx, b, p) without them.
+// A Router is a backend of type B that sends each request to one of
+// several backends: the one that Pick returns for p.
+type Router[P, B any] interface {
+	Pick(p P) B
+}
+
+// Pick returns the backend that answers p: the one that b picks if b is
+// a [Router], b otherwise.
+func Pick[B, P any](b B, p P) B {
+	if r, ok := any(b).(Router[P, B]); ok {
+		return r.Pick(p)
+	}
+	return b
+}
+
+// Paced reports whether the backend that answers p (see [Pick]) is a
+// [Streamer]: its stream runs in the caller's goroutine and says when it
+// waits ([WaitFunc]).
+func Paced[B, P, D any](b B, p P) bool {
+	_, ok := any(Pick(b, p)).(Streamer[P, D])
+	return ok
+}
+
+// Stream returns the reply to p of the backend that answers it (see
+// [Pick]): with the upstream's chunks when it is a [Streamer], and
+// otherwise deltas(ctx, b, p) without them.
 func Stream[B, P, D any](ctx context.Context, b B, p P, body []byte, deltas func(context.Context, B, P) iter.Seq2[D, error]) iter.Seq2[Delta[D], error] {
+	b = Pick(b, p)
 	if s, ok := any(b).(Streamer[P, D]); ok {
 		return s.StreamRaw(ctx, p, body)
 	}
@@ -61,14 +100,34 @@ func Stream[B, P, D any](ctx context.Context, b B, p P, body []byte, deltas func
 	}
 }
 
-// Complete returns b's reply to p, with the upstream's members when b is
-// a [Completer], and otherwise complete(ctx, p) without them.
-func Complete[B, P, R any](ctx context.Context, b B, p P, body []byte, complete func(context.Context, P) (R, error)) (R, []byte, error) {
+// Complete returns the reply to p of the backend that answers it (see
+// [Pick]), with the upstream's members when it is a [Completer], and
+// otherwise its complete(ctx, p) without them.
+func Complete[B, P, R any](ctx context.Context, b B, p P, body []byte, complete func(B, context.Context, P) (R, error)) (R, []byte, error) {
+	b = Pick(b, p)
 	if c, ok := any(b).(Completer[P, R]); ok {
 		return c.CompleteRaw(ctx, p, body)
 	}
-	res, err := complete(ctx, p)
+	res, err := complete(b, ctx, p)
 	return res, nil, err
+}
+
+// waitKey is the context key of the function of [WithWait].
+type waitKey struct{}
+
+// WithWait returns a copy of ctx that carries wait, the handler's flush,
+// for a [Streamer]'s stream that runs in the handler's goroutine (see
+// [WaitFunc]).
+func WithWait(ctx context.Context, wait func()) context.Context {
+	return context.WithValue(ctx, waitKey{}, wait)
+}
+
+// WaitFunc returns the function of [WithWait] in ctx, or nil if there is
+// none. A [Streamer]'s stream calls it before each wait for its
+// upstream's next bytes, so that the handler sends what it has written.
+func WaitFunc(ctx context.Context) func() {
+	f, _ := ctx.Value(waitKey{}).(func())
+	return f
 }
 
 // Deltas returns the content of a stream with chunks: its deltas

@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"sync/atomic"
 
+	"github.com/gatewaykit/gatewaykit/internal/passthrough"
 	"github.com/gatewaykit/gatewaykit/sse"
 )
 
@@ -26,37 +27,67 @@ var _ Flusher = (*sse.Stream)(nil)
 // [DeltaRing]).
 const Lookahead = 16
 
-// WriteDeltas writes the deltas of a backend's stream to s (an
-// *sse.Stream, or another [Flusher]) with dw.Add,
-// which writes without flushing, and decides when to flush: after a delta
-// whose successor is not already at hand. It runs the stream that
-// deltas(ctx) returns in a goroutine of its own, which hands the deltas over a channel of
-// [Lookahead] after dw.Detach has made each one the handler's own (the
-// iterator may reuse what a delta points to once yield returns). So a
-// burst of deltas costs one write to the client, and a delta that came
-// alone goes out before the handler waits for the next; a reply that is
-// all at hand goes out in one flush, with the end of the stream. The first
-// delta is always flushed at once, and handed over before the stream's
-// goroutine runs on (time to first token).
+// A Pace says how [WriteDeltas] runs a backend's stream, and when it
+// flushes.
+type Pace int
+
+const (
+	// Ahead runs the stream in a goroutine of its own, a few deltas
+	// ahead of the client, and flushes after a delta whose successor is
+	// not at hand yet: a backend's stream, which may compute its deltas.
+	Ahead Pace = iota
+	// AtHand runs the stream in the handler's goroutine and flushes only
+	// at the end: the whole reply is at hand at once (a backend that
+	// does not stream).
+	AtHand
+	// Paced runs the stream in the handler's goroutine, and flushes when
+	// the stream says that it is about to wait, through the function of
+	// passthrough.WaitFunc: a relay's upstream stream, whose events come
+	// in reads of the upstream's reply.
+	Paced
+)
+
+// WriteDeltas writes the deltas of a backend's stream, deltas(ctx), to s
+// (an *sse.Stream, or another [Flusher]) with dw.Add, which writes
+// without flushing, and flushes as pace says:
 //
-// When deltas reports atHand, the whole reply is at hand (a backend that does
-// not stream): the deltas are written in the caller's goroutine, and
-// none is flushed (the end of the stream flushes them all).
+//   - [Ahead]: it runs the stream in a goroutine of its own, which hands
+//     the deltas over a channel of [Lookahead] after dw.Detach has made
+//     each one the handler's own (the iterator may reuse what a delta
+//     points to once yield returns), and flushes after a delta whose
+//     successor is not already at hand. So a burst of deltas costs one
+//     write to the client, and a delta that came alone goes out before
+//     the handler waits for the next; a reply that is all at hand goes
+//     out in one flush, with the end of the stream. The first delta is
+//     always flushed at once, and handed over before the stream's
+//     goroutine runs on (time to first token).
+//   - [AtHand]: the deltas are written in the caller's goroutine, and
+//     none is flushed (the end of the stream flushes them all).
+//   - [Paced]: the deltas are written in the caller's goroutine, and s
+//     is flushed whenever the stream calls the function that
+//     passthrough.WaitFunc finds in its context, before it waits: the
+//     events of one read of an upstream go out in one write, and none
+//     waits for the next read. No goroutine, channel or copy of a delta
+//     is needed: each delta is written before the stream runs on. A
+//     failed flush is seen at the next write (an *sse.Stream's errors
+//     stay).
 //
 // It returns the first error of the backend, of dw.Add or of a flush; the
-// caller ends the stream. Before it returns, the stream's goroutine has
-// ended: its context is cancelled if the handler stopped first, and its
-// yield returns false. A panic of the stream is raised again in the
+// caller ends the stream. Before it returns, the stream has ended: its
+// context is cancelled if the handler stopped first, and its yield
+// returns false. A panic of an [Ahead] stream is raised again in the
 // caller's goroutine.
-func WriteDeltas[D any](ctx context.Context, s Flusher, deltas func(context.Context) (seq iter.Seq2[D, error], atHand bool), dw DeltaWriter[D]) error {
+func WriteDeltas[D any](ctx context.Context, s Flusher, pace Pace, deltas func(context.Context) iter.Seq2[D, error], dw DeltaWriter[D]) error {
 	ctx, cancel := context.WithCancel(ctx)
-	seq, atHand := deltas(ctx)
-	if atHand {
-		defer cancel()
-		return writeAll(seq, dw)
+	defer cancel()
+	switch pace {
+	case AtHand:
+		return writeAll(deltas(ctx), dw)
+	case Paced:
+		return writeAll(deltas(passthrough.WithWait(ctx, func() { _ = s.Flush() })), dw)
 	}
 	la := &lookahead[D]{ch: make(chan handed[D], Lookahead), quit: make(chan struct{}), wake: make(chan struct{}, 1), done: make(chan struct{})}
-	go la.run(seq, dw.Detach)
+	go la.run(deltas(ctx), dw.Detach)
 	defer func() {
 		la.stopped.Store(true)
 		close(la.quit)

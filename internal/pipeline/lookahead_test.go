@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gatewaykit/gatewaykit/internal/passthrough"
 	"github.com/gatewaykit/gatewaykit/internal/pipeline"
 	"github.com/gatewaykit/gatewaykit/sse"
 )
@@ -41,8 +42,8 @@ func newStream(t *testing.T) *sse.Stream {
 	return s
 }
 
-func ints(n int, returned *bool) func(context.Context) (iter.Seq2[int, error], bool) {
-	return func(ctx context.Context) (iter.Seq2[int, error], bool) {
+func ints(n int, returned *bool) func(context.Context) iter.Seq2[int, error] {
+	return func(ctx context.Context) iter.Seq2[int, error] {
 		return func(yield func(int, error) bool) {
 			defer func() { *returned = true }()
 			for i := range n {
@@ -50,45 +51,118 @@ func ints(n int, returned *bool) func(context.Context) (iter.Seq2[int, error], b
 					return
 				}
 			}
-		}, false
+		}
 	}
+}
+
+var paces = []struct {
+	name string
+	pace pipeline.Pace
+}{
+	{"ahead", pipeline.Ahead},
+	{"at hand", pipeline.AtHand},
+	{"paced", pipeline.Paced},
 }
 
 func TestWriteDeltasWritesEveryDeltaInOrder(t *testing.T) {
 	t.Parallel()
-	var returned bool
-	w := &intWriter{fail: -1}
-	require.NoError(t, pipeline.WriteDeltas(t.Context(), newStream(t), ints(100, &returned), w))
-	require.Len(t, w.got, 100)
-	for i, d := range w.got {
-		require.Equal(t, i, d)
+	for _, tt := range paces {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var returned bool
+			w := &intWriter{fail: -1}
+			require.NoError(t, pipeline.WriteDeltas(t.Context(), newStream(t), tt.pace, ints(100, &returned), w))
+			require.Len(t, w.got, 100)
+			for i, d := range w.got {
+				require.Equal(t, i, d)
+			}
+			require.True(t, returned, "the stream has ended")
+		})
 	}
-	require.True(t, returned, "the stream's goroutine has ended")
 }
 
 func TestWriteDeltasStopsTheStreamWhenTheHandlerStops(t *testing.T) {
 	t.Parallel()
-	var returned bool
-	w := &intWriter{fail: 3}
-	err := pipeline.WriteDeltas(t.Context(), newStream(t), ints(1000, &returned), w)
-	require.EqualError(t, err, "add failed")
-	require.Equal(t, []int{0, 1, 2}, w.got)
-	require.True(t, returned, "the stream returned before WriteDeltas did")
+	for _, tt := range paces {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var returned bool
+			w := &intWriter{fail: 3}
+			err := pipeline.WriteDeltas(t.Context(), newStream(t), tt.pace, ints(1000, &returned), w)
+			require.EqualError(t, err, "add failed")
+			require.Equal(t, []int{0, 1, 2}, w.got)
+			require.True(t, returned, "the stream returned before WriteDeltas did")
+		})
+	}
+}
+
+// flushLog is a Flusher that counts its flushes by the deltas written
+// before each.
+type flushLog struct {
+	w       *intWriter
+	flushed []int // len(w.got) at each flush
+}
+
+func (f *flushLog) Flush() error {
+	f.flushed = append(f.flushed, len(f.w.got))
+	return nil
+}
+
+func TestWriteDeltasFlushesAPacedStreamWhenItWaits(t *testing.T) {
+	t.Parallel()
+	w := &intWriter{fail: -1}
+	f := &flushLog{w: w}
+	var waits []int
+	reads := func(ctx context.Context) iter.Seq2[int, error] {
+		wait := passthrough.WaitFunc(ctx)
+		require.NotNil(t, wait, "a paced stream's context carries the flush")
+		return func(yield func(int, error) bool) {
+			// Three reads of an upstream: of 2, 1 and 3 events.
+			n := 0
+			for _, events := range []int{2, 1, 3} {
+				waits = append(waits, len(w.got))
+				wait()
+				for range events {
+					if !yield(n, nil) {
+						return
+					}
+					n++
+				}
+			}
+		}
+	}
+	require.NoError(t, pipeline.WriteDeltas(t.Context(), f, pipeline.Paced, reads, w))
+	require.Equal(t, []int{0, 1, 2, 3, 4, 5}, w.got)
+	require.Equal(t, []int{0, 2, 3}, f.flushed, "one flush before each read, with the events of the read before")
+	require.Equal(t, f.flushed, waits)
+}
+
+func TestWriteDeltasGivesNoWaitToOtherPaces(t *testing.T) {
+	t.Parallel()
+	for _, pace := range []pipeline.Pace{pipeline.Ahead, pipeline.AtHand} {
+		var wait func()
+		deltas := func(ctx context.Context) iter.Seq2[int, error] {
+			wait = passthrough.WaitFunc(ctx)
+			return ints(1, new(bool))(ctx)
+		}
+		require.NoError(t, pipeline.WriteDeltas(t.Context(), newStream(t), pace, deltas, &intWriter{fail: -1}))
+		require.Nil(t, wait, "pace %d", pace)
+	}
 }
 
 func TestWriteDeltasRaisesAStreamsPanicInTheCaller(t *testing.T) {
 	t.Parallel()
-	panicking := func(context.Context) (iter.Seq2[int, error], bool) {
+	panicking := func(context.Context) iter.Seq2[int, error] {
 		return func(yield func(int, error) bool) {
 			yield(1, nil)
 			panic("backend bug")
-		}, false
+		}
 	}
 	defer func() {
 		v := recover()
 		require.NotNil(t, v)
 		require.Contains(t, v, "backend bug")
 	}()
-	_ = pipeline.WriteDeltas(t.Context(), newStream(t), panicking, &intWriter{fail: -1})
+	_ = pipeline.WriteDeltas(t.Context(), newStream(t), pipeline.Ahead, panicking, &intWriter{fail: -1})
 	t.Fatal("WriteDeltas returned")
 }

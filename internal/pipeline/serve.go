@@ -37,9 +37,10 @@ type Endpoint[R, P, D any] interface {
 	// writes it; it returns the usage to charge, or the error to send
 	// (nothing written).
 	Reply(w http.ResponseWriter, r *http.Request, p P) (used Usage, err error)
-	// Deltas returns the backend's stream, and whether all of it is at
-	// hand at once (the backend does not stream).
-	Deltas(ctx context.Context, p P) (deltas iter.Seq2[D, error], atHand bool)
+	// Pace says how the backend's stream of p runs (see [WriteDeltas]).
+	Pace(p P) Pace
+	// Deltas returns the backend's stream of p.
+	Deltas(ctx context.Context, p P) iter.Seq2[D, error]
 	// NewStream returns the writer of the stream of p on s.
 	NewStream(r *http.Request, s *sse.Stream, p P) DeltaWriter[D]
 }
@@ -93,9 +94,9 @@ func Serve[R, P, D any](c *Config, catalog models.Catalog, compat models.Endpoin
 	}
 	defer s.Close()
 	dw := e.NewStream(r, s, p)
-	// The events are written without a flush; unless the next delta is
-	// at hand, they go out after each delta.
-	err = WriteDeltas(ctx, s, func(ctx context.Context) (iter.Seq2[D, error], bool) { return e.Deltas(ctx, p) }, dw)
+	// The events are written without a flush, and flushed as the
+	// backend's pace says.
+	err = WriteDeltas(ctx, s, e.Pace(p), func(ctx context.Context) iter.Seq2[D, error] { return e.Deltas(ctx, p) }, dw)
 	if err == nil {
 		err = dw.Finish()
 	}
