@@ -14,31 +14,15 @@ import (
 	"github.com/gatewaykit/gatewaykit/sse"
 )
 
-// Pace says how the backend's stream of p runs: a relay's (behind a
-// router or not) in the handler's goroutine, flushed at each read of its
-// upstream; that of a backend that does not stream all at hand; any
-// other a few deltas ahead in a goroutine of its own.
+// Pace says how the backend's stream of p runs (see pipeline.PaceOf).
 func (h *handler) Pace(p *Params) pipeline.Pace {
-	switch b := passthrough.Pick(h.backend, p); {
-	case passthrough.Paced[Backend, *Params, Delta](b, p):
-		return pipeline.Paced
-	case !streams(b):
-		return pipeline.AtHand
-	}
-	return pipeline.Ahead
+	return pipeline.PaceOf[StreamingBackend](h.backend, p)
 }
 
 // Deltas returns the backend's stream of p (see [Deltas]), with the
 // upstream's chunks when the backend is a relay's.
 func (h *handler) Deltas(ctx context.Context, p *Params) iter.Seq2[passthrough.Delta[Delta], error] {
 	return passthrough.Stream(ctx, h.backend, p, p.body, Deltas)
-}
-
-// streams reports whether b streams: a reply that it does not stream is
-// all at hand at once.
-func streams(b Backend) bool {
-	_, s := b.(StreamingBackend)
-	return s
 }
 
 // NewStream returns the chunk writer of the stream of p: one chunk per

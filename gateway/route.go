@@ -94,6 +94,11 @@ func (b responsesRouter) Stream(ctx context.Context, p *responses.Params) iter.S
 	return responses.Deltas(ctx, b.pick(p.Request.Model), p)
 }
 
+// Pick returns the backend that answers p; see chatRouter.Pick.
+func (b responsesRouter) Pick(p *responses.Params) responses.Backend {
+	return b.pick(p.Request.Model)
+}
+
 func (b responsesRouter) Compact(ctx context.Context, p *responses.CompactParams) (*responses.CompactResult, error) {
 	return responses.Compact(ctx, b.pick(p.Request.Model), p)
 }

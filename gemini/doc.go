@@ -78,7 +78,9 @@
 // The events are written as chat's chunks are: the backend's stream runs a
 // few deltas ahead in a goroutine of its own, and what is written is
 // flushed after a delta unless the next one is already at hand, so that
-// a burst goes out in one write. Keep-alives follow
+// a burst goes out in one write (a relay's stream runs in the handler's
+// goroutine instead, flushed before each read of its upstream's reply).
+// Keep-alives follow
 // endpoint.WithKeepAlive (15 seconds by default).
 //
 // # Errors

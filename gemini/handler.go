@@ -145,13 +145,10 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // handler does (pipeline.WriteDeltas): the backend runs a few deltas
 // ahead in a goroutine of its own, and the events are flushed after a
 // delta unless the next one is already at hand, so that a burst costs one
-// write.
+// write; a relay's stream runs in the handler's goroutine, flushed before
+// each read of its upstream.
 func (h *handler) stream(ctx context.Context, sw *wire, tr *translator, p *chat.Params) error {
-	pace := pipeline.Ahead
-	if _, streams := h.backend.(chat.StreamingBackend); !streams {
-		pace = pipeline.AtHand
-	}
-	return pipeline.WriteDeltas(ctx, sw, pace, func(ctx context.Context) iter.Seq2[chat.Delta, error] {
+	return pipeline.WriteDeltas(ctx, sw, pipeline.PaceOf[chat.StreamingBackend](h.backend, p), func(ctx context.Context) iter.Seq2[chat.Delta, error] {
 		return chat.Deltas(ctx, h.backend, p)
 	}, &deltaWriter{tr: tr, sw: sw})
 }

@@ -168,14 +168,9 @@ func checkResult(res *chat.Result) error {
 	return nil
 }
 
-// Pace says how the backend's stream runs: a reply that the backend does
-// not stream is all at hand at once; a stream runs a few deltas ahead in
-// a goroutine of its own.
-func (h *handler) Pace(*params) pipeline.Pace {
-	if _, streams := h.backend.(chat.StreamingBackend); streams {
-		return pipeline.Ahead
-	}
-	return pipeline.AtHand
+// Pace says how the backend's stream of p runs (see pipeline.PaceOf).
+func (h *handler) Pace(p *params) pipeline.Pace {
+	return pipeline.PaceOf[chat.StreamingBackend](h.backend, &p.chat)
 }
 
 // Deltas returns the backend's stream of p.

@@ -78,6 +78,11 @@ func (r *Relay) Chat() chat.StreamingBackend {
 
 type chatBackend struct{ r *Relay }
 
+// ReadsUpstream implements passthrough.Reader: the handler runs the
+// streams in its goroutine, and flushes before each read of the
+// upstream's reply (see body).
+func (chatBackend) ReadsUpstream() {}
+
 // chatReply is the part of an upstream's chat completion that the relay
 // reads.
 type chatReply struct {

@@ -19,6 +19,9 @@ func (r *Relay) Completions() completions.StreamingBackend { return completionsB
 
 type completionsBackend struct{ r *Relay }
 
+// ReadsUpstream implements passthrough.Reader; see chatBackend's.
+func (completionsBackend) ReadsUpstream() {}
+
 // completionsReply is the part of an upstream's completion that the relay
 // reads.
 type completionsReply struct {

@@ -83,6 +83,9 @@ type ResponsesBackend interface {
 
 type responsesBackend struct{ r *Relay }
 
+// ReadsUpstream implements passthrough.Reader; see chatBackend's.
+func (responsesBackend) ReadsUpstream() {}
+
 // responsesBody is the upstream request of p.
 func responsesBody(p *responses.Params, stream bool) (requestBody, error) {
 	body, err := parseRequestBody(nil, p.Request)

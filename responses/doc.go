@@ -186,7 +186,8 @@
 // [StreamingBackend] adds Stream, an iter.Seq2[Delta, error] that the
 // handler ranges over in a goroutine of its own, a few deltas ahead of
 // the client, flushing after a delta unless the next one is already at
-// hand, as in package chat; a backend that does not
+// hand, as in package chat (a relay's stream runs in the handler's
+// goroutine, flushed before each read of its upstream); a backend that does not
 // stream still serves streaming requests, each output item sent whole.
 // The context is the request's: when the client goes away it is
 // cancelled, the backend must return, and nothing is left running. A

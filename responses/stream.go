@@ -46,14 +46,9 @@ type ResponseEvent struct {
 	Response       *Response `json:"response"`
 }
 
-// Pace says how the backend's stream runs: a reply that the backend does
-// not stream is all at hand at once; a stream runs a few deltas ahead in
-// a goroutine of its own.
-func (h *creator) Pace(*createCall) pipeline.Pace {
-	if _, streams := h.backend.(StreamingBackend); streams {
-		return pipeline.Ahead
-	}
-	return pipeline.AtHand
+// Pace says how the backend's stream of c runs (see pipeline.PaceOf).
+func (h *creator) Pace(c *createCall) pipeline.Pace {
+	return pipeline.PaceOf[StreamingBackend](h.backend, c.p)
 }
 
 // Deltas returns the backend's stream of c; see [Deltas].

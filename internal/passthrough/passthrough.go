@@ -15,13 +15,14 @@
 //
 // # Pacing
 //
-// A [Streamer]'s stream runs in the handler's goroutine, and tells the
-// handler when it is about to wait: before each read of its upstream's
-// reply it calls the function of [WaitFunc], and the handler flushes what it has written.
-// So the events of one upstream read leave in one write to the client,
-// as a byte-copying relay's would, and none waits for the next read. A
-// stream of a plain Backend instead runs a few deltas ahead in a
-// goroutine of its own (see internal/pipeline.WriteDeltas).
+// The stream of a [Reader] (every backend of package relay) runs in the
+// handler's goroutine, and tells the handler when it is about to wait:
+// before each read of its upstream's reply it calls the function of
+// [WaitFunc], and the handler flushes what it has written. So the events
+// of one upstream read leave in one write to the client, as a
+// byte-copying relay's would, and none waits for the next read. A stream
+// of any other backend runs a few deltas ahead in a goroutine of its own
+// (see internal/pipeline.WriteDeltas).
 package passthrough
 
 import (
@@ -43,9 +44,7 @@ type Delta[D any] struct {
 }
 
 // A Streamer streams a reply with the upstream's chunks. body is the
-// request body as the client sent it; p was decoded from it. The stream
-// calls the function of [WaitFunc](ctx), if any, before each wait for
-// its upstream.
+// request body as the client sent it; p was decoded from it.
 type Streamer[P, D any] interface {
 	StreamRaw(ctx context.Context, p P, body []byte) iter.Seq2[Delta[D], error]
 }
@@ -75,11 +74,17 @@ func Pick[B, P any](b B, p P) B {
 	return b
 }
 
+// A Reader is a backend whose streams read an upstream's reply, and call
+// the function of [WaitFunc] in their context, if any, before each read:
+// they may run in the handler's goroutine, which flushes then.
+type Reader interface {
+	ReadsUpstream()
+}
+
 // Paced reports whether the backend that answers p (see [Pick]) is a
-// [Streamer]: its stream runs in the caller's goroutine and says when it
-// waits ([WaitFunc]).
-func Paced[B, P, D any](b B, p P) bool {
-	_, ok := any(Pick(b, p)).(Streamer[P, D])
+// [Reader].
+func Paced[B, P any](b B, p P) bool {
+	_, ok := any(Pick(b, p)).(Reader)
 	return ok
 }
 

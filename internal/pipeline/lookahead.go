@@ -47,6 +47,22 @@ const (
 	Paced
 )
 
+// PaceOf returns the Pace of the stream of the backend that answers p:
+// b, or the one that b picks if it is a passthrough.Router. The stream
+// of a passthrough.Reader (a relay's backend) is [Paced]; that of a
+// backend that streams (S is the interface of streaming backends of b's
+// package) runs [Ahead]; the reply of one that does not is all
+// [AtHand].
+func PaceOf[S, B, P any](b B, p P) Pace {
+	switch any(passthrough.Pick(b, p)).(type) {
+	case passthrough.Reader:
+		return Paced
+	case S:
+		return Ahead
+	}
+	return AtHand
+}
+
 // WriteDeltas writes the deltas of a backend's stream, deltas(ctx), to s
 // (an *sse.Stream, or another [Flusher]) with dw.Add, which writes
 // without flushing, and flushes as pace says:

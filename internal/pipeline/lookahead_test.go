@@ -166,3 +166,42 @@ func TestWriteDeltasRaisesAStreamsPanicInTheCaller(t *testing.T) {
 	_ = pipeline.WriteDeltas(t.Context(), newStream(t), pipeline.Ahead, panicking, &intWriter{fail: -1})
 	t.Fatal("WriteDeltas returned")
 }
+
+// The backends of TestPaceOf: backend is the interface of a package's
+// backends, streamer that of its streaming ones.
+type (
+	backend       interface{ Complete() }
+	streamer      interface{ Stream() }
+	plainBackend  struct{}
+	streamBackend struct{}
+	readerBackend struct{ streamBackend }
+	router        struct{ picks backend }
+)
+
+func (plainBackend) Complete()            {}
+func (streamBackend) Complete()           {}
+func (streamBackend) Stream()             {}
+func (readerBackend) ReadsUpstream()      {}
+func (r router) Complete()                {}
+func (r router) Stream()                  {}
+func (r router) Pick(p *struct{}) backend { return r.picks }
+
+var _ passthrough.Router[*struct{}, backend] = router{}
+
+func TestPaceOf(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name string
+		b    backend
+		want pipeline.Pace
+	}{
+		{"a backend that does not stream", plainBackend{}, pipeline.AtHand},
+		{"a streaming backend", streamBackend{}, pipeline.Ahead},
+		{"a relay's backend", readerBackend{}, pipeline.Paced},
+		{"a router that picks a relay's backend", router{picks: readerBackend{}}, pipeline.Paced},
+		{"a router that picks one that does not stream", router{picks: plainBackend{}}, pipeline.AtHand},
+		{"a router that picks a streaming backend", router{picks: streamBackend{}}, pipeline.Ahead},
+	} {
+		require.Equal(t, tt.want, pipeline.PaceOf[streamer](tt.b, &struct{}{}), tt.name)
+	}
+}
