@@ -2,7 +2,6 @@ package chat_test
 
 import (
 	"encoding/json"
-	"flag"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -17,8 +16,6 @@ import (
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/sse"
 )
-
-var update = flag.Bool("update", false, "update .golden files")
 
 // fixedTime is the clock of the test handlers: "created" is always
 // 1700000000.

@@ -2,7 +2,6 @@ package completions_test
 
 import (
 	"encoding/json"
-	"flag"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -18,8 +17,6 @@ import (
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/sse"
 )
-
-var update = flag.Bool("update", false, "update .golden files")
 
 func fixedClock() time.Time { return time.Unix(1700000000, 0) }
 

@@ -2,17 +2,12 @@ package messages_test
 
 import (
 	"encoding/json"
-	"flag"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/google/go-cmp/cmp"
-	"github.com/stretchr/testify/require"
 
 	"github.com/gatewaykit/gatewaykit/chat"
 	"github.com/gatewaykit/gatewaykit/demo"
@@ -20,8 +15,6 @@ import (
 	"github.com/gatewaykit/gatewaykit/messages"
 	"github.com/gatewaykit/gatewaykit/models"
 )
-
-var update = flag.Bool("update", false, "update the golden files")
 
 func fixedClock() time.Time { return time.Unix(1700000000, 0) }
 
@@ -57,20 +50,5 @@ func post(t testing.TB, h http.Handler, body string) *httptest.ResponseRecorder 
 var randomIDs = regexp.MustCompile(`"(msg_|toolu_|call_)[A-Z2-7]{26}"`)
 
 func normalizeIDs(s string) string { return randomIDs.ReplaceAllString(s, `"${1}*"`) }
-
-// compareGolden compares got with the golden file at path, both decoded
-// by decode, or rewrites the file with -update.
-func compareGolden(t *testing.T, path, got string, decode func(string) any) {
-	t.Helper()
-	if *update {
-		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
-		return
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "run go test ./messages -update to create it")
-	if diff := cmp.Diff(decode(string(want)), decode(got)); diff != "" {
-		t.Errorf("%s mismatch (-want +got):\n%s", path, diff)
-	}
-}
 
 func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }

@@ -2,7 +2,6 @@ package responses_test
 
 import (
 	"encoding/json"
-	"flag"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -17,8 +16,6 @@ import (
 	"github.com/gatewaykit/gatewaykit/responses"
 	"github.com/gatewaykit/gatewaykit/sse"
 )
-
-var update = flag.Bool("update", false, "update .golden files")
 
 // fixedTime is the clock of the test handlers: created_at and
 // completed_at are always 1700000000.
