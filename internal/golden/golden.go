@@ -62,6 +62,15 @@ func Run(t *testing.T, f func(t *testing.T, name string, body []byte)) {
 	}
 }
 
+// Seed adds the body of every case of [Requests] to the seed corpus of
+// f, a fuzz target of one []byte argument.
+func Seed(f *testing.F) {
+	f.Helper()
+	for _, req := range Requests(f) {
+		f.Add(req.Body)
+	}
+}
+
 // Path is the golden file of case name whose name ends with suffix:
 // testdata/<name><suffix>.
 func Path(name, suffix string) string {

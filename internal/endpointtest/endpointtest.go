@@ -1,0 +1,192 @@
+// Package endpointtest holds the test helpers that the endpoint packages
+// (chat, completions, responses, messages) share: their handlers over
+// the demo's models with a fixed clock, requests through a handler,
+// error bodies, the events of a chat or completions stream, backends
+// made of functions, and the checks of their fuzz targets.
+package endpointtest
+
+import (
+	"context"
+	"encoding/json"
+	"iter"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gatewaykit/gatewaykit/demo"
+	"github.com/gatewaykit/gatewaykit/endpoint"
+	"github.com/gatewaykit/gatewaykit/models"
+	"github.com/gatewaykit/gatewaykit/sse"
+)
+
+// FixedClock is the clock of the test handlers: the replies' times
+// ("created", "created_at", …) are always 1700000000.
+func FixedClock() time.Time { return time.Unix(1700000000, 0) }
+
+// Catalog is the catalogue of the test handlers: the demo's text models
+// and extra.
+func Catalog(extra ...models.Model) *models.MemoryCatalog {
+	return models.NewMemoryCatalog(append(demo.TextModels(), extra...)...)
+}
+
+// NewHandler returns the handler of newHandler (an endpoint package's
+// NewHandler) over catalog and b, its clock [FixedClock], with opts
+// applied after.
+func NewHandler[B any](newHandler func(models.Catalog, B, ...endpoint.Option) http.Handler, catalog models.Catalog, b B, opts ...endpoint.Option) http.Handler {
+	return newHandler(catalog, b, append([]endpoint.Option{endpoint.WithClock(FixedClock)}, opts...)...)
+}
+
+// Post sends body to path on h as a POST with the JSON content type,
+// after mods edited the request, and returns the recorded response.
+func Post(t testing.TB, h http.Handler, path, body string, mods ...func(*http.Request)) *httptest.ResponseRecorder {
+	t.Helper()
+	return send(h, http.MethodPost, path, body, true, mods)
+}
+
+// Do sends a request to h, with the JSON content type when body is not
+// empty, after mods edited it, and returns the recorded response.
+func Do(t testing.TB, h http.Handler, method, path, body string, mods ...func(*http.Request)) *httptest.ResponseRecorder {
+	t.Helper()
+	return send(h, method, path, body, body != "", mods)
+}
+
+func send(h http.Handler, method, path, body string, isJSON bool, mods []func(*http.Request)) *httptest.ResponseRecorder {
+	r := httptest.NewRequest(method, path, strings.NewReader(body))
+	if isJSON {
+		r.Header.Set("Content-Type", "application/json")
+	}
+	for _, m := range mods {
+		m(r)
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return w
+}
+
+// ContentType is a mod of [Post] that sets the request's Content-Type
+// to ct, unless ct is empty.
+func ContentType(ct string) func(*http.Request) {
+	return func(r *http.Request) {
+		if ct != "" {
+			r.Header.Set("Content-Type", ct)
+		}
+	}
+}
+
+// ErrorBody is the general error body with the given fields; an empty
+// param is null.
+func ErrorBody(message, typ, param, code string) string {
+	var p any
+	if param != "" {
+		p = param
+	}
+	b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": message, "type": typ, "param": p, "code": code}})
+	return string(b)
+}
+
+// RequireJSON checks that w is a JSON answer of status whose body is the
+// JSON text want.
+func RequireJSON(t testing.TB, w *httptest.ResponseRecorder, status int, want string) {
+	t.Helper()
+	require.Equal(t, status, w.Code, w.Body.String())
+	require.Equal(t, "application/json", w.Header().Get("Content-Type"))
+	require.JSONEq(t, want, w.Body.String())
+}
+
+// An Event is one event of a recorded chat or completions stream: its
+// data, decoded when it is JSON, and the raw text otherwise ([DONE]).
+type Event struct {
+	Raw  string
+	JSON map[string]any
+}
+
+// ReadEvents parses a recorded chat or completions stream.
+func ReadEvents(t testing.TB, body string) []Event {
+	t.Helper()
+	var evs []Event
+	for ev, err := range sse.Read(strings.NewReader(body)) {
+		require.NoError(t, err)
+		e := Event{Raw: ev.Data}
+		if !ev.IsDone() {
+			require.NoError(t, json.Unmarshal([]byte(ev.Data), &e.JSON), "event %q", ev.Data)
+		}
+		evs = append(evs, e)
+	}
+	return evs
+}
+
+// FuncBackend is a backend of an endpoint package (Params P, Result R)
+// made of a function.
+type FuncBackend[P, R any] struct {
+	CompleteFunc func(context.Context, *P) (*R, error)
+}
+
+// Complete calls b.CompleteFunc.
+func (b FuncBackend[P, R]) Complete(ctx context.Context, p *P) (*R, error) {
+	return b.CompleteFunc(ctx, p)
+}
+
+// FuncStreamingBackend is a streaming backend of an endpoint package
+// (Params P, Result R, Delta D) made of functions; CompleteFunc may be
+// nil.
+type FuncStreamingBackend[P, R, D any] struct {
+	FuncBackend[P, R]
+	StreamFunc func(context.Context, *P) iter.Seq2[D, error]
+}
+
+// Stream calls b.StreamFunc.
+func (b FuncStreamingBackend[P, R, D]) Stream(ctx context.Context, p *P) iter.Seq2[D, error] {
+	return b.StreamFunc(ctx, p)
+}
+
+// Deltas returns a StreamFunc that yields ds, whatever the request.
+func Deltas[P, D any](ds ...D) func(context.Context, *P) iter.Seq2[D, error] {
+	return func(context.Context, *P) iter.Seq2[D, error] {
+		return func(yield func(D, error) bool) {
+			for _, d := range ds {
+				if !yield(d, nil) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// RoundTrip checks that a body that decodes into a Req encodes to JSON
+// that decodes to the same request (which encodes to the same JSON).
+func RoundTrip[Req any](t testing.TB, body []byte) {
+	t.Helper()
+	var req Req
+	if json.Unmarshal(body, &req) != nil {
+		return
+	}
+	out, err := json.Marshal(req)
+	require.NoError(t, err)
+	var again Req
+	require.NoError(t, json.Unmarshal(out, &again), "%s", out)
+	out2, err := json.Marshal(again)
+	require.NoError(t, err)
+	require.JSONEq(t, string(out), string(out2))
+}
+
+// CheckAnswer checks the answer w to a fuzzed request: its status is one
+// of statuses, and its body is a stream, which checkStream checks, when
+// its content type is text/event-stream, or JSON. It reports whether w
+// is a stream.
+func CheckAnswer(t testing.TB, w *httptest.ResponseRecorder, checkStream func(body string), statuses ...int) (stream bool) {
+	t.Helper()
+	if !slices.Contains(statuses, w.Code) {
+		t.Fatalf("status %d: %s", w.Code, w.Body)
+	}
+	if strings.HasPrefix(w.Header().Get("Content-Type"), "text/event-stream") {
+		checkStream(w.Body.String())
+		return true
+	}
+	require.True(t, json.Valid(w.Body.Bytes()), "%s", w.Body)
+	return false
+}
