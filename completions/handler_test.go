@@ -3,7 +3,6 @@ package completions_test
 import (
 	"context"
 	"encoding/json"
-	"iter"
 	"net/http"
 	"sync"
 	"testing"
@@ -14,6 +13,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/completions"
 	"github.com/gatewaykit/gatewaykit/endpoint"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/internal/endpointtest"
 )
 
 const invalid = apierrors.TypeInvalidRequest
@@ -71,47 +71,25 @@ func TestHandlerRejectsBadRequests(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			w := post(t, h, tc.body)
-			require.Equal(t, tc.wantStatus, w.Code, w.Body.String())
-			require.Equal(t, "application/json", w.Header().Get("Content-Type"))
-			require.JSONEq(t, tc.wantBody, w.Body.String())
+			endpointtest.RequireJSON(t, post(t, h, tc.body), tc.wantStatus, tc.wantBody)
 		})
 	}
 }
 
-type funcBackend struct {
-	complete func(context.Context, *completions.Params) (*completions.Result, error)
-}
+// funcBackend is a Backend made of a function; funcStreamingBackend
+// adds the stream (its complete may be nil); deltas makes a stream
+// function that yields the deltas given.
+type (
+	funcBackend          = endpointtest.FuncBackend[completions.Params, completions.Result]
+	funcStreamingBackend = endpointtest.FuncStreamingBackend[completions.Params, completions.Result, completions.Delta]
+)
 
-func (b funcBackend) Complete(ctx context.Context, p *completions.Params) (*completions.Result, error) {
-	return b.complete(ctx, p)
-}
-
-type funcStreamingBackend struct {
-	funcBackend
-	stream func(context.Context, *completions.Params) iter.Seq2[completions.Delta, error]
-}
-
-func (b funcStreamingBackend) Stream(ctx context.Context, p *completions.Params) iter.Seq2[completions.Delta, error] {
-	return b.stream(ctx, p)
-}
-
-func deltas(ds ...completions.Delta) func(context.Context, *completions.Params) iter.Seq2[completions.Delta, error] {
-	return func(context.Context, *completions.Params) iter.Seq2[completions.Delta, error] {
-		return func(yield func(completions.Delta, error) bool) {
-			for _, d := range ds {
-				if !yield(d, nil) {
-					return
-				}
-			}
-		}
-	}
-}
+var deltas = endpointtest.Deltas[completions.Params, completions.Delta]
 
 func TestHandlerRejectsBrokenBackends(t *testing.T) {
 	t.Parallel()
 	internal := errorBody("internal server error", apierrors.TypeServer, "", "internal_server_error")
-	h := newHandlerWith(funcBackend{func(context.Context, *completions.Params) (*completions.Result, error) {
+	h := newHandlerWith(funcBackend{CompleteFunc: func(context.Context, *completions.Params) (*completions.Result, error) {
 		return &completions.Result{}, nil
 	}})
 	w := post(t, h, `{"model":"demo-chat","prompt":"x"}`)
@@ -122,7 +100,7 @@ func TestHandlerRejectsBrokenBackends(t *testing.T) {
 		"choice out of range": {{Text: "a"}, {Choice: 1, Text: "b"}},
 		"delta after finish":  {{Text: "a", FinishReason: endpoint.FinishStop}, {Text: "b"}},
 	} {
-		h := newHandlerWith(funcStreamingBackend{stream: deltas(ds...)})
+		h := newHandlerWith(funcStreamingBackend{StreamFunc: deltas(ds...)})
 		w := post(t, h, `{"model":"demo-chat","prompt":"x","stream":true}`)
 		evs := readEvents(t, w.Body.String())
 		checkStream(t, evs, 1, false)
@@ -132,7 +110,7 @@ func TestHandlerRejectsBrokenBackends(t *testing.T) {
 
 func TestHandlerFinishesChoicesTheBackendLeavesOpen(t *testing.T) {
 	t.Parallel()
-	h := newHandlerWith(funcStreamingBackend{stream: deltas(
+	h := newHandlerWith(funcStreamingBackend{StreamFunc: deltas(
 		completions.Delta{Choice: 1, Text: "b"},
 		completions.Delta{Usage: &endpoint.Usage{PromptTokens: 2, CompletionTokens: 1}},
 	)})
@@ -154,7 +132,7 @@ func TestHandlerFinishesChoicesTheBackendLeavesOpen(t *testing.T) {
 
 func TestHandlerStreamsTheResultOfABackendThatDoesNotStream(t *testing.T) {
 	t.Parallel()
-	h := newHandlerWith(funcBackend{func(context.Context, *completions.Params) (*completions.Result, error) {
+	h := newHandlerWith(funcBackend{CompleteFunc: func(context.Context, *completions.Params) (*completions.Result, error) {
 		return &completions.Result{Choices: []completions.Output{{Text: "one"}, {Text: "two", FinishReason: endpoint.FinishLength}}}, nil
 	}})
 	w := post(t, h, `{"model":"demo-chat","prompt":"x","n":2,"stream":true}`)
@@ -170,7 +148,7 @@ func TestHandlerKeepsUnknownFields(t *testing.T) {
 		mu  sync.Mutex
 		got *completions.Request
 	)
-	h := newHandlerWith(funcBackend{func(_ context.Context, p *completions.Params) (*completions.Result, error) {
+	h := newHandlerWith(funcBackend{CompleteFunc: func(_ context.Context, p *completions.Params) (*completions.Result, error) {
 		mu.Lock()
 		got = p.Request
 		mu.Unlock()

@@ -18,6 +18,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/demo"
 	"github.com/gatewaykit/gatewaykit/endpoint"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/internal/endpointtest"
 	"github.com/gatewaykit/gatewaykit/responses"
 )
 
@@ -131,14 +132,8 @@ func TestHandlerRejectsBadRequests(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			w := post(t, h, tc.body, func(r *http.Request) {
-				if tc.contentType != "" {
-					r.Header.Set("Content-Type", tc.contentType)
-				}
-			})
-			require.Equal(t, tc.wantStatus, w.Code, w.Body.String())
-			require.Equal(t, "application/json", w.Header().Get("Content-Type"))
-			require.JSONEq(t, tc.wantBody, w.Body.String())
+			w := post(t, h, tc.body, endpointtest.ContentType(tc.contentType))
+			endpointtest.RequireJSON(t, w, tc.wantStatus, tc.wantBody)
 		})
 	}
 }

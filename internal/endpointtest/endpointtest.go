@@ -1,8 +1,9 @@
 // Package endpointtest holds the test helpers that the endpoint packages
 // (chat, completions, responses, messages) share: their handlers over
 // the demo's models with a fixed clock, requests through a handler,
-// error bodies, the events of a chat or completions stream, backends
-// made of functions, and the checks of their fuzz targets.
+// error bodies, the events of a chat or completions stream, a recorder
+// of flushes, backends made of functions, and the checks of their fuzz
+// targets.
 package endpointtest
 
 import (
@@ -118,6 +119,38 @@ func ReadEvents(t testing.TB, body string) []Event {
 		evs = append(evs, e)
 	}
 	return evs
+}
+
+// A FlushRecorder is a ResponseRecorder that keeps the text of the
+// stream as it was at each flush: what the client had received by then.
+type FlushRecorder struct {
+	*httptest.ResponseRecorder
+	Flushed []string
+	OnFlush func(n int) // called after the n-th flush (1-based), if set
+}
+
+// Flush flushes the recorder and keeps the text so far.
+func (f *FlushRecorder) Flush() {
+	f.ResponseRecorder.Flush()
+	f.Flushed = append(f.Flushed, f.Body.String())
+	if f.OnFlush != nil {
+		f.OnFlush(len(f.Flushed))
+	}
+}
+
+// Received is the data of the events that the client had received at
+// the last flush.
+func (f *FlushRecorder) Received(t testing.TB) []string {
+	t.Helper()
+	if len(f.Flushed) == 0 {
+		return nil
+	}
+	var data []string
+	for ev, err := range sse.Read(strings.NewReader(f.Flushed[len(f.Flushed)-1])) {
+		require.NoError(t, err)
+		data = append(data, ev.Data)
+	}
+	return data
 }
 
 // FuncBackend is a backend of an endpoint package (Params P, Result R)
