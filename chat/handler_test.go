@@ -18,6 +18,7 @@ import (
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
 	"github.com/gatewaykit/gatewaykit/internal/endpointtest"
 	"github.com/gatewaykit/gatewaykit/internal/passthrough"
+	"github.com/gatewaykit/gatewaykit/internal/servedtest"
 )
 
 const invalid = apierrors.TypeInvalidRequest
@@ -357,23 +358,16 @@ func TestHandlerPassesUnknownFieldsToTheBackend(t *testing.T) {
 
 func TestHandlerChargesTheKey(t *testing.T) {
 	t.Parallel()
-	keys := auth.NewMemoryKeyStore()
-	secret, err := auth.NewSecret()
-	require.NoError(t, err)
-	require.NoError(t, keys.Add(t.Context(), secret, auth.Key{ID: "key_1", Quota: auth.LimitedQuota(1000)}))
-	h := auth.Middleware(keys)(newTestHandler())
-	bearer := func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+secret) }
+	h, keys := servedtest.Keyed(t, newTestHandler(), auth.LimitedQuota(1000))
 
-	w := post(t, h, `{"model":"demo-chat","messages":[{"role":"user","content":"Hi"}]}`, bearer)
+	w := post(t, h, `{"model":"demo-chat","messages":[{"role":"user","content":"Hi"}]}`)
 	require.Equal(t, 200, w.Code)
 	var c chat.Completion
 	require.NoError(t, json.Unmarshal(w.Body.Bytes(), &c))
-	w = post(t, h, `{"model":"demo-chat","stream":true,"messages":[{"role":"user","content":"Hi"}]}`, bearer)
+	w = post(t, h, `{"model":"demo-chat","stream":true,"messages":[{"role":"user","content":"Hi"}]}`)
 	require.Equal(t, 200, w.Code)
 
-	k, err := keys.Lookup(t.Context(), secret)
-	require.NoError(t, err)
-	require.Equal(t, int64(1000-2*c.Usage.TotalTokens), k.Quota.Remaining, "both replies charged, the stream without include_usage too")
+	require.Equal(t, int64(1000-2*c.Usage.TotalTokens), keys.Quota(t).Remaining, "both replies charged, the stream without include_usage too")
 }
 
 func TestErrorHookSeesWhatTheClientSees(t *testing.T) {

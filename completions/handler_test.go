@@ -3,7 +3,6 @@ package completions_test
 import (
 	"context"
 	"encoding/json"
-	"net/http"
 	"sync"
 	"testing"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/endpoint"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
 	"github.com/gatewaykit/gatewaykit/internal/endpointtest"
+	"github.com/gatewaykit/gatewaykit/internal/servedtest"
 )
 
 const invalid = apierrors.TypeInvalidRequest
@@ -177,20 +177,13 @@ func TestPromptEncodesInTheFormItWasSent(t *testing.T) {
 
 func TestHandlerChargesTheKey(t *testing.T) {
 	t.Parallel()
-	keys := auth.NewMemoryKeyStore()
-	secret, err := auth.NewSecret()
-	require.NoError(t, err)
-	require.NoError(t, keys.Add(t.Context(), secret, auth.Key{ID: "key_1", Quota: auth.LimitedQuota(1000)}))
-	h := auth.Middleware(keys)(newTestHandler())
-	bearer := func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+secret) }
-	w := post(t, h, `{"model":"demo-chat","prompt":"Hi"}`, bearer)
+	h, keys := servedtest.Keyed(t, newTestHandler(), auth.LimitedQuota(1000))
+	w := post(t, h, `{"model":"demo-chat","prompt":"Hi"}`)
 	require.Equal(t, 200, w.Code)
 	var c completions.Completion
 	require.NoError(t, json.Unmarshal(w.Body.Bytes(), &c))
-	require.Equal(t, 200, post(t, h, `{"model":"demo-chat","prompt":"Hi","stream":true}`, bearer).Code)
-	k, err := keys.Lookup(t.Context(), secret)
-	require.NoError(t, err)
-	require.Equal(t, int64(1000-2*c.Usage.TotalTokens), k.Quota.Remaining)
+	require.Equal(t, 200, post(t, h, `{"model":"demo-chat","prompt":"Hi","stream":true}`).Code)
+	require.Equal(t, int64(1000-2*c.Usage.TotalTokens), keys.Quota(t).Remaining)
 }
 
 func TestNewHandlerPanicsOnNilDependencies(t *testing.T) {

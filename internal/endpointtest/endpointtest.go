@@ -2,8 +2,8 @@
 // (chat, completions, responses, messages) share: their handlers over
 // the demo's models with a fixed clock, requests through a handler,
 // error bodies, the events of a chat or completions stream, a recorder
-// of flushes, backends made of functions, and the checks of their fuzz
-// targets.
+// of flushes, backends made of functions or that block, and the checks
+// of their fuzz targets.
 package endpointtest
 
 import (
@@ -187,6 +187,45 @@ func Deltas[P, D any](ds ...D) func(context.Context, *P) iter.Seq2[D, error] {
 				}
 			}
 		}
+	}
+}
+
+// A BlockingBackend is a streaming backend of an endpoint package
+// (Params P, Result R, Delta D) that sends its first delta (when
+// streaming), then blocks until its context ends, and reports that it
+// has returned.
+type BlockingBackend[P, R, D any] struct {
+	Blocked  chan struct{} // closed when the backend blocks
+	Returned chan struct{} // closed when it returns
+	first    D
+}
+
+// NewBlockingBackend returns a BlockingBackend whose first delta is
+// first.
+func NewBlockingBackend[P, R, D any](first D) *BlockingBackend[P, R, D] {
+	return &BlockingBackend[P, R, D]{Blocked: make(chan struct{}), Returned: make(chan struct{}), first: first}
+}
+
+// Complete blocks until ctx ends and returns its error.
+func (b *BlockingBackend[P, R, D]) Complete(ctx context.Context, _ *P) (*R, error) {
+	defer close(b.Returned)
+	close(b.Blocked)
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// Stream yields the first delta, then blocks until ctx ends and yields
+// its error.
+func (b *BlockingBackend[P, R, D]) Stream(ctx context.Context, _ *P) iter.Seq2[D, error] {
+	return func(yield func(D, error) bool) {
+		defer close(b.Returned)
+		if !yield(b.first, nil) {
+			return
+		}
+		close(b.Blocked)
+		<-ctx.Done()
+		var zero D
+		yield(zero, ctx.Err())
 	}
 }
 
