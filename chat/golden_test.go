@@ -2,7 +2,6 @@ package chat_test
 
 import (
 	"encoding/json"
-	"regexp"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -10,13 +9,9 @@ import (
 	"github.com/gatewaykit/gatewaykit/internal/golden"
 )
 
-// randomIDs matches the random ids of replies and tool calls.
-var randomIDs = regexp.MustCompile(`"(chatcmpl-|call_)[A-Z2-7]{26}"`)
-
-// normalizeIDs replaces the random ids of raw reply text with "<prefix>*".
-func normalizeIDs(s string) string {
-	return randomIDs.ReplaceAllString(s, `"${1}*"`)
-}
+// normalizeIDs replaces the random ids of replies and tool calls in raw
+// reply text with "<prefix>*".
+var normalizeIDs = golden.NormalizeIDs("chatcmpl-", "call_")
 
 // TestGolden runs every testdata/<case>.request.json through the handler
 // (demo backend, eight tokens per chunk, fixed clock) and compares the
@@ -37,17 +32,13 @@ func TestGolden(t *testing.T) {
 		w := post(t, h, string(body))
 		require.Equal(t, 200, w.Code, w.Body.String())
 		got := normalizeIDs(w.Body.String())
-		if !req.Stream {
-			golden.JSON(t, golden.Path(name, ".response.json"), []byte(got))
-			return
+		if req.Stream {
+			n := 1
+			if req.N != nil {
+				n = *req.N
+			}
+			checkStream(t, readEvents(t, w.Body.String()), n, req.StreamOptions != nil && req.StreamOptions.IncludeUsage)
 		}
-		n := 1
-		if req.N != nil {
-			n = *req.N
-		}
-		checkStream(t, readEvents(t, w.Body.String()), n, req.StreamOptions != nil && req.StreamOptions.IncludeUsage)
-		golden.Compare(t, golden.Path(name, ".stream.txt"), got, func(s string) any {
-			return readEvents(t, s)
-		})
+		golden.Reply(t, name, got, req.Stream, func(s string) any { return readEvents(t, s) })
 	})
 }

@@ -3,7 +3,6 @@ package completions_test
 import (
 	"net/http"
 	"net/http/httptest"
-	"regexp"
 	"strings"
 	"testing"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/completions"
 	"github.com/gatewaykit/gatewaykit/demo"
 	"github.com/gatewaykit/gatewaykit/internal/endpointtest"
+	"github.com/gatewaykit/gatewaykit/internal/golden"
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/sse"
 )
@@ -44,9 +44,7 @@ type event = endpointtest.Event
 
 var readEvents = endpointtest.ReadEvents
 
-var randomIDs = regexp.MustCompile(`"cmpl-[A-Z2-7]{26}"`)
-
-func normalizeIDs(s string) string { return randomIDs.ReplaceAllString(s, `"cmpl-*"`) }
+var normalizeIDs = golden.NormalizeIDs("cmpl-")
 
 // checkStream checks the rules of spec §2.3 and §6 on a legacy stream: one
 // id, object text_completion, no model, one choice per chunk with text and

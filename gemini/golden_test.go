@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"regexp"
 	"strings"
 	"testing"
 
@@ -16,10 +15,9 @@ import (
 	"github.com/gatewaykit/gatewaykit/models"
 )
 
-// randomIDs matches the random ids of replies and function calls.
-var randomIDs = regexp.MustCompile(`"(responseId":"|call_)[A-Z2-7]{26}"`)
-
-func normalizeIDs(s string) string { return randomIDs.ReplaceAllString(s, `"${1}*"`) }
+// normalizeIDs replaces the random ids of replies and function calls in
+// raw reply text with "<prefix>*".
+var normalizeIDs = golden.NormalizeIDs(`responseId":"`, "call_")
 
 // newTestHandler is the handler over the demo, eight tokens a chunk,
 // mounted on its pattern.

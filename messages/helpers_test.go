@@ -4,12 +4,12 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"regexp"
 	"testing"
 
 	"github.com/gatewaykit/gatewaykit/chat"
 	"github.com/gatewaykit/gatewaykit/demo"
 	"github.com/gatewaykit/gatewaykit/internal/endpointtest"
+	"github.com/gatewaykit/gatewaykit/internal/golden"
 	"github.com/gatewaykit/gatewaykit/messages"
 	"github.com/gatewaykit/gatewaykit/models"
 )
@@ -38,8 +38,6 @@ func post(t testing.TB, h http.Handler, body string) *httptest.ResponseRecorder 
 	})
 }
 
-var randomIDs = regexp.MustCompile(`"(msg_|toolu_|call_)[A-Z2-7]{26}"`)
-
-func normalizeIDs(s string) string { return randomIDs.ReplaceAllString(s, `"${1}*"`) }
+var normalizeIDs = golden.NormalizeIDs("msg_", "toolu_", "call_")
 
 func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }

@@ -3,7 +3,6 @@ package responses_test
 import (
 	"encoding/json"
 	"net/http"
-	"regexp"
 	"strings"
 	"testing"
 
@@ -12,13 +11,9 @@ import (
 	"github.com/gatewaykit/gatewaykit/internal/golden"
 )
 
-// randomIDs matches the random ids of responses, items and calls.
-var randomIDs = regexp.MustCompile(`"(resp_|msg_|fc_|rs_|call_|cmp_)[A-Z2-7]{26}"`)
-
-// normalizeIDs replaces the random ids of raw reply text with "<prefix>*".
-func normalizeIDs(s string) string {
-	return randomIDs.ReplaceAllString(s, `"${1}*"`)
-}
+// normalizeIDs replaces the random ids of responses, items and calls in
+// raw reply text with "<prefix>*".
+var normalizeIDs = golden.NormalizeIDs("resp_", "msg_", "fc_", "rs_", "call_", "cmp_")
 
 // TestGolden runs every testdata/<case>.request.json through the handler
 // (demo backend, eight tokens per chunk, fixed clock) and compares the
@@ -38,13 +33,9 @@ func TestGolden(t *testing.T) {
 		w := do(t, h, http.MethodPost, route, string(body))
 		require.Equal(t, 200, w.Code, w.Body.String())
 		got := normalizeIDs(w.Body.String())
-		if !req.Stream {
-			golden.JSON(t, golden.Path(name, ".response.json"), []byte(got))
-			return
+		if req.Stream {
+			checkStream(t, readEvents(t, w.Body.String()))
 		}
-		checkStream(t, readEvents(t, w.Body.String()))
-		golden.Compare(t, golden.Path(name, ".stream.txt"), got, func(s string) any {
-			return readEvents(t, s)
-		})
+		golden.Reply(t, name, got, req.Stream, func(s string) any { return readEvents(t, s) })
 	})
 }

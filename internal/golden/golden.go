@@ -14,6 +14,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -77,6 +78,18 @@ func Path(name, suffix string) string {
 	return filepath.Join("testdata", name+suffix)
 }
 
+// NormalizeIDs returns a function that replaces the random ids in a
+// reply's text, in quotes, with "<prefix>*": an id is one of prefixes
+// followed by 26 characters of base32 (A-Z, 2-7).
+func NormalizeIDs(prefixes ...string) func(string) string {
+	quoted := make([]string, len(prefixes))
+	for i, p := range prefixes {
+		quoted[i] = regexp.QuoteMeta(p)
+	}
+	ids := regexp.MustCompile(`"(` + strings.Join(quoted, "|") + `)[A-Z2-7]{26}"`)
+	return func(s string) string { return ids.ReplaceAllString(s, `"${1}*"`) }
+}
+
 // Compare compares got with the golden file at path, both decoded by
 // decode, and reports their difference (-want +got); with -update it
 // writes got to the file instead.
@@ -91,6 +104,18 @@ func Compare(t *testing.T, path, got string, decode func(string) any) {
 	if diff := cmp.Diff(decode(string(want)), decode(got)); diff != "" {
 		t.Errorf("%s mismatch (-want +got):\n%s", path, diff)
 	}
+}
+
+// Reply compares the reply got of case name with its golden file,
+// testdata/<name>.stream.txt for a stream, both decoded by decodeStream,
+// and testdata/<name>.response.json, as JSON, otherwise.
+func Reply(t *testing.T, name, got string, stream bool, decodeStream func(string) any) {
+	t.Helper()
+	if stream {
+		Compare(t, Path(name, ".stream.txt"), got, decodeStream)
+		return
+	}
+	JSON(t, Path(name, ".response.json"), []byte(got))
 }
 
 // JSON compares the JSON text got with the golden file at path as JSON
