@@ -9,7 +9,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -21,17 +20,6 @@ import (
 
 // flushRecorder keeps the text of the stream at each flush.
 type flushRecorder = endpointtest.FlushRecorder
-
-// await waits for ch, or fails the test if it never comes (the handler
-// would otherwise hang the test).
-func await(t *testing.T, ch <-chan struct{}, what string) {
-	t.Helper()
-	select {
-	case <-ch:
-	case <-time.After(10 * time.Second):
-		t.Errorf("timed out waiting for %s", what)
-	}
-}
 
 // contents returns the delta contents among events' data.
 func contents(t *testing.T, data []string) []string {
@@ -65,31 +53,11 @@ func contents(t *testing.T, data []string) []string {
 // flushed.
 func TestHandlerCoalescesFlushes(t *testing.T) {
 	t.Parallel()
-	flushed, release := make(chan struct{}), make(chan struct{})
-	rec := &flushRecorder{ResponseRecorder: httptest.NewRecorder(), OnFlush: func(n int) {
-		if n == 1 {
-			close(flushed) // a went out alone
-			<-release      // and b, c and d are at hand when the handler goes on
-		}
-	}}
-	b := funcStreamingBackend{StreamFunc: func(context.Context, *chat.Params) iter.Seq2[chat.Delta, error] {
-		return func(yield func(chat.Delta, error) bool) {
-			defer close(release)
-			if !yield(chat.Delta{Content: "a"}, nil) {
-				return
-			}
-			await(t, flushed, "the flush of the first delta")
-			for _, c := range []string{"b", "c", "d"} {
-				if !yield(chat.Delta{Content: c}, nil) {
-					return
-				}
-			}
-		}
-	}}
-	r := httptest.NewRequest(http.MethodPost, "/v1/chat/completions",
-		strings.NewReader(`{"model":"demo-chat","stream":true,"messages":[{"role":"user","content":"hi"}]}`))
-	r.Header.Set("Content-Type", "application/json")
-	newHandlerWith(b).ServeHTTP(rec, r)
+	// a goes out alone; b, c and d are at hand when the handler goes on.
+	rec, stream := endpointtest.Paced[chat.Params](t,
+		chat.Delta{Content: "a"}, chat.Delta{Content: "b"}, chat.Delta{Content: "c"}, chat.Delta{Content: "d"})
+	rec.Post(newHandlerWith(funcStreamingBackend{StreamFunc: stream}), "/v1/chat/completions",
+		`{"model":"demo-chat","stream":true,"messages":[{"role":"user","content":"hi"}]}`)
 
 	require.GreaterOrEqual(t, len(rec.Flushed), 2)
 	require.Equal(t, []string{"a"}, contents(t, eventData(t, rec.Flushed[0])), "the first delta went out alone")

@@ -1,14 +1,10 @@
 package completions_test
 
 import (
-	"context"
 	"encoding/json"
-	"iter"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -46,35 +42,11 @@ func texts(t *testing.T, stream string) []string {
 // and the stream ends flushed.
 func TestHandlerCoalescesFlushes(t *testing.T) {
 	t.Parallel()
-	flushed, release := make(chan struct{}), make(chan struct{})
-	rec := &flushRecorder{ResponseRecorder: httptest.NewRecorder(), OnFlush: func(n int) {
-		if n == 1 {
-			close(flushed) // a went out alone
-			<-release      // and b, c and d are at hand when the handler goes on
-		}
-	}}
-	h := newHandlerWith(funcStreamingBackend{StreamFunc: func(context.Context, *completions.Params) iter.Seq2[completions.Delta, error] {
-		return func(yield func(completions.Delta, error) bool) {
-			defer close(release)
-			if !yield(completions.Delta{Text: "a"}, nil) {
-				return
-			}
-			select {
-			case <-flushed:
-			case <-time.After(10 * time.Second):
-				t.Error("timed out waiting for the flush of the first delta")
-			}
-			for _, c := range []string{"b", "c", "d"} {
-				if !yield(completions.Delta{Text: c}, nil) {
-					return
-				}
-			}
-		}
-	}})
-	r := httptest.NewRequest(http.MethodPost, "/v1/completions",
-		strings.NewReader(`{"model":"demo-chat","prompt":"hi","stream":true}`))
-	r.Header.Set("Content-Type", "application/json")
-	h.ServeHTTP(rec, r)
+	// a goes out alone; b, c and d are at hand when the handler goes on.
+	rec, stream := endpointtest.Paced[completions.Params](t,
+		completions.Delta{Text: "a"}, completions.Delta{Text: "b"}, completions.Delta{Text: "c"}, completions.Delta{Text: "d"})
+	rec.Post(newHandlerWith(funcStreamingBackend{StreamFunc: stream}), "/v1/completions",
+		`{"model":"demo-chat","prompt":"hi","stream":true}`)
 
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 	require.GreaterOrEqual(t, len(rec.Flushed), 2)

@@ -2,13 +2,11 @@ package responses_test
 
 import (
 	"context"
-	"iter"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -20,33 +18,6 @@ import (
 
 // flushRecorder keeps the text of the stream at each flush.
 type flushRecorder = endpointtest.FlushRecorder
-
-// paced streams its first delta, waits until it is flushed, then streams
-// the others at once.
-type paced struct {
-	scripted
-	flushed <-chan struct{}
-	release chan<- struct{}
-	t       *testing.T
-}
-
-func (p paced) Stream(context.Context, *responses.Params) iter.Seq2[responses.Delta, error] {
-	return func(yield func(responses.Delta, error) bool) {
-		defer close(p.release)
-		for i, d := range p.scripted {
-			if !yield(d, nil) {
-				return
-			}
-			if i == 0 {
-				select {
-				case <-p.flushed:
-				case <-time.After(10 * time.Second):
-					p.t.Error("timed out waiting for the flush of the first delta")
-				}
-			}
-		}
-	}
-}
 
 // eventTypes returns the names of the events in a recorded stream.
 func eventTypes(t *testing.T, text string) []string {
@@ -65,23 +36,16 @@ func eventTypes(t *testing.T, text string) []string {
 // and the terminal event is flushed.
 func TestHandlerCoalescesFlushes(t *testing.T) {
 	t.Parallel()
-	flushed, release := make(chan struct{}), make(chan struct{})
-	rec := &flushRecorder{ResponseRecorder: httptest.NewRecorder(), OnFlush: func(n int) {
-		if n == 1 {
-			close(flushed) // the first delta went out alone
-			<-release      // and the others are at hand when the handler goes on
-		}
-	}}
-	h := newHandlerWith(paced{scripted: scripted{
-		{Item: 0, Text: "Hel"},
-		{Item: 0, Text: "lo"},
-		{Item: 0, Text: "!"},
-		{Item: 1, Call: &responses.FunctionCall{Name: "f", Arguments: "{}"}},
-	}, flushed: flushed, release: release, t: t})
-	r := httptest.NewRequest(http.MethodPost, "/v1/responses",
-		strings.NewReader(`{"model":"demo-chat","stream":true,"input":"hi"}`))
-	r.Header.Set("Content-Type", "application/json")
-	h.ServeHTTP(rec, r)
+	// The first delta goes out alone; the others are at hand when the
+	// handler goes on.
+	rec, stream := endpointtest.Paced[responses.Params](t,
+		responses.Delta{Item: 0, Text: "Hel"},
+		responses.Delta{Item: 0, Text: "lo"},
+		responses.Delta{Item: 0, Text: "!"},
+		responses.Delta{Item: 1, Call: &responses.FunctionCall{Name: "f", Arguments: "{}"}},
+	)
+	rec.Post(newHandlerWith(endpointtest.FuncStreamingBackend[responses.Params, responses.Result, responses.Delta]{StreamFunc: stream}),
+		"/v1/responses", `{"model":"demo-chat","stream":true,"input":"hi"}`)
 
 	require.GreaterOrEqual(t, len(rec.Flushed), 2)
 	require.Equal(t, []string{

@@ -138,6 +138,46 @@ func (f *FlushRecorder) Flush() {
 	}
 }
 
+// Post serves a POST of the JSON body to path on h into f.
+func (f *FlushRecorder) Post(h http.Handler, path, body string) {
+	r := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
+	r.Header.Set("Content-Type", "application/json")
+	h.ServeHTTP(f, r)
+}
+
+// Paced returns a FlushRecorder and a StreamFunc that yields ds paced
+// for a test of when a handler flushes: the first delta alone, and the
+// others, once the first went out in a flush, all at once (the
+// recorder's first flush returns when the stream has ended). It fails t
+// if the first flush does not come within ten seconds.
+func Paced[P, D any](t testing.TB, ds ...D) (*FlushRecorder, func(context.Context, *P) iter.Seq2[D, error]) {
+	flushed, release := make(chan struct{}), make(chan struct{})
+	rec := &FlushRecorder{ResponseRecorder: httptest.NewRecorder(), OnFlush: func(n int) {
+		if n == 1 {
+			close(flushed) // the first delta went out alone
+			<-release      // and the others are at hand when the handler goes on
+		}
+	}}
+	stream := func(context.Context, *P) iter.Seq2[D, error] {
+		return func(yield func(D, error) bool) {
+			defer close(release)
+			for i, d := range ds {
+				if !yield(d, nil) {
+					return
+				}
+				if i == 0 {
+					select {
+					case <-flushed:
+					case <-time.After(10 * time.Second):
+						t.Error("timed out waiting for the flush of the first delta")
+					}
+				}
+			}
+		}
+	}
+	return rec, stream
+}
+
 // Received is the data of the events that the client had received at
 // the last flush.
 func (f *FlushRecorder) Received(t testing.TB) []string {
