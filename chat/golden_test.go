@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gatewaykit/gatewaykit/internal/endpointtest"
 	"github.com/gatewaykit/gatewaykit/internal/golden"
 )
 
@@ -21,23 +22,13 @@ func TestGolden(t *testing.T) {
 	t.Parallel()
 	h := newTestHandler()
 	golden.Run(t, func(t *testing.T, name string, body []byte) {
-		var req struct {
-			Stream        bool
-			N             *int
-			StreamOptions *struct {
-				IncludeUsage bool `json:"include_usage"`
-			} `json:"stream_options"`
-		}
+		var req endpointtest.StreamRequest
 		require.NoError(t, json.Unmarshal(body, &req))
 		w := post(t, h, string(body))
 		require.Equal(t, 200, w.Code, w.Body.String())
 		got := normalizeIDs(w.Body.String())
 		if req.Stream {
-			n := 1
-			if req.N != nil {
-				n = *req.N
-			}
-			checkStream(t, readEvents(t, w.Body.String()), n, req.StreamOptions != nil && req.StreamOptions.IncludeUsage)
+			checkStream(t, readEvents(t, w.Body.String()), req.Choices(), req.IncludeUsage())
 		}
 		golden.Reply(t, name, got, req.Stream, func(s string) any { return readEvents(t, s) })
 	})

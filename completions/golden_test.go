@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gatewaykit/gatewaykit/internal/endpointtest"
 	"github.com/gatewaykit/gatewaykit/internal/golden"
 )
 
@@ -19,27 +20,20 @@ func TestGolden(t *testing.T) {
 	h := newTestHandler()
 	golden.Run(t, func(t *testing.T, name string, body []byte) {
 		var req struct {
-			Stream        bool
-			Prompt        json.RawMessage
-			N             *int
-			StreamOptions *struct {
-				IncludeUsage bool `json:"include_usage"`
-			} `json:"stream_options"`
+			endpointtest.StreamRequest
+			Prompt json.RawMessage
 		}
 		require.NoError(t, json.Unmarshal(body, &req))
 		w := post(t, h, string(body))
 		require.Equal(t, 200, w.Code, w.Body.String())
 		got := normalizeIDs(w.Body.String())
 		if req.Stream {
-			choices := 1
-			if req.N != nil {
-				choices = *req.N
-			}
+			choices := req.Choices()
 			var prompts []string
 			if json.Unmarshal(req.Prompt, &prompts) == nil {
 				choices *= len(prompts)
 			}
-			checkStream(t, readEvents(t, w.Body.String()), choices, req.StreamOptions != nil && req.StreamOptions.IncludeUsage)
+			checkStream(t, readEvents(t, w.Body.String()), choices, req.IncludeUsage())
 		}
 		golden.Reply(t, name, got, req.Stream, func(s string) any { return readEvents(t, s) })
 	})

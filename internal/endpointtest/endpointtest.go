@@ -99,6 +99,30 @@ func RequireJSON(t testing.TB, w *httptest.ResponseRecorder, status int, want st
 	require.JSONEq(t, want, w.Body.String())
 }
 
+// A StreamRequest is what the tests of chat and completions read of a
+// request to check its stream: whether it streams, how many choices it
+// asks for, and whether it asks for the usage.
+type StreamRequest struct {
+	Stream        bool
+	N             *int
+	StreamOptions *struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
+}
+
+// Choices is the number of choices asked for: n, 1 if none.
+func (r *StreamRequest) Choices() int {
+	if r.N == nil {
+		return 1
+	}
+	return *r.N
+}
+
+// IncludeUsage reports whether the request asks for the usage chunk.
+func (r *StreamRequest) IncludeUsage() bool {
+	return r.StreamOptions != nil && r.StreamOptions.IncludeUsage
+}
+
 // An Event is one event of a recorded chat or completions stream: its
 // data, decoded when it is JSON, and the raw text otherwise ([DONE]).
 type Event struct {
