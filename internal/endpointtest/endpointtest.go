@@ -46,17 +46,23 @@ func NewHandler[B any](newHandler func(models.Catalog, B, ...endpoint.Option) ht
 // after mods edited the request, and returns the recorded response.
 func Post(t testing.TB, h http.Handler, path, body string, mods ...func(*http.Request)) *httptest.ResponseRecorder {
 	t.Helper()
-	return send(h, http.MethodPost, path, body, true, mods)
+	w := httptest.NewRecorder()
+	serve(w, h, http.MethodPost, path, body, true, mods)
+	return w
 }
 
 // Do sends a request to h, with the JSON content type when body is not
 // empty, after mods edited it, and returns the recorded response.
 func Do(t testing.TB, h http.Handler, method, path, body string, mods ...func(*http.Request)) *httptest.ResponseRecorder {
 	t.Helper()
-	return send(h, method, path, body, body != "", mods)
+	w := httptest.NewRecorder()
+	serve(w, h, method, path, body, body != "", mods)
+	return w
 }
 
-func send(h http.Handler, method, path, body string, isJSON bool, mods []func(*http.Request)) *httptest.ResponseRecorder {
+// serve serves a request to h into w, with the JSON content type when
+// isJSON, after mods edited it.
+func serve(w http.ResponseWriter, h http.Handler, method, path, body string, isJSON bool, mods []func(*http.Request)) {
 	r := httptest.NewRequest(method, path, strings.NewReader(body))
 	if isJSON {
 		r.Header.Set("Content-Type", "application/json")
@@ -64,9 +70,7 @@ func send(h http.Handler, method, path, body string, isJSON bool, mods []func(*h
 	for _, m := range mods {
 		m(r)
 	}
-	w := httptest.NewRecorder()
 	h.ServeHTTP(w, r)
-	return w
 }
 
 // ContentType is a mod of [Post] that sets the request's Content-Type
@@ -164,9 +168,7 @@ func (f *FlushRecorder) Flush() {
 
 // Post serves a POST of the JSON body to path on h into f.
 func (f *FlushRecorder) Post(h http.Handler, path, body string) {
-	r := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
-	r.Header.Set("Content-Type", "application/json")
-	h.ServeHTTP(f, r)
+	serve(f, h, http.MethodPost, path, body, true, nil)
 }
 
 // Paced returns a FlushRecorder and a StreamFunc that yields ds paced
