@@ -9,56 +9,17 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/gatewaykit/gatewaykit/chat"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/internal/endpointtest"
 	"github.com/gatewaykit/gatewaykit/sse"
 )
 
-// flushRecorder is a ResponseRecorder that keeps the text of the stream as
-// it was at each flush: what the client had received by then.
-type flushRecorder struct {
-	*httptest.ResponseRecorder
-	flushed []string
-	onFlush func(n int) // called after the n-th flush (1-based), if set
-}
-
-func (f *flushRecorder) Flush() {
-	f.ResponseRecorder.Flush()
-	f.flushed = append(f.flushed, f.Body.String())
-	if f.onFlush != nil {
-		f.onFlush(len(f.flushed))
-	}
-}
-
-// await waits for ch, or fails the test if it never comes (the handler
-// would otherwise hang the test).
-func await(t *testing.T, ch <-chan struct{}, what string) {
-	t.Helper()
-	select {
-	case <-ch:
-	case <-time.After(10 * time.Second):
-		t.Errorf("timed out waiting for %s", what)
-	}
-}
-
-// received is the data of the events that the client had received at the
-// last flush.
-func (f *flushRecorder) received(t *testing.T) []string {
-	t.Helper()
-	if len(f.flushed) == 0 {
-		return nil
-	}
-	var data []string
-	for ev, err := range sse.Read(strings.NewReader(f.flushed[len(f.flushed)-1])) {
-		require.NoError(t, err)
-		data = append(data, ev.Data)
-	}
-	return data
-}
+// flushRecorder keeps the text of the stream at each flush.
+type flushRecorder = endpointtest.FlushRecorder
 
 // contents returns the delta contents among events' data.
 func contents(t *testing.T, data []string) []string {
@@ -92,37 +53,17 @@ func contents(t *testing.T, data []string) []string {
 // flushed.
 func TestHandlerCoalescesFlushes(t *testing.T) {
 	t.Parallel()
-	flushed, release := make(chan struct{}), make(chan struct{})
-	rec := &flushRecorder{ResponseRecorder: httptest.NewRecorder(), onFlush: func(n int) {
-		if n == 1 {
-			close(flushed) // a went out alone
-			<-release      // and b, c and d are at hand when the handler goes on
-		}
-	}}
-	b := funcStreamingBackend{stream: func(context.Context, *chat.Params) iter.Seq2[chat.Delta, error] {
-		return func(yield func(chat.Delta, error) bool) {
-			defer close(release)
-			if !yield(chat.Delta{Content: "a"}, nil) {
-				return
-			}
-			await(t, flushed, "the flush of the first delta")
-			for _, c := range []string{"b", "c", "d"} {
-				if !yield(chat.Delta{Content: c}, nil) {
-					return
-				}
-			}
-		}
-	}}
-	r := httptest.NewRequest(http.MethodPost, "/v1/chat/completions",
-		strings.NewReader(`{"model":"demo-chat","stream":true,"messages":[{"role":"user","content":"hi"}]}`))
-	r.Header.Set("Content-Type", "application/json")
-	newHandlerWith(b).ServeHTTP(rec, r)
+	// a goes out alone; b, c and d are at hand when the handler goes on.
+	rec, stream := endpointtest.Paced[chat.Params](t,
+		chat.Delta{Content: "a"}, chat.Delta{Content: "b"}, chat.Delta{Content: "c"}, chat.Delta{Content: "d"})
+	rec.Post(newHandlerWith(funcStreamingBackend{StreamFunc: stream}), "/v1/chat/completions",
+		`{"model":"demo-chat","stream":true,"messages":[{"role":"user","content":"hi"}]}`)
 
-	require.GreaterOrEqual(t, len(rec.flushed), 2)
-	require.Equal(t, []string{"a"}, contents(t, eventData(t, rec.flushed[0])), "the first delta went out alone")
-	require.Equal(t, []string{"a", "b", "c", "d"}, contents(t, eventData(t, rec.flushed[1])), "b, c and d went out together")
-	require.Equal(t, rec.Body.String(), rec.flushed[len(rec.flushed)-1], "nothing after the last flush")
-	all := rec.received(t)
+	require.GreaterOrEqual(t, len(rec.Flushed), 2)
+	require.Equal(t, []string{"a"}, contents(t, eventData(t, rec.Flushed[0])), "the first delta went out alone")
+	require.Equal(t, []string{"a", "b", "c", "d"}, contents(t, eventData(t, rec.Flushed[1])), "b, c and d went out together")
+	require.Equal(t, rec.Body.String(), rec.Flushed[len(rec.Flushed)-1], "nothing after the last flush")
+	all := rec.Received(t)
 	require.Equal(t, sse.DoneData, all[len(all)-1])
 	checkStream(t, readEvents(t, rec.Body.String()), 1, false)
 }
@@ -143,7 +84,7 @@ func eventData(t *testing.T, stream string) []string {
 func TestErrorFollowsUnflushedChunks(t *testing.T) {
 	t.Parallel()
 	rec := &flushRecorder{ResponseRecorder: httptest.NewRecorder()}
-	b := funcStreamingBackend{stream: func(context.Context, *chat.Params) iter.Seq2[chat.Delta, error] {
+	b := funcStreamingBackend{StreamFunc: func(context.Context, *chat.Params) iter.Seq2[chat.Delta, error] {
 		return func(yield func(chat.Delta, error) bool) {
 			if yield(chat.Delta{Content: "a"}, nil) {
 				yield(chat.Delta{}, apierrors.BadGateway("upstream failed", errors.New("boom")))
@@ -155,8 +96,8 @@ func TestErrorFollowsUnflushedChunks(t *testing.T) {
 	r.Header.Set("Content-Type", "application/json")
 	newHandlerWith(b).ServeHTTP(rec, r)
 
-	require.Equal(t, rec.Body.String(), rec.flushed[len(rec.flushed)-1], "nothing after the last flush")
-	all := rec.received(t)
+	require.Equal(t, rec.Body.String(), rec.Flushed[len(rec.Flushed)-1], "nothing after the last flush")
+	all := rec.Received(t)
 	require.Len(t, all, 2)
 	require.Equal(t, []string{"a"}, contents(t, all[:1]))
 	require.Contains(t, all[1], `"message":"upstream failed"`)
@@ -167,7 +108,7 @@ func TestErrorFollowsUnflushedChunks(t *testing.T) {
 func TestResultRepliesInOneFlush(t *testing.T) {
 	t.Parallel()
 	rec := &flushRecorder{ResponseRecorder: httptest.NewRecorder()}
-	b := funcBackend{complete: func(context.Context, *chat.Params) (*chat.Result, error) {
+	b := funcBackend{CompleteFunc: func(context.Context, *chat.Params) (*chat.Result, error) {
 		return &chat.Result{Choices: []chat.Output{{Content: "hello", Reasoning: "hm"}}}, nil
 	}}
 	r := httptest.NewRequest(http.MethodPost, "/v1/chat/completions",
@@ -175,7 +116,7 @@ func TestResultRepliesInOneFlush(t *testing.T) {
 	r.Header.Set("Content-Type", "application/json")
 	newHandlerWith(b).ServeHTTP(rec, r)
 
-	require.Len(t, rec.flushed, 1)
-	require.Equal(t, []string{"hello"}, contents(t, rec.received(t)))
+	require.Len(t, rec.Flushed, 1)
+	require.Equal(t, []string{"hello"}, contents(t, rec.Received(t)))
 	checkStream(t, readEvents(t, rec.Body.String()), 1, false)
 }

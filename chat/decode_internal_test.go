@@ -3,8 +3,6 @@ package chat
 import (
 	"bytes"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -12,6 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
+
+	"github.com/gatewaykit/gatewaykit/internal/golden"
 )
 
 // The hooks of the external tests (FuzzDecodeRequestFast in fuzz_test.go).
@@ -74,13 +74,8 @@ func requireSameRequest(t testing.TB, want, got *Request, body []byte) {
 
 func TestDecodeRequestFastHandlesTheGoldenRequests(t *testing.T) {
 	t.Parallel()
-	paths, err := filepath.Glob(filepath.Join("testdata", "*.request.json"))
-	require.NoError(t, err)
-	require.NotEmpty(t, paths)
-	for _, path := range paths {
-		body, err := os.ReadFile(path)
-		require.NoError(t, err)
-		require.True(t, checkDecodeRequestFast(t, body), "%s is left to encoding/json", path)
+	for _, req := range golden.Requests(t) {
+		require.True(t, checkDecodeRequestFast(t, req.Body), "%s is left to encoding/json", req.Name)
 	}
 	for name, body := range benchBodies {
 		require.True(t, checkDecodeRequestFast(t, []byte(body)), "%s is left to encoding/json", name)

@@ -1,34 +1,19 @@
 package chat_test
 
 import (
-	"encoding/json"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 
-	"github.com/stretchr/testify/require"
-
 	"github.com/gatewaykit/gatewaykit/chat"
+	"github.com/gatewaykit/gatewaykit/internal/endpointtest"
+	"github.com/gatewaykit/gatewaykit/internal/golden"
 )
-
-// addGoldenRequests seeds f with the request bodies of the golden files.
-func addGoldenRequests(f *testing.F) {
-	seeds, err := filepath.Glob(filepath.Join("testdata", "*.request.json"))
-	require.NoError(f, err)
-	for _, path := range seeds {
-		b, err := os.ReadFile(path)
-		require.NoError(f, err)
-		f.Add(b)
-	}
-}
 
 // FuzzDecodeRequest checks that no body makes the request decoder or the
 // handler panic, that every answer is a JSON reply, a JSON error or a
 // well-formed stream, and that a request that decodes encodes to JSON
 // that decodes to the same request.
 func FuzzDecodeRequest(f *testing.F) {
-	addGoldenRequests(f)
+	golden.Seed(f)
 	for _, s := range []string{
 		``, `null`, `[]`, `{}`, `{"model":"demo-chat","messages":[{"role":"user","content":7}]}`,
 		`{"model":"demo-chat","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"data:image/png;base64,"}}]}]}`,
@@ -39,28 +24,8 @@ func FuzzDecodeRequest(f *testing.F) {
 	}
 	h := newTestHandler()
 	f.Fuzz(func(t *testing.T, body []byte) {
-		var req chat.Request
-		if json.Unmarshal(body, &req) == nil {
-			out, err := json.Marshal(req)
-			require.NoError(t, err)
-			var again chat.Request
-			require.NoError(t, json.Unmarshal(out, &again), "%s", out)
-			out2, err := json.Marshal(again)
-			require.NoError(t, err)
-			require.JSONEq(t, string(out), string(out2))
-		}
-
-		w := post(t, h, string(body))
-		switch w.Code {
-		case 200, 400, 404:
-		default:
-			t.Fatalf("status %d: %s", w.Code, w.Body)
-		}
-		if strings.HasPrefix(w.Header().Get("Content-Type"), "text/event-stream") {
-			readEvents(t, w.Body.String())
-			return
-		}
-		require.True(t, json.Valid(w.Body.Bytes()), "%s", w.Body)
+		endpointtest.RoundTrip[chat.Request](t, body)
+		endpointtest.CheckAnswer(t, post(t, h, string(body)), func(s string) { readEvents(t, s) }, 200, 400, 404)
 	})
 }
 
@@ -70,7 +35,7 @@ func FuzzDecodeRequest(f *testing.F) {
 // encoded to the same bytes; and that the handler's decoder returns what
 // encoding/json does for every body, errors included.
 func FuzzDecodeRequestFast(f *testing.F) {
-	addGoldenRequests(f)
+	golden.Seed(f)
 	for _, s := range []string{
 		benchJSON, benchStream, chat.DecodeBenchConversation,
 		`{"model":"m","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"u","detail":"low","x":1}}],"x":{"y":[null]}}],"Stop":"a"}`,

@@ -16,7 +16,9 @@ import (
 	"github.com/gatewaykit/gatewaykit/chat"
 	"github.com/gatewaykit/gatewaykit/endpoint"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/internal/endpointtest"
 	"github.com/gatewaykit/gatewaykit/internal/passthrough"
+	"github.com/gatewaykit/gatewaykit/internal/servedtest"
 )
 
 const invalid = apierrors.TypeInvalidRequest
@@ -141,14 +143,8 @@ func TestHandlerRejectsBadRequests(t *testing.T) {
 		}
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			w := post(t, h, tc.body, func(r *http.Request) {
-				if tc.contentType != "" {
-					r.Header.Set("Content-Type", tc.contentType)
-				}
-			})
-			require.Equal(t, tc.wantStatus, w.Code, w.Body.String())
-			require.Equal(t, "application/json", w.Header().Get("Content-Type"))
-			require.JSONEq(t, tc.wantBody, w.Body.String())
+			w := post(t, h, tc.body, endpointtest.ContentType(tc.contentType))
+			endpointtest.RequireJSON(t, w, tc.wantStatus, tc.wantBody)
 		})
 	}
 }
@@ -187,35 +183,15 @@ func TestWithAllowedNilAllowsEveryModel(t *testing.T) {
 	require.Equal(t, 200, w.Code, w.Body.String())
 }
 
-// funcBackend is a Backend made of functions; stream may be nil.
-type funcBackend struct {
-	complete func(context.Context, *chat.Params) (*chat.Result, error)
-}
+// funcBackend is a Backend made of a function; funcStreamingBackend
+// adds the stream (its complete may be nil); deltas makes a stream
+// function that yields the deltas given.
+type (
+	funcBackend          = endpointtest.FuncBackend[chat.Params, chat.Result]
+	funcStreamingBackend = endpointtest.FuncStreamingBackend[chat.Params, chat.Result, chat.Delta]
+)
 
-func (b funcBackend) Complete(ctx context.Context, p *chat.Params) (*chat.Result, error) {
-	return b.complete(ctx, p)
-}
-
-type funcStreamingBackend struct {
-	funcBackend
-	stream func(context.Context, *chat.Params) iter.Seq2[chat.Delta, error]
-}
-
-func (b funcStreamingBackend) Stream(ctx context.Context, p *chat.Params) iter.Seq2[chat.Delta, error] {
-	return b.stream(ctx, p)
-}
-
-func deltas(ds ...chat.Delta) func(context.Context, *chat.Params) iter.Seq2[chat.Delta, error] {
-	return func(context.Context, *chat.Params) iter.Seq2[chat.Delta, error] {
-		return func(yield func(chat.Delta, error) bool) {
-			for _, d := range ds {
-				if !yield(d, nil) {
-					return
-				}
-			}
-		}
-	}
-}
+var deltas = endpointtest.Deltas[chat.Params, chat.Delta]
 
 func TestHandlerRejectsBrokenBackendResults(t *testing.T) {
 	t.Parallel()
@@ -236,7 +212,7 @@ func TestHandlerRejectsBrokenBackendResults(t *testing.T) {
 			if strings.HasPrefix(tc.name, "raw") {
 				h = newHandlerWith(rawBackend{res: tc.res, raw: []byte(`[]`)})
 			} else {
-				h = newHandlerWith(funcBackend{func(context.Context, *chat.Params) (*chat.Result, error) { return tc.res, nil }})
+				h = newHandlerWith(funcBackend{CompleteFunc: func(context.Context, *chat.Params) (*chat.Result, error) { return tc.res, nil }})
 			}
 			w := post(t, h, `{"model":"demo-chat","messages":[{"role":"user","content":"Hi"}]}`)
 			require.Equal(t, 500, w.Code)
@@ -286,7 +262,7 @@ func TestHandlerEndsStreamsOfBrokenBackendsWithAnErrorEvent(t *testing.T) {
 
 func TestHandlerAnswersAStreamThatFailsAtOnceWithAJSONError(t *testing.T) {
 	t.Parallel()
-	h := newHandlerWith(funcStreamingBackend{stream: func(context.Context, *chat.Params) iter.Seq2[chat.Delta, error] {
+	h := newHandlerWith(funcStreamingBackend{StreamFunc: func(context.Context, *chat.Params) iter.Seq2[chat.Delta, error] {
 		return func(yield func(chat.Delta, error) bool) {
 			yield(chat.Delta{}, apierrors.RateLimitExceeded("upstream is busy", 0))
 		}
@@ -308,7 +284,7 @@ func TestHandlerStreamsWithTheSpecHeaders(t *testing.T) {
 
 func TestHandlerFinishesChoicesTheBackendLeavesOpen(t *testing.T) {
 	t.Parallel()
-	h := newHandlerWith(funcStreamingBackend{stream: deltas(
+	h := newHandlerWith(funcStreamingBackend{StreamFunc: deltas(
 		chat.Delta{Choice: 1, Content: "b"},
 		chat.Delta{Choice: 2, ToolCalls: []chat.ToolCallDelta{{Index: 0, ID: "tool-1", Name: "f"}}},
 		chat.Delta{Choice: 2, ToolCalls: []chat.ToolCallDelta{{Index: 0, Arguments: "{}"}}},
@@ -341,7 +317,7 @@ func TestHandlerFinishesChoicesTheBackendLeavesOpen(t *testing.T) {
 
 func TestHandlerStreamsTheResultOfABackendThatDoesNotStream(t *testing.T) {
 	t.Parallel()
-	h := newHandlerWith(funcBackend{func(_ context.Context, p *chat.Params) (*chat.Result, error) {
+	h := newHandlerWith(funcBackend{CompleteFunc: func(_ context.Context, p *chat.Params) (*chat.Result, error) {
 		return &chat.Result{Choices: []chat.Output{{Reasoning: "think", Content: "Hello"}, {ToolCalls: []chat.ToolCall{{Function: chat.FunctionCall{Name: "f", Arguments: `{"a":1}`}}}}},
 			Usage: chat.Usage{PromptTokens: 1, CompletionTokens: 2}}, nil
 	}})
@@ -358,7 +334,7 @@ func TestHandlerPassesUnknownFieldsToTheBackend(t *testing.T) {
 		mu  sync.Mutex
 		got *chat.Request
 	)
-	h := newHandlerWith(funcBackend{func(_ context.Context, p *chat.Params) (*chat.Result, error) {
+	h := newHandlerWith(funcBackend{CompleteFunc: func(_ context.Context, p *chat.Params) (*chat.Result, error) {
 		mu.Lock()
 		got = p.Request
 		mu.Unlock()
@@ -382,23 +358,16 @@ func TestHandlerPassesUnknownFieldsToTheBackend(t *testing.T) {
 
 func TestHandlerChargesTheKey(t *testing.T) {
 	t.Parallel()
-	keys := auth.NewMemoryKeyStore()
-	secret, err := auth.NewSecret()
-	require.NoError(t, err)
-	require.NoError(t, keys.Add(t.Context(), secret, auth.Key{ID: "key_1", Quota: auth.LimitedQuota(1000)}))
-	h := auth.Middleware(keys)(newTestHandler())
-	bearer := func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+secret) }
+	h, keys := servedtest.Keyed(t, newTestHandler(), auth.LimitedQuota(1000))
 
-	w := post(t, h, `{"model":"demo-chat","messages":[{"role":"user","content":"Hi"}]}`, bearer)
+	w := post(t, h, `{"model":"demo-chat","messages":[{"role":"user","content":"Hi"}]}`)
 	require.Equal(t, 200, w.Code)
 	var c chat.Completion
 	require.NoError(t, json.Unmarshal(w.Body.Bytes(), &c))
-	w = post(t, h, `{"model":"demo-chat","stream":true,"messages":[{"role":"user","content":"Hi"}]}`, bearer)
+	w = post(t, h, `{"model":"demo-chat","stream":true,"messages":[{"role":"user","content":"Hi"}]}`)
 	require.Equal(t, 200, w.Code)
 
-	k, err := keys.Lookup(t.Context(), secret)
-	require.NoError(t, err)
-	require.Equal(t, int64(1000-2*c.Usage.TotalTokens), k.Quota.Remaining, "both replies charged, the stream without include_usage too")
+	require.Equal(t, int64(1000-2*c.Usage.TotalTokens), keys.Quota(t).Remaining, "both replies charged, the stream without include_usage too")
 }
 
 func TestErrorHookSeesWhatTheClientSees(t *testing.T) {
@@ -431,7 +400,7 @@ func TestNewHandlerPanicsOnNilDependencies(t *testing.T) {
 
 func TestBackendErrorsPassThroughUnchanged(t *testing.T) {
 	t.Parallel()
-	h := newHandlerWith(funcBackend{func(context.Context, *chat.Params) (*chat.Result, error) {
+	h := newHandlerWith(funcBackend{CompleteFunc: func(context.Context, *chat.Params) (*chat.Result, error) {
 		return nil, errors.New("secret upstream detail")
 	}})
 	w := post(t, h, `{"model":"demo-chat","messages":[{"role":"user","content":"Hi"}]}`)

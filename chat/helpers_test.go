@@ -1,38 +1,26 @@
 package chat_test
 
 import (
-	"encoding/json"
-	"flag"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/gatewaykit/gatewaykit/chat"
 	"github.com/gatewaykit/gatewaykit/demo"
-	"github.com/gatewaykit/gatewaykit/endpoint"
+	"github.com/gatewaykit/gatewaykit/internal/endpointtest"
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/sse"
 )
-
-var update = flag.Bool("update", false, "update .golden files")
-
-// fixedTime is the clock of the test handlers: "created" is always
-// 1700000000.
-var fixedTime = time.Unix(1700000000, 0)
-
-func fixedClock() time.Time { return fixedTime }
 
 // Models of the test catalogue besides the demo's: one that lacks the
 // compat endpoint type.
 const videoModel = "demo-video"
 
 func testCatalog() *models.MemoryCatalog {
-	list := append(demo.TextModels(), models.Model{ID: videoModel, EndpointTypes: []models.EndpointType{models.CompatVideo}})
-	return models.NewMemoryCatalog(list...)
+	return endpointtest.Catalog(models.Model{ID: videoModel, EndpointTypes: []models.EndpointType{models.CompatVideo}})
 }
 
 // newTestHandler is the handler the tests drive: the demo backend (eight
@@ -43,55 +31,24 @@ func newTestHandler(opts ...chat.Option) http.Handler {
 }
 
 func newHandlerWith(b chat.Backend, opts ...chat.Option) http.Handler {
-	opts = append([]chat.Option{endpoint.WithClock(fixedClock)}, opts...)
-	return chat.NewHandler(testCatalog(), b, opts...)
+	return endpointtest.NewHandler(chat.NewHandler, testCatalog(), b, opts...)
 }
 
-// post sends body to h and returns the recorded response.
+// post sends body to POST /v1/chat/completions on h.
 func post(t testing.TB, h http.Handler, body string, mods ...func(*http.Request)) *httptest.ResponseRecorder {
 	t.Helper()
-	r := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", strings.NewReader(body))
-	r.Header.Set("Content-Type", "application/json")
-	for _, m := range mods {
-		m(r)
-	}
-	w := httptest.NewRecorder()
-	h.ServeHTTP(w, r)
-	return w
+	return endpointtest.Post(t, h, "/v1/chat/completions", body, mods...)
 }
 
 // errorBody is the general error body with the given fields; an empty
 // param is null.
-func errorBody(message, typ, param, code string) string {
-	var p any
-	if param != "" {
-		p = param
-	}
-	b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": message, "type": typ, "param": p, "code": code}})
-	return string(b)
-}
+var errorBody = endpointtest.ErrorBody
 
-// event is one event of a recorded stream: its data, decoded when it is
-// JSON, and the raw text otherwise ([DONE]).
-type event struct {
-	Raw  string
-	JSON map[string]any
-}
+// event is one event of a recorded stream.
+type event = endpointtest.Event
 
 // readEvents parses a recorded stream.
-func readEvents(t testing.TB, body string) []event {
-	t.Helper()
-	var evs []event
-	for ev, err := range sse.Read(strings.NewReader(body)) {
-		require.NoError(t, err)
-		e := event{Raw: ev.Data}
-		if !ev.IsDone() {
-			require.NoError(t, json.Unmarshal([]byte(ev.Data), &e.JSON), "event %q", ev.Data)
-		}
-		evs = append(evs, e)
-	}
-	return evs
-}
+var readEvents = endpointtest.ReadEvents
 
 // normalize replaces the random parts of a decoded reply (ids of
 // completions and tool calls) with fixed text, in place.

@@ -3,7 +3,6 @@ package chat_test
 import (
 	"context"
 	"iter"
-	"net/http"
 	"regexp"
 	"testing"
 	"time"
@@ -16,6 +15,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/endpoint"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
 	"github.com/gatewaykit/gatewaykit/internal/passthrough"
+	"github.com/gatewaykit/gatewaykit/internal/servedtest"
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/sse"
 )
@@ -56,18 +56,11 @@ func (failingStream) Stream(ctx context.Context, p *chat.Params) iter.Seq2[chat.
 
 func TestFailedStreamIsChargedTheTotalOfItsLastUsage(t *testing.T) {
 	t.Parallel()
-	keys := auth.NewMemoryKeyStore()
-	secret, err := auth.NewSecret()
-	require.NoError(t, err)
-	require.NoError(t, keys.Add(t.Context(), secret, auth.Key{ID: "key_1", Quota: auth.LimitedQuota(1000)}))
-	h := auth.Middleware(keys)(newHandlerWith(failingStream{demo.NewTextBackend().Chat()}))
-	w := post(t, h, `{"model":"demo-chat","stream":true,"messages":[{"role":"user","content":"Hi"}]}`,
-		func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+secret) })
+	h, keys := servedtest.Keyed(t, newHandlerWith(failingStream{demo.NewTextBackend().Chat()}), auth.LimitedQuota(1000))
+	w := post(t, h, `{"model":"demo-chat","stream":true,"messages":[{"role":"user","content":"Hi"}]}`)
 	require.Equal(t, 200, w.Code)
 	require.Contains(t, w.Body.String(), `"code":"bad_gateway"`)
-	k, err := keys.Lookup(t.Context(), secret)
-	require.NoError(t, err)
-	require.Equal(t, int64(1000-8), k.Quota.Remaining)
+	require.Equal(t, int64(1000-8), keys.Quota(t).Remaining)
 }
 
 // TestPassThroughChunks checks that chunks a backend already has encoded

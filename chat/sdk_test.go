@@ -2,20 +2,17 @@ package chat_test
 
 import (
 	"encoding/json"
-	"errors"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/shared"
 	"github.com/stretchr/testify/require"
 
-	"github.com/gatewaykit/gatewaykit/auth"
 	"github.com/gatewaykit/gatewaykit/chat"
 	"github.com/gatewaykit/gatewaykit/demo"
+	"github.com/gatewaykit/gatewaykit/internal/endpointtest"
 )
 
 // newSDKClient starts a server like the example server's (auth middleware
@@ -23,23 +20,9 @@ import (
 // backend) and returns an official SDK client for it, using key.
 func newSDKClient(t *testing.T, key func(secret string) string) openai.Client {
 	t.Helper()
-	keys := auth.NewMemoryKeyStore()
-	secret, err := auth.NewSecret()
-	require.NoError(t, err)
-	require.NoError(t, keys.Add(t.Context(), secret, auth.Key{ID: "key_sdk", Quota: auth.UnlimitedQuota()}))
 	mux := http.NewServeMux()
 	chat.Register(mux, chat.NewHandler(testCatalog(), demo.NewTextBackend().Chat()))
-	srv := httptest.NewServer(auth.Middleware(keys)(mux))
-	t.Cleanup(srv.Close)
-	if key != nil {
-		secret = key(secret)
-	}
-	return openai.NewClient(
-		option.WithBaseURL(srv.URL+"/v1/"),
-		option.WithAPIKey(secret),
-		option.WithMaxRetries(0),
-		option.WithHTTPClient(srv.Client()),
-	)
+	return endpointtest.NewSDKClient(t, mux, key)
 }
 
 func weatherTool() openai.ChatCompletionToolUnionParam {
@@ -232,11 +215,7 @@ func TestSDKSeesTheRightErrors(t *testing.T) {
 			client := newSDKClient(t, tc.key)
 			check := func(err error) {
 				t.Helper()
-				var apiErr *openai.Error
-				require.True(t, errors.As(err, &apiErr), "%v", err)
-				require.Equal(t, tc.wantStatus, apiErr.StatusCode)
-				require.Equal(t, tc.wantCode, apiErr.Code)
-				require.Equal(t, tc.wantParam, apiErr.Param)
+				apiErr := endpointtest.RequireAPIError(t, err, tc.wantStatus, tc.wantCode, tc.wantParam)
 				require.Equal(t, tc.wantMsg, apiErr.Message)
 			}
 			_, err := client.Chat.Completions.New(t.Context(), tc.params)

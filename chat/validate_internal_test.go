@@ -2,14 +2,13 @@ package chat
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/gatewaykit/gatewaykit/endpoint"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/internal/golden"
 	"github.com/gatewaykit/gatewaykit/internal/validation"
 )
 
@@ -59,13 +58,7 @@ type (
 // FuzzCheckFieldsAgreesWithTheValidator checks checkFields against the
 // validator on the tagged mirrors of the request's types.
 func FuzzCheckFieldsAgreesWithTheValidator(f *testing.F) {
-	seeds, err := filepath.Glob(filepath.Join("testdata", "*.request.json"))
-	require.NoError(f, err)
-	for _, path := range seeds {
-		b, err := os.ReadFile(path)
-		require.NoError(f, err)
-		f.Add(b)
-	}
+	golden.Seed(f)
 	for _, s := range []string{
 		`{"model":"m","messages":[]}`,
 		`{"model":"m"}`,

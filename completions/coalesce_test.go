@@ -1,36 +1,20 @@
 package completions_test
 
 import (
-	"context"
 	"encoding/json"
-	"iter"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/gatewaykit/gatewaykit/completions"
+	"github.com/gatewaykit/gatewaykit/internal/endpointtest"
 	"github.com/gatewaykit/gatewaykit/sse"
 )
 
-// flushRecorder is a ResponseRecorder that keeps the text of the stream
-// as it was at each flush: what the client had received by then.
-type flushRecorder struct {
-	*httptest.ResponseRecorder
-	flushed []string
-	onFlush func(n int) // called after the n-th flush (1-based), if set
-}
-
-func (f *flushRecorder) Flush() {
-	f.ResponseRecorder.Flush()
-	f.flushed = append(f.flushed, f.Body.String())
-	if f.onFlush != nil {
-		f.onFlush(len(f.flushed))
-	}
-}
+// flushRecorder keeps the text of the stream at each flush.
+type flushRecorder = endpointtest.FlushRecorder
 
 // texts returns the choice texts of the chunks in a recorded stream.
 func texts(t *testing.T, stream string) []string {
@@ -58,41 +42,17 @@ func texts(t *testing.T, stream string) []string {
 // and the stream ends flushed.
 func TestHandlerCoalescesFlushes(t *testing.T) {
 	t.Parallel()
-	flushed, release := make(chan struct{}), make(chan struct{})
-	rec := &flushRecorder{ResponseRecorder: httptest.NewRecorder(), onFlush: func(n int) {
-		if n == 1 {
-			close(flushed) // a went out alone
-			<-release      // and b, c and d are at hand when the handler goes on
-		}
-	}}
-	h := newHandlerWith(funcStreamingBackend{stream: func(context.Context, *completions.Params) iter.Seq2[completions.Delta, error] {
-		return func(yield func(completions.Delta, error) bool) {
-			defer close(release)
-			if !yield(completions.Delta{Text: "a"}, nil) {
-				return
-			}
-			select {
-			case <-flushed:
-			case <-time.After(10 * time.Second):
-				t.Error("timed out waiting for the flush of the first delta")
-			}
-			for _, c := range []string{"b", "c", "d"} {
-				if !yield(completions.Delta{Text: c}, nil) {
-					return
-				}
-			}
-		}
-	}})
-	r := httptest.NewRequest(http.MethodPost, "/v1/completions",
-		strings.NewReader(`{"model":"demo-chat","prompt":"hi","stream":true}`))
-	r.Header.Set("Content-Type", "application/json")
-	h.ServeHTTP(rec, r)
+	// a goes out alone; b, c and d are at hand when the handler goes on.
+	rec, stream := endpointtest.Paced[completions.Params](t,
+		completions.Delta{Text: "a"}, completions.Delta{Text: "b"}, completions.Delta{Text: "c"}, completions.Delta{Text: "d"})
+	rec.Post(newHandlerWith(funcStreamingBackend{StreamFunc: stream}), "/v1/completions",
+		`{"model":"demo-chat","prompt":"hi","stream":true}`)
 
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
-	require.GreaterOrEqual(t, len(rec.flushed), 2)
-	require.Equal(t, []string{"a"}, texts(t, rec.flushed[0]))
-	require.Equal(t, []string{"a", "b", "c", "d"}, texts(t, rec.flushed[1]), "b, c and d went out together")
-	last := rec.flushed[len(rec.flushed)-1]
+	require.GreaterOrEqual(t, len(rec.Flushed), 2)
+	require.Equal(t, []string{"a"}, texts(t, rec.Flushed[0]))
+	require.Equal(t, []string{"a", "b", "c", "d"}, texts(t, rec.Flushed[1]), "b, c and d went out together")
+	last := rec.Flushed[len(rec.Flushed)-1]
 	require.Equal(t, rec.Body.String(), last, "nothing after the last flush")
 	require.True(t, strings.HasSuffix(last, "data: [DONE]\n\n"))
 }

@@ -3,8 +3,6 @@ package completions_test
 import (
 	"context"
 	"encoding/json"
-	"iter"
-	"net/http"
 	"sync"
 	"testing"
 
@@ -14,6 +12,8 @@ import (
 	"github.com/gatewaykit/gatewaykit/completions"
 	"github.com/gatewaykit/gatewaykit/endpoint"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/internal/endpointtest"
+	"github.com/gatewaykit/gatewaykit/internal/servedtest"
 )
 
 const invalid = apierrors.TypeInvalidRequest
@@ -71,47 +71,25 @@ func TestHandlerRejectsBadRequests(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			w := post(t, h, tc.body)
-			require.Equal(t, tc.wantStatus, w.Code, w.Body.String())
-			require.Equal(t, "application/json", w.Header().Get("Content-Type"))
-			require.JSONEq(t, tc.wantBody, w.Body.String())
+			endpointtest.RequireJSON(t, post(t, h, tc.body), tc.wantStatus, tc.wantBody)
 		})
 	}
 }
 
-type funcBackend struct {
-	complete func(context.Context, *completions.Params) (*completions.Result, error)
-}
+// funcBackend is a Backend made of a function; funcStreamingBackend
+// adds the stream (its complete may be nil); deltas makes a stream
+// function that yields the deltas given.
+type (
+	funcBackend          = endpointtest.FuncBackend[completions.Params, completions.Result]
+	funcStreamingBackend = endpointtest.FuncStreamingBackend[completions.Params, completions.Result, completions.Delta]
+)
 
-func (b funcBackend) Complete(ctx context.Context, p *completions.Params) (*completions.Result, error) {
-	return b.complete(ctx, p)
-}
-
-type funcStreamingBackend struct {
-	funcBackend
-	stream func(context.Context, *completions.Params) iter.Seq2[completions.Delta, error]
-}
-
-func (b funcStreamingBackend) Stream(ctx context.Context, p *completions.Params) iter.Seq2[completions.Delta, error] {
-	return b.stream(ctx, p)
-}
-
-func deltas(ds ...completions.Delta) func(context.Context, *completions.Params) iter.Seq2[completions.Delta, error] {
-	return func(context.Context, *completions.Params) iter.Seq2[completions.Delta, error] {
-		return func(yield func(completions.Delta, error) bool) {
-			for _, d := range ds {
-				if !yield(d, nil) {
-					return
-				}
-			}
-		}
-	}
-}
+var deltas = endpointtest.Deltas[completions.Params, completions.Delta]
 
 func TestHandlerRejectsBrokenBackends(t *testing.T) {
 	t.Parallel()
 	internal := errorBody("internal server error", apierrors.TypeServer, "", "internal_server_error")
-	h := newHandlerWith(funcBackend{func(context.Context, *completions.Params) (*completions.Result, error) {
+	h := newHandlerWith(funcBackend{CompleteFunc: func(context.Context, *completions.Params) (*completions.Result, error) {
 		return &completions.Result{}, nil
 	}})
 	w := post(t, h, `{"model":"demo-chat","prompt":"x"}`)
@@ -122,7 +100,7 @@ func TestHandlerRejectsBrokenBackends(t *testing.T) {
 		"choice out of range": {{Text: "a"}, {Choice: 1, Text: "b"}},
 		"delta after finish":  {{Text: "a", FinishReason: endpoint.FinishStop}, {Text: "b"}},
 	} {
-		h := newHandlerWith(funcStreamingBackend{stream: deltas(ds...)})
+		h := newHandlerWith(funcStreamingBackend{StreamFunc: deltas(ds...)})
 		w := post(t, h, `{"model":"demo-chat","prompt":"x","stream":true}`)
 		evs := readEvents(t, w.Body.String())
 		checkStream(t, evs, 1, false)
@@ -132,7 +110,7 @@ func TestHandlerRejectsBrokenBackends(t *testing.T) {
 
 func TestHandlerFinishesChoicesTheBackendLeavesOpen(t *testing.T) {
 	t.Parallel()
-	h := newHandlerWith(funcStreamingBackend{stream: deltas(
+	h := newHandlerWith(funcStreamingBackend{StreamFunc: deltas(
 		completions.Delta{Choice: 1, Text: "b"},
 		completions.Delta{Usage: &endpoint.Usage{PromptTokens: 2, CompletionTokens: 1}},
 	)})
@@ -154,7 +132,7 @@ func TestHandlerFinishesChoicesTheBackendLeavesOpen(t *testing.T) {
 
 func TestHandlerStreamsTheResultOfABackendThatDoesNotStream(t *testing.T) {
 	t.Parallel()
-	h := newHandlerWith(funcBackend{func(context.Context, *completions.Params) (*completions.Result, error) {
+	h := newHandlerWith(funcBackend{CompleteFunc: func(context.Context, *completions.Params) (*completions.Result, error) {
 		return &completions.Result{Choices: []completions.Output{{Text: "one"}, {Text: "two", FinishReason: endpoint.FinishLength}}}, nil
 	}})
 	w := post(t, h, `{"model":"demo-chat","prompt":"x","n":2,"stream":true}`)
@@ -170,7 +148,7 @@ func TestHandlerKeepsUnknownFields(t *testing.T) {
 		mu  sync.Mutex
 		got *completions.Request
 	)
-	h := newHandlerWith(funcBackend{func(_ context.Context, p *completions.Params) (*completions.Result, error) {
+	h := newHandlerWith(funcBackend{CompleteFunc: func(_ context.Context, p *completions.Params) (*completions.Result, error) {
 		mu.Lock()
 		got = p.Request
 		mu.Unlock()
@@ -199,20 +177,13 @@ func TestPromptEncodesInTheFormItWasSent(t *testing.T) {
 
 func TestHandlerChargesTheKey(t *testing.T) {
 	t.Parallel()
-	keys := auth.NewMemoryKeyStore()
-	secret, err := auth.NewSecret()
-	require.NoError(t, err)
-	require.NoError(t, keys.Add(t.Context(), secret, auth.Key{ID: "key_1", Quota: auth.LimitedQuota(1000)}))
-	h := auth.Middleware(keys)(newTestHandler())
-	bearer := func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+secret) }
-	w := post(t, h, `{"model":"demo-chat","prompt":"Hi"}`, bearer)
+	h, keys := servedtest.Keyed(t, newTestHandler(), auth.LimitedQuota(1000))
+	w := post(t, h, `{"model":"demo-chat","prompt":"Hi"}`)
 	require.Equal(t, 200, w.Code)
 	var c completions.Completion
 	require.NoError(t, json.Unmarshal(w.Body.Bytes(), &c))
-	require.Equal(t, 200, post(t, h, `{"model":"demo-chat","prompt":"Hi","stream":true}`, bearer).Code)
-	k, err := keys.Lookup(t.Context(), secret)
-	require.NoError(t, err)
-	require.Equal(t, int64(1000-2*c.Usage.TotalTokens), k.Quota.Remaining)
+	require.Equal(t, 200, post(t, h, `{"model":"demo-chat","prompt":"Hi","stream":true}`).Code)
+	require.Equal(t, int64(1000-2*c.Usage.TotalTokens), keys.Quota(t).Remaining)
 }
 
 func TestNewHandlerPanicsOnNilDependencies(t *testing.T) {

@@ -1,33 +1,25 @@
 package completions_test
 
 import (
-	"encoding/json"
-	"flag"
 	"net/http"
 	"net/http/httptest"
-	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/gatewaykit/gatewaykit/completions"
 	"github.com/gatewaykit/gatewaykit/demo"
-	"github.com/gatewaykit/gatewaykit/endpoint"
+	"github.com/gatewaykit/gatewaykit/internal/endpointtest"
+	"github.com/gatewaykit/gatewaykit/internal/golden"
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/sse"
 )
 
-var update = flag.Bool("update", false, "update .golden files")
-
-func fixedClock() time.Time { return time.Unix(1700000000, 0) }
-
 const videoModel = "demo-video"
 
 func testCatalog() *models.MemoryCatalog {
-	list := append(demo.TextModels(), models.Model{ID: videoModel, EndpointTypes: []models.EndpointType{models.CompatVideo}})
-	return models.NewMemoryCatalog(list...)
+	return endpointtest.Catalog(models.Model{ID: videoModel, EndpointTypes: []models.EndpointType{models.CompatVideo}})
 }
 
 // newTestHandler drives the demo backend (eight tokens per chunk) with
@@ -37,53 +29,22 @@ func newTestHandler(opts ...completions.Option) http.Handler {
 }
 
 func newHandlerWith(b completions.Backend, opts ...completions.Option) http.Handler {
-	opts = append([]completions.Option{endpoint.WithClock(fixedClock)}, opts...)
-	return completions.NewHandler(testCatalog(), b, opts...)
+	return endpointtest.NewHandler(completions.NewHandler, testCatalog(), b, opts...)
 }
 
+// post sends body to POST /v1/completions on h.
 func post(t testing.TB, h http.Handler, body string, mods ...func(*http.Request)) *httptest.ResponseRecorder {
 	t.Helper()
-	r := httptest.NewRequest(http.MethodPost, "/v1/completions", strings.NewReader(body))
-	r.Header.Set("Content-Type", "application/json")
-	for _, m := range mods {
-		m(r)
-	}
-	w := httptest.NewRecorder()
-	h.ServeHTTP(w, r)
-	return w
+	return endpointtest.Post(t, h, "/v1/completions", body, mods...)
 }
 
-func errorBody(message, typ, param, code string) string {
-	var p any
-	if param != "" {
-		p = param
-	}
-	b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": message, "type": typ, "param": p, "code": code}})
-	return string(b)
-}
+var errorBody = endpointtest.ErrorBody
 
-type event struct {
-	Raw  string
-	JSON map[string]any
-}
+type event = endpointtest.Event
 
-func readEvents(t testing.TB, body string) []event {
-	t.Helper()
-	var evs []event
-	for ev, err := range sse.Read(strings.NewReader(body)) {
-		require.NoError(t, err)
-		e := event{Raw: ev.Data}
-		if !ev.IsDone() {
-			require.NoError(t, json.Unmarshal([]byte(ev.Data), &e.JSON), "event %q", ev.Data)
-		}
-		evs = append(evs, e)
-	}
-	return evs
-}
+var readEvents = endpointtest.ReadEvents
 
-var randomIDs = regexp.MustCompile(`"cmpl-[A-Z2-7]{26}"`)
-
-func normalizeIDs(s string) string { return randomIDs.ReplaceAllString(s, `"cmpl-*"`) }
+var normalizeIDs = golden.NormalizeIDs("cmpl-")
 
 // checkStream checks the rules of spec §2.3 and §6 on a legacy stream: one
 // id, object text_completion, no model, one choice per chunk with text and

@@ -1,19 +1,16 @@
 package completions_test
 
 import (
-	"errors"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
 	"github.com/stretchr/testify/require"
 
-	"github.com/gatewaykit/gatewaykit/auth"
 	"github.com/gatewaykit/gatewaykit/completions"
 	"github.com/gatewaykit/gatewaykit/demo"
+	"github.com/gatewaykit/gatewaykit/internal/endpointtest"
 )
 
 // newSDKClient starts a server like the example server's (auth middleware
@@ -21,19 +18,9 @@ import (
 // and returns an official SDK client for it.
 func newSDKClient(t *testing.T, key func(secret string) string) openai.Client {
 	t.Helper()
-	keys := auth.NewMemoryKeyStore()
-	secret, err := auth.NewSecret()
-	require.NoError(t, err)
-	require.NoError(t, keys.Add(t.Context(), secret, auth.Key{ID: "key_sdk", Quota: auth.UnlimitedQuota()}))
 	mux := http.NewServeMux()
 	completions.Register(mux, completions.NewHandler(testCatalog(), demo.NewTextBackend().Completions()))
-	srv := httptest.NewServer(auth.Middleware(keys)(mux))
-	t.Cleanup(srv.Close)
-	if key != nil {
-		secret = key(secret)
-	}
-	return openai.NewClient(option.WithBaseURL(srv.URL+"/v1/"), option.WithAPIKey(secret),
-		option.WithMaxRetries(0), option.WithHTTPClient(srv.Client()))
+	return endpointtest.NewSDKClient(t, mux, key)
 }
 
 func prompt(s ...string) openai.CompletionNewParamsPromptUnion {
@@ -137,11 +124,7 @@ func TestSDKSeesTheRightErrors(t *testing.T) {
 			client := newSDKClient(t, tc.key)
 			check := func(err error) {
 				t.Helper()
-				var apiErr *openai.Error
-				require.True(t, errors.As(err, &apiErr), "%v", err)
-				require.Equal(t, tc.wantStatus, apiErr.StatusCode)
-				require.Equal(t, tc.wantCode, apiErr.Code)
-				require.Equal(t, tc.wantParam, apiErr.Param)
+				apiErr := endpointtest.RequireAPIError(t, err, tc.wantStatus, tc.wantCode, tc.wantParam)
 				require.NotEmpty(t, apiErr.Message)
 			}
 			_, err := client.Completions.New(t.Context(), tc.params)

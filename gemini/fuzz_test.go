@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"iter"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -14,6 +12,7 @@ import (
 
 	"github.com/gatewaykit/gatewaykit/chat"
 	"github.com/gatewaykit/gatewaykit/gemini"
+	"github.com/gatewaykit/gatewaykit/internal/golden"
 	"github.com/gatewaykit/gatewaykit/models"
 )
 
@@ -22,13 +21,7 @@ import (
 // chat request that encodes to JSON; and that every answer is a JSON
 // reply, a JSON error, or a stream whose every event is JSON.
 func FuzzDecodeRequest(f *testing.F) {
-	seeds, err := filepath.Glob(filepath.Join("testdata", "*.request.json"))
-	require.NoError(f, err)
-	for _, path := range seeds {
-		b, err := os.ReadFile(path)
-		require.NoError(f, err)
-		f.Add(b)
-	}
+	golden.Seed(f)
 	for _, s := range []string{``, `null`, `[]`, `{}`, `{"contents":[{"parts":[{}]}]}`,
 		`{"contents":[{"role":"model","parts":[{"functionCall":{"name":"f","args":"x"}}]},{"parts":[{"function_response":{"name":"f"}}]}]}`,
 		`{"contents":[{"parts":[{"text":"\u0000\ud800"}]}],"generation_config":{"candidate_count":8,"max_output_tokens":1}}`,

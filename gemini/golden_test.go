@@ -1,31 +1,23 @@
 package gemini_test
 
 import (
-	"bytes"
 	"encoding/json"
-	"flag"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 
 	"github.com/gatewaykit/gatewaykit/demo"
 	"github.com/gatewaykit/gatewaykit/gemini"
+	"github.com/gatewaykit/gatewaykit/internal/golden"
 	"github.com/gatewaykit/gatewaykit/models"
 )
 
-var update = flag.Bool("update", false, "update the golden files of testdata")
-
-// randomIDs matches the random ids of replies and function calls.
-var randomIDs = regexp.MustCompile(`"(responseId":"|call_)[A-Z2-7]{26}"`)
-
-func normalizeIDs(s string) string { return randomIDs.ReplaceAllString(s, `"${1}*"`) }
+// normalizeIDs replaces the random ids of replies and function calls in
+// raw reply text with "<prefix>*".
+var normalizeIDs = golden.NormalizeIDs(`responseId":"`, "call_")
 
 // newTestHandler is the handler over the demo, eight tokens a chunk,
 // mounted on its pattern.
@@ -56,18 +48,13 @@ func post(t *testing.T, h http.Handler, path, body string) *httptest.ResponseRec
 // checkEvents). Regenerate with go test ./gemini -update.
 func TestGolden(t *testing.T) {
 	t.Parallel()
-	reqs, err := filepath.Glob(filepath.Join("testdata", "*.request.json"))
-	require.NoError(t, err)
-	require.NotEmpty(t, reqs)
 	h := newTestHandler()
-	for _, path := range reqs {
-		name := strings.TrimSuffix(filepath.Base(path), ".request.json")
+	for _, c := range golden.Requests(t) {
+		name, body := c.Name, c.Body
 		model := "demo-chat"
 		if name == "thoughts" {
 			model = "demo-reasoner"
 		}
-		body, err := os.ReadFile(path)
-		require.NoError(t, err)
 		var req gemini.Request
 		require.NoError(t, json.Unmarshal(body, &req))
 		n := 1
@@ -79,10 +66,7 @@ func TestGolden(t *testing.T) {
 			w := post(t, h, "/v1beta/models/"+model+":generateContent", string(body))
 			require.Equal(t, 200, w.Code, w.Body.String())
 			require.Equal(t, "application/json", w.Header().Get("Content-Type"))
-			var buf bytes.Buffer
-			require.NoError(t, json.Indent(&buf, []byte(normalizeIDs(w.Body.String())), "", "  "))
-			buf.WriteByte('\n')
-			compareGolden(t, filepath.Join("testdata", name+".response.json"), buf.String(), decodeJSON(t))
+			golden.JSON(t, golden.Path(name, ".response.json"), []byte(normalizeIDs(w.Body.String())))
 		})
 		t.Run(name+"/sse", func(t *testing.T) {
 			t.Parallel()
@@ -91,7 +75,7 @@ func TestGolden(t *testing.T) {
 			require.Equal(t, "text/event-stream", w.Header().Get("Content-Type"))
 			got := normalizeIDs(w.Body.String())
 			checkEvents(t, checkSSE(t, got), n)
-			compareGolden(t, filepath.Join("testdata", name+".sse.txt"), got, func(s string) any { return checkSSE(t, s) })
+			golden.Compare(t, golden.Path(name, ".sse.txt"), got, func(s string) any { return checkSSE(t, s) })
 		})
 		t.Run(name+"/array", func(t *testing.T) {
 			t.Parallel()
@@ -102,31 +86,8 @@ func TestGolden(t *testing.T) {
 			var events []gemini.Response
 			require.NoError(t, json.Unmarshal([]byte(got), &events), got)
 			checkEvents(t, events, n)
-			compareGolden(t, filepath.Join("testdata", name+".array.json"), got, decodeJSON(t))
+			golden.Compare(t, golden.Path(name, ".array.json"), got, golden.DecodeJSON(t))
 		})
-	}
-}
-
-func decodeJSON(t *testing.T) func(string) any {
-	return func(s string) any {
-		var v any
-		require.NoError(t, json.Unmarshal([]byte(s), &v), s)
-		return v
-	}
-}
-
-// compareGolden compares got with the golden file at path, both decoded
-// by decode, or rewrites the file with -update.
-func compareGolden(t *testing.T, path, got string, decode func(string) any) {
-	t.Helper()
-	if *update {
-		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
-		return
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "run go test ./gemini -update to create it")
-	if diff := cmp.Diff(decode(string(want)), decode(got)); diff != "" {
-		t.Errorf("%s mismatch (-want +got):\n%s", path, diff)
 	}
 }
 

@@ -2,13 +2,12 @@ package messages_test
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/gatewaykit/gatewaykit/chat"
+	"github.com/gatewaykit/gatewaykit/internal/golden"
 	"github.com/gatewaykit/gatewaykit/messages"
 	"github.com/gatewaykit/gatewaykit/models"
 )
@@ -18,11 +17,8 @@ import (
 // refused with a 4xx in the format's envelope, or answered; and a valid
 // one translates into a chat request that encodes.
 func FuzzDecode(f *testing.F) {
-	reqs, _ := filepath.Glob(filepath.Join("testdata", "*.request.json"))
-	for _, p := range reqs {
-		b, err := os.ReadFile(p)
-		require.NoError(f, err)
-		f.Add(string(b))
+	for _, req := range golden.Requests(f) {
+		f.Add(string(req.Body))
 	}
 	f.Add(`{"model":"m","max_tokens":1,"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"a","content":[{"type":"image","source":{"type":"url","url":"http://x"}}]}]}]}`)
 	f.Add(`{"model":"m","max_tokens":1,"system":null,"messages":[{"role":"user","content":null}]}`)

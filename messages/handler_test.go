@@ -15,6 +15,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/chat"
 	"github.com/gatewaykit/gatewaykit/endpoint"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/internal/endpointtest"
 	"github.com/gatewaykit/gatewaykit/messages"
 )
 
@@ -176,9 +177,7 @@ func TestStreamEnds(t *testing.T) {
 // TestClientGoesAway: a client that leaves cancels the backend's work.
 func TestClientGoesAway(t *testing.T) {
 	t.Parallel()
-	started := make(chan struct{})
-	stopped := make(chan struct{})
-	b := &blocking{started: started, stopped: stopped}
+	b := endpointtest.NewBlockingBackend[chat.Params, chat.Result](chat.Delta{Content: "a"})
 	h := newHandlerWith(b)
 	ctx, cancel := context.WithCancel(t.Context())
 	r := httptest.NewRequestWithContext(ctx, http.MethodPost, "/v1/messages", strings.NewReader(helloStream))
@@ -188,29 +187,10 @@ func TestClientGoesAway(t *testing.T) {
 		defer close(done)
 		h.ServeHTTP(httptest.NewRecorder(), r)
 	}()
-	<-started
+	<-b.Blocked
 	cancel()
-	<-stopped
+	<-b.Returned
 	<-done
-}
-
-// blocking streams one delta, then waits for the context.
-type blocking struct{ started, stopped chan struct{} }
-
-func (b *blocking) Complete(ctx context.Context, _ *chat.Params) (*chat.Result, error) {
-	return nil, errors.New("not used")
-}
-
-func (b *blocking) Stream(ctx context.Context, _ *chat.Params) iter.Seq2[chat.Delta, error] {
-	return func(yield func(chat.Delta, error) bool) {
-		defer close(b.stopped)
-		if !yield(chat.Delta{Content: "a"}, nil) {
-			return
-		}
-		close(b.started)
-		<-ctx.Done()
-		yield(chat.Delta{}, ctx.Err())
-	}
 }
 
 // TestAnyAnthropicVersion: an unknown anthropic-version, or none, is

@@ -2,35 +2,23 @@ package messages_test
 
 import (
 	"encoding/json"
-	"flag"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"regexp"
-	"strings"
 	"testing"
-	"time"
-
-	"github.com/google/go-cmp/cmp"
-	"github.com/stretchr/testify/require"
 
 	"github.com/gatewaykit/gatewaykit/chat"
 	"github.com/gatewaykit/gatewaykit/demo"
-	"github.com/gatewaykit/gatewaykit/endpoint"
+	"github.com/gatewaykit/gatewaykit/internal/endpointtest"
+	"github.com/gatewaykit/gatewaykit/internal/golden"
 	"github.com/gatewaykit/gatewaykit/messages"
 	"github.com/gatewaykit/gatewaykit/models"
 )
-
-var update = flag.Bool("update", false, "update the golden files")
-
-func fixedClock() time.Time { return time.Unix(1700000000, 0) }
 
 // videoModel lacks the compat endpoint type.
 const videoModel = "demo-video"
 
 func testCatalog() *models.MemoryCatalog {
-	list := append(demo.TextModels(), models.Model{ID: videoModel, EndpointTypes: []models.EndpointType{models.CompatVideo}})
-	return models.NewMemoryCatalog(list...)
+	return endpointtest.Catalog(models.Model{ID: videoModel, EndpointTypes: []models.EndpointType{models.CompatVideo}})
 }
 
 // newTestHandler is the handler on the demo backend, eight tokens per
@@ -40,37 +28,16 @@ func newTestHandler(opts ...messages.Option) http.Handler {
 }
 
 func newHandlerWith(b chat.Backend, opts ...messages.Option) http.Handler {
-	opts = append([]messages.Option{endpoint.WithClock(fixedClock)}, opts...)
-	return messages.NewHandler(testCatalog(), b, opts...)
+	return endpointtest.NewHandler(messages.NewHandler, testCatalog(), b, opts...)
 }
 
 func post(t testing.TB, h http.Handler, body string) *httptest.ResponseRecorder {
 	t.Helper()
-	r := httptest.NewRequest(http.MethodPost, "/v1/messages", strings.NewReader(body))
-	r.Header.Set("Content-Type", "application/json")
-	r.Header.Set("Anthropic-Version", "2023-06-01")
-	w := httptest.NewRecorder()
-	h.ServeHTTP(w, r)
-	return w
+	return endpointtest.Post(t, h, "/v1/messages", body, func(r *http.Request) {
+		r.Header.Set("Anthropic-Version", "2023-06-01")
+	})
 }
 
-var randomIDs = regexp.MustCompile(`"(msg_|toolu_|call_)[A-Z2-7]{26}"`)
-
-func normalizeIDs(s string) string { return randomIDs.ReplaceAllString(s, `"${1}*"`) }
-
-// compareGolden compares got with the golden file at path, both decoded
-// by decode, or rewrites the file with -update.
-func compareGolden(t *testing.T, path, got string, decode func(string) any) {
-	t.Helper()
-	if *update {
-		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
-		return
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "run go test ./messages -update to create it")
-	if diff := cmp.Diff(decode(string(want)), decode(got)); diff != "" {
-		t.Errorf("%s mismatch (-want +got):\n%s", path, diff)
-	}
-}
+var normalizeIDs = golden.NormalizeIDs("msg_", "toolu_", "call_")
 
 func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }

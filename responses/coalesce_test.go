@@ -2,63 +2,22 @@ package responses_test
 
 import (
 	"context"
-	"iter"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/gatewaykit/gatewaykit/auth"
+	"github.com/gatewaykit/gatewaykit/internal/endpointtest"
 	"github.com/gatewaykit/gatewaykit/responses"
 	"github.com/gatewaykit/gatewaykit/sse"
 )
 
-// flushRecorder is a ResponseRecorder that keeps the text of the stream
-// as it was at each flush: what the client had received by then.
-type flushRecorder struct {
-	*httptest.ResponseRecorder
-	flushed []string
-	onFlush func(n int) // called after the n-th flush (1-based), if set
-}
-
-func (f *flushRecorder) Flush() {
-	f.ResponseRecorder.Flush()
-	f.flushed = append(f.flushed, f.Body.String())
-	if f.onFlush != nil {
-		f.onFlush(len(f.flushed))
-	}
-}
-
-// paced streams its first delta, waits until it is flushed, then streams
-// the others at once.
-type paced struct {
-	scripted
-	flushed <-chan struct{}
-	release chan<- struct{}
-	t       *testing.T
-}
-
-func (p paced) Stream(context.Context, *responses.Params) iter.Seq2[responses.Delta, error] {
-	return func(yield func(responses.Delta, error) bool) {
-		defer close(p.release)
-		for i, d := range p.scripted {
-			if !yield(d, nil) {
-				return
-			}
-			if i == 0 {
-				select {
-				case <-p.flushed:
-				case <-time.After(10 * time.Second):
-					p.t.Error("timed out waiting for the flush of the first delta")
-				}
-			}
-		}
-	}
-}
+// flushRecorder keeps the text of the stream at each flush.
+type flushRecorder = endpointtest.FlushRecorder
 
 // eventTypes returns the names of the events in a recorded stream.
 func eventTypes(t *testing.T, text string) []string {
@@ -77,33 +36,26 @@ func eventTypes(t *testing.T, text string) []string {
 // and the terminal event is flushed.
 func TestHandlerCoalescesFlushes(t *testing.T) {
 	t.Parallel()
-	flushed, release := make(chan struct{}), make(chan struct{})
-	rec := &flushRecorder{ResponseRecorder: httptest.NewRecorder(), onFlush: func(n int) {
-		if n == 1 {
-			close(flushed) // the first delta went out alone
-			<-release      // and the others are at hand when the handler goes on
-		}
-	}}
-	h := newHandlerWith(paced{scripted: scripted{
-		{Item: 0, Text: "Hel"},
-		{Item: 0, Text: "lo"},
-		{Item: 0, Text: "!"},
-		{Item: 1, Call: &responses.FunctionCall{Name: "f", Arguments: "{}"}},
-	}, flushed: flushed, release: release, t: t})
-	r := httptest.NewRequest(http.MethodPost, "/v1/responses",
-		strings.NewReader(`{"model":"demo-chat","stream":true,"input":"hi"}`))
-	r.Header.Set("Content-Type", "application/json")
-	h.ServeHTTP(rec, r)
+	// The first delta goes out alone; the others are at hand when the
+	// handler goes on.
+	rec, stream := endpointtest.Paced[responses.Params](t,
+		responses.Delta{Item: 0, Text: "Hel"},
+		responses.Delta{Item: 0, Text: "lo"},
+		responses.Delta{Item: 0, Text: "!"},
+		responses.Delta{Item: 1, Call: &responses.FunctionCall{Name: "f", Arguments: "{}"}},
+	)
+	rec.Post(newHandlerWith(endpointtest.FuncStreamingBackend[responses.Params, responses.Result, responses.Delta]{StreamFunc: stream}),
+		"/v1/responses", `{"model":"demo-chat","stream":true,"input":"hi"}`)
 
-	require.GreaterOrEqual(t, len(rec.flushed), 2)
+	require.GreaterOrEqual(t, len(rec.Flushed), 2)
 	require.Equal(t, []string{
 		responses.EventCreated, responses.EventInProgress, responses.EventOutputItemAdded,
 		responses.EventContentPartAdded, responses.EventOutputTextDelta,
-	}, eventTypes(t, rec.flushed[0]), "the first delta goes out at once")
-	second := eventTypes(t, rec.flushed[1])
+	}, eventTypes(t, rec.Flushed[0]), "the first delta goes out at once")
+	second := eventTypes(t, rec.Flushed[1])
 	require.Contains(t, second, responses.EventFunctionArgumentsDelta, "the deltas at hand go out together")
-	require.Equal(t, 3, strings.Count(rec.flushed[1], "event: "+responses.EventOutputTextDelta))
-	last := rec.flushed[len(rec.flushed)-1]
+	require.Equal(t, 3, strings.Count(rec.Flushed[1], "event: "+responses.EventOutputTextDelta))
+	last := rec.Flushed[len(rec.Flushed)-1]
 	all := eventTypes(t, last)
 	require.Equal(t, []string{responses.EventCompleted, ""}, all[len(all)-2:], "the terminal event, then [DONE]")
 	require.Equal(t, rec.Body.String(), last, "nothing after the last flush")
@@ -132,7 +84,7 @@ func TestStreamIsStoredBeforeDone(t *testing.T) {
 				atDone  *responses.StoredResponse
 				getErr  error
 			)
-			rec.onFlush = func(int) {
+			rec.OnFlush = func(int) {
 				body := rec.Body.String()
 				if sawDone || !strings.HasSuffix(body, "data: [DONE]\n\n") {
 					return

@@ -18,6 +18,8 @@ import (
 	"github.com/gatewaykit/gatewaykit/demo"
 	"github.com/gatewaykit/gatewaykit/endpoint"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/internal/endpointtest"
+	"github.com/gatewaykit/gatewaykit/internal/servedtest"
 	"github.com/gatewaykit/gatewaykit/responses"
 )
 
@@ -131,14 +133,8 @@ func TestHandlerRejectsBadRequests(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			w := post(t, h, tc.body, func(r *http.Request) {
-				if tc.contentType != "" {
-					r.Header.Set("Content-Type", tc.contentType)
-				}
-			})
-			require.Equal(t, tc.wantStatus, w.Code, w.Body.String())
-			require.Equal(t, "application/json", w.Header().Get("Content-Type"))
-			require.JSONEq(t, tc.wantBody, w.Body.String())
+			w := post(t, h, tc.body, endpointtest.ContentType(tc.contentType))
+			endpointtest.RequireJSON(t, w, tc.wantStatus, tc.wantBody)
 		})
 	}
 }
@@ -598,29 +594,20 @@ func TestStreamKeepAlive(t *testing.T) {
 
 func TestUsageIsChargedToTheKey(t *testing.T) {
 	t.Parallel()
-	keys := auth.NewMemoryKeyStore()
-	secret, err := auth.NewSecret()
-	require.NoError(t, err)
-	require.NoError(t, keys.Add(t.Context(), secret, auth.Key{ID: "key_q", Quota: auth.LimitedQuota(10000)}))
-	h := auth.Middleware(keys)(newTestHandler())
-	bearer := func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+secret) }
-	remaining := func() int64 {
-		k, err := keys.Lookup(t.Context(), secret)
-		require.NoError(t, err)
-		return k.Quota.Remaining
-	}
+	h, keys := servedtest.Keyed(t, newTestHandler(), auth.LimitedQuota(10000))
+	remaining := func() int64 { return keys.Quota(t).Remaining }
 
-	w := post(t, h, `{"model":"demo-chat","input":"Charge me."}`, bearer)
+	w := post(t, h, `{"model":"demo-chat","input":"Charge me."}`)
 	require.Equal(t, 200, w.Code)
 	total := decode(t, w.Body.String())["usage"].(map[string]any)["total_tokens"].(float64)
 	require.Equal(t, int64(10000-total), remaining())
 
-	w = post(t, h, `{"model":"demo-chat","input":"Charge me.","stream":true}`, bearer)
+	w = post(t, h, `{"model":"demo-chat","input":"Charge me.","stream":true}`)
 	require.Equal(t, 200, w.Code)
 	streamed := checkStream(t, readEvents(t, w.Body.String()))["usage"].(map[string]any)["total_tokens"].(float64)
 	require.Equal(t, int64(10000-total-streamed), remaining())
 
-	w = do(t, h, http.MethodPost, "/v1/responses/compact", `{"model":"demo-chat","input":"Compact me."}`, bearer)
+	w = do(t, h, http.MethodPost, "/v1/responses/compact", `{"model":"demo-chat","input":"Compact me."}`)
 	require.Equal(t, 200, w.Code)
 	compacted := decode(t, w.Body.String())["usage"].(map[string]any)["total_tokens"].(float64)
 	require.Positive(t, compacted)

@@ -2,37 +2,26 @@ package responses_test
 
 import (
 	"encoding/json"
-	"flag"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/gatewaykit/gatewaykit/demo"
-	"github.com/gatewaykit/gatewaykit/endpoint"
+	"github.com/gatewaykit/gatewaykit/internal/endpointtest"
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/responses"
 	"github.com/gatewaykit/gatewaykit/sse"
 )
-
-var update = flag.Bool("update", false, "update .golden files")
-
-// fixedTime is the clock of the test handlers: created_at and
-// completed_at are always 1700000000.
-var fixedTime = time.Unix(1700000000, 0)
-
-func fixedClock() time.Time { return fixedTime }
 
 // Models of the test catalogue besides the demo's: one that lacks the
 // compat-response endpoint type.
 const chatOnlyModel = "demo-chat-only"
 
 func testCatalog() *models.MemoryCatalog {
-	list := append(demo.TextModels(), models.Model{ID: chatOnlyModel, EndpointTypes: []models.EndpointType{models.Compat}})
-	return models.NewMemoryCatalog(list...)
+	return endpointtest.Catalog(models.Model{ID: chatOnlyModel, EndpointTypes: []models.EndpointType{models.Compat}})
 }
 
 // newTestHandler is the handler the tests drive: the demo backend (eight
@@ -43,24 +32,12 @@ func newTestHandler(opts ...responses.Option) http.Handler {
 }
 
 func newHandlerWith(b responses.Backend, opts ...responses.Option) http.Handler {
-	opts = append([]responses.Option{endpoint.WithClock(fixedClock)}, opts...)
-	return responses.NewHandler(testCatalog(), b, opts...)
+	return endpointtest.NewHandler(responses.NewHandler, testCatalog(), b, opts...)
 }
 
-// do sends a request to h and returns the recorded response.
-func do(t testing.TB, h http.Handler, method, path, body string, mods ...func(*http.Request)) *httptest.ResponseRecorder {
-	t.Helper()
-	r := httptest.NewRequest(method, path, strings.NewReader(body))
-	if body != "" {
-		r.Header.Set("Content-Type", "application/json")
-	}
-	for _, m := range mods {
-		m(r)
-	}
-	w := httptest.NewRecorder()
-	h.ServeHTTP(w, r)
-	return w
-}
+// do sends a request to h, with the JSON content type when body is not
+// empty, and returns the recorded response.
+var do = endpointtest.Do
 
 // post sends body to POST /v1/responses.
 func post(t testing.TB, h http.Handler, body string, mods ...func(*http.Request)) *httptest.ResponseRecorder {
@@ -70,14 +47,7 @@ func post(t testing.TB, h http.Handler, body string, mods ...func(*http.Request)
 
 // errorBody is the general error body with the given fields; an empty
 // param is null.
-func errorBody(message, typ, param, code string) string {
-	var p any
-	if param != "" {
-		p = param
-	}
-	b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": message, "type": typ, "param": p, "code": code}})
-	return string(b)
-}
+var errorBody = endpointtest.ErrorBody
 
 // decode decodes a JSON body into a map.
 func decode(t testing.TB, body string) map[string]any {

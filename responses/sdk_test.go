@@ -9,12 +9,12 @@ import (
 	"testing"
 
 	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
 	oresponses "github.com/openai/openai-go/v3/responses"
 	"github.com/stretchr/testify/require"
 
 	"github.com/gatewaykit/gatewaykit/auth"
 	"github.com/gatewaykit/gatewaykit/demo"
+	"github.com/gatewaykit/gatewaykit/internal/endpointtest"
 	"github.com/gatewaykit/gatewaykit/responses"
 )
 
@@ -22,43 +22,23 @@ import (
 // an in-memory key store in front of the responses handler and the demo
 // backend), with two keys of different accounts.
 type sdkServer struct {
-	url          string
 	srv          *httptest.Server
 	alice, other string // secrets
 }
 
 func newSDKServer(t *testing.T) *sdkServer {
 	t.Helper()
-	keys := auth.NewMemoryKeyStore()
-	s := &sdkServer{}
-	for _, k := range []struct {
-		secret *string
-		key    auth.Key
-	}{
-		{&s.alice, auth.Key{ID: "key_alice", Owner: "alice", Quota: auth.UnlimitedQuota()}},
-		{&s.other, auth.Key{ID: "key_bob", Owner: "bob", Quota: auth.UnlimitedQuota()}},
-	} {
-		secret, err := auth.NewSecret()
-		require.NoError(t, err)
-		require.NoError(t, keys.Add(t.Context(), secret, k.key))
-		*k.secret = secret
-	}
 	mux := http.NewServeMux()
 	responses.Register(mux, responses.NewHandler(testCatalog(), demo.NewTextBackend().Responses()))
-	s.srv = httptest.NewServer(auth.Middleware(keys)(mux))
-	t.Cleanup(s.srv.Close)
-	s.url = s.srv.URL
-	return s
+	srv, secrets := endpointtest.SDKServer(t, mux,
+		auth.Key{ID: "key_alice", Owner: "alice", Quota: auth.UnlimitedQuota()},
+		auth.Key{ID: "key_bob", Owner: "bob", Quota: auth.UnlimitedQuota()})
+	return &sdkServer{srv: srv, alice: secrets[0], other: secrets[1]}
 }
 
 // client returns an official SDK client using secret.
 func (s *sdkServer) client(secret string) *oresponses.ResponseService {
-	c := openai.NewClient(
-		option.WithBaseURL(s.url+"/v1/"),
-		option.WithAPIKey(secret),
-		option.WithMaxRetries(0),
-		option.WithHTTPClient(s.srv.Client()),
-	)
+	c := endpointtest.SDKClient(s.srv, secret)
 	return &c.Responses
 }
 
@@ -391,7 +371,7 @@ func TestSDKReasoningItems(t *testing.T) {
 func TestSDKInputItemsList(t *testing.T) {
 	t.Parallel()
 	s := newSDKServer(t)
-	c := openai.NewClient(option.WithBaseURL(s.url+"/v1/"), option.WithAPIKey(s.alice), option.WithMaxRetries(0), option.WithHTTPClient(s.srv.Client()))
+	c := endpointtest.SDKClient(s.srv, s.alice)
 	resp, err := c.Responses.New(t.Context(), oresponses.ResponseNewParams{
 		Model: demo.ChatModel,
 		Input: oresponses.ResponseNewParamsInputUnion{OfInputItemList: oresponses.ResponseInputParam{

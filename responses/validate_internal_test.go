@@ -2,8 +2,6 @@ package responses
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -11,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/internal/golden"
 	"github.com/gatewaykit/gatewaykit/internal/validation"
 )
 
@@ -45,13 +44,7 @@ type (
 // metadata pairs are at fault the validator names one at random (it
 // ranges over the map): only the failure itself is compared then.
 func FuzzCheckFieldsAgreesWithTheValidator(f *testing.F) {
-	seeds, err := filepath.Glob(filepath.Join("testdata", "*.request.json"))
-	require.NoError(f, err)
-	for _, path := range seeds {
-		b, err := os.ReadFile(path)
-		require.NoError(f, err)
-		f.Add(b)
-	}
+	golden.Seed(f)
 	for _, s := range []string{
 		`{"model":"","input":"x"}`,
 		`{"model":"m","input":"x","temperature":2.5,"top_p":-1,"max_output_tokens":0}`,

@@ -7,24 +7,22 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 
 	"github.com/gatewaykit/gatewaykit/auth"
+	"github.com/gatewaykit/gatewaykit/internal/golden"
 )
 
-// Update is the -update flag of the packages' tests: rewrite the golden
-// files instead of comparing with them.
-var Update = flag.Bool("update", false, "update the golden files under testdata/")
+// Update is the -update flag of the packages' tests, [golden.Update]:
+// rewrite the golden files instead of comparing with them.
+var Update = golden.Update
 
 // Do sends a request with body and content type ct ("" for none) to h
 // and returns the recorder.
@@ -44,24 +42,10 @@ func PostJSON(h http.Handler, path, body string) *httptest.ResponseRecorder {
 }
 
 // Golden compares the JSON got with the golden file path (decoded, with
-// cmp.Diff), or rewrites the file, indented, with -update.
+// cmp.Diff), or rewrites the file, indented, with -update: [golden.JSON].
 func Golden(t *testing.T, path string, got []byte) {
 	t.Helper()
-	if *Update {
-		var buf bytes.Buffer
-		require.NoError(t, json.Indent(&buf, got, "", "  "))
-		buf.WriteByte('\n')
-		require.NoError(t, os.WriteFile(path, buf.Bytes(), 0o644))
-		return
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "run go test with -update to create it")
-	var w, g any
-	require.NoError(t, json.Unmarshal(want, &w))
-	require.NoError(t, json.Unmarshal(got, &g), "%s", got)
-	if d := cmp.Diff(w, g); d != "" {
-		t.Errorf("%s (-want +got):\n%s", path, d)
-	}
+	golden.JSON(t, path, got)
 }
 
 // ErrorBody is the general error envelope.
