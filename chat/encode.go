@@ -3,6 +3,7 @@ package chat
 import (
 	"strconv"
 
+	"github.com/gatewaykit/gatewaykit/internal/chunks"
 	"github.com/gatewaykit/gatewaykit/internal/jsonenc"
 )
 
@@ -29,7 +30,7 @@ func appendHead(b []byte, object, id string, created int64, model string) []byte
 func appendRawCompletion(b []byte, id string, created int64, model string, raw []byte, u *Usage) []byte {
 	b = jsonenc.AppendMembers(appendHead(b, ObjectCompletion, id, created, model), raw)
 	b = append(b, `,"usage":`...)
-	b = appendUsage(b, u)
+	b = chunks.AppendUsage(b, u)
 	return append(b, '}')
 }
 
@@ -78,23 +79,7 @@ func appendCompletion(b []byte, id string, created int64, model string, outs []O
 		b = append(b, '}')
 	}
 	b = append(b, `],"usage":`...)
-	b = appendUsage(b, u)
-	return append(b, '}')
-}
-
-// appendUsage appends a usage object.
-func appendUsage(b []byte, u *Usage) []byte {
-	b = append(b, `{"prompt_tokens":`...)
-	b = strconv.AppendInt(b, int64(u.PromptTokens), 10)
-	b = append(b, `,"completion_tokens":`...)
-	b = strconv.AppendInt(b, int64(u.CompletionTokens), 10)
-	b = append(b, `,"total_tokens":`...)
-	b = strconv.AppendInt(b, int64(u.TotalTokens), 10)
-	if d := u.CompletionTokensDetails; d != nil {
-		b = append(b, `,"completion_tokens_details":{"reasoning_tokens":`...)
-		b = strconv.AppendInt(b, int64(d.ReasoningTokens), 10)
-		b = append(b, '}')
-	}
+	b = chunks.AppendUsage(b, u)
 	return append(b, '}')
 }
 
@@ -177,11 +162,8 @@ func appendField(b []byte, sep bool, name string) ([]byte, bool) {
 }
 
 // appendUsageChunk appends the final usage chunk after the prefix: empty
-// choices and the usage.
-func appendUsageChunk(b []byte, u *Usage) []byte {
-	b = append(b, `],"usage":`...)
-	b = appendUsage(b, u)
-	return append(b, '}')
-}
+// choices and the usage (see chunks.AppendUsageChunk, which the chunk
+// writer calls).
+func appendUsageChunk(b []byte, u *Usage) []byte { return chunks.AppendUsageChunk(b, u) }
 
 func itoa(n int) string { return strconv.Itoa(n) }

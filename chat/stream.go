@@ -2,11 +2,10 @@ package chat
 
 import (
 	"context"
-	"fmt"
 	"iter"
 	"net/http"
 
-	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/internal/chunks"
 	"github.com/gatewaykit/gatewaykit/internal/ids"
 	"github.com/gatewaykit/gatewaykit/internal/jsonenc"
 	"github.com/gatewaykit/gatewaykit/internal/passthrough"
@@ -29,7 +28,7 @@ func (h *handler) Deltas(ctx context.Context, p *Params) iter.Seq2[passthrough.D
 // backend delta, then the final chunks, the usage chunk if asked for,
 // and [DONE].
 func (h *handler) NewStream(_ *http.Request, s *sse.Stream, p *Params) pipeline.DeltaWriter[passthrough.Delta[Delta]] {
-	cw := &chunkWriter{s: s, cfg: &h.cfg, n: p.Request.Choices(), includeUsage: p.Request.IncludeUsage()}
+	cw := &chunkWriter{Writer: chunks.Writer{S: s, Cfg: &h.cfg, N: p.Request.Choices(), IncludeUsage: p.Request.IncludeUsage()}}
 	cw.init(ids.New(IDPrefix), h.cfg.Now().Unix(), p.Request.Model)
 	return cw
 }
@@ -37,16 +36,10 @@ func (h *handler) NewStream(_ *http.Request, s *sse.Stream, p *Params) pipeline.
 // chunkWriter turns deltas into chunks: it keeps the state of each choice
 // and encodes every chunk into one reused buffer.
 type chunkWriter struct {
-	s            *sse.Stream
-	cfg          *pipeline.Config
-	n            int
-	includeUsage bool
-	pipeline.ChunkBuffer
+	chunks.Writer
 	calls   []ToolCallChunk // reused
 	choices []choiceState
 	one     [1]choiceState // backing of choices for n = 1
-	usage   Usage
-	written pipeline.Written // output sent, for the usage of a backend that reports none
 	ring    pipeline.DeltaRing[detached]
 }
 
@@ -83,37 +76,22 @@ type choiceState struct {
 }
 
 func (cw *chunkWriter) init(id string, created int64, model string) {
-	cw.Init(cw.s, appendChunkHead(make([]byte, 0, 512), id, created, model))
-	if cw.n == 1 {
+	cw.Init(appendChunkHead(make([]byte, 0, 512), id, created, model))
+	if cw.N == 1 {
 		cw.choices = cw.one[:]
 	} else {
-		cw.choices = make([]choiceState, cw.n)
+		cw.choices = make([]choiceState, cw.N)
 	}
-}
-
-// End sends err, if any, as the stream's error event.
-func (cw *chunkWriter) End(r *http.Request, err error) { cw.cfg.EndWithError(r, cw.s, err) }
-
-// Used returns the total of the last usage reported, or, if the backend
-// never reported one, the estimate of the prompt and of the output
-// written.
-func (cw *chunkWriter) Used(prompt int64) pipeline.Usage {
-	cw.usage.TotalTokens = cw.usage.PromptTokens + cw.usage.CompletionTokens
-	return cw.written.Usage(cw.usage.PromptTokens, cw.usage.CompletionTokens, prompt)
 }
 
 // Add writes the chunks of one delta, without flushing them.
 func (cw *chunkWriter) Add(pd *passthrough.Delta[Delta]) error {
 	d, raw := &pd.Delta, pd.Raw
-	if d.Usage != nil {
-		cw.usage = *d.Usage
-		cw.written.Reported()
-		if d.empty() && raw == nil {
-			return nil
-		}
+	if cw.Report(d.Usage) && d.empty() && raw == nil {
+		return nil
 	}
-	if d.Choice < 0 || d.Choice >= cw.n {
-		return backendError("delta for choice %d of a request with n=%d", d.Choice, cw.n)
+	if d.Choice < 0 || d.Choice >= cw.N {
+		return backendError("delta for choice %d of a request with n=%d", d.Choice, cw.N)
 	}
 	st := &cw.choices[d.Choice]
 	if st.finished {
@@ -143,9 +121,9 @@ func (cw *chunkWriter) Add(pd *passthrough.Delta[Delta]) error {
 		}
 	}
 	cw.calls = calls
-	cw.written.Add(len(d.Content) + len(d.Reasoning) + len(raw))
+	cw.Written.Add(len(d.Content) + len(d.Reasoning) + len(raw))
 	for _, tc := range d.ToolCalls {
-		cw.written.Add(len(tc.Name) + len(tc.Arguments))
+		cw.Written.Add(len(tc.Name) + len(tc.Arguments))
 	}
 	role := !st.started
 	st.started = true
@@ -171,7 +149,6 @@ func (cw *chunkWriter) Add(pd *passthrough.Delta[Delta]) error {
 // Finish ends the choices that are still open, sends the usage chunk if
 // asked, and [DONE].
 func (cw *chunkWriter) Finish() error {
-	cw.usage.TotalTokens = cw.usage.PromptTokens + cw.usage.CompletionTokens
 	for i := range cw.choices {
 		st := &cw.choices[i]
 		if st.finished {
@@ -192,70 +169,51 @@ func (cw *chunkWriter) Finish() error {
 			return err
 		}
 	}
-	if cw.includeUsage {
-		if err := cw.Send(appendUsageChunk(cw.Prefix(), &cw.usage)); err != nil {
-			return err
-		}
-	}
-	return cw.s.Done()
+	return cw.Done()
 }
 
 // backendError is the error for a backend that broke the streaming
 // contract: a 500 whose text is only logged.
 func backendError(format string, args ...any) error {
-	return apierrors.Internal(fmt.Errorf("chat: backend sent a "+format, args...))
+	return chunks.BackendError("chat", format, args...)
 }
 
 // Deltas returns b's reply to p as the handler streams it: b.Stream's
 // deltas when b is a [StreamingBackend], and otherwise the [Result] of
-// b.Complete in whole pieces. It serves backends that wrap others (one
-// that routes by model, say) and must stream whatever they wrap.
+// b.Complete in whole pieces (per choice, its reasoning, its content and
+// its tool calls, each whole, the last with the finish reason; then the
+// usage), all at hand at once, so that the reply goes out in one flush.
+// It serves backends that wrap others (one that routes by model, say)
+// and must stream whatever they wrap.
 func Deltas(ctx context.Context, b Backend, p *Params) iter.Seq2[Delta, error] {
-	if sb, ok := b.(StreamingBackend); ok {
-		return sb.Stream(ctx, p)
-	}
-	return resultDeltas(ctx, b, p)
+	return chunks.Deltas(ctx, b, p, chunks.Whole[*Result, Delta]{
+		N: p.Request.Choices(), Check: checkResult, Choice: choiceDeltas, Usage: usageDelta})
 }
 
-// resultDeltas streams the Result of a backend that does not stream: per
-// choice, its reasoning, its content and its tool calls (each whole), the
-// last with the finish reason; then the usage. All are at hand at once:
-// the reply goes out in one flush.
-func resultDeltas(ctx context.Context, b Backend, p *Params) iter.Seq2[Delta, error] {
-	return func(yield func(Delta, error) bool) {
-		res, err := b.Complete(ctx, p)
-		if err == nil {
-			err = checkResult(res, p.Request.Choices())
-		}
-		if err != nil {
-			yield(Delta{}, err)
-			return
-		}
-		for i := range res.Choices {
-			o := &res.Choices[i]
-			var ds []Delta
-			if o.Reasoning != "" {
-				ds = append(ds, Delta{Choice: i, Reasoning: o.Reasoning})
-			}
-			if o.Content != "" {
-				ds = append(ds, Delta{Choice: i, Content: o.Content})
-			}
-			for j, tc := range o.ToolCalls {
-				ds = append(ds, Delta{Choice: i, ToolCalls: []ToolCallDelta{{Index: j, ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments}}})
-			}
-			if len(ds) == 0 {
-				ds = append(ds, Delta{Choice: i})
-			}
-			ds[len(ds)-1].FinishReason = finishReason(o)
-			for _, d := range ds {
-				if !yield(d, nil) {
-					return
-				}
-			}
-		}
-		yield(Delta{Usage: &res.Usage}, nil)
+// choiceDeltas appends the deltas of choice i of a whole Result: its
+// reasoning, its content and its tool calls, the last with the finish
+// reason.
+func choiceDeltas(ds []Delta, res *Result, i int) []Delta {
+	o := &res.Choices[i]
+	n := len(ds)
+	if o.Reasoning != "" {
+		ds = append(ds, Delta{Choice: i, Reasoning: o.Reasoning})
 	}
+	if o.Content != "" {
+		ds = append(ds, Delta{Choice: i, Content: o.Content})
+	}
+	for j, tc := range o.ToolCalls {
+		ds = append(ds, Delta{Choice: i, ToolCalls: []ToolCallDelta{{Index: j, ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments}}})
+	}
+	if len(ds) == n {
+		ds = append(ds, Delta{Choice: i})
+	}
+	ds[len(ds)-1].FinishReason = finishReason(o)
+	return ds
 }
+
+// usageDelta is the delta of a whole Result's usage.
+func usageDelta(res *Result) Delta { return Delta{Usage: &res.Usage} }
 
 // finishReason is o's finish reason, or its default.
 func finishReason(o *Output) FinishReason {

@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/gatewaykit/gatewaykit/endpoint"
+	"github.com/gatewaykit/gatewaykit/internal/chunks"
 	"github.com/gatewaykit/gatewaykit/internal/jsonenc"
 )
 
@@ -25,7 +26,7 @@ func appendCompletionHead(b []byte, id string, created int64, model string) []by
 func appendRawCompletion(b []byte, id string, created int64, model string, raw []byte, u *endpoint.Usage) []byte {
 	b = jsonenc.AppendMembers(appendCompletionHead(b, id, created, model), raw)
 	b = append(b, `,"usage":`...)
-	b = appendUsage(b, u)
+	b = chunks.AppendUsage(b, u)
 	return append(b, '}')
 }
 
@@ -47,23 +48,7 @@ func appendCompletion(b []byte, id string, created int64, model string, outs []O
 		b = append(b, '}')
 	}
 	b = append(b, `],"usage":`...)
-	b = appendUsage(b, u)
-	return append(b, '}')
-}
-
-// appendUsage appends a usage object.
-func appendUsage(b []byte, u *endpoint.Usage) []byte {
-	b = append(b, `{"prompt_tokens":`...)
-	b = strconv.AppendInt(b, int64(u.PromptTokens), 10)
-	b = append(b, `,"completion_tokens":`...)
-	b = strconv.AppendInt(b, int64(u.CompletionTokens), 10)
-	b = append(b, `,"total_tokens":`...)
-	b = strconv.AppendInt(b, int64(u.TotalTokens), 10)
-	if d := u.CompletionTokensDetails; d != nil {
-		b = append(b, `,"completion_tokens_details":{"reasoning_tokens":`...)
-		b = strconv.AppendInt(b, int64(d.ReasoningTokens), 10)
-		b = append(b, '}')
-	}
+	b = chunks.AppendUsage(b, u)
 	return append(b, '}')
 }
 
@@ -100,9 +85,6 @@ func appendChunkChoice(b []byte, index int, text string, finish endpoint.FinishR
 }
 
 // appendUsageChunk appends the final usage chunk after the prefix: empty
-// choices and the usage.
-func appendUsageChunk(b []byte, u *endpoint.Usage) []byte {
-	b = append(b, `],"usage":`...)
-	b = appendUsage(b, u)
-	return append(b, '}')
-}
+// choices and the usage (see chunks.AppendUsageChunk, which the chunk
+// writer calls).
+func appendUsageChunk(b []byte, u *endpoint.Usage) []byte { return chunks.AppendUsageChunk(b, u) }

@@ -1,0 +1,166 @@
+// Package chunks holds what the streams of packages chat and completions
+// share beyond the steps of internal/pipeline: the deltas of a backend's
+// reply, streamed or whole ([Deltas]); the state of a chunk writer that
+// does not depend on the endpoint, and the end of its stream, with the
+// usage chunk and [DONE] ([Writer]); the usage object of their replies
+// ([AppendUsage]); and the error of a backend that breaks the streaming
+// contract ([BackendError]). What is an endpoint's own (chat's roles,
+// reasoning and tool calls, the text of a completion) stays in its
+// package.
+package chunks
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"net/http"
+	"strconv"
+
+	"github.com/gatewaykit/gatewaykit/endpoint"
+	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/internal/pipeline"
+	"github.com/gatewaykit/gatewaykit/sse"
+)
+
+// A Completer is a backend that gives its whole reply R to params P: the
+// Complete of a chat or completions Backend.
+type Completer[P, R any] interface {
+	Complete(ctx context.Context, p P) (R, error)
+}
+
+// A Streamer is a backend that streams its reply to params P as deltas
+// D: the Stream of a chat or completions StreamingBackend.
+type Streamer[P, D any] interface {
+	Stream(ctx context.Context, p P) iter.Seq2[D, error]
+}
+
+// Whole says how the whole reply R of a backend that does not stream
+// goes out as deltas D (see [Deltas]).
+type Whole[R, D any] struct {
+	// N is the number of choices asked for.
+	N int
+	// Check rejects a reply that cannot be sent (one without N choices,
+	// among others).
+	Check func(res R, n int) error
+	// Choice appends to ds the deltas of choice i of res, in order, the
+	// last with the choice's finish reason.
+	Choice func(ds []D, res R, i int) []D
+	// Usage returns the delta that reports the usage of res.
+	Usage func(res R) D
+}
+
+// Deltas returns b's reply to p as a handler streams it: b.Stream's
+// deltas when b is a [Streamer], and otherwise the reply of b.Complete
+// in whole pieces: once w.Check accepts it, the deltas of each choice
+// (w.Choice), then its usage. All are at hand at once; a failure of
+// Complete or of w.Check is yielded alone, with a zero delta.
+func Deltas[P, R, D any](ctx context.Context, b Completer[P, R], p P, w Whole[R, D]) iter.Seq2[D, error] {
+	if sb, ok := b.(Streamer[P, D]); ok {
+		return sb.Stream(ctx, p)
+	}
+	return func(yield func(D, error) bool) {
+		res, err := b.Complete(ctx, p)
+		if err == nil {
+			err = w.Check(res, w.N)
+		}
+		if err != nil {
+			var zero D
+			yield(zero, err)
+			return
+		}
+		var ds []D
+		for i := range w.N {
+			ds = w.Choice(ds[:0], res, i)
+			for _, d := range ds {
+				if !yield(d, nil) {
+					return
+				}
+			}
+		}
+		yield(w.Usage(res), nil)
+	}
+}
+
+// BackendError is the error for a backend of package pkg that broke the
+// streaming contract: a 500 whose text, "<pkg>: backend sent a " and
+// the formatted rest, is only logged.
+func BackendError(pkg, format string, args ...any) error {
+	return apierrors.Internal(fmt.Errorf(pkg+": backend sent a "+format, args...))
+}
+
+// A Writer is the part of a chunk writer (a pipeline.DeltaWriter) of
+// chat or completions that is the same in both: the stream, the buffer
+// of its chunks, the number of choices, the usage reported and the
+// output written. The writer of each package embeds it, and adds the
+// state of its choices.
+type Writer struct {
+	pipeline.ChunkBuffer
+	S            *sse.Stream
+	Cfg          *pipeline.Config
+	N            int  // choices asked for
+	IncludeUsage bool // stream_options.include_usage
+	Usage        endpoint.Usage
+	Written      pipeline.Written // output sent, for the usage of a backend that reports none
+}
+
+// Init makes head, the open JSON object of the chunks' first members, the
+// start of every chunk written to w.S.
+func (w *Writer) Init(head []byte) { w.ChunkBuffer.Init(w.S, head) }
+
+// Report keeps u, if not nil, as the usage of the reply (the last one
+// reported counts), and reports whether it was set.
+func (w *Writer) Report(u *endpoint.Usage) bool {
+	if u == nil {
+		return false
+	}
+	w.Usage = *u
+	w.Written.Reported()
+	return true
+}
+
+// Done ends a stream whose choices are all finished: the usage chunk if
+// the client asked for it, then [DONE].
+func (w *Writer) Done() error {
+	w.Usage.TotalTokens = w.Usage.PromptTokens + w.Usage.CompletionTokens
+	if w.IncludeUsage {
+		if err := w.Send(AppendUsageChunk(w.Prefix(), &w.Usage)); err != nil {
+			return err
+		}
+	}
+	return w.S.Done()
+}
+
+// End sends err, if any, as the stream's error event.
+func (w *Writer) End(r *http.Request, err error) { w.Cfg.EndWithError(r, w.S, err) }
+
+// Used returns the total of the last usage reported, or, if the backend
+// never reported one, the estimate of the prompt and of the output
+// written.
+func (w *Writer) Used(prompt int64) pipeline.Usage {
+	w.Usage.TotalTokens = w.Usage.PromptTokens + w.Usage.CompletionTokens
+	return w.Written.Usage(w.Usage.PromptTokens, w.Usage.CompletionTokens, prompt)
+}
+
+// AppendUsage appends the usage object u.
+func AppendUsage(b []byte, u *endpoint.Usage) []byte {
+	b = append(b, `{"prompt_tokens":`...)
+	b = strconv.AppendInt(b, int64(u.PromptTokens), 10)
+	b = append(b, `,"completion_tokens":`...)
+	b = strconv.AppendInt(b, int64(u.CompletionTokens), 10)
+	b = append(b, `,"total_tokens":`...)
+	b = strconv.AppendInt(b, int64(u.TotalTokens), 10)
+	if d := u.CompletionTokensDetails; d != nil {
+		b = append(b, `,"completion_tokens_details":{"reasoning_tokens":`...)
+		b = strconv.AppendInt(b, int64(d.ReasoningTokens), 10)
+		b = append(b, '}')
+	}
+	return append(b, '}')
+}
+
+// AppendUsageChunk appends the final usage chunk after a chunk's prefix
+// (pipeline.ChunkBuffer's Prefix): empty choices and the usage.
+func AppendUsageChunk(b []byte, u *endpoint.Usage) []byte {
+	b = append(b, `],"usage":`...)
+	b = AppendUsage(b, u)
+	return append(b, '}')
+}
