@@ -1,17 +1,16 @@
 package chat
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"net/http"
-	"sync"
 
 	"github.com/gatewaykit/gatewaykit/endpoint"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/internal/chunks"
 	"github.com/gatewaykit/gatewaykit/internal/httpjson"
 	"github.com/gatewaykit/gatewaykit/internal/ids"
-	"github.com/gatewaykit/gatewaykit/internal/jsonenc"
-	"github.com/gatewaykit/gatewaykit/internal/passthrough"
 	"github.com/gatewaykit/gatewaykit/internal/pipeline"
 	"github.com/gatewaykit/gatewaykit/models"
 )
@@ -48,12 +47,7 @@ type handler struct {
 // NewHandler panics if catalog or backend is nil. The handler is safe for
 // concurrent use.
 func NewHandler(catalog models.Catalog, backend Backend, opts ...Option) http.Handler {
-	if catalog == nil {
-		panic("chat: NewHandler: nil Catalog")
-	}
-	if backend == nil {
-		panic("chat: NewHandler: nil Backend")
-	}
+	pipeline.MustHave("chat", catalog, backend)
 	return &handler{backend: backend, catalog: catalog, cfg: pipeline.New(opts)}
 }
 
@@ -82,46 +76,20 @@ func (h *handler) Streams(p *Params) bool { return p.Request.Stream }
 
 // Reply writes the JSON reply to p.
 func (h *handler) Reply(w http.ResponseWriter, r *http.Request, p *Params) (pipeline.Usage, error) {
-	req := p.Request
-	res, raw, err := passthrough.Complete(r.Context(), h.backend, p, p.body, Backend.Complete)
-	if err == nil {
-		err = checkResult(res, req.Choices())
-	}
+	n := p.Request.Choices()
+	res, raw, err := chunks.Complete(r.Context(), h.backend, p, p.body, func(res *Result) error { return checkResult(res, n) })
 	if err != nil {
 		return pipeline.Usage{}, err
 	}
 	normalize(res.Choices)
-	usage := res.Usage
-	usage.TotalTokens = usage.PromptTokens + usage.CompletionTokens
-	model := res.Model
-	if model == "" {
-		model = req.Model
-	}
-	if raw != nil && !jsonenc.IsObject(raw) {
-		return pipeline.Usage{}, backendError("raw reply that is not a JSON object: %.40q", raw)
-	}
-	buf := replyBuffers.Get().(*[]byte)
-	var reply []byte
-	if raw != nil {
-		reply = appendRawCompletion((*buf)[:0], ids.New(IDPrefix), h.cfg.Now().Unix(), model, raw, &usage)
-	} else {
-		reply = appendCompletion((*buf)[:0], ids.New(IDPrefix), h.cfg.Now().Unix(), model, res.Choices, &usage)
-	}
-	httpjson.WriteRaw(w, http.StatusOK, reply)
-	if cap(reply) <= maxPooledReply {
-		*buf = reply
-		replyBuffers.Put(buf)
-	}
-	return pipeline.Usage{Input: int64(usage.PromptTokens), Output: int64(usage.CompletionTokens)}, nil
+	model := cmp.Or(res.Model, p.Request.Model)
+	return chunks.Reply(w, "chat", raw, res.Usage, func(b []byte, u *Usage) []byte {
+		if raw != nil {
+			return appendRawCompletion(b, ids.New(IDPrefix), h.cfg.Now().Unix(), model, raw, u)
+		}
+		return appendCompletion(b, ids.New(IDPrefix), h.cfg.Now().Unix(), model, res.Choices, u)
+	})
 }
-
-// replyBuffers holds the buffers that non-streaming replies are encoded
-// into; a ResponseWriter does not keep the bytes given to Write. Buffers
-// that grew over maxPooledReply are left to the garbage collector, so
-// that one long reply does not pin its memory.
-var replyBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}
-
-const maxPooledReply = 64 << 10
 
 // Decode reads and decodes the request body, and returns it.
 func (h *handler) Decode(w http.ResponseWriter, r *http.Request, req *Request) ([]byte, error) {

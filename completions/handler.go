@@ -1,6 +1,7 @@
 package completions
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"net/http"
@@ -8,10 +9,9 @@ import (
 
 	"github.com/gatewaykit/gatewaykit/endpoint"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/internal/chunks"
 	"github.com/gatewaykit/gatewaykit/internal/httpjson"
 	"github.com/gatewaykit/gatewaykit/internal/ids"
-	"github.com/gatewaykit/gatewaykit/internal/jsonenc"
-	"github.com/gatewaykit/gatewaykit/internal/passthrough"
 	"github.com/gatewaykit/gatewaykit/internal/pipeline"
 	"github.com/gatewaykit/gatewaykit/models"
 )
@@ -48,12 +48,7 @@ type handler struct {
 // NewHandler panics if catalog or backend is nil. The handler is safe for
 // concurrent use.
 func NewHandler(catalog models.Catalog, backend Backend, opts ...Option) http.Handler {
-	if catalog == nil {
-		panic("completions: NewHandler: nil Catalog")
-	}
-	if backend == nil {
-		panic("completions: NewHandler: nil Backend")
-	}
+	pipeline.MustHave("completions", catalog, backend)
 	return &handler{backend: backend, catalog: catalog, cfg: pipeline.New(opts)}
 }
 
@@ -93,31 +88,18 @@ func (h *handler) Streams(p *Params) bool { return p.Request.Stream }
 
 // Reply writes the JSON reply to p.
 func (h *handler) Reply(w http.ResponseWriter, r *http.Request, p *Params) (pipeline.Usage, error) {
-	req := p.Request
-	res, raw, err := passthrough.Complete(r.Context(), h.backend, p, p.body, Backend.Complete)
-	if err == nil {
-		err = checkResult(res, req.Choices())
-	}
+	n := p.Request.Choices()
+	res, raw, err := chunks.Complete(r.Context(), h.backend, p, p.body, func(res *Result) error { return checkResult(res, n) })
 	if err != nil {
 		return pipeline.Usage{}, err
 	}
-	usage := res.Usage
-	usage.TotalTokens = usage.PromptTokens + usage.CompletionTokens
-	model := res.Model
-	if model == "" {
-		model = req.Model
-	}
-	var reply []byte
-	switch {
-	case raw == nil:
-		reply = appendCompletion(make([]byte, 0, 512), ids.New(IDPrefix), h.cfg.Now().Unix(), model, res.Choices, &usage)
-	case jsonenc.IsObject(raw):
-		reply = appendRawCompletion(make([]byte, 0, 128+len(raw)), ids.New(IDPrefix), h.cfg.Now().Unix(), model, raw, &usage)
-	default:
-		return pipeline.Usage{}, backendError("raw reply that is not a JSON object: %.40q", raw)
-	}
-	httpjson.WriteRaw(w, http.StatusOK, reply)
-	return pipeline.Usage{Input: int64(usage.PromptTokens), Output: int64(usage.CompletionTokens)}, nil
+	model := cmp.Or(res.Model, p.Request.Model)
+	return chunks.Reply(w, "completions", raw, res.Usage, func(b []byte, u *endpoint.Usage) []byte {
+		if raw != nil {
+			return appendRawCompletion(b, ids.New(IDPrefix), h.cfg.Now().Unix(), model, raw, u)
+		}
+		return appendCompletion(b, ids.New(IDPrefix), h.cfg.Now().Unix(), model, res.Choices, u)
+	})
 }
 
 // decode reads the request body, at most maxBytes of it, decodes it into

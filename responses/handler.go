@@ -76,12 +76,7 @@ type handler struct {
 // NewHandler panics if catalog or backend is nil. The handler is safe for
 // concurrent use.
 func NewHandler(catalog models.Catalog, backend Backend, opts ...Option) http.Handler {
-	if catalog == nil {
-		panic("responses: NewHandler: nil Catalog")
-	}
-	if backend == nil {
-		panic("responses: NewHandler: nil Backend")
-	}
+	pipeline.MustHave("responses", catalog, backend)
 	h := &handler{backend: backend, catalog: catalog, cfg: newConfig(opts)}
 	h.routes = newRoutes(h)
 	return h

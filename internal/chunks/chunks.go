@@ -1,10 +1,10 @@
-// Package chunks holds what the streams of packages chat and completions
-// share beyond the steps of internal/pipeline: the deltas of a backend's
-// reply, streamed or whole ([Deltas]); the state of a chunk writer that
-// does not depend on the endpoint, and the end of its stream, with the
-// usage chunk and [DONE] ([Writer]); the usage object of their replies
-// ([AppendUsage]); and the error of a backend that breaks the streaming
-// contract ([BackendError]). What is an endpoint's own (chat's roles,
+// Package chunks holds what the handlers of packages chat and completions
+// share beyond the steps of internal/pipeline: their whole replies
+// ([Complete], [Reply]); the deltas of a backend's reply, streamed or
+// whole ([Deltas]); the state of a chunk writer that does not depend on
+// the endpoint, and the end of its stream, with the usage chunk and
+// [DONE] ([Writer]); the usage object of their replies ([AppendUsage]);
+// and the error of a backend that breaks the contract ([BackendError]). What is an endpoint's own (chat's roles,
 // reasoning and tool calls, the text of a completion) stays in its
 // package.
 package chunks
@@ -15,9 +15,13 @@ import (
 	"iter"
 	"net/http"
 	"strconv"
+	"sync"
 
 	"github.com/gatewaykit/gatewaykit/endpoint"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/internal/httpjson"
+	"github.com/gatewaykit/gatewaykit/internal/jsonenc"
+	"github.com/gatewaykit/gatewaykit/internal/passthrough"
 	"github.com/gatewaykit/gatewaykit/internal/pipeline"
 	"github.com/gatewaykit/gatewaykit/sse"
 )
@@ -164,3 +168,42 @@ func AppendUsageChunk(b []byte, u *endpoint.Usage) []byte {
 	b = AppendUsage(b, u)
 	return append(b, '}')
 }
+
+// Complete asks the backend that answers p (b, or the one b picks, see
+// passthrough.Complete) for its whole reply, with the upstream's members
+// when it is a relay's, and rejects a reply that check refuses.
+func Complete[B Completer[P, R], P, R any](ctx context.Context, b B, p P, body []byte, check func(R) error) (R, []byte, error) {
+	res, raw, err := passthrough.Complete(ctx, b, p, body, B.Complete)
+	if err == nil {
+		err = check(res)
+	}
+	return res, raw, err
+}
+
+// Reply writes the JSON reply of a whole result of package pkg's
+// backend, whose usage is u (the handler sets its TotalTokens) and whose
+// raw members, if any, must be a JSON object (an upstream's, see
+// internal/passthrough): appendReply appends it to a buffer. It returns
+// the usage to charge.
+func Reply(w http.ResponseWriter, pkg string, raw []byte, u endpoint.Usage, appendReply func(b []byte, u *endpoint.Usage) []byte) (pipeline.Usage, error) {
+	u.TotalTokens = u.PromptTokens + u.CompletionTokens
+	if raw != nil && !jsonenc.IsObject(raw) {
+		return pipeline.Usage{}, BackendError(pkg, "raw reply that is not a JSON object: %.40q", raw)
+	}
+	buf := replyBuffers.Get().(*[]byte)
+	reply := appendReply((*buf)[:0], &u)
+	httpjson.WriteRaw(w, http.StatusOK, reply)
+	if cap(reply) <= maxPooledReply {
+		*buf = reply
+		replyBuffers.Put(buf)
+	}
+	return pipeline.Usage{Input: int64(u.PromptTokens), Output: int64(u.CompletionTokens)}, nil
+}
+
+// replyBuffers holds the buffers that non-streaming replies are encoded
+// into; a ResponseWriter does not keep the bytes given to Write. Buffers
+// that grew over maxPooledReply are left to the garbage collector, so
+// that one long reply does not pin its memory.
+var replyBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}
+
+const maxPooledReply = 64 << 10
