@@ -23,12 +23,9 @@ func (t *TextBackend) Chat() *ChatBackend { return &ChatBackend{t: t} }
 
 // Complete implements chat.Backend.
 func (b *ChatBackend) Complete(ctx context.Context, p *chat.Params) (*chat.Result, error) {
-	if err := ctx.Err(); err != nil {
+	r, err := b.t.whole(ctx, chatReply(p))
+	if err != nil {
 		return nil, err
-	}
-	r := chatReply(p)
-	if r.in.fail {
-		return nil, errFail
 	}
 	res := &chat.Result{Choices: make([]chat.Output, len(r.plans)), Usage: r.usage()}
 	for i := range r.plans {
@@ -49,10 +46,36 @@ func (b *ChatBackend) Complete(ctx context.Context, p *chat.Params) (*chat.Resul
 // delay all of them are at hand, so the handler flushes the reply once
 // instead of once per chunk.
 func (b *ChatBackend) Stream(ctx context.Context, p *chat.Params) iter.Seq2[chat.Delta, error] {
-	return func(yield func(chat.Delta, error) bool) {
-		r := chatReply(p)
-		var t *time.Timer
-		k := b.t.cfg.tokensPerChunk
+	return streamPlans(ctx, b.t, chatReply(p), func(d chat.Delta) chat.Delta { return d })
+}
+
+// reply is the whole demo reply to a request.
+type reply struct {
+	in     input
+	prompt int
+	plans  []plan
+}
+
+// whole returns r, the reply to a request that a backend gives whole,
+// unless ctx is done or the request asks the demo to fail.
+func (t *TextBackend) whole(ctx context.Context, r reply) (reply, error) {
+	if err := ctx.Err(); err != nil {
+		return reply{}, err
+	}
+	if r.in.fail {
+		return reply{}, errFail
+	}
+	return r, nil
+}
+
+// streamPlans streams r as t does: the choices in turns, one chunk of
+// each in order (as chat deltas, which delta turns into D), then the
+// usage; pausing before each chunk for the configured delay, and failing
+// after the first chunk when the request asks the demo to fail.
+func streamPlans[D any](ctx context.Context, t *TextBackend, r reply, delta func(chat.Delta) D) iter.Seq2[D, error] {
+	return func(yield func(D, error) bool) {
+		var timer *time.Timer
+		k := t.cfg.tokensPerChunk
 		var one [1]cursor
 		cursors := one[:]
 		if len(r.plans) > 1 {
@@ -69,29 +92,24 @@ func (b *ChatBackend) Stream(ctx context.Context, p *chat.Params) iter.Seq2[chat
 					continue
 				}
 				open++
-				if err := wait(ctx, &t, b.t.cfg.delay); err != nil {
-					yield(chat.Delta{}, err)
+				if err := wait(ctx, &timer, t.cfg.delay); err != nil {
+					var zero D
+					yield(zero, err)
 					return
 				}
-				if !yield(d, nil) {
+				if !yield(delta(d), nil) {
 					return
 				}
 				if r.in.fail {
-					yield(chat.Delta{}, errFail)
+					var zero D
+					yield(zero, errFail)
 					return
 				}
 			}
 		}
 		u := r.usage()
-		yield(chat.Delta{Usage: &u}, nil)
+		yield(delta(chat.Delta{Usage: &u}), nil)
 	}
-}
-
-// reply is the whole demo reply to a request.
-type reply struct {
-	in     input
-	prompt int
-	plans  []plan
 }
 
 func (r *reply) usage() chat.Usage {

@@ -3,7 +3,6 @@ package demo
 import (
 	"context"
 	"iter"
-	"time"
 
 	"github.com/gatewaykit/gatewaykit/chat"
 	"github.com/gatewaykit/gatewaykit/completions"
@@ -22,12 +21,9 @@ func (t *TextBackend) Completions() *CompletionsBackend { return &CompletionsBac
 
 // Complete implements completions.Backend.
 func (b *CompletionsBackend) Complete(ctx context.Context, p *completions.Params) (*completions.Result, error) {
-	if err := ctx.Err(); err != nil {
+	r, err := b.t.whole(ctx, completionsReply(p.Request))
+	if err != nil {
 		return nil, err
-	}
-	r := completionsReply(p.Request)
-	if r.in.fail {
-		return nil, errFail
 	}
 	res := &completions.Result{Choices: make([]completions.Output, len(r.plans)), Usage: r.usage()}
 	for i := range r.plans {
@@ -41,42 +37,9 @@ func (b *CompletionsBackend) Complete(ctx context.Context, p *completions.Params
 // Without a chunk delay all of them are at hand, so the handler flushes
 // the reply once instead of once per chunk.
 func (b *CompletionsBackend) Stream(ctx context.Context, p *completions.Params) iter.Seq2[completions.Delta, error] {
-	return func(yield func(completions.Delta, error) bool) {
-		r := completionsReply(p.Request)
-		var t *time.Timer
-		k := b.t.cfg.tokensPerChunk
-		var one [1]cursor
-		cursors := one[:]
-		if len(r.plans) > 1 {
-			cursors = make([]cursor, len(r.plans))
-		}
-		for i := range r.plans {
-			cursors[i].p = &r.plans[i]
-		}
-		for open := len(cursors); open > 0; {
-			open = 0
-			for i := range cursors {
-				d, ok := cursors[i].next(i, k)
-				if !ok {
-					continue
-				}
-				open++
-				if err := wait(ctx, &t, b.t.cfg.delay); err != nil {
-					yield(completions.Delta{}, err)
-					return
-				}
-				if !yield(completions.Delta{Choice: i, Text: d.Content, FinishReason: d.FinishReason}, nil) {
-					return
-				}
-				if r.in.fail {
-					yield(completions.Delta{}, errFail)
-					return
-				}
-			}
-		}
-		u := r.usage()
-		yield(completions.Delta{Usage: &u}, nil)
-	}
+	return streamPlans(ctx, b.t, completionsReply(p.Request), func(d chat.Delta) completions.Delta {
+		return completions.Delta{Choice: d.Choice, Text: d.Content, FinishReason: d.FinishReason, Usage: d.Usage}
+	})
 }
 
 // completionsReply works out the reply to a legacy completions request:
