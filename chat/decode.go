@@ -179,7 +179,7 @@ func (d *decoder) content(c *Content) bool {
 	case 'n':
 		return d.Null()
 	}
-	kind := jsonKindOf(d.Peek())
+	kind := jsonext.Kind(d.Peek())
 	_, ok := d.Skip()
 	c.invalid = kind
 	return ok

@@ -319,29 +319,9 @@ func (c Content) String() string {
 // of the message.
 func (c *Content) UnmarshalJSON(b []byte) error {
 	*c = Content{}
-	b = bytes.TrimLeft(b, " \t\r\n")
-	if len(b) == 0 {
-		return nil
-	}
-	switch b[0] {
-	case '"':
-		s, err := jsonext.Unquote(b)
-		if err != nil {
-			return err
-		}
-		c.Text = &s
-	case '[':
-		parts := []ContentPart{}
-		if err := json.Unmarshal(b, &parts); err != nil {
-			return err
-		}
-		c.Parts = parts
-	case 'n':
-		// null
-	default:
-		c.invalid = jsonKindOf(b[0])
-	}
-	return nil
+	var err error
+	c.invalid, err = jsonext.StringOrArray(b, &c.Text, &c.Parts)
+	return err
 }
 
 // MarshalJSON encodes the content in the form it has.
@@ -478,7 +458,7 @@ func (c *ToolChoice) UnmarshalJSON(b []byte) error {
 		return apierrors.InvalidRequest("tool_choice", "tool_choice must be a string or an object")
 	}
 	if b[0] != '{' {
-		return apierrors.InvalidRequestf("tool_choice", "tool_choice must be a string or an object, got %s", jsonKindOf(b[0]))
+		return apierrors.InvalidRequestf("tool_choice", "tool_choice must be a string or an object, got %s", jsonext.Kind(b[0]))
 	}
 	var o toolChoiceObject
 	if err := json.Unmarshal(b, &o); err != nil {
@@ -523,20 +503,3 @@ type JSONSchema struct {
 
 // Stop is the stop sequences of a request: [endpoint.Stop].
 type Stop = endpoint.Stop
-
-// jsonKindOf names the JSON kind of a value from its first byte.
-func jsonKindOf(c byte) string {
-	switch c {
-	case '"':
-		return "string"
-	case '[':
-		return "array"
-	case '{':
-		return "object"
-	case 't', 'f':
-		return "boolean"
-	case 'n':
-		return "null"
-	}
-	return "number"
-}

@@ -236,7 +236,7 @@ func (in *Input) UnmarshalJSON(b []byte) error {
 		})
 	case 'n':
 	default:
-		in.invalid, in.raw = jsonKindOf(b[0]), bytes.Clone(b)
+		in.invalid, in.raw = jsonext.Kind(b[0]), bytes.Clone(b)
 	}
 	return nil
 }
@@ -372,28 +372,12 @@ func (c Content) String() string {
 // of value is not a decoding error: validation reports it.
 func (c *Content) UnmarshalJSON(b []byte) error {
 	*c = Content{}
-	b = bytes.TrimLeft(b, " \t\r\n")
-	if len(b) == 0 {
-		return nil
+	var err error
+	c.invalid, err = jsonext.StringOrArray(b, &c.Text, &c.Parts)
+	if c.invalid != "" {
+		c.raw = bytes.Clone(bytes.TrimLeft(b, " \t\r\n"))
 	}
-	switch b[0] {
-	case '"':
-		s, err := jsonext.Unquote(b)
-		if err != nil {
-			return err
-		}
-		c.Text = &s
-	case '[':
-		parts := []ContentPart{}
-		if err := json.Unmarshal(b, &parts); err != nil {
-			return err
-		}
-		c.Parts = parts
-	case 'n':
-	default:
-		c.invalid, c.raw = jsonKindOf(b[0]), bytes.Clone(b)
-	}
-	return nil
+	return err
 }
 
 // MarshalJSON encodes the content in the form it has; absent content is
@@ -506,7 +490,7 @@ func (c *ToolChoice) UnmarshalJSON(b []byte) error {
 	if len(b) == 0 || b[0] != '{' {
 		kind := "nothing"
 		if len(b) > 0 {
-			kind = jsonKindOf(b[0])
+			kind = jsonext.Kind(b[0])
 		}
 		return apierrors.InvalidRequestf("tool_choice", "tool_choice must be a string or an object, got %s", kind)
 	}
@@ -616,21 +600,4 @@ func (r *CompactRequest) UnmarshalJSON(b []byte) error {
 func (r CompactRequest) MarshalJSON() ([]byte, error) {
 	type plain CompactRequest
 	return jsonext.Marshal(plain(r), r.Extra)
-}
-
-// jsonKindOf names the JSON kind of a value from its first byte.
-func jsonKindOf(c byte) string {
-	switch c {
-	case '"':
-		return "string"
-	case '[':
-		return "array"
-	case '{':
-		return "object"
-	case 't', 'f':
-		return "boolean"
-	case 'n':
-		return "null"
-	}
-	return "number"
 }

@@ -1,0 +1,55 @@
+package jsonext
+
+import (
+	"bytes"
+	"encoding/json"
+)
+
+// Kind names the JSON kind of a value from its first byte: "string",
+// "array", "object", "boolean", "null" or "number".
+func Kind(c byte) string {
+	switch c {
+	case '"':
+		return "string"
+	case '[':
+		return "array"
+	case '{':
+		return "object"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
+	}
+	return "number"
+}
+
+// StringOrArray decodes b, a JSON string, an array of T, null or
+// nothing, as the content unions of chat and responses are sent: a
+// string into *text, an array into *list (a non-nil empty slice when it
+// is empty), and null or nothing into neither. A value of another kind
+// is not a decoding error: StringOrArray returns its [Kind], for
+// validation to report.
+func StringOrArray[T any](b []byte, text **string, list *[]T) (invalid string, err error) {
+	b = bytes.TrimLeft(b, " \t\r\n")
+	if len(b) == 0 {
+		return "", nil
+	}
+	switch b[0] {
+	case '"':
+		s, err := Unquote(b)
+		if err != nil {
+			return "", err
+		}
+		*text = &s
+	case '[':
+		l := []T{}
+		if err := json.Unmarshal(b, &l); err != nil {
+			return "", err
+		}
+		*list = l
+	case 'n':
+	default:
+		return Kind(b[0]), nil
+	}
+	return "", nil
+}
