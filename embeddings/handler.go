@@ -29,11 +29,6 @@ const Pattern = "POST /v1/embeddings"
 // the others do not apply.
 type Option = endpoint.Option
 
-type handler struct {
-	ep      served.Endpoint
-	backend Backend
-}
-
 // NewHandler returns the handler of POST /v1/embeddings: it decodes and
 // validates the request, checks the model against catalog (endpoint type
 // [models.Embeddings]), reserves the request's estimate from the API key
@@ -51,23 +46,19 @@ func NewHandler(catalog models.Catalog, backend Backend, opts ...Option) http.Ha
 	if backend == nil {
 		panic("embeddings: NewHandler: nil Backend")
 	}
-	return &handler{ep: served.New("embeddings", catalog, models.Embeddings, 0, opts), backend: backend}
-}
-
-func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	served.ServeJSON(&h.ep, w, r, Validate, func(req *Request) string { return req.Model },
-		func(ctx context.Context, req *Request, m *models.Model) (int64, error) {
-			res, err := h.backend.Embed(ctx, &Params{Request: req, Model: m})
-			if err != nil {
-				return 0, served.BackendError("embeddings", err)
-			}
-			if err := checkResult(res, req); err != nil {
-				return 0, err
-			}
+	return served.NewJSON(served.New("embeddings", catalog, models.Embeddings, 0, opts), served.JSON[Request, *Result]{
+		Validate: Validate,
+		Model:    func(req *Request) string { return req.Model },
+		Ask: func(ctx context.Context, req *Request, m *models.Model) (*Result, error) {
+			return backend.Embed(ctx, &Params{Request: req, Model: m})
+		},
+		Check: func(req *Request, res *Result) error { return checkResult(res, req) },
+		Reply: func(w http.ResponseWriter, req *Request, res *Result) (int64, error) {
 			model := cmp.Or(res.Model, req.Model)
 			httpjson.WriteRaw(w, http.StatusOK, AppendReply(nil, res, model, req.EncodingFormat == EncodingBase64))
 			return int64(max(res.PromptTokens, 0)), nil
-		})
+		},
+	})
 }
 
 // Validate checks a decoded request as the handler does, with the

@@ -30,11 +30,6 @@ const IDPrefix = "modr-"
 // the others do not apply.
 type Option = endpoint.Option
 
-type handler struct {
-	ep      served.Endpoint
-	backend Backend
-}
-
 // NewHandler returns the handler of POST /v1/moderations: it decodes and
 // validates the request, checks the model against catalog (endpoint type
 // [models.Moderation]), reserves the request's estimate from the API key,
@@ -50,25 +45,21 @@ func NewHandler(catalog models.Catalog, backend Backend, opts ...Option) http.Ha
 	if backend == nil {
 		panic("moderations: NewHandler: nil Backend")
 	}
-	return &handler{ep: served.New("moderations", catalog, models.Moderation, 0, opts), backend: backend}
-}
-
-func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	served.ServeJSON(&h.ep, w, r, Validate, func(req *Request) string { return req.Model },
-		func(ctx context.Context, req *Request, m *models.Model) (int64, error) {
-			res, err := h.backend.Moderate(ctx, &Params{Request: req, Model: m})
-			if err != nil {
-				return 0, served.BackendError("moderations", err)
-			}
-			if err := checkResult(res, req.Input.Results()); err != nil {
-				return 0, err
-			}
+	return served.NewJSON(served.New("moderations", catalog, models.Moderation, 0, opts), served.JSON[Request, *Result]{
+		Validate: Validate,
+		Model:    func(req *Request) string { return req.Model },
+		Ask: func(ctx context.Context, req *Request, m *models.Model) (*Result, error) {
+			return backend.Moderate(ctx, &Params{Request: req, Model: m})
+		},
+		Check: func(req *Request, res *Result) error { return checkResult(res, req.Input.Results()) },
+		Reply: func(w http.ResponseWriter, req *Request, res *Result) (int64, error) {
 			model := cmp.Or(res.Model, req.Model)
 			if err := httpjson.Write(w, http.StatusOK, NewReply(ids.New(IDPrefix), model, &req.Input, res)); err != nil {
 				return 0, apierrors.Internal(err)
 			}
 			return int64(max(res.InputTokens, 0)), nil
-		})
+		},
+	})
 }
 
 // Validate checks a decoded request as the handler does, with the errors

@@ -31,11 +31,6 @@ const IDPrefix = "rerank-"
 // the others do not apply.
 type Option = endpoint.Option
 
-type handler struct {
-	ep      served.Endpoint
-	backend Backend
-}
-
 // NewHandler returns the handler of POST /v1/rerank: it decodes and
 // validates the request, checks the model against catalog (endpoint type
 // [models.Rerank]), reserves the request's estimate from the API key,
@@ -52,25 +47,21 @@ func NewHandler(catalog models.Catalog, backend Backend, opts ...Option) http.Ha
 	if backend == nil {
 		panic("rerank: NewHandler: nil Backend")
 	}
-	return &handler{ep: served.New("rerank", catalog, models.Rerank, 0, opts), backend: backend}
-}
-
-func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	served.ServeJSON(&h.ep, w, r, Validate, func(req *Request) string { return req.Model },
-		func(ctx context.Context, req *Request, m *models.Model) (int64, error) {
-			res, err := h.backend.Rerank(ctx, &Params{Request: req, Model: m})
-			if err != nil {
-				return 0, served.BackendError("rerank", err)
-			}
-			if err := checkResult(res, len(req.Documents)); err != nil {
-				return 0, err
-			}
+	return served.NewJSON(served.New("rerank", catalog, models.Rerank, 0, opts), served.JSON[Request, *Result]{
+		Validate: Validate,
+		Model:    func(req *Request) string { return req.Model },
+		Ask: func(ctx context.Context, req *Request, m *models.Model) (*Result, error) {
+			return backend.Rerank(ctx, &Params{Request: req, Model: m})
+		},
+		Check: func(req *Request, res *Result) error { return checkResult(res, len(req.Documents)) },
+		Reply: func(w http.ResponseWriter, req *Request, res *Result) (int64, error) {
 			model := cmp.Or(res.Model, req.Model)
 			if err := httpjson.Write(w, http.StatusOK, NewReply(ids.New(IDPrefix), model, req, res)); err != nil {
 				return 0, apierrors.Internal(err)
 			}
 			return int64(max(res.PromptTokens, 0)), nil
-		})
+		},
+	})
 }
 
 // Validate checks a decoded request as the handler does, with the errors

@@ -3,7 +3,10 @@
 // images and audio): reading a JSON body within the limit, the model
 // check, the reservation of the request's estimate against its API key
 // and its settlement with the usage described (model, input and output
-// tokens), and the one error renderer of their configuration.
+// tokens), and the one error renderer of their configuration; and, for
+// the access points whose backend answers in one call (embeddings,
+// moderations, rerank), the whole handler around the steps that are
+// their own ([NewJSON]).
 package served
 
 import (
@@ -28,6 +31,8 @@ type Endpoint struct {
 	Cfg     pipeline.Config
 	Catalog models.Catalog
 	Need    models.EndpointType
+
+	pkg string // the package's name, in errors
 }
 
 // New returns the Endpoint of a handler of package pkg (for panics) with
@@ -46,7 +51,7 @@ func New[O ~func(*pipeline.Config)](pkg string, catalog models.Catalog, need mod
 		o(&c)
 	}
 	c.Finish()
-	return Endpoint{Cfg: c, Catalog: catalog, Need: need}
+	return Endpoint{Cfg: c, Catalog: catalog, Need: need, pkg: pkg}
 }
 
 // DecodeJSON reads r's JSON body, at most the configured limit of it, into
@@ -189,4 +194,49 @@ func serveJSON[Req any](e *Endpoint, w http.ResponseWriter, r *http.Request, val
 		used = 0
 	}
 	return err
+}
+
+// JSON is what the handler of an access point adds to the steps of
+// [ServeJSON] when its request Req is a JSON object that names its model
+// and its backend answers with a result R in one call: packages
+// embeddings, moderations and rerank.
+type JSON[Req, R any] struct {
+	// Validate checks a decoded request with the package's own rules.
+	Validate func(req *Req) error
+	// Model returns the model that req names.
+	Model func(req *Req) string
+	// Ask asks the backend for the result of req, for model m.
+	Ask func(ctx context.Context, req *Req, m *models.Model) (R, error)
+	// Check rejects a result that cannot be sent.
+	Check func(req *Req, res R) error
+	// Reply writes the reply of res, and returns the input tokens to
+	// charge.
+	Reply func(w http.ResponseWriter, req *Req, res R) (input int64, err error)
+}
+
+// NewJSON returns the handler of access point a over e: it serves each
+// request through [ServeJSON], asking the backend with a.Ask (a failure
+// is the [BackendError] of e's package), checking its result with
+// a.Check and replying with a.Reply. The handler is safe for concurrent
+// use if the functions of a are.
+func NewJSON[Req, R any](e Endpoint, a JSON[Req, R]) http.Handler {
+	return &jsonHandler[Req, R]{e: e, a: a}
+}
+
+type jsonHandler[Req, R any] struct {
+	e Endpoint
+	a JSON[Req, R]
+}
+
+func (h *jsonHandler[Req, R]) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	ServeJSON(&h.e, w, r, h.a.Validate, h.a.Model, func(ctx context.Context, req *Req, m *models.Model) (int64, error) {
+		res, err := h.a.Ask(ctx, req, m)
+		if err != nil {
+			return 0, BackendError(h.e.pkg, err)
+		}
+		if err := h.a.Check(req, res); err != nil {
+			return 0, err
+		}
+		return h.a.Reply(w, req, res)
+	})
 }
