@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/internal/served"
 	"github.com/gatewaykit/gatewaykit/models"
 )
 
@@ -57,36 +58,16 @@ func (in Input) Len() int { return len(in.Texts) + len(in.Tokens) }
 // UnmarshalJSON accepts the four forms of input.
 func (in *Input) UnmarshalJSON(b []byte) error {
 	*in = Input{}
-	b = bytes.TrimSpace(b)
 	bad := apierrors.InvalidRequest("input", "input must be a string, an array of strings, an array of token ids or an array of arrays of token ids")
-	switch {
-	case len(b) == 0 || bytes.Equal(b, []byte("null")):
-		return nil
-	case b[0] == '"':
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return bad.WithCause(err)
-		}
-		in.Texts = []string{s}
-		return nil
-	case b[0] != '[':
-		return bad
-	}
-	var items []json.RawMessage
-	if err := json.Unmarshal(b, &items); err != nil {
-		return bad.WithCause(err)
-	}
-	if len(items) == 0 {
-		return apierrors.InvalidRequest("input", "input must not be an empty array")
+	texts, items, err := served.InputItems(b, bad)
+	if items == nil {
+		in.Texts = texts
+		return err
 	}
 	switch first := bytes.TrimSpace(items[0]); {
 	case len(first) > 0 && first[0] == '"':
-		in.Texts = make([]string, len(items))
-		for i, it := range items {
-			if err := json.Unmarshal(it, &in.Texts[i]); err != nil {
-				return apierrors.InvalidRequestf("input", "input[%d] must be a string, like the first item", i).WithCause(err)
-			}
-		}
+		in.Texts, err = served.InputTexts(items)
+		return err
 	case len(first) > 0 && first[0] == '[':
 		in.Tokens = make([][]int64, len(items))
 		for i, it := range items {

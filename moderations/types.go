@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/internal/served"
 	"github.com/gatewaykit/gatewaykit/models"
 )
 
@@ -91,27 +92,11 @@ func (in Input) Results() int {
 // UnmarshalJSON accepts the three forms of input.
 func (in *Input) UnmarshalJSON(b []byte) error {
 	*in = Input{}
-	b = bytes.TrimSpace(b)
 	bad := apierrors.InvalidRequest("input", "input must be a string, an array of strings or an array of text and image_url parts")
-	switch {
-	case len(b) == 0 || string(b) == "null":
-		return nil
-	case b[0] == '"':
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return bad.WithCause(err)
-		}
-		in.Texts = []string{s}
-		return nil
-	case b[0] != '[':
-		return bad
-	}
-	var items []json.RawMessage
-	if err := json.Unmarshal(b, &items); err != nil {
-		return bad.WithCause(err)
-	}
-	if len(items) == 0 {
-		return apierrors.InvalidRequest("input", "input must not be an empty array")
+	texts, items, err := served.InputItems(b, bad)
+	if items == nil {
+		in.Texts = texts
+		return err
 	}
 	if first := bytes.TrimSpace(items[0]); len(first) > 0 && first[0] == '{' {
 		in.Parts = make([]Part, len(items))
@@ -137,13 +122,8 @@ func (in *Input) UnmarshalJSON(b []byte) error {
 		}
 		return nil
 	}
-	in.Texts = make([]string, len(items))
-	for i, it := range items {
-		if err := json.Unmarshal(it, &in.Texts[i]); err != nil {
-			return apierrors.InvalidRequestf("input", "input[%d] must be a string, like the first item", i).WithCause(err)
-		}
-	}
-	return nil
+	in.Texts, err = served.InputTexts(items)
+	return err
 }
 
 // A Backend classifies content. The handler owns the wire (the id, every

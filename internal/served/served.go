@@ -6,7 +6,8 @@
 // tokens), and the one error renderer of their configuration; and, for
 // the access points whose backend answers in one call (embeddings,
 // moderations, rerank), the whole handler around the steps that are
-// their own ([NewJSON]).
+// their own ([NewJSON]), and the reading of the input unions of
+// embeddings and moderations ([InputItems]).
 package served
 
 import (
