@@ -172,12 +172,6 @@ func (cw *chunkWriter) Finish() error {
 	return cw.Done()
 }
 
-// backendError is the error for a backend that broke the streaming
-// contract: a 500 whose text is only logged.
-func backendError(format string, args ...any) error {
-	return chunks.BackendError("chat", format, args...)
-}
-
 // Deltas returns b's reply to p as the handler streams it: b.Stream's
 // deltas when b is a [StreamingBackend], and otherwise the [Result] of
 // b.Complete in whole pieces (per choice, its reasoning, its content and
@@ -224,4 +218,10 @@ func finishReason(o *Output) FinishReason {
 		return FinishToolCalls
 	}
 	return FinishStop
+}
+
+// backendError is the error for a backend that broke the streaming
+// contract: a 500 whose text is only logged.
+func backendError(format string, args ...any) error {
+	return chunks.BackendError("chat", format, args...)
 }

@@ -114,12 +114,6 @@ func (cw *chunkWriter) Finish() error {
 	return cw.Done()
 }
 
-// backendError is the error for a backend that broke the streaming
-// contract: a 500 whose text is only logged.
-func backendError(format string, args ...any) error {
-	return chunks.BackendError("completions", format, args...)
-}
-
 // Deltas returns b's reply to p as the handler streams it: b.Stream's
 // deltas when b is a [StreamingBackend], and otherwise the [Result] of
 // b.Complete in whole pieces (one delta per choice with its whole text
@@ -140,3 +134,9 @@ func choiceDelta(ds []Delta, res *Result, i int) []Delta {
 
 // usageDelta is the delta of a whole Result's usage.
 func usageDelta(res *Result) Delta { return Delta{Usage: &res.Usage} }
+
+// backendError is the error for a backend that broke the streaming
+// contract: a 500 whose text is only logged.
+func backendError(format string, args ...any) error {
+	return chunks.BackendError("completions", format, args...)
+}
