@@ -72,23 +72,12 @@ func checkPart(p *ContentPart) (field, msg string) {
 	return "", ""
 }
 
+// checkToolChoice checks that a forced tool choice has a tool to call.
 func checkToolChoice(req *Request) error {
-	tc := req.ToolChoice
-	if !tc.Forced() {
-		return nil
+	if tc := req.ToolChoice; tc.Forced() {
+		return validation.ForcedToolChoice(tc.Function, req.Tools, func(t *Tool) string { return t.Function.Name }, "tool_choice.function.name")
 	}
-	if len(req.Tools) == 0 {
-		return apierrors.InvalidRequest("tool_choice", "tool_choice requires tools: it obliges the model to call one, and none are given")
-	}
-	if tc.Function == "" {
-		return nil
-	}
-	for _, t := range req.Tools {
-		if t.Function.Name == tc.Function {
-			return nil
-		}
-	}
-	return apierrors.InvalidRequestf("tool_choice.function.name", "tool_choice.function.name %q names no function in tools", tc.Function)
+	return nil
 }
 
 // roles are the roles a message may have, in the order the error message

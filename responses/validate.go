@@ -140,22 +140,18 @@ func checkContent(c *Content, field string, fail func(field, msg string) error) 
 
 // checkToolChoice checks that a forced tool choice has a tool to call.
 func checkToolChoice(req *Request) error {
-	tc := req.ToolChoice
-	if !tc.Forced() {
-		return nil
+	if tc := req.ToolChoice; tc.Forced() {
+		return validation.ForcedToolChoice(tc.Function, req.Tools, functionName, "tool_choice.name")
 	}
-	if len(req.Tools) == 0 {
-		return apierrors.InvalidRequest("tool_choice", "tool_choice requires tools: it obliges the model to call one, and none are given")
+	return nil
+}
+
+// functionName is the name of t if it is a function tool, or "".
+func functionName(t *Tool) string {
+	if t.Type != ToolFunction {
+		return ""
 	}
-	if tc.Function == "" {
-		return nil
-	}
-	for i := range req.Tools {
-		if t := &req.Tools[i]; t.Type == ToolFunction && t.Name == tc.Function {
-			return nil
-		}
-	}
-	return apierrors.InvalidRequestf("tool_choice.name", "tool_choice.name %q names no function in tools", tc.Function)
+	return t.Name
 }
 
 // formats are the types a text format may have.

@@ -76,3 +76,23 @@ func First(errs ...error) error {
 	}
 	return nil
 }
+
+// ForcedToolChoice checks a forced tool choice (one that obliges the
+// model to call a tool) against the tools of its request: there must be
+// tools, and the function that it names, if any, must be one of them
+// (name returns the function name of a tool, or "" for a tool of another
+// kind). param is the JSON path of the choice's function name.
+func ForcedToolChoice[T any](function string, tools []T, name func(*T) string, param string) error {
+	if len(tools) == 0 {
+		return apierrors.InvalidRequest("tool_choice", "tool_choice requires tools: it obliges the model to call one, and none are given")
+	}
+	if function == "" {
+		return nil
+	}
+	for i := range tools {
+		if name(&tools[i]) == function {
+			return nil
+		}
+	}
+	return apierrors.InvalidRequestf(param, "%s %q names no function in tools", param, function)
+}
