@@ -77,11 +77,7 @@ func (h *compacter) Prepare(ctx context.Context, req *CompactRequest, m *models.
 	if _, ok := h.backend.(Compactor); !ok {
 		return nil, 0, 0, errNoCompaction(req.Model)
 	}
-	owner, err := (*handler)(h).owner(ctx)
-	if err != nil {
-		return nil, 0, 0, err
-	}
-	history, past, err := (*handler)(h).history(ctx, owner, req.PreviousResponseID)
+	_, history, past, err := (*handler)(h).conversation(ctx, req.PreviousResponseID)
 	if err != nil {
 		return nil, 0, 0, err
 	}

@@ -166,11 +166,7 @@ func (h *creator) Model(req *Request) string { return req.Model }
 // Prepare resolves the conversation of req's previous_response_id and
 // makes its Params; the estimate counts the conversation.
 func (h *creator) Prepare(ctx context.Context, req *Request, m *models.Model, body []byte) (*createCall, int64, int64, error) {
-	owner, err := (*handler)(h).owner(ctx)
-	if err != nil {
-		return nil, 0, 0, err
-	}
-	history, past, err := (*handler)(h).history(ctx, owner, req.PreviousResponseID)
+	owner, history, past, err := (*handler)(h).conversation(ctx, req.PreviousResponseID)
 	if err != nil {
 		return nil, 0, 0, err
 	}
@@ -348,6 +344,18 @@ func (h *handler) save(ctx context.Context, owner string, req *Request, resp *Re
 	}
 }
 
+// conversation returns the owner of the request's stored responses and
+// the conversation that ends with the owner's response previous (see
+// history).
+func (h *handler) conversation(ctx context.Context, previous string) (owner string, items []Item, past int64, err error) {
+	owner, err = h.owner(ctx)
+	if err != nil {
+		return "", nil, 0, err
+	}
+	items, past, err = h.history(ctx, owner, previous)
+	return owner, items, past, err
+}
+
 // history resolves the conversation that ends with owner's response id:
 // the input and output items of each response of the chain, oldest first,
 // and the total tokens that the usage of that last response reports (the
@@ -424,14 +432,9 @@ func storeError(err error) error {
 
 // get serves GET /v1/responses/{id}.
 func (h *handler) get(w http.ResponseWriter, r *http.Request, id string) {
-	owner, err := h.owner(r.Context())
+	sr, err := h.stored(r.Context(), id)
 	if err != nil {
 		h.cfg.Fail(w, r, err)
-		return
-	}
-	sr, err := h.cfg.store.Get(r.Context(), owner, id)
-	if err != nil {
-		h.cfg.Fail(w, r, h.lookupError(err, id))
 		return
 	}
 	body, err := json.Marshal(&sr.Response)
@@ -454,6 +457,20 @@ func (h *handler) delete(w http.ResponseWriter, r *http.Request, id string) {
 		return
 	}
 	_ = httpjson.Write(w, http.StatusOK, DeletedResponse{ID: id, Object: ObjectResponse, Deleted: true})
+}
+
+// stored returns the request's owner's stored response id, or the error
+// to send (see owner and lookupError).
+func (h *handler) stored(ctx context.Context, id string) (*StoredResponse, error) {
+	owner, err := h.owner(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sr, err := h.cfg.store.Get(ctx, owner, id)
+	if err != nil {
+		return nil, h.lookupError(err, id)
+	}
+	return sr, nil
 }
 
 // owner returns the owner of the request's stored responses, or a 401

@@ -100,14 +100,9 @@ func (h *handler) inputItems(w http.ResponseWriter, r *http.Request, id string) 
 		h.cfg.Fail(w, r, apierrors.InvalidRequestf("order", "order must be asc or desc, got %q", order))
 		return
 	}
-	owner, err := h.owner(r.Context())
+	sr, err := h.stored(r.Context(), id)
 	if err != nil {
 		h.cfg.Fail(w, r, err)
-		return
-	}
-	sr, err := h.cfg.store.Get(r.Context(), owner, id)
-	if err != nil {
-		h.cfg.Fail(w, r, h.lookupError(err, id))
 		return
 	}
 	items := sr.Input
