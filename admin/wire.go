@@ -175,10 +175,7 @@ func (in *keyInput) apply(k *auth.Key) {
 // decodeKey reads and checks a body of POST or PATCH /admin/v1/keys that
 // may set fields. Every problem is a 400 naming the field.
 func (h *handler) decodeKey(w http.ResponseWriter, r *http.Request, fields []string) (*keyInput, error) {
-	if err := httpjson.CheckContentType(r); err != nil {
-		return nil, err
-	}
-	body, err := httpjson.ReadBody(w, r, h.cfg.maxBytes)
+	body, err := httpjson.ReadJSON(w, r, h.cfg.maxBytes)
 	if err != nil {
 		return nil, err
 	}

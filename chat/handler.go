@@ -93,12 +93,7 @@ func (h *handler) Reply(w http.ResponseWriter, r *http.Request, p *Params) (pipe
 
 // Decode reads and decodes the request body, and returns it.
 func (h *handler) Decode(w http.ResponseWriter, r *http.Request, req *Request) ([]byte, error) {
-	if ct := r.Header.Get("Content-Type"); ct != "application/json" {
-		if err := httpjson.CheckContentType(r); err != nil {
-			return nil, err
-		}
-	}
-	body, err := httpjson.ReadBody(w, r, h.cfg.MaxBytes)
+	body, err := httpjson.ReadJSON(w, r, h.cfg.MaxBytes)
 	if err != nil {
 		return nil, err
 	}

@@ -105,10 +105,7 @@ func (h *handler) Reply(w http.ResponseWriter, r *http.Request, p *Params) (pipe
 // decode reads the request body, at most maxBytes of it, decodes it into
 // req as httpjson.Decode does, and returns it.
 func decode(w http.ResponseWriter, r *http.Request, maxBytes int64, req *Request) ([]byte, error) {
-	if err := httpjson.CheckContentType(r); err != nil {
-		return nil, err
-	}
-	body, err := httpjson.ReadBody(w, r, maxBytes)
+	body, err := httpjson.ReadJSON(w, r, maxBytes)
 	if err != nil {
 		return nil, err
 	}

@@ -254,10 +254,7 @@ type admission struct {
 
 // Decode reads and decodes the request body.
 func (a *admission) Decode(w http.ResponseWriter, r *http.Request, req *Request) ([]byte, error) {
-	if err := httpjson.CheckContentType(r); err != nil {
-		return nil, err
-	}
-	body, err := httpjson.ReadBody(w, r, a.h.cfg.MaxBytes)
+	body, err := httpjson.ReadJSON(w, r, a.h.cfg.MaxBytes)
 	if err != nil {
 		return nil, err
 	}

@@ -93,10 +93,7 @@ func (w shouldRetryWriter) Flush() { _ = http.NewResponseController(w.ResponseWr
 
 // Decode reads the request body and decodes it into req.
 func (h *handler) Decode(w http.ResponseWriter, r *http.Request, req *Request) ([]byte, error) {
-	if err := httpjson.CheckContentType(r); err != nil {
-		return nil, err
-	}
-	body, err := httpjson.ReadBody(w, r, h.cfg.MaxBytes)
+	body, err := httpjson.ReadJSON(w, r, h.cfg.MaxBytes)
 	if err != nil {
 		return nil, err
 	}

@@ -231,12 +231,7 @@ func checkResult(res *Result) error {
 // body. It decodes once; when that fails, it decodes again
 // through httpjson for an error message that says what is wrong.
 func (h *handler) decode(w http.ResponseWriter, r *http.Request, v json.Unmarshaler) ([]byte, error) {
-	if ct := r.Header.Get("Content-Type"); ct != "application/json" {
-		if err := httpjson.CheckContentType(r); err != nil {
-			return nil, err
-		}
-	}
-	body, err := httpjson.ReadBody(w, r, h.cfg.MaxBytes)
+	body, err := httpjson.ReadJSON(w, r, h.cfg.MaxBytes)
 	if err != nil {
 		return nil, err
 	}

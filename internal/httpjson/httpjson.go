@@ -31,7 +31,7 @@ const DefaultTextMaxBytes int64 = 8 << 20
 // CheckContentType returns a 400 unless r's Content-Type is JSON or absent.
 func CheckContentType(r *http.Request) error {
 	ct := r.Header.Get("Content-Type")
-	if ct == "" {
+	if ct == "" || ct == "application/json" { // the usual value, without parsing it
 		return nil
 	}
 	mt, _, err := mime.ParseMediaType(ct)
@@ -46,14 +46,20 @@ func CheckContentType(r *http.Request) error {
 // that say what is wrong; an *apierrors.Error returned by a custom
 // UnmarshalJSON passes through as it is.
 func Decode(w http.ResponseWriter, r *http.Request, maxBytes int64, dst any) error {
-	if err := CheckContentType(r); err != nil {
-		return err
-	}
-	body, err := ReadBody(w, r, maxBytes)
+	body, err := ReadJSON(w, r, maxBytes)
 	if err != nil {
 		return err
 	}
 	return Unmarshal(body, dst)
+}
+
+// ReadJSON reads r's body, at most maxBytes of it, once CheckContentType
+// accepts r.
+func ReadJSON(w http.ResponseWriter, r *http.Request, maxBytes int64) ([]byte, error) {
+	if err := CheckContentType(r); err != nil {
+		return nil, err
+	}
+	return ReadBody(w, r, maxBytes)
 }
 
 // ReadBody reads r's body, at most maxBytes of it.

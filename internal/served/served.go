@@ -59,10 +59,7 @@ func New[O ~func(*pipeline.Config)](pkg string, catalog models.Catalog, need mod
 // dst, and returns the body. Every failure is a 400 that says what is
 // wrong.
 func (e *Endpoint) DecodeJSON(w http.ResponseWriter, r *http.Request, dst any) ([]byte, error) {
-	if err := httpjson.CheckContentType(r); err != nil {
-		return nil, err
-	}
-	body, err := httpjson.ReadBody(w, r, e.Cfg.MaxBytes)
+	body, err := httpjson.ReadJSON(w, r, e.Cfg.MaxBytes)
 	if err != nil {
 		return nil, err
 	}
