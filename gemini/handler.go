@@ -62,12 +62,7 @@ type handler struct {
 // NewHandler panics if catalog or backend is nil. The handler is safe for
 // concurrent use.
 func NewHandler(catalog models.Catalog, backend chat.Backend, opts ...Option) http.Handler {
-	if catalog == nil {
-		panic("gemini: NewHandler: nil Catalog")
-	}
-	if backend == nil {
-		panic("gemini: NewHandler: nil Backend")
-	}
+	pipeline.MustHave("gemini", catalog, backend)
 	h := &handler{backend: backend, catalog: catalog, cfg: pipeline.New(opts)}
 	h.cfg.Renderer.Shape = apierrors.Google
 	return h

@@ -58,12 +58,7 @@ type params struct {
 // NewHandler panics if catalog or backend is nil. The handler is safe for
 // concurrent use.
 func NewHandler(catalog models.Catalog, backend chat.Backend, opts ...Option) http.Handler {
-	if catalog == nil {
-		panic("messages: NewHandler: nil Catalog")
-	}
-	if backend == nil {
-		panic("messages: NewHandler: nil Backend")
-	}
+	pipeline.MustHave("messages", catalog, backend)
 	h := &handler{backend: backend, catalog: catalog, cfg: pipeline.New(opts)}
 	h.cfg.Renderer.Shape = apierrors.Messages
 	return h
