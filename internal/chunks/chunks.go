@@ -4,8 +4,9 @@
 // whole ([Deltas]); the state of a chunk writer that does not depend on
 // the endpoint, and the end of its stream, with the usage chunk and
 // [DONE] ([Writer]); the usage object of their replies ([AppendUsage]);
-// and the error of a backend that breaks the contract ([BackendError]). What is an endpoint's own (chat's roles,
-// reasoning and tool calls, the text of a completion) stays in its
+// and the error of a backend that breaks its contract ([BackendError]).
+// What is an endpoint's own (chat's roles, reasoning and tool calls, the
+// text of a completion, the encoding of their choices) stays in its
 // package.
 package chunks
 
