@@ -146,7 +146,7 @@ func (g *VideoGenerator) Generate(ctx context.Context, task *videos.Task, progre
 		}
 	}()
 	for i := 1; i <= steps; i++ {
-		if err := videoWait(ctx, &timer, g.cfg.duration/time.Duration(steps)); err != nil {
+		if err := wait(ctx, &timer, g.cfg.duration/time.Duration(steps)); err != nil {
 			return nil, err
 		}
 		progress(i * 100 / (steps + 1))
@@ -200,23 +200,6 @@ func referenceColour(task *videos.Task) *color.RGBA {
 		return &color.RGBA{R: uint8(r / n), G: uint8(g / n), B: uint8(bl / n), A: 255}
 	}
 	return nil
-}
-
-func videoWait(ctx context.Context, t **time.Timer, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	if *t == nil {
-		*t = time.NewTimer(d)
-	} else {
-		(*t).Reset(d)
-	}
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-(*t).C:
-		return nil
-	}
 }
 
 // videoPlan is what a generation will write.
