@@ -124,10 +124,9 @@
 // # Performance
 //
 // The write path reuses its buffers: one JSON encoding buffer and one
-// frame buffer per stream, which collects the events until they are
-// flushed, so that they reach the http.ResponseWriter in one Write (one
-// chunk of the chunked reply) followed by one Flush; the headers leave
-// with the first event. A producer that knows that more events are
+// frame buffer per stream, so that each event reaches the
+// http.ResponseWriter in one Write followed by one Flush; the headers
+// leave with the first event. A producer that knows that more events are
 // at hand writes them with [Stream.WriteRaw] and calls [Stream.Flush]
 // after the last: the burst then costs one flush, that is one write system
 // call on the connection, instead of one per event; the handlers do so

@@ -108,9 +108,9 @@ func Start(w http.ResponseWriter, r *http.Request, opts ...Option) (*Stream, err
 		keepAlive: cfg.keepAlive,
 		sess:      sess,
 	}
-	// The Session writes each event into out, which hands the events to
-	// the ResponseWriter in one Write when the stream flushes: one call
-	// into net/http per flush instead of one per field or event.
+	// The Session writes each event into out, which hands the whole frame
+	// to the ResponseWriter in one Write when the Session flushes: one
+	// call into net/http per event instead of one per field.
 	s.out = &frameWriter{ResponseWriter: sess.Res}
 	sess.Res = s.out
 	if s.keepAlive > 0 {
@@ -183,11 +183,11 @@ func (s *Stream) SendEvent(ev Event) error {
 	return s.send(ev.Type, ev.Data)
 }
 
-// WriteRaw is [Stream.SendRaw] without the flush: the stream keeps the
-// event, after any other unflushed events, until [Stream.Flush], the
-// next Send* method, [Stream.Done], [Stream.Error] or [Stream.Close]
-// flushes them all at once (past 32 KiB of them it hands them to the
-// ResponseWriter, whose buffers send them on when they fill up). A producer
+// WriteRaw is [Stream.SendRaw] without the flush: the event goes to the
+// ResponseWriter, whose buffers keep it, after any other unflushed
+// events, until [Stream.Flush], the next Send* method, [Stream.Done],
+// [Stream.Error] or [Stream.Close] flushes them all at once (net/http
+// sends its buffers on by itself only when they fill up). A producer
 // that knows that more events are at hand writes them with WriteRaw and
 // flushes after the last one, so that a burst costs one write system
 // call instead of one per event.
@@ -386,9 +386,10 @@ func (s *Stream) sendLocked(m *gosse.Message) error {
 	return s.flushLocked()
 }
 
-// appendLocked writes m to the stream's frame buffer, after the headers
-// if they have not been prepared yet, without flushing: the event waits
-// there (or, past 32 KiB, in net/http's buffers) until flushLocked.
+// appendLocked writes m to the ResponseWriter, after the headers if they
+// have not been prepared yet, without flushing: the event waits in
+// net/http's buffers (which send it on by themselves only when they fill
+// up) until flushLocked.
 func (s *Stream) appendLocked(m *gosse.Message) error {
 	if !s.started {
 		s.started = true
@@ -403,7 +404,7 @@ func (s *Stream) appendLocked(m *gosse.Message) error {
 	}
 	err := s.sess.Send(m)
 	if err == nil {
-		err = s.out.added()
+		err = s.out.writeOut()
 	}
 	return s.failLocked(err)
 }
@@ -533,43 +534,25 @@ func bytesToString(b []byte) string {
 	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
-// frameWriter collects the fields that a gosse.Session writes for the
-// events written since the last flush, and hands them to the
-// ResponseWriter in one Write when it flushes (writeOut): one call into
-// net/http (one chunk of the chunked reply) per flush instead of one per
-// field or per event. What it holds is bounded: past batchBytes it hands
-// the events over without a flush, for net/http to buffer.
+// frameWriter collects the fields that a gosse.Session writes for one
+// event and hands them to the ResponseWriter in one Write (writeOut): one
+// call into net/http per event instead of one per field. Flushing is
+// separate, so that several events can share one flush.
 type frameWriter struct {
 	gosse.ResponseWriter
 	buf     []byte
-	pending bool // events written since the last flush
+	pending bool // written to the ResponseWriter since the last flush
 }
-
-// batchBytes is the most that a frameWriter holds before it hands the
-// events to the ResponseWriter without waiting for the flush.
-const batchBytes = 32 << 10
 
 func (f *frameWriter) Write(p []byte) (int, error) {
 	f.buf = append(f.buf, p...)
 	return len(p), nil
 }
 
-// added records that an event was written, and hands what is held to
-// the ResponseWriter if it is more than batchBytes.
-func (f *frameWriter) added() error {
-	f.pending = true
-	if len(f.buf) < batchBytes {
-		return nil
-	}
-	return f.writeOut()
-}
-
-// writeOut hands the collected frames to the ResponseWriter, without
+// writeOut hands the collected frame to the ResponseWriter, without
 // flushing.
 func (f *frameWriter) writeOut() error {
-	if len(f.buf) == 0 {
-		return nil
-	}
+	f.pending = true
 	_, err := f.ResponseWriter.Write(f.buf)
 	if cap(f.buf) > maxRetained {
 		f.buf = nil
@@ -588,8 +571,5 @@ func (f *frameWriter) Flush() error {
 		return nil
 	}
 	f.pending = false
-	if err := f.writeOut(); err != nil {
-		return err
-	}
 	return f.ResponseWriter.Flush()
 }
