@@ -9,6 +9,7 @@
 //	go run ./bench -pin -duration 10s   # server on CPU 0, load on CPU 1
 //	go run ./bench -scenario 'gateway/chat|floor/chat' -concurrency 64
 //	go run ./bench -rate 4000 -scenario '/chat$'   # every server at the same rate
+//	go run ./bench -rounds 5 -scenario '(copy|gateway)-relay/stream'   # medians of alternating rounds
 //	go run ./bench -sweep               # 1…2048 clients, non-streaming chat
 //	go run ./bench -streams 10000       # open paced streams: memory per stream
 //	go run ./bench -store               # memory per stored item, key lookups
@@ -62,6 +63,7 @@ type options struct {
 	short       bool
 	pin         bool
 	runs        bool
+	rounds      int
 	rate        float64
 	scenario    *regexp.Regexp
 	sweep       bool
@@ -82,6 +84,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.Float64Var(&o.rate, "rate", 0, "start at most this many operations a second in each scenario, to compare servers at the same rate (0: as fast as they go)")
 	fs.BoolVar(&o.short, "short", false, "run everything in a few seconds, with small sizes (smoke test)")
 	fs.BoolVar(&o.runs, "runs", true, "run the scenarios and the one-client latencies (-runs=false: only what -sweep, -streams and -store ask for)")
+	fs.IntVar(&o.rounds, "rounds", 1, "run the scenarios this many times, each round through every target in turn, and report each scenario's median round and the median (and range) of the rounds' ratios")
 	fs.BoolVar(&o.pin, "pin", false, "pin the servers under test to CPU 0, and the load (and the fake upstream) to CPU 1")
 	filter := fs.String("scenario", "", "run only the scenarios whose name (target/workload, e.g. gateway/chat) matches this regexp")
 	fs.BoolVar(&o.sweep, "sweep", false, "also run the concurrency sweep (1, 8, 32, 64, 512, 2048 clients) of non-streaming chat")
@@ -103,6 +106,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	}
 	if o.concurrency < 1 {
 		return nil, errors.New("-concurrency must be at least 1")
+	}
+	if o.rounds < 1 {
+		return nil, errors.New("-rounds must be at least 1")
 	}
 	if o.rate < 0 {
 		return nil, errors.New("-rate must not be negative")
@@ -141,7 +147,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 	}
 	rep := &report{Config: reportConfig{
-		Duration: o.duration.String(), Concurrency: o.concurrency, Rate: o.rate, Short: o.short,
+		Duration: o.duration.String(), Concurrency: o.concurrency, Rounds: o.rounds, Rate: o.rate, Short: o.short,
 		Pinned: o.pin, FileLimit: limit, Started: time.Now().UTC().Format(time.RFC3339),
 	}}
 	b := &bench{o: o, rep: rep, progress: os.Stderr}
@@ -258,30 +264,39 @@ func (b *bench) start(t target, extra ...string) (*child, error) {
 }
 
 // scenarios runs every workload against every target that the -scenario
-// filter lets through, then computes the ratios.
+// filter lets through, -rounds times, then computes the ratios. Each
+// round runs every target in turn, so that the targets that a ratio
+// compares are measured close together, and a ratio is taken within a
+// round before its median across rounds.
 func (b *bench) scenarios(ctx context.Context) error {
 	all := slices.Clone(targets)
 	for _, s := range b.o.servers {
 		all = append(all, target{name: s.name, cmd: s.cmd})
 	}
-	for i := range workloads {
-		w := &workloads[i]
-		for _, t := range all {
-			name := t.name + "/" + w.name
-			if !t.serves(w.name) || !b.o.scenario.MatchString(name) {
-				continue
+	rounds := make([][]runResult, b.o.rounds)
+	for round := range rounds {
+		for i := range workloads {
+			w := &workloads[i]
+			for _, t := range all {
+				name := t.name + "/" + w.name
+				if !t.serves(w.name) || !b.o.scenario.MatchString(name) {
+					continue
+				}
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				if b.o.rounds > 1 {
+					b.logf("round %d of %d", round+1, b.o.rounds)
+				}
+				r, err := b.scenario(ctx, t, w, b.o.concurrency)
+				if err != nil {
+					return fmt.Errorf("%s: %w", name, err)
+				}
+				rounds[round] = append(rounds[round], r)
 			}
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			r, err := b.scenario(ctx, t, w, b.o.concurrency)
-			if err != nil {
-				return fmt.Errorf("%s: %w", name, err)
-			}
-			b.rep.Runs = append(b.rep.Runs, r)
 		}
 	}
-	b.rep.computeRatios()
+	b.rep.setRounds(rounds)
 	return nil
 }
 

@@ -154,6 +154,7 @@ func TestFlags(t *testing.T) {
 	for _, args := range [][]string{
 		{"-concurrency", "0"},
 		{"-rate", "-1"},
+		{"-rounds", "0"},
 		{"-scenario", "("},
 		{"extra"},
 		{"-nosuchflag"},
@@ -187,4 +188,37 @@ func TestReadEventsCountsDataLines(t *testing.T) {
 			require.True(t, strings.HasSuffix(string(tail), "data: [DONE]\n\n"), "%q", tail)
 		})
 	}
+}
+
+// TestSetRounds checks how several rounds are reported: each scenario by
+// its median round by CPU per operation, each ratio by the median of the
+// ratios taken within each round, with the range of its CPU ratio.
+func TestSetRounds(t *testing.T) {
+	run := func(target string, cpu time.Duration, ops float64) runResult {
+		return runResult{Target: target, Workload: "chat", CPUPerOp: cpu, OpsPerSec: ops, AllocsPerOp: 10,
+			Load: loadResult{Lat: percentiles{P50: time.Millisecond}}}
+	}
+	rounds := [][]runResult{
+		{run("gateway", 30*time.Microsecond, 900), run("floor", 20*time.Microsecond, 1000)}, // 1.5×
+		{run("gateway", 90*time.Microsecond, 300), run("floor", 30*time.Microsecond, 1000)}, // 3× (a noisy round)
+		{run("gateway", 40*time.Microsecond, 800), run("floor", 32*time.Microsecond, 1000)}, // 1.25×
+	}
+	var rep report
+	rep.setRounds(rounds)
+	require.Len(t, rep.Runs, 2)
+	require.Equal(t, 40*time.Microsecond, rep.run("gateway", "chat").CPUPerOp, "the median round of gateway/chat")
+	require.Equal(t, 30*time.Microsecond, rep.run("floor", "chat").CPUPerOp, "the median round of floor/chat")
+	require.Len(t, rep.Ratios, 1)
+	r := rep.Ratios[0]
+	require.Equal(t, [2]string{"gateway", "floor"}, [2]string{r.Of, r.To})
+	require.InDelta(t, 1.5, r.CPU, 1e-9, "the median of 1.5, 3 and 1.25, not a ratio of medians (40/30)")
+	require.InDelta(t, 1.25, r.CPUMin, 1e-9)
+	require.InDelta(t, 3, r.CPUMax, 1e-9)
+	require.InDelta(t, 0.8, r.Throughput, 1e-9)
+
+	var one report
+	one.setRounds(rounds[:1])
+	require.Equal(t, rounds[0], one.Runs, "one round is reported as it is")
+	require.InDelta(t, 1.5, one.Ratios[0].CPU, 1e-9)
+	require.Zero(t, one.Ratios[0].CPUMax, "no range for one round")
 }

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
+	"slices"
 	"text/tabwriter"
 	"time"
 )
@@ -23,6 +25,7 @@ type reportConfig struct {
 	Started     string  `json:"started"`
 	Duration    string  `json:"duration"`
 	Concurrency int     `json:"concurrency"`
+	Rounds      int     `json:"rounds"`
 	Rate        float64 `json:"rate,omitempty"`
 	Short       bool    `json:"short"`
 	Pinned      bool    `json:"pinned"`
@@ -51,7 +54,9 @@ type runResult struct {
 	AddedTTFB time.Duration `json:"added_ttfb_p50_ns,omitempty"`
 }
 
-// ratio compares two targets on one workload: Of / To.
+// ratio compares two targets on one workload: Of / To. Over several
+// rounds, each figure is the median of the rounds' ratios, and CPUMin
+// and CPUMax the range of the CPU ratio.
 type ratio struct {
 	Workload   string  `json:"workload"`
 	Of         string  `json:"of"`
@@ -60,6 +65,8 @@ type ratio struct {
 	Throughput float64 `json:"throughput"`
 	P50        float64 `json:"p50"`
 	Allocs     float64 `json:"allocs_per_op"`
+	CPUMin     float64 `json:"cpu_per_op_min,omitempty"`
+	CPUMax     float64 `json:"cpu_per_op_max,omitempty"`
 }
 
 // ratioPairs are the comparisons of the issues: the gateway against the
@@ -84,15 +91,24 @@ func (rep *report) run(t, w string) *runResult {
 	return nil
 }
 
-func (rep *report) computeRatios() {
-	rep.Ratios = nil
+// ratiosOf returns the ratios of ratioPairs between the runs of one round.
+func ratiosOf(runs []runResult) []ratio {
+	find := func(t, w string) *runResult {
+		for i := range runs {
+			if r := &runs[i]; r.Target == t && r.Workload == w {
+				return r
+			}
+		}
+		return nil
+	}
+	var out []ratio
 	for _, w := range workloads {
 		for _, p := range ratioPairs {
-			of, to := rep.run(p[0], w.name), rep.run(p[1], w.name)
+			of, to := find(p[0], w.name), find(p[1], w.name)
 			if of == nil || to == nil || to.CPUPerOp == 0 || to.OpsPerSec == 0 || to.Load.Lat.P50 == 0 || to.AllocsPerOp == 0 {
 				continue
 			}
-			rep.Ratios = append(rep.Ratios, ratio{
+			out = append(out, ratio{
 				Workload: w.name, Of: p[0], To: p[1],
 				CPU:        float64(of.CPUPerOp) / float64(to.CPUPerOp),
 				Throughput: of.OpsPerSec / to.OpsPerSec,
@@ -101,6 +117,60 @@ func (rep *report) computeRatios() {
 			})
 		}
 	}
+	return out
+}
+
+// setRounds sets the runs and ratios of the report from the runs of
+// each round (every round runs the same scenarios in the same order).
+// One round is reported as it is. Of several, each scenario is reported
+// by its median round by CPU per operation, and each ratio by the median
+// of the rounds' ratios, taken within each round, with the range of its
+// CPU ratio.
+func (rep *report) setRounds(rounds [][]runResult) {
+	if len(rounds) == 1 {
+		rep.Runs, rep.Ratios = rounds[0], ratiosOf(rounds[0])
+		return
+	}
+	rep.Runs = nil
+	for i := range rounds[0] {
+		runs := make([]runResult, len(rounds))
+		for k := range rounds {
+			runs[k] = rounds[k][i]
+		}
+		slices.SortFunc(runs, func(a, b runResult) int { return cmp.Compare(a.CPUPerOp, b.CPUPerOp) })
+		rep.Runs = append(rep.Runs, runs[len(runs)/2])
+	}
+	perRound := make([][]ratio, len(rounds))
+	for k, runs := range rounds {
+		perRound[k] = ratiosOf(runs)
+	}
+	rep.Ratios = nil
+	for i, r := range perRound[0] {
+		figure := func(f func(ratio) float64) []float64 {
+			v := make([]float64, len(perRound))
+			for k := range perRound {
+				v[k] = f(perRound[k][i])
+			}
+			slices.Sort(v)
+			return v
+		}
+		cpu := figure(func(r ratio) float64 { return r.CPU })
+		r.CPU, r.CPUMin, r.CPUMax = median(cpu), cpu[0], cpu[len(cpu)-1]
+		r.Throughput = median(figure(func(r ratio) float64 { return r.Throughput }))
+		r.P50 = median(figure(func(r ratio) float64 { return r.P50 }))
+		r.Allocs = median(figure(func(r ratio) float64 { return r.Allocs }))
+		rep.Ratios = append(rep.Ratios, r)
+	}
+}
+
+// median returns the median of the sorted values v: the mean of the two
+// middle ones when there is an even number.
+func median(v []float64) float64 {
+	n := len(v)
+	if n%2 == 1 {
+		return v[n/2]
+	}
+	return (v[n/2-1] + v[n/2]) / 2
 }
 
 func us(d time.Duration) string {
@@ -117,8 +187,12 @@ func (rep *report) writeTables(w io.Writer) {
 	if c.Rate > 0 {
 		rate = fmt.Sprintf("at most %.0f ops/s", c.Rate)
 	}
-	fmt.Fprintf(w, "gatewaykit load tool, %s: %s per scenario, %d clients %s, pinned=%v, open-file limit %d\n\n",
-		c.Started, c.Duration, c.Concurrency, rate, c.Pinned, c.FileLimit)
+	rounds := ""
+	if c.Rounds > 1 {
+		rounds = fmt.Sprintf(", %d rounds (each scenario's median round below)", c.Rounds)
+	}
+	fmt.Fprintf(w, "gatewaykit load tool, %s: %s per scenario%s, %d clients %s, pinned=%v, open-file limit %d\n\n",
+		c.Started, c.Duration, rounds, c.Concurrency, rate, c.Pinned, c.FileLimit)
 	if len(rep.Runs) > 0 {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "scenario\tclients\tops/s\tevents/s\tp50 µs\tp90 µs\tp99 µs\tmax µs\tttfb p50\tttfb p99\tCPU µs/op\tCPU µs/event\tallocs/op\tKB/op\tRSS MB idle\tRSS MB end\terrors\t")
@@ -145,9 +219,17 @@ func (rep *report) writeTables(w io.Writer) {
 	}
 	if len(rep.Ratios) > 0 {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "ratio\tworkload\tCPU/op\tops/s\tp50\tallocs/op\t")
+		head := "ratio\tworkload\tCPU/op\tops/s\tp50\tallocs/op\t"
+		if c.Rounds > 1 {
+			head = fmt.Sprintf("ratio, median of %d rounds\tworkload\tCPU/op\tCPU/op range\tops/s\tp50\tallocs/op\t", c.Rounds)
+		}
+		fmt.Fprintln(tw, head)
 		for _, r := range rep.Ratios {
-			fmt.Fprintf(tw, "%s / %s\t%s\t%.2f×\t%.2f×\t%.2f×\t%.1f×\t\n", r.Of, r.To, r.Workload, r.CPU, r.Throughput, r.P50, r.Allocs)
+			cpuRange := ""
+			if c.Rounds > 1 {
+				cpuRange = fmt.Sprintf("%.2f–%.2f×\t", r.CPUMin, r.CPUMax)
+			}
+			fmt.Fprintf(tw, "%s / %s\t%s\t%.2f×\t%s%.2f×\t%.2f×\t%.1f×\t\n", r.Of, r.To, r.Workload, r.CPU, cpuRange, r.Throughput, r.P50, r.Allocs)
 		}
 		tw.Flush()
 		fmt.Fprintln(w)
