@@ -92,6 +92,20 @@ func (g UsageGroup) Valid() bool {
 	return g == GroupByDay || g == GroupByModel || g == GroupByKey
 }
 
+// SetGroup sets the field of r that g groups by to value: Model or
+// KeyID when g groups by model or key, Day otherwise. A [UsageReader]
+// names each of its rows' group with it.
+func (r *UsageRow) SetGroup(g UsageGroup, value string) {
+	switch g {
+	case GroupByModel:
+		r.Model = value
+	case GroupByKey:
+		r.KeyID = value
+	default:
+		r.Day = value
+	}
+}
+
 // UsageParams are the parameters of [UsageReader.Usage]. Empty fields
 // filter nothing.
 type UsageParams struct {
@@ -189,19 +203,18 @@ func aggregate(buckets map[usageBucket]*usageSum, p UsageParams) []UsageRow {
 			continue
 		}
 		var k string
-		var row UsageRow
 		switch p.GroupBy {
 		case GroupByModel:
-			k, row.Model = b.model, b.model
+			k = b.model
 		case GroupByKey:
-			k, row.KeyID = b.keyID, b.keyID
+			k = b.keyID
 		default:
 			k = time.Unix(b.second, 0).UTC().Format(DayLayout)
-			row.Day = k
 		}
 		g, ok := groups[k]
 		if !ok {
-			g = &row
+			g = new(UsageRow)
+			g.SetGroup(p.GroupBy, k)
 			groups[k] = g
 		}
 		g.Requests += sum.requests

@@ -174,14 +174,7 @@ func (s *KeyStore) Usage(ctx context.Context, p auth.UsageParams) ([]auth.UsageR
 		if err := rows.Scan(&g, &r.Requests, &r.InputTokens, &r.OutputTokens, &r.CostUSD); err != nil {
 			return nil, fmt.Errorf("postgres: reading usage: %w", err)
 		}
-		switch p.GroupBy {
-		case auth.GroupByModel:
-			r.Model = g
-		case auth.GroupByKey:
-			r.KeyID = g
-		default:
-			r.Day = g
-		}
+		r.SetGroup(p.GroupBy, g)
 		out = append(out, r)
 	}
 	return out, rows.Err()

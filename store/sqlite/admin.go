@@ -175,14 +175,7 @@ func (s *KeyStore) Usage(ctx context.Context, p auth.UsageParams) ([]auth.UsageR
 			return nil, fmt.Errorf("sqlite: KeyStore.Usage: %w", err)
 		}
 		r.InputTokens, r.OutputTokens = int64(in), int64(out2)
-		switch p.GroupBy {
-		case auth.GroupByModel:
-			r.Model = g
-		case auth.GroupByKey:
-			r.KeyID = g
-		default:
-			r.Day = g
-		}
+		r.SetGroup(p.GroupBy, g)
 		out = append(out, r)
 	}
 	return out, rows.Err()
