@@ -81,13 +81,6 @@ type Reader interface {
 	ReadsUpstream()
 }
 
-// Paced reports whether the backend that answers p (see [Pick]) is a
-// [Reader].
-func Paced[B, P any](b B, p P) bool {
-	_, ok := any(Pick(b, p)).(Reader)
-	return ok
-}
-
 // Stream returns the reply to p of the backend that answers it (see
 // [Pick]): with the upstream's chunks when it is a [Streamer], and
 // otherwise deltas(ctx, b, p) without them.
