@@ -153,30 +153,11 @@ func (h *handler) stream(ctx context.Context, sw *wire, tr *translator, p *chat.
 type deltaWriter struct {
 	tr   *translator
 	sw   *wire
-	ring pipeline.DeltaRing[detached]
-}
-
-// detached is what Detach copies of a delta.
-type detached struct {
-	usage chat.Usage
-	calls []chat.ToolCallDelta
+	ring pipeline.DeltaRing[pipeline.Detached[chat.Usage, chat.ToolCallDelta]]
 }
 
 // Detach copies what d points to, which the backend may reuse.
-func (dw *deltaWriter) Detach(d *chat.Delta) {
-	if d.Usage == nil && len(d.ToolCalls) == 0 {
-		return
-	}
-	sl := dw.ring.Next()
-	if d.Usage != nil {
-		sl.usage = *d.Usage
-		d.Usage = &sl.usage
-	}
-	if len(d.ToolCalls) > 0 {
-		sl.calls = append(sl.calls[:0], d.ToolCalls...)
-		d.ToolCalls = sl.calls
-	}
-}
+func (dw *deltaWriter) Detach(d *chat.Delta) { pipeline.Detach(&dw.ring, &d.Usage, &d.ToolCalls) }
 
 // Add writes the events of one delta, without flushing them.
 func (dw *deltaWriter) Add(d *chat.Delta) error {

@@ -49,13 +49,7 @@ type eventWriter struct {
 	reported bool
 	written  pipeline.Written
 	buf      []byte
-	ring     pipeline.DeltaRing[detached]
-}
-
-// detached is what Detach copies of a delta.
-type detached struct {
-	usage chat.Usage
-	calls []chat.ToolCallDelta
+	ring     pipeline.DeltaRing[pipeline.Detached[chat.Usage, chat.ToolCallDelta]]
 }
 
 func newEventWriter(s *sse.Stream, cfg *pipeline.Config, model string, prompt int64) *eventWriter {
@@ -63,20 +57,7 @@ func newEventWriter(s *sse.Stream, cfg *pipeline.Config, model string, prompt in
 }
 
 // Detach copies what d points to, which the backend may reuse.
-func (ew *eventWriter) Detach(d *chat.Delta) {
-	if d.Usage == nil && len(d.ToolCalls) == 0 {
-		return
-	}
-	sl := ew.ring.Next()
-	if d.Usage != nil {
-		sl.usage = *d.Usage
-		d.Usage = &sl.usage
-	}
-	if len(d.ToolCalls) > 0 {
-		sl.calls = append(sl.calls[:0], d.ToolCalls...)
-		d.ToolCalls = sl.calls
-	}
-}
+func (ew *eventWriter) Detach(d *chat.Delta) { pipeline.Detach(&ew.ring, &d.Usage, &d.ToolCalls) }
 
 // backendError is the error for a backend that broke the streaming
 // contract, or one that the format cannot carry: a 500 whose text is

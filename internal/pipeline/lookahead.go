@@ -260,3 +260,29 @@ func (r *DeltaRing[S]) Next() *S {
 	}
 	return s
 }
+
+// Detached is what [Detach] copies of a delta: its usage U and its list
+// of E (tool calls, say).
+type Detached[U, E any] struct {
+	usage U
+	list  []E
+}
+
+// Detach copies *usage and *list, when set, into the next slot of r and
+// points them there: the Detach of a DeltaWriter whose deltas point to
+// nothing else (the chat deltas of the messages and Gemini-style
+// handlers).
+func Detach[U, E any](r *DeltaRing[Detached[U, E]], usage **U, list *[]E) {
+	if *usage == nil && len(*list) == 0 {
+		return
+	}
+	sl := r.Next()
+	if *usage != nil {
+		sl.usage = **usage
+		*usage = &sl.usage
+	}
+	if len(*list) > 0 {
+		sl.list = append(sl.list[:0], *list...)
+		*list = sl.list
+	}
+}

@@ -205,3 +205,20 @@ func TestPaceOf(t *testing.T) {
 		require.Equal(t, tt.want, pipeline.PaceOf[streamer](tt.b, &struct{}{}), tt.name)
 	}
 }
+
+func TestDetachCopiesWhatADeltaPointsTo(t *testing.T) {
+	t.Parallel()
+	var ring pipeline.DeltaRing[pipeline.Detached[int, string]]
+	usage, list := 7, []string{"a", "b"}
+	u, l := &usage, list
+	pipeline.Detach(&ring, &u, &l)
+	usage, list[0] = 8, "changed" // the backend reuses its memory
+	require.Equal(t, 7, *u)
+	require.Equal(t, []string{"a", "b"}, l)
+
+	var none *int
+	var empty []string
+	pipeline.Detach(&ring, &none, &empty)
+	require.Nil(t, none, "nothing to copy: the delta is left as it is")
+	require.Nil(t, empty)
+}
