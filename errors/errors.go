@@ -161,7 +161,7 @@ func InsufficientQuota(message string) *Error {
 // ModelNotFound is a 404 model_not_found for the named model, with param
 // "model".
 func ModelNotFound(model string) *Error {
-	return New(CodeModelNotFound, fmt.Sprintf("The model %q does not exist or you do not have access to it.", model)).WithParam("model")
+	return New(CodeModelNotFound, "The model "+Quote(model)+" does not exist or you do not have access to it.").WithParam("model")
 }
 
 // NotFound is a 404 not_found, for a resource (a task, a stored response)

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/gatewaykit/gatewaykit/chat"
+	"github.com/gatewaykit/gatewaykit/endpoint"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
 	"github.com/gatewaykit/gatewaykit/internal/ids"
 )
@@ -480,6 +481,8 @@ func validConfig(gc *GenerationConfig) error {
 	switch {
 	case gc.MaxOutputTokens != nil && *gc.MaxOutputTokens < 1:
 		return badf(p+"maxOutputTokens", "generationConfig.maxOutputTokens must be at least 1, got %d", *gc.MaxOutputTokens)
+	case gc.MaxOutputTokens != nil && *gc.MaxOutputTokens > endpoint.MaxOutputTokens:
+		return badf(p+"maxOutputTokens", "generationConfig.maxOutputTokens must be at most %d, got %d", endpoint.MaxOutputTokens, *gc.MaxOutputTokens)
 	case gc.Temperature != nil && (*gc.Temperature < 0 || *gc.Temperature > 2):
 		return badf(p+"temperature", "generationConfig.temperature must be in [0, 2], got %v", *gc.Temperature)
 	case gc.TopP != nil && (*gc.TopP < 0 || *gc.TopP > 1):

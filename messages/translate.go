@@ -30,6 +30,8 @@ func validate(req *Request) error {
 		return apierrors.InvalidRequest("model", "model: Field required")
 	case req.MaxTokens < 1:
 		return apierrors.InvalidRequest("max_tokens", "max_tokens: Field required, and must be at least 1")
+	case req.MaxTokens > endpoint.MaxOutputTokens:
+		return apierrors.InvalidRequestf("max_tokens", "max_tokens: must be at most %d, got %d", endpoint.MaxOutputTokens, req.MaxTokens)
 	case len(req.Messages) == 0:
 		return apierrors.InvalidRequest("messages", "messages: at least one message is required")
 	case req.Temperature != nil && (*req.Temperature < 0 || *req.Temperature > 1):

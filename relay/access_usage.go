@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 
 	"github.com/gatewaykit/gatewaykit/auth"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
@@ -305,20 +306,26 @@ func (h *accessHandler) reserve(ctx context.Context, est int64) error {
 	return apierrors.Internal(fmt.Errorf("relay: reserving quota: %w", err))
 }
 
-// jsonEstimate is the reservation of a JSON body of access point ep.
-func jsonEstimate(ep *endpoint, body []byte) int64 {
+// jsonEstimate is the reservation of a JSON body of access point ep. A
+// messages-format max_tokens above endpoint.MaxOutputTokens is refused
+// with a 400, as package messages refuses it.
+func jsonEstimate(ep *endpoint, body []byte) (int64, error) {
 	prompt := textendpoint.PromptTokens(len(body))
 	if ep.format != formatMessages {
-		return prompt
+		return prompt, nil
 	}
 	var v struct {
-		MaxTokens *int `json:"max_tokens"`
+		MaxTokens json.Number `json:"max_tokens"`
 	}
 	limit := 0
-	if json.Unmarshal(body, &v) == nil && v.MaxTokens != nil {
-		limit = *v.MaxTokens
+	if json.Unmarshal(body, &v) == nil && v.MaxTokens != "" {
+		n, err := strconv.ParseInt(v.MaxTokens.String(), 10, 64)
+		if errors.Is(err, strconv.ErrRange) || n > textendpoint.MaxTokens {
+			return 0, apierrors.InvalidRequestf("max_tokens", "max_tokens: must be at most %d, got %s", textendpoint.MaxTokens, apierrors.Echo(v.MaxTokens.String()))
+		}
+		limit = int(n)
 	}
-	return textendpoint.Estimate(prompt, 1, limit, nil)
+	return textendpoint.Estimate(prompt, 1, limit, nil), nil
 }
 
 // geminiEstimate is the reservation of a Gemini-style request whose body
