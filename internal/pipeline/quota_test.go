@@ -362,7 +362,9 @@ func TestHugeOutputCapsAreRefused(t *testing.T) {
 				res.Body.Close()
 				require.NoError(t, err)
 				require.Equal(t, http.StatusBadRequest, res.StatusCode, "%s", data)
-				var e struct{ Error struct{ Message, Param string } }
+				var e struct {
+					Error struct{ Message, Param string }
+				}
 				require.NoError(t, json.Unmarshal(data, &e), "%s", data)
 				require.Equal(t, ep.capMember, e.Error.Param)
 				require.Equal(t, fmt.Sprintf("%s must be at most %d, got %s", ep.capMember, endpoint.MaxOutputTokens, c), e.Error.Message)
