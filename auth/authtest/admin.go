@@ -1,10 +1,10 @@
 package authtest
 
 import (
-	"math"
 	"context"
 	"crypto/rand"
 	"errors"
+	"math"
 	"sync"
 	"testing"
 	"time"
