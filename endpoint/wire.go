@@ -55,6 +55,20 @@ type Usage struct {
 	CompletionTokensDetails *CompletionTokensDetails `json:"completion_tokens_details,omitempty"`
 }
 
+// Normalized returns u as the handlers send and charge it, whatever a
+// backend reported: each count from 0 to [MaxOutputTokens] (a negative
+// count as 0, a larger one as MaxOutputTokens), the reasoning tokens at
+// most the completion tokens, and TotalTokens their sum, so that a client
+// never sees a negative or overflowed total. It does not modify u.
+func (u Usage) Normalized() Usage {
+	u.PromptTokens, u.CompletionTokens = pipeline.Count(u.PromptTokens), pipeline.Count(u.CompletionTokens)
+	u.TotalTokens = u.PromptTokens + u.CompletionTokens
+	if d := u.CompletionTokensDetails; d != nil {
+		u.CompletionTokensDetails = &CompletionTokensDetails{ReasoningTokens: min(pipeline.Count(d.ReasoningTokens), u.CompletionTokens)}
+	}
+	return u
+}
+
 // CompletionTokensDetails breaks completion tokens down.
 type CompletionTokensDetails struct {
 	ReasoningTokens int `json:"reasoning_tokens"`

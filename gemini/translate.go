@@ -589,7 +589,9 @@ func finishReasonOf(r chat.FinishReason) string {
 // less the reasoning tokens are candidatesTokenCount, the reasoning
 // tokens thoughtsTokenCount, and the total is the prompt's and the
 // completion's.
-func usageOf(u *chat.Usage) UsageMetadata {
+func usageOf(raw *chat.Usage) UsageMetadata {
+	n := raw.Normalized()
+	u := &n
 	thoughts := 0
 	if u.CompletionTokensDetails != nil {
 		thoughts = min(max(u.CompletionTokensDetails.ReasoningTokens, 0), u.CompletionTokens)

@@ -82,12 +82,40 @@ func (u *usageFields) split() (input, output int64) {
 	return input, output
 }
 
-// count is *p, or 0 for nil or a negative count.
+// count is *p taken from 0 to the gateway's largest count
+// (endpoint.MaxOutputTokens, as the handlers take a backend's), or 0 for
+// nil: sums of a few counts never overflow.
 func count(p *int64) int64 {
-	if p == nil || *p < 0 {
+	if p == nil {
 		return 0
 	}
-	return *p
+	return min(max(*p, 0), textendpoint.MaxTokens)
+}
+
+// claims returns the counts of u as the upstream reported them, for the
+// log, if any is out of the range that count takes; nil otherwise.
+func (u *usageFields) claims() []slog.Attr {
+	fields := [...]struct {
+		name string
+		p    *int64
+	}{
+		{"total_tokens", u.TotalTokens}, {"prompt_tokens", u.PromptTokens}, {"completion_tokens", u.CompletionTokens},
+		{"input_tokens", u.InputTokens}, {"output_tokens", u.OutputTokens}, {"cache_creation_input_tokens", u.CacheCreation},
+		{"cache_read_input_tokens", u.CacheRead}, {"totalTokenCount", u.TotalTokenCount}, {"promptTokenCount", u.PromptTokenCount},
+		{"candidatesTokenCount", u.Candidates}, {"thoughtsTokenCount", u.Thoughts},
+	}
+	odd := false
+	var attrs []slog.Attr
+	for _, f := range fields {
+		if f.p != nil {
+			odd = odd || !inRange(*f.p)
+			attrs = append(attrs, slog.Int64(f.name, *f.p))
+		}
+	}
+	if !odd {
+		return nil
+	}
+	return attrs
 }
 
 // usageScanner finds the usage members of a JSON text written to it in
@@ -341,7 +369,11 @@ func geminiEstimate(n int64) int64 {
 // The settlement carries the model, the input and output tokens and
 // their cost at the model's pricing, so that the request is recorded once
 // in the key's usage.
-func (h *accessHandler) charge(ctx context.Context, u *usageFields) {
+func (h *accessHandler) charge(ctx context.Context, up *Upstream, u *usageFields) {
+	if attrs := u.claims(); attrs != nil {
+		h.logger.LogAttrs(ctx, slog.LevelWarn, "relay: upstream reported token counts out of range; taking them from 0 to the gateway's largest",
+			slog.String("model", up.Model), slog.String("upstream", up.Name), slog.Any("usage", slog.GroupValue(attrs...)))
+	}
 	n := u.tokens()
 	in, out := u.split()
 	p := auth.SettleParams{Used: n, InputTokens: in, OutputTokens: out}

@@ -104,6 +104,9 @@ func (b chatBackend) completeGemini(ctx context.Context, p *chat.Params, raw []b
 			return nil, nil, err
 		}
 		out, err := chatResult(p, &reply, u)
+		if out != nil {
+			b.r.chatUsage(ctx, u, &out.Usage)
+		}
 		return out, members, err
 	}
 	var reply gemini.Response
@@ -111,6 +114,9 @@ func (b chatBackend) completeGemini(ctx context.Context, p *chat.Params, raw []b
 		return nil, nil, err
 	}
 	out, err := geminiChatResult(p, &reply, u)
+	if out != nil {
+		b.r.chatUsage(ctx, u, &out.Usage)
+	}
 	return out, nil, err
 }
 
@@ -339,11 +345,11 @@ func geminiFinish(reason string, calls bool) chat.FinishReason {
 // geminiUsage is the chat usage of usageMetadata: the thoughts count as
 // completion (reasoning) tokens, as OpenAI counts them.
 func geminiUsage(m *gemini.UsageMetadata) chat.Usage {
-	u := chat.Usage{PromptTokens: m.PromptTokenCount, CompletionTokens: m.CandidatesTokenCount + m.ThoughtsTokenCount}
+	u := chat.Usage{PromptTokens: m.PromptTokenCount, CompletionTokens: addInts(m.CandidatesTokenCount, m.ThoughtsTokenCount)}
 	if m.ThoughtsTokenCount > 0 {
 		u.CompletionTokensDetails = &chat.CompletionTokensDetails{ReasoningTokens: m.ThoughtsTokenCount}
 	}
-	u.TotalTokens = u.PromptTokens + u.CompletionTokens
+	u.TotalTokens = addInts(u.PromptTokens, u.CompletionTokens)
 	return u
 }
 

@@ -35,8 +35,7 @@ func (h *handler) compact(w http.ResponseWriter, r *http.Request) {
 		h.cfg.Fail(w, r, err)
 		return
 	}
-	usage := res.Usage
-	usage.TotalTokens = usage.InputTokens + usage.OutputTokens
+	usage := res.Usage.Normalized()
 	reply := CompactedResponse{
 		ID:        ids.New(IDPrefix),
 		Object:    ObjectCompaction,

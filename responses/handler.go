@@ -292,7 +292,7 @@ func newResponse(req *Request, id string, created int64) *Response {
 // reason is set (its last item too, unless it is a function call, which is
 // never cut), else completed.
 func (h *handler) end(resp *Response, reason string, u *Usage) {
-	u.TotalTokens = u.InputTokens + u.OutputTokens
+	*u = u.Normalized()
 	resp.Usage = u
 	if reason != "" {
 		resp.Status = StatusIncomplete
