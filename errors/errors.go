@@ -173,7 +173,7 @@ func NotFound(message string) *Error {
 // MethodNotAllowed is a 405 method_not_allowed for a path that exists
 // with other methods, which it lists in the Allow header.
 func MethodNotAllowed(method, path string, allow []string) *Error {
-	e := New(CodeMethodNotAllowed, fmt.Sprintf("The method %s is not allowed on %s; use %s.", method, path, strings.Join(allow, " or ")))
+	e := New(CodeMethodNotAllowed, fmt.Sprintf("The method %s is not allowed on %s; use %s.", Echo(method), Echo(path), strings.Join(allow, " or ")))
 	e.Header = http.Header{"Allow": {strings.Join(allow, ", ")}}
 	return e
 }

@@ -420,7 +420,7 @@ func newAccessRoutes(h *accessHandler) *http.ServeMux {
 		})
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		h.renderer(formatOpenAI).Write(w, r, apierrors.NotFound(fmt.Sprintf("No access point at %s.", r.URL.Path)))
+		h.renderer(formatOpenAI).Write(w, r, apierrors.NotFound(fmt.Sprintf("No access point at %s.", apierrors.Echo(r.URL.Path))))
 	})
 	return mux
 }

@@ -206,7 +206,7 @@ func anthropicBlocks(c *chat.Content, param string) ([]messages.ContentBlock, er
 			blocks = append(blocks, messages.ContentBlock{Type: messages.BlockImage, Source: imageSource(part.ImageURL.URL)})
 		default:
 			return nil, apierrors.InvalidRequestf(fmt.Sprintf("%s.content[%d].type", param, k),
-				"%s.content[%d]: %q parts are not supported by this model", param, k, part.Type)
+				"%s.content[%d]: %s parts are not supported by this model", param, k, apierrors.Quote(part.Type))
 		}
 	}
 	return blocks, nil

@@ -176,7 +176,7 @@ func geminiChatBody(p *chat.Params) ([]byte, error) {
 				args, ok := gemini.ArgsObject(tc.Function.Arguments)
 				if !ok {
 					return nil, apierrors.InvalidRequestf(fmt.Sprintf("messages[%d].tool_calls", i),
-						"messages[%d]: the arguments of tool call %q are not a JSON object, which this model's API requires", i, tc.ID)
+						"messages[%d]: the arguments of tool call %s are not a JSON object, which this model's API requires", i, apierrors.Quote(tc.ID))
 				}
 				part := gemini.Part{FunctionCall: &gemini.FunctionCall{Name: tc.Function.Name, Args: args}}
 				if _, sig := splitSignature(tc.ID); sig != "" {
@@ -203,7 +203,7 @@ func geminiChatBody(p *chat.Params) ([]byte, error) {
 			}
 			if name == "" {
 				return nil, apierrors.InvalidRequestf(fmt.Sprintf("messages[%d].tool_call_id", i),
-					"messages[%d]: tool_call_id %q answers no tool call of an earlier assistant message", i, m.ToolCallID)
+					"messages[%d]: tool_call_id %s answers no tool call of an earlier assistant message", i, apierrors.Quote(m.ToolCallID))
 			}
 			text := m.Content.String()
 			resp, ok := gemini.ArgsObject(text)
@@ -269,7 +269,7 @@ func geminiUserParts(m *chat.Message, i int) ([]gemini.Part, error) {
 			parts = append(parts, gemini.Part{FileData: &gemini.FileData{MIMEType: imageType(u), FileURI: u}})
 		default:
 			return nil, apierrors.InvalidRequestf(fmt.Sprintf("messages[%d].content[%d].type", i, j),
-				"messages[%d].content[%d]: parts of type %q cannot be sent to this model's API", i, j, cp.Type)
+				"messages[%d].content[%d]: parts of type %s cannot be sent to this model's API", i, j, apierrors.Quote(cp.Type))
 		}
 	}
 	if len(parts) == 0 {

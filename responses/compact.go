@@ -97,7 +97,7 @@ func Compact(ctx context.Context, b Backend, p *CompactParams) (*CompactResult, 
 }
 
 func errNoCompaction(model string) error {
-	return apierrors.InvalidRequestf("model", "model %q does not support compaction", model)
+	return apierrors.InvalidRequestf("model", "model %s does not support compaction", apierrors.Quote(model))
 }
 
 func compactionOutput(items []Item, encrypted string) []CompactionItem {

@@ -84,7 +84,7 @@ func checkItem(i int, it *Item) error {
 		case "":
 			return fail(".role", " is required")
 		default:
-			return fail(".role", " must be one of user, assistant, system, developer, got "+strconv.Quote(it.Role))
+			return fail(".role", " must be one of user, assistant, system, developer, got "+apierrors.Quote(it.Role))
 		}
 		return checkContent(&it.Content, ".content", fail)
 	case ItemFunctionCall:
