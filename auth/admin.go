@@ -70,7 +70,9 @@ const DefaultListLimit = 100
 // The conformance suite authtest.TestUsageReader checks this contract.
 type UsageReader interface {
 	// Usage returns the usage rows that match p, aggregated by p.GroupBy,
-	// sorted by the group's field. A group without rows is absent.
+	// sorted by the group's field. A group without rows is absent. Its
+	// sums saturate (tokens at math.MaxInt64, costs at math.MaxFloat64)
+	// rather than wrap or fail.
 	Usage(ctx context.Context, p UsageParams) ([]UsageRow, error)
 }
 

@@ -94,7 +94,9 @@ type KeyStore interface {
 	//     succeeds and leaves 0. An unlimited key never returns
 	//     ErrQuotaExceeded.
 	//   - it adds p.CostUSD to Quota.CostUSD (never an error: a cost past
-	//     BudgetUSD is recorded, and the key's next request refused), and,
+	//     BudgetUSD is recorded, and the key's next request refused), as
+	//     [AddCost] does: a cost that is negative or not a number counts
+	//     as 0, and the sum saturates at math.MaxFloat64; and,
 	//     if p.Model is set and the store is a [UsageReader], records the
 	//     usage row of p in the same atomic step.
 	//
