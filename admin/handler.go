@@ -227,7 +227,7 @@ func (h *handler) list(w http.ResponseWriter, r *http.Request) {
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > maxListLimit {
-			h.rd.Write(w, r, apierrors.InvalidRequestf("limit", "limit must be an integer from 1 to %d, not %q.", maxListLimit, v))
+			h.rd.Write(w, r, apierrors.InvalidRequestf("limit", "limit must be an integer from 1 to %d, not %s.", maxListLimit, apierrors.Quote(v)))
 			return
 		}
 		limit = n
@@ -284,7 +284,7 @@ func (h *handler) checkModels(ctx context.Context, list []string) error {
 		_, err := h.cfg.catalog.Get(ctx, id)
 		switch {
 		case errors.Is(err, models.ErrNotFound):
-			return apierrors.InvalidRequestf(fmt.Sprintf("allowed_models[%d]", i), "The model %q is not in the gateway's catalogue.", id)
+			return apierrors.InvalidRequestf(fmt.Sprintf("allowed_models[%d]", i), "The model %s is not in the gateway's catalogue.", apierrors.Quote(id))
 		case err != nil:
 			return apierrors.Internal(fmt.Errorf("admin: catalogue: %w", err))
 		}
@@ -327,7 +327,7 @@ func usageParams(r *http.Request) (auth.UsageParams, error) {
 		p.GroupBy = auth.GroupByDay
 	}
 	if !p.GroupBy.Valid() {
-		return p, apierrors.InvalidRequestf("group_by", "group_by must be day, model or key, not %q.", p.GroupBy)
+		return p, apierrors.InvalidRequestf("group_by", "group_by must be day, model or key, not %s.", apierrors.Quote(string(p.GroupBy)))
 	}
 	var err error
 	if p.From, err = parseBound(q.Get("from"), "from", false); err != nil {
@@ -357,7 +357,7 @@ func parseBound(v, param string, end bool) (time.Time, error) {
 	}
 	t, err := time.Parse(time.RFC3339, v)
 	if err != nil {
-		return time.Time{}, apierrors.InvalidRequestf(param, "%s must be a day (YYYY-MM-DD) or an RFC 3339 time, not %q.", param, v)
+		return time.Time{}, apierrors.InvalidRequestf(param, "%s must be a day (YYYY-MM-DD) or an RFC 3339 time, not %s.", param, apierrors.Quote(v))
 	}
 	return t, nil
 }

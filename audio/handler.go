@@ -153,14 +153,14 @@ func ValidateSpeech(req *SpeechRequest) error {
 	switch req.ResponseFormat {
 	case "", SpeechMP3, SpeechOpus, SpeechAAC, SpeechFLAC, SpeechWAV, SpeechPCM:
 	default:
-		return apierrors.InvalidRequestf("response_format", "response_format must be one of mp3, opus, aac, flac, wav and pcm, got %q", req.ResponseFormat)
+		return apierrors.InvalidRequestf("response_format", "response_format must be one of mp3, opus, aac, flac, wav and pcm, got %s", apierrors.Quote(req.ResponseFormat))
 	}
 	switch req.StreamFormat {
 	case "", "audio":
 	case "sse":
 		return apierrors.InvalidRequest("stream_format", `stream_format "sse" is not supported here; use "audio" (the default): the audio is sent as the response body`)
 	default:
-		return apierrors.InvalidRequestf("stream_format", `stream_format must be "audio" or "sse", got %q`, req.StreamFormat)
+		return apierrors.InvalidRequestf("stream_format", `stream_format must be "audio" or "sse", got %s`, apierrors.Quote(req.StreamFormat))
 	}
 	return nil
 }

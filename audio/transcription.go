@@ -75,7 +75,7 @@ func (h *handler) serveTranscription(w http.ResponseWriter, r *http.Request, tra
 func DecodeTranscription(w http.ResponseWriter, r *http.Request, maxBytes int64, translate bool) (*TranscriptionRequest, *File, error) {
 	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "multipart/form-data" || params["boundary"] == "" {
-		return nil, nil, apierrors.InvalidRequestf("", "Content-Type must be multipart/form-data with a boundary, got %q", r.Header.Get("Content-Type"))
+		return nil, nil, apierrors.InvalidRequestf("", "Content-Type must be multipart/form-data with a boundary, got %s", apierrors.Quote(r.Header.Get("Content-Type")))
 	}
 	if r.ContentLength > maxBytes {
 		return nil, nil, httpjson.TooLarge(maxBytes)
@@ -123,7 +123,7 @@ func decodeForm(mr *multipart.Reader, translate bool) (*TranscriptionRequest, *F
 			return nil, nil, formError(err)
 		}
 		if len(v) > maxFieldBytes {
-			return nil, nil, apierrors.InvalidRequestf(name, "the form field %q is longer than %d bytes", name, maxFieldBytes)
+			return nil, nil, apierrors.InvalidRequestf(name, "the form field %s is longer than %d bytes", apierrors.Quote(name), maxFieldBytes)
 		}
 		if err := req.set(name, string(v)); err != nil {
 			return nil, nil, err
@@ -151,12 +151,12 @@ func (req *TranscriptionRequest) set(name, v string) error {
 	case "temperature":
 		t, err := strconv.ParseFloat(v, 64)
 		if err != nil || !(t >= 0 && t <= 1) {
-			return apierrors.InvalidRequestf("temperature", "temperature must be a number between 0 and 1, got %q", v)
+			return apierrors.InvalidRequestf("temperature", "temperature must be a number between 0 and 1, got %s", apierrors.Quote(v))
 		}
 		req.Temperature = &t
 	case "timestamp_granularities[]", "timestamp_granularities":
 		if v != "word" && v != "segment" {
-			return apierrors.InvalidRequestf("timestamp_granularities", `timestamp_granularities must hold "word" or "segment", got %q`, v)
+			return apierrors.InvalidRequestf("timestamp_granularities", `timestamp_granularities must hold "word" or "segment", got %s`, apierrors.Quote(v))
 		}
 		if !slices.Contains(req.TimestampGranularities, v) {
 			req.TimestampGranularities = append(req.TimestampGranularities, v)
@@ -181,7 +181,7 @@ func validateTranscription(req *TranscriptionRequest, file *File) error {
 	switch req.ResponseFormat {
 	case "", FormatJSON, FormatText, FormatVerboseJSON, FormatSRT, FormatVTT:
 	default:
-		return apierrors.InvalidRequestf("response_format", "response_format must be one of json, text, verbose_json, srt and vtt, got %q", req.ResponseFormat)
+		return apierrors.InvalidRequestf("response_format", "response_format must be one of json, text, verbose_json, srt and vtt, got %s", apierrors.Quote(req.ResponseFormat))
 	}
 	if slices.Contains(req.TimestampGranularities, "word") && req.ResponseFormat != FormatVerboseJSON {
 		return apierrors.InvalidRequest("timestamp_granularities", "timestamp_granularities needs response_format verbose_json")

@@ -70,7 +70,9 @@ const DefaultListLimit = 100
 // The conformance suite authtest.TestUsageReader checks this contract.
 type UsageReader interface {
 	// Usage returns the usage rows that match p, aggregated by p.GroupBy,
-	// sorted by the group's field. A group without rows is absent.
+	// sorted by the group's field. A group without rows is absent. Its
+	// sums saturate (tokens at math.MaxInt64, costs at math.MaxFloat64)
+	// rather than wrap or fail.
 	Usage(ctx context.Context, p UsageParams) ([]UsageRow, error)
 }
 
@@ -174,7 +176,7 @@ func (s *usageSum) add(p SettleParams) {
 	s.requests++
 	s.input = addSat(s.input, max(p.InputTokens, 0))
 	s.output = addSat(s.output, max(p.OutputTokens, 0))
-	s.cost += max(p.CostUSD, 0)
+	s.cost = AddCost(s.cost, p.CostUSD)
 }
 
 // matches reports whether the rows of b pass the filters of p (times
@@ -217,10 +219,10 @@ func aggregate(buckets map[usageBucket]*usageSum, p UsageParams) []UsageRow {
 			g.SetGroup(p.GroupBy, k)
 			groups[k] = g
 		}
-		g.Requests += sum.requests
+		g.Requests = addSat(g.Requests, sum.requests)
 		g.InputTokens = addSat(g.InputTokens, sum.input)
 		g.OutputTokens = addSat(g.OutputTokens, sum.output)
-		g.CostUSD += sum.cost
+		g.CostUSD = AddCost(g.CostUSD, sum.cost)
 	}
 	keys := slices.Sorted(maps.Keys(groups))
 	rows := make([]UsageRow, 0, len(keys))

@@ -143,6 +143,19 @@
 // first reserves more than 50, the 49 others are refused with 403, and
 // the key is charged what that one chat used.
 //
+// Huge caps and absurd usage cannot break the bound. An output cap above
+// 2³¹−1 (endpoint.MaxOutputTokens) is refused with a 400 naming the
+// field, so an estimate is at most the prompt's tokens plus 128 × (2³¹−1);
+// every estimate, reservation, settlement, total and cost saturates
+// (at math.MaxInt64, or math.MaxFloat64 for costs) rather than wrap, so a
+// saturated reservation leaves the key all reserved, and refused, until
+// it is settled. The handlers take each token count that a backend or an
+// upstream reports from 0 to 2³¹−1 (a negative count as 0; the relay logs
+// such a claim with the model and the upstream), so a request is never
+// charged a negative amount, and [Reservation.Settle] releases its
+// reservation whatever the settlement returns: an absurd usage neither
+// makes a request free nor locks its key out.
+//
 // Reservations live in the [KeyStore] until settled. A process that dies
 // with requests in flight leaves their reservations behind; a store
 // shared by several processes should expire or reset them (for example

@@ -94,7 +94,9 @@ type KeyStore interface {
 	//     succeeds and leaves 0. An unlimited key never returns
 	//     ErrQuotaExceeded.
 	//   - it adds p.CostUSD to Quota.CostUSD (never an error: a cost past
-	//     BudgetUSD is recorded, and the key's next request refused), and,
+	//     BudgetUSD is recorded, and the key's next request refused), as
+	//     [AddCost] does: a cost that is negative or not a number counts
+	//     as 0, and the sum saturates at math.MaxFloat64; and,
 	//     if p.Model is set and the store is a [UsageReader], records the
 	//     usage row of p in the same atomic step.
 	//
@@ -302,8 +304,25 @@ func (q Quota) reserve(amount int64) (next Quota, granted bool) {
 // reports whether the budget covered p.Used.
 func (q Quota) settle(p SettleParams) (next Quota, covered bool) {
 	q.Reserved = max(q.Reserved-p.Reserved, 0)
-	q.CostUSD += max(p.CostUSD, 0)
+	q.CostUSD = AddCost(q.CostUSD, p.CostUSD)
 	return q.take(p.Used)
+}
+
+// CleanCost returns c as a cost in US dollars is recorded: 0 for a
+// negative c or one that is not a number, and at most math.MaxFloat64
+// (+Inf saturates). The stores add costs with [AddCost].
+func CleanCost(c float64) float64 {
+	if !(c > 0) {
+		return 0
+	}
+	return min(c, math.MaxFloat64)
+}
+
+// AddCost returns the sum of the costs a and b, each cleaned by
+// [CleanCost], saturating at math.MaxFloat64: a key's CostUSD and the
+// usage rows' sums are never negative, NaN or infinite.
+func AddCost(a, b float64) float64 {
+	return min(CleanCost(a)+CleanCost(b), math.MaxFloat64)
 }
 
 // addSat returns a + b, both ≥ 0, saturating at math.MaxInt64.

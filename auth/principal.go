@@ -213,6 +213,13 @@ func (r *Reservation) Amount() int64 {
 // has gone is charged. Only the first call settles: later ones return an
 // error and record nothing. On a reservation without a store it records
 // nothing.
+//
+// Whatever the settlement returns, the reservation is released: a
+// negative used is an error that records no usage but releases it, and a
+// settlement that the KeyStore fails (other than with ErrQuotaExceeded or
+// ErrKeyNotFound) is followed by one that only releases it, so that a
+// request whose usage could not be recorded never holds its key's budget
+// until a restart.
 func (r *Reservation) Settle(ctx context.Context, used int64) (Quota, error) {
 	return r.SettleUsage(ctx, SettleParams{Used: used})
 }
@@ -222,19 +229,34 @@ func (r *Reservation) Settle(ctx context.Context, used int64) (Quota, error) {
 // p.CostUSD describe it for the key's cost and its usage row
 // ([SettleParams]); p.KeyID and p.Reserved are ignored (the
 // reservation's own are settled). Like Settle, only the first call of
-// either settles.
+// either settles, and it always releases the reservation. Negative
+// token counts and a cost that is negative or not a number are recorded
+// as 0.
 func (r *Reservation) SettleUsage(ctx context.Context, p SettleParams) (Quota, error) {
-	if p.Used < 0 {
-		return Quota{}, fmt.Errorf("auth: Reservation.Settle: negative amount %d", p.Used)
-	}
 	if !r.settled.CompareAndSwap(false, true) {
 		return Quota{}, errors.New("auth: Reservation.Settle: already settled")
 	}
-	if r.keys == nil {
-		return Quota{}, nil
+	var bad error
+	if p.Used < 0 {
+		bad = fmt.Errorf("auth: Reservation.Settle: negative amount %d", p.Used)
+		p = SettleParams{} // release only
 	}
+	if r.keys == nil {
+		return Quota{}, bad
+	}
+	ctx = context.WithoutCancel(ctx)
 	p.KeyID, p.Reserved = r.keyID, r.amount
-	return r.keys.Settle(context.WithoutCancel(ctx), p)
+	p.InputTokens, p.OutputTokens, p.CostUSD = max(p.InputTokens, 0), max(p.OutputTokens, 0), CleanCost(p.CostUSD)
+	q, err := r.keys.Settle(ctx, p)
+	if err != nil && r.amount > 0 && !errors.Is(err, ErrQuotaExceeded) && !errors.Is(err, ErrKeyNotFound) {
+		if _, rerr := r.keys.Settle(ctx, SettleParams{KeyID: r.keyID, Reserved: r.amount}); rerr != nil {
+			err = errors.Join(err, fmt.Errorf("auth: releasing the reservation: %w", rerr))
+		}
+	}
+	if bad != nil {
+		return q, errors.Join(bad, err)
+	}
+	return q, err
 }
 
 // A SessionAuthenticator accepts an admin-console session in place of an

@@ -2,6 +2,8 @@ package auth_test
 
 import (
 	"context"
+	"errors"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -130,4 +132,64 @@ func TestReserve(t *testing.T) {
 			require.Error(t, err)
 		})
 	})
+
+	// A settlement that records nothing must still release: before, a
+	// negative usage (an upstream's absurd count) left the reservation
+	// held, and the key refused with 403 until a restart.
+	t.Run("ReleasesTheReservationOfANegativeAmount", func(t *testing.T) {
+		t.Parallel()
+		keys := serve(t, 100, func(r *http.Request, _ *auth.MemoryKeyStore) {
+			res, err := auth.Reserve(r.Context(), 100)
+			require.NoError(t, err)
+			_, err = res.SettleUsage(r.Context(), auth.SettleParams{Used: -2, Model: "m", CostUSD: 1})
+			require.ErrorContains(t, err, "negative amount -2")
+		})
+		require.Equal(t, auth.LimitedQuota(100), quota(t, keys), "released, nothing charged")
+		rows, err := keys.Usage(context.Background(), auth.UsageParams{})
+		require.NoError(t, err)
+		require.Empty(t, rows)
+	})
+
+	t.Run("ReleasesTheReservationWhenTheStoreFailsTheSettlement", func(t *testing.T) {
+		t.Parallel()
+		keys := storeWith(t, "sk-abc", auth.Key{ID: "key_1", Quota: auth.LimitedQuota(100)})
+		failing := &failingSettle{MemoryKeyStore: keys}
+		h := auth.Middleware(failing)(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+			res, err := auth.Reserve(r.Context(), 100)
+			require.NoError(t, err)
+			_, err = res.Settle(r.Context(), 30)
+			require.ErrorIs(t, err, errSettle)
+		}))
+		r := httptest.NewRequest(http.MethodPost, "/", nil)
+		r.Header.Set("Authorization", "Bearer sk-abc")
+		h.ServeHTTP(httptest.NewRecorder(), r)
+		require.Equal(t, auth.LimitedQuota(100), quota(t, keys), "the usage is lost, the reservation released")
+	})
+
+	t.Run("CleansTheCostAndCounts", func(t *testing.T) {
+		t.Parallel()
+		keys := serve(t, 100, func(r *http.Request, _ *auth.MemoryKeyStore) {
+			res, err := auth.Reserve(r.Context(), 10)
+			require.NoError(t, err)
+			_, err = res.SettleUsage(r.Context(), auth.SettleParams{Used: 5, Model: "m", InputTokens: -3, OutputTokens: 5, CostUSD: math.NaN()})
+			require.NoError(t, err)
+		})
+		require.Equal(t, auth.Quota{Remaining: 95, Used: 5}, quota(t, keys))
+		rows, err := keys.Usage(context.Background(), auth.UsageParams{GroupBy: auth.GroupByModel})
+		require.NoError(t, err)
+		require.Equal(t, []auth.UsageRow{{Model: "m", Requests: 1, OutputTokens: 5}}, rows)
+	})
+}
+
+var errSettle = errors.New("the store failed")
+
+// failingSettle fails every Settle that records usage, as a store that
+// refuses a value would; a Settle that only releases passes.
+type failingSettle struct{ *auth.MemoryKeyStore }
+
+func (f *failingSettle) Settle(ctx context.Context, p auth.SettleParams) (auth.Quota, error) {
+	if p.Used > 0 {
+		return auth.Quota{}, errSettle
+	}
+	return f.MemoryKeyStore.Settle(ctx, p)
 }

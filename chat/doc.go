@@ -26,7 +26,8 @@
 //     with tool_calls; a part has a type, and an image_url part an http(s)
 //     URL or a data:image/…;base64 URI; tool messages carry tool_call_id;
 //     temperature is 0 to 2 and top_p 0 to 1; n is 1 to 128 ([MaxChoices]);
-//     max_tokens and max_completion_tokens are at least 1; stop holds at
+//     max_tokens and max_completion_tokens are 1 to 2³¹−1
+//     (endpoint.MaxOutputTokens); stop holds at
 //     most 4 sequences; tools are function tools with a name; tool_choice is
 //     none, auto, required or {"type":"function","function":{"name"}} naming
 //     one of the tools, and the forcing forms need tools; response_format is

@@ -452,7 +452,7 @@ func (c *ToolChoice) UnmarshalJSON(b []byte) error {
 		case ToolChoiceNone, ToolChoiceAuto, ToolChoiceRequired:
 			return nil
 		}
-		return apierrors.InvalidRequestf("tool_choice", "tool_choice must be one of none, auto, required, or an object naming a function, got %q", c.Mode)
+		return apierrors.InvalidRequestf("tool_choice", "tool_choice must be one of none, auto, required, or an object naming a function, got %s", apierrors.Quote(c.Mode))
 	}
 	if len(b) == 0 {
 		return apierrors.InvalidRequest("tool_choice", "tool_choice must be a string or an object")
@@ -465,7 +465,7 @@ func (c *ToolChoice) UnmarshalJSON(b []byte) error {
 		return apierrors.InvalidRequest("tool_choice", "tool_choice must be {\"type\":\"function\",\"function\":{\"name\":…}}").WithCause(err)
 	}
 	if o.Type != "function" {
-		return apierrors.InvalidRequestf("tool_choice.type", "tool_choice.type must be function, got %q", o.Type)
+		return apierrors.InvalidRequestf("tool_choice.type", "tool_choice.type must be function, got %s", apierrors.Quote(o.Type))
 	}
 	if o.Function == nil || o.Function.Name == "" {
 		return apierrors.InvalidRequest("tool_choice.function.name", "tool_choice.function.name is required")

@@ -109,8 +109,8 @@ func checkFields(req *Request) error {
 		validation.Between("temperature", req.Temperature, 0, 2),
 		validation.Between("top_p", req.TopP, 0, 1),
 		validation.Between("n", req.N, 1, MaxChoices),
-		validation.Min("max_tokens", req.MaxTokens, 1),
-		validation.Min("max_completion_tokens", req.MaxCompletionTokens, 1),
+		validation.Between("max_tokens", req.MaxTokens, 1, endpoint.MaxOutputTokens),
+		validation.Between("max_completion_tokens", req.MaxCompletionTokens, 1, endpoint.MaxOutputTokens),
 		validation.MaxItems("stop", len(req.Stop), MaxStop),
 	); err != nil {
 		return err

@@ -19,7 +19,7 @@
 //  2. Validate ([endpoint.WithValidator]); each failure is a 400 naming the field,
 //     with param its JSON path: model and prompt are required; prompt is a
 //     string or a non-empty array of strings (arrays of token ids are
-//     refused); max_tokens is at least 1; temperature is 0 to 2 and top_p
+//     refused); max_tokens is 1 to 2³¹−1; temperature is 0 to 2 and top_p
 //     0 to 1, as for chat; n is 1 to 128, and n times the number of prompts
 //     at most 128 ([MaxChoices]); stop holds at most 4 sequences.
 //  3. Check the model (spec §1) with models.Require, for endpoint type

@@ -22,7 +22,7 @@ func validate(v *validator.Validate, req *Request) error {
 		return apierrors.InvalidRequest("prompt", "prompt must hold at least 1 items")
 	}
 	if err := validation.First(
-		validation.Min("max_tokens", req.MaxTokens, 1),
+		validation.Between("max_tokens", req.MaxTokens, 1, endpoint.MaxOutputTokens),
 		validation.Between("temperature", req.Temperature, 0, 2),
 		validation.Between("top_p", req.TopP, 0, 1),
 		validation.Between("n", req.N, 1, endpoint.MaxChoices),

@@ -50,7 +50,7 @@ func (*AudioBackend) Speech(ctx context.Context, p *audio.SpeechParams) (*audio.
 	case "", audio.SpeechWAV, audio.SpeechPCM:
 	default:
 		return nil, apierrors.InvalidRequestf("response_format",
-			"%s produces wav and pcm audio only, not %q: set response_format to wav or pcm", SpeechModel, req.ResponseFormat)
+			"%s produces wav and pcm audio only, not %s: set response_format to wav or pcm", SpeechModel, apierrors.Quote(req.ResponseFormat))
 	}
 	samples := speak(req.Input, req.Voice.String(), req.SpeedOr1())
 	if err := ctx.Err(); err != nil {

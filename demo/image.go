@@ -78,15 +78,15 @@ func imageSpec(req *images.Request) (w, h int, format string, err error) {
 		w, h = dw, dh
 	}
 	if w < ImageMinSide || h < ImageMinSide || w > ImageMaxSide || h > ImageMaxSide {
-		return 0, 0, "", apierrors.InvalidRequestf("size", "%s draws sizes from %dx%d to %dx%d, got %q",
-			ImageModel, ImageMinSide, ImageMinSide, ImageMaxSide, ImageMaxSide, req.Size)
+		return 0, 0, "", apierrors.InvalidRequestf("size", "%s draws sizes from %dx%d to %dx%d, got %s",
+			ImageModel, ImageMinSide, ImageMinSide, ImageMaxSide, ImageMaxSide, apierrors.Quote(req.Size))
 	}
 	switch format = req.OutputFormat; format {
 	case "":
 		format = "png"
 	case "png", "jpeg":
 	default:
-		return 0, 0, "", apierrors.InvalidRequestf("output_format", "%s draws png and jpeg images, not %q", ImageModel, format)
+		return 0, 0, "", apierrors.InvalidRequestf("output_format", "%s draws png and jpeg images, not %s", ImageModel, apierrors.Quote(format))
 	}
 	return w, h, format, nil
 }

@@ -91,7 +91,7 @@ func Validate(req *Request) error {
 	switch req.EncodingFormat {
 	case "", EncodingFloat, EncodingBase64:
 	default:
-		return apierrors.InvalidRequestf("encoding_format", "encoding_format must be %q or %q, got %q", EncodingFloat, EncodingBase64, req.EncodingFormat)
+		return apierrors.InvalidRequestf("encoding_format", "encoding_format must be %s or %s, got %s", apierrors.Quote(EncodingFloat), apierrors.Quote(EncodingBase64), apierrors.Quote(req.EncodingFormat))
 	}
 	return nil
 }

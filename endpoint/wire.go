@@ -8,6 +8,7 @@ import (
 
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
 	"github.com/gatewaykit/gatewaykit/internal/jsonext"
+	"github.com/gatewaykit/gatewaykit/internal/pipeline"
 )
 
 // MaxChoices is the largest number of choices a request may ask for (n,
@@ -16,6 +17,17 @@ const MaxChoices = 128
 
 // MaxStop is the largest number of stop sequences a request may send.
 const MaxStop = 4
+
+// MaxOutputTokens is the largest output cap a request may set
+// (max_tokens, max_completion_tokens, max_output_tokens, the messages
+// format's max_tokens, the Gemini style's maxOutputTokens): 2³¹−1, the
+// largest that the upstream APIs take (Google's field is a 32-bit
+// integer). A larger cap is refused with a 400 naming the field, so that
+// no request reserves more than its choices times this (see package auth,
+// The bound). It is also the largest token count that the handlers take
+// from a backend's usage: a count above it is taken as MaxOutputTokens,
+// and a negative one as 0.
+const MaxOutputTokens = pipeline.MaxTokens
 
 // FinishReason says why a choice ended (spec §2.1).
 type FinishReason string
@@ -41,6 +53,20 @@ type Usage struct {
 	CompletionTokens        int                      `json:"completion_tokens"`
 	TotalTokens             int                      `json:"total_tokens"`
 	CompletionTokensDetails *CompletionTokensDetails `json:"completion_tokens_details,omitempty"`
+}
+
+// Normalized returns u as the handlers send and charge it, whatever a
+// backend reported: each count from 0 to [MaxOutputTokens] (a negative
+// count as 0, a larger one as MaxOutputTokens), the reasoning tokens at
+// most the completion tokens, and TotalTokens their sum, so that a client
+// never sees a negative or overflowed total. It does not modify u.
+func (u Usage) Normalized() Usage {
+	u.PromptTokens, u.CompletionTokens = pipeline.Count(u.PromptTokens), pipeline.Count(u.CompletionTokens)
+	u.TotalTokens = u.PromptTokens + u.CompletionTokens
+	if d := u.CompletionTokensDetails; d != nil {
+		u.CompletionTokensDetails = &CompletionTokensDetails{ReasoningTokens: min(pipeline.Count(d.ReasoningTokens), u.CompletionTokens)}
+	}
+	return u
 }
 
 // CompletionTokensDetails breaks completion tokens down.

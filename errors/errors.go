@@ -161,7 +161,7 @@ func InsufficientQuota(message string) *Error {
 // ModelNotFound is a 404 model_not_found for the named model, with param
 // "model".
 func ModelNotFound(model string) *Error {
-	return New(CodeModelNotFound, fmt.Sprintf("The model %q does not exist or you do not have access to it.", model)).WithParam("model")
+	return New(CodeModelNotFound, "The model "+Quote(model)+" does not exist or you do not have access to it.").WithParam("model")
 }
 
 // NotFound is a 404 not_found, for a resource (a task, a stored response)
@@ -173,7 +173,7 @@ func NotFound(message string) *Error {
 // MethodNotAllowed is a 405 method_not_allowed for a path that exists
 // with other methods, which it lists in the Allow header.
 func MethodNotAllowed(method, path string, allow []string) *Error {
-	e := New(CodeMethodNotAllowed, fmt.Sprintf("The method %s is not allowed on %s; use %s.", method, path, strings.Join(allow, " or ")))
+	e := New(CodeMethodNotAllowed, fmt.Sprintf("The method %s is not allowed on %s; use %s.", Echo(method), Echo(path), strings.Join(allow, " or ")))
 	e.Header = http.Header{"Allow": {strings.Join(allow, ", ")}}
 	return e
 }

@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -215,4 +216,23 @@ func TestMethodNotAllowedListsTheMethods(t *testing.T) {
 	require.Equal(t, 405, rec.Code)
 	require.Equal(t, "GET, HEAD", rec.Header().Get("Allow"))
 	require.JSONEq(t, `{"error":{"message":"The method PUT is not allowed on /v1/models; use GET or HEAD.","type":"invalid_request_error","param":null,"code":"method_not_allowed"}}`, rec.Body.String())
+}
+
+func TestEchoCutsLongValues(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("9", 1<<20)
+	for _, tc := range []struct{ name, in, echo, quote string }{
+		{"Short", "gpt-x", "gpt-x", `"gpt-x"`},
+		{"Exactly MaxEcho", strings.Repeat("a", apierrors.MaxEcho), strings.Repeat("a", apierrors.MaxEcho), `"` + strings.Repeat("a", apierrors.MaxEcho) + `"`},
+		{"Long", long, strings.Repeat("9", apierrors.MaxEcho) + "…", `"` + strings.Repeat("9", apierrors.MaxEcho) + `…"`},
+		// A cut never splits a character: é takes bytes 64 and 65.
+		{"AtACharacter", strings.Repeat("a", apierrors.MaxEcho-1) + "éé", strings.Repeat("a", apierrors.MaxEcho-1) + "…", `"` + strings.Repeat("a", apierrors.MaxEcho-1) + `…"`},
+		{"Escapes", "a\"b\n", "a\"b\n", `"a\"b\n"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			require.Equal(t, tc.echo, apierrors.Echo(tc.in))
+			require.Equal(t, tc.quote, apierrors.Quote(tc.in))
+		})
+	}
 }

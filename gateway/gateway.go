@@ -385,7 +385,7 @@ func unrouted(mux *http.ServeMux, rd apierrors.Renderer) http.Handler {
 				allow = append(allow, m)
 			}
 		}
-		err := apierrors.NotFound(fmt.Sprintf("Unknown request URL: %s %s. Please check the URL and the method.", r.Method, r.URL.Path))
+		err := apierrors.NotFound(fmt.Sprintf("Unknown request URL: %s %s. Please check the URL and the method.", apierrors.Echo(r.Method), apierrors.Echo(r.URL.Path)))
 		if len(allow) > 0 {
 			err = apierrors.MethodNotAllowed(r.Method, r.URL.Path, allow)
 		}

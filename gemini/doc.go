@@ -31,7 +31,8 @@
 //     INVALID_ARGUMENT whose details name the field. Images are the only
 //     media (inline, or by http(s) URL); tools are function declarations
 //     only (googleSearch, codeExecution … are refused); candidateCount is
-//     1 to 8, stopSequences at most 5.
+//     1 to 8, maxOutputTokens 1 to 2³¹−1 (endpoint.MaxOutputTokens),
+//     stopSequences at most 5.
 //  4. Check the model as chat completions do (spec §1): unknown, or not
 //     allowed to the key (endpoint.WithAllowed), is a 404 NOT_FOUND; a
 //     model without the endpoint type "compat" a 400. (The Gemini-style

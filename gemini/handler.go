@@ -205,6 +205,7 @@ func (h *handler) reply(w http.ResponseWriter, r *http.Request, p *chat.Params, 
 	if res == nil || len(res.Choices) != p.Request.Choices() {
 		return pipeline.Usage{}, apierrors.Internal(fmt.Errorf("gemini: backend returned %s for %d candidates", describe(res), p.Request.Choices()))
 	}
+	res.Usage = res.Usage.Normalized()
 	out := FromResult(res, p.Request.Model, thoughts)
 	if err := httpjson.Write(w, http.StatusOK, out); err != nil {
 		return pipeline.Usage{}, err

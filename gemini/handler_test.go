@@ -45,6 +45,8 @@ func TestErrors(t *testing.T) {
 		{name: "wrong type", path: "/v1beta/models/demo-chat:streamGenerateContent", body: `{"contents":"hi"}`, code: 400, status: "INVALID_ARGUMENT", msg: "contents", param: "contents"},
 		{name: "content type", path: "/v1beta/models/demo-chat:generateContent", body: ok, contentType: "text/plain", code: 400, status: "INVALID_ARGUMENT", msg: "Content-Type"},
 		{name: "too large", path: "/v1beta/models/demo-chat:generateContent", body: `{"contents":[{"parts":[{"text":"` + strings.Repeat("a", 2000) + `"}]}]}`, code: 400, status: "INVALID_ARGUMENT", msg: "larger than"},
+		{name: "maxOutputTokens above the gateway's largest", path: "/v1beta/models/demo-chat:generateContent", body: `{"contents":[{"parts":[{"text":"hi"}]}],"generationConfig":{"candidateCount":4,"maxOutputTokens":4611686018427387904}}`, code: 400, status: "INVALID_ARGUMENT", msg: "generationConfig.maxOutputTokens must be at most 2147483647, got 4611686018427387904", param: "generationConfig.maxOutputTokens"},
+		{name: "maxOutputTokens of the largest int64", path: "/v1beta/models/demo-chat:generateContent", body: `{"contents":[{"parts":[{"text":"hi"}]}],"generationConfig":{"maxOutputTokens":9223372036854775807}}`, code: 400, status: "INVALID_ARGUMENT", msg: "must be at most 2147483647", param: "generationConfig.maxOutputTokens"},
 		{name: "invalid", path: "/v1beta/models/demo-chat:streamGenerateContent?alt=sse", body: `{"contents":[]}`, code: 400, status: "INVALID_ARGUMENT", msg: "contents is not specified", param: "contents"},
 		{name: "backend fails", path: "/v1beta/models/demo-chat:generateContent", body: `{"contents":[{"parts":[{"text":"[demo:fail]"}]}]}`, code: 502, status: "UNAVAILABLE"},
 	}

@@ -301,7 +301,7 @@ func newTranslator(model string, n int, thoughts bool, prompt int64) *translator
 func (t *translator) add(d *chat.Delta) ([][]byte, error) {
 	t.events = t.events[:0]
 	if d.Usage != nil {
-		t.usage = *d.Usage
+		t.usage = d.Usage.Normalized()
 		t.reported = true
 		t.written.Reported()
 		if d.Content == "" && d.Reasoning == "" && len(d.ToolCalls) == 0 && d.FinishReason == "" {
@@ -443,7 +443,7 @@ func (t *translator) finalUsage() *chat.Usage {
 		u := t.written.Usage(0, 0, t.prompt)
 		t.usage = chat.Usage{PromptTokens: int(t.prompt), CompletionTokens: int(u.Output)}
 	}
-	t.usage.TotalTokens = t.usage.PromptTokens + t.usage.CompletionTokens
+	t.usage = t.usage.Normalized()
 	return &t.usage
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/gatewaykit/gatewaykit/chat"
+	"github.com/gatewaykit/gatewaykit/endpoint"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
 	"github.com/gatewaykit/gatewaykit/internal/ids"
 )
@@ -363,7 +364,7 @@ func validate(req *Request) error {
 		case "function", "tool":
 			c.Role = RoleUser // older clients send function responses so
 		default:
-			return badf(fmt.Sprintf("contents[%d].role", ci), "contents[%d].role must be user or model, got %q", ci, c.Role)
+			return badf(fmt.Sprintf("contents[%d].role", ci), "contents[%d].role must be user or model, got %s", ci, apierrors.Quote(c.Role))
 		}
 		if len(c.Parts) == 0 {
 			return badf(fmt.Sprintf("contents[%d].parts", ci), "contents[%d].parts must not be empty", ci)
@@ -390,7 +391,7 @@ func validate(req *Request) error {
 				return badf(path+".name", "%s.name is required", path)
 			}
 			if names[fd.Name] {
-				return badf(path+".name", "%s.name: function %q is declared twice", path, fd.Name)
+				return badf(path+".name", "%s.name: function %s is declared twice", path, apierrors.Quote(fd.Name))
 			}
 			names[fd.Name] = true
 			if !isObjectOrEmpty(fd.Parameters) {
@@ -406,12 +407,12 @@ func validate(req *Request) error {
 		switch strings.ToUpper(fc.Mode) {
 		case "", "MODE_UNSPECIFIED", ModeAuto, ModeAny, ModeNone, ModeValidated:
 		default:
-			return badf("toolConfig.functionCallingConfig.mode", "toolConfig.functionCallingConfig.mode must be AUTO, ANY, NONE or VALIDATED, got %q", fc.Mode)
+			return badf("toolConfig.functionCallingConfig.mode", "toolConfig.functionCallingConfig.mode must be AUTO, ANY, NONE or VALIDATED, got %s", apierrors.Quote(fc.Mode))
 		}
 		for i, n := range fc.AllowedFunctionNames {
 			if !names[n] {
 				return badf(fmt.Sprintf("toolConfig.functionCallingConfig.allowedFunctionNames[%d]", i),
-					"toolConfig.functionCallingConfig.allowedFunctionNames[%d]: no function %q is declared", i, n)
+					"toolConfig.functionCallingConfig.allowedFunctionNames[%d]: no function %s is declared", i, apierrors.Quote(n))
 			}
 		}
 		if len(fc.AllowedFunctionNames) > 0 && strings.ToUpper(fc.Mode) != ModeAny {
@@ -428,7 +429,7 @@ func validPart(p *Part, path string) error {
 		n++
 		b := p.InlineData
 		if !strings.HasPrefix(b.MIMEType, "image/") {
-			return badf(path+".inlineData.mimeType", "%s.inlineData.mimeType must be an image type (image/png, image/jpeg, …), got %q", path, b.MIMEType)
+			return badf(path+".inlineData.mimeType", "%s.inlineData.mimeType must be an image type (image/png, image/jpeg, …), got %s", path, apierrors.Quote(b.MIMEType))
 		}
 		if b.Data == "" || strings.ContainsAny(b.Data, " ,;\n") {
 			return badf(path+".inlineData.data", "%s.inlineData.data must be base64 data", path)
@@ -441,7 +442,7 @@ func validPart(p *Part, path string) error {
 			return badf(path+".fileData.fileUri", "%s.fileData.fileUri must be an http(s) URL of an image", path)
 		}
 		if f.MIMEType != "" && !strings.HasPrefix(f.MIMEType, "image/") {
-			return badf(path+".fileData.mimeType", "%s.fileData.mimeType must be an image type, got %q", path, f.MIMEType)
+			return badf(path+".fileData.mimeType", "%s.fileData.mimeType must be an image type, got %s", path, apierrors.Quote(f.MIMEType))
 		}
 	}
 	if fc := p.FunctionCall; fc != nil {
@@ -480,6 +481,8 @@ func validConfig(gc *GenerationConfig) error {
 	switch {
 	case gc.MaxOutputTokens != nil && *gc.MaxOutputTokens < 1:
 		return badf(p+"maxOutputTokens", "generationConfig.maxOutputTokens must be at least 1, got %d", *gc.MaxOutputTokens)
+	case gc.MaxOutputTokens != nil && *gc.MaxOutputTokens > endpoint.MaxOutputTokens:
+		return badf(p+"maxOutputTokens", "generationConfig.maxOutputTokens must be at most %d, got %d", endpoint.MaxOutputTokens, *gc.MaxOutputTokens)
 	case gc.Temperature != nil && (*gc.Temperature < 0 || *gc.Temperature > 2):
 		return badf(p+"temperature", "generationConfig.temperature must be in [0, 2], got %v", *gc.Temperature)
 	case gc.TopP != nil && (*gc.TopP < 0 || *gc.TopP > 1):
@@ -498,7 +501,7 @@ func validConfig(gc *GenerationConfig) error {
 	switch strings.ToLower(gc.ResponseMIMEType) {
 	case "", "text/plain", "application/json":
 	default:
-		return badf(p+"responseMimeType", "generationConfig.responseMimeType must be text/plain or application/json, got %q", gc.ResponseMIMEType)
+		return badf(p+"responseMimeType", "generationConfig.responseMimeType must be text/plain or application/json, got %s", apierrors.Quote(gc.ResponseMIMEType))
 	}
 	if !isObjectOrEmpty(gc.ResponseSchema) || !isObjectOrEmpty(gc.ResponseJSONSchema) {
 		return badf(p+"responseSchema", "generationConfig.responseSchema must be a schema object")
@@ -586,7 +589,9 @@ func finishReasonOf(r chat.FinishReason) string {
 // less the reasoning tokens are candidatesTokenCount, the reasoning
 // tokens thoughtsTokenCount, and the total is the prompt's and the
 // completion's.
-func usageOf(u *chat.Usage) UsageMetadata {
+func usageOf(raw *chat.Usage) UsageMetadata {
+	n := raw.Normalized()
+	u := &n
 	thoughts := 0
 	if u.CompletionTokensDetails != nil {
 		thoughts = min(max(u.CompletionTokensDetails.ReasoningTokens, 0), u.CompletionTokens)

@@ -145,17 +145,17 @@ func Validate(req *Request) error {
 		return apierrors.InvalidRequestf("n", "n must be between 1 and %d, got %d", MaxImages, req.N)
 	}
 	if _, _, ok := req.Dimensions(); !ok && req.Size != "" && req.Size != "auto" {
-		return apierrors.InvalidRequestf("size", `size must be "auto" or "<width>x<height>" (such as "1024x1024"), got %q`, req.Size)
+		return apierrors.InvalidRequestf("size", `size must be "auto" or "<width>x<height>" (such as "1024x1024"), got %s`, apierrors.Quote(req.Size))
 	}
 	switch req.ResponseFormat {
 	case "", FormatURL, FormatB64JSON:
 	default:
-		return apierrors.InvalidRequestf("response_format", "response_format must be %q or %q, got %q", FormatURL, FormatB64JSON, req.ResponseFormat)
+		return apierrors.InvalidRequestf("response_format", "response_format must be %s or %s, got %s", apierrors.Quote(FormatURL), apierrors.Quote(FormatB64JSON), apierrors.Quote(req.ResponseFormat))
 	}
 	switch req.OutputFormat {
 	case "", "png", "jpeg", "webp":
 	default:
-		return apierrors.InvalidRequestf("output_format", `output_format must be "png", "jpeg" or "webp", got %q`, req.OutputFormat)
+		return apierrors.InvalidRequestf("output_format", `output_format must be "png", "jpeg" or "webp", got %s`, apierrors.Quote(req.OutputFormat))
 	}
 	if c := req.OutputCompression; c != nil && (*c < 0 || *c > 100) {
 		return apierrors.InvalidRequestf("output_compression", "output_compression must be between 0 and 100, got %d", *c)

@@ -25,8 +25,8 @@
 //   - The body (at most 8 MiB, [endpoint.WithMaxRequestBytes]) is one
 //     JSON object. Members that [Request] does not model are ignored.
 //   - Validation, each failure a 400 invalid_request_error whose message
-//     starts with the JSON path of the field: model and max_tokens (at
-//     least 1) are required, and at least one message; roles are user
+//     starts with the JSON path of the field: model and max_tokens (1 to
+//     2³¹−1, endpoint.MaxOutputTokens) are required, and at least one message; roles are user
 //     and assistant; content is a string or an array of blocks (user:
 //     text, image, tool_result; assistant: text, tool_use, thinking,
 //     redacted_thinking); an image's source is base64 data with an

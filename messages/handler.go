@@ -137,6 +137,7 @@ func (h *handler) Reply(w http.ResponseWriter, r *http.Request, p *params) (pipe
 	if model == "" {
 		model = p.chat.Request.Model
 	}
+	res.Usage = res.Usage.Normalized()
 	reply, err := replyOf(res, model)
 	if err != nil {
 		return pipeline.Usage{}, err

@@ -64,6 +64,8 @@ func TestErrors(t *testing.T) {
 		{"not JSON", newTestHandler(), `{`, 400, "invalid_request_error", "not valid JSON", true},
 		{"content not a string or blocks", newTestHandler(), `{"model":"demo-chat","max_tokens":5,"messages":[{"role":"user","content":5}]}`, 400, "invalid_request_error", "content must be", true},
 		{"no max_tokens", newTestHandler(), `{"model":"demo-chat","messages":[{"role":"user","content":"hi"}]}`, 400, "invalid_request_error", "max_tokens", true},
+		{"max_tokens above the gateway's largest", newTestHandler(), `{"model":"demo-chat","max_tokens":4611686018427387904,"messages":[{"role":"user","content":"hi"}]}`, 400, "invalid_request_error", "max_tokens: must be at most 2147483647, got 4611686018427387904", true},
+		{"max_tokens of the largest int64", newTestHandler(), `{"model":"demo-chat","max_tokens":9223372036854775807,"messages":[{"role":"user","content":"hi"}]}`, 400, "invalid_request_error", "max_tokens: must be at most 2147483647", true},
 		{"unknown model", newTestHandler(), `{"model":"nope","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`, 404, "not_found_error", "nope", true},
 		{"model without compat", newTestHandler(), `{"model":"` + videoModel + `","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`, 400, "invalid_request_error", "compat", true},
 		{"rate limited backend", newHandlerWith(&scripted{err: &apierrors.Error{Status: 429, Type: "rate_limit_error", Code: "rate_limit_exceeded", Message: "slow down"}}), hello, 429, "rate_limit_error", "slow down", false},

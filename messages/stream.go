@@ -69,7 +69,7 @@ func backendError(format string, args ...any) error {
 // Add writes the events of one delta, without flushing them.
 func (ew *eventWriter) Add(d *chat.Delta) error {
 	if d.Usage != nil {
-		ew.usage = *d.Usage
+		ew.usage = d.Usage.Normalized()
 		ew.reported = true
 		ew.written.Reported()
 	}

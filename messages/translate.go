@@ -30,6 +30,8 @@ func validate(req *Request) error {
 		return apierrors.InvalidRequest("model", "model: Field required")
 	case req.MaxTokens < 1:
 		return apierrors.InvalidRequest("max_tokens", "max_tokens: Field required, and must be at least 1")
+	case req.MaxTokens > endpoint.MaxOutputTokens:
+		return apierrors.InvalidRequestf("max_tokens", "max_tokens: must be at most %d, got %d", endpoint.MaxOutputTokens, req.MaxTokens)
 	case len(req.Messages) == 0:
 		return apierrors.InvalidRequest("messages", "messages: at least one message is required")
 	case req.Temperature != nil && (*req.Temperature < 0 || *req.Temperature > 1):
@@ -42,7 +44,7 @@ func validate(req *Request) error {
 	if req.System != nil {
 		for i, b := range req.System.Blocks {
 			if b.Type != BlockText {
-				return apierrors.InvalidRequestf(fmt.Sprintf("system[%d].type", i), "system[%d].type: system blocks must be text blocks, got %q", i, b.Type)
+				return apierrors.InvalidRequestf(fmt.Sprintf("system[%d].type", i), "system[%d].type: system blocks must be text blocks, got %s", i, apierrors.Quote(b.Type))
 			}
 		}
 	}
@@ -56,7 +58,7 @@ func validate(req *Request) error {
 		p := fmt.Sprintf("tools[%d]", i)
 		switch {
 		case t.Type != "" && t.Type != "custom":
-			return apierrors.InvalidRequestf(p+".type", "%s.type: server tools (%q) are not supported; only client tools with an input_schema", p, t.Type)
+			return apierrors.InvalidRequestf(p+".type", "%s.type: server tools (%s) are not supported; only client tools with an input_schema", p, apierrors.Quote(t.Type))
 		case t.Name == "":
 			return apierrors.InvalidRequest(p+".name", p+".name: Field required")
 		case len(t.InputSchema) > 0 && !isObject(t.InputSchema):
@@ -73,10 +75,10 @@ func validate(req *Request) error {
 			}
 		case "tool":
 			if !names[tc.Name] {
-				return apierrors.InvalidRequestf("tool_choice.name", "tool_choice.name: %q is not one of the tools", tc.Name)
+				return apierrors.InvalidRequestf("tool_choice.name", "tool_choice.name: %s is not one of the tools", apierrors.Quote(tc.Name))
 			}
 		default:
-			return apierrors.InvalidRequestf("tool_choice.type", "tool_choice.type: must be auto, any, tool or none, got %q", tc.Type)
+			return apierrors.InvalidRequestf("tool_choice.type", "tool_choice.type: must be auto, any, tool or none, got %s", apierrors.Quote(tc.Type))
 		}
 	}
 	if th := req.Thinking; th != nil {
@@ -87,7 +89,7 @@ func validate(req *Request) error {
 				return apierrors.InvalidRequest("thinking.budget_tokens", "thinking.budget_tokens: must be at least 1024 and less than max_tokens")
 			}
 		default:
-			return apierrors.InvalidRequestf("thinking.type", "thinking.type: must be enabled or disabled, got %q", th.Type)
+			return apierrors.InvalidRequestf("thinking.type", "thinking.type: must be enabled or disabled, got %s", apierrors.Quote(th.Type))
 		}
 	}
 	return nil
@@ -95,7 +97,7 @@ func validate(req *Request) error {
 
 func validateMessage(m *Message, p string) error {
 	if m.Role != RoleUser && m.Role != RoleAssistant {
-		return apierrors.InvalidRequestf(p+".role", "%s.role: must be user or assistant, got %q", p, m.Role)
+		return apierrors.InvalidRequestf(p+".role", "%s.role: must be user or assistant, got %s", p, apierrors.Quote(m.Role))
 	}
 	if m.Content.Text == nil && m.Content.Blocks == nil {
 		return apierrors.InvalidRequest(p+".content", p+".content: Field required")
@@ -111,7 +113,7 @@ func validateMessage(m *Message, p string) error {
 			allowed = allowed || b.Type == BlockToolUse || b.Type == BlockThinking || b.Type == BlockRedactedThinking
 		}
 		if !allowed {
-			return apierrors.InvalidRequestf(bp+".type", "%s.type: %q blocks are not supported in %s messages", bp, b.Type, m.Role)
+			return apierrors.InvalidRequestf(bp+".type", "%s.type: %s blocks are not supported in %s messages", bp, apierrors.Quote(b.Type), m.Role)
 		}
 		if err := validateBlock(b, bp); err != nil {
 			return err
@@ -148,7 +150,7 @@ func validateBlock(b *ContentBlock, p string) error {
 						return err
 					}
 				default:
-					return apierrors.InvalidRequestf(cp+".type", "%s.type: tool results hold text and image blocks, got %q", cp, c.Type)
+					return apierrors.InvalidRequestf(cp+".type", "%s.type: tool results hold text and image blocks, got %s", cp, apierrors.Quote(c.Type))
 				}
 			}
 		}
@@ -169,7 +171,7 @@ func validateImage(s *ImageSource, p string) error {
 	case "url":
 		return apierrors.InvalidRequest(p+".url", p+".url: must be an http(s) URL")
 	}
-	return apierrors.InvalidRequestf(p+".type", "%s.type: must be base64 or url, got %q", p, s.Type)
+	return apierrors.InvalidRequestf(p+".type", "%s.type: must be base64 or url, got %s", p, apierrors.Quote(s.Type))
 }
 
 // imageURL is the URL of an image source: its url, or a data URI of its

@@ -135,7 +135,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	beta, id, ok := route(r.URL.Path)
 	if !ok {
-		h.renderer.Write(w, r, apierrors.NotFound(fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path)))
+		h.renderer.Write(w, r, apierrors.NotFound(fmt.Sprintf("no route for %s %s", apierrors.Echo(r.Method), apierrors.Echo(r.URL.Path))))
 		return
 	}
 	format := FormatGemini
@@ -238,7 +238,7 @@ func anthropicPage(q url.Values, list []Model) (AnthropicList, error) {
 	case after != "":
 		i := indexOf(list, after)
 		if i < 0 {
-			return AnthropicList{}, apierrors.InvalidRequestf("after_id", "after_id %q is not a model of this list", after)
+			return AnthropicList{}, apierrors.InvalidRequestf("after_id", "after_id %s is not a model of this list", apierrors.Quote(after))
 		}
 		start = i + 1
 		end = min(start+limit, len(list))
@@ -246,7 +246,7 @@ func anthropicPage(q url.Values, list []Model) (AnthropicList, error) {
 	case before != "":
 		i := indexOf(list, before)
 		if i < 0 {
-			return AnthropicList{}, apierrors.InvalidRequestf("before_id", "before_id %q is not a model of this list", before)
+			return AnthropicList{}, apierrors.InvalidRequestf("before_id", "before_id %s is not a model of this list", apierrors.Quote(before))
 		}
 		start, end = max(0, i-limit), i
 		hasMore = start > 0

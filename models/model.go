@@ -165,20 +165,35 @@ type Pricing struct {
 }
 
 // Cost returns the price of input and output tokens at p; 0 for a nil p.
+// It is never negative, NaN or infinite: negative counts and prices count
+// as 0, and a price too large for a float64 is math.MaxFloat64.
 func (p *Pricing) Cost(input, output int64) float64 {
 	if p == nil {
 		return 0
 	}
-	return (float64(max(input, 0))*p.InputPerMillion + float64(max(output, 0))*p.OutputPerMillion) / 1e6
+	return finite(float64(max(input, 0))*price(p.InputPerMillion)/1e6 + float64(max(output, 0))*price(p.OutputPerMillion)/1e6)
 }
 
 // VideoCost returns the price of seconds of video at p; 0 for a nil p.
+// Like Cost, it is never negative, NaN or infinite.
 func (p *Pricing) VideoCost(seconds float64) float64 {
 	if p == nil || !(seconds > 0) {
 		return 0
 	}
-	return seconds * p.PerSecond
+	return finite(min(seconds, math.MaxFloat64) * price(p.PerSecond))
 }
+
+// price is v as a price: 0 if it is negative or not a number.
+func price(v float64) float64 {
+	if !(v > 0) {
+		return 0
+	}
+	return min(v, math.MaxFloat64)
+}
+
+// finite is the cost c, at most math.MaxFloat64 (c is never NaN here:
+// its terms are finite or +Inf, and ≥ 0).
+func finite(c float64) float64 { return min(c, math.MaxFloat64) }
 
 func (p *Pricing) validate() []error {
 	var errs []error

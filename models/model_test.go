@@ -2,6 +2,7 @@ package models_test
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -214,4 +215,31 @@ func FuzzParseModels(f *testing.F) {
 			t.Fatal("NewMemoryCatalog returned nil")
 		}
 	})
+}
+
+// TestCostIsFinite: a cost is never negative, NaN or infinite, whatever
+// the counts and prices (an absurd usage, an unchecked price): a budget
+// in money compares against it, and JSON cannot carry NaN or Inf.
+func TestCostIsFinite(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name          string
+		p             models.Pricing
+		input, output int64
+		seconds       float64
+		cost, video   float64
+	}{
+		{name: "Usual", p: models.Pricing{InputPerMillion: 2, OutputPerMillion: 4, PerSecond: 0.5}, input: 1e6, output: 5e5, seconds: 4, cost: 4, video: 2},
+		{name: "NegativeCounts", p: models.Pricing{InputPerMillion: 2, OutputPerMillion: 4}, input: -1e6, output: -1, seconds: -4},
+		{name: "HugePrices", p: models.Pricing{InputPerMillion: math.MaxFloat64, OutputPerMillion: math.MaxFloat64, PerSecond: math.MaxFloat64}, input: math.MaxInt64, output: math.MaxInt64, seconds: math.MaxFloat64, cost: math.MaxFloat64, video: math.MaxFloat64},
+		{name: "InfiniteSeconds", p: models.Pricing{PerSecond: 1}, seconds: math.Inf(1), video: math.MaxFloat64},
+		{name: "BadPrices", p: models.Pricing{InputPerMillion: math.NaN(), OutputPerMillion: -1, PerSecond: math.Inf(-1)}, input: 10, output: 10, seconds: 10},
+		{name: "InfinitePrices", p: models.Pricing{InputPerMillion: math.Inf(1), PerSecond: math.Inf(1)}, input: 0, output: 10, seconds: 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			require.Equal(t, tc.cost, tc.p.Cost(tc.input, tc.output))
+			require.Equal(t, tc.video, tc.p.VideoCost(tc.seconds))
+		})
+	}
 }

@@ -51,8 +51,8 @@ func Require(ctx context.Context, c Catalog, id string, need EndpointType, allow
 	}
 	if need != "" && !m.Supports(need) {
 		return nil, apierrors.InvalidRequestf("model",
-			"model %q does not support endpoint type %q (supported_endpoint_types: %s)",
-			id, need, typeList(m.EndpointTypes))
+			"model %s does not support endpoint type %s (supported_endpoint_types: %s)",
+			apierrors.Quote(id), apierrors.Quote(string(need)), typeList(m.EndpointTypes))
 	}
 	telemetry.SetModel(ctx, m.ID)
 	return m, nil

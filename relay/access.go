@@ -420,7 +420,7 @@ func newAccessRoutes(h *accessHandler) *http.ServeMux {
 		})
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		h.renderer(formatOpenAI).Write(w, r, apierrors.NotFound(fmt.Sprintf("No access point at %s.", r.URL.Path)))
+		h.renderer(formatOpenAI).Write(w, r, apierrors.NotFound(fmt.Sprintf("No access point at %s.", apierrors.Echo(r.URL.Path))))
 	})
 	return mux
 }
@@ -485,7 +485,11 @@ func (h *accessHandler) serveJSON(w http.ResponseWriter, r *http.Request, ep *en
 	if err := h.check(ctx, ep, loc.model); err != nil {
 		return err
 	}
-	if err := h.reserve(ctx, jsonEstimate(ep, body)); err != nil {
+	est, err := jsonEstimate(ep, body)
+	if err != nil {
+		return err
+	}
+	if err := h.reserve(ctx, est); err != nil {
 		return err
 	}
 	res, u, err := h.relay.Do(withFormat(ctx, ep.format), loc.model, func(u *Upstream) (*http.Request, error) {

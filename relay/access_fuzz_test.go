@@ -55,7 +55,7 @@ func findModelDecoder(body []byte) (modelLoc, error) {
 			return loc, apierrors.InvalidRequest("model", "model must appear once in the request body")
 		}
 		if err := json.Unmarshal(raw, &loc.model); err != nil {
-			return loc, apierrors.InvalidRequestf("model", "model must be a string, got %s", truncate(raw, 40))
+			return loc, apierrors.InvalidRequestf("model", "model must be a string, got %s", apierrors.Echo(string(raw)))
 		}
 		loc.end = int(dec.InputOffset())
 		loc.start = loc.end - len(raw)

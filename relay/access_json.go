@@ -63,7 +63,7 @@ func findModel(body []byte) (modelLoc, error) {
 			}
 			raw := body[valStart:i]
 			if raw[0] != '"' {
-				return loc, apierrors.InvalidRequestf("model", "model must be a string, got %s", truncate(raw, 40))
+				return loc, apierrors.InvalidRequestf("model", "model must be a string, got %s", apierrors.Echo(string(raw)))
 			}
 			if err := json.Unmarshal(raw, &loc.model); err != nil {
 				return loc, syntaxError(err) // unreachable: the body is valid
@@ -112,12 +112,4 @@ func syntaxError(err error) error {
 	default:
 		return apierrors.InvalidRequest("", "request body is not valid JSON: "+err.Error()).WithCause(err)
 	}
-}
-
-// truncate returns b for a message, cut to at most n bytes.
-func truncate(b []byte, n int) string {
-	if len(b) > n {
-		return string(b[:n]) + "…"
-	}
-	return string(b)
 }

@@ -52,10 +52,10 @@ func (h *accessHandler) serveMultipart(w http.ResponseWriter, r *http.Request, e
 	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	boundary := params["boundary"]
 	if err != nil || mt != "multipart/form-data" || boundary == "" {
-		return apierrors.InvalidRequestf("", "Content-Type must be multipart/form-data with a boundary, got %q", r.Header.Get("Content-Type"))
+		return apierrors.InvalidRequestf("", "Content-Type must be multipart/form-data with a boundary, got %s", apierrors.Quote(r.Header.Get("Content-Type")))
 	}
 	if multipart.NewWriter(io.Discard).SetBoundary(boundary) != nil {
-		return apierrors.InvalidRequestf("", "the multipart boundary %q is not valid (RFC 2046: 1 to 70 letters, digits and '()+_,-./:=? characters)", boundary)
+		return apierrors.InvalidRequestf("", "the multipart boundary %s is not valid (RFC 2046: 1 to 70 letters, digits and '()+_,-./:=? characters)", apierrors.Quote(boundary))
 	}
 	limit := h.cfg.maxBytes
 	if r.ContentLength > limit {

@@ -2,6 +2,7 @@ package relay_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gatewaykit/gatewaykit/auth"
+	"github.com/gatewaykit/gatewaykit/endpoint"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/relay"
@@ -104,6 +106,36 @@ func TestAccessConcurrentRequestsHoldTheQuota(t *testing.T) {
 			k, err := keys.Lookup(context.Background(), secret)
 			require.NoError(t, err)
 			require.Equal(t, auth.Quota{Remaining: budget - cost, Used: cost}, k.Quota)
+		})
+	}
+}
+
+// TestAccessHugeMaxTokensAreRefused: on the messages access point, a
+// max_tokens of 2⁶³−1 made the estimate negative (a 500), and one above
+// what an int64 holds was reserved as if absent. Any max_tokens above
+// endpoint.MaxOutputTokens is a 400 naming it, with the number cut short,
+// and nothing reaches the upstream or is reserved.
+func TestAccessHugeMaxTokensAreRefused(t *testing.T) {
+	t.Parallel()
+	for _, n := range []string{"4611686018427387904", "9223372036854775807", "2147483648", strings.Repeat("9", 1<<20)} {
+		t.Run(n[:min(len(n), 20)], func(t *testing.T) {
+			t.Parallel()
+			up := newFakeUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				_, _ = io.WriteString(w, `{"usage":{"input_tokens":1,"output_tokens":1}}`)
+			})
+			g := newAccessGateway(t, up)
+			res := g.post(t, "/v1/messages", "application/json",
+				strings.NewReader(`{"model":"chat-1","max_tokens":`+n+`,"messages":[{"role":"user","content":"hi"}]}`),
+				map[string]string{"X-Api-Key": keyMetered})
+			body := readAll(t, res.Body)
+			require.Equal(t, http.StatusBadRequest, res.StatusCode, "%.200s", body)
+			require.Less(t, len(body), 400, "the number is cut short")
+			var e apierrors.MessagesBody
+			require.NoError(t, json.Unmarshal(body, &e), "%s", body)
+			require.Equal(t, "invalid_request_error", e.Error.Type)
+			require.Equal(t, fmt.Sprintf("max_tokens: must be at most %d, got %s", endpoint.MaxOutputTokens, apierrors.Echo(n)), e.Error.Message)
+			require.Zero(t, up.callCount())
 		})
 	}
 }

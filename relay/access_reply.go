@@ -45,7 +45,7 @@ func (h *accessHandler) reply(w http.ResponseWriter, r *http.Request, f format, 
 		}
 	}
 	var usage usageScanner
-	defer func() { h.charge(r.Context(), &usage.usage) }()
+	defer func() { h.charge(r.Context(), u, &usage.usage) }()
 	mt, _, _ := mime.ParseMediaType(res.Header.Get("Content-Type"))
 	switch {
 	case mt == "text/event-stream":

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 
 	"github.com/gatewaykit/gatewaykit/auth"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
@@ -81,12 +82,40 @@ func (u *usageFields) split() (input, output int64) {
 	return input, output
 }
 
-// count is *p, or 0 for nil or a negative count.
+// count is *p taken from 0 to the gateway's largest count
+// (endpoint.MaxOutputTokens, as the handlers take a backend's), or 0 for
+// nil: sums of a few counts never overflow.
 func count(p *int64) int64 {
-	if p == nil || *p < 0 {
+	if p == nil {
 		return 0
 	}
-	return *p
+	return min(max(*p, 0), textendpoint.MaxTokens)
+}
+
+// claims returns the counts of u as the upstream reported them, for the
+// log, if any is out of the range that count takes; nil otherwise.
+func (u *usageFields) claims() []slog.Attr {
+	fields := [...]struct {
+		name string
+		p    *int64
+	}{
+		{"total_tokens", u.TotalTokens}, {"prompt_tokens", u.PromptTokens}, {"completion_tokens", u.CompletionTokens},
+		{"input_tokens", u.InputTokens}, {"output_tokens", u.OutputTokens}, {"cache_creation_input_tokens", u.CacheCreation},
+		{"cache_read_input_tokens", u.CacheRead}, {"totalTokenCount", u.TotalTokenCount}, {"promptTokenCount", u.PromptTokenCount},
+		{"candidatesTokenCount", u.Candidates}, {"thoughtsTokenCount", u.Thoughts},
+	}
+	odd := false
+	var attrs []slog.Attr
+	for _, f := range fields {
+		if f.p != nil {
+			odd = odd || !inRange(*f.p)
+			attrs = append(attrs, slog.Int64(f.name, *f.p))
+		}
+	}
+	if !odd {
+		return nil
+	}
+	return attrs
 }
 
 // usageScanner finds the usage members of a JSON text written to it in
@@ -305,20 +334,26 @@ func (h *accessHandler) reserve(ctx context.Context, est int64) error {
 	return apierrors.Internal(fmt.Errorf("relay: reserving quota: %w", err))
 }
 
-// jsonEstimate is the reservation of a JSON body of access point ep.
-func jsonEstimate(ep *endpoint, body []byte) int64 {
+// jsonEstimate is the reservation of a JSON body of access point ep. A
+// messages-format max_tokens above endpoint.MaxOutputTokens is refused
+// with a 400, as package messages refuses it.
+func jsonEstimate(ep *endpoint, body []byte) (int64, error) {
 	prompt := textendpoint.PromptTokens(len(body))
 	if ep.format != formatMessages {
-		return prompt
+		return prompt, nil
 	}
 	var v struct {
-		MaxTokens *int `json:"max_tokens"`
+		MaxTokens json.Number `json:"max_tokens"`
 	}
 	limit := 0
-	if json.Unmarshal(body, &v) == nil && v.MaxTokens != nil {
-		limit = *v.MaxTokens
+	if json.Unmarshal(body, &v) == nil && v.MaxTokens != "" {
+		n, err := strconv.ParseInt(v.MaxTokens.String(), 10, 64)
+		if errors.Is(err, strconv.ErrRange) || n > textendpoint.MaxTokens {
+			return 0, apierrors.InvalidRequestf("max_tokens", "max_tokens: must be at most %d, got %s", textendpoint.MaxTokens, apierrors.Echo(v.MaxTokens.String()))
+		}
+		limit = int(n)
 	}
-	return textendpoint.Estimate(prompt, 1, limit, nil)
+	return textendpoint.Estimate(prompt, 1, limit, nil), nil
 }
 
 // geminiEstimate is the reservation of a Gemini-style request whose body
@@ -334,7 +369,11 @@ func geminiEstimate(n int64) int64 {
 // The settlement carries the model, the input and output tokens and
 // their cost at the model's pricing, so that the request is recorded once
 // in the key's usage.
-func (h *accessHandler) charge(ctx context.Context, u *usageFields) {
+func (h *accessHandler) charge(ctx context.Context, up *Upstream, u *usageFields) {
+	if attrs := u.claims(); attrs != nil {
+		h.logger.LogAttrs(ctx, slog.LevelWarn, "relay: upstream reported token counts out of range; taking them from 0 to the gateway's largest",
+			slog.String("model", up.Model), slog.String("upstream", up.Name), slog.Any("usage", slog.GroupValue(attrs...)))
+	}
 	n := u.tokens()
 	in, out := u.split()
 	p := auth.SettleParams{Used: n, InputTokens: in, OutputTokens: out}

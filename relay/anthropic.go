@@ -206,7 +206,7 @@ func anthropicBlocks(c *chat.Content, param string) ([]messages.ContentBlock, er
 			blocks = append(blocks, messages.ContentBlock{Type: messages.BlockImage, Source: imageSource(part.ImageURL.URL)})
 		default:
 			return nil, apierrors.InvalidRequestf(fmt.Sprintf("%s.content[%d].type", param, k),
-				"%s.content[%d]: %q parts are not supported by this model", param, k, part.Type)
+				"%s.content[%d]: %s parts are not supported by this model", param, k, apierrors.Quote(part.Type))
 		}
 	}
 	return blocks, nil
@@ -274,12 +274,12 @@ func anthropicResult(reply *messages.Reply, u *Upstream) (*chat.Result, error) {
 func anthropicUsage(u *messages.Usage) chat.Usage {
 	in := u.InputTokens
 	if u.CacheCreationInputTokens != nil {
-		in += *u.CacheCreationInputTokens
+		in = addInts(in, *u.CacheCreationInputTokens)
 	}
 	if u.CacheReadInputTokens != nil {
-		in += *u.CacheReadInputTokens
+		in = addInts(in, *u.CacheReadInputTokens)
 	}
-	return chat.Usage{PromptTokens: in, CompletionTokens: u.OutputTokens, TotalTokens: in + u.OutputTokens}
+	return chat.Usage{PromptTokens: in, CompletionTokens: u.OutputTokens, TotalTokens: addInts(in, u.OutputTokens)}
 }
 
 // anthropicError is the client's error for an upstream reply that is not

@@ -135,7 +135,7 @@ func (c *itemCursor) deltas(d *chat.Delta) []responses.Delta {
 	}
 	if d.Usage != nil {
 		out = append(out, responses.Delta{Usage: &responses.Usage{InputTokens: d.Usage.PromptTokens, OutputTokens: d.Usage.CompletionTokens,
-			TotalTokens: d.Usage.PromptTokens + d.Usage.CompletionTokens}})
+			TotalTokens: addInts(d.Usage.PromptTokens, d.Usage.CompletionTokens)}})
 	}
 	c.buf = out
 	return out

@@ -154,6 +154,9 @@ func (b chatBackend) CompleteRaw(ctx context.Context, p *chat.Params, body []byt
 	}
 	if t := chatDialect(u.API); t != nil {
 		out, err := t.complete(res, u)
+		if out != nil {
+			b.r.chatUsage(ctx, u, &out.Usage)
+		}
 		return out, nil, err
 	}
 	var reply chatReply
@@ -165,6 +168,7 @@ func (b chatBackend) CompleteRaw(ctx context.Context, p *chat.Params, body []byt
 	if err != nil {
 		return nil, nil, err
 	}
+	b.r.chatUsage(ctx, u, &out.Usage)
 	return out, raw, nil
 }
 
@@ -393,6 +397,7 @@ func (b chatBackend) stream(ctx context.Context, p *chat.Params, raw []byte, pas
 		if err == nil {
 			if t := chatDialect(u.API); t != nil {
 				for d, err := range t.stream(res, u, p) {
+					b.r.chatUsage(ctx, u, d.Usage)
 					if !yield(passthrough.Delta[chat.Delta]{Delta: d}, err) || err != nil {
 						return
 					}
@@ -408,7 +413,11 @@ func (b chatBackend) stream(ctx context.Context, p *chat.Params, raw []byte, pas
 		defer res.Body.Close()
 		cs := newChatStream(p, u)
 		cs.pass = pass
-		if err := readEvents(res.Body, u, cs.event(yield)); err != nil {
+		checked := func(d passthrough.Delta[chat.Delta], err error) bool {
+			b.r.chatUsage(ctx, u, d.Delta.Usage)
+			return yield(d, err)
+		}
+		if err := readEvents(res.Body, u, cs.event(checked)); err != nil {
 			yield(passthrough.Delta[chat.Delta]{}, err)
 			return
 		}

@@ -85,6 +85,7 @@ func (b completionsBackend) CompleteRaw(ctx context.Context, p *completions.Para
 	} else {
 		out.Usage = chat.Usage{PromptTokens: completionsPromptTokens(p.Request), CompletionTokens: completion}
 	}
+	b.r.chatUsage(ctx, u, &out.Usage)
 	return out, raw, nil
 }
 
@@ -120,7 +121,11 @@ func (b completionsBackend) stream(ctx context.Context, p *completions.Params, r
 			estimate: chat.Usage{PromptTokens: completionsPromptTokens(p.Request)},
 			pass:     pass,
 		}
-		if err := readEvents(res.Body, u, cs.event(yield)); err != nil {
+		checked := func(d passthrough.Delta[completions.Delta], err error) bool {
+			b.r.chatUsage(ctx, u, d.Delta.Usage)
+			return yield(d, err)
+		}
+		if err := readEvents(res.Body, u, cs.event(checked)); err != nil {
 			yield(passthrough.Delta[completions.Delta]{}, err)
 			return
 		}

@@ -84,6 +84,14 @@
 // that goes away in the middle of a stream is charged for what was
 // generated.
 //
+// Each token count that an upstream reports, in any format, is taken from
+// 0 to 2³¹−1 (endpoint.MaxOutputTokens), as the handlers take any
+// backend's: a claim of 2⁶³−1 tokens or of a negative count shows the
+// client, and charges the key, the count so taken, and is logged at warn
+// level with the model and the upstream's name (never a key). The access
+// points pass the upstream's reply through as it is, and charge its usage
+// taken the same way.
+//
 // # Upstreams of other formats
 //
 // An [Upstream] whose API is [APIGemini] speaks Google's Gemini format:

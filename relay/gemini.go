@@ -71,7 +71,7 @@ func geminiURL(base, model, method, query string) string {
 func (h *accessHandler) serveGemini(w http.ResponseWriter, r *http.Request) error {
 	model, method, ok := parseGeminiAction(r.PathValue("action"))
 	if !ok {
-		return apierrors.NotFound(fmt.Sprintf("No Gemini-style method at %s; this gateway serves :%s and :%s.", r.URL.Path, geminiGenerate, geminiStream))
+		return apierrors.NotFound(fmt.Sprintf("No Gemini-style method at %s; this gateway serves :%s and :%s.", apierrors.Echo(r.URL.Path), geminiGenerate, geminiStream))
 	}
 	if fb := h.fallbackFor(geminiEndpoint, model); fb != nil {
 		fb.ServeHTTP(w, r)

@@ -123,7 +123,7 @@ func incompleteOf(r chat.FinishReason) string {
 
 // responsesUsage is the responses usage of a chat usage.
 func responsesUsage(u *chat.Usage) responses.Usage {
-	out := responses.Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens, TotalTokens: u.PromptTokens + u.CompletionTokens}
+	out := responses.Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens, TotalTokens: addInts(u.PromptTokens, u.CompletionTokens)}
 	if d := u.CompletionTokensDetails; d != nil {
 		out.OutputTokensDetails.ReasoningTokens = d.ReasoningTokens
 	}

@@ -104,6 +104,9 @@ func (b chatBackend) completeGemini(ctx context.Context, p *chat.Params, raw []b
 			return nil, nil, err
 		}
 		out, err := chatResult(p, &reply, u)
+		if out != nil {
+			b.r.chatUsage(ctx, u, &out.Usage)
+		}
 		return out, members, err
 	}
 	var reply gemini.Response
@@ -111,6 +114,9 @@ func (b chatBackend) completeGemini(ctx context.Context, p *chat.Params, raw []b
 		return nil, nil, err
 	}
 	out, err := geminiChatResult(p, &reply, u)
+	if out != nil {
+		b.r.chatUsage(ctx, u, &out.Usage)
+	}
 	return out, nil, err
 }
 
@@ -170,7 +176,7 @@ func geminiChatBody(p *chat.Params) ([]byte, error) {
 				args, ok := gemini.ArgsObject(tc.Function.Arguments)
 				if !ok {
 					return nil, apierrors.InvalidRequestf(fmt.Sprintf("messages[%d].tool_calls", i),
-						"messages[%d]: the arguments of tool call %q are not a JSON object, which this model's API requires", i, tc.ID)
+						"messages[%d]: the arguments of tool call %s are not a JSON object, which this model's API requires", i, apierrors.Quote(tc.ID))
 				}
 				part := gemini.Part{FunctionCall: &gemini.FunctionCall{Name: tc.Function.Name, Args: args}}
 				if _, sig := splitSignature(tc.ID); sig != "" {
@@ -197,7 +203,7 @@ func geminiChatBody(p *chat.Params) ([]byte, error) {
 			}
 			if name == "" {
 				return nil, apierrors.InvalidRequestf(fmt.Sprintf("messages[%d].tool_call_id", i),
-					"messages[%d]: tool_call_id %q answers no tool call of an earlier assistant message", i, m.ToolCallID)
+					"messages[%d]: tool_call_id %s answers no tool call of an earlier assistant message", i, apierrors.Quote(m.ToolCallID))
 			}
 			text := m.Content.String()
 			resp, ok := gemini.ArgsObject(text)
@@ -263,7 +269,7 @@ func geminiUserParts(m *chat.Message, i int) ([]gemini.Part, error) {
 			parts = append(parts, gemini.Part{FileData: &gemini.FileData{MIMEType: imageType(u), FileURI: u}})
 		default:
 			return nil, apierrors.InvalidRequestf(fmt.Sprintf("messages[%d].content[%d].type", i, j),
-				"messages[%d].content[%d]: parts of type %q cannot be sent to this model's API", i, j, cp.Type)
+				"messages[%d].content[%d]: parts of type %s cannot be sent to this model's API", i, j, apierrors.Quote(cp.Type))
 		}
 	}
 	if len(parts) == 0 {
@@ -339,11 +345,11 @@ func geminiFinish(reason string, calls bool) chat.FinishReason {
 // geminiUsage is the chat usage of usageMetadata: the thoughts count as
 // completion (reasoning) tokens, as OpenAI counts them.
 func geminiUsage(m *gemini.UsageMetadata) chat.Usage {
-	u := chat.Usage{PromptTokens: m.PromptTokenCount, CompletionTokens: m.CandidatesTokenCount + m.ThoughtsTokenCount}
+	u := chat.Usage{PromptTokens: m.PromptTokenCount, CompletionTokens: addInts(m.CandidatesTokenCount, m.ThoughtsTokenCount)}
 	if m.ThoughtsTokenCount > 0 {
 		u.CompletionTokensDetails = &chat.CompletionTokensDetails{ReasoningTokens: m.ThoughtsTokenCount}
 	}
-	u.TotalTokens = u.PromptTokens + u.CompletionTokens
+	u.TotalTokens = addInts(u.PromptTokens, u.CompletionTokens)
 	return u
 }
 

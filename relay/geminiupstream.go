@@ -41,10 +41,14 @@ func (b chatBackend) streamGemini(ctx context.Context, p *chat.Params, raw []byt
 			return
 		}
 		defer res.Body.Close()
+		checked := func(d passthrough.Delta[chat.Delta], err error) bool {
+			b.r.chatUsage(ctx, u, d.Delta.Usage)
+			return yield(d, err)
+		}
 		if u.API != APIGemini {
 			cs := newChatStream(p, u)
 			cs.pass = pass
-			if err := readEvents(res.Body, u, cs.event(yield)); err != nil {
+			if err := readEvents(res.Body, u, cs.event(checked)); err != nil {
 				yield(passthrough.Delta[chat.Delta]{}, err)
 				return
 			}
@@ -52,7 +56,7 @@ func (b chatBackend) streamGemini(ctx context.Context, p *chat.Params, raw []byt
 			return
 		}
 		gs := newGeminiReader(p, u)
-		if err := gs.read(res.Body, func(d chat.Delta) bool { return yield(passthrough.Delta[chat.Delta]{Delta: d}, nil) }); err != nil {
+		if err := gs.read(res.Body, func(d chat.Delta) bool { return checked(passthrough.Delta[chat.Delta]{Delta: d}, nil) }); err != nil {
 			yield(passthrough.Delta[chat.Delta]{}, err)
 		}
 	}

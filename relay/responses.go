@@ -244,7 +244,11 @@ func (b responsesBackend) Complete(ctx context.Context, p *responses.Params) (*r
 		return nil, err
 	}
 	if t := responsesDialect(u.API); t != nil {
-		return t.complete(res, u)
+		out, err := t.complete(res, u)
+		if out != nil {
+			b.r.responsesUsage(ctx, u, &out.Usage)
+		}
+		return out, err
 	}
 	defer res.Body.Close()
 	if res.StatusCode != http.StatusOK {
@@ -300,6 +304,7 @@ func (b responsesBackend) Complete(ctx context.Context, p *responses.Params) (*r
 	} else {
 		out.Usage = responses.Usage{InputTokens: responsesInputTokens(p), OutputTokens: outTokens}
 	}
+	b.r.responsesUsage(ctx, u, &out.Usage)
 	return out, nil
 }
 
@@ -359,6 +364,7 @@ func (b responsesBackend) Stream(ctx context.Context, p *responses.Params) iter.
 		if err == nil {
 			if t := responsesDialect(u.API); t != nil {
 				for d, err := range t.stream(res, u, p) {
+					b.r.responsesUsage(ctx, u, d.Usage)
 					if !yield(d, err) || err != nil {
 						return
 					}
@@ -374,7 +380,11 @@ func (b responsesBackend) Stream(ctx context.Context, p *responses.Params) iter.
 		defer res.Body.Close()
 		rs := &responsesStream{u: u, items: map[int]int{}, reasoning: map[int]*reasoningState{}, cur: -1,
 			estimate: responses.Usage{InputTokens: responsesInputTokens(p)}}
-		if err := readEvents(res.Body, u, rs.event(yield)); err != nil {
+		checked := func(d responses.Delta, err error) bool {
+			b.r.responsesUsage(ctx, u, d.Usage)
+			return yield(d, err)
+		}
+		if err := readEvents(res.Body, u, rs.event(checked)); err != nil {
 			yield(responses.Delta{}, err)
 			return
 		}

@@ -52,12 +52,12 @@ func responsesAsChat(p *responses.Params) (*chat.Params, error) {
 			out.Messages = append(out.Messages, chat.Message{Role: chat.RoleTool, ToolCallID: it.CallID, Content: chat.TextContent(text)})
 		case responses.ItemReasoning:
 		default:
-			return nil, apierrors.InvalidRequestf(param+".type", "%s: %q items cannot go to this model's upstream", param, it.Kind())
+			return nil, apierrors.InvalidRequestf(param+".type", "%s: %s items cannot go to this model's upstream", param, apierrors.Quote(it.Kind()))
 		}
 	}
 	for i, t := range req.Tools {
 		if t.Type != responses.ToolFunction {
-			return nil, apierrors.InvalidRequestf(fmt.Sprintf("tools[%d].type", i), "tools[%d]: %q tools are not supported by this model's upstream", i, t.Type)
+			return nil, apierrors.InvalidRequestf(fmt.Sprintf("tools[%d].type", i), "tools[%d]: %s tools are not supported by this model's upstream", i, apierrors.Quote(t.Type))
 		}
 		out.Tools = append(out.Tools, chat.Tool{Type: "function", Function: &chat.FunctionDefinition{Name: t.Name, Description: t.Description, Parameters: t.Parameters, Strict: t.Strict}})
 	}
@@ -115,7 +115,7 @@ func responsesContent(c *responses.Content, param string) (chat.Content, error) 
 			}
 			parts = append(parts, chat.ContentPart{Type: chat.PartImageURL, ImageURL: &chat.ImageURL{URL: part.ImageURL}})
 		default:
-			return chat.Content{}, apierrors.InvalidRequestf(fmt.Sprintf("%s.content[%d].type", param, k), "%s.content[%d]: %q parts are not supported by this model's upstream", param, k, part.Type)
+			return chat.Content{}, apierrors.InvalidRequestf(fmt.Sprintf("%s.content[%d].type", param, k), "%s.content[%d]: %s parts are not supported by this model's upstream", param, k, apierrors.Quote(part.Type))
 		}
 	}
 	return chat.PartsContent(parts...), nil

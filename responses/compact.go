@@ -35,8 +35,7 @@ func (h *handler) compact(w http.ResponseWriter, r *http.Request) {
 		h.cfg.Fail(w, r, err)
 		return
 	}
-	usage := res.Usage
-	usage.TotalTokens = usage.InputTokens + usage.OutputTokens
+	usage := res.Usage.Normalized()
 	reply := CompactedResponse{
 		ID:        ids.New(IDPrefix),
 		Object:    ObjectCompaction,
@@ -98,7 +97,7 @@ func Compact(ctx context.Context, b Backend, p *CompactParams) (*CompactResult, 
 }
 
 func errNoCompaction(model string) error {
-	return apierrors.InvalidRequestf("model", "model %q does not support compaction", model)
+	return apierrors.InvalidRequestf("model", "model %s does not support compaction", apierrors.Quote(model))
 }
 
 func compactionOutput(items []Item, encrypted string) []CompactionItem {

@@ -32,7 +32,7 @@
 //     function_call item has call_id and name; a function_call_output item
 //     call_id and output; a compaction item encrypted_content; other item
 //     types pass through. temperature is 0 to 2, top_p 0 to 1,
-//     max_output_tokens at least 1; tools have a type, function tools a
+//     max_output_tokens 1 to 2³¹−1 (endpoint.MaxOutputTokens); tools have a type, function tools a
 //     name; tool_choice is none, auto, required or an object with a type
 //     ({"type":"function","name"} must name one of the tools, and the
 //     forcing forms need tools); text.format (structured output) is text,

@@ -114,7 +114,7 @@ func newRoutes(h *handler) *http.ServeMux {
 		h.notAllowed(w, r, "GET, HEAD, DELETE")
 	})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		h.cfg.Fail(w, r, apierrors.NotFound(fmt.Sprintf("No responses route for %s %s.", r.Method, r.URL.Path)))
+		h.cfg.Fail(w, r, apierrors.NotFound(fmt.Sprintf("No responses route for %s %s.", apierrors.Echo(r.Method), apierrors.Echo(r.URL.Path))))
 	})
 	return mux
 }
@@ -124,7 +124,7 @@ func newRoutes(h *handler) *http.ServeMux {
 func (h *handler) notAllowed(w http.ResponseWriter, r *http.Request, allow string) {
 	w.Header().Set("Allow", allow)
 	h.cfg.Fail(w, r, &apierrors.Error{Status: http.StatusMethodNotAllowed, Type: apierrors.TypeInvalidRequest,
-		Code: "method_not_allowed", Message: fmt.Sprintf("Method %s is not allowed here; use %s.", r.Method, allow)})
+		Code: "method_not_allowed", Message: fmt.Sprintf("Method %s is not allowed here; use %s.", apierrors.Echo(r.Method), allow)})
 }
 
 // ServeHTTP serves the request through the handler's own ServeMux (see
@@ -292,7 +292,7 @@ func newResponse(req *Request, id string, created int64) *Response {
 // reason is set (its last item too, unless it is a function call, which is
 // never cut), else completed.
 func (h *handler) end(resp *Response, reason string, u *Usage) {
-	u.TotalTokens = u.InputTokens + u.OutputTokens
+	*u = u.Normalized()
 	resp.Usage = u
 	if reason != "" {
 		resp.Status = StatusIncomplete
@@ -367,7 +367,7 @@ func (h *handler) history(ctx context.Context, owner, id string) ([]Item, int64,
 		sr, err := h.cfg.store.Get(ctx, owner, id)
 		switch {
 		case errors.Is(err, ErrNotFound) && len(chain) == 0:
-			return nil, 0, apierrors.InvalidRequestf("previous_response_id", "Previous response with id %q not found.", id).WithCause(err)
+			return nil, 0, apierrors.InvalidRequestf("previous_response_id", "Previous response with id %s not found.", apierrors.Quote(id)).WithCause(err)
 		case errors.Is(err, ErrNotFound):
 			id = ""
 			continue
@@ -483,7 +483,7 @@ const msgNoOwner = "This endpoint needs an authenticated caller (an API key in t
 
 func (h *handler) lookupError(err error, id string) error {
 	if errors.Is(err, ErrNotFound) {
-		return apierrors.NotFound(fmt.Sprintf("Response with id %q not found.", id)).WithCause(err)
+		return apierrors.NotFound("Response with id " + apierrors.Quote(id) + " not found.").WithCause(err)
 	}
 	return storeError(err)
 }

@@ -88,7 +88,7 @@ func (h *handler) inputItems(w http.ResponseWriter, r *http.Request, id string) 
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > MaxInputItemsLimit {
-			h.cfg.Fail(w, r, apierrors.InvalidRequestf("limit", "limit must be an integer from 1 to %d, got %q", MaxInputItemsLimit, v))
+			h.cfg.Fail(w, r, apierrors.InvalidRequestf("limit", "limit must be an integer from 1 to %d, got %s", MaxInputItemsLimit, apierrors.Quote(v)))
 			return
 		}
 		limit = n
@@ -97,7 +97,7 @@ func (h *handler) inputItems(w http.ResponseWriter, r *http.Request, id string) 
 	switch order {
 	case "", "desc", "asc":
 	default:
-		h.cfg.Fail(w, r, apierrors.InvalidRequestf("order", "order must be asc or desc, got %q", order))
+		h.cfg.Fail(w, r, apierrors.InvalidRequestf("order", "order must be asc or desc, got %s", apierrors.Quote(order)))
 		return
 	}
 	sr, err := h.stored(r.Context(), id)
@@ -121,7 +121,7 @@ func (h *handler) inputItems(w http.ResponseWriter, r *http.Request, id string) 
 			}
 		}
 		if at < 0 {
-			h.cfg.Fail(w, r, apierrors.InvalidRequestf("after", "after names no input item of response %q: %q", id, after))
+			h.cfg.Fail(w, r, apierrors.InvalidRequestf("after", "after names no input item of response %s: %s", apierrors.Quote(id), apierrors.Quote(after)))
 			return
 		}
 		items = items[at+1:]

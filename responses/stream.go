@@ -106,7 +106,7 @@ func (ew *eventWriter) Detach(d *Delta) {
 	}
 	sl := ew.ring.Next()
 	if d.Usage != nil {
-		sl.usage = *d.Usage
+		sl.usage = d.Usage.Normalized()
 		d.Usage = &sl.usage
 	}
 	if d.Call != nil {
@@ -136,14 +136,14 @@ func (ew *eventWriter) end() error {
 // never reported one, the estimate of the prompt and of the output
 // written.
 func (ew *eventWriter) Used(prompt int64) pipeline.Usage {
-	ew.usage.TotalTokens = ew.usage.InputTokens + ew.usage.OutputTokens
+	ew.usage = ew.usage.Normalized()
 	return ew.written.Usage(ew.usage.InputTokens, ew.usage.OutputTokens, prompt)
 }
 
 // Add writes the events of one delta, without flushing them.
 func (ew *eventWriter) Add(d *Delta) error {
 	if d.Usage != nil {
-		ew.usage, ew.hasUsage = *d.Usage, true
+		ew.usage, ew.hasUsage = d.Usage.Normalized(), true
 		ew.written.Reported()
 	}
 	ew.written.Add(len(d.Text) + len(d.Reasoning) + len(d.Arguments))
@@ -372,7 +372,7 @@ func (ew *eventWriter) fail(r *http.Request, err error) bool {
 		ew.resp.Output = append(ew.resp.Output, ew.item)
 	}
 	if ew.hasUsage {
-		ew.usage.TotalTokens = ew.usage.InputTokens + ew.usage.OutputTokens
+		ew.usage = ew.usage.Normalized()
 		ew.resp.Usage = &ew.usage
 	}
 	ew.resp.Status = StatusFailed

@@ -485,7 +485,7 @@ func (c *ToolChoice) UnmarshalJSON(b []byte) error {
 		case ToolChoiceNone, ToolChoiceAuto, ToolChoiceRequired:
 			return nil
 		}
-		return apierrors.InvalidRequestf("tool_choice", "tool_choice must be one of none, auto, required, or an object, got %q", c.Mode)
+		return apierrors.InvalidRequestf("tool_choice", "tool_choice must be one of none, auto, required, or an object, got %s", apierrors.Quote(c.Mode))
 	}
 	if len(b) == 0 || b[0] != '{' {
 		kind := "nothing"

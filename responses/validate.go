@@ -84,7 +84,7 @@ func checkItem(i int, it *Item) error {
 		case "":
 			return fail(".role", " is required")
 		default:
-			return fail(".role", " must be one of user, assistant, system, developer, got "+strconv.Quote(it.Role))
+			return fail(".role", " must be one of user, assistant, system, developer, got "+apierrors.Quote(it.Role))
 		}
 		return checkContent(&it.Content, ".content", fail)
 	case ItemFunctionCall:
@@ -169,7 +169,7 @@ func checkFields(req *Request) error {
 	if err := validation.First(
 		validation.Between("temperature", req.Temperature, 0, 2),
 		validation.Between("top_p", req.TopP, 0, 1),
-		validation.Min("max_output_tokens", req.MaxOutputTokens, 1),
+		validation.Between("max_output_tokens", req.MaxOutputTokens, 1, endpoint.MaxOutputTokens),
 	); err != nil {
 		return err
 	}

@@ -3,6 +3,8 @@ package responses
 import (
 	"encoding/json"
 	"strings"
+
+	"github.com/gatewaykit/gatewaykit/internal/pipeline"
 )
 
 // Response is the response object (spec §2.4): the reply of POST
@@ -116,6 +118,20 @@ type Usage struct {
 	OutputTokens        int                 `json:"output_tokens"`
 	OutputTokensDetails OutputTokensDetails `json:"output_tokens_details"`
 	TotalTokens         int                 `json:"total_tokens"`
+}
+
+// Normalized returns u as the handler sends and charges it, whatever a
+// backend reported: each count from 0 to endpoint.MaxOutputTokens (a
+// negative count as 0, a larger one as endpoint.MaxOutputTokens), the
+// cached tokens at most the input tokens and the reasoning tokens at most
+// the output tokens, and TotalTokens their sum, so that a client never
+// sees a negative or overflowed total.
+func (u Usage) Normalized() Usage {
+	u.InputTokens, u.OutputTokens = pipeline.Count(u.InputTokens), pipeline.Count(u.OutputTokens)
+	u.InputTokensDetails.CachedTokens = min(pipeline.Count(u.InputTokensDetails.CachedTokens), u.InputTokens)
+	u.OutputTokensDetails.ReasoningTokens = min(pipeline.Count(u.OutputTokensDetails.ReasoningTokens), u.OutputTokens)
+	u.TotalTokens = u.InputTokens + u.OutputTokens
+	return u
 }
 
 // InputTokensDetails breaks input tokens down.

@@ -9,6 +9,8 @@ import (
 	"io"
 	"sync"
 	"time"
+
+	apierrors "github.com/gatewaykit/gatewaykit/errors"
 )
 
 // Variant is a downloadable asset of a completed task: the query
@@ -74,7 +76,7 @@ type Content struct {
 func checkPut(p PutParams) error {
 	switch {
 	case !ValidID(p.TaskID):
-		return errorf(ErrInvalidParams, "content: bad task id %q", truncate(p.TaskID, 64))
+		return errorf(ErrInvalidParams, "content: bad task id %s", apierrors.Quote(p.TaskID))
 	case !p.Variant.Valid():
 		return errorf(ErrInvalidParams, "content: bad variant %q", p.Variant)
 	case p.ContentType == "":

@@ -18,7 +18,7 @@ func (h *handler) serveContent(w http.ResponseWriter, r *http.Request, owner, id
 	if v := r.URL.Query().Get("variant"); v != "" {
 		variant = Variant(v)
 		if !variant.Valid() {
-			h.content.Write(w, r, apierrors.InvalidRequestf("variant", `variant must be "video" or "thumbnail", got %s`, quoteTrunc(string(variant))))
+			h.content.Write(w, r, apierrors.InvalidRequestf("variant", `variant must be "video" or "thumbnail", got %s`, apierrors.Quote(string(variant))))
 			return
 		}
 	}

@@ -49,7 +49,7 @@ func decodeCreate(w http.ResponseWriter, r *http.Request, c *config) (*CreateReq
 			return nil, err
 		}
 	default:
-		return nil, apierrors.InvalidRequestf("", "Content-Type must be application/json or multipart/form-data, got %q", ct)
+		return nil, apierrors.InvalidRequestf("", "Content-Type must be application/json or multipart/form-data, got %s", apierrors.Quote(ct))
 	}
 	var ref map[string]json.RawMessage
 	if req.InputReference != nil {
@@ -84,7 +84,7 @@ func checkExtra(limit int64, extras ...map[string]json.RawMessage) error {
 		return nil
 	}
 	return apierrors.InvalidRequestf(largest, "the fields this gateway does not model (the largest is %s, %s) take %s, more than the %s limit",
-		quoteTrunc(largest), httpjson.FormatBytes(int64(most)), httpjson.FormatBytes(total), httpjson.FormatBytes(limit))
+		apierrors.Quote(largest), httpjson.FormatBytes(int64(most)), httpjson.FormatBytes(total), httpjson.FormatBytes(limit))
 }
 
 // DecodeCreateJSON decodes a JSON body of POST /v1/videos. Errors are
@@ -145,14 +145,14 @@ func decodeMultipart(body io.Reader, boundary string, maxImage int64, maxFields 
 			return nil, apierrors.InvalidRequest("", "every part of the multipart form needs a name")
 		}
 		if seen[name] {
-			return nil, apierrors.InvalidRequestf(name, "form field %q appears more than once", name)
+			return nil, apierrors.InvalidRequestf(name, "form field %s appears more than once", apierrors.Quote(name))
 		}
 		seen[name] = true
 		parts++
 
 		if part.FileName() != "" {
 			if name != "input_reference" {
-				return nil, apierrors.InvalidRequestf(name, "form field %q must not be a file; only input_reference is", name)
+				return nil, apierrors.InvalidRequestf(name, "form field %s must not be a file; only input_reference is", apierrors.Quote(name))
 			}
 			data, err := readLimited(part, maxImage)
 			if err != nil {
@@ -176,7 +176,7 @@ func decodeMultipart(body io.Reader, boundary string, maxImage int64, maxFields 
 		raw, err := readLimited(part, limit)
 		if err != nil {
 			if errors.Is(err, errTooLong) {
-				return nil, apierrors.InvalidRequestf(name, "form field %q is longer than %s", name, httpjson.FormatBytes(limit))
+				return nil, apierrors.InvalidRequestf(name, "form field %s is longer than %s", apierrors.Quote(name), httpjson.FormatBytes(limit))
 			}
 			return nil, formError(err)
 		}
@@ -337,7 +337,7 @@ func checkMediaRef(param, s string, kind mediaKind, maxImage int64) error {
 				return apierrors.InvalidRequestf(param, "the image in %s is larger than the %s limit", param, httpjson.FormatBytes(maxImage))
 			}
 			if declared != "" && !strings.HasPrefix(declared, "image/") {
-				return apierrors.InvalidRequestf(param, "%s must be an image data URI, got type %q", param, declared)
+				return apierrors.InvalidRequestf(param, "%s must be an image data URI, got type %s", param, apierrors.Quote(declared))
 			}
 			if _, err := sniffImage(data); err != nil {
 				return apierrors.InvalidRequestf(param, "the data URI in %s %s", param, err.Error())
@@ -354,7 +354,7 @@ func checkMediaRef(param, s string, kind mediaKind, maxImage int64) error {
 	}
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return apierrors.InvalidRequestf(param, "%s must be an http(s) URL or a base64 data URI, got %s", param, quoteTrunc(s))
+		return apierrors.InvalidRequestf(param, "%s must be an http(s) URL or a base64 data URI, got %s", param, apierrors.Quote(s))
 	}
 	return nil
 }

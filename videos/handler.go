@@ -148,11 +148,11 @@ func newRoutes(h *handler) *http.ServeMux {
 		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Allow", allow)
 			h.content.Write(w, r, &apierrors.Error{Status: http.StatusMethodNotAllowed, Type: apierrors.TypeInvalidRequest,
-				Code: "method_not_allowed", Message: fmt.Sprintf("Method %s is not allowed here; use %s.", r.Method, allow)})
+				Code: "method_not_allowed", Message: fmt.Sprintf("Method %s is not allowed here; use %s.", apierrors.Echo(r.Method), allow)})
 		})
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		h.content.Write(w, r, apierrors.NotFound(fmt.Sprintf("No video route for %s %s.", r.Method, r.URL.Path)))
+		h.content.Write(w, r, apierrors.NotFound(fmt.Sprintf("No video route for %s %s.", apierrors.Echo(r.Method), apierrors.Echo(r.URL.Path))))
 	})
 	return mux
 }
@@ -276,7 +276,7 @@ func storeError(err error) error {
 }
 
 func notFound(id string) *apierrors.Error {
-	return apierrors.NotFound(fmt.Sprintf("No video task found with id %s.", quoteTrunc(id)))
+	return apierrors.NotFound(fmt.Sprintf("No video task found with id %s.", apierrors.Quote(id)))
 }
 
 // getTask loads owner's task, with the errors of the content shape.
@@ -331,7 +331,7 @@ func (h *handler) list(w http.ResponseWriter, r *http.Request, owner string) {
 	if s := q.Get("limit"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > 100 {
-			h.content.Write(w, r, apierrors.InvalidRequestf("limit", "limit must be a whole number from 1 to 100, got %s", quoteTrunc(s)))
+			h.content.Write(w, r, apierrors.InvalidRequestf("limit", "limit must be a whole number from 1 to 100, got %s", apierrors.Quote(s)))
 			return
 		}
 		p.Limit = n
@@ -341,16 +341,16 @@ func (h *handler) list(w http.ResponseWriter, r *http.Request, owner string) {
 	case "asc":
 		p.Order = OrderAsc
 	default:
-		h.content.Write(w, r, apierrors.InvalidRequestf("order", `order must be "asc" or "desc", got %s`, quoteTrunc(o)))
+		h.content.Write(w, r, apierrors.InvalidRequestf("order", `order must be "asc" or "desc", got %s`, apierrors.Quote(o)))
 		return
 	}
 	if p.After != "" && !ValidID(p.After) {
-		h.content.Write(w, r, apierrors.InvalidRequestf("after", "after: no video task found with id %s", quoteTrunc(p.After)))
+		h.content.Write(w, r, apierrors.InvalidRequestf("after", "after: no video task found with id %s", apierrors.Quote(p.After)))
 		return
 	}
 	tasks, more, err := h.store.List(r.Context(), p)
 	if errors.Is(err, ErrNotFound) {
-		h.content.Write(w, r, apierrors.InvalidRequestf("after", "after: no video task found with id %s", quoteTrunc(p.After)).WithCause(err))
+		h.content.Write(w, r, apierrors.InvalidRequestf("after", "after: no video task found with id %s", apierrors.Quote(p.After)).WithCause(err))
 		return
 	}
 	if err != nil {

@@ -3,7 +3,6 @@ package videos
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -91,7 +90,7 @@ func (r InputReference) MarshalJSON() ([]byte, error) {
 
 func inputReferenceTypeError(err error) error {
 	if te, ok := err.(*json.UnmarshalTypeError); ok && te.Field == "" {
-		return apierrors.InvalidRequestf("input_reference", "input_reference must be an object {\"image_url\": ...} or a file, got %s", te.Value).WithCause(err)
+		return apierrors.InvalidRequestf("input_reference", "input_reference must be an object {\"image_url\": ...} or a file, got %s", apierrors.Echo(te.Value)).WithCause(err)
 	}
 	return err
 }
@@ -206,7 +205,7 @@ func (s *Seconds) UnmarshalJSON(b []byte) error {
 		*s = Seconds(b)
 		return nil
 	default:
-		return apierrors.InvalidRequestf("seconds", "seconds must be a number or a string, got %s", truncate(string(b), 40))
+		return apierrors.InvalidRequestf("seconds", "seconds must be a number or a string, got %s", apierrors.Echo(string(b)))
 	}
 }
 
@@ -226,12 +225,3 @@ func (s Seconds) Int() (int, bool) {
 func formatSeconds(f float64) string {
 	return strconv.FormatFloat(f, 'f', -1, 64)
 }
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
-}
-
-func quoteTrunc(s string) string { return fmt.Sprintf("%q", truncate(s, 64)) }

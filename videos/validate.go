@@ -57,7 +57,7 @@ func checkPrompt(prompt string, caps *models.VideoCapabilities, modelID string) 
 func sizeOf(size string, caps *models.VideoCapabilities, modelID string) (string, error) {
 	if size == "" {
 		if caps != nil && caps.SizeRequired {
-			return "", apierrors.InvalidRequestf("size", "size is required for model %q (one of %s)", modelID, strings.Join(caps.Sizes, ", "))
+			return "", apierrors.InvalidRequestf("size", "size is required for model %s (one of %s)", apierrors.Quote(modelID), strings.Join(caps.Sizes, ", "))
 		}
 		if caps != nil {
 			return caps.DefaultSize, nil
@@ -66,9 +66,9 @@ func sizeOf(size string, caps *models.VideoCapabilities, modelID string) (string
 	}
 	if !caps.AllowsSize(size) {
 		if caps != nil && len(caps.Sizes) > 0 {
-			return "", apierrors.InvalidRequestf("size", "size must be one of %s for model %q, got %s", strings.Join(caps.Sizes, ", "), modelID, quoteTrunc(size))
+			return "", apierrors.InvalidRequestf("size", "size must be one of %s for model %s, got %s", strings.Join(caps.Sizes, ", "), apierrors.Quote(modelID), apierrors.Quote(size))
 		}
-		return "", apierrors.InvalidRequestf("size", "size must be <width>x<height> in pixels, such as 1280x720, got %s", quoteTrunc(size))
+		return "", apierrors.InvalidRequestf("size", "size must be <width>x<height> in pixels, such as 1280x720, got %s", apierrors.Quote(size))
 	}
 	return size, nil
 }
@@ -99,11 +99,11 @@ func secondsOf(s Seconds, caps *models.VideoCapabilities, modelID string) (strin
 	n, ok := s.Int()
 	switch {
 	case !ok && hasSecondsList(caps):
-		return "", apierrors.InvalidRequestf("seconds", "seconds must be one of %s for model %q, got %s", secondsList(caps), modelID, quoteTrunc(string(s)))
+		return "", apierrors.InvalidRequestf("seconds", "seconds must be one of %s for model %s, got %s", secondsList(caps), apierrors.Quote(modelID), apierrors.Quote(string(s)))
 	case !ok:
-		return "", apierrors.InvalidRequestf("seconds", "seconds must be a whole positive number of seconds, got %s", quoteTrunc(string(s)))
+		return "", apierrors.InvalidRequestf("seconds", "seconds must be a whole positive number of seconds, got %s", apierrors.Quote(string(s)))
 	case !caps.AllowsSeconds(n):
-		return "", apierrors.InvalidRequestf("seconds", "seconds must be one of %s for model %q, got %d", secondsList(caps), modelID, n)
+		return "", apierrors.InvalidRequestf("seconds", "seconds must be one of %s for model %s, got %d", secondsList(caps), apierrors.Quote(modelID), n)
 	}
 	return strconv.Itoa(n), nil
 }
@@ -149,9 +149,9 @@ func (h *handler) checkMultimodal(req *MultimodalRequest, m *models.Model, t *Ta
 	case req.Mode == "":
 		return apierrors.InvalidRequestf("mode", "mode is required (one of %s)", modeList(allModes))
 	case !known:
-		return apierrors.InvalidRequestf("mode", "mode must be one of %s, got %s", modeList(allModes), quoteTrunc(req.Mode))
+		return apierrors.InvalidRequestf("mode", "mode must be one of %s, got %s", modeList(allModes), apierrors.Quote(req.Mode))
 	case !caps.AllowsMode(mode):
-		return apierrors.InvalidRequestf("mode", "mode %q is not enabled for model %q (enabled: %s)", req.Mode, m.ID, modeList(caps.Modes))
+		return apierrors.InvalidRequestf("mode", "mode %s is not enabled for model %s (enabled: %s)", apierrors.Quote(req.Mode), apierrors.Quote(m.ID), modeList(caps.Modes))
 	case rule.prompt && req.Prompt == "":
 		return apierrors.InvalidRequestf("prompt", "prompt is required in mode %s", req.Mode)
 	}
@@ -163,7 +163,7 @@ func (h *handler) checkMultimodal(req *MultimodalRequest, m *models.Model, t *Ta
 	for i, a := range req.Assets {
 		param := fmt.Sprintf("assets[%d]", i)
 		if !slices.Contains(allRoles, a.Role) {
-			return apierrors.InvalidRequestf(param+".role", "%s.role must be one of %s, got %s", param, strings.Join(allRoles, ", "), quoteTrunc(a.Role))
+			return apierrors.InvalidRequestf(param+".role", "%s.role must be one of %s, got %s", param, strings.Join(allRoles, ", "), apierrors.Quote(a.Role))
 		}
 		if _, used := rule.roles[a.Role]; !used && len(rule.roles) == 0 {
 			return apierrors.InvalidRequestf(param+".role", "%s: mode %s takes no assets", param, req.Mode)
@@ -200,13 +200,13 @@ func (h *handler) checkMultimodal(req *MultimodalRequest, m *models.Model, t *Ta
 		if caps != nil && len(caps.Resolutions) > 0 {
 			allowed = caps.Resolutions
 		}
-		return apierrors.InvalidRequestf("resolution", "resolution must be one of %s for model %q, got %s", strings.Join(allowed, ", "), m.ID, quoteTrunc(req.Resolution))
+		return apierrors.InvalidRequestf("resolution", "resolution must be one of %s for model %s, got %s", strings.Join(allowed, ", "), apierrors.Quote(m.ID), apierrors.Quote(req.Resolution))
 	}
 	aw, ah := 16, 9
 	if req.AspectRatio != "" {
 		var ok bool
 		if aw, ah, ok = parseRatio(req.AspectRatio); !ok {
-			return apierrors.InvalidRequestf("aspect_ratio", "aspect_ratio must be <w>:<h> with whole numbers from 1 to 100, such as 16:9, got %s", quoteTrunc(req.AspectRatio))
+			return apierrors.InvalidRequestf("aspect_ratio", "aspect_ratio must be <w>:<h> with whole numbers from 1 to 100, such as 16:9, got %s", apierrors.Quote(req.AspectRatio))
 		}
 	}
 	switch {
@@ -227,9 +227,9 @@ func (h *handler) checkMultimodal(req *MultimodalRequest, m *models.Model, t *Ta
 	if d := req.DurationSec; d != nil {
 		switch {
 		case *d <= 0 || math.IsNaN(*d) || math.IsInf(*d, 0):
-			return apierrors.InvalidRequestf("duration_sec", "duration_sec must be a positive number of seconds, got %s", formatSeconds(*d))
+			return apierrors.InvalidRequestf("duration_sec", "duration_sec must be a positive number of seconds, got %s", apierrors.Echo(formatSeconds(*d)))
 		case hasSecondsList(caps) && (*d != math.Trunc(*d) || !caps.AllowsSeconds(int(*d))):
-			return apierrors.InvalidRequestf("duration_sec", "duration_sec must be one of %s for model %q, got %s", secondsList(caps), m.ID, formatSeconds(*d))
+			return apierrors.InvalidRequestf("duration_sec", "duration_sec must be one of %s for model %s, got %s", secondsList(caps), apierrors.Quote(m.ID), apierrors.Echo(formatSeconds(*d)))
 		}
 		t.Seconds = formatSeconds(*d)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"math"
 	"sync"
 	"testing"
 	"time"
@@ -397,6 +398,30 @@ func TestUsageReader(t *testing.T, newStore func(t *testing.T) UsageStore) {
 		}
 		if diff := cmp.Diff(want, usage(t, s, auth.UsageParams{Model: m, GroupBy: auth.GroupByKey}), rowOpts); diff != "" {
 			t.Errorf("Usage by key mismatch (-want +got):\n%s", diff)
+		}
+	})
+
+	// The sums of the usage rows saturate: they never wrap negative nor
+	// fail (PostgreSQL's sum of bigints overflowed its cast, SQLite's
+	// total() turned into the lowest int64), and a cost is never NaN or
+	// infinite, which JSON cannot carry.
+	t.Run("SumsSaturate", func(t *testing.T) {
+		t.Parallel()
+		s, keys := setup(t, 1)
+		m := model()
+		for _, cost := range []float64{math.MaxFloat64, math.Inf(1), math.NaN(), -1} {
+			settle(t, s, auth.SettleParams{KeyID: keys[0], Used: math.MaxInt64, Model: m,
+				InputTokens: math.MaxInt64, OutputTokens: math.MaxInt64, CostUSD: cost})
+		}
+		settle(t, s, auth.SettleParams{KeyID: keys[0], Used: 1, Model: m, InputTokens: -5, OutputTokens: 1})
+		want := []auth.UsageRow{{Model: m, Requests: 5, InputTokens: math.MaxInt64, OutputTokens: math.MaxInt64, CostUSD: math.MaxFloat64}}
+		for _, g := range []auth.UsageGroup{auth.GroupByModel, auth.GroupByDay, auth.GroupByKey} {
+			got := usage(t, s, auth.UsageParams{KeyID: keys[0], GroupBy: g})
+			require.Len(t, got, 1, "group by %s", g)
+			got[0].Day, got[0].KeyID, got[0].Model = "", "", m
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("Usage by %s mismatch (-want +got):\n%s", g, diff)
+			}
 		}
 	})
 

@@ -350,6 +350,46 @@ func TestKeyStore(t *testing.T, newStore func(t *testing.T, seeds []Seed) auth.K
 		require.Equal(t, auth.UnlimitedQuota(), lookup(t, s, seeds[0].Secret).Quota)
 	})
 
+	// A reservation as large as an int64 holds (an estimate that
+	// saturated) never wraps Reserved negative, which would let every
+	// request through: the key is then all reserved, and refused, until
+	// it is released.
+	t.Run("ReserveSaturatesRatherThanWraps", func(t *testing.T) {
+		t.Parallel()
+		s, seeds := setup(t, limited(math.MaxInt64))
+		id := seeds[0].Key.ID
+		reserve(t, s, id, 10)
+		reserve(t, s, id, math.MaxInt64)
+		require.Equal(t, auth.Quota{Remaining: math.MaxInt64, Reserved: math.MaxInt64}, lookup(t, s, seeds[0].Secret).Quota)
+		require.ErrorIs(t, s.Reserve(ctx, id, 1), auth.ErrQuotaExceeded)
+		q, err := s.Settle(ctx, auth.SettleParams{KeyID: id, Reserved: math.MaxInt64, Used: math.MaxInt64})
+		require.NoError(t, err)
+		require.Equal(t, auth.Quota{Used: math.MaxInt64}, q)
+		q, err = s.Settle(ctx, auth.SettleParams{KeyID: id, Used: math.MaxInt64})
+		require.ErrorIs(t, err, auth.ErrQuotaExceeded)
+		require.Equal(t, auth.Quota{Used: math.MaxInt64}, q, "Used saturates")
+	})
+
+	// A settlement's cost that is not a number or negative counts as 0,
+	// and the key's cost saturates rather than become infinite: a NaN
+	// would never reach a budget in money, and JSON carries neither.
+	t.Run("SettleKeepsTheCostFinite", func(t *testing.T) {
+		t.Parallel()
+		s, seeds := setup(t, limited(100))
+		id := seeds[0].Key.ID
+		for _, c := range []float64{0.25, math.NaN(), -1} {
+			_, err := s.Settle(ctx, auth.SettleParams{KeyID: id, Used: 1, CostUSD: c})
+			require.NoError(t, err)
+		}
+		require.InDelta(t, 0.25, lookup(t, s, seeds[0].Secret).Quota.CostUSD, 1e-9)
+		for _, c := range []float64{math.Inf(1), math.MaxFloat64} {
+			q, err := s.Settle(ctx, auth.SettleParams{KeyID: id, Used: 1, CostUSD: c})
+			require.NoError(t, err)
+			require.Equal(t, math.MaxFloat64, q.CostUSD)
+		}
+		require.Equal(t, math.MaxFloat64, lookup(t, s, seeds[0].Secret).Quota.CostUSD)
+	})
+
 	t.Run("ReserveReturnsErrKeyNotFoundForAnUnknownKeyID", func(t *testing.T) {
 		t.Parallel()
 		s, seeds := setup(t, limited(10))

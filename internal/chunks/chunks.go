@@ -118,7 +118,7 @@ func (w *Writer) Report(u *endpoint.Usage) bool {
 	if u == nil {
 		return false
 	}
-	w.Usage = *u
+	w.Usage = u.Normalized()
 	w.Written.Reported()
 	return true
 }
@@ -126,7 +126,7 @@ func (w *Writer) Report(u *endpoint.Usage) bool {
 // Done ends a stream whose choices are all finished: the usage chunk if
 // the client asked for it, then [DONE].
 func (w *Writer) Done() error {
-	w.Usage.TotalTokens = w.Usage.PromptTokens + w.Usage.CompletionTokens
+	w.Usage = w.Usage.Normalized()
 	if w.IncludeUsage {
 		if err := w.Send(AppendUsageChunk(w.Prefix(), &w.Usage)); err != nil {
 			return err
@@ -142,7 +142,7 @@ func (w *Writer) End(r *http.Request, err error) { w.Cfg.EndWithError(r, w.S, er
 // never reported one, the estimate of the prompt and of the output
 // written.
 func (w *Writer) Used(prompt int64) pipeline.Usage {
-	w.Usage.TotalTokens = w.Usage.PromptTokens + w.Usage.CompletionTokens
+	w.Usage = w.Usage.Normalized()
 	return w.Written.Usage(w.Usage.PromptTokens, w.Usage.CompletionTokens, prompt)
 }
 
@@ -187,7 +187,7 @@ func Complete[B Completer[P, R], P, R any](ctx context.Context, b B, p P, body [
 // internal/passthrough): appendReply appends it to a buffer. It returns
 // the usage to charge.
 func Reply(w http.ResponseWriter, pkg string, raw []byte, u endpoint.Usage, appendReply func(b []byte, u *endpoint.Usage) []byte) (pipeline.Usage, error) {
-	u.TotalTokens = u.PromptTokens + u.CompletionTokens
+	u = u.Normalized()
 	if raw != nil && !jsonenc.IsObject(raw) {
 		return pipeline.Usage{}, BackendError(pkg, "raw reply that is not a JSON object: %.40q", raw)
 	}

@@ -36,7 +36,7 @@ func CheckContentType(r *http.Request) error {
 	}
 	mt, _, err := mime.ParseMediaType(ct)
 	if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
-		return apierrors.InvalidRequestf("", "Content-Type must be application/json, got %q", ct)
+		return apierrors.InvalidRequestf("", "Content-Type must be application/json, got %s", apierrors.Quote(ct))
 	}
 	return nil
 }
@@ -137,9 +137,9 @@ func decodeError(err error) error {
 		return apierrors.InvalidRequest("", "request body is not valid JSON: unexpected end of input").WithCause(err)
 	case errors.As(err, &typ):
 		if typ.Field == "" {
-			return apierrors.InvalidRequestf("", "request body must be a JSON %s, got %s", jsonKind(typ.Type.Kind().String()), typ.Value).WithCause(err)
+			return apierrors.InvalidRequestf("", "request body must be a JSON %s, got %s", jsonKind(typ.Type.Kind().String()), apierrors.Echo(typ.Value)).WithCause(err)
 		}
-		return apierrors.InvalidRequestf(typ.Field, "%s must be %s, got %s", typ.Field, article(jsonKind(typ.Type.Kind().String())), typ.Value).WithCause(err)
+		return apierrors.InvalidRequestf(typ.Field, "%s must be %s, got %s", apierrors.Echo(typ.Field), article(jsonKind(typ.Type.Kind().String())), apierrors.Echo(typ.Value)).WithCause(err)
 	default:
 		return apierrors.InvalidRequest("", "request body could not be decoded: "+err.Error()).WithCause(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
 	"time"
 
@@ -138,6 +139,52 @@ func (c *Config) Hook(r *http.Request, err error) {
 // sets one.
 const DefaultOutputReserve = 4096
 
+// MaxTokens is the largest output cap that a request may set, and the
+// largest token count taken from a backend's usage (endpoint.MaxOutputTokens):
+// 2³¹−1. Counts are bounded so that the sums of a few of them (a total,
+// an estimate of up to endpoint.MaxChoices choices) never overflow.
+const MaxTokens = math.MaxInt32
+
+// Count returns the token count n that a backend reported, as the
+// handlers take it: n between 0 and [MaxTokens], a negative count as 0
+// and a larger one as MaxTokens.
+func Count(n int) int { return min(max(n, 0), MaxTokens) }
+
+// Sum returns the sum of the token counts ns, each taken as [Count]
+// takes it; it never overflows (a sum of counts saturates at
+// math.MaxInt).
+func Sum(ns ...int) int {
+	s := 0
+	for _, n := range ns {
+		n = Count(n)
+		if s > math.MaxInt-n {
+			return math.MaxInt
+		}
+		s += n
+	}
+	return s
+}
+
+// AddTokens returns a + b, saturating at math.MaxInt64; negative
+// arguments count as 0.
+func AddTokens(a, b int64) int64 {
+	a, b = max(a, 0), max(b, 0)
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
+}
+
+// MulTokens returns a × b, saturating at math.MaxInt64; negative
+// arguments count as 0.
+func MulTokens(a, b int64) int64 {
+	a, b = max(a, 0), max(b, 0)
+	if a != 0 && b > math.MaxInt64/a {
+		return math.MaxInt64
+	}
+	return a * b
+}
+
 // PromptTokens estimates the tokens of a prompt of n bytes: n / 4,
 // rounded up. It is cheap and, for the JSON bodies of requests, which
 // carry names, quotes and braces besides the text, errs on the high side
@@ -147,7 +194,10 @@ func PromptTokens(n int) int64 { return (int64(max(n, 0)) + 3) / 4 }
 // Estimate returns the tokens that a request reserves: promptTokens plus
 // choices times the output cap, which is limit (the request's max_tokens,
 // max_completion_tokens or max_output_tokens) if positive, else the
-// model's OutputTokenLimit if set, else [DefaultOutputReserve].
+// model's OutputTokenLimit if set, else [DefaultOutputReserve]. It
+// saturates at math.MaxInt64 rather than overflow, whatever the
+// arguments (the handlers refuse caps above [MaxTokens] first, so theirs
+// stay far below).
 func Estimate(promptTokens int64, choices, limit int, m *models.Model) int64 {
 	if limit <= 0 && m != nil {
 		limit = m.OutputTokenLimit
@@ -155,7 +205,7 @@ func Estimate(promptTokens int64, choices, limit int, m *models.Model) int64 {
 	if limit <= 0 {
 		limit = DefaultOutputReserve
 	}
-	return promptTokens + int64(max(choices, 1))*int64(limit)
+	return AddTokens(promptTokens, MulTokens(int64(max(choices, 1)), int64(limit)))
 }
 
 // msgQuota is the message of a request refused because all of its key's
@@ -166,8 +216,9 @@ const msgQuota = "You exceeded the quota of this API key: what is left is reserv
 // reported them or as they were estimated.
 type Usage struct{ Input, Output int64 }
 
-// Total returns Input + Output.
-func (u Usage) Total() int64 { return max(u.Input, 0) + max(u.Output, 0) }
+// Total returns Input + Output, negative counts as 0, saturating at
+// math.MaxInt64.
+func (u Usage) Total() int64 { return AddTokens(u.Input, u.Output) }
 
 // A Charge is what an admitted request is charged on: the reservation of
 // its API key and the model it named, whose pricing gives the cost
@@ -233,7 +284,7 @@ type Written struct {
 
 // Add counts n bytes of output text (content, reasoning, tool call names
 // and arguments, or a raw chunk).
-func (w *Written) Add(n int) { w.bytes += int64(max(n, 0)) }
+func (w *Written) Add(n int) { w.bytes = AddTokens(w.bytes, int64(n)) }
 
 // Reported records that the backend reported the usage.
 func (w *Written) Reported() { w.reported = true }
@@ -246,11 +297,11 @@ func (w *Written) Reported() { w.reported = true }
 func (w *Written) Usage(input, output int, promptTokens int64) Usage {
 	switch {
 	case w.reported:
-		return Usage{Input: int64(max(input, 0)), Output: int64(max(output, 0))}
+		return Usage{Input: int64(Count(input)), Output: int64(Count(output))}
 	case w.bytes == 0:
 		return Usage{}
 	}
-	return Usage{Input: promptTokens, Output: (w.bytes + 3) / 4}
+	return Usage{Input: promptTokens, Output: (min(w.bytes, math.MaxInt64-3) + 3) / 4}
 }
 
 // StartStream starts the SSE reply of a streaming request, with the

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -94,6 +95,12 @@ func TestEstimate(t *testing.T) {
 		{name: "RequestCapPerChoice", prompt: 10, choices: 3, limit: 50, model: &models.Model{OutputTokenLimit: 9}, want: 160},
 		{name: "ModelCap", prompt: 10, choices: 2, model: &models.Model{OutputTokenLimit: 100}, want: 210},
 		{name: "DefaultCap", prompt: 1, choices: 0, want: 1 + pipeline.DefaultOutputReserve},
+		// Caps that would overflow an int64 saturate: 4 × 2⁶² wrapped
+		// to 0, and 2⁶³−1 plus a prompt to a negative amount.
+		{name: "ProductSaturates", prompt: 10, choices: 4, limit: 1 << 62, want: math.MaxInt64},
+		{name: "SumSaturates", prompt: 10, choices: 1, limit: math.MaxInt64, want: math.MaxInt64},
+		{name: "PromptSaturates", prompt: math.MaxInt64, choices: 1, limit: 1, want: math.MaxInt64},
+		{name: "LargestCapOfLargestN", prompt: 0, choices: endpoint.MaxChoices, limit: endpoint.MaxOutputTokens, want: endpoint.MaxChoices * math.MaxInt32},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -105,6 +112,28 @@ func TestEstimate(t *testing.T) {
 	require.Equal(t, int64(1), pipeline.PromptTokens(1))
 	require.Equal(t, int64(2), pipeline.PromptTokens(8))
 	require.Equal(t, int64(3), pipeline.PromptTokens(9))
+}
+
+func TestUsageNeverOverflows(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		u    pipeline.Usage
+		want int64
+	}{
+		{"Sum", pipeline.Usage{Input: 3, Output: 4}, 7},
+		{"NegativeCountsAsZero", pipeline.Usage{Input: -5, Output: 4}, 4},
+		{"Saturates", pipeline.Usage{Input: math.MaxInt64, Output: math.MaxInt64}, math.MaxInt64},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			require.Equal(t, tc.want, tc.u.Total())
+		})
+	}
+	var w pipeline.Written
+	w.Reported()
+	require.Equal(t, pipeline.Usage{Input: 0, Output: pipeline.MaxTokens}, w.Usage(-5, math.MaxInt, 1),
+		"a backend's counts are taken from 0 to MaxTokens")
 }
 
 func TestWrittenUsage(t *testing.T) {

@@ -20,6 +20,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/chat"
 	"github.com/gatewaykit/gatewaykit/completions"
 	"github.com/gatewaykit/gatewaykit/demo"
+	"github.com/gatewaykit/gatewaykit/endpoint"
 	"github.com/gatewaykit/gatewaykit/internal/pipeline"
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/responses"
@@ -266,7 +267,7 @@ func TestConcurrentRequestsHoldTheQuota(t *testing.T) {
 		for _, tc := range []struct {
 			stream bool
 			cap    int
-		}{{true, 0}, {false, 0}, {true, 5}, {false, 5}} {
+		}{{true, 0}, {false, 0}, {true, 5}, {false, 5}, {true, endpoint.MaxOutputTokens}, {false, endpoint.MaxOutputTokens}} {
 			t.Run(fmt.Sprintf("%s/stream=%t/cap=%d", ep.name, tc.stream, tc.cap), func(t *testing.T) {
 				t.Parallel()
 				events := make(chan struct{}, requests) // a request reached the backend, or was refused
@@ -333,6 +334,42 @@ func TestConcurrentRequestsHoldTheQuota(t *testing.T) {
 				require.Zero(t, q.Reserved, "every reservation is settled")
 				require.Positive(t, q.Used)
 				require.LessOrEqual(t, q.Used, budget-1+estimate, "usage charged, against the documented bound")
+			})
+		}
+	}
+}
+
+// TestHugeOutputCapsAreRefused reproduces a bypass of the quota: an
+// output cap so large that choices × cap overflowed the estimate (n=4
+// and 2⁶² wrapped to 0, so that every request on a key of 2000 tokens was
+// served), or made it negative (2⁶³−1, a 500). A cap above
+// endpoint.MaxOutputTokens is refused with a 400 naming the field, before
+// anything is reserved.
+func TestHugeOutputCapsAreRefused(t *testing.T) {
+	t.Parallel()
+	for _, ep := range textEndpoints {
+		for _, c := range []string{"4611686018427387904", "9223372036854775807", "2147483648"} {
+			t.Run(ep.name+"/"+c, func(t *testing.T) {
+				t.Parallel()
+				b := newQuotaBundle(t, ep, 2000, &gate{limit: -1})
+				body := fmt.Sprintf(`{%q:%s,`, ep.capMember, c) + ep.body(false)[1:]
+				if ep.name != "Responses" {
+					body = `{"n":4,` + body[1:]
+				}
+				res, err := b.srv.Client().Do(b.request(t.Context(), t, ep.path, body))
+				require.NoError(t, err)
+				data, err := io.ReadAll(res.Body)
+				res.Body.Close()
+				require.NoError(t, err)
+				require.Equal(t, http.StatusBadRequest, res.StatusCode, "%s", data)
+				var e struct {
+					Error struct{ Message, Param string }
+				}
+				require.NoError(t, json.Unmarshal(data, &e), "%s", data)
+				require.Equal(t, ep.capMember, e.Error.Param)
+				require.Equal(t, fmt.Sprintf("%s must be at most %d, got %s", ep.capMember, endpoint.MaxOutputTokens, c), e.Error.Message)
+				<-b.served
+				require.Equal(t, auth.LimitedQuota(2000), b.quota(t), "nothing reserved, nothing charged")
 			})
 		}
 	}

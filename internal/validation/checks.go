@@ -25,7 +25,7 @@ func OneOf(path, got string, allowed ...string) error {
 	case slices.Contains(allowed, got):
 		return nil
 	}
-	return apierrors.InvalidRequestf(path, "%s must be one of %s, got %q", path, strings.Join(allowed, ", "), got)
+	return apierrors.InvalidRequestf(path, "%s must be one of %s, got %s", path, strings.Join(allowed, ", "), apierrors.Quote(got))
 }
 
 // Number is a number that a request bounds.
@@ -94,5 +94,5 @@ func ForcedToolChoice[T any](function string, tools []T, name func(*T) string, p
 			return nil
 		}
 	}
-	return apierrors.InvalidRequestf(param, "%s %q names no function in tools", param, function)
+	return apierrors.InvalidRequestf(param, "%s %s names no function in tools", param, apierrors.Quote(function))
 }

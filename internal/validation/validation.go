@@ -124,7 +124,7 @@ func value(fe validator.FieldError) string {
 		rv = rv.Elem()
 	}
 	if rv.Kind() == reflect.String {
-		return fmt.Sprintf("%q", rv.String())
+		return apierrors.Quote(rv.String())
 	}
-	return fmt.Sprint(rv.Interface())
+	return apierrors.Echo(fmt.Sprint(rv.Interface()))
 }

@@ -154,8 +154,12 @@ func (s *KeyStore) Usage(ctx context.Context, p auth.UsageParams) ([]auth.UsageR
 	if !p.To.IsZero() {
 		arg("at < ?", p.To)
 	}
-	q := `SELECT ` + group + `, count(*), COALESCE(sum(input_tokens), 0)::bigint, COALESCE(sum(output_tokens), 0)::bigint,
-		COALESCE(sum(cost_usd), 0) FROM gk_usage`
+	// The sums saturate rather than fail: a bigint's sum is a numeric
+	// that may not fit a bigint, and a sum of doubles raises an error on
+	// overflow.
+	q := `SELECT ` + group + `, count(*), LEAST(COALESCE(sum(input_tokens), 0), 9223372036854775807)::bigint,
+		LEAST(COALESCE(sum(output_tokens), 0), 9223372036854775807)::bigint,
+		LEAST(COALESCE(sum(cost_usd::numeric), 0), 1.7976931348623157e308)::double precision FROM gk_usage`
 	if len(where) > 0 {
 		q += ` WHERE ` + strings.Join(where, " AND ")
 	}

@@ -112,7 +112,7 @@ func (s *settleSum) add(p auth.SettleParams) {
 	s.n++
 	s.released = addSat(s.released, p.Reserved)
 	s.used = addSat(s.used, p.Used)
-	s.cost += max(p.CostUSD, 0)
+	s.cost = auth.AddCost(s.cost, p.CostUSD)
 }
 
 func (s *settleSum) sub(p auth.SettleParams) {
@@ -122,14 +122,14 @@ func (s *settleSum) sub(p auth.SettleParams) {
 	}
 	s.released = max(s.released-p.Reserved, 0)
 	s.used = max(s.used-p.Used, 0)
-	s.cost = max(s.cost-max(p.CostUSD, 0), 0)
+	s.cost = max(s.cost-auth.CleanCost(p.CostUSD), 0)
 }
 
 // apply returns q after the Settles of s, in any order: releases and
 // uses clamp at 0, so their order does not change the result.
 func (s *settleSum) apply(q auth.Quota) auth.Quota {
 	q.Used = addSat(q.Used, s.used)
-	q.CostUSD += s.cost
+	q.CostUSD = auth.AddCost(q.CostUSD, s.cost)
 	if q.Unlimited {
 		q.Remaining, q.Reserved = 0, 0
 		return q
@@ -303,7 +303,7 @@ func (b *quotaBatcher) settle(ctx context.Context, p auth.SettleParams) (q auth.
 // settlement.
 func settleQuota(q auth.Quota, p auth.SettleParams) (auth.Quota, bool) {
 	q.Reserved = max(q.Reserved-p.Reserved, 0)
-	q.CostUSD += max(p.CostUSD, 0)
+	q.CostUSD = auth.AddCost(q.CostUSD, p.CostUSD)
 	q.Used = addSat(q.Used, p.Used)
 	if q.Unlimited {
 		q.Remaining, q.Reserved = 0, 0

@@ -234,6 +234,7 @@ func (s *KeyStore) Settle(ctx context.Context, p auth.SettleParams) (auth.Quota,
 	if p.Model != "" && p.Time.IsZero() {
 		p.Time = time.Now()
 	}
+	p.CostUSD = auth.CleanCost(p.CostUSD)
 	q, found, covered, err := s.db.batcher.settle(ctx, p)
 	if err != nil {
 		return auth.Quota{}, fmt.Errorf("postgres: settling quota of key %q: %w", p.KeyID, err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/gatewaykit/gatewaykit/auth"
@@ -174,9 +175,19 @@ func (s *KeyStore) Usage(ctx context.Context, p auth.UsageParams) ([]auth.UsageR
 		if err := rows.Scan(&g, &r.Requests, &in, &out2, &r.CostUSD); err != nil {
 			return nil, fmt.Errorf("sqlite: KeyStore.Usage: %w", err)
 		}
-		r.InputTokens, r.OutputTokens = int64(in), int64(out2)
+		r.InputTokens, r.OutputTokens, r.CostUSD = tokens(in), tokens(out2), auth.CleanCost(r.CostUSD)
 		r.SetGroup(p.GroupBy, g)
 		out = append(out, r)
 	}
 	return out, rows.Err()
+}
+
+// tokens is a sum of token counts that SQLite's total() returned as a
+// float, saturating at math.MaxInt64 (a float that large does not convert
+// to an int64: it would come out as the lowest one).
+func tokens(f float64) int64 {
+	if f >= math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return int64(max(f, 0))
 }

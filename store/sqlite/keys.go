@@ -319,7 +319,7 @@ func (s *KeyStore) Settle(ctx context.Context, p auth.SettleParams) (auth.Quota,
 			at = time.Now()
 		}
 		u.rows = append(u.rows, usageRow{keyID: p.KeyID, model: p.Model, at: at.UnixNano(),
-			input: max(p.InputTokens, 0), output: max(p.OutputTokens, 0), cost: max(p.CostUSD, 0)})
+			input: max(p.InputTokens, 0), output: max(p.OutputTokens, 0), cost: auth.CleanCost(p.CostUSD)})
 	}
 	if !covered {
 		err = fmt.Errorf("sqlite: key id %q: used %d with %d left: %w", p.KeyID, p.Used, before, auth.ErrQuotaExceeded)
@@ -493,7 +493,7 @@ func addSat(a, b int64) int64 {
 // whether the budget covered p.Used.
 func settle(q auth.Quota, p auth.SettleParams) (auth.Quota, bool) {
 	q.Reserved = max(q.Reserved-p.Reserved, 0)
-	q.CostUSD += max(p.CostUSD, 0)
+	q.CostUSD = auth.AddCost(q.CostUSD, p.CostUSD)
 	q.Used = addSat(q.Used, p.Used)
 	if q.Unlimited {
 		q.Remaining, q.Reserved = 0, 0
