@@ -27,7 +27,15 @@ func exampleStore(k auth.Key) *auth.MemoryKeyStore {
 }
 
 func exampleGet(h http.Handler, header ...string) *httptest.ResponseRecorder {
-	r := httptest.NewRequest(http.MethodGet, "/v1/models", nil)
+	return exampleDo(h, httptest.NewRequest(http.MethodGet, "/v1/models", nil), header...)
+}
+
+// examplePost sends a request that spends quota (auth.Spends).
+func examplePost(h http.Handler, header ...string) *httptest.ResponseRecorder {
+	return exampleDo(h, httptest.NewRequest(http.MethodPost, "/v1/chat/completions", nil), header...)
+}
+
+func exampleDo(h http.Handler, r *http.Request, header ...string) *httptest.ResponseRecorder {
 	for i := 0; i+1 < len(header); i += 2 {
 		r.Header.Set(header[i], header[i+1])
 	}
@@ -75,7 +83,7 @@ func ExampleCharge() {
 	})
 	h := auth.Middleware(keys)(generate)
 	for range 3 {
-		w := exampleGet(h, "Authorization", "Bearer "+exampleSecret)
+		w := examplePost(h, "Authorization", "Bearer "+exampleSecret)
 		if w.Code != http.StatusOK {
 			fmt.Print(w.Code, " ", w.Body)
 		}
@@ -100,9 +108,9 @@ func ExampleReserve() {
 		fmt.Println("reserved", res.Amount())
 		inFlight = append(inFlight, res) // settled when the work ends
 	}))
-	exampleGet(h, "Authorization", "Bearer "+exampleSecret) // in flight
-	exampleGet(h, "Authorization", "Bearer "+exampleSecret) // finds 200 unreserved
-	exampleGet(h, "Authorization", "Bearer "+exampleSecret) // finds nothing unreserved
+	examplePost(h, "Authorization", "Bearer "+exampleSecret) // in flight
+	examplePost(h, "Authorization", "Bearer "+exampleSecret) // finds 200 unreserved
+	examplePost(h, "Authorization", "Bearer "+exampleSecret) // finds nothing unreserved
 
 	// The first request ends: it used 300 of its 800.
 	q, _ := inFlight[0].Settle(context.Background(), 300)
