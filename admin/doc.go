@@ -14,7 +14,8 @@
 // envelope {"error":{"message","type","code","param"}}: 401
 // missing_authorization or invalid_api_key, 400 invalid_request_error
 // naming the offending field in param, 404 not_found, 405
-// method_not_allowed.
+// method_not_allowed, and 503 service_unavailable with Retry-After when
+// the key store cannot be reached (its error is logged, not sent).
 //
 // # Keys
 //
