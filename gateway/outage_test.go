@@ -127,6 +127,8 @@ func (s outageContents) Open(ctx context.Context, id string, v videos.Variant) (
 // outageBundle is the demo gateway with every family mounted, a relay that
 // passes four models through to a fake upstream, and stores that fail on
 // demand; task is a completed video task of sk-demo's, with its content.
+// Beside the demo keys, sk-demo-spent (of sk-demo's account) has spent
+// its budget in money.
 type outageBundle struct {
 	o    *outage
 	g    *gateway.Gateway
@@ -160,6 +162,8 @@ func newOutageBundle(t *testing.T) *outageBundle {
 			remote("remote-claude", models.Compat), remote("remote-gemini", models.Compat))
 		c.Catalog = models.NewMemoryCatalog(ms...)
 		c.Relay = rl
+		require.NoError(t, c.Keys.(*auth.MemoryKeyStore).Add(t.Context(), "sk-demo-spent",
+			auth.Key{ID: "key-demo-spent", Owner: "demo", Quota: auth.Quota{Unlimited: true, BudgetUSD: 1, CostUSD: 1}}))
 		c.Keys = outageKeys{c.Keys, b.o}
 		c.ResponseStore = outageResponses{responses.NewMemoryStore(nil), b.o}
 		c.Tasks = outageTasks{tasks, b.o}
