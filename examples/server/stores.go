@@ -35,6 +35,9 @@ type stores struct {
 	close func() error
 	// limiter enforces the rate limits (-redis); nil means one in memory.
 	limiter auth.Limiter
+	// limiterFailure is what the auth middleware does while limiter
+	// fails (-redis-fail).
+	limiterFailure auth.LimiterFailure
 	// videoLease is the lease of a claimed video task (-video-lease); 0
 	// means the runner's default.
 	videoLease time.Duration
