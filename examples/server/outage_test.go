@@ -86,12 +86,12 @@ func TestAnUnreachableDatabaseIsAnOutage(t *testing.T) {
 
 			cut()
 			for _, rc := range []struct {
-				name      string
-				h         http.Handler
-				method    string
-				path      string
-				body      string
-				shape     string // general, content or flat
+				name   string
+				h      http.Handler
+				method string
+				path   string
+				body   string
+				shape  string // general, content or flat
 			}{
 				{"key lookup", lookups, "GET", "/v1/models", "", "general"},
 				{"task status", g, "GET", "/v1/videos/" + task.ID, "", "content"},
