@@ -68,6 +68,15 @@
 // other methods are called as they are), and the handlers its model and
 // refusals.
 //
+// A store of the Config that cannot be reached (Keys, ResponseStore,
+// Tasks, Contents) is an outage, not a bug: every route that needs it
+// answers 503 service_unavailable with Retry-After, in its family's error
+// shape (apierrors.Unavailable), while readiness reports the store down.
+// A rate limiter of AuthOptions that fails lets requests through without
+// a rate limit, unless it is set to fail closed (auth.WithLimiterFailure).
+// A key that has spent its quota is refused only on the routes that
+// spend (auth.Spends): it still reads and deletes what its account owns.
+//
 // # Limits
 //
 // What one client can make the gateway hold, in memory and in time, is
