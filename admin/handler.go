@@ -64,6 +64,7 @@ type handler struct {
 //	PATCH  /admin/v1/keys/{id}     change its limits, budget, expiry, disabled
 //	DELETE /admin/v1/keys/{id}     delete (revoke) it
 //	GET    /admin/v1/usage         usage by day, model or key (see the package documentation)
+//	POST   /admin/v1/sessions      mint an admin-console session, with [WithSessions]
 //	OPTIONS any of them            CORS preflight
 //
 // Every request but a preflight must carry the admin key of
@@ -89,6 +90,9 @@ func NewHandler(keys Store, opts ...Option) http.Handler {
 	mux.HandleFunc("PATCH /admin/v1/keys/{id}", h.patch)
 	mux.HandleFunc("DELETE /admin/v1/keys/{id}", h.delete)
 	mux.HandleFunc("GET /admin/v1/usage", h.readUsage)
+	if c.sessions != nil {
+		mux.HandleFunc("POST /admin/v1/sessions", h.createSession)
+	}
 	mux.HandleFunc("/", h.notFound)
 	h.mux = mux
 	return h
@@ -153,6 +157,8 @@ func (h *handler) notFound(w http.ResponseWriter, r *http.Request) {
 		allow = []string{http.MethodGet, http.MethodPost}
 	case p == "/admin/v1/usage":
 		allow = []string{http.MethodGet}
+	case p == "/admin/v1/sessions" && h.cfg.sessions != nil:
+		allow = []string{http.MethodPost}
 	case strings.HasPrefix(p, "/admin/v1/keys/") && !strings.Contains(p[len("/admin/v1/keys/"):], "/") && len(p) > len("/admin/v1/keys/"):
 		allow = []string{http.MethodGet, http.MethodPatch, http.MethodDelete}
 	}

@@ -135,7 +135,7 @@ type outageBundle struct {
 	task string
 }
 
-func newOutageBundle(t *testing.T) *outageBundle {
+func newOutageBundle(t *testing.T, extra ...func(*gateway.Config)) *outageBundle {
 	t.Helper()
 	up := relaytest.NewUpstream()
 	t.Cleanup(up.Close)
@@ -168,6 +168,9 @@ func newOutageBundle(t *testing.T) *outageBundle {
 		c.ResponseStore = outageResponses{responses.NewMemoryStore(nil), b.o}
 		c.Tasks = outageTasks{tasks, b.o}
 		c.Contents = outageContents{contents, b.o}
+		for _, f := range extra {
+			f(c)
+		}
 	})
 
 	// A task created through the API, completed by hand (no runner runs).

@@ -36,7 +36,10 @@
 //	-admin-key   the admin key (default: $GATEWAY_ADMIN_KEY): with it,
 //	             the admin API (package admin: keys created, changed and
 //	             revoked, usage and cost read back) is served on
-//	             -admin-addr, to requests that send it as a bearer token
+//	             -admin-addr, to requests that send it as a bearer token,
+//	             and the video content route also accepts the admin
+//	             console's sessions that it mints (POST
+//	             /admin/v1/sessions; the cookie gatewaykit_session)
 //	-admin-addr  address of the admin listener (default 127.0.0.1:8090),
 //	             kept apart from the API's so that it can stay private: it
 //	             serves Prometheus metrics at /metrics, and the admin API
@@ -206,6 +209,10 @@ func newGateway(c gateway.File, st *stores, logger *slog.Logger, textOpts ...dem
 		return nil, err
 	}
 	text := demo.NewTextBackend(textOpts...)
+	var sessions auth.SessionAuthenticator
+	if st.sessions != nil {
+		sessions = st.sessions
+	}
 	authOpts := st.observe.AuthOptions()
 	if st.limiter != nil {
 		authOpts = append(authOpts, auth.WithLimiter(st.limiter), auth.WithLimiterFailure(st.limiterFailure))
@@ -225,13 +232,15 @@ func newGateway(c gateway.File, st *stores, logger *slog.Logger, textOpts ...dem
 		Audio:         demo.NewAudioBackend(),
 		Tasks:         st.observe.Tasks(st.tasks),
 		Contents:      st.contents,
-		RunnerOptions: []runner.Option{runner.WithLease(st.videoLease)},
-		Relay:         rl,
-		RateLimit:     c.RateLimit,
-		AuthOptions:   authOpts,
-		Logger:        logger,
-		AccessLog:     true,
-		ReadyChecks:   readyChecks(st),
+		// The admin console's sessions, on the content route only.
+		ContentSessions: sessions,
+		RunnerOptions:   []runner.Option{runner.WithLease(st.videoLease)},
+		Relay:           rl,
+		RateLimit:       c.RateLimit,
+		AuthOptions:     authOpts,
+		Logger:          logger,
+		AccessLog:       true,
+		ReadyChecks:     readyChecks(st),
 	})
 }
 
@@ -258,6 +267,9 @@ func run(ctx context.Context, o options, stdout io.Writer, logger *slog.Logger) 
 		}
 	}()
 	st.videoLease, st.limiterFailure = o.videoLease, o.redisFail
+	if o.adminKey != "" {
+		st.sessions = admin.NewSessions(o.adminKey, 0)
+	}
 	if o.redis != "" {
 		if err := openRedis(ctx, st, o.redis, o.redisPrefix); err != nil {
 			return err
@@ -357,7 +369,7 @@ func newAdminMux(o options, st *stores, c gateway.File, logger *slog.Logger) (*h
 		if !ok {
 			return nil, fmt.Errorf("-admin-key: the key store of -db %s cannot be administered", o.db)
 		}
-		admin.Register(mux, admin.NewHandler(keys, admin.WithAdminKey(o.adminKey),
+		admin.Register(mux, admin.NewHandler(keys, admin.WithAdminKey(o.adminKey), admin.WithSessions(st.sessions),
 			admin.WithCatalog(models.NewMemoryCatalog(c.Models...)), admin.WithLogger(logger)))
 	}
 	return mux, nil
