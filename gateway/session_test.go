@@ -66,7 +66,7 @@ func TestContentSessions(t *testing.T) {
 		"GET /v1/videos/{task_id}": "/v1/videos/" + b.task, "DELETE /v1/videos/{task_id}": "/v1/videos/" + b.task,
 		"POST /v1/vendorai/videos": "/v1/vendorai/videos", "POST /v1/vendor/videos": "/v1/vendor/videos",
 		"POST /v1/embeddings": "/v1/embeddings", "POST /v1/images/generations": "/v1/images/generations",
-		"GET /v1/images/files/{name}": "/v1/images/files/x.png",
+		"GET /v1/images/files/{name}":   "/v1/images/files/x.png",
 		"POST /v1/audio/transcriptions": "/v1/audio/transcriptions", "POST /v1/audio/translations": "/v1/audio/translations",
 		"POST /v1/audio/speech": "/v1/audio/speech", "POST /v1/moderations": "/v1/moderations", "POST /v1/rerank": "/v1/rerank",
 		"POST /v1/messages": "/v1/messages", "POST /v1beta/models/{action...}": "/v1beta/models/demo-chat:generateContent",
