@@ -38,7 +38,9 @@
 // A middleware built with [WithSessionAuthenticator] also accepts an
 // admin-console session ([CredentialSession]) when a request carries no
 // API key at all; the spec allows this on the video content endpoint
-// only (§4.7, §5.3), so mount such a middleware on that route alone.
+// only (§4.7, §5.3), so mount such a middleware on that route alone, or
+// give it an authenticator that answers on that route only, as
+// gateway.Config.ContentSessions does (admin.Sessions mints sessions).
 //
 // # Errors
 //

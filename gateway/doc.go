@@ -47,6 +47,14 @@
 // behind the same middleware; an access point that Routes mounts replaces
 // the gateway's own.
 //
+// # Admin-console sessions
+//
+// The video content route also takes an admin-console session in place of
+// an API key when [Config].ContentSessions is set (spec §4.7, §5.3): a
+// request with no API key is asked of it there, and on no other route,
+// where a session counts for nothing (401 missing_authorization). The
+// example server gives it admin.Sessions, minted by its admin API.
+//
 // # Health, metrics and traces
 //
 // [HealthPath] (GET /healthz, 200 while the process answers) and
