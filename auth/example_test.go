@@ -305,3 +305,37 @@ func ExampleMemoryKeyStore_Usage() {
 	// demo-reasoner: 1 requests, 10+30 tokens, 0.004 USD
 	// true
 }
+
+// downLimiter is a shared limiter whose Redis cannot be reached.
+type downLimiter struct{}
+
+func (downLimiter) Allow(context.Context, string, auth.Limit) (auth.Decision, error) {
+	return auth.Decision{}, errors.New("redis: connection refused")
+}
+
+func ExampleWithLimiterFailure() {
+	keys := exampleStore(auth.Key{ID: "key_1", Quota: auth.UnlimitedQuota()})
+	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "served") })
+	for _, f := range []auth.LimiterFailure{auth.FailOpen, auth.FailClosed} {
+		h := auth.Middleware(keys, auth.WithLimiter(downLimiter{}), auth.WithDefaultRateLimit(auth.PerMinute(60)),
+			auth.WithLimiterFailure(f))(ok)
+		w := exampleGet(h, "Authorization", "Bearer "+exampleSecret)
+		fmt.Printf("%s: %d Retry-After=%q %s", f, w.Code, w.Header().Get("Retry-After"), w.Body)
+	}
+	// Output:
+	// open: 200 Retry-After="" served
+	// closed: 503 Retry-After="2" {"error":{"message":"The gateway cannot reach a service it depends on (its database or rate limiter) right now. Please retry shortly.","type":"server_error","param":null,"code":"service_unavailable"}}
+}
+
+func ExampleWithSpending() {
+	// A key whose quota is spent still reads what it owns.
+	keys := exampleStore(auth.Key{ID: "key_1", Quota: auth.LimitedQuota(0)})
+	h := auth.Middleware(keys)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintln(w, "served")
+	}))
+	fmt.Print("GET: ", exampleGet(h, "Authorization", "Bearer "+exampleSecret).Body)
+	fmt.Print("POST: ", examplePost(h, "Authorization", "Bearer "+exampleSecret).Body)
+	// Output:
+	// GET: served
+	// POST: {"error":{"message":"You exceeded the quota of this API key. Please check your plan and billing details.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}
+}
