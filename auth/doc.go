@@ -1,7 +1,8 @@
 // Package auth authenticates gateway requests with API keys (spec §5):
-// it reads the credential, refuses bad keys, exhausted quotas and excess
-// request rates in the general error shape, and puts the caller's
-// [Principal] in the request context for the handlers.
+// it reads the credential, refuses bad keys, exhausted quotas (on the
+// requests that spend) and excess request rates in the general error
+// shape, and puts the caller's [Principal] in the request context for the
+// handlers.
 //
 // Embedders implement a [KeyStore] (three methods: look a key up by its
 // secret, reserve quota, settle it) or use [NewMemoryKeyStore], and
