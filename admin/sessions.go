@@ -26,10 +26,8 @@ const SessionCookie = "gatewaykit_session"
 // other TTL lasts.
 const DefaultSessionTTL = time.Hour
 
-// SessionKeyIDPrefix starts the Principal.KeyID of every session: the
-// session of account "acme" is "console:acme" (and rate-limited under
-// "session:console:acme").
-const SessionKeyIDPrefix = "console:"
+// sessionKeyIDPrefix starts the Principal.KeyID of every session.
+const sessionKeyIDPrefix = "console:"
 
 // maxOwnerBytes bounds the account a session names.
 const maxOwnerBytes = 256
@@ -45,8 +43,10 @@ const maxOwnerBytes = 256
 // A session is stateless: its account and expiry, signed with HMAC-SHA256
 // under a key derived from the admin key, so that every replica with the
 // same admin key accepts the sessions of the others, and changing the
-// admin key revokes them all. It holds nothing secret but that signature.
-// Sessions is safe for concurrent use.
+// admin key revokes them all. A session is a bearer credential, its
+// account in clear: whoever holds it downloads that account's videos
+// until it expires, and nothing else. Sessions is safe for concurrent
+// use.
 type Sessions struct {
 	key [sha256.Size]byte
 	ttl time.Duration
@@ -68,14 +68,12 @@ func NewSessions(adminKey string, ttl time.Duration) *Sessions {
 	return s
 }
 
-// TTL returns how long a session lasts.
-func (s *Sessions) TTL() time.Duration { return s.ttl }
-
 // Mint returns a session of account owner, minted at now, and when it
 // expires: "v1.<owner, base64url>.<expiry, Unix seconds>.<signature,
-// base64url>". owner must be valid ([ValidOwner]).
+// base64url>". owner, an account, must be 1 to 256 bytes of UTF-8 without
+// control characters; anything else is an error that says so.
 func (s *Sessions) Mint(owner string, now time.Time) (token string, expires time.Time, err error) {
-	if err := ValidOwner(owner); err != nil {
+	if err := validOwner(owner); err != nil {
 		return "", time.Time{}, err
 	}
 	expires = now.Add(s.ttl).Truncate(time.Second)
@@ -89,10 +87,9 @@ func (s *Sessions) sign(body string) []byte {
 	return mac.Sum(nil)
 }
 
-// ValidOwner reports, as an error naming what is wrong, whether owner can
-// be the account of a session: 1 to 256 bytes of UTF-8 without control
-// characters.
-func ValidOwner(owner string) error {
+// validOwner reports, as an error naming what is wrong, whether owner can
+// be the account of a session.
+func validOwner(owner string) error {
 	switch {
 	case owner == "":
 		return errors.New("admin: an empty owner")
@@ -110,9 +107,10 @@ const msgBadSession = "The admin-console session is invalid or has expired. Sign
 
 // AuthenticateSession implements auth.SessionAuthenticator: it returns the
 // principal of the session in r's cookie [SessionCookie], an account's
-// ("console:" + owner as its KeyID, owner as its Owner, so that it sees
-// the tasks of the account's keys: auth.AccountOwner), nil if r has no
-// such cookie, and a 401 invalid_api_key for a session that is forged,
+// ("console:" + owner as its KeyID, in logs and under which the
+// middleware rate-limits it; owner as its Owner, so that it sees the
+// tasks of the account's keys: auth.AccountOwner), nil if r has no such
+// cookie, and a 401 invalid_api_key for a session that is forged,
 // malformed or expired.
 func (s *Sessions) AuthenticateSession(r *http.Request) (*auth.Principal, error) {
 	c, err := r.Cookie(SessionCookie)
@@ -123,7 +121,7 @@ func (s *Sessions) AuthenticateSession(r *http.Request) (*auth.Principal, error)
 	if err != nil {
 		return nil, apierrors.InvalidAPIKey(msgBadSession).WithCause(err)
 	}
-	return &auth.Principal{KeyID: SessionKeyIDPrefix + owner, Owner: owner}, nil
+	return &auth.Principal{KeyID: sessionKeyIDPrefix + owner, Owner: owner}, nil
 }
 
 // check returns the account of token, a session valid at now.
