@@ -95,6 +95,9 @@
 // account's keys may, nothing else. Sessions are signed under the admin
 // key, kept nowhere, and revoked all at once by changing it. An owner is
 // 1 to 256 bytes of printable UTF-8 (400 with param "owner" otherwise).
+// A browser page that sets the cookie should give it Path=/v1/videos/
+// and SameSite=Strict, so that no other site's page makes the browser
+// send it.
 //
 // # CORS
 //
