@@ -75,7 +75,9 @@ type Config struct {
 	// key is 401 missing_authorization, whatever session it carries. The
 	// session's principal sees the tasks of its Owner's account, as the
 	// account's keys do (auth.AccountOwner). admin.Sessions is one: minted
-	// by the admin API, carried in a cookie. Nil means no sessions.
+	// by the admin API, carried in a cookie. It takes the place of a
+	// session authenticator in AuthOptions, and is unused without Videos.
+	// Nil means no sessions.
 	ContentSessions auth.SessionAuthenticator
 	// PublicBaseURL is the absolute URL under which clients reach the
 	// gateway, such as "https://api.example.com"; the metadata url and
