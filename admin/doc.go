@@ -14,7 +14,8 @@
 // envelope {"error":{"message","type","code","param"}}: 401
 // missing_authorization or invalid_api_key, 400 invalid_request_error
 // naming the offending field in param, 404 not_found, 405
-// method_not_allowed.
+// method_not_allowed, and 503 service_unavailable with Retry-After when
+// the key store cannot be reached (its error is logged, not sent).
 //
 // # Keys
 //
@@ -75,6 +76,28 @@
 // rows are sorted by that field. from and to are RFC 3339 times or UTC
 // days (YYYY-MM-DD); a day as to includes that whole day. With a store
 // that records no usage, the route answers 404.
+//
+// # Admin-console sessions
+//
+// The spec lets the video content route take an admin-console session in
+// place of an API key (§4.7, §5.3). [Sessions] are those sessions: with
+// [WithSessions], POST /admin/v1/sessions takes {"owner":"acme"} and
+// answers 201
+//
+//	{"object":"session","owner":"acme","cookie":"gatewaykit_session",
+//	 "token":"v1.…","expires_at":1795003600}
+//
+// a session of the account acme (the Owner of API keys), valid for the
+// Sessions' TTL ([DefaultSessionTTL], an hour). A client sends it in the
+// cookie [SessionCookie]; the gateway asks the same Sessions, an
+// auth.SessionAuthenticator, on the content route only
+// (gateway.Config.ContentSessions), and the session downloads what the
+// account's keys may, nothing else. Sessions are signed under the admin
+// key, kept nowhere, and revoked all at once by changing it. An owner is
+// 1 to 256 bytes of printable UTF-8 (400 with param "owner" otherwise).
+// A browser page that sets the cookie should give it Path=/v1/videos/
+// and SameSite=Strict, so that no other site's page makes the browser
+// send it.
 //
 // # CORS
 //

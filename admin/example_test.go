@@ -2,6 +2,7 @@ package admin_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -40,4 +41,31 @@ func ExampleNewHandler() {
 	// Output:
 	// 201 true
 	// {"object":"list","group_by":"model","data":[{"model":"demo-chat","requests":1,"input_tokens":10,"output_tokens":30,"cost_usd":0.00002}]}
+}
+
+// Admin-console sessions: minted for an account by the admin API, taken
+// in place of an API key where the gateway asks them (its video content
+// route, gateway.Config.ContentSessions).
+func ExampleSessions() {
+	sessions := admin.NewSessions("admin-key-example", 0)
+	mux := http.NewServeMux()
+	admin.Register(mux, admin.NewHandler(auth.NewMemoryKeyStore(), admin.WithAdminKey("admin-key-example"),
+		admin.WithSessions(sessions)))
+
+	req := httptest.NewRequest("POST", "/admin/v1/sessions", strings.NewReader(`{"owner":"acme"}`))
+	req.Header.Set("Authorization", "Bearer admin-key-example")
+	req.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	mux.ServeHTTP(rec, req)
+	var s struct{ Cookie, Token string }
+	_ = json.Unmarshal(rec.Body.Bytes(), &s)
+	fmt.Println(rec.Code, s.Cookie)
+
+	download := httptest.NewRequest("GET", "/v1/videos/task_…/content", nil)
+	download.AddCookie(&http.Cookie{Name: s.Cookie, Value: s.Token})
+	p, err := sessions.AuthenticateSession(download)
+	fmt.Println(p.KeyID, p.Owner, err)
+	// Output:
+	// 201 gatewaykit_session
+	// console:acme acme <nil>
 }

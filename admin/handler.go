@@ -64,6 +64,7 @@ type handler struct {
 //	PATCH  /admin/v1/keys/{id}     change its limits, budget, expiry, disabled
 //	DELETE /admin/v1/keys/{id}     delete (revoke) it
 //	GET    /admin/v1/usage         usage by day, model or key (see the package documentation)
+//	POST   /admin/v1/sessions      mint an admin-console session, with [WithSessions]
 //	OPTIONS any of them            CORS preflight
 //
 // Every request but a preflight must carry the admin key of
@@ -89,6 +90,9 @@ func NewHandler(keys Store, opts ...Option) http.Handler {
 	mux.HandleFunc("PATCH /admin/v1/keys/{id}", h.patch)
 	mux.HandleFunc("DELETE /admin/v1/keys/{id}", h.delete)
 	mux.HandleFunc("GET /admin/v1/usage", h.readUsage)
+	if c.sessions != nil {
+		mux.HandleFunc("POST /admin/v1/sessions", h.createSession)
+	}
 	mux.HandleFunc("/", h.notFound)
 	h.mux = mux
 	return h
@@ -153,6 +157,8 @@ func (h *handler) notFound(w http.ResponseWriter, r *http.Request) {
 		allow = []string{http.MethodGet, http.MethodPost}
 	case p == "/admin/v1/usage":
 		allow = []string{http.MethodGet}
+	case p == "/admin/v1/sessions" && h.cfg.sessions != nil:
+		allow = []string{http.MethodPost}
 	case strings.HasPrefix(p, "/admin/v1/keys/") && !strings.Contains(p[len("/admin/v1/keys/"):], "/") && len(p) > len("/admin/v1/keys/"):
 		allow = []string{http.MethodGet, http.MethodPatch, http.MethodDelete}
 	}
@@ -163,18 +169,15 @@ func (h *handler) notFound(w http.ResponseWriter, r *http.Request) {
 	h.rd.Write(w, r, apierrors.MethodNotAllowed(r.Method, p, allow))
 }
 
-// storeError turns an error of the store into the client's: 404 for an
-// unknown key, 500 (its cause logged) otherwise.
-func storeError(err error, id string) error {
-	switch {
-	case errors.Is(err, auth.ErrKeyNotFound):
+// storeError turns an error of the store on the request of ctx into the
+// client's: 404 for an unknown key, and otherwise what
+// apierrors.FromDependency says (a 503 with Retry-After for an outage;
+// its cause logged).
+func storeError(ctx context.Context, err error, id string) error {
+	if errors.Is(err, auth.ErrKeyNotFound) {
 		return apierrors.NotFound(fmt.Sprintf("No API key with id %q.", id)).WithParam("id").WithCause(err)
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return err
-	case apierrors.Has(err):
-		return err
 	}
-	return apierrors.Internal(err)
+	return apierrors.FromDependency(ctx, fmt.Errorf("admin: key store: %w", err))
 }
 
 func (h *handler) create(w http.ResponseWriter, r *http.Request) {
@@ -192,12 +195,12 @@ func (h *handler) create(w http.ResponseWriter, r *http.Request) {
 	k := auth.Key{ID: ids.New(KeyIDPrefix), Quota: auth.UnlimitedQuota()}
 	in.apply(&k)
 	if err := h.keys.PutKey(ctx, secret, k); err != nil {
-		h.rd.Write(w, r, storeError(err, k.ID))
+		h.rd.Write(w, r, storeError(ctx, err, k.ID))
 		return
 	}
 	stored, err := h.keys.GetKey(ctx, k.ID)
 	if err != nil {
-		h.rd.Write(w, r, storeError(err, k.ID))
+		h.rd.Write(w, r, storeError(ctx, err, k.ID))
 		return
 	}
 	obj := keyObjectOf(stored)
@@ -209,7 +212,7 @@ func (h *handler) get(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	k, err := h.keys.GetKey(r.Context(), id)
 	if err != nil {
-		h.rd.Write(w, r, storeError(err, id))
+		h.rd.Write(w, r, storeError(r.Context(), err, id))
 		return
 	}
 	_ = httpjson.Write(w, http.StatusOK, keyObjectOf(k))
@@ -234,7 +237,7 @@ func (h *handler) list(w http.ResponseWriter, r *http.Request) {
 	}
 	keys, err := h.keys.ListKeys(r.Context(), auth.ListKeysParams{After: q.Get("after"), Limit: limit + 1})
 	if err != nil {
-		h.rd.Write(w, r, storeError(err, ""))
+		h.rd.Write(w, r, storeError(r.Context(), err, ""))
 		return
 	}
 	reply := keyList{Object: "list", Data: make([]keyObject, 0, min(len(keys), limit))}
@@ -260,7 +263,7 @@ func (h *handler) patch(w http.ResponseWriter, r *http.Request) {
 		return nil
 	})
 	if err != nil {
-		h.rd.Write(w, r, storeError(err, id))
+		h.rd.Write(w, r, storeError(r.Context(), err, id))
 		return
 	}
 	_ = httpjson.Write(w, http.StatusOK, keyObjectOf(k))
@@ -269,7 +272,7 @@ func (h *handler) patch(w http.ResponseWriter, r *http.Request) {
 func (h *handler) delete(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	if err := h.keys.DeleteKey(r.Context(), id); err != nil {
-		h.rd.Write(w, r, storeError(err, id))
+		h.rd.Write(w, r, storeError(r.Context(), err, id))
 		return
 	}
 	_ = httpjson.Write(w, http.StatusOK, deletedKey{ID: id, Object: objectKey, Deleted: true})
@@ -308,7 +311,7 @@ func (h *handler) readUsage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err != nil {
-		h.rd.Write(w, r, storeError(err, ""))
+		h.rd.Write(w, r, storeError(r.Context(), err, ""))
 		return
 	}
 	reply := usageList{Object: "list", GroupBy: string(p.GroupBy), Data: make([]usageRow, len(rows))}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -442,4 +443,49 @@ func TestUsageWithoutAUsageReader(t *testing.T) {
 	status, _, body := b.do(t, http.MethodGet, "/admin/v1/usage", "")
 	require.Equal(t, http.StatusNotFound, status)
 	require.Equal(t, "not_found", decodeError(t, body).Error.Code)
+}
+
+// downStore is a key store whose database cannot be reached.
+type downStore struct{ *auth.MemoryKeyStore }
+
+var errDown = errors.New("dial tcp 10.0.0.5:5432: connect: connection refused")
+
+func (downStore) PutKey(context.Context, string, auth.Key) error    { return errDown }
+func (downStore) GetKey(context.Context, string) (*auth.Key, error) { return nil, errDown }
+func (downStore) ListKeys(context.Context, auth.ListKeysParams) ([]*auth.Key, error) {
+	return nil, errDown
+}
+func (downStore) UpdateKey(context.Context, string, func(*auth.Key) error) (*auth.Key, error) {
+	return nil, errDown
+}
+func (downStore) DeleteKey(context.Context, string) error { return errDown }
+func (downStore) Usage(context.Context, auth.UsageParams) ([]auth.UsageRow, error) {
+	return nil, errDown
+}
+
+// TestAStoreOutageIsAnOutage: every route of the admin API answers 503
+// service_unavailable with Retry-After while its key store cannot be
+// reached, and never sends the store's error.
+func TestAStoreOutageIsAnOutage(t *testing.T) {
+	t.Parallel()
+	mux := http.NewServeMux()
+	admin.Register(mux, admin.NewHandler(downStore{auth.NewMemoryKeyStore()}, admin.WithAdminKey(adminKey)))
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	b := &bundle{srv: srv}
+	for _, tc := range []struct{ method, path, body string }{
+		{http.MethodPost, "/admin/v1/keys", `{"owner":"acme"}`},
+		{http.MethodGet, "/admin/v1/keys", ""},
+		{http.MethodGet, "/admin/v1/keys/key_1", ""},
+		{http.MethodPatch, "/admin/v1/keys/key_1", `{"disabled":true}`},
+		{http.MethodDelete, "/admin/v1/keys/key_1", ""},
+		{http.MethodGet, "/admin/v1/usage", ""},
+	} {
+		status, header, body := b.do(t, tc.method, tc.path, tc.body)
+		require.Equal(t, http.StatusServiceUnavailable, status, "%s %s: %s", tc.method, tc.path, body)
+		require.Equal(t, "2", header.Get("Retry-After"), "%s %s", tc.method, tc.path)
+		e := decodeError(t, body)
+		require.Equal(t, "service_unavailable", e.Error.Code, "%s %s", tc.method, tc.path)
+		require.NotContains(t, string(body), "10.0.0.5")
+	}
 }

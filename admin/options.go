@@ -14,6 +14,7 @@ type config struct {
 	logger   *slog.Logger
 	maxBytes int64
 	catalog  models.Catalog
+	sessions *Sessions
 }
 
 // DefaultMaxRequestBytes is the largest request body the handler reads
@@ -57,6 +58,13 @@ func WithMaxRequestBytes(n int64) Option {
 		}
 		c.maxBytes = n
 	}
+}
+
+// WithSessions mounts POST /admin/v1/sessions, which mints the admin
+// console's sessions of s for an account (see [Sessions]). By default, and
+// for nil, the route is not mounted (404).
+func WithSessions(s *Sessions) Option {
+	return func(c *config) { c.sessions = s }
 }
 
 // WithCatalog makes the handler check that every model of a key's

@@ -1,7 +1,8 @@
 // Package auth authenticates gateway requests with API keys (spec §5):
-// it reads the credential, refuses bad keys, exhausted quotas and excess
-// request rates in the general error shape, and puts the caller's
-// [Principal] in the request context for the handlers.
+// it reads the credential, refuses bad keys, exhausted quotas (on the
+// requests that spend) and excess request rates in the general error
+// shape, and puts the caller's [Principal] in the request context for the
+// handlers.
 //
 // Embedders implement a [KeyStore] (three methods: look a key up by its
 // secret, reserve quota, settle it) or use [NewMemoryKeyStore], and
@@ -38,7 +39,9 @@
 // A middleware built with [WithSessionAuthenticator] also accepts an
 // admin-console session ([CredentialSession]) when a request carries no
 // API key at all; the spec allows this on the video content endpoint
-// only (§4.7, §5.3), so mount such a middleware on that route alone.
+// only (§4.7, §5.3), so mount such a middleware on that route alone, or
+// give it an authenticator that answers on that route only, as
+// gateway.Config.ContentSessions does (admin.Sessions mints sessions).
 //
 // # Errors
 //
@@ -49,9 +52,19 @@
 //	401 invalid_api_key        wrong scheme (not Bearer), malformed key,
 //	                           the same source sent twice, unknown key,
 //	                           expired key, disabled key
-//	403 insufficient_quota     a limited key with no quota left
+//	403 insufficient_quota     a limited key with no quota left, or whose
+//	                           cost reached its budget in money, on a
+//	                           request that spends (see Quota)
 //	429 rate_limit_exceeded    over the key's request rate
-//	500 internal_server_error  the KeyStore or Limiter failed
+//	503 service_unavailable    the KeyStore (or a session authenticator)
+//	                           failed, or the Limiter did with FailClosed;
+//	                           sent with Retry-After
+//
+// A dependency that fails is an outage, not a bug: the 503 tells clients,
+// SDKs and load balancers to retry (apierrors.Unavailable). The
+// handlers of the kit answer so too when the KeyStore fails them in
+// [Reserve]. Only the request's own deadline is a 504 gateway_timeout,
+// and a client that has gone is written nothing.
 //
 // Messages say what is wrong and how to send a key; they never contain the
 // secret, and neither do the logs: [Credential] redacts itself, a
@@ -87,6 +100,16 @@
 // which the official SDKs prefer. Requests that are not rate-limited
 // carry none of these headers.
 //
+// A Limiter that fails (a shared one whose Redis cannot be reached) fails
+// open by default: the request is served without a rate limit and
+// without these headers, and the failure is logged at most once every 10
+// seconds, with the number of failures since, and reported to the
+// function of [WithLimiterErrorObserver] (a metric) every time. An outage
+// of the limiter so lifts rate limits for its duration instead of taking
+// the gateway down; quota and budgets, which the KeyStore keeps, are
+// still enforced. [WithLimiterFailure]([FailClosed]) refuses the requests
+// instead, with 503 service_unavailable and Retry-After.
+//
 // # Quota
 //
 // A key's [Quota] is an integer budget, in tokens unless the embedder
@@ -97,9 +120,10 @@
 // Quota is spent in two steps, so that concurrent requests cannot all
 // spend the same budget:
 //
-//  1. Admission. The middleware refuses a limited key whose Remaining is
-//     ≤ 0 with 403 before doing any work (a fast first refusal on the
-//     snapshot that Lookup returned). Then the handler, once it knows
+//  1. Admission. On a request that spends, the middleware refuses a
+//     limited key whose Remaining is ≤ 0 with 403 before doing any work
+//     (a fast first refusal on the snapshot that Lookup returned). Then
+//     the handler, once it knows
 //     the request, reserves an estimate of its cost with [Reserve]
 //     ([KeyStore.Reserve]). The estimate is granted in full as long as
 //     any of the budget is unreserved (Remaining > Reserved); when all
@@ -116,6 +140,36 @@
 //
 // [Charge] consumes usage with nothing reserved, for work charged after
 // the fact.
+//
+// # Which requests spend
+//
+// Quota refuses work that spends; reading what a key already owns stays
+// open, so that a key whose quota ran out while a video was generating
+// still sees the task completed and downloads what it paid for. The
+// middleware checks the quota on the requests that [WithSpending] says
+// spend, by default [Spends]: every method but GET, HEAD, OPTIONS and
+// DELETE. For the kit's routes that is
+//
+//	spend (403 once the quota or    POST /v1/chat/completions, /v1/completions,
+//	the budget in money is spent)   /v1/responses, /v1/responses/compact,
+//	                                /v1/messages, /v1beta/models/{model}:generateContent
+//	                                and :streamGenerateContent, /v1/embeddings,
+//	                                /v1/moderations, /v1/rerank,
+//	                                /v1/images/generations, /v1/audio/speech,
+//	                                /v1/audio/transcriptions, /v1/audio/translations,
+//	                                /v1/videos, /v1/vendorai/videos, /v1/vendor/videos
+//	read (always open)              GET /v1/models, /v1/models/{id}, /v1beta/models…,
+//	                                GET /v1/videos, /v1/videos/{id}, /v1/videos/{id}/content,
+//	                                GET /v1/responses/{id}, /v1/responses/{id}/input_items,
+//	                                GET /v1/images/files/{name},
+//	                                DELETE /v1/videos/{id}, /v1/responses/{id}
+//
+// and the spending handlers reserve their estimate through [Reserve],
+// which the KeyStore refuses for a spent key too, however stale the
+// middleware's snapshot (a video of a free model reserves nothing).
+// A handler of an embedder's that only Charges after the fact is guarded
+// by the middleware alone: mount it on a method that [Spends], or say so
+// with WithSpending.
 //
 // # The bound
 //

@@ -27,7 +27,15 @@ func exampleStore(k auth.Key) *auth.MemoryKeyStore {
 }
 
 func exampleGet(h http.Handler, header ...string) *httptest.ResponseRecorder {
-	r := httptest.NewRequest(http.MethodGet, "/v1/models", nil)
+	return exampleDo(h, httptest.NewRequest(http.MethodGet, "/v1/models", nil), header...)
+}
+
+// examplePost sends a request that spends quota (auth.Spends).
+func examplePost(h http.Handler, header ...string) *httptest.ResponseRecorder {
+	return exampleDo(h, httptest.NewRequest(http.MethodPost, "/v1/chat/completions", nil), header...)
+}
+
+func exampleDo(h http.Handler, r *http.Request, header ...string) *httptest.ResponseRecorder {
 	for i := 0; i+1 < len(header); i += 2 {
 		r.Header.Set(header[i], header[i+1])
 	}
@@ -75,7 +83,7 @@ func ExampleCharge() {
 	})
 	h := auth.Middleware(keys)(generate)
 	for range 3 {
-		w := exampleGet(h, "Authorization", "Bearer "+exampleSecret)
+		w := examplePost(h, "Authorization", "Bearer "+exampleSecret)
 		if w.Code != http.StatusOK {
 			fmt.Print(w.Code, " ", w.Body)
 		}
@@ -100,9 +108,9 @@ func ExampleReserve() {
 		fmt.Println("reserved", res.Amount())
 		inFlight = append(inFlight, res) // settled when the work ends
 	}))
-	exampleGet(h, "Authorization", "Bearer "+exampleSecret) // in flight
-	exampleGet(h, "Authorization", "Bearer "+exampleSecret) // finds 200 unreserved
-	exampleGet(h, "Authorization", "Bearer "+exampleSecret) // finds nothing unreserved
+	examplePost(h, "Authorization", "Bearer "+exampleSecret) // in flight
+	examplePost(h, "Authorization", "Bearer "+exampleSecret) // finds 200 unreserved
+	examplePost(h, "Authorization", "Bearer "+exampleSecret) // finds nothing unreserved
 
 	// The first request ends: it used 300 of its 800.
 	q, _ := inFlight[0].Settle(context.Background(), 300)
@@ -296,4 +304,38 @@ func ExampleMemoryKeyStore_Usage() {
 	// demo-chat: 2 requests, 20+60 tokens, 0.008 USD
 	// demo-reasoner: 1 requests, 10+30 tokens, 0.004 USD
 	// true
+}
+
+// downLimiter is a shared limiter whose Redis cannot be reached.
+type downLimiter struct{}
+
+func (downLimiter) Allow(context.Context, string, auth.Limit) (auth.Decision, error) {
+	return auth.Decision{}, errors.New("redis: connection refused")
+}
+
+func ExampleWithLimiterFailure() {
+	keys := exampleStore(auth.Key{ID: "key_1", Quota: auth.UnlimitedQuota()})
+	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "served") })
+	for _, f := range []auth.LimiterFailure{auth.FailOpen, auth.FailClosed} {
+		h := auth.Middleware(keys, auth.WithLimiter(downLimiter{}), auth.WithDefaultRateLimit(auth.PerMinute(60)),
+			auth.WithLimiterFailure(f))(ok)
+		w := exampleGet(h, "Authorization", "Bearer "+exampleSecret)
+		fmt.Printf("%s: %d Retry-After=%q %s", f, w.Code, w.Header().Get("Retry-After"), w.Body)
+	}
+	// Output:
+	// open: 200 Retry-After="" served
+	// closed: 503 Retry-After="2" {"error":{"message":"The gateway cannot reach a service it depends on (its database or rate limiter) right now. Please retry shortly.","type":"server_error","param":null,"code":"service_unavailable"}}
+}
+
+func ExampleWithSpending() {
+	// A key whose quota is spent still reads what it owns.
+	keys := exampleStore(auth.Key{ID: "key_1", Quota: auth.LimitedQuota(0)})
+	h := auth.Middleware(keys)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintln(w, "served")
+	}))
+	fmt.Print("GET: ", exampleGet(h, "Authorization", "Bearer "+exampleSecret).Body)
+	fmt.Print("POST: ", examplePost(h, "Authorization", "Bearer "+exampleSecret).Body)
+	// Output:
+	// GET: served
+	// POST: {"error":{"message":"You exceeded the quota of this API key. Please check your plan and billing details.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}
 }

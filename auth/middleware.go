@@ -43,17 +43,25 @@ const (
 //     a session instead.
 //  2. Looks the key up (401 invalid_api_key if unknown, expired or
 //     disabled).
-//  3. Checks the quota snapshot (403 insufficient_quota if a limited key
-//     has nothing left, or a key's cost reached its budget in money).
+//  3. On a request that spends quota ([WithSpending]; by default every
+//     method but GET, HEAD, OPTIONS and DELETE), checks the quota
+//     snapshot (403 insufficient_quota if a limited key has nothing
+//     left, or a key's cost reached its budget in money). Reading and
+//     deleting what a key owns stays open to a key that has spent its
+//     quota.
 //  4. Applies the rate limit (429 rate_limit_exceeded with Retry-After,
 //     Retry-After-Ms and the x-ratelimit-*-requests headers, which allowed
 //     requests carry too).
 //  5. Calls next with the [Principal] in the request context, and with
 //     [Charge] able to record usage against the key.
 //
-// A KeyStore or Limiter error is a 500 (a 504 on a context deadline)
-// whose cause is logged, with the secret redacted, and not sent. Middleware panics if keys is nil. The
-// returned middleware is safe for concurrent use.
+// A KeyStore that fails is an outage: 503 service_unavailable with
+// Retry-After (apierrors.Unavailable), whose cause is logged, with the
+// secret redacted, and not sent. A Limiter that fails is [FailOpen] or
+// [FailClosed] ([WithLimiterFailure]). If the request itself ends first,
+// its client gone or its deadline passed, nothing is written or a 504 is.
+// Middleware panics if keys is nil. The returned middleware is safe for
+// concurrent use.
 func Middleware(keys KeyStore, opts ...Option) func(http.Handler) http.Handler {
 	if keys == nil {
 		panic("auth: Middleware: nil KeyStore")
@@ -96,7 +104,7 @@ func (c *config) authenticate(w http.ResponseWriter, r *http.Request, keys KeySt
 	case errors.Is(err, ErrKeyNotFound):
 		return nil, apierrors.InvalidAPIKey(msgUnknownKey).WithCause(ErrKeyNotFound)
 	case err != nil:
-		return nil, lookupError(err, cred.Secret)
+		return nil, dependencyError(ctx, "auth: KeyStore.Lookup", redacted{err: err, secret: cred.Secret})
 	case k == nil:
 		return nil, apierrors.Internal(errors.New("auth: KeyStore.Lookup returned a nil key and no error"))
 	}
@@ -111,9 +119,10 @@ func (c *config) authenticate(w http.ResponseWriter, r *http.Request, keys KeySt
 		return nil, apierrors.InvalidAPIKey(msgDisabled).WithCause(fmt.Errorf("key id %q: %w", k.ID, ErrKeyDisabled))
 	case k.Expired(c.now()):
 		return nil, apierrors.InvalidAPIKey(msgExpired).WithCause(fmt.Errorf("key id %q: %w", k.ID, ErrKeyExpired))
-	case k.Quota.OverBudget():
-		return nil, apierrors.InsufficientQuota(msgBudget).WithCause(fmt.Errorf("key id %q: cost %g USD of a budget of %g USD: %w", k.ID, k.Quota.CostUSD, k.Quota.BudgetUSD, ErrQuotaExceeded))
-	case k.Quota.Exhausted():
+	case k.Quota.Exhausted() && c.spends(r):
+		if k.Quota.OverBudget() {
+			return nil, apierrors.InsufficientQuota(msgBudget).WithCause(fmt.Errorf("key id %q: cost %g USD of a budget of %g USD: %w", k.ID, k.Quota.CostUSD, k.Quota.BudgetUSD, ErrQuotaExceeded))
+		}
 		telemetry.SetRefusal(ctx, telemetry.RefusalQuota)
 		return nil, apierrors.InsufficientQuota(msgQuota).WithCause(fmt.Errorf("key id %q: %w", k.ID, ErrQuotaExceeded))
 	}
@@ -140,7 +149,10 @@ func (c *config) authenticate(w http.ResponseWriter, r *http.Request, keys KeySt
 func (c *config) authenticateSession(w http.ResponseWriter, r *http.Request, missing error) (context.Context, error) {
 	sp, err := c.sessions.AuthenticateSession(r)
 	if err != nil {
-		return nil, err
+		if apierrors.Has(err) {
+			return nil, err // the authenticator's refusal
+		}
+		return nil, dependencyError(r.Context(), "auth: SessionAuthenticator", err)
 	}
 	if sp == nil {
 		return nil, missing
@@ -170,14 +182,10 @@ func (c *config) rateLimit(w http.ResponseWriter, r *http.Request, bucket string
 	if limit.Unlimited() {
 		return nil
 	}
-	d, err := c.limiter.Allow(r.Context(), bucket, limit)
-	switch {
-	case errors.Is(err, context.Canceled):
-		return err
-	case errors.Is(err, context.DeadlineExceeded):
-		return apierrors.From(err)
-	case err != nil:
-		return apierrors.Internal(fmt.Errorf("auth: rate limiter: %w", err))
+	ctx := r.Context()
+	d, err := c.limiter.Allow(ctx, bucket, limit)
+	if err != nil {
+		return c.limiterFailed(ctx, err)
 	}
 	if d.Allowed {
 		setRateLimitHeader(w.Header(), d)
@@ -261,19 +269,47 @@ func (c *config) logAuthenticated(ctx context.Context, p *Principal) {
 	)
 }
 
-// lookupError turns a KeyStore failure into a 500 (a 504 on a deadline),
-// making sure that a store that put the secret into its error text cannot
-// leak it to the log.
-func lookupError(err error, secret string) error {
-	cause := redacted{err: err, secret: secret}
-	switch {
-	case errors.Is(err, context.Canceled):
-		return cause // the client has gone: nothing is written
-	case errors.Is(err, context.DeadlineExceeded):
-		return apierrors.From(context.DeadlineExceeded).WithCause(cause)
-	default:
-		return apierrors.Internal(fmt.Errorf("auth: KeyStore.Lookup: %w", cause))
+// limiterLogInterval is the least time between two log lines about a
+// Limiter that fails open.
+const limiterLogInterval = 10 * time.Second
+
+// limiterFailed handles err, an error of the Limiter on the request of
+// ctx: nil to serve the request without a rate limit ([FailOpen]), or
+// the error to send.
+func (c *config) limiterFailed(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return dependencyError(ctx, "auth: rate limiter", err)
 	}
+	if c.observeLimiter != nil {
+		c.observeLimiter(ctx, err)
+	}
+	if c.limiterFailure == FailClosed {
+		return dependencyError(ctx, "auth: rate limiter", err)
+	}
+	missed := c.limiterLog.missed.Add(1)
+	now := c.now().UnixNano()
+	next := c.limiterLog.next.Load()
+	if now < next || !c.limiterLog.next.CompareAndSwap(next, now+int64(limiterLogInterval)) {
+		return nil
+	}
+	c.limiterLog.missed.Add(-missed)
+	c.logger.LogAttrs(ctx, slog.LevelError, "auth: the rate limiter failed; serving requests without rate limits",
+		slog.Int64("failures", missed),
+		slog.String("error", err.Error()),
+	)
+	return nil
+}
+
+// dependencyError is the error to send for err, a failure of the KeyStore
+// or the Limiter (what names it) on the request of ctx: the request's own
+// end if ctx is done (nothing is written for a client gone, a 504 for a
+// deadline), else a 503 (apierrors.Unavailable). It never passes on an
+// *apierrors.Error of the dependency, whose text is not redacted.
+func dependencyError(ctx context.Context, what string, err error) error {
+	if end := ctx.Err(); end != nil {
+		return fmt.Errorf("%s: %w (%v)", what, end, err)
+	}
+	return apierrors.Unavailable(fmt.Errorf("%s: %w", what, err))
 }
 
 // redacted hides a secret in the text of an error it wraps.

@@ -603,10 +603,10 @@ func TestMiddlewareSession(t *testing.T) {
 			wantStatus: 401, wantCode: "invalid_api_key", wantMessage: "The session has expired. Sign in again.",
 		},
 		{
-			name:       "FailingSessionAuthenticatorIsInternalError",
+			name:       "FailingSessionAuthenticatorIsAnOutage",
 			opts:       []auth.Option{auth.WithSessionAuthenticator(sessionAuth)},
 			header:     cookie("broken"),
-			wantStatus: 500, wantCode: "internal_server_error", wantMessage: "internal server error",
+			wantStatus: 503, wantCode: "service_unavailable",
 		},
 		{
 			name:       "SessionIgnoredWithoutTheOption",
@@ -680,6 +680,10 @@ func (failingLimiter) Allow(context.Context, string, auth.Limit) (auth.Decision,
 	return auth.Decision{}, errors.New("limiter down")
 }
 
+// TestMiddlewareDependencyFailures: a KeyStore that cannot be reached is an
+// outage, a 503 with Retry-After in the error shape of the request's
+// family, whose cause is logged (scrubbed of the secret) and never sent;
+// only the request's own deadline is a 504.
 func TestMiddlewareDependencyFailures(t *testing.T) {
 	t.Parallel()
 	secret := authtest.NewSeed(t, auth.Key{}).Secret
@@ -687,16 +691,31 @@ func TestMiddlewareDependencyFailures(t *testing.T) {
 		name       string
 		store      auth.KeyStore
 		opts       []auth.Option
+		path       string
+		deadline   bool // the request's own deadline has passed
 		wantStatus int
-		wantCode   string
+		wantCode   string // of the general shape
+		wantBody   string // a fragment of another shape
+		wantRetry  string
 	}{
-		{name: "KeyStoreErrorIsInternal", store: failingStore{errors.New("db down")}, wantStatus: 500, wantCode: "internal_server_error"},
-		{name: "KeyStoreDeadlineIsTimeout", store: failingStore{context.DeadlineExceeded}, wantStatus: 504, wantCode: "gateway_timeout"},
+		{name: "KeyStoreErrorIsUnavailable", store: failingStore{errors.New("db down")}, wantStatus: 503, wantCode: "service_unavailable", wantRetry: "2"},
+		{name: "KeyStoresOwnTimeoutIsUnavailable", store: failingStore{fmt.Errorf("connect: %w", context.DeadlineExceeded)}, wantStatus: 503, wantCode: "service_unavailable", wantRetry: "2"},
+		{name: "RequestDeadlineIsTimeout", store: failingStore{context.DeadlineExceeded}, deadline: true, wantStatus: 504, wantCode: "gateway_timeout"},
 		{
-			name:       "LimiterErrorIsInternal",
+			name: "MessagesShape", store: failingStore{errors.New("db down")}, path: "/v1/messages",
+			opts:       []auth.Option{auth.WithErrorShape(apierrors.ShapeFor)},
+			wantStatus: 503, wantBody: `{"type":"error","error":{"type":"api_error"`, wantRetry: "2",
+		},
+		{
+			name: "GoogleShape", store: failingStore{errors.New("db down")}, path: "/v1beta/models/m:generateContent",
+			opts:       []auth.Option{auth.WithErrorShape(apierrors.ShapeFor)},
+			wantStatus: 503, wantBody: `"status":"UNAVAILABLE"`, wantRetry: "2",
+		},
+		{
+			name:       "LimiterErrorFailingClosedIsUnavailable",
 			store:      storeWith(t, secret, auth.Key{ID: "key_1", Quota: auth.UnlimitedQuota()}),
-			opts:       []auth.Option{auth.WithLimiter(failingLimiter{}), auth.WithDefaultRateLimit(auth.PerMinute(10))},
-			wantStatus: 500, wantCode: "internal_server_error",
+			opts:       []auth.Option{auth.WithLimiter(failingLimiter{}), auth.WithDefaultRateLimit(auth.PerMinute(10)), auth.WithLimiterFailure(auth.FailClosed)},
+			wantStatus: 503, wantCode: "service_unavailable", wantRetry: "2",
 		},
 	}
 	for _, tc := range tests {
@@ -705,14 +724,26 @@ func TestMiddlewareDependencyFailures(t *testing.T) {
 			var logs bytes.Buffer
 			logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 			h := auth.Middleware(tc.store, append(tc.opts, auth.WithLogger(logger))...)(http.HandlerFunc(echoPrincipal))
-			r := httptest.NewRequest(http.MethodGet, "/v1/models", nil)
+			ctx := context.Background()
+			if tc.deadline {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithDeadline(ctx, time.Unix(0, 0))
+				defer cancel()
+			}
+			path := cmpOr(tc.path, "/v1/models")
+			r := httptest.NewRequestWithContext(ctx, http.MethodPost, path, nil)
 			r.Header.Set("Authorization", "Bearer "+secret)
 			w := httptest.NewRecorder()
 			h.ServeHTTP(w, r)
 			require.Equal(t, tc.wantStatus, w.Code)
-			var body apierrors.Body
-			require.NoError(t, json.Unmarshal(w.Body.Bytes(), &body))
-			require.Equal(t, tc.wantCode, body.Error.Code)
+			require.Equal(t, tc.wantRetry, w.Header().Get("Retry-After"))
+			if tc.wantBody != "" {
+				require.Contains(t, w.Body.String(), tc.wantBody)
+			} else {
+				var body apierrors.Body
+				require.NoError(t, json.Unmarshal(w.Body.Bytes(), &body))
+				require.Equal(t, tc.wantCode, body.Error.Code)
+			}
 			require.NotContains(t, w.Body.String(), "down", "the cause must not reach the client")
 			require.NotEmpty(t, logs.String())
 			require.NotContains(t, logs.String(), secret)
@@ -720,6 +751,122 @@ func TestMiddlewareDependencyFailures(t *testing.T) {
 				require.Contains(t, logs.String(), "[REDACTED]", "the store's error is logged, scrubbed")
 			}
 		})
+	}
+}
+
+func cmpOr(s, fallback string) string {
+	if s == "" {
+		return fallback
+	}
+	return s
+}
+
+// TestMiddlewareLimiterFailsOpen: by default a Limiter that fails lets the
+// request through, without rate-limit headers; the failure is observed
+// every time and logged at most once per interval, with a count.
+func TestMiddlewareLimiterFailsOpen(t *testing.T) {
+	t.Parallel()
+	var observed atomic.Int64
+	b := setup(t, auth.WithLimiter(failingLimiter{}), auth.WithDefaultRateLimit(auth.PerMinute(10)),
+		auth.WithLimiterErrorObserver(func(ctx context.Context, err error) {
+			require.EqualError(t, err, "limiter down")
+			_, ok := auth.PrincipalFrom(ctx)
+			require.False(t, ok, "observed before the principal is in the context")
+			observed.Add(1)
+		}))
+	lines := func() int { return strings.Count(b.logs.String(), "the rate limiter failed") }
+
+	for range 3 {
+		w := b.do(bearer("key_ok"), "")
+		require.Equal(t, 200, w.Code, "body: %s", w.Body)
+		var p auth.Principal
+		require.NoError(t, json.Unmarshal(w.Body.Bytes(), &p))
+		require.Equal(t, "key_ok", p.KeyID)
+		require.Empty(t, w.Header().Get(auth.HeaderLimitRequests), "no decision, no headers")
+	}
+	require.EqualValues(t, 3, observed.Load())
+	require.Equal(t, 1, lines(), "logged once per interval")
+	require.Contains(t, b.logs.String(), `"failures":1`)
+
+	b.clock.Advance(10 * time.Second)
+	require.Equal(t, 200, b.do(bearer("key_ok"), "").Code)
+	require.Equal(t, 2, lines(), "and again after the interval")
+	require.Contains(t, b.logs.String(), `"failures":3`, "with the failures since the last line")
+	require.Contains(t, b.logs.String(), `"level":"ERROR"`)
+}
+
+func TestLimiterFailureText(t *testing.T) {
+	t.Parallel()
+	for _, f := range []auth.LimiterFailure{auth.FailOpen, auth.FailClosed} {
+		text, err := f.MarshalText()
+		require.NoError(t, err)
+		var back auth.LimiterFailure
+		require.NoError(t, back.UnmarshalText(text))
+		require.Equal(t, f, back)
+	}
+	require.Equal(t, "open", auth.LimiterFailure(0).String(), "the zero value fails open")
+	var f auth.LimiterFailure
+	require.EqualError(t, f.UnmarshalText([]byte("shut")), `auth: limiter failure "shut": want open or closed`)
+}
+
+// TestMiddlewareQuotaRefusesOnlySpending: a key that has spent its quota,
+// or its budget in money, is refused on the requests that spend, and may
+// still read and delete what it owns.
+func TestMiddlewareQuotaRefusesOnlySpending(t *testing.T) {
+	t.Parallel()
+	readsSpend := auth.WithSpending(func(r *http.Request) bool { return r.URL.Path == "/v1/priced-read" })
+	tests := []struct {
+		name, key, method, path string
+		opts                    []auth.Option
+		wantStatus              int
+		wantMessage             string
+	}{
+		{"ExhaustedKeyCreates", "key_broke", "POST", "/v1/videos", nil, 403, "You exceeded the quota of this API key. Please check your plan and billing details."},
+		{"SpentBudgetCreates", "key_spent", "POST", "/v1/videos", nil, 403, "You exceeded the budget of this API key (its cost in US dollars reached its budget_usd). Please check your plan and billing details."},
+		{"ExhaustedKeyPolls", "key_broke", "GET", "/v1/videos/task_1", nil, 200, ""},
+		{"ExhaustedKeyDownloads", "key_broke", "HEAD", "/v1/videos/task_1/content", nil, 200, ""},
+		{"ExhaustedKeyDeletes", "key_broke", "DELETE", "/v1/responses/resp_1", nil, 200, ""},
+		{"ExhaustedKeyPreflights", "key_broke", "OPTIONS", "/v1/models", nil, 200, ""},
+		{"SpentBudgetReads", "key_spent", "GET", "/v1/models", nil, 200, ""},
+		{"PolicyChosenByTheEmbedder", "key_broke", "GET", "/v1/priced-read", []auth.Option{readsSpend}, 403, ""},
+		{"PolicyLetsThePostThrough", "key_broke", "POST", "/v1/free-create", []auth.Option{readsSpend}, 200, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t, tc.opts...)
+			r := httptest.NewRequest(tc.method, tc.path, nil)
+			r.Header.Set("Authorization", "Bearer "+b.secrets[tc.key])
+			w := httptest.NewRecorder()
+			b.handler.ServeHTTP(w, r)
+			require.Equal(t, tc.wantStatus, w.Code, "body: %s", w.Body)
+			if tc.wantStatus == 403 {
+				var body apierrors.Body
+				require.NoError(t, json.Unmarshal(w.Body.Bytes(), &body))
+				require.Equal(t, "insufficient_quota", body.Error.Code)
+				if tc.wantMessage != "" {
+					require.Equal(t, tc.wantMessage, body.Error.Message)
+				}
+				return
+			}
+			if tc.method == http.MethodHead {
+				return
+			}
+			var p auth.Principal
+			require.NoError(t, json.Unmarshal(w.Body.Bytes(), &p))
+			require.Equal(t, tc.key, p.KeyID)
+			require.True(t, p.Quota.Exhausted(), "the principal carries the spent quota")
+		})
+	}
+}
+
+func TestSpends(t *testing.T) {
+	t.Parallel()
+	for method, want := range map[string]bool{
+		"GET": false, "HEAD": false, "OPTIONS": false, "DELETE": false,
+		"POST": true, "PUT": true, "PATCH": true,
+	} {
+		require.Equal(t, want, auth.Spends(httptest.NewRequest(method, "/v1/x", nil)), method)
 	}
 }
 

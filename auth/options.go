@@ -1,8 +1,11 @@
 package auth
 
 import (
+	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
@@ -19,12 +22,23 @@ type config struct {
 	now          func() time.Time
 	errorShape   func(*http.Request) apierrors.Shape
 	observeKey   func(w http.ResponseWriter, r *http.Request, keyID string)
+	spends       func(*http.Request) bool
+
+	limiterFailure LimiterFailure
+	observeLimiter func(ctx context.Context, err error)
+	// limiterLog holds when the next line about a failing limiter may
+	// be logged (Unix nanoseconds) and the failures since the last one.
+	limiterLog struct {
+		next   atomic.Int64
+		missed atomic.Int64
+	}
 }
 
 func newConfig(opts []Option) *config {
 	c := &config{
 		logger: slog.New(slog.DiscardHandler),
 		now:    time.Now,
+		spends: Spends,
 	}
 	for _, o := range opts {
 		o(c)
@@ -107,4 +121,95 @@ func WithErrorShape(shape func(r *http.Request) apierrors.Shape) Option {
 // secret is never passed. By default, and for nil, nothing is called.
 func WithKeyObserver(fn func(w http.ResponseWriter, r *http.Request, keyID string)) Option {
 	return func(c *config) { c.observeKey = fn }
+}
+
+// WithSpending sets the function that tells which requests spend quota:
+// the middleware refuses a key whose quota is exhausted, or whose cost
+// reached its budget in money, with 403 insufficient_quota on those
+// requests only, and lets it read and delete what it already owns. By
+// default, and for nil, [Spends].
+func WithSpending(spends func(r *http.Request) bool) Option {
+	return func(c *config) {
+		if spends == nil {
+			spends = Spends
+		}
+		c.spends = spends
+	}
+}
+
+// Spends is the default of [WithSpending]: a request spends quota unless
+// its method is GET, HEAD, OPTIONS or DELETE, which read or remove what
+// a key already owns. In the kit every POST route generates or creates
+// something (chat, completions, responses and their compaction, the
+// messages format, generateContent, embeddings, moderations, rerank,
+// images, audio, video creation), and no other route does (the model
+// list, a video task's status and content, the task list, a stored
+// response and its input items, deletions).
+func Spends(r *http.Request) bool {
+	switch r.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodDelete:
+		return false
+	}
+	return true
+}
+
+// LimiterFailure is what the middleware does with a request when its
+// [Limiter] fails (Redis cannot be reached, say): the zero value is
+// [FailOpen]. As text (flags, configuration) it is "open" or "closed".
+type LimiterFailure uint8
+
+const (
+	// FailOpen serves the request as if it had no rate limit, without the
+	// x-ratelimit headers: an outage of the limiter lifts rate limits for
+	// its duration rather than take the gateway down with it. Quota and
+	// budgets are still enforced by the KeyStore.
+	FailOpen LimiterFailure = iota
+	// FailClosed refuses the request with 503 service_unavailable and
+	// Retry-After (apierrors.Unavailable), in the request's error shape.
+	FailClosed
+)
+
+// String returns "open" or "closed".
+func (f LimiterFailure) String() string {
+	if f == FailClosed {
+		return "closed"
+	}
+	return "open"
+}
+
+// MarshalText returns [LimiterFailure.String].
+func (f LimiterFailure) MarshalText() ([]byte, error) { return []byte(f.String()), nil }
+
+// UnmarshalText reads "open" or "closed"; anything else is an error
+// naming the text.
+func (f *LimiterFailure) UnmarshalText(text []byte) error {
+	switch string(text) {
+	case "open":
+		*f = FailOpen
+	case "closed":
+		*f = FailClosed
+	default:
+		return fmt.Errorf("auth: limiter failure %q: want open or closed", text)
+	}
+	return nil
+}
+
+// WithLimiterFailure sets what the middleware does with a request when
+// its Limiter returns an error (other than the request's own cancellation
+// or deadline). By default, [FailOpen]: the request is served without a
+// rate limit, and the failure is logged at error level at most once every
+// 10 seconds, with the number of failures since the last line. With
+// [FailClosed], the request is refused with 503 service_unavailable and
+// Retry-After, logged as every 5xx is.
+func WithLimiterFailure(f LimiterFailure) Option {
+	return func(c *config) { c.limiterFailure = f }
+}
+
+// WithLimiterErrorObserver sets a function that the middleware calls with
+// every error of its Limiter that it fails open or closed on (see
+// [WithLimiterFailure]), on the request's goroutine, for a metric: it
+// must be safe for concurrent use and must not block. By default, and
+// for nil, nothing is called.
+func WithLimiterErrorObserver(fn func(ctx context.Context, err error)) Option {
+	return func(c *config) { c.observeLimiter = fn }
 }

@@ -267,7 +267,8 @@ func (r *Reservation) SettleUsage(ctx context.Context, p SettleParams) (Quota, e
 // middleware then answers 401 missing_authorization. It returns an
 // *apierrors.Error, rendered as is, to refuse a session (for example
 // apierrors.InvalidAPIKey("The session has expired.")); any other error
-// becomes a 500 whose text is only logged. The returned principal is
+// is taken for the outage of what keeps sessions: a 503
+// service_unavailable with Retry-After, whose text is only logged. The returned principal is
 // copied and its Credential set to [CredentialSession]. Its Quota is not
 // enforced, and its RateLimit, if Requests > 0, replaces the default
 // limit, which otherwise applies under the limiter key "session:" +

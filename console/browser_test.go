@@ -461,11 +461,18 @@ func TestBrowserErrorsAreShownAsTheAPIWordsThem(t *testing.T) {
 	e := newEnv(t, console.Config{})
 	ctx := newTab(t)
 
-	// A key without quota: the model list is refused with 403.
+	// A key without quota still lists its models (reading spends
+	// nothing), and its chat is refused with 403.
 	open(t, ctx, e, "sk-demo-empty")
-	wait(t, ctx, `!document.getElementById('key-error').hidden`)
+	require.True(t, eval[bool](t, ctx, `document.getElementById('key-error').hidden`), "the model list is open to a spent key")
+	tab(t, ctx, "chat")
+	do(t, ctx,
+		chromedp.SetValue(chromedp.CSS("#chat-model"), demo.ChatModel),
+		chromedp.SendKeys(chromedp.CSS("#chat-input"), "Hello"),
+		chromedp.Click(chromedp.CSS("#chat-send")))
+	wait(t, ctx, `!document.getElementById('chat-error').hidden`)
 	require.Equal(t, "403 insufficient_quota: You exceeded the quota of this API key. Please check your plan and billing details.",
-		text(t, ctx, "#key-error"))
+		text(t, ctx, "#chat-error"))
 
 	// A rate-limited key (5 requests a minute): the sixth list is a 429.
 	open(t, ctx, e, "sk-demo-limited")

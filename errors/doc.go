@@ -30,10 +30,22 @@
 // that no route serves), method_not_allowed (a path served for other
 // methods, listed in the Allow header), request_timeout (a request body
 // that did not arrive in time), service_unavailable (the gateway cannot
-// take the request now: its bound on request bodies in flight is reached,
-// or a relay is still waiting for its upstream's model list; sent with
-// Retry-After) and gateway_timeout (a context deadline) are the project's
-// additions where the spec is silent.
+// take the request now: a store or rate limiter it needs cannot be
+// reached ([Unavailable]), its bound on request bodies in flight is
+// reached, or a relay is still waiting for its upstream's model list;
+// sent with Retry-After) and gateway_timeout (a context deadline) are the
+// project's additions where the spec is silent.
+//
+// # Dependencies that fail
+//
+// A store or rate limiter that cannot be reached is an outage, not a
+// bug: where a handler or middleware turns such a failure into the
+// client's error, it uses [FromDependency] (after the sentinels of the
+// dependency's contract, such as a task not found), which answers 503
+// service_unavailable with Retry-After ([Unavailable]) in the family's
+// shape, logs the cause and never sends it. 500 internal_server_error is
+// left for what is a bug: a backend's answer that cannot be sent, an
+// error that says nothing of what the client is to be told.
 //
 // Each family of paths has its shape ([ShapeFor]): the messages format
 // and the Gemini-style family answer in their own, everything else in

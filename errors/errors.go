@@ -198,6 +198,52 @@ func BadGateway(message string, cause error) *Error {
 	return New(CodeBadGateway, message).WithCause(cause)
 }
 
+// UnavailableRetryAfter is the Retry-After of [Unavailable]: long enough
+// for a database to fail over or a connection pool to reconnect, short
+// enough for the official SDKs' two retries to be worth waiting for.
+const UnavailableRetryAfter = 2 * time.Second
+
+// msgUnavailable is the message of [Unavailable].
+const msgUnavailable = "The gateway cannot reach a service it depends on (its database or rate limiter) right now. Please retry shortly."
+
+// Unavailable is a 503 service_unavailable, sent with Retry-After
+// ([UnavailableRetryAfter]), for a request that a dependency of the
+// gateway could not serve: a store or a rate limiter that cannot be
+// reached. Clients, SDKs and load balancers retry it, where they would
+// take a 500 for a bug. The client sees a fixed message, never the
+// cause, which goes to the log.
+func Unavailable(cause error) *Error {
+	e := New(CodeServiceUnavailable, msgUnavailable).WithCause(cause)
+	e.RetryAfter = UnavailableRetryAfter
+	return e
+}
+
+// FromDependency returns the error to send for err, the failure of a
+// dependency (a store, a rate limiter) that the request of ctx needed,
+// once the caller has handled the sentinels of the dependency's contract
+// (not found, quota exceeded…). It is:
+//
+//   - err itself if it is, or wraps, an [*Error]: the dependency said
+//     what the client is to be told;
+//   - err itself if it is the request's own end, ctx being done
+//     (context.Canceled: the client went away, and nothing is written;
+//     context.DeadlineExceeded: 504 gateway_timeout);
+//   - otherwise [Unavailable] with err as its cause, a dependency's own
+//     timeout included.
+//
+// FromDependency(ctx, nil) is nil.
+func FromDependency(ctx context.Context, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case Has(err):
+		return err
+	case ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
+		return err
+	}
+	return Unavailable(err)
+}
+
 const internalMessage = "internal server error"
 
 // From returns the [*Error] in err's chain. An error with none becomes a

@@ -99,6 +99,9 @@ func TestWriteShapes(t *testing.T) {
 		{"flat_insufficient_quota", apierrors.Flat, apierrors.InsufficientQuota("Your key has no quota left."), 403},
 		{"content_not_completed", apierrors.Content, apierrors.InvalidRequest("", "The task is in_progress; content is available once it is completed."), 400},
 		{"content_not_found", apierrors.Content, apierrors.NotFound("No task task_abc."), 404},
+		{"general_unavailable", apierrors.General, apierrors.Unavailable(errors.New("dial tcp 10.0.0.5:5432: connection refused")), 503},
+		{"flat_unavailable", apierrors.Flat, apierrors.Unavailable(errors.New("dial tcp 10.0.0.5:5432: connection refused")), 503},
+		{"content_unavailable", apierrors.Content, apierrors.Unavailable(errors.New("dial tcp 10.0.0.5:5432: connection refused")), 503},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -122,6 +125,57 @@ func TestWriteSetsRetryAfterAndExtraHeaders(t *testing.T) {
 	require.Equal(t, 429, rec.Code)
 	require.Equal(t, "2", rec.Header().Get("Retry-After"), "rounded up to whole seconds")
 	require.Equal(t, "60", rec.Header().Get("X-Ratelimit-Limit-Requests"))
+}
+
+func TestUnavailableIsA503WithRetryAfter(t *testing.T) {
+	t.Parallel()
+	e := apierrors.Unavailable(errors.New("pgx: closed pool"))
+	require.Equal(t, apierrors.CodeServiceUnavailable, e.Code)
+	require.EqualError(t, errors.Unwrap(e), "pgx: closed pool")
+	rec := httptest.NewRecorder()
+	apierrors.Write(rec, httptest.NewRequest(http.MethodGet, "/", nil), fmt.Errorf("videos: task store: %w", e))
+	require.Equal(t, 503, rec.Code)
+	require.Equal(t, "2", rec.Header().Get("Retry-After"))
+	require.NotContains(t, rec.Body.String(), "pgx")
+}
+
+func TestFromDependency(t *testing.T) {
+	t.Parallel()
+	live := context.Background()
+	canceled, cancel := context.WithCancel(context.Background())
+	cancel()
+	expired, cancel2 := context.WithDeadline(context.Background(), time.Unix(0, 0))
+	defer cancel2()
+	refusal := apierrors.InsufficientQuota("no quota")
+	down := errors.New("dial tcp: connection refused")
+	tests := []struct {
+		name string
+		ctx  context.Context
+		err  error
+		want error // nil: an Unavailable whose cause is err
+		code apierrors.Code
+	}{
+		{"a dependency's own API error passes", live, fmt.Errorf("store: %w", refusal), nil, apierrors.CodeInsufficientQuota},
+		{"an outage is a 503", live, down, nil, apierrors.CodeServiceUnavailable},
+		{"a dependency's own timeout is a 503", live, fmt.Errorf("connect: %w", context.DeadlineExceeded), nil, apierrors.CodeServiceUnavailable},
+		{"a dependency's own cancellation is a 503", live, fmt.Errorf("pool: %w", context.Canceled), nil, apierrors.CodeServiceUnavailable},
+		{"the client's departure passes", canceled, fmt.Errorf("query: %w", context.Canceled), nil, ""},
+		{"the request's deadline passes", expired, fmt.Errorf("query: %w", context.DeadlineExceeded), nil, apierrors.CodeGatewayTimeout},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got := apierrors.FromDependency(tc.ctx, tc.err)
+			require.ErrorIs(t, got, tc.err, "the cause is kept")
+			if tc.code == "" {
+				require.Same(t, tc.err, got)
+				require.False(t, apierrors.Has(got))
+				return
+			}
+			require.Equal(t, tc.code, apierrors.From(got).Code)
+		})
+	}
+	require.NoError(t, apierrors.FromDependency(live, nil))
 }
 
 func TestWriteCanceledWritesNothing(t *testing.T) {

@@ -1,6 +1,7 @@
 package errors_test
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -83,4 +84,20 @@ func ExampleRenderer_google() {
 	// Output:
 	// 401
 	// {"error":{"code":401,"message":"Incorrect API key provided.","status":"UNAUTHENTICATED","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"INVALID_API_KEY","domain":"gatewaykit"}]}}
+}
+
+func ExampleFromDependency() {
+	// A store that cannot be reached, in a handler: after the sentinels
+	// of its contract (not found…), the rest is an outage.
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodGet, "/v1/videos/task_1", nil)
+	err := fmt.Errorf("videos: store: %w", errors.New("dial tcp 10.0.0.5:5432: connect: connection refused"))
+
+	apierrors.Write(rec, req, apierrors.FromDependency(req.Context(), err))
+
+	fmt.Println(rec.Code, rec.Header().Get("Retry-After"))
+	fmt.Print(rec.Body.String())
+	// Output:
+	// 503 2
+	// {"error":{"message":"The gateway cannot reach a service it depends on (its database or rate limiter) right now. Please retry shortly.","type":"server_error","param":null,"code":"service_unavailable"}}
 }

@@ -36,6 +36,8 @@ func TestWriteFormatShapes(t *testing.T) {
 		{"google_rate_limit_exceeded", apierrors.Google, apierrors.RateLimitExceeded("Rate limit reached.", time.Second), 429},
 		{"google_bad_gateway", apierrors.Google, apierrors.BadGateway("The upstream failed.", nil), 502},
 		{"google_timeout", apierrors.Google, fmt.Errorf("upstream: %w", context.DeadlineExceeded), 504},
+		{"messages_unavailable", apierrors.Messages, apierrors.Unavailable(errors.New("secret cause")), 503},
+		{"google_unavailable", apierrors.Google, apierrors.Unavailable(errors.New("secret cause")), 503},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

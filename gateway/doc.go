@@ -47,6 +47,14 @@
 // behind the same middleware; an access point that Routes mounts replaces
 // the gateway's own.
 //
+// # Admin-console sessions
+//
+// The video content route also takes an admin-console session in place of
+// an API key when [Config].ContentSessions is set (spec §4.7, §5.3): a
+// request with no API key is asked of it there, and on no other route,
+// where a session counts for nothing (401 missing_authorization). The
+// example server gives it admin.Sessions, minted by its admin API.
+//
 // # Health, metrics and traces
 //
 // [HealthPath] (GET /healthz, 200 while the process answers) and
@@ -67,6 +75,15 @@
 // request's usage (it wraps [Config].Keys' Settle to do so; a store's
 // other methods are called as they are), and the handlers its model and
 // refusals.
+//
+// A store of the Config that cannot be reached (Keys, ResponseStore,
+// Tasks, Contents) is an outage, not a bug: every route that needs it
+// answers 503 service_unavailable with Retry-After, in its family's error
+// shape (apierrors.Unavailable), while readiness reports the store down.
+// A rate limiter of AuthOptions that fails lets requests through without
+// a rate limit, unless it is set to fail closed (auth.WithLimiterFailure).
+// A key that has spent its quota is refused only on the routes that
+// spend (auth.Spends): it still reads and deletes what its account owns.
 //
 // # Limits
 //

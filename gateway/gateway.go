@@ -67,6 +67,18 @@ type Config struct {
 	// runner.WithWorkers to the relayed tasks you expect at once, or the
 	// others wait queued, at progress 0, while their upstream tasks run.
 	RunnerOptions []runner.Option
+	// ContentSessions, when set, lets the video content route, GET and
+	// HEAD /v1/videos/{task_id}/content, accept an admin-console session
+	// in place of an API key (spec §4.7, §5.3): a request that carries no
+	// API key is asked of it (auth.WithSessionAuthenticator). On every
+	// other route a session counts for nothing: a request without an API
+	// key is 401 missing_authorization, whatever session it carries. The
+	// session's principal sees the tasks of its Owner's account, as the
+	// account's keys do (auth.AccountOwner). admin.Sessions is one: minted
+	// by the admin API, carried in a cookie. It takes the place of a
+	// session authenticator in AuthOptions, and is unused without Videos.
+	// Nil means no sessions.
+	ContentSessions auth.SessionAuthenticator
 	// PublicBaseURL is the absolute URL under which clients reach the
 	// gateway, such as "https://api.example.com"; the metadata url and
 	// thumbnail_url of completed video tasks are built under it
@@ -259,6 +271,9 @@ func New(c Config) (*Gateway, error) {
 		authOpts = append(authOpts, auth.WithKeyObserver(observeKey))
 	}
 	authOpts = append(authOpts, c.AuthOptions...)
+	if c.ContentSessions != nil && c.Videos != nil {
+		authOpts = append(authOpts, auth.WithSessionAuthenticator(contentSessions{mux, c.ContentSessions}))
+	}
 	var h http.Handler = LimitBodies(BodyLimits{ReadTimeout: c.BodyReadTimeout, MaxBytesInFlight: c.MaxBodyBytesInFlight})(routed(mux))
 	h = auth.Middleware(keys, authOpts...)(h)
 	if c.Relay != nil {
@@ -393,4 +408,19 @@ func unrouted(mux *http.ServeMux, rd apierrors.Renderer) http.Handler {
 		rd.Shape = apierrors.ShapeFor(r)
 		rd.Write(w, r, err)
 	})
+}
+
+// contentSessions asks its SessionAuthenticator about the requests that
+// mux routes to the video content route, and about no other: elsewhere
+// it reports no session.
+type contentSessions struct {
+	mux      *http.ServeMux
+	sessions auth.SessionAuthenticator
+}
+
+func (c contentSessions) AuthenticateSession(r *http.Request) (*auth.Principal, error) {
+	if _, pattern := c.mux.Handler(r); pattern != videos.PatternContent {
+		return nil, nil
+	}
+	return c.sessions.AuthenticateSession(r)
 }

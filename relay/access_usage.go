@@ -314,7 +314,8 @@ func withQuotaSlot(ctx context.Context) (context.Context, func()) {
 const msgQuotaReserved = "You exceeded the quota of this API key: what is left is reserved by requests in flight. Please retry when they end, or check your plan and billing details."
 
 // reserve reserves est tokens of the request's key. A request without a
-// principal (not behind auth.Middleware) reserves nothing.
+// principal (not behind auth.Middleware) reserves nothing; a key store
+// that fails is a 503 (apierrors.FromDependency).
 func (h *accessHandler) reserve(ctx context.Context, est int64) error {
 	rsv, err := auth.Reserve(ctx, est)
 	switch {
@@ -331,7 +332,7 @@ func (h *accessHandler) reserve(ctx context.Context, est int64) error {
 		telemetry.SetRefusal(ctx, telemetry.RefusalQuota)
 		return apierrors.InsufficientQuota(msgQuotaReserved).WithCause(err)
 	}
-	return apierrors.Internal(fmt.Errorf("relay: reserving quota: %w", err))
+	return apierrors.FromDependency(ctx, fmt.Errorf("relay: reserving quota: %w", err))
 }
 
 // jsonEstimate is the reservation of a JSON body of access point ep. A

@@ -45,7 +45,9 @@
 //     whose supported_endpoint_types lacks "compat-response" is a 400 with
 //     param "model".
 //  4. Resolve the conversation of previous_response_id from the [Store]
-//     (see below) into [Params] History.
+//     (see below) into [Params] History. A Store that fails, here or on
+//     the routes that read and delete stored responses, is a 503
+//     service_unavailable with Retry-After (apierrors.FromDependency).
 //  5. Reserve the request's estimated tokens against the API key
 //     (auth.Reserve): the request body's bytes / 4, plus the total tokens
 //     of the previous response of the conversation, plus the output cap

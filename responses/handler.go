@@ -372,7 +372,7 @@ func (h *handler) history(ctx context.Context, owner, id string) ([]Item, int64,
 			id = ""
 			continue
 		case err != nil:
-			return nil, 0, storeError(err)
+			return nil, 0, storeError(ctx, err)
 		}
 		chain = append(chain, sr)
 		n += len(sr.Input) + len(sr.Response.Output)
@@ -416,13 +416,10 @@ func historyItem(o *OutputItem) Item {
 	return it
 }
 
-// storeError is the error of a store that failed: passed through if it is
-// an *apierrors.Error or the client has gone, else a 500.
-func storeError(err error) error {
-	if apierrors.Has(err) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return err
-	}
-	return apierrors.Internal(fmt.Errorf("responses: store: %w", err))
+// storeError is the error of a Store that failed on the request of ctx
+// (apierrors.FromDependency): an outage is a 503 with Retry-After.
+func storeError(ctx context.Context, err error) error {
+	return apierrors.FromDependency(ctx, fmt.Errorf("responses: store: %w", err))
 }
 
 // get serves GET /v1/responses/{id}.
@@ -448,7 +445,7 @@ func (h *handler) delete(w http.ResponseWriter, r *http.Request, id string) {
 		return
 	}
 	if err := h.cfg.store.Delete(r.Context(), owner, id); err != nil {
-		h.cfg.Fail(w, r, h.lookupError(err, id))
+		h.cfg.Fail(w, r, h.lookupError(r.Context(), err, id))
 		return
 	}
 	_ = httpjson.Write(w, http.StatusOK, DeletedResponse{ID: id, Object: ObjectResponse, Deleted: true})
@@ -463,7 +460,7 @@ func (h *handler) stored(ctx context.Context, id string) (*StoredResponse, error
 	}
 	sr, err := h.cfg.store.Get(ctx, owner, id)
 	if err != nil {
-		return nil, h.lookupError(err, id)
+		return nil, h.lookupError(ctx, err, id)
 	}
 	return sr, nil
 }
@@ -481,9 +478,9 @@ func (h *handler) owner(ctx context.Context) (string, error) {
 // msgNoOwner is the message of a request that its OwnerFunc refuses.
 const msgNoOwner = "This endpoint needs an authenticated caller (an API key in the Authorization header)."
 
-func (h *handler) lookupError(err error, id string) error {
+func (h *handler) lookupError(ctx context.Context, err error, id string) error {
 	if errors.Is(err, ErrNotFound) {
 		return apierrors.NotFound("Response with id " + apierrors.Quote(id) + " not found.").WithCause(err)
 	}
-	return storeError(err)
+	return storeError(ctx, err)
 }

@@ -47,7 +47,7 @@ func taskSeconds(t *Task, m *models.Model) float64 {
 // reserve reserves the cost of t against the request's key and records it
 // in t.Charge; it returns the reservation to release if t cannot be
 // stored. A request without a principal, or a free task, reserves
-// nothing.
+// nothing; a key store that fails is a 503 (apierrors.FromDependency).
 func (h *handler) reserve(ctx context.Context, t *Task, m *models.Model) (*auth.Reservation, error) {
 	amount := h.cost(t, m)
 	if amount <= 0 {
@@ -60,10 +60,8 @@ func (h *handler) reserve(ctx context.Context, t *Task, m *models.Model) (*auth.
 	case errors.Is(err, auth.ErrQuotaExceeded):
 		telemetry.SetRefusal(ctx, telemetry.RefusalQuota)
 		return nil, apierrors.InsufficientQuota(msgQuota).WithCause(err)
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return nil, err
 	case err != nil:
-		return nil, apierrors.Internal(fmt.Errorf("videos: reserving quota: %w", err))
+		return nil, apierrors.FromDependency(ctx, fmt.Errorf("videos: reserving quota: %w", err))
 	}
 	if rsv.Amount() > 0 {
 		t.Charge = &TaskCharge{KeyID: rsv.KeyID(), Amount: rsv.Amount(),

@@ -52,7 +52,7 @@ func (h *handler) serveContent(w http.ResponseWriter, r *http.Request, owner, id
 		return
 	}
 	if err != nil {
-		h.content.Write(w, r, storeError(err))
+		h.content.Write(w, r, storeError(r.Context(), err))
 		return
 	}
 	if c.Body == nil {

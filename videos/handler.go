@@ -239,7 +239,7 @@ func (h *handler) save(w http.ResponseWriter, r *http.Request, t *Task, m *model
 			h.cfg.logger.LogAttrs(r.Context(), slog.LevelWarn, "videos: a submitted task could not be stored; its work is orphaned",
 				slog.String("task_id", t.ID), slog.String("backend_ref", t.BackendRef), slog.String("error", err.Error()))
 		}
-		h.flat.Write(w, r, storeError(err))
+		h.flat.Write(w, r, storeError(r.Context(), err))
 		return
 	}
 	if h.cfg.notify != nil {
@@ -256,23 +256,22 @@ func (h *handler) submit(ctx context.Context, t *Task) error {
 	}
 	ref, err := h.cfg.submitter.Submit(ctx, t.Clone())
 	if err != nil {
-		return storeError(err)
+		// The generator's failure: its own *apierrors.Error (the relay's
+		// 502), a context error, or a 500.
+		if apierrors.Has(err) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			return err
+		}
+		return apierrors.Internal(fmt.Errorf("videos: Submitter: %w", err))
 	}
 	t.BackendRef = ref
 	return nil
 }
 
-// storeError turns a store failure into the error to render: context
-// errors pass through (the renderer knows them), anything else is a 500.
-func storeError(err error) error {
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return err
-	}
-	var api *apierrors.Error
-	if errors.As(err, &api) {
-		return err
-	}
-	return apierrors.Internal(err)
+// storeError turns a failure of the TaskStore or the ContentStore on the
+// request of ctx into the error to render (apierrors.FromDependency): an
+// outage is a 503 with Retry-After, in the shape of the route.
+func storeError(ctx context.Context, err error) error {
+	return apierrors.FromDependency(ctx, fmt.Errorf("videos: store: %w", err))
 }
 
 func notFound(id string) *apierrors.Error {
@@ -289,7 +288,7 @@ func (h *handler) getTask(ctx context.Context, owner, id string) (*Task, error) 
 		return nil, notFound(id).WithCause(err)
 	}
 	if err != nil {
-		return nil, storeError(err)
+		return nil, storeError(ctx, err)
 	}
 	return t, nil
 }
@@ -354,7 +353,7 @@ func (h *handler) list(w http.ResponseWriter, r *http.Request, owner string) {
 		return
 	}
 	if err != nil {
-		h.content.Write(w, r, storeError(err))
+		h.content.Write(w, r, storeError(r.Context(), err))
 		return
 	}
 	out := VideoList{Object: "list", Data: make([]Video, len(tasks)), HasMore: more}
@@ -386,7 +385,7 @@ func (h *handler) delete(w http.ResponseWriter, r *http.Request, owner, id strin
 		return
 	}
 	if err != nil {
-		h.content.Write(w, r, storeError(err))
+		h.content.Write(w, r, storeError(r.Context(), err))
 		return
 	}
 	if !t.Status.Terminal() {

@@ -148,6 +148,40 @@ func TestVideoTasksAreCharged(t *testing.T) {
 		require.Equal(t, []auth.UsageRow{{Model: modelFirstKind, Requests: 1, CostUSD: 8 * 0.05}}, rows)
 	})
 
+	t.Run("AKeyThatItsTaskExhaustedStillGetsTheVideo", func(t *testing.T) {
+		t.Parallel()
+		b := newQuotaBundle(t, cost) // the task takes the whole budget
+		status, body := b.create(t, "/v1/videos")
+		require.Equal(t, http.StatusOK, status, "%s", body)
+		id := taskID(t, body)
+		b.run(videos.GeneratorFunc(func(context.Context, *videos.Task, func(int)) (*videos.Result, error) {
+			return okResult(), nil
+		}))
+		wait(t, b.keys.settled)
+		require.True(t, b.quota(t).Exhausted())
+
+		get := func(path string) (int, []byte) {
+			req, err := http.NewRequest(http.MethodGet, b.srv.URL+path, nil)
+			require.NoError(t, err)
+			req.Header.Set("Authorization", "Bearer "+b.secret)
+			res, err := b.srv.Client().Do(req)
+			require.NoError(t, err)
+			defer res.Body.Close()
+			data, err := io.ReadAll(res.Body)
+			require.NoError(t, err)
+			return res.StatusCode, data
+		}
+		status, body = get("/v1/videos/" + id)
+		require.Equal(t, http.StatusOK, status, "%s", body)
+		require.Contains(t, string(body), `"status":"completed"`)
+		status, body = get("/v1/videos/" + id + "/content")
+		require.Equal(t, http.StatusOK, status, "%s", body)
+		require.Equal(t, "mp4 bytes", string(body), "the video it paid for")
+		status, body = b.create(t, "/v1/videos")
+		require.Equal(t, http.StatusForbidden, status, "%s", body)
+		require.Contains(t, string(body), `"code":"insufficient_quota"`, "but it creates no more")
+	})
+
 	t.Run("AFailedTaskIsRefunded", func(t *testing.T) {
 		t.Parallel()
 		b := newQuotaBundle(t, 10_000)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gatewaykit/gatewaykit/admin"
 	"github.com/gatewaykit/gatewaykit/demo"
 )
 
@@ -167,4 +168,80 @@ func TestNoAdminAPIWithoutAnAdminKey(t *testing.T) {
 	require.NoError(t, err)
 	res.Body.Close()
 	require.Equal(t, http.StatusNotFound, res.StatusCode)
+}
+
+// TestAdminConsoleSessionDownloadsContent: with an admin key, the admin
+// API mints a session of an account, which the video content route takes
+// in place of an API key (spec §4.7, §5.3), and no other route does.
+func TestAdminConsoleSessionDownloadsContent(t *testing.T) {
+	const adminKey = "test-admin-key-0123456789"
+	lines := startRunLines(t, options{db: "memory", addr: "127.0.0.1:0", adminAddr: "127.0.0.1:0", adminKey: adminKey,
+		maxConns: 8, textOptions: []demo.TextOption{}})
+	apiURL, _ := strings.CutPrefix(lines[0], "gatewaykit example server on ")
+	adminURL, ok := strings.CutPrefix(lines[len(lines)-1], "admin API: ")
+	require.True(t, ok, lines)
+	adminURL, _, _ = strings.Cut(adminURL, "/admin/v1/")
+	call := func(method, url, bearer, session, body string) (int, []byte) {
+		t.Helper()
+		req, err := http.NewRequest(method, url, strings.NewReader(body))
+		require.NoError(t, err)
+		if bearer != "" {
+			req.Header.Set("Authorization", "Bearer "+bearer)
+		}
+		if session != "" {
+			req.AddCookie(&http.Cookie{Name: admin.SessionCookie, Value: session})
+		}
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		res, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer res.Body.Close()
+		data, err := io.ReadAll(res.Body)
+		require.NoError(t, err)
+		return res.StatusCode, data
+	}
+
+	// A video of sk-demo's (account "demo"), generated to the end.
+	status, body := call("POST", apiURL+"/v1/videos", "sk-demo", "", `{"model":"demo-video","prompt":"kite","seconds":"4","size":"1280x720"}`)
+	require.Equal(t, http.StatusOK, status, "%s", body)
+	var task struct{ ID, Status string }
+	require.NoError(t, json.Unmarshal(body, &task))
+	for range 600 { // at most a minute: the demo's videos take seconds
+		status, body = call("GET", apiURL+"/v1/videos/"+task.ID, "sk-demo", "", "")
+		require.Equal(t, http.StatusOK, status, "%s", body)
+		require.NoError(t, json.Unmarshal(body, &task))
+		if task.Status == "completed" {
+			break
+		}
+		require.NotEqual(t, "failed", task.Status, "%s", body)
+		time.Sleep(100 * time.Millisecond)
+	}
+	require.Equal(t, "completed", task.Status)
+
+	mint := func(owner string) string {
+		t.Helper()
+		status, body := call("POST", adminURL+"/admin/v1/sessions", adminKey, "", `{"owner":"`+owner+`"}`)
+		require.Equal(t, http.StatusCreated, status, "%s", body)
+		var s struct{ Token, Cookie string }
+		require.NoError(t, json.Unmarshal(body, &s))
+		require.Equal(t, admin.SessionCookie, s.Cookie)
+		return s.Token
+	}
+	session := mint("demo")
+	content := apiURL + "/v1/videos/" + task.ID + "/content"
+	status, body = call("GET", content, "", session, "")
+	require.Equal(t, http.StatusOK, status, "%s", body)
+	_, withKey := call("GET", content, "sk-demo", "", "")
+	require.Equal(t, withKey, body, "the same video as the key downloads")
+
+	status, _ = call("GET", content, "", mint("another"), "")
+	require.Equal(t, http.StatusNotFound, status, "another account's session sees no such task")
+	status, _ = call("GET", content, "", session+"x", "")
+	require.Equal(t, http.StatusUnauthorized, status, "a forged session")
+	for _, path := range []string{"/v1/videos/" + task.ID, "/v1/videos", "/v1/models"} {
+		status, body = call("GET", apiURL+path, "", session, "")
+		require.Equal(t, http.StatusUnauthorized, status, "%s takes no session: %s", path, body)
+		require.Contains(t, string(body), `"missing_authorization"`, path)
+	}
 }

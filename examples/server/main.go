@@ -28,13 +28,18 @@
 //	             by every replica on that database (store/postgres)
 //	-redis       a redis://… URL: rate limits shared by every replica on
 //	             that server (package store/redis); -redis-prefix sets
-//	             the prefix of its keys
+//	             the prefix of its keys; -redis-fail open (the default)
+//	             serves requests without rate limits while Redis cannot
+//	             be reached, -redis-fail closed refuses them with 503
 //	-video-lease how long a replica holds a video task without renewing
 //	             it (default 1m); then another replica takes it over
 //	-admin-key   the admin key (default: $GATEWAY_ADMIN_KEY): with it,
 //	             the admin API (package admin: keys created, changed and
 //	             revoked, usage and cost read back) is served on
-//	             -admin-addr, to requests that send it as a bearer token
+//	             -admin-addr, to requests that send it as a bearer token,
+//	             and the video content route also accepts the admin
+//	             console's sessions that it mints (POST
+//	             /admin/v1/sessions; the cookie gatewaykit_session)
 //	-admin-addr  address of the admin listener (default 127.0.0.1:8090),
 //	             kept apart from the API's so that it can stay private: it
 //	             serves Prometheus metrics at /metrics, and the admin API
@@ -114,6 +119,7 @@ func main() {
 	flag.StringVar(&o.db, "db", defaultDB, "where the state lives: sqlite:PATH (a SQLite file), memory, or postgres://… (shared by replicas)")
 	flag.StringVar(&o.redis, "redis", "", "redis://… to share rate limits between replicas (default: in memory)")
 	flag.StringVar(&o.redisPrefix, "redis-prefix", redis.DefaultPrefix, "prefix of the Redis keys of -redis")
+	flag.TextVar(&o.redisFail, "redis-fail", auth.FailOpen, "while -redis cannot be reached: open serves requests without rate limits, closed refuses them with 503")
 	flag.DurationVar(&o.videoLease, "video-lease", 0, "lease of a claimed video task, after which another replica takes it over (default 1m)")
 	flag.StringVar(&o.adminKey, "admin-key", os.Getenv("GATEWAY_ADMIN_KEY"), "admin key of the admin API on -admin-addr (default $GATEWAY_ADMIN_KEY; none: no admin API)")
 	flag.StringVar(&o.adminAddr, "admin-addr", defaultAdminAddr, "address of the admin listener: /metrics, and the admin API with -admin-key (empty: none)")
@@ -138,7 +144,9 @@ type options struct {
 	redis      string
 	// redisPrefix starts the Redis keys of -redis.
 	redisPrefix string
-	videoLease  time.Duration
+	// redisFail is what the gateway does while -redis cannot be reached.
+	redisFail  auth.LimiterFailure
+	videoLease time.Duration
 	// adminKey, if set, mounts the admin API on the admin listener at
 	// adminAddr.
 	adminKey string
@@ -201,9 +209,13 @@ func newGateway(c gateway.File, st *stores, logger *slog.Logger, textOpts ...dem
 		return nil, err
 	}
 	text := demo.NewTextBackend(textOpts...)
-	var authOpts []auth.Option
+	var sessions auth.SessionAuthenticator
+	if st.sessions != nil {
+		sessions = st.sessions
+	}
+	authOpts := st.observe.AuthOptions()
 	if st.limiter != nil {
-		authOpts = append(authOpts, auth.WithLimiter(st.limiter))
+		authOpts = append(authOpts, auth.WithLimiter(st.limiter), auth.WithLimiterFailure(st.limiterFailure))
 	}
 	return gateway.New(gateway.Config{
 		Keys:          st.keys,
@@ -220,13 +232,15 @@ func newGateway(c gateway.File, st *stores, logger *slog.Logger, textOpts ...dem
 		Audio:         demo.NewAudioBackend(),
 		Tasks:         st.observe.Tasks(st.tasks),
 		Contents:      st.contents,
-		RunnerOptions: []runner.Option{runner.WithLease(st.videoLease)},
-		Relay:         rl,
-		RateLimit:     c.RateLimit,
-		AuthOptions:   authOpts,
-		Logger:        logger,
-		AccessLog:     true,
-		ReadyChecks:   readyChecks(st),
+		// The admin console's sessions, on the content route only.
+		ContentSessions: sessions,
+		RunnerOptions:   []runner.Option{runner.WithLease(st.videoLease)},
+		Relay:           rl,
+		RateLimit:       c.RateLimit,
+		AuthOptions:     authOpts,
+		Logger:          logger,
+		AccessLog:       true,
+		ReadyChecks:     readyChecks(st),
 	})
 }
 
@@ -252,7 +266,10 @@ func run(ctx context.Context, o options, stdout io.Writer, logger *slog.Logger) 
 			logger.Error("closing the stores", "error", cerr)
 		}
 	}()
-	st.videoLease = o.videoLease
+	st.videoLease, st.limiterFailure = o.videoLease, o.redisFail
+	if o.adminKey != "" {
+		st.sessions = admin.NewSessions(o.adminKey, 0)
+	}
 	if o.redis != "" {
 		if err := openRedis(ctx, st, o.redis, o.redisPrefix); err != nil {
 			return err
@@ -352,7 +369,7 @@ func newAdminMux(o options, st *stores, c gateway.File, logger *slog.Logger) (*h
 		if !ok {
 			return nil, fmt.Errorf("-admin-key: the key store of -db %s cannot be administered", o.db)
 		}
-		admin.Register(mux, admin.NewHandler(keys, admin.WithAdminKey(o.adminKey),
+		admin.Register(mux, admin.NewHandler(keys, admin.WithAdminKey(o.adminKey), admin.WithSessions(st.sessions),
 			admin.WithCatalog(models.NewMemoryCatalog(c.Models...)), admin.WithLogger(logger)))
 	}
 	return mux, nil

@@ -44,6 +44,7 @@ func TestExampleServesTheREADMEWalkThrough(t *testing.T) {
 		{"messages", "POST", "/v1/messages", "sk-demo", `{"model":"demo-chat","max_tokens":64,"messages":[{"role":"user","content":"hi"}]}`, 200, `"type":"message"`},
 		{"video create", "POST", "/v1/videos", "sk-demo", `{"model":"demo-video","prompt":"kite","seconds":"4","size":"1280x720"}`, 200, `"queued"`},
 		{"empty quota", "POST", "/v1/chat/completions", "sk-demo-empty", `{}`, 403, `"insufficient_quota"`},
+		{"empty quota reads", "GET", "/v1/models", "sk-demo-empty", "", 200, `"demo-chat"`},
 		{"embeddings", "POST", "/v1/embeddings", "sk-demo", `{"model":"demo-embedding","input":"The quick brown fox","dimensions":8}`, 200, `"object":"embedding"`},
 		{"moderations", "POST", "/v1/moderations", "sk-demo", `{"model":"demo-moderation","input":"I will kill the bug"}`, 200, `"violence":true`},
 		{"rerank", "POST", "/v1/rerank", "sk-demo", `{"model":"demo-rerank","query":"capital of France","documents":["Paris is the capital of France.","Cats sleep a lot."],"top_n":1}`, 200, `"index":0`},

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gatewaykit/gatewaykit/admin"
 	"github.com/gatewaykit/gatewaykit/auth"
 	"github.com/gatewaykit/gatewaykit/examples/internal/observability"
 	"github.com/gatewaykit/gatewaykit/responses"
@@ -35,6 +36,12 @@ type stores struct {
 	close func() error
 	// limiter enforces the rate limits (-redis); nil means one in memory.
 	limiter auth.Limiter
+	// limiterFailure is what the auth middleware does while limiter
+	// fails (-redis-fail).
+	limiterFailure auth.LimiterFailure
+	// sessions are the admin console's sessions of -admin-key, which the
+	// video content route accepts; nil without an admin key.
+	sessions *admin.Sessions
 	// videoLease is the lease of a claimed video task (-video-lease); 0
 	// means the runner's default.
 	videoLease time.Duration

@@ -230,7 +230,8 @@ type Charge struct {
 
 // Reserve reserves est tokens of the request's API key (auth.Reserve)
 // for a request to model m. All of the key's quota promised to requests
-// in flight, or its budget in money spent, is a 403 insufficient_quota.
+// in flight, or its budget in money spent, is a 403 insufficient_quota;
+// a key store that fails is a 503 (apierrors.FromDependency).
 // A request that is not behind auth.Middleware has no key: it gets a nil
 // Charge, which [Config.Settle] accepts.
 func (c *Config) Reserve(ctx context.Context, m *models.Model, est int64) (*Charge, error) {
@@ -243,10 +244,8 @@ func (c *Config) Reserve(ctx context.Context, m *models.Model, est int64) (*Char
 	case errors.Is(err, auth.ErrQuotaExceeded):
 		telemetry.SetRefusal(ctx, telemetry.RefusalQuota)
 		return nil, apierrors.InsufficientQuota(msgQuota).WithCause(err)
-	case errors.Is(err, context.DeadlineExceeded):
-		return nil, apierrors.From(err)
 	}
-	return nil, apierrors.Internal(fmt.Errorf("reserving quota: %w", err))
+	return nil, apierrors.FromDependency(ctx, fmt.Errorf("reserving quota: %w", err))
 }
 
 // Settle ends the charge ch of a request that used u: it releases the

@@ -87,7 +87,8 @@ const msgQuota = "You exceeded the quota of this API key: what is left is reserv
 // Admit checks model against the catalogue (models.Require with the
 // endpoint type and the configured Allow) and reserves est tokens of the
 // request's API key (auth.Reserve): all of the key's quota reserved by
-// requests in flight is a 403 insufficient_quota.
+// requests in flight is a 403 insufficient_quota, and a key store that
+// fails a 503 (apierrors.FromDependency).
 func (e *Endpoint) Admit(ctx context.Context, model string, est int64) (*models.Model, *Charge, error) {
 	m, err := models.Require(ctx, e.Catalog, model, e.Need, e.Cfg.Allow)
 	if err != nil {
@@ -101,10 +102,8 @@ func (e *Endpoint) Admit(ctx context.Context, model string, est int64) (*models.
 		return m, nil, nil
 	case errors.Is(err, auth.ErrQuotaExceeded):
 		return nil, nil, apierrors.InsufficientQuota(msgQuota).WithCause(err)
-	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
-		return nil, nil, err // the renderer's to answer (504) or drop (client gone)
 	}
-	return nil, nil, apierrors.Internal(fmt.Errorf("reserving quota: %w", err))
+	return nil, nil, apierrors.FromDependency(ctx, fmt.Errorf("reserving quota: %w", err))
 }
 
 // Settle ends ch: it releases the reservation and records input + output

@@ -2,15 +2,17 @@
 // (github.com/prometheus/client_golang). It lives in its own module,
 // github.com/gatewaykit/gatewaykit/observe, so that importing the kit
 // never brings Prometheus along; it reads the kit's dependency-free hook
-// points (package telemetry, relay.WithAttemptObserver) and adds none of
-// its own to the request path.
+// points (package telemetry, relay.WithAttemptObserver,
+// auth.WithLimiterErrorObserver) and adds none of its own to the request
+// path.
 //
 // # Wiring
 //
 //	reg := prometheus.NewRegistry()
 //	m := metrics.New(reg)
 //	rl, _ := file.Relay(relay.WithAttemptObserver(m.ObserveAttempt))
-//	g, _ := gateway.New(gateway.Config{…, Relay: rl, Tasks: m.Tasks(tasks)})
+//	g, _ := gateway.New(gateway.Config{…, Relay: rl, Tasks: m.Tasks(tasks),
+//		AuthOptions: []auth.Option{auth.WithLimiterErrorObserver(m.ObserveLimiterError)}})
 //	main := m.Middleware(g)                      // the API listener
 //	admin.Handle(metrics.Pattern, metrics.Handler(reg)) // the admin listener
 //
@@ -31,6 +33,7 @@
 //	gatewaykit_upstream_duration_seconds{upstream}       histogram, to the reply's headers
 //	gatewaykit_video_tasks_total{status}                 counter, tasks reaching queued, in_progress, completed, failed
 //	gatewaykit_video_queue_depth                         gauge
+//	gatewaykit_rate_limiter_errors_total                 counter, requests whose rate limiter failed
 //
 // route is the ServeMux pattern that served the request ("POST
 // /v1/chat/completions"; "/" for unknown paths), model a catalogue id
@@ -58,4 +61,10 @@
 // those claimed or deleted (while queued) here. Summed over the replicas
 // that share a task store it is the store's queue, less what was queued
 // before they started.
+//
+// The rate limiter's errors are the requests that met a failing limiter
+// (a shared one whose Redis cannot be reached): served without a rate
+// limit when the auth middleware fails open (its default), refused with
+// 503 when it fails closed (auth.WithLimiterFailure). A rise is an
+// outage of the limiter, not of the gateway.
 package metrics

@@ -43,6 +43,7 @@ type Metrics struct {
 	upTime    *prometheus.HistogramVec
 	tasks     *prometheus.CounterVec
 	queue     prometheus.Gauge
+	limiter   prometheus.Counter
 
 	// keyRequests and keyTokens count by key id, with WithKeyIDs only.
 	keyRequests *prometheus.CounterVec
@@ -144,13 +145,17 @@ func New(reg prometheus.Registerer, opts ...Option) *Metrics {
 			Name: "gatewaykit_video_queue_depth",
 			Help: "Video tasks queued here and not yet claimed or deleted here.",
 		}),
+		limiter: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "gatewaykit_rate_limiter_errors_total",
+			Help: "Requests whose rate limiter (Redis, say) failed: served without a rate limit, or refused with 503, as the gateway is set.",
+		}),
 		now: time.Now,
 	}
 	for _, o := range opts {
 		o(m)
 	}
 	reg.MustRegister(m.requests, m.duration, m.ttft, m.streams, m.tokens, m.refused,
-		m.upstream, m.failovers, m.upTime, m.tasks, m.queue)
+		m.upstream, m.failovers, m.upTime, m.tasks, m.queue, m.limiter)
 	if m.keyRequests != nil {
 		reg.MustRegister(m.keyRequests, m.keyTokens)
 	}
@@ -261,6 +266,13 @@ func (m *Metrics) ObserveAttempt(_ context.Context, a relay.Attempt) {
 	if a.Failover {
 		m.failovers.WithLabelValues(a.Upstream).Inc()
 	}
+}
+
+// ObserveLimiterError counts one request whose rate limiter failed
+// (gatewaykit_rate_limiter_errors_total): give it to
+// auth.WithLimiterErrorObserver (gateway.Config.AuthOptions).
+func (m *Metrics) ObserveLimiterError(context.Context, error) {
+	m.limiter.Inc()
 }
 
 // recorder is the ResponseWriter that Middleware hands down: it notes the

@@ -16,6 +16,24 @@
 // is full again, so idle keys cost nothing. Times come from the Redis
 // server's clock, so replicas whose clocks differ still agree.
 //
+// # When Redis cannot be reached
+//
+// Allow returns the error, and the auth middleware fails open by default:
+// requests are served without a rate limit (and without the
+// x-ratelimit headers) for as long as the outage lasts, the failure is
+// logged at most once every 10 seconds and reported to
+// auth.WithLimiterErrorObserver (the Prometheus counter
+// gatewaykit_rate_limiter_errors_total of module observe). Rate limits
+// protect the gateway and its upstreams from bursts; an outage of Redis
+// should not become an outage of the gateway. Quota and budgets in money
+// are kept by the key store (PostgreSQL), not Redis, and are still
+// enforced. Gateways that would rather refuse than serve unlimited
+// requests fail closed with auth.WithLimiterFailure(auth.FailClosed):
+// 503 service_unavailable with Retry-After (the example server's
+// -redis-fail closed). Either way, a readiness check that asks the
+// Limiter's Ping (gateway.Config.ReadyChecks, as the example server's
+// GET /readyz does) reports Redis down.
+//
 // # Tests
 //
 // The tests need a server: set GATEWAYKIT_TEST_REDIS to a redis:// URL

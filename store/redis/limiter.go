@@ -35,8 +35,10 @@ type Options struct {
 // is full again, which expires from Redis when the bucket is full). It is
 // safe for concurrent use.
 //
-// When Redis cannot be reached, Allow returns the error and the
-// middleware answers 500: the limiter fails closed.
+// When Redis cannot be reached, Allow returns the error, and the auth
+// middleware decides (auth.WithLimiterFailure): by default it fails open,
+// serving the request without a rate limit; failing closed, it answers
+// 503 service_unavailable with Retry-After.
 type Limiter struct {
 	client goredis.Scripter
 	prefix string

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/gatewaykit/gatewaykit/auth"
 	"github.com/gatewaykit/gatewaykit/observe/metrics"
 	"github.com/gatewaykit/gatewaykit/observe/tracing"
 	"github.com/gatewaykit/gatewaykit/relay"
@@ -58,6 +59,15 @@ func (o *Observability) RelayOptions(transport http.RoundTripper) []relay.Option
 		opts = append(opts, relay.WithTransport(o.tracing.Transport(transport)))
 	}
 	return opts
+}
+
+// AuthOptions count the requests whose rate limiter fails
+// (auth.WithLimiterErrorObserver).
+func (o *Observability) AuthOptions() []auth.Option {
+	if o == nil {
+		return nil
+	}
+	return []auth.Option{auth.WithLimiterErrorObserver(o.metrics.ObserveLimiterError)}
 }
 
 // Tasks counts the video tasks of ts.
