@@ -57,7 +57,8 @@ var modes = []string{
 	relaytest.ModeMalformedSSE, relaytest.ModeErrorEvent, relaytest.ModeStatus400, relaytest.ModeStatus401,
 	relaytest.ModeStatus429, relaytest.ModeStatus500,
 	relaytest.ModeVideoFail, relaytest.ModeVideoRedirect, relaytest.ModeVideoNoThumbnail, relaytest.ModeIncomplete,
-	relaytest.ModeVideoSizeRequired, relaytest.ModeVideoUnknownModel, relaytest.ModeVideoLeak,
+	relaytest.ModeVideoSizeRequired, relaytest.ModeVideoUnknownModel, relaytest.ModeVideoLeak, relaytest.ModeVideoScript,
+	relaytest.ModeVideoRedirectScript,
 	relaytest.ModeStatus403, relaytest.ModeReasoning, relaytest.ModeReasoningAtDone, relaytest.ModeNotAResponse, relaytest.ModeErrorObject,
 }
 

@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"math"
-	"mime"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/internal/mediareply"
 	"github.com/gatewaykit/gatewaykit/videos"
 )
 
@@ -419,6 +419,9 @@ func (b videoBackend) media(ctx context.Context, u *Upstream, path string, scrub
 		if err != nil {
 			return nil, malformed(u, "redirect", err, nil)
 		}
+		if err := checkMediaURL(loc, u); err != nil {
+			return nil, apierrors.BadGateway("The upstream redirected the video to a location that the gateway does not pass on.", err)
+		}
 		return &videos.Media{URL: loc.String()}, nil
 	default:
 		return nil, videoUpstreamError(res, u, scrub)
@@ -432,11 +435,35 @@ func (b videoBackend) media(ctx context.Context, u *Upstream, path string, scrub
 		return nil, apierrors.BadGateway("The upstream's video is too large.",
 			fmt.Errorf("relay: upstream %s: %s is larger than %d bytes", u.Name, path, b.r.maxMedia))
 	}
-	ct := res.Header.Get("Content-Type")
-	if mt, _, err := mime.ParseMediaType(ct); err != nil || mt == "application/octet-stream" {
-		ct = http.DetectContentType(data)
+	return &videos.Media{ContentType: mediaType(res.Header.Get("Content-Type"), data), Data: data}, nil
+}
+
+// mediaType is the type of a video or thumbnail that an upstream sent
+// as declared: the declared type if a video or thumbnail may have it
+// (video/mp4, video/webm, image/png, image/jpeg, image/webp), else the
+// type its bytes sniff as if that is one, else application/octet-stream,
+// which the content endpoint serves for download only. An upstream
+// cannot make the gateway serve a page (text/html, image/svg+xml…) on
+// its origin.
+func mediaType(declared string, data []byte) string {
+	if ct, ok := mediareply.Video.Type(declared); ok {
+		return ct
 	}
-	return &videos.Media{ContentType: ct, Data: data}, nil
+	ct, _ := mediareply.Video.Type(http.DetectContentType(data))
+	return ct
+}
+
+// checkMediaURL accepts the location of an upstream's content if it is
+// an https URL, or an http URL of an upstream whose own base URL is http
+// (the redirect is then no less safe than the upstream it came from):
+// never a javascript:, data: or file: URL, which a client would be sent
+// to.
+func checkMediaURL(loc *url.URL, u *Upstream) error {
+	scheme := strings.ToLower(loc.Scheme)
+	if loc.Host != "" && (scheme == "https" || scheme == "http" && strings.HasPrefix(strings.ToLower(u.BaseURL), "http:")) {
+		return nil
+	}
+	return fmt.Errorf("relay: upstream %s: content redirected to a URL of scheme %q (host %q), not https", u.Name, truncate([]byte(loc.Scheme), 16), truncate([]byte(loc.Host), 64))
 }
 
 // failure turns an error into the task's failure: an *apierrors.Error

@@ -12,7 +12,6 @@ import (
 	"mime"
 	"net/http"
 	"slices"
-	"strings"
 )
 
 // OctetStream is the type of a reply whose declared type is not one of
@@ -84,11 +83,4 @@ func (ts Types) Set(h http.Header, contentType string) bool {
 func Protect(h http.Header) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Content-Security-Policy", SandboxPolicy)
-}
-
-// IsJSON reports whether contentType is JSON (application/json, or a
-// +json type).
-func IsJSON(contentType string) bool {
-	mt, _, _ := mime.ParseMediaType(contentType)
-	return mt == "application/json" || strings.HasSuffix(mt, "+json")
 }
