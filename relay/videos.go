@@ -65,10 +65,20 @@ const maxPollFailures = 5
 //  3. when the upstream task completes, fetches GET
 //     {base}/videos/{upstream id}/content, and the same with
 //     ?variant=thumbnail. Content answered with bytes is downloaded (up
-//     to [WithMaxMediaBytes]) and stored by the gateway. Content answered
-//     with a redirect (301, 302, 307 or 308, as an upstream with object
-//     storage does) is not followed: its Location is handed back as the
-//     result's URL, so the video is not copied through the gateway. The
+//     to [WithMaxMediaBytes]) and stored by the gateway, with the type
+//     the upstream declared if a video or thumbnail may have it
+//     (video/mp4, video/webm, image/png, image/jpeg, image/webp), else
+//     the type its bytes sniff as if that is one, else
+//     application/octet-stream: an upstream's text/html or image/svg+xml
+//     is never served as such on the gateway's origin (the content
+//     endpoint offers it for download only; see package videos, Content).
+//     Content answered with a redirect (301, 302, 303, 307 or 308, as an
+//     upstream with object storage does) is not followed: its Location
+//     is handed back as the result's URL, so the video is not copied
+//     through the gateway, if it is an https URL, or an http one from an
+//     upstream whose BaseURL is http (no less safe than the upstream it
+//     came from); any other location (javascript:, data:, file:, an http
+//     URL from an https upstream) fails the task with bad_gateway. The
 //     gateway's content endpoint then redirects its client there, or
 //     streams it with videos.WithContentProxy, which the official Go
 //     SDK needs (it refuses cross-origin redirects). A missing thumbnail
