@@ -141,6 +141,7 @@ function setupKey() {
   $('key-form').addEventListener('submit', (ev) => {
     ev.preventDefault();
     $('key-note').hidden = true;
+    $('key-offer').hidden = true; // the person chose a key
     useKey($('key-input').value.trim());
   });
   $('key-forget').addEventListener('click', () => {
