@@ -148,13 +148,17 @@ func (g *gateway) charged(t *testing.T) int64 {
 	return quota - k.Quota.Remaining
 }
 
-// get sends a GET of path to the gateway with the client's key, without
+// get sends a GET of path to the gateway with the client's key and
+// headers (name, value, …), without
 // following redirects.
-func (g *gateway) get(t *testing.T, path string) *http.Response {
+func (g *gateway) get(t *testing.T, path string, header ...string) *http.Response {
 	t.Helper()
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, g.srv.URL+path, nil)
 	require.NoError(t, err)
 	req.Header.Set("Authorization", "Bearer "+clientKey)
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
 	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	res, err := client.Do(req)
 	require.NoError(t, err)

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"testing"
 	"time"
 
@@ -181,4 +182,39 @@ func videoMux(content http.HandlerFunc) *http.ServeMux {
 	mux.HandleFunc("GET /v1/videos/video_1", func(w http.ResponseWriter, r *http.Request) { task(w, "completed") })
 	mux.HandleFunc("GET /v1/videos/video_1/content", content)
 	return mux
+}
+
+// TestVideoContentErrorsOfARelayedTask: the content endpoint's 416, 412
+// and repeated variant come in the content-download shape for a relayed
+// task too.
+func TestVideoContentErrorsOfARelayedTask(t *testing.T) {
+	t.Parallel()
+	g := newGateway(t, nil)
+	id := g.createVideo(t, "/v1/videos", `{"model":"pub-ok","prompt":"x"}`)
+	require.Equal(t, "completed", g.waitVideo(t, id)["status"])
+	path := "/v1/videos/" + id + "/content"
+	for _, tc := range []struct {
+		name, query string
+		header      []string
+		status      int
+		code        string
+	}{
+		{"range after the end", "", []string{"Range", "bytes=999999-"}, http.StatusRequestedRangeNotSatisfiable, "range_not_satisfiable"},
+		{"if-match another tag", "", []string{"If-Match", `"x"`}, http.StatusPreconditionFailed, "precondition_failed"},
+		{"variant twice", "?variant=thumbnail&variant=foo", nil, http.StatusBadRequest, "invalid_request_error"},
+	} {
+		res := g.get(t, path+tc.query, tc.header...)
+		require.Equal(t, tc.status, res.StatusCode, tc.name)
+		require.Equal(t, "application/json", res.Header.Get("Content-Type"), tc.name)
+		var body struct {
+			Error map[string]string `json:"error"`
+		}
+		require.NoError(t, json.NewDecoder(res.Body).Decode(&body), tc.name)
+		require.Equal(t, tc.code, body.Error["code"], tc.name)
+		require.Equal(t, "invalid_request_error", body.Error["type"], tc.name)
+		require.NotEmpty(t, body.Error["message"], tc.name)
+		if tc.status == http.StatusRequestedRangeNotSatisfiable {
+			require.Equal(t, "bytes */"+strconv.Itoa(len(relaytest.VideoContent)), res.Header.Get("Content-Range"))
+		}
+	}
 }
