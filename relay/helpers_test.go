@@ -149,8 +149,7 @@ func (g *gateway) charged(t *testing.T) int64 {
 }
 
 // get sends a GET of path to the gateway with the client's key and
-// headers (name, value, …), without
-// following redirects.
+// headers (name, value, …), without following redirects.
 func (g *gateway) get(t *testing.T, path string, header ...string) *http.Response {
 	t.Helper()
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, g.srv.URL+path, nil)
