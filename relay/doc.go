@@ -183,9 +183,11 @@
 // upstream's openai-poll-after-ms says so, and report the upstream's
 // progress as it rises. Finished content that the upstream serves as
 // bytes is downloaded into the gateway's content store, typed as a video
-// or thumbnail may be (video/mp4, video/webm, image/png, image/jpeg,
-// image/webp) or else as application/octet-stream, which the gateway's
-// content endpoint sends for download only, with nosniff and a sandbox
+// or image type that a browser does not run (video/mp4, video/webm,
+// video/quicktime, image/png, image/jpeg, image/webp, image/gif) or else
+// as application/octet-stream; the gateway's content endpoint serves all
+// but the five a browser plays (video/mp4, video/webm, image/png,
+// image/jpeg, image/webp) for download only, with nosniff and a sandbox
 // policy: an upstream's page or SVG image never runs on the gateway's
 // origin. Content that it redirects to (object storage) is not copied:
 // its URL becomes the task's, and the gateway's content endpoint

@@ -49,9 +49,9 @@ func TestVideoContentOfAHostileUpstreamIsNoPage(t *testing.T) {
 	require.Equal(t, "application/octet-stream", res.Thumbnail.ContentType)
 }
 
-// TestVideoContentTypesOfTheUpstream: media types a video or thumbnail
-// may have are kept (their declared type, or the type their bytes sniff
-// as), anything else is application/octet-stream.
+// TestVideoContentTypesOfTheUpstream: video and image types that a
+// browser does not run are kept (the declared type, or the type the
+// bytes sniff as), anything else is application/octet-stream.
 func TestVideoContentTypesOfTheUpstream(t *testing.T) {
 	t.Parallel()
 	const mp4 = "\x00\x00\x00\x18ftypmp42\x00\x00\x00\x00mp42isom"
@@ -63,6 +63,9 @@ func TestVideoContentTypesOfTheUpstream(t *testing.T) {
 		{"octet-stream sniffed", "application/octet-stream", mp4, "video/mp4"},
 		{"none sniffed", "", mp4, "video/mp4"},
 		{"html that sniffs as mp4", "text/html", mp4, "video/mp4"},
+		{"quicktime, which the file stores keep", "video/quicktime", "\x00\x00\x00\x14ftypqt  ", "video/quicktime"},
+		{"gif", "image/gif", "GIF89a", "image/gif"},
+		{"svg", "image/svg+xml", `<svg xmlns="http://www.w3.org/2000/svg"/>`, "application/octet-stream"},
 		{"html", "text/html", "<html><script>alert(1)</script>", "application/octet-stream"},
 		{"xhtml", "application/xhtml+xml", "<html xmlns='http://www.w3.org/1999/xhtml'/>", "application/octet-stream"},
 		{"plain text", "text/plain", "hello", "application/octet-stream"},

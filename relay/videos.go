@@ -10,6 +10,7 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -66,12 +67,14 @@ const maxPollFailures = 5
 //     {base}/videos/{upstream id}/content, and the same with
 //     ?variant=thumbnail. Content answered with bytes is downloaded (up
 //     to [WithMaxMediaBytes]) and stored by the gateway, with the type
-//     the upstream declared if a video or thumbnail may have it
-//     (video/mp4, video/webm, image/png, image/jpeg, image/webp), else
-//     the type its bytes sniff as if that is one, else
-//     application/octet-stream: an upstream's text/html or image/svg+xml
-//     is never served as such on the gateway's origin (the content
-//     endpoint offers it for download only; see package videos, Content).
+//     the upstream declared if it is a video or image type that a
+//     browser does not run (video/mp4, video/webm, video/quicktime,
+//     image/png, image/jpeg, image/webp, image/gif), else the type its
+//     bytes sniff as if that is one, else application/octet-stream: an
+//     upstream's text/html or image/svg+xml is never served as such on
+//     the gateway's origin (the content endpoint offers anything but
+//     video/mp4, video/webm, image/png, image/jpeg and image/webp for
+//     download only; see package videos, Content).
 //     Content answered with a redirect (301, 302, 303, 307 or 308, as an
 //     upstream with object storage does) is not followed: its Location
 //     is handed back as the result's URL, so the video is not copied
@@ -448,20 +451,26 @@ func (b videoBackend) media(ctx context.Context, u *Upstream, path string, scrub
 	return &videos.Media{ContentType: mediaType(res.Header.Get("Content-Type"), data), Data: data}, nil
 }
 
-// mediaType is the type of a video or thumbnail that an upstream sent
-// as declared: the declared type if a video or thumbnail may have it
-// (video/mp4, video/webm, image/png, image/jpeg, image/webp), else the
-// type its bytes sniff as if that is one, else application/octet-stream,
-// which the content endpoint serves for download only. An upstream
-// cannot make the gateway serve a page (text/html, image/svg+xml…) on
-// its origin.
+// mediaType is the type to store a video or thumbnail that an upstream
+// sent as declared: the declared type if it is one of mediaTypes, else
+// the type its bytes sniff as if that is one, else
+// application/octet-stream, which the content endpoint serves for
+// download only. An upstream cannot make the gateway serve a page
+// (text/html, image/svg+xml…) on its origin.
 func mediaType(declared string, data []byte) string {
-	if ct, ok := mediareply.Video.Type(declared); ok {
+	if ct, ok := mediaTypes.Type(declared); ok {
 		return ct
 	}
-	ct, _ := mediareply.Video.Type(http.DetectContentType(data))
+	ct, _ := mediaTypes.Type(http.DetectContentType(data))
 	return ct
 }
+
+// mediaTypes are the types that the relay keeps an upstream's content
+// as: those a video or thumbnail is served as (video/mp4, video/webm,
+// image/png, image/jpeg, image/webp), and the other video and image
+// types that videos.FileStore keeps (video/quicktime, image/gif), which
+// the content endpoint serves for download.
+var mediaTypes = slices.Concat(mediareply.Video, mediareply.Types{"video/quicktime", "image/gif"})
 
 // checkMediaURL accepts the location of an upstream's content if it is
 // an https URL, or an http URL of an upstream whose own base URL is http
