@@ -128,14 +128,18 @@ func (w *contentWriter) WriteHeader(status int) {
 		return
 	}
 	w.failed = true
-	hd := w.Header()
-	size := int64(-1)
-	if rest, ok := strings.CutPrefix(hd.Get("Content-Range"), "bytes */"); ok {
-		if n, err := strconv.ParseInt(rest, 10, 64); err == nil {
-			size = n
+	w.h.writeContentError(w.ResponseWriter, w.r, w.id, w.v, status, rangeSize(w.Header()))
+}
+
+// rangeSize reads the size of the content from the Content-Range of a 416,
+// "bytes */SIZE"; -1 if it has none.
+func rangeSize(h http.Header) int64 {
+	if rest, ok := strings.CutPrefix(h.Get("Content-Range"), "bytes */"); ok {
+		if n, err := strconv.ParseInt(rest, 10, 64); err == nil && n >= 0 {
+			return n
 		}
 	}
-	w.h.writeContentError(w.ResponseWriter, w.r, w.id, w.v, status, size)
+	return -1
 }
 
 func (w *contentWriter) Write(p []byte) (int, error) {
@@ -268,13 +272,7 @@ func (h *handler) proxy(w http.ResponseWriter, r *http.Request, id string, v Var
 	switch res.StatusCode {
 	case http.StatusOK, http.StatusPartialContent, http.StatusNotModified:
 	case http.StatusRequestedRangeNotSatisfiable, http.StatusPreconditionFailed:
-		size := int64(-1)
-		if rest, ok := strings.CutPrefix(res.Header.Get("Content-Range"), "bytes */"); ok {
-			if n, err := strconv.ParseInt(rest, 10, 64); err == nil {
-				size = n
-			}
-		}
-		h.writeContentError(w, r, id, v, res.StatusCode, size)
+		h.writeContentError(w, r, id, v, res.StatusCode, rangeSize(res.Header))
 		return
 	case http.StatusNotFound, http.StatusGone:
 		h.content.Write(w, r, apierrors.NotFound(fmt.Sprintf("The %s of video task %s is no longer available.", v, id)))
