@@ -16,7 +16,12 @@
 // wav or pcm); speed ([MinSpeed] to [MaxSpeed], 1 by default);
 // stream_format ("audio", the default; "sse" is refused with a 400). The
 // reply is the backend's audio as the body, with its Content-Type and
-// Content-Length. When the request sets no response_format, the backend
+// Content-Length, X-Content-Type-Options: nosniff and
+// Content-Security-Policy: sandbox; a type that is not audio (audio/mpeg,
+// audio/opus, audio/ogg, audio/aac, audio/flac, audio/wav, audio/pcm and
+// their common spellings) is sent as application/octet-stream with
+// Content-Disposition: attachment, so that a backend's reply never runs
+// as a page on the gateway's origin. When the request sets no response_format, the backend
 // chooses (OpenAI's default is mp3; the demo's is wav), and the
 // Content-Type says what it chose; a format the backend cannot produce is
 // its 400.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gatewaykit/gatewaykit/endpoint"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/internal/mediareply"
 	"github.com/gatewaykit/gatewaykit/internal/served"
 	"github.com/gatewaykit/gatewaykit/models"
 )
@@ -125,7 +126,7 @@ func (h *handler) serveSpeech(w http.ResponseWriter, r *http.Request) error {
 		ct = http.DetectContentType(sp.Audio)
 	}
 	hd := w.Header()
-	hd.Set("Content-Type", ct)
+	mediareply.Audio.Set(hd, ct)
 	hd.Set("Content-Length", strconv.Itoa(len(sp.Audio)))
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(sp.Audio)

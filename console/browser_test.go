@@ -201,6 +201,17 @@ type stallingChat struct {
 
 func (s *stallingChat) Stream(ctx context.Context, p *chat.Params) iter.Seq2[chat.Delta, error] {
 	raw, _ := json.Marshal(p.Request.Messages)
+	if strings.Contains(string(raw), longPrompt) {
+		return func(yield func(chat.Delta, error) bool) {
+			piece := strings.Repeat("x", 1000)
+			for range longReplyChunks {
+				if !yield(chat.Delta{Content: piece}, nil) {
+					return
+				}
+			}
+			yield(chat.Delta{FinishReason: chat.FinishStop}, nil)
+		}
+	}
 	if !strings.Contains(string(raw), stallPrompt) {
 		return s.StreamingBackend.Stream(ctx, p)
 	}
@@ -459,6 +470,8 @@ func TestBrowserChatStopAbortsTheStream(t *testing.T) {
 func TestBrowserErrorsAreShownAsTheAPIWordsThem(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, console.Config{})
+	// Each key in a tab of its own: a page does not replace the key of
+	// its tab without asking.
 	ctx := newTab(t)
 
 	// A key without quota still lists its models (reading spends
@@ -475,6 +488,7 @@ func TestBrowserErrorsAreShownAsTheAPIWordsThem(t *testing.T) {
 		text(t, ctx, "#chat-error"))
 
 	// A rate-limited key (5 requests a minute): the sixth list is a 429.
+	ctx = newTab(t)
 	open(t, ctx, e, "sk-demo-limited")
 	for n := 2; n <= 6; n++ { // one list at a time, in order
 		do(t, ctx, chromedp.Click(chromedp.CSS(`#key-form button[type=submit]`)))
@@ -485,6 +499,7 @@ func TestBrowserErrorsAreShownAsTheAPIWordsThem(t *testing.T) {
 
 	// A chat request refused before the stream: the 404 of an unknown
 	// model.
+	ctx = newTab(t)
 	open(t, ctx, e, "sk-demo")
 	tab(t, ctx, "chat")
 	eval[bool](t, ctx, `document.getElementById('chat-model').add(new Option('no-such-model', 'no-such-model')), true`)

@@ -27,13 +27,22 @@
 // # What a person can do
 //
 //   - Key and models: enter an API key, kept in the tab's sessionStorage
-//     (never a cookie; a #key=… fragment fills it in and is then removed
-//     from the address bar), and see the models it may use (GET /v1/models)
-//     with their endpoint types and capabilities.
+//     (never a cookie), and see the models it may use (GET /v1/models)
+//     with their endpoint types and capabilities. A #key=… fragment fills
+//     the key in when the page loads and is removed from the address bar
+//     at once; it replaces a key already set in the tab only when the
+//     person says so (the page shows its last four characters and asks),
+//     and one that appears in the fragment later (a page that opened the
+//     console can change it) is not read at all.
 //   - Chat: POST /v1/chat/completions streamed token by token, with a Stop
 //     button that aborts the request, the usage of the last chunk
 //     (stream_options.include_usage), a reasoning model's
 //     reasoning_content shown apart, and errors as the API words them.
+//     Each piece is appended to the text shown and the log scrolls once a
+//     frame, so that a reply of hundreds of thousands of characters (even
+//     without a space, which breaks where it would overflow) leaves the
+//     page, and Stop, responsive. Texts, model ids and errors are shown
+//     as text, never as HTML.
 //   - Conversations: POST /v1/responses streamed as typed events, each
 //     turn continuing the last with previous_response_id, the response ids
 //     shown.
@@ -44,7 +53,14 @@
 //     progress bar while GET /v1/videos/{id} is polled; then the video and
 //     its thumbnail, fetched from GET /v1/videos/{id}/content with the key
 //     and shown from object URLs; the earlier tasks (GET /v1/videos), to
-//     show, download or delete.
+//     show, download or delete. Object URLs are made only of content of
+//     a type a video or thumbnail may have (video/mp4, video/webm,
+//     image/png, image/jpeg, image/webp): anything else (the
+//     application/octet-stream that the gateway sends for an upstream's
+//     page) is refused with a message, since an object URL of it would
+//     run on the page's origin, where the keys are. Content replies are
+//     Cache-Control: private, no-cache, so once the key is forgotten the
+//     browser's cache gives them to no request without it.
 //   - Admin, when [Config].AdminURL is set: an admin key (sessionStorage),
 //     keys created (the secret shown once), disabled, enabled and revoked,
 //     and usage and cost per day and per model drawn as SVG charts, with

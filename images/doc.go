@@ -42,7 +42,12 @@
 // not_found for a name that is forged, malformed or expired), checks the
 // model against the catalogue and the caller's key as a generation does,
 // and answers with the image that Redraw draws again: the same bytes,
-// with their Content-Type and Cache-Control: private, max-age=3600. The
+// with their Content-Type (image/png, image/jpeg, image/webp or
+// image/gif; any other type, such as image/svg+xml, is sent as
+// application/octet-stream with Content-Disposition: attachment, so that
+// a backend's image never runs as a page on the gateway's origin),
+// X-Content-Type-Options: nosniff, Content-Security-Policy: sandbox and
+// Cache-Control: private, max-age=3600. The
 // route sits behind the same authentication as the rest of the API: the
 // client fetches the URL with its API key, as it fetches video content;
 // the signature makes sure that only images the gateway generated (and

@@ -13,6 +13,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/endpoint"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
 	"github.com/gatewaykit/gatewaykit/internal/httpjson"
+	"github.com/gatewaykit/gatewaykit/internal/mediareply"
 	"github.com/gatewaykit/gatewaykit/internal/served"
 	"github.com/gatewaykit/gatewaykit/models"
 )
@@ -283,7 +284,7 @@ func (h *handler) serveFile(w http.ResponseWriter, r *http.Request) error {
 		ct = http.DetectContentType(img.Data)
 	}
 	hd := w.Header()
-	hd.Set("Content-Type", ct)
+	mediareply.Image.Set(hd, ct)
 	hd.Set("Content-Length", strconv.Itoa(len(img.Data)))
 	hd.Set("Cache-Control", "private, max-age=3600")
 	w.WriteHeader(http.StatusOK)

@@ -316,7 +316,13 @@ func (h *accessHandler) fallbackFor(ep *endpoint, model string) http.Handler {
 // as it arrives, flushed after every read when its length is unknown (the
 // audio of /v1/audio/speech, a chunked JSON array). The upstream's status,
 // Content-Type, Content-Length, Content-Disposition and request id reach
-// the client.
+// the client, with two exceptions, so that an upstream cannot serve a
+// page on the gateway's origin: a reply that is neither JSON, audio, an
+// image (PNG, JPEG, WebP, GIF), plain text nor subtitles (text/vtt,
+// application/x-subrip), or that has no Content-Type, is sent as
+// application/octet-stream with Content-Disposition: attachment; and
+// every reply but an event stream carries X-Content-Type-Options: nosniff
+// and Content-Security-Policy: sandbox.
 //
 // # Usage
 //

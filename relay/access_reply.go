@@ -7,11 +7,13 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/internal/mediareply"
 	"github.com/gatewaykit/gatewaykit/sse"
 )
 
@@ -47,14 +49,27 @@ func (h *accessHandler) reply(w http.ResponseWriter, r *http.Request, f format, 
 	var usage usageScanner
 	defer func() { h.charge(r.Context(), u, &usage.usage) }()
 	mt, _, _ := mime.ParseMediaType(res.Header.Get("Content-Type"))
-	switch {
-	case mt == "text/event-stream":
+	if mt == "text/event-stream" {
 		return h.relayStream(w, r, f, res, u, &usage)
-	case mt == "application/json" || strings.HasSuffix(mt, "+json"):
+	}
+	// The bytes are the upstream's: they must not become a page on the
+	// gateway's origin.
+	if mt == "application/json" || strings.HasSuffix(mt, "+json") {
+		mediareply.Protect(w.Header())
 		return h.relayBody(w, r, res, &usage)
 	}
+	replyTypes.Set(w.Header(), res.Header.Get("Content-Type"))
 	return h.relayBody(w, r, res, nil)
 }
+
+// replyTypes are the media types of the replies that the access points
+// pass through as they are, besides JSON and event streams: speech
+// audio, images, and the text and subtitles of transcriptions. Any other
+// reply is sent as application/octet-stream with Content-Disposition:
+// attachment; every reply but an event stream with
+// X-Content-Type-Options: nosniff and Content-Security-Policy: sandbox
+// (internal/mediareply).
+var replyTypes = slices.Concat(mediareply.Types{"text/plain", "text/vtt", "application/x-subrip"}, mediareply.Audio, mediareply.Image)
 
 // relayBody copies a reply body to the client as it arrives. A reply of
 // unknown length (chunked: a stream, or audio generated on the fly) is

@@ -190,11 +190,20 @@
 // of the creation, then every [WithPollInterval] or sooner when the
 // upstream's openai-poll-after-ms says so, and report the upstream's
 // progress as it rises. Finished content that the upstream serves as
-// bytes is downloaded into the gateway's content store; content that it
-// redirects to (object storage) is not copied: its URL becomes the
-// task's, and the gateway's content endpoint redirects there, or streams
-// it with videos.WithContentProxy (needed by the official Go SDK, which
-// refuses cross-origin redirects).
+// bytes is downloaded into the gateway's content store, typed as a video
+// or image type that a browser does not run (video/mp4, video/webm,
+// video/quicktime, image/png, image/jpeg, image/webp, image/gif) or else
+// as application/octet-stream; the gateway's content endpoint serves all
+// but the five a browser plays (video/mp4, video/webm, image/png,
+// image/jpeg, image/webp) for download only, with nosniff and a sandbox
+// policy: an upstream's page or SVG image never runs on the gateway's
+// origin. Content that it redirects to (object storage) is not copied:
+// its URL becomes the task's, and the gateway's content endpoint
+// redirects there, or streams it with videos.WithContentProxy (needed by
+// the official Go SDK, which refuses cross-origin redirects); only an
+// https location is taken (http too from an upstream configured at an
+// http base URL), any other (javascript:, data:…) fails the task with
+// bad_gateway.
 //
 // On the video path an upstream 401 or 403 means that the upstream
 // refused the gateway's own key, not the client's: it is a 502

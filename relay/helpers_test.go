@@ -57,7 +57,8 @@ var modes = []string{
 	relaytest.ModeMalformedSSE, relaytest.ModeErrorEvent, relaytest.ModeStatus400, relaytest.ModeStatus401,
 	relaytest.ModeStatus429, relaytest.ModeStatus500,
 	relaytest.ModeVideoFail, relaytest.ModeVideoRedirect, relaytest.ModeVideoNoThumbnail, relaytest.ModeIncomplete,
-	relaytest.ModeVideoSizeRequired, relaytest.ModeVideoUnknownModel, relaytest.ModeVideoLeak,
+	relaytest.ModeVideoSizeRequired, relaytest.ModeVideoUnknownModel, relaytest.ModeVideoLeak, relaytest.ModeVideoScript,
+	relaytest.ModeVideoRedirectScript,
 	relaytest.ModeStatus403, relaytest.ModeReasoning, relaytest.ModeReasoningAtDone, relaytest.ModeNotAResponse, relaytest.ModeErrorObject,
 }
 
@@ -147,13 +148,16 @@ func (g *gateway) charged(t *testing.T) int64 {
 	return quota - k.Quota.Remaining
 }
 
-// get sends a GET of path to the gateway with the client's key, without
-// following redirects.
-func (g *gateway) get(t *testing.T, path string) *http.Response {
+// get sends a GET of path to the gateway with the client's key and
+// headers (name, value, …), without following redirects.
+func (g *gateway) get(t *testing.T, path string, header ...string) *http.Response {
 	t.Helper()
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, g.srv.URL+path, nil)
 	require.NoError(t, err)
 	req.Header.Set("Authorization", "Bearer "+clientKey)
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
 	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	res, err := client.Do(req)
 	require.NoError(t, err)

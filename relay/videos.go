@@ -8,14 +8,15 @@ import (
 	"io"
 	"log/slog"
 	"math"
-	"mime"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/internal/mediareply"
 	"github.com/gatewaykit/gatewaykit/videos"
 )
 
@@ -65,10 +66,22 @@ const maxPollFailures = 5
 //  3. when the upstream task completes, fetches GET
 //     {base}/videos/{upstream id}/content, and the same with
 //     ?variant=thumbnail. Content answered with bytes is downloaded (up
-//     to [WithMaxMediaBytes]) and stored by the gateway. Content answered
-//     with a redirect (301, 302, 307 or 308, as an upstream with object
-//     storage does) is not followed: its Location is handed back as the
-//     result's URL, so the video is not copied through the gateway. The
+//     to [WithMaxMediaBytes]) and stored by the gateway, with the type
+//     the upstream declared if it is a video or image type that a
+//     browser does not run (video/mp4, video/webm, video/quicktime,
+//     image/png, image/jpeg, image/webp, image/gif), else the type its
+//     bytes sniff as if that is one, else application/octet-stream: an
+//     upstream's text/html or image/svg+xml is never served as such on
+//     the gateway's origin (the content endpoint offers anything but
+//     video/mp4, video/webm, image/png, image/jpeg and image/webp for
+//     download only; see package videos, Content).
+//     Content answered with a redirect (301, 302, 303, 307 or 308, as an
+//     upstream with object storage does) is not followed: its Location
+//     is handed back as the result's URL, so the video is not copied
+//     through the gateway, if it is an https URL, or an http one from an
+//     upstream whose BaseURL is http (no less safe than the upstream it
+//     came from); any other location (javascript:, data:, file:, an http
+//     URL from an https upstream) fails the task with bad_gateway. The
 //     gateway's content endpoint then redirects its client there, or
 //     streams it with videos.WithContentProxy, which the official Go
 //     SDK needs (it refuses cross-origin redirects). A missing thumbnail
@@ -419,6 +432,9 @@ func (b videoBackend) media(ctx context.Context, u *Upstream, path string, scrub
 		if err != nil {
 			return nil, malformed(u, "redirect", err, nil)
 		}
+		if err := checkMediaURL(loc, u); err != nil {
+			return nil, apierrors.BadGateway("The upstream redirected the video to a location that the gateway does not pass on.", err)
+		}
 		return &videos.Media{URL: loc.String()}, nil
 	default:
 		return nil, videoUpstreamError(res, u, scrub)
@@ -432,11 +448,41 @@ func (b videoBackend) media(ctx context.Context, u *Upstream, path string, scrub
 		return nil, apierrors.BadGateway("The upstream's video is too large.",
 			fmt.Errorf("relay: upstream %s: %s is larger than %d bytes", u.Name, path, b.r.maxMedia))
 	}
-	ct := res.Header.Get("Content-Type")
-	if mt, _, err := mime.ParseMediaType(ct); err != nil || mt == "application/octet-stream" {
-		ct = http.DetectContentType(data)
+	return &videos.Media{ContentType: mediaType(res.Header.Get("Content-Type"), data), Data: data}, nil
+}
+
+// mediaType is the type to store a video or thumbnail that an upstream
+// sent as declared: the declared type if it is one of mediaTypes, else
+// the type its bytes sniff as if that is one, else
+// application/octet-stream, which the content endpoint serves for
+// download only. An upstream cannot make the gateway serve a page
+// (text/html, image/svg+xml…) on its origin.
+func mediaType(declared string, data []byte) string {
+	if ct, ok := mediaTypes.Type(declared); ok {
+		return ct
 	}
-	return &videos.Media{ContentType: ct, Data: data}, nil
+	ct, _ := mediaTypes.Type(http.DetectContentType(data))
+	return ct
+}
+
+// mediaTypes are the types that the relay keeps an upstream's content
+// as: those a video or thumbnail is served as (video/mp4, video/webm,
+// image/png, image/jpeg, image/webp), and the other video and image
+// types that videos.FileStore keeps (video/quicktime, image/gif), which
+// the content endpoint serves for download.
+var mediaTypes = slices.Concat(mediareply.Video, mediareply.Types{"video/quicktime", "image/gif"})
+
+// checkMediaURL accepts the location of an upstream's content if it is
+// an https URL, or an http URL of an upstream whose own base URL is http
+// (the redirect is then no less safe than the upstream it came from):
+// never a javascript:, data: or file: URL, which a client would be sent
+// to.
+func checkMediaURL(loc *url.URL, u *Upstream) error {
+	scheme := strings.ToLower(loc.Scheme)
+	if loc.Host != "" && (scheme == "https" || scheme == "http" && strings.HasPrefix(strings.ToLower(u.BaseURL), "http:")) {
+		return nil
+	}
+	return fmt.Errorf("relay: upstream %s: content redirected to a URL of scheme %s (host %s), not https", u.Name, apierrors.Quote(loc.Scheme), apierrors.Quote(loc.Host))
 }
 
 // failure turns an error into the task's failure: an *apierrors.Error

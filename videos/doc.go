@@ -178,13 +178,34 @@
 //	result in a store that serves bytes      200, Content-Type video/mp4 or image/png|jpeg,
 //	                                         Content-Length, Content-Disposition attachment
 //	                                         with a file name, through http.ServeContent
-//	                                         (Range, If-None-Match, HEAD)
+//	                                         (Range → 206, If-None-Match → 304, HEAD)
 //	result at a URL (object storage, CDN)    301 with Location and no body
 //	                                         (Cache-Control: no-store, for signed URLs)
 //	task not completed                       400, the message names the status
-//	variant neither video nor thumbnail      400, the message names the variant
+//	variant neither video nor thumbnail,     400, the message names the values
+//	or given more than once
 //	task unknown, or another owner's         404
 //	thumbnail unavailable                    404
+//	Range outside the content                416 range_not_satisfiable, Content-Range bytes */SIZE
+//	If-Match or If-Unmodified-Since fails    412 precondition_failed
+//	result URL not an absolute http(s) URL   502 bad_gateway (never redirected to, never fetched)
+//
+// Bytes come with headers that no store, generator or origin can make a
+// browser run as a page on the gateway's origin (where a console may keep
+// keys): Content-Type is the media type stored if a video or thumbnail may
+// have it (video/mp4, video/webm, image/png, image/jpeg, image/webp), and
+// else application/octet-stream (the Content-Disposition is attachment in
+// any case); X-Content-Type-Options: nosniff; Content-Security-Policy:
+// sandbox. They carry Cache-Control: private, no-cache (with an ETag or
+// Last-Modified): a browser may keep the bytes, but asks the gateway
+// before each reuse, with the credentials of that request, so that a key
+// forgotten (or another account's) never reads them from its cache, and
+// a revalidation that may read them costs a 304. Shared caches keep
+// nothing. This is chosen over a max-age with Vary on the credential: a
+// credential comes in five places (Authorization, x-api-key,
+// x-goog-api-key, ?key=, a console session's cookie), and a copy kept
+// under one would still be served without asking the gateway, after the
+// key was revoked or the task deleted.
 //
 // Content stores: [MemoryContentStore] and [FileStore] serve the bytes;
 // [URLStore] writes files that another server publishes and hands out
@@ -198,7 +219,9 @@
 // content and stream it instead, passing Range and conditional requests
 // through: it works with every client, at the cost of the gateway's
 // bandwidth and one connection per download, where a redirect costs the
-// gateway nothing and lets the CDN serve the bytes.
+// gateway nothing and lets the CDN serve the bytes. Streamed content gets
+// the headers above whatever the origin sent (its Content-Type checked as
+// a stored one is), and an origin's 416 or 412 comes in the content shape.
 //
 // # Store and lease policy
 //

@@ -72,6 +72,41 @@ func ExampleNewHandler() {
 	// 400 {"code":"invalid_request","message":"seconds must be one of 4, 8, 12, 16, 20 for model \"demo-video\", got 5","error":{"message":"seconds must be one of 4, 8, 12, 16, 20 for model \"demo-video\", got 5","type":"invalid_request_error","param":"seconds","code":"invalid_request"}}
 }
 
+func ExampleNewHandler_content() {
+	store, contents := videos.NewMemoryStore(nil), videos.NewMemoryContentStore(nil)
+	catalog := models.NewMemoryCatalog(demo.VideoModels()...)
+	rn := runner.New(store, demo.NewVideoGenerator(demo.WithVideoDuration(0)), contents)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { _ = rn.Run(ctx) }()
+	h := videos.NewHandler(store, catalog, contents, videos.WithNotify(rn.Wake))
+
+	id := idOf(send(h, "POST", "/v1/videos", `{"model":"demo-video","prompt":"a kite","size":"1280x720","seconds":4}`))
+	waitFor(store, id)
+
+	// The bytes, as media a browser never runs as a page, revalidated
+	// before each reuse.
+	w := send(h, "GET", "/v1/videos/"+id+"/content", "")
+	for _, k := range []string{"Content-Type", "X-Content-Type-Options", "Content-Security-Policy", "Cache-Control"} {
+		fmt.Printf("%s: %s\n", k, w.Header().Get(k))
+	}
+	// A range outside the video: 416 in the content-download shape.
+	r := httptest.NewRequest("GET", "/v1/videos/"+id+"/content", nil)
+	r.Header.Set("Range", "bytes=999999999-")
+	r = r.WithContext(auth.WithPrincipal(r.Context(), &auth.Principal{KeyID: "key_1", Owner: "acme"}))
+	w = httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	var e struct{ Error struct{ Code string } }
+	_ = json.Unmarshal(w.Body.Bytes(), &e)
+	fmt.Println(w.Code, w.Header().Get("Content-Type"), e.Error.Code, strings.HasPrefix(w.Header().Get("Content-Range"), "bytes */"))
+	// Output:
+	// Content-Type: video/mp4
+	// X-Content-Type-Options: nosniff
+	// Content-Security-Policy: sandbox
+	// Cache-Control: private, no-cache
+	// 416 application/json range_not_satisfiable true
+}
+
 // fileServer is an http.RoundTripper that answers from a handler, so that
 // the example needs no network.
 type fileServer struct{ h http.Handler }

@@ -127,6 +127,28 @@ export function el(tag, attrs = {}, ...children) {
   return e;
 }
 
+// appendText appends s to the text of element e. A streamed reply grows
+// one text node, so that each piece costs the browser that piece, not the
+// whole text set (and laid out) again.
+export function appendText(e, s) {
+  const last = e.lastChild;
+  if (last && last.nodeType === Node.TEXT_NODE) last.appendData(s);
+  else e.append(s);
+}
+
+// scrollToEnd scrolls e to its end at the next frame, once however often
+// it is asked before then: reading its height lays the page out, which a
+// stream must not make the browser do for every piece.
+const scrolling = new Set();
+export function scrollToEnd(e) {
+  if (scrolling.has(e)) return;
+  scrolling.add(e);
+  requestAnimationFrame(() => {
+    scrolling.delete(e);
+    e.scrollTop = e.scrollHeight;
+  });
+}
+
 // showError shows err in the alert element p, or hides p when err is null.
 export function showError(p, err) {
   if (!err) { p.hidden = true; p.textContent = ''; return; }

@@ -89,27 +89,60 @@ async function loadModels() {
   views.forEach((v) => v.setModels(models));
 }
 
-// keyFromFragment takes the key of a #key=… fragment into sessionStorage,
-// and takes it out of the address bar. It reports whether there was one.
-function keyFromFragment() {
+// useKey makes key the tab's key, and lists its models.
+function useKey(key) {
+  keys.api = key;
+  $('key-input').value = key;
+  loadModels();
+}
+
+// takeFragmentKey takes a #key=… out of the fragment, and out of the
+// address bar, and returns it ('' if none).
+function takeFragmentKey() {
   const frag = new URLSearchParams(location.hash.slice(1));
-  if (!frag.get('key')) return false;
-  keys.api = frag.get('key');
+  if (!frag.has('key')) return '';
+  const key = frag.get('key');
   frag.delete('key');
   const rest = frag.toString();
   history.replaceState(null, '', location.pathname + location.search + (rest ? '#' + rest : ''));
-  $('key-input').value = keys.api;
-  return true;
+  return key;
+}
+
+// keyFromFragment reads the #key=… of the address the page loaded with:
+// with no key set, it becomes the tab's key; one that would replace the
+// key set is offered, and used only when the person says so, so that a
+// page that opened the console cannot swap its own key in.
+function keyFromFragment() {
+  const key = takeFragmentKey();
+  if (!key || key === keys.api) return;
+  if (!keys.api) {
+    keys.api = key;
+    return;
+  }
+  $('key-offer-end').textContent = key.slice(-4);
+  $('key-offer').hidden = false;
+  const decide = (use) => () => {
+    $('key-offer').hidden = true;
+    $('key-offer-use').onclick = $('key-offer-keep').onclick = null;
+    if (use) useKey(key);
+  };
+  $('key-offer-use').onclick = decide(true);
+  $('key-offer-keep').onclick = decide(false);
 }
 
 function setupKey() {
   keyFromFragment();
-  window.addEventListener('hashchange', () => { if (keyFromFragment()) loadModels(); });
+  // A key that appears in the fragment later (another page can change
+  // it) is not read: it only leaves the address bar.
+  window.addEventListener('hashchange', () => {
+    if (takeFragmentKey()) $('key-note').hidden = false;
+  });
   $('key-input').value = keys.api;
   $('key-form').addEventListener('submit', (ev) => {
     ev.preventDefault();
-    keys.api = $('key-input').value.trim();
-    loadModels();
+    $('key-note').hidden = true;
+    $('key-offer').hidden = true; // the person chose a key
+    useKey($('key-input').value.trim());
   });
   $('key-forget').addEventListener('click', () => {
     keys.api = '';

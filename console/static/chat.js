@@ -2,7 +2,7 @@
 // token by token; Stop aborts the fetch (the gateway sees the client go and
 // cancels the generation); the last chunk carries the usage
 // (stream_options.include_usage); reasoning_content is shown apart.
-import { api, sse, el, showError, errorText, fillSelect, ctrlEnter, ApiError } from './api.js';
+import { api, sse, el, showError, errorText, fillSelect, ctrlEnter, appendText, scrollToEnd, ApiError } from './api.js';
 
 const $ = (id) => document.getElementById(id);
 let sent = []; // the messages of the chat so far (the history sent with each request)
@@ -27,8 +27,7 @@ function bubble(role, who) {
 }
 
 function scroll() {
-  const log = $('chat-log');
-  log.scrollTop = log.scrollHeight;
+  scrollToEnd($('chat-log'));
 }
 
 async function send(ev) {
@@ -69,11 +68,11 @@ async function send(ev) {
         const d = c.delta || {};
         if (d.reasoning_content) {
           reasoning.hidden = false;
-          reasoningText.textContent += d.reasoning_content;
+          appendText(reasoningText, d.reasoning_content);
         }
         if (d.content) {
           content += d.content;
-          out.textContent = content;
+          appendText(out, d.content);
         }
         if (c.finish_reason) finish = c.finish_reason;
       }

@@ -2,7 +2,7 @@
 // continuing the last with previous_response_id, so that the gateway, not
 // the page, keeps the history. Every turn shows its response id; a turn
 // that fails or is stopped is not continued from.
-import { api, sse, el, showError, errorText, fillSelect, ctrlEnter, ApiError } from './api.js';
+import { api, sse, el, showError, errorText, fillSelect, ctrlEnter, appendText, scrollToEnd, ApiError } from './api.js';
 
 const $ = (id) => document.getElementById(id);
 let previous = '';
@@ -60,11 +60,11 @@ async function send(ev) {
           q('.meta').textContent = previous ? `continues ${previous}` : 'starts the conversation';
           break;
         case 'response.output_text.delta':
-          q('.text').textContent += e.delta;
+          appendText(q('.text'), e.delta);
           break;
         case 'response.reasoning_summary_text.delta':
           q('.reasoning').hidden = false;
-          q('.reasoning-text').textContent += e.delta;
+          appendText(q('.reasoning-text'), e.delta);
           break;
         case 'response.completed':
         case 'response.incomplete':
@@ -74,7 +74,7 @@ async function send(ev) {
         case 'error':
           throw new ApiError(0, (e.error || e).message, '', (e.error || e).code);
       }
-      log.scrollTop = log.scrollHeight;
+      scrollToEnd(log);
     }
     if (!final) throw new ApiError(0, 'The stream ended without a final event.');
     const u = final.usage;
@@ -100,7 +100,7 @@ async function send(ev) {
     controller = null;
     $('conv-send').disabled = false;
     $('conv-stop').disabled = true;
-    log.scrollTop = log.scrollHeight;
+    scrollToEnd(log);
   }
 }
 

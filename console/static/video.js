@@ -12,6 +12,11 @@ const ANY_SECONDS = [4, 5, 8, 10, 12, 16, 20];
 const ANY_SIZES = ['1280x720', '720x1280', '1920x1080', '1080x1920', '1024x1024'];
 const ASPECTS = ['16:9', '9:16', '1:1', '4:3', '3:4', '3:2', '2:3', '21:9'];
 const DEFAULT_PROMPT_LIMIT = 2500;
+// The types of content the page makes object URLs of: what a video or
+// thumbnail may be. Anything else (a page, an SVG image) could run script
+// on this origin once its object URL is opened; the gateway sends it as
+// application/octet-stream, and the page does not open it.
+const MEDIA_TYPES = new Set(['video/mp4', 'video/webm', 'image/png', 'image/jpeg', 'image/webp']);
 const POLL_MS = 1000;
 
 // The assets of each mode: role, kind of media, and whether one is
@@ -46,6 +51,7 @@ export function setModels(ms) {
     refresh(false);
   } else { // no key, or one without video models: nothing of another key stays
     pollToken++;
+    forget();
     $('video-task').hidden = true;
     $('video-table').tBodies[0].replaceChildren();
     $('video-more').hidden = true;
@@ -211,9 +217,24 @@ async function watch(id) {
   }
 }
 
+// blobOf fetches the video (or the variant) of task id, if it is of one
+// of the MEDIA_TYPES.
 async function blobOf(id, variant) {
   const res = await api(`/v1/videos/${encodeURIComponent(id)}/content${variant ? '?variant=' + variant : ''}`);
+  const type = (res.headers.get('Content-Type') || '').split(';')[0].trim().toLowerCase();
+  if (!MEDIA_TYPES.has(type)) {
+    throw new ApiError(0, `The ${variant || 'video'} of ${id} is ${type || 'of no type'}, not a video or an image: the console does not open it.`);
+  }
   return res.blob();
+}
+
+// forget revokes the object URLs of the video shown, and empties the player.
+function forget() {
+  objectURLs.forEach((u) => URL.revokeObjectURL(u));
+  objectURLs = [];
+  $('video-player').removeAttribute('src');
+  $('video-player').load();
+  $('video-thumb').removeAttribute('src');
 }
 
 // show fetches the video and its thumbnail (with the key, hence as blobs)
@@ -225,8 +246,7 @@ async function show(id, token = ++pollToken, task = null) {
   try {
     const [video, thumb] = await Promise.all([blobOf(id), blobOf(id, 'thumbnail').catch((err) => err)]);
     if (token !== pollToken) return;
-    objectURLs.forEach((u) => URL.revokeObjectURL(u));
-    objectURLs = [];
+    forget();
     const v = URL.createObjectURL(video);
     objectURLs.push(v);
     $('video-player').src = v;

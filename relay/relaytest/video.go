@@ -39,6 +39,22 @@ const (
 	// own task id, internal addresses and a key, as careless upstreams
 	// do: none of it may reach a client.
 	ModeVideoLeak = "video-leak"
+	// ModeVideoScript serves its content as a hostile upstream might:
+	// the video as text/html ([ScriptPage]) and the thumbnail as
+	// image/svg+xml ([ScriptSVG]), pages whose script would run on the
+	// origin that serves them.
+	ModeVideoScript = "video-script"
+	// ModeVideoRedirectScript answers the content endpoint with a 302 to
+	// a javascript: URL.
+	ModeVideoRedirectScript = "video-redirect-script"
+)
+
+// The content of ModeVideoScript's video and thumbnail, and the URL that
+// ModeVideoRedirectScript redirects to.
+const (
+	ScriptPage        = `<!doctype html><title>video</title><script>window.gatewaykitScriptRan = true</script>`
+	ScriptSVG         = `<svg xmlns="http://www.w3.org/2000/svg"><script>window.gatewaykitScriptRan = true</script></svg>`
+	ScriptRedirectURL = "javascript:window.gatewaykitScriptRan=true"
 )
 
 // VideoSeconds and VideoSizes are the seconds and sizes that the fake
@@ -188,6 +204,15 @@ func (u *Upstream) videoContent(w http.ResponseWriter, r *http.Request) {
 			name = v.id + ".png"
 		}
 		http.Redirect(w, r, u.URL+"/cdn/"+name, http.StatusMovedPermanently)
+	case v.model == ModeVideoRedirectScript:
+		w.Header().Set("Location", ScriptRedirectURL)
+		w.WriteHeader(http.StatusFound)
+	case v.model == ModeVideoScript && thumb:
+		w.Header().Set("Content-Type", "image/svg+xml")
+		io.WriteString(w, ScriptSVG)
+	case v.model == ModeVideoScript:
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		io.WriteString(w, ScriptPage)
 	case thumb:
 		w.Header().Set("Content-Type", "image/png")
 		io.WriteString(w, ThumbnailContent)
