@@ -9,7 +9,7 @@ import (
 // the pool, within ctx. A gateway's readiness check asks it (package
 // gateway's Pinger); each store of the DB has the same method.
 func (db *DB) Ping(ctx context.Context) error {
-	if err := db.pool.Ping(ctx); err != nil {
+	if err := db.retry(ctx, func() error { return db.pool.Ping(ctx) }); err != nil {
 		return fmt.Errorf("postgres: ping: %w", err)
 	}
 	return nil

@@ -144,7 +144,15 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*DB, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	if err := Migrate(ctx, pool, o.Schema); err != nil {
+	err := Migrate(ctx, pool, o.Schema)
+	if err != nil && lostConn(err) && ctx.Err() == nil {
+		// A connection of the pool was broken (the server restarted):
+		// the migrations are applied in transactions, and again from
+		// where they stopped.
+		pool.Reset()
+		err = Migrate(ctx, pool, o.Schema)
+	}
+	if err != nil {
 		return nil, err
 	}
 	db := &DB{
@@ -180,17 +188,19 @@ func (db *DB) q(query string) string {
 // counting, and forgets instances that have been gone for an hour,
 // with their reservations.
 func (db *DB) heartbeat(ctx context.Context) error {
-	_, err := db.pool.Exec(ctx, db.q(`
-		INSERT INTO gk_instances (id, expires_at) VALUES ($1, clock_timestamp() + $2 * interval '1 microsecond')
-		ON CONFLICT (id) DO UPDATE SET expires_at = excluded.expires_at`),
-		db.instance, db.ttl.Microseconds())
-	if err != nil {
+	return db.retry(ctx, func() error {
+		_, err := db.pool.Exec(ctx, db.q(`
+			INSERT INTO gk_instances (id, expires_at) VALUES ($1, clock_timestamp() + $2 * interval '1 microsecond')
+			ON CONFLICT (id) DO UPDATE SET expires_at = excluded.expires_at`),
+			db.instance, db.ttl.Microseconds())
+		if err != nil {
+			return err
+		}
+		_, err = db.pool.Exec(ctx, db.q(`
+			WITH gone AS (DELETE FROM gk_instances WHERE expires_at < clock_timestamp() - interval '1 hour' RETURNING id)
+			DELETE FROM gk_reservations WHERE instance IN (SELECT id FROM gone)`))
 		return err
-	}
-	_, err = db.pool.Exec(ctx, db.q(`
-		WITH gone AS (DELETE FROM gk_instances WHERE expires_at < clock_timestamp() - interval '1 hour' RETURNING id)
-		DELETE FROM gk_reservations WHERE instance IN (SELECT id FROM gone)`))
-	return err
+	})
 }
 
 func (db *DB) beat() {
@@ -244,9 +254,12 @@ func (db *DB) Close() error {
 		flushErr := db.batcher.close()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		_, err = db.pool.Exec(ctx, db.q(`
-			WITH gone AS (DELETE FROM gk_instances WHERE id = $1 RETURNING id)
-			DELETE FROM gk_reservations WHERE instance = $1`), db.instance)
+		err = db.retry(ctx, func() error {
+			_, err := db.pool.Exec(ctx, db.q(`
+				WITH gone AS (DELETE FROM gk_instances WHERE id = $1 RETURNING id)
+				DELETE FROM gk_reservations WHERE instance = $1`), db.instance)
+			return err
+		})
 		err = errors.Join(flushErr, err)
 		if db.ownPool {
 			db.pool.Close()
