@@ -545,6 +545,7 @@ func (b *quotaBatcher) run(batch []*quotaOp) error {
 	}
 	slices.SortStableFunc(batch, func(x, y *quotaOp) int { return cmp.Compare(x.keyID, y.keyID) })
 	xid, err := b.commit(ctx, batch)
+	b.db.noteWrite(err)
 	if err == nil {
 		b.complete(batch, nil)
 		return nil

@@ -3,7 +3,9 @@ package postgres_test
 import (
 	"context"
 	"crypto/rand"
+	"fmt"
 	"io"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -15,6 +17,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/auth"
 	"github.com/gatewaykit/gatewaykit/responses"
 	"github.com/gatewaykit/gatewaykit/store/postgres"
+	"github.com/gatewaykit/gatewaykit/store/postgres/pgtest"
 	"github.com/gatewaykit/gatewaykit/videos"
 	"github.com/gatewaykit/gatewaykit/videos/videostest"
 )
@@ -204,4 +207,34 @@ func TestASafeOperationSurvivesAServerRestart(t *testing.T) {
 			tc.op(t, b)
 		})
 	}
+}
+
+// TestPingFailsWhileWritesFail: a database that answers but takes no
+// writes (a standby after a failover: read-only transactions) is not
+// ready until a write succeeds; a readiness check tries one.
+func TestPingFailsWhileWritesFail(t *testing.T) {
+	pool := testPool(t)
+	ctx := context.Background()
+	db := newDB(t, pool, nil)
+	_, id := addKey(t, db, 100)
+	readOnly := func(on bool) {
+		c, err := pgx.Connect(ctx, os.Getenv(pgtest.EnvVar)) // another database of the server
+		require.NoError(t, err)
+		defer c.Close(ctx)
+		_, err = c.Exec(ctx, fmt.Sprintf("ALTER DATABASE %s SET default_transaction_read_only = %t", pgx.Identifier{pool.Config().ConnConfig.Database}.Sanitize(), on))
+		require.NoError(t, err)
+		pool.Reset() // the setting applies to new connections
+	}
+	require.NoError(t, db.Ping(ctx))
+	readOnly(true)
+	require.ErrorContains(t, db.Keys().Reserve(ctx, id, 1), "read-only transaction")
+	for _, p := range []interface{ Ping(context.Context) error }{db, db.Keys(), db.Responses(), db.Tasks(), db.Contents()} {
+		require.ErrorContains(t, p.Ping(ctx), "postgres: ping: the database cannot be written")
+	}
+	_, err := db.Keys().GetKey(ctx, id)
+	require.NoError(t, err, "reads work")
+
+	readOnly(false)
+	require.NoError(t, db.Ping(ctx), "its write went through")
+	require.NoError(t, db.Keys().Reserve(ctx, id, 1))
 }

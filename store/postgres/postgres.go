@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -81,6 +82,11 @@ type DB struct {
 	tasks    *TaskStore
 	contents *ContentStore
 	batcher  *quotaBatcher
+
+	// writeErr is the error of the last write of the quota writer or
+	// the heartbeat that failed for a reason of the server's, until one
+	// succeeds (see noteWrite).
+	writeErr atomic.Pointer[error]
 
 	stop      chan struct{}
 	done      chan struct{}
@@ -187,7 +193,8 @@ func (db *DB) q(query string) string {
 // heartbeat renews this instance's row, so that its reservations keep
 // counting, and forgets instances that have been gone for an hour,
 // with their reservations.
-func (db *DB) heartbeat(ctx context.Context) error {
+func (db *DB) heartbeat(ctx context.Context) (err error) {
+	defer func() { db.noteWrite(err) }()
 	return db.retry(ctx, func() error {
 		_, err := db.pool.Exec(ctx, db.q(`
 			INSERT INTO gk_instances (id, expires_at) VALUES ($1, clock_timestamp() + $2 * interval '1 microsecond')
