@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -43,6 +44,10 @@ type Metrics struct {
 	upTime    *prometheus.HistogramVec
 	tasks     *prometheus.CounterVec
 	queue     prometheus.Gauge
+	unstored  prometheus.Counter
+
+	// usage is the telemetry.UsageWriter of WatchUsage, if any.
+	usage atomic.Pointer[telemetry.UsageWriter]
 
 	// keyRequests and keyTokens count by key id, with WithKeyIDs only.
 	keyRequests *prometheus.CounterVec
@@ -144,13 +149,35 @@ func New(reg prometheus.Registerer, opts ...Option) *Metrics {
 			Name: "gatewaykit_video_queue_depth",
 			Help: "Video tasks queued here and not yet claimed or deleted here.",
 		}),
+		unstored: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "gatewaykit_unstored_responses_total",
+			Help: "Responses generated (and charged) that the response store failed to keep; their clients were told.",
+		}),
 		now: time.Now,
 	}
 	for _, o := range opts {
 		o(m)
 	}
+	pending := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "gatewaykit_usage_pending",
+		Help: "Settlements of usage accepted and not yet written by the key store's group commit (0 without one).",
+	}, func() float64 {
+		if w := m.usage.Load(); w != nil {
+			return float64((*w).PendingUsage())
+		}
+		return 0
+	})
+	failures := prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "gatewaykit_usage_write_failures_total",
+		Help: "Group commits of usage that failed (each is tried again).",
+	}, func() float64 {
+		if w := m.usage.Load(); w != nil {
+			return float64((*w).FailedUsageWrites())
+		}
+		return 0
+	})
 	reg.MustRegister(m.requests, m.duration, m.ttft, m.streams, m.tokens, m.refused,
-		m.upstream, m.failovers, m.upTime, m.tasks, m.queue)
+		m.upstream, m.failovers, m.upTime, m.tasks, m.queue, m.unstored, pending, failures)
 	if m.keyRequests != nil {
 		reg.MustRegister(m.keyRequests, m.keyTokens)
 	}
