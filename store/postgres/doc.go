@@ -108,6 +108,18 @@
 //     Settle written behind is kept and tried again until it commits, or
 //     its transaction is found to have committed: never written twice.
 //
+// # Readiness
+//
+// [DB.Ping] (a readiness check's: package gateway's Pinger; each store
+// has it) fails while the database cannot be reached, and while it cannot
+// be written: after a write of the quota writer or of the heartbeat
+// failed (a full disk, a server that became a read-only standby), it
+// writes the heartbeat itself, and fails until a write succeeds. Every
+// store says that it is shared by the replicas (Shared, package
+// gateway's SharedPinger): a readiness check reports the database when
+// it fails, but the replica stays ready, since every replica would fail
+// the same check at once.
+//
 // # Secrets
 //
 // Only the SHA-256 of each API key's secret is stored (auth.HashSecret);

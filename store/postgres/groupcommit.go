@@ -487,8 +487,12 @@ func (b *quotaBatcher) loop() {
 // connection, a rolled back transaction (serialization failure,
 // deadlock), scarce resources or an operator's intervention (a server
 // shutting down, a cancelled query), nor one of connecting (refused,
-// even by the server), nor an error of the client side (a timeout).
+// even by the server), nor one of the client side (a timeout), nor a
+// batch whose outcome is not known (errUnknownOutcome).
 func permanent(err error) bool {
+	if errors.Is(err, errUnknownOutcome) { // it may have committed: never sent again call by call
+		return false
+	}
 	var connErr *pgconn.ConnectError
 	if errors.As(err, &connErr) { // whatever the server said, no statement ran
 		return false
@@ -554,8 +558,11 @@ func (b *quotaBatcher) run(batch []*quotaOp) error {
 		for i, op := range batch {
 			xid, err = b.commit(ctx, []*quotaOp{op})
 			if err != nil && !permanent(err) {
+				if op.async && xid != 0 {
+					op.xid = xid // the one call of that transaction
+				}
 				b.complete(batch[:i], nil)
-				return b.failed(batch[i:], err, xid)
+				return b.failed(batch[i:], err, 0)
 			}
 			op.err = err
 		}

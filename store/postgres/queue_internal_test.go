@@ -394,6 +394,7 @@ func TestPermanentTellsAStatementsErrorFromAnUnreachableDatabase(t *testing.T) {
 		{&pgconn.ConnectError{Config: &pgconn.Config{}}, false},
 		{context.DeadlineExceeded, false},
 		{errors.New("closed pool"), false},
+		{fmt.Errorf("%w: %w (asking: %w)", errUnknownOutcome, context.DeadlineExceeded, &pgconn.PgError{Code: "22023"}), false},
 	}
 	for _, tc := range tests {
 		require.Equal(t, tc.want, permanent(tc.err), "%v", tc.err)
