@@ -120,6 +120,9 @@ func Open(ctx context.Context, dsn string, opts *Options) (*DB, error) {
 }
 
 // New is [Open] over a pool that the caller owns: Close leaves it open.
+// A call whose connection was lost resets the pool (pgxpool.Pool.Reset:
+// see "Lost connections" in the package documentation), which drops the
+// caller's idle connections of it too.
 func New(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*DB, error) {
 	if pool == nil {
 		return nil, errors.New("postgres: New: nil pool")

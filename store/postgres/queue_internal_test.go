@@ -285,7 +285,7 @@ func TestAQueuedSettleIsRetriedWhileTheDatabaseCannotBeReached(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	require.Equal(t, []string{"ERROR postgres: the quota writer cannot reach the database; it keeps its settlements and tries again pending=2"},
-		logs.lines("pending"), "logged once per minute, not at each try")
+		logs.writer("pending"), "logged once per minute, not at each try")
 	allow(true)
 	require.NoError(t, ks.Flush(ctx), "the writer got through")
 	require.Zero(t, ks.PendingUsage())
@@ -295,7 +295,7 @@ func TestAQueuedSettleIsRetriedWhileTheDatabaseCannotBeReached(t *testing.T) {
 	require.Equal(t, []string{
 		"ERROR postgres: the quota writer cannot reach the database; it keeps its settlements and tries again",
 		"INFO postgres: the quota writer reaches the database again",
-	}, logs.lines(), "and once when it gets through")
+	}, logs.writer(), "and once when it gets through")
 }
 
 // recorder is a slog.Handler that keeps the records.
@@ -314,13 +314,16 @@ func (r *recorder) Handle(_ context.Context, rec slog.Record) error {
 	return nil
 }
 
-// lines returns each record's level and message, followed by the
-// attributes named.
-func (r *recorder) lines(attrs ...string) []string {
+// writer returns the level and message of each record of the quota
+// writer (not the heartbeat's), followed by the attributes named.
+func (r *recorder) writer(attrs ...string) []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var out []string
 	for _, rec := range r.records {
+		if !strings.HasPrefix(rec.Message, "postgres: the quota writer") {
+			continue
+		}
 		line := rec.Level.String() + " " + rec.Message
 		rec.Attrs(func(a slog.Attr) bool {
 			if slices.Contains(attrs, a.Key) {
