@@ -276,3 +276,13 @@ func (c *CachedKeyStore) Ping(ctx context.Context) error {
 	}
 	return nil
 }
+
+// Shared reports whether the underlying store says that it is shared by
+// every replica of the gateway (it has a Shared() bool method, as the
+// PostgreSQL stores of module github.com/gatewaykit/gatewaykit/store do);
+// otherwise false. A readiness check reads it through the cache (package
+// gateway's SharedPinger).
+func (c *CachedKeyStore) Shared() bool {
+	s, ok := c.keys.(interface{ Shared() bool })
+	return ok && s.Shared()
+}

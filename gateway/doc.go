@@ -64,7 +64,14 @@
 // the Relay ([relay.Relay.Ping]: an upstream answered within 30s, else a
 // probe) and [Config].ReadyChecks; it answers 503 service_unavailable in
 // the general error shape, naming the dependencies that did not answer
-// (their errors are logged, not sent).
+// (their errors are logged, not sent). A store answers when it can be
+// read and written: the SQLite and PostgreSQL stores fail Ping after a
+// write failed (a full disk, a read-only database) until a write
+// succeeds. A dependency that every replica shares ([SharedPinger]: the
+// PostgreSQL stores, a ReadyChecks entry wrapped with [Shared], such as
+// Redis) is only named in the 200's "unavailable" list when it does not
+// answer: its outage fails the requests that need it (503), and does not
+// take every replica out of the load balancer at once.
 //
 // For metrics and traces, a middleware around the Gateway puts a
 // telemetry.Info in the request's context (see package telemetry; the

@@ -166,8 +166,8 @@ type Config struct {
 
 	// ReadyChecks are further dependencies that GET /readyz asks, by
 	// name, beside the stores of this Config that are [Pinger]s and the
-	// Relay (the Redis rate limiter of AuthOptions, say). See
-	// [ReadyPath].
+	// Relay (the Redis rate limiter of AuthOptions, say). Wrap one that
+	// every replica shares with [Shared]. See [ReadyPath].
 	ReadyChecks map[string]Pinger
 	// ReadyTimeout bounds each readiness check; 0 means
 	// DefaultReadyTimeout (2s).

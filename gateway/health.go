@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -22,7 +23,12 @@ const (
 	HealthPath = "/healthz"
 	// ReadyPath answers 200 {"status":"ready"} when every dependency
 	// answers (readiness), and 503 service_unavailable in the general
-	// error shape, naming the dependencies that do not, otherwise.
+	// error shape, naming the dependencies that do not, otherwise. A
+	// dependency that every replica shares ([SharedPinger]: a database
+	// server, Redis) does not make a replica unready: it is named in the
+	// 200's "unavailable" list instead ({"status":"ready","unavailable":
+	// ["redis"]}), so that its outage does not drain the whole fleet at
+	// once (the requests that need it fail, with 503, until it is back).
 	ReadyPath = "/readyz"
 )
 
@@ -37,14 +43,50 @@ const DefaultReadyTimeout = 2 * time.Second
 // github.com/gatewaykit/gatewaykit/store implement it, and the in-memory
 // ones, which always answer, do not. Ping must be safe for concurrent
 // use and its error must not contain secrets (it is logged).
+//
+// A store whose writes can fail while it still answers reads (a full
+// disk, a read-only file system, a database that became a standby)
+// should fail Ping from such a failed write until a write succeeds,
+// trying one itself when asked, so that a replica that cannot record
+// what it serves is not ready: the SQLite and PostgreSQL stores do.
 type Pinger interface {
 	Ping(ctx context.Context) error
 }
 
+// A SharedPinger is a [Pinger] that says whether its dependency is shared
+// by every replica of the gateway (a database server, Redis) rather than
+// this replica's own (a file on its disk, a process beside it).
+// Readiness reports a shared dependency that does not answer, but stays
+// ready ([ReadyPath]): every replica would fail the same check at once,
+// and a load balancer that took them all out of service would turn an
+// outage of that dependency (which fails the requests that need it with
+// 503) into an outage of the whole gateway. This is the rule of
+// Kubernetes' guidance on readiness probes: do not fail readiness for a
+// dependency that every replica shares. The PostgreSQL stores of module
+// github.com/gatewaykit/gatewaykit/store are shared, and so is a Pinger
+// wrapped with [Shared]; a wrapper of a store (auth.CachedKeyStore)
+// keeps the method of the store it wraps.
+type SharedPinger interface {
+	Pinger
+	// Shared reports whether every replica depends on this same
+	// dependency.
+	Shared() bool
+}
+
+// Shared returns p as a [SharedPinger] whose Shared reports true: for a
+// dependency of [Config].ReadyChecks that every replica shares, such as
+// a Redis rate limiter.
+func Shared(p Pinger) SharedPinger { return shared{p} }
+
+type shared struct{ Pinger }
+
+func (shared) Shared() bool { return true }
+
 // readyCheck is one dependency that ReadyPath asks.
 type readyCheck struct {
-	name string
-	ping Pinger
+	name   string
+	ping   Pinger
+	shared bool // see SharedPinger
 }
 
 // readyChecks lists c's dependencies that can be asked: the stores that
@@ -58,7 +100,8 @@ func readyChecks(c Config) []readyCheck {
 		if !ok || p == nil {
 			return
 		}
-		checks = append(checks, readyCheck{name, p})
+		sp, ok := p.(SharedPinger)
+		checks = append(checks, readyCheck{name, p, ok && sp.Shared()})
 	}
 	add("keys", c.Keys)
 	if c.ResponseStore != nil {
@@ -87,7 +130,8 @@ func readyChecks(c Config) []readyCheck {
 // health serves HealthPath and ReadyPath, and reports whether r was one
 // of them. checks are asked at once, each within timeout; the 503 names
 // those that failed, in the order given (the first one's error is logged,
-// not sent: it may describe the infrastructure).
+// not sent: it may describe the infrastructure), and a 200 the shared
+// ones that failed, whose first error is logged too.
 func health(checks []readyCheck, timeout time.Duration, logger *slog.Logger) func(w http.ResponseWriter, r *http.Request) bool {
 	rd := apierrors.Renderer{Logger: logger}
 	return func(w http.ResponseWriter, r *http.Request) bool {
@@ -102,27 +146,40 @@ func health(checks []readyCheck, timeout time.Duration, logger *slog.Logger) fun
 			rd.Write(w, r, apierrors.MethodNotAllowed(r.Method, path, []string{http.MethodGet, http.MethodHead}))
 			return true
 		}
-		status := "ok"
+		body := healthBody{Status: "ok"}
 		if path == ReadyPath {
-			if err := ready(r.Context(), checks, timeout); err != nil {
+			unavailable, cause, err := ready(r.Context(), checks, timeout)
+			if err != nil {
 				rd.Write(w, r, err)
 				return true
 			}
-			status = "ready"
+			if cause != nil {
+				logger.LogAttrs(r.Context(), slog.LevelWarn, "a shared dependency does not answer; this replica stays ready",
+					slog.Any("unavailable", unavailable), slog.String("error", cause.Error()))
+			}
+			body = healthBody{Status: "ready", Unavailable: unavailable}
 		}
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Cache-Control", "no-store")
 		w.WriteHeader(http.StatusOK)
 		if r.Method == http.MethodGet {
-			fmt.Fprintf(w, `{"status":%q}`+"\n", status)
+			b, _ := json.Marshal(body) // strings only: cannot fail
+			_, _ = w.Write(append(b, '\n'))
 		}
 		return true
 	}
 }
 
-// ready asks every check at once and returns the 503 that names those
-// that failed.
-func ready(ctx context.Context, checks []readyCheck, timeout time.Duration) error {
+// healthBody is the body of a 200 of HealthPath or ReadyPath.
+type healthBody struct {
+	Status      string   `json:"status"`
+	Unavailable []string `json:"unavailable,omitempty"`
+}
+
+// ready asks every check at once and returns the 503 that names the
+// local ones that failed (and the shared ones, if any failed too), or,
+// when only shared ones failed, their names and the first one's error.
+func ready(ctx context.Context, checks []readyCheck, timeout time.Duration) (unavailable []string, cause, err error) {
 	errs := make([]error, len(checks))
 	var wg sync.WaitGroup
 	for i, c := range checks {
@@ -134,21 +191,30 @@ func ready(ctx context.Context, checks []readyCheck, timeout time.Duration) erro
 	}
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
-		return err // the client has gone
+		return nil, nil, err // the client has gone
 	}
-	var failed []string
-	var cause error
+	var (
+		failed, shared []string
+		local          bool
+	)
 	for i, err := range errs {
-		if err != nil {
-			failed = append(failed, checks[i].name)
-			if cause == nil {
-				cause = fmt.Errorf("gateway: readiness: %s: %w", checks[i].name, err)
-			}
+		if err == nil {
+			continue
+		}
+		failed = append(failed, checks[i].name)
+		if checks[i].shared {
+			shared = append(shared, checks[i].name)
+		} else if !local {
+			local = true
+			cause = nil // a local failure's error is the one logged
+		}
+		if cause == nil {
+			cause = fmt.Errorf("gateway: readiness: %s: %w", checks[i].name, err)
 		}
 	}
-	if len(failed) == 0 {
-		return nil
+	if !local {
+		return shared, cause, nil
 	}
-	return apierrors.New(apierrors.CodeServiceUnavailable,
+	return nil, nil, apierrors.New(apierrors.CodeServiceUnavailable,
 		fmt.Sprintf("Not ready: %s did not answer.", strings.Join(failed, ", "))).WithCause(cause)
 }

@@ -39,3 +39,22 @@ func ExampleConfig_readyChecks() {
 	// 200 {"status":"ok"}
 	// 503 {"error":{"message":"Not ready: cache did not answer.","type":"server_error","param":null,"code":"service_unavailable"}}
 }
+
+// A dependency that every replica shares (here a Redis limiter that does
+// not answer) is named in /readyz's 200, but does not make the replica
+// unready: its outage must not take the whole fleet out of service.
+func ExampleShared() {
+	g, err := gateway.New(gateway.Config{
+		Keys:        auth.NewMemoryKeyStore(),
+		Catalog:     models.NewMemoryCatalog(demo.TextModels()...),
+		ReadyChecks: map[string]gateway.Pinger{"redis": gateway.Shared(cache{})},
+	})
+	if err != nil {
+		panic(err)
+	}
+	rec := httptest.NewRecorder()
+	g.ServeHTTP(rec, httptest.NewRequest("GET", gateway.ReadyPath, nil))
+	fmt.Print(rec.Code, " ", rec.Body.String())
+	// Output:
+	// 200 {"status":"ready","unavailable":["redis"]}
+}

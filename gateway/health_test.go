@@ -7,9 +7,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gatewaykit/gatewaykit/auth"
 	"github.com/gatewaykit/gatewaykit/gateway"
 	"github.com/gatewaykit/gatewaykit/relay"
 	"github.com/gatewaykit/gatewaykit/relay/relaytest"
@@ -96,6 +98,68 @@ func TestHealthAndReadiness(t *testing.T) {
 		})
 	}
 }
+
+// sharedTasks is the memory task store with a database behind it that
+// every replica shares, which does not answer.
+type sharedTasks struct{ failingTasks }
+
+func (sharedTasks) Shared() bool { return true }
+
+// sharedKeys is a key store on a database that every replica shares.
+type sharedKeys struct {
+	*auth.MemoryKeyStore
+	err error
+}
+
+func (k sharedKeys) Ping(context.Context) error { return k.err }
+func (sharedKeys) Shared() bool                 { return true }
+
+// TestReadinessSeparatesSharedDependencies: a dependency that every
+// replica shares does not make the replica unready when it does not
+// answer: the 200 names it, so that its outage does not drain the whole
+// fleet. A local one still makes the replica unready.
+func TestReadinessSeparatesSharedDependencies(t *testing.T) {
+	t.Parallel()
+	down := errors.New("dial tcp 10.0.0.7:6379: connection refused")
+	tests := []struct {
+		name   string
+		config func(*gateway.Config)
+		status int
+		body   string
+	}{
+		{"a shared check that fails", func(c *gateway.Config) {
+			c.ReadyChecks = map[string]gateway.Pinger{"redis": gateway.Shared(pinger{down}), "other": pinger{}}
+		}, 200, `{"status":"ready","unavailable":["redis"]}`},
+		{"a shared check that answers", func(c *gateway.Config) {
+			c.ReadyChecks = map[string]gateway.Pinger{"redis": gateway.Shared(pinger{})}
+		}, 200, `{"status":"ready"}`},
+		{"shared stores that fail, through the key cache", func(c *gateway.Config) {
+			c.Keys = auth.NewCachedKeyStore(sharedKeys{auth.NewMemoryKeyStore(), down}, time.Second)
+			c.Tasks = sharedTasks{failingTasks{videos.NewMemoryStore(nil)}}
+		}, 200, `{"status":"ready","unavailable":["keys","video tasks"]}`},
+		{"a shared check and a local one that fail", func(c *gateway.Config) {
+			c.ReadyChecks = map[string]gateway.Pinger{"redis": gateway.Shared(pinger{down}), "disk": pinger{down}}
+		}, 503, `{"error":{"message":"Not ready: disk, redis did not answer.","type":"server_error","param":null,"code":"service_unavailable"}}`},
+		{"a store that says it is not shared", func(c *gateway.Config) {
+			c.Keys = auth.NewCachedKeyStore(localKeys{sharedKeys{auth.NewMemoryKeyStore(), down}}, time.Second)
+		}, 503, `{"error":{"message":"Not ready: keys did not answer.","type":"server_error","param":null,"code":"service_unavailable"}}`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			g := newDemo(t, tc.config)
+			rec := httptest.NewRecorder()
+			g.ServeHTTP(rec, httptest.NewRequest("GET", "/readyz", nil))
+			require.Equal(t, tc.status, rec.Code, rec.Body.String())
+			require.JSONEq(t, tc.body, rec.Body.String())
+		})
+	}
+}
+
+// localKeys is a key store whose Shared says false.
+type localKeys struct{ sharedKeys }
+
+func (localKeys) Shared() bool { return false }
 
 // TestReadinessOfARelay: with a relay, /readyz probes the upstreams while
 // none has answered a request, and is 503 when none answers.

@@ -56,9 +56,11 @@
 //     quota is already reserved by requests in flight, the answer is 403
 //     insufficient_quota and the backend is not asked. (A request not
 //     behind auth.Middleware reserves and is charged nothing.)
-//  6. Ask the [Backend] with the request's context; answer; store the
-//     response unless "store" is false; settle the reservation to the
-//     reply's total_tokens. A failed reply is charged nothing; a stream
+//  6. Ask the [Backend] with the request's context; store the response
+//     unless "store" is false; answer; settle the reservation to the
+//     reply's total_tokens. A failed reply is charged nothing (but one
+//     that was generated and could not be stored: see "Stored
+//     conversations"); a stream
 //     is charged the last usage the backend reported, even if it failed
 //     or its client left, and, if the backend reported none, the prompt's
 //     estimate plus a quarter of the bytes of output sent (nothing if it
@@ -130,7 +132,8 @@
 // the usage if the backend reported any. While the backend is silent a
 // ": keep-alive" comment line is written every 15 seconds
 // ([endpoint.WithKeepAlive]). The streamed response is stored as it ended
-// (completed, incomplete or failed); one whose client went away is not.
+// (completed, incomplete or failed), before its terminal event is sent;
+// one whose client went away is not.
 //
 // # Stored conversations
 //
@@ -151,6 +154,18 @@
 // with param "previous_response_id". DELETE answers {"id","object":
 // "response","deleted":true}. A response is stored when it has ended:
 // while a stream is still running, GET answers 404 for it.
+//
+// A response that the store fails to keep (a full disk, a database that
+// cannot be reached) is never reported as stored: the client is told,
+// and the response, which was generated, is charged. A JSON request is
+// answered 500 internal_server_error, "The response was generated and
+// charged, but it could not be stored: …", with "X-Should-Retry: false"
+// so that the official SDKs do not send it again on their own (each try
+// is charged); a stream ends with response.failed carrying that error
+// and the whole output in place of response.completed (or incomplete),
+// since the terminal event waits for the store. The store's error is
+// logged, not sent; metrics.Metrics.Responses (module
+// github.com/gatewaykit/gatewaykit/observe) counts these responses.
 //
 // GET /v1/responses/{id}/input_items lists a stored response's input
 // items as OpenAI does ([InputItemList]: newest first unless order=asc,

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
@@ -205,9 +204,12 @@ func (h *creator) Reply(w http.ResponseWriter, r *http.Request, c *createCall) (
 	if err != nil {
 		return pipeline.Usage{}, apierrors.Internal(err)
 	}
-	(*handler)(h).save(ctx, c.owner, req, resp)
+	used := pipeline.Usage{Input: int64(usage.InputTokens), Output: int64(usage.OutputTokens)}
+	if err := (*handler)(h).save(ctx, c.owner, req, resp); err != nil {
+		return used, err // generated, so charged; but not stored, which the client must know
+	}
 	httpjson.WriteRaw(w, http.StatusOK, body)
-	return pipeline.Usage{Input: int64(usage.InputTokens), Output: int64(usage.OutputTokens)}, nil
+	return used, nil
 }
 
 // checkResult rejects a backend result that cannot be sent.
@@ -325,18 +327,32 @@ func outputItem(o *Output) OutputItem {
 		Content: []OutputText{{Type: PartOutputText, Text: o.Text, Annotations: []json.RawMessage{}}}}
 }
 
-// save stores resp unless the request said "store": false. A failure is
-// logged, not sent: the reply is good, only a later GET or
-// previous_response_id will miss it.
-func (h *handler) save(ctx context.Context, owner string, req *Request, resp *Response) {
+// save stores resp unless the request said "store": false. If the store
+// fails it returns the error to send instead of the response (see
+// notStored): a response that the client was told is stored must be
+// found by a later GET and previous_response_id.
+func (h *handler) save(ctx context.Context, owner string, req *Request, resp *Response) error {
 	if !req.Stored() {
-		return
+		return nil
 	}
 	sr := &StoredResponse{Owner: owner, Response: *resp, Input: storedInput(req.Input.AsItems())}
 	if err := h.cfg.store.Put(ctx, sr); err != nil {
-		h.cfg.Logger.LogAttrs(ctx, slog.LevelError, "storing the response failed",
-			slog.String("response_id", resp.ID), slog.String("error", err.Error()))
+		return notStored(resp.ID, err)
 	}
+	return nil
+}
+
+// notStored is the error of the response id that was generated (and is
+// charged) but that the store failed to keep: a 500
+// internal_server_error that says so, with "X-Should-Retry: false" so
+// that the official SDKs do not send the request again on their own
+// (which would charge it again) without the caller knowing.
+func notStored(id string, cause error) *apierrors.Error {
+	e := apierrors.New(apierrors.CodeInternal, "The response was generated and charged, but it could not be stored: "+
+		"it cannot be retrieved, nor continued with previous_response_id. Sending the request again generates and charges a new response.").
+		WithCause(fmt.Errorf("responses: storing response %s: %w", id, cause))
+	e.Header = http.Header{"X-Should-Retry": {"false"}}
+	return e
 }
 
 // conversation returns the owner of the request's stored responses and

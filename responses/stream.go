@@ -59,7 +59,10 @@ func (h *creator) Deltas(ctx context.Context, c *createCall) iter.Seq2[Delta, er
 // NewStream returns the event writer of the stream of c: the lifecycle
 // events of the backend's deltas, ending with exactly one of
 // response.completed, response.incomplete and response.failed. The
-// stream is stored as it ended, unless the client went away first.
+// response is stored as it ended, unless the client went away first,
+// before its terminal event is sent: a response that the store fails to
+// keep ends with response.failed (see notStored), never
+// response.completed.
 func (h *creator) NewStream(r *http.Request, s *sse.Stream, c *createCall) pipeline.DeltaWriter[Delta] {
 	return &eventWriter{s: s, h: (*handler)(h), r: r, call: c, cur: -1, buf: make([]byte, 0, 2048), ref: make([]byte, 0, 64),
 		resp: newResponse(c.p.Request, ids.New(IDPrefix), h.cfg.Now().Unix())}
@@ -122,14 +125,15 @@ func (ew *eventWriter) End(r *http.Request, err error) {
 	}
 }
 
-// end stores the response once the client has its terminal event, if the
-// client is still there, and then ends the stream with [DONE]: a client
-// that asks for the response as soon as the stream is over finds it.
-func (ew *eventWriter) end() error {
-	if ctx := ew.r.Context(); ctx.Err() == nil {
-		ew.h.save(ctx, ew.call.owner, ew.call.p.Request, ew.resp)
+// save stores the response as it ended, if the client is still there
+// (see handler.save), before its terminal event is sent: a client that
+// asks for the response as soon as it has that event finds it.
+func (ew *eventWriter) save() error {
+	ctx := ew.r.Context()
+	if ctx.Err() != nil {
+		return nil
 	}
-	return ew.s.Done()
+	return ew.h.save(ctx, ew.call.owner, ew.call.p.Request, ew.resp)
 }
 
 // Used returns the total of the last usage reported, or, if the backend
@@ -322,6 +326,12 @@ func (ew *eventWriter) Finish() error {
 	}
 	ew.ended = true
 	ew.h.end(ew.resp, ew.incomplete, &ew.usage)
+	if err := ew.save(); err != nil {
+		// The response was generated, but is not stored: the stream ends
+		// with response.failed, which says so, in place of its terminal
+		// event.
+		return ew.failed(ew.r, apierrors.From(err), false)
+	}
 	event := EventCompleted
 	if ew.resp.Status == StatusIncomplete {
 		event = EventIncomplete
@@ -329,27 +339,32 @@ func (ew *eventWriter) Finish() error {
 	if err := ew.sendResponse(event); err != nil {
 		return err
 	}
-	return ew.end()
+	return ew.s.Done()
 }
 
 // fail ends the stream with err: a JSON error with its status if nothing
-// was sent yet, else a response.failed event whose response carries the
-// error, the output so far (an open item with status incomplete) and the
-// usage if the backend reported it (else null). It reports whether the
-// stream ended with a response the client saw (response.failed), which
-// is then stored before the [DONE].
-func (ew *eventWriter) fail(r *http.Request, err error) bool {
+// was sent yet, else a response.failed event (see failed), stored first.
+func (ew *eventWriter) fail(r *http.Request, err error) {
 	ctx := r.Context()
 	if ctx.Err() != nil || (errors.Is(err, context.Canceled) && !apierrors.Has(err)) {
-		return false // the client has gone: nothing to write
+		return // the client has gone: nothing to write
 	}
 	if ew.ended || !ew.s.Started() {
 		// Nothing sent yet, or the terminal event failed to go out.
 		ew.h.cfg.Hook(r, err)
 		_ = ew.s.Error(err)
-		return false
+		return
 	}
-	e := apierrors.From(err)
+	_ = ew.failed(r, apierrors.From(err), true)
+}
+
+// failed ends a stream that has begun with a response.failed event
+// whose response carries e, the output so far (an open item with status
+// incomplete) and the usage if the backend reported it (else null), and
+// then [DONE]. With save, the failed response is stored first (a store
+// that fails is logged: the client learns of the failure either way).
+func (ew *eventWriter) failed(r *http.Request, e *apierrors.Error, save bool) error {
+	ctx := r.Context()
 	ew.h.cfg.Hook(r, e)
 	level := slog.LevelDebug
 	if e.Status >= 500 {
@@ -357,7 +372,7 @@ func (ew *eventWriter) fail(r *http.Request, err error) bool {
 	}
 	ew.h.cfg.Logger.LogAttrs(ctx, level, "response stream failed", slog.String("response_id", ew.resp.ID), slog.String("error", e.Error()))
 	if err := ew.begin(); err != nil {
-		return false
+		return err
 	}
 	if ew.open() {
 		ew.item.Status = StatusIncomplete
@@ -376,9 +391,19 @@ func (ew *eventWriter) fail(r *http.Request, err error) bool {
 		ew.resp.Usage = &ew.usage
 	}
 	ew.resp.Status = StatusFailed
+	ew.resp.CompletedAt = nil
 	ew.resp.Error = &ResponseError{Code: string(e.Code), Message: e.Message}
 	ew.ended = true
-	return ew.sendResponse(EventFailed) == nil && ew.end() == nil
+	if save {
+		if err := ew.save(); err != nil {
+			ew.h.cfg.Logger.LogAttrs(ctx, slog.LevelError, "storing the failed response failed",
+				slog.String("response_id", ew.resp.ID), slog.String("error", err.Error()))
+		}
+	}
+	if err := ew.sendResponse(EventFailed); err != nil {
+		return err
+	}
+	return ew.s.Done()
 }
 
 // sendResponse sends a lifecycle event carrying the whole response.

@@ -40,4 +40,10 @@
 // that end before the handler returns, so the middleware reads them
 // without locking once next.ServeHTTP has returned, and must not read
 // them before.
+//
+// # Process-level hooks
+//
+// A [UsageWriter] is a key store that writes the usage it settles behind,
+// in group commits (the SQLite and PostgreSQL stores): a metrics package
+// reads how far behind it is, at each scrape.
 package telemetry

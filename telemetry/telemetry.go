@@ -64,3 +64,20 @@ func SetRefusal(ctx context.Context, code string) {
 		info.Refusal = code
 	}
 }
+
+// A UsageWriter is a key store that records the usage it settles behind,
+// in group commits (the SQLite and PostgreSQL stores of module
+// github.com/gatewaykit/gatewaykit/store): a settlement is answered at
+// once and written a moment later. Its methods report how far behind it
+// is, for metrics (gatewaykit_usage_pending and
+// gatewaykit_usage_write_failures_total in module
+// github.com/gatewaykit/gatewaykit/observe). They must be safe for
+// concurrent use and cheap: a metrics scrape calls them.
+type UsageWriter interface {
+	// PendingUsage returns the number of settlements accepted and not
+	// yet written.
+	PendingUsage() int
+	// FailedUsageWrites returns the number of group commits that have
+	// failed since the store was opened (each try counts).
+	FailedUsageWrites() uint64
+}

@@ -204,6 +204,7 @@ func newGateway(c gateway.File, st *stores, logger *slog.Logger, textOpts ...dem
 	if err := gateway.PutKeys(context.Background(), st.putter, c.Keys); err != nil {
 		return nil, err
 	}
+	st.observe.WatchUsage(st.putter) // the store itself, not the cache of st.keys
 	rl, err := c.Relay(append([]relay.Option{relay.WithLogger(logger)}, st.observe.RelayOptions(relay.NewTransport())...)...)
 	if err != nil {
 		return nil, err
@@ -223,7 +224,7 @@ func newGateway(c gateway.File, st *stores, logger *slog.Logger, textOpts ...dem
 		Chat:          text.Chat(),
 		Completions:   text.Completions(),
 		Responses:     text.Responses(),
-		ResponseStore: st.responses,
+		ResponseStore: st.observe.Responses(st.responses),
 		Videos:        demo.NewVideoGenerator(),
 		Embeddings:    demo.NewEmbeddingBackend(),
 		Moderations:   demo.NewModerationBackend(),
@@ -257,7 +258,7 @@ func run(ctx context.Context, o options, stdout io.Writer, logger *slog.Logger) 
 	if o.textOptions == nil {
 		o.textOptions = []demo.TextOption{demo.WithChunkDelay(20 * time.Millisecond)}
 	}
-	st, err := openStores(ctx, o.db)
+	st, err := openStores(ctx, o.db, logger)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"strings"
 	"time"
@@ -56,15 +57,17 @@ type stores struct {
 //	memory        in memory: everything is lost at exit
 //	postgres://…  a PostgreSQL database, shared by replicas
 //
-// Each kind of database is one case here and a function of its own.
-func openStores(ctx context.Context, dsn string) (*stores, error) {
+// Each kind of database is one case here and a function of its own. The
+// stores log their background failures (a usage writer that cannot
+// write) to logger.
+func openStores(ctx context.Context, dsn string, logger *slog.Logger) (*stores, error) {
 	switch {
 	case dsn == "memory":
 		return newMemoryStores(), nil
 	case strings.HasPrefix(dsn, "sqlite:"):
-		return openSQLite(ctx, strings.TrimPrefix(dsn, "sqlite:"))
+		return openSQLite(ctx, strings.TrimPrefix(dsn, "sqlite:"), logger)
 	case isPostgresDSN(dsn):
-		return openPostgres(ctx, dsn)
+		return openPostgres(ctx, dsn, logger)
 	}
 	return nil, fmt.Errorf("-db %q: want sqlite:PATH (a SQLite file, the default is %s), memory or postgres://…", dsn, defaultDB)
 }
@@ -87,11 +90,11 @@ func newMemoryStores() *stores {
 // openSQLite opens the SQLite file at path. Keys are served from memory
 // for auth.DefaultKeyCacheTTL: a key changed in the file is seen within
 // it.
-func openSQLite(ctx context.Context, path string) (*stores, error) {
+func openSQLite(ctx context.Context, path string, logger *slog.Logger) (*stores, error) {
 	if path == "" {
 		return nil, fmt.Errorf("-db sqlite: needs a path, such as %s", defaultDB)
 	}
-	db, err := sqlite.Open(ctx, path, nil)
+	db, err := sqlite.Open(ctx, path, &sqlite.Options{Logger: logger})
 	if err != nil {
 		return nil, fmt.Errorf("-db sqlite:%s: %w", path, err)
 	}

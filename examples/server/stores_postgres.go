@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -22,8 +23,8 @@ func isPostgresDSN(dsn string) bool {
 // openPostgres opens the PostgreSQL database of -db. Keys are served from
 // memory for auth.DefaultKeyCacheTTL: a key changed by another replica is
 // seen within it.
-func openPostgres(ctx context.Context, dsn string) (*stores, error) {
-	db, err := postgres.Open(ctx, dsn, nil)
+func openPostgres(ctx context.Context, dsn string, logger *slog.Logger) (*stores, error) {
+	db, err := postgres.Open(ctx, dsn, &postgres.Options{Logger: logger})
 	if err != nil {
 		return nil, fmt.Errorf("-db: %w", err)
 	}

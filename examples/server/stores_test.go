@@ -32,7 +32,7 @@ func TestOpenStores(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			st, err := openStores(context.Background(), tc.dsn)
+			st, err := openStores(context.Background(), tc.dsn, slog.New(slog.DiscardHandler))
 			if tc.err != "" {
 				require.ErrorContains(t, err, tc.err)
 				require.Nil(t, st)
@@ -66,7 +66,7 @@ func TestConfigKeysKeepTheirUsageInTheDatabase(t *testing.T) {
 		return rec.Code
 	}
 	remaining := func() int64 {
-		st, err := openStores(context.Background(), dsn)
+		st, err := openStores(context.Background(), dsn, slog.New(slog.DiscardHandler))
 		require.NoError(t, err)
 		defer st.close()
 		k, err := st.keys.Lookup(context.Background(), "sk-team")
@@ -76,7 +76,7 @@ func TestConfigKeysKeepTheirUsageInTheDatabase(t *testing.T) {
 
 	var last int64 = budget
 	for start := range 3 {
-		st, err := openStores(context.Background(), dsn)
+		st, err := openStores(context.Background(), dsn, slog.New(slog.DiscardHandler))
 		require.NoError(t, err)
 		g, err := newGateway(c, st, slog.New(slog.DiscardHandler), demo.WithChunkDelay(0))
 		require.NoError(t, err)

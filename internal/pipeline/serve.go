@@ -34,8 +34,10 @@ type Endpoint[R, P, D any] interface {
 	// Streams reports whether the reply is a stream.
 	Streams(p P) bool
 	// Reply asks the backend for the whole reply and, if it can be sent,
-	// writes it; it returns the usage to charge, or the error to send
-	// (nothing written).
+	// writes it; it returns the usage to charge, and the error to send
+	// instead (nothing written). The usage is charged with an error too:
+	// a reply that was generated, and whose last step failed (the
+	// responses store could not keep it), is charged.
 	Reply(w http.ResponseWriter, r *http.Request, p P) (used Usage, err error)
 	// Pace says how the backend's stream of p runs (see [WriteDeltas]).
 	Pace(p P) Pace
@@ -77,14 +79,13 @@ func Serve[R, P, D any](c *Config, catalog models.Catalog, compat models.Endpoin
 		return
 	}
 	if !e.Streams(p) {
-		var used Usage // charged when the reply ends; nothing if it fails
+		var used Usage // what Reply says to charge; nothing if it fails before the backend answers
 		defer func() { c.Settle(ctx, rsv, used) }()
 		n, err := e.Reply(w, r, p)
+		used = n
 		if err != nil {
 			c.Fail(w, r, err)
-			return
 		}
-		used = n
 		return
 	}
 	s, ok := c.StartStream(w, r)

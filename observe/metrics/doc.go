@@ -3,16 +3,17 @@
 // github.com/gatewaykit/gatewaykit/observe, so that importing the kit
 // never brings Prometheus along; it reads the kit's dependency-free hook
 // points (package telemetry, relay.WithAttemptObserver,
-// auth.WithLimiterErrorObserver) and adds none of its own to the request
-// path.
+// auth.WithLimiterErrorObserver) and the stores' interfaces, and adds
+// none of its own to the request path.
 //
 // # Wiring
 //
 //	reg := prometheus.NewRegistry()
 //	m := metrics.New(reg)
 //	rl, _ := file.Relay(relay.WithAttemptObserver(m.ObserveAttempt))
-//	g, _ := gateway.New(gateway.Config{…, Relay: rl, Tasks: m.Tasks(tasks),
+//	g, _ := gateway.New(gateway.Config{…, Relay: rl, Tasks: m.Tasks(tasks), ResponseStore: m.Responses(rs),
 //		AuthOptions: []auth.Option{auth.WithLimiterErrorObserver(m.ObserveLimiterError)}})
+//	m.WatchUsage(db.Keys())                      // a key store that writes usage behind (SQLite, PostgreSQL)
 //	main := m.Middleware(g)                      // the API listener
 //	admin.Handle(metrics.Pattern, metrics.Handler(reg)) // the admin listener
 //
@@ -34,6 +35,9 @@
 //	gatewaykit_video_tasks_total{status}                 counter, tasks reaching queued, in_progress, completed, failed
 //	gatewaykit_video_queue_depth                         gauge
 //	gatewaykit_rate_limiter_errors_total                 counter, requests whose rate limiter failed
+//	gatewaykit_unstored_responses_total                  counter, responses the store failed to keep
+//	gatewaykit_usage_pending                             gauge, settlements not yet written
+//	gatewaykit_usage_write_failures_total                counter, group commits of usage that failed
 //
 // route is the ServeMux pattern that served the request ("POST
 // /v1/chat/completions"; "/" for unknown paths), model a catalogue id
@@ -56,6 +60,15 @@
 // (auth.SettleParams.InputTokens and OutputTokens, which package gateway
 // hands to the request's telemetry.Info): requests without a key, and
 // video tasks, count none.
+//
+// The last three watch the stores when they fail: a response that the
+// response store failed to keep was generated and charged, and its client
+// was told ([Metrics.Responses]); a key store that writes usage behind
+// in group commits (telemetry.UsageWriter: the SQLite and PostgreSQL
+// stores, given to [Metrics.WatchUsage]) reports the settlements that
+// wait in its memory, which grow while its database cannot be written,
+// and its commits that failed, each tried again. Both are read at each
+// scrape, and are 0 without such a store.
 //
 // The video queue depth is this process's view: tasks created here less
 // those claimed or deleted (while queued) here. Summed over the replicas

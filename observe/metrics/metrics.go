@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -44,6 +45,10 @@ type Metrics struct {
 	tasks     *prometheus.CounterVec
 	queue     prometheus.Gauge
 	limiter   prometheus.Counter
+	unstored  prometheus.Counter
+
+	// usage is the telemetry.UsageWriter of WatchUsage, if any.
+	usage atomic.Pointer[telemetry.UsageWriter]
 
 	// keyRequests and keyTokens count by key id, with WithKeyIDs only.
 	keyRequests *prometheus.CounterVec
@@ -149,13 +154,35 @@ func New(reg prometheus.Registerer, opts ...Option) *Metrics {
 			Name: "gatewaykit_rate_limiter_errors_total",
 			Help: "Requests whose rate limiter (Redis, say) failed: served without a rate limit, or refused with 503, as the gateway is set.",
 		}),
+		unstored: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "gatewaykit_unstored_responses_total",
+			Help: "Responses generated (and charged) that the response store failed to keep; their clients were told.",
+		}),
 		now: time.Now,
 	}
 	for _, o := range opts {
 		o(m)
 	}
+	pending := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "gatewaykit_usage_pending",
+		Help: "Settlements of usage accepted and not yet written by the key store's group commit (0 without one).",
+	}, func() float64 {
+		if w := m.usage.Load(); w != nil {
+			return float64((*w).PendingUsage())
+		}
+		return 0
+	})
+	failures := prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "gatewaykit_usage_write_failures_total",
+		Help: "Group commits of usage that failed (each is tried again).",
+	}, func() float64 {
+		if w := m.usage.Load(); w != nil {
+			return float64((*w).FailedUsageWrites())
+		}
+		return 0
+	})
 	reg.MustRegister(m.requests, m.duration, m.ttft, m.streams, m.tokens, m.refused,
-		m.upstream, m.failovers, m.upTime, m.tasks, m.queue, m.limiter)
+		m.upstream, m.failovers, m.upTime, m.tasks, m.queue, m.limiter, m.unstored, pending, failures)
 	if m.keyRequests != nil {
 		reg.MustRegister(m.keyRequests, m.keyTokens)
 	}

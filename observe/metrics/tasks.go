@@ -9,7 +9,7 @@ import (
 // Tasks returns a videos.TaskStore that is ts, and counts the video tasks
 // that reach each status (gatewaykit_video_tasks_total) and the queue
 // (gatewaykit_video_queue_depth): give it to gateway.Config.Tasks. It
-// keeps ts's Ping (for readiness), when ts has one.
+// keeps ts's Ping and Shared (for readiness), when ts has them.
 func (m *Metrics) Tasks(ts videos.TaskStore) videos.TaskStore {
 	if ts == nil {
 		panic("metrics: Tasks: nil TaskStore")
@@ -72,4 +72,11 @@ func (s *taskStore) Ping(ctx context.Context) error {
 		return p.Ping(ctx)
 	}
 	return nil
+}
+
+// Shared reports whether ts says it is shared by every replica, when it
+// can be asked (for readiness: gateway.SharedPinger).
+func (s *taskStore) Shared() bool {
+	sh, ok := s.TaskStore.(interface{ Shared() bool })
+	return ok && sh.Shared()
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/gatewaykit/gatewaykit/auth"
 )
@@ -17,7 +18,11 @@ func (s *KeyStore) GetKey(ctx context.Context, id string) (*auth.Key, error) {
 	if err := s.db.batcher.waitKey(ctx, id); err != nil {
 		return nil, fmt.Errorf("postgres: getting key %q: %w", id, err)
 	}
-	k, err := scanKey(s.db.pool.QueryRow(ctx, s.db.q(`SELECT `+keyColumns+` FROM gk_keys k WHERE k.id = $1`), id))
+	var k *auth.Key
+	err := s.db.retry(ctx, func() (err error) {
+		k, err = scanKey(s.db.pool.QueryRow(ctx, s.db.q(`SELECT `+keyColumns+` FROM gk_keys k WHERE k.id = $1`), id))
+		return err
+	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("postgres: key id %q: %w", id, auth.ErrKeyNotFound)
 	}
@@ -38,36 +43,37 @@ func (s *KeyStore) ListKeys(ctx context.Context, p auth.ListKeysParams) ([]*auth
 	if err := s.db.batcher.flush(ctx); err != nil {
 		return nil, fmt.Errorf("postgres: listing keys: %w", err)
 	}
-	rows, err := s.db.pool.Query(ctx, s.db.q(`SELECT `+keyColumns+` FROM gk_keys k
-		WHERE k.id COLLATE "C" > $1 ORDER BY k.id COLLATE "C" LIMIT $2`), p.After, limit)
+	var keys []*auth.Key
+	err := s.db.retry(ctx, func() error {
+		rows, err := s.db.pool.Query(ctx, s.db.q(`SELECT `+keyColumns+` FROM gk_keys k
+			WHERE k.id COLLATE "C" > $1 ORDER BY k.id COLLATE "C" LIMIT $2`), p.After, limit)
+		if err != nil {
+			return err
+		}
+		keys, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (*auth.Key, error) { return scanKey(r) })
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("postgres: listing keys: %w", err)
 	}
-	defer rows.Close()
-	var keys []*auth.Key
-	for rows.Next() {
-		k, err := scanKey(rows)
-		if err != nil {
-			return nil, fmt.Errorf("postgres: listing keys: %w", err)
-		}
-		keys = append(keys, k)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("postgres: listing keys: %w", err)
+	if len(keys) == 0 {
+		keys = nil
 	}
 	return keys, nil
 }
 
 // UpdateKey implements [auth.KeyAdmin] in one transaction that locks the
 // key's row (the lock that Reserve and Settle take), so no update of
-// theirs is lost. fn is called once.
+// theirs is lost. fn is called again (on the key read again) if the
+// transaction's connection is lost before it commits: it is then run
+// again on a new connection.
 func (s *KeyStore) UpdateKey(ctx context.Context, id string, fn func(*auth.Key) error) (*auth.Key, error) {
 	if err := s.db.batcher.waitKey(ctx, id); err != nil {
 		return nil, fmt.Errorf("postgres: updating key %q: %w", id, err)
 	}
 	defer s.db.batcher.invalidate(id)
 	var updated *auth.Key
-	err := pgx.BeginFunc(ctx, s.db.pool, func(tx pgx.Tx) error {
+	err := s.db.tx(ctx, false, func(tx pgx.Tx) error {
 		k, err := scanKey(tx.QueryRow(ctx, s.db.q(`SELECT `+keyColumns+` FROM gk_keys k WHERE k.id = $1 FOR UPDATE OF k`), id))
 		if errors.Is(err, pgx.ErrNoRows) {
 			return fmt.Errorf("postgres: key id %q: %w", id, auth.ErrKeyNotFound)
@@ -107,7 +113,13 @@ func (s *KeyStore) DeleteKey(ctx context.Context, id string) error {
 		return fmt.Errorf("postgres: deleting key %q: %w", id, err)
 	}
 	defer s.db.batcher.invalidate(id)
-	tag, err := s.db.pool.Exec(ctx, s.db.q(`DELETE FROM gk_keys WHERE id = $1`), id)
+	var tag pgconn.CommandTag
+	// In a transaction: run again after a COMMIT whose answer was lost,
+	// it would find nothing and say so.
+	err := s.db.tx(ctx, false, func(tx pgx.Tx) (err error) {
+		tag, err = tx.Exec(ctx, s.db.q(`DELETE FROM gk_keys WHERE id = $1`), id)
+		return err
+	})
 	s.unlimited.Delete(id)
 	if err != nil {
 		return fmt.Errorf("postgres: deleting key %q: %w", id, err)
@@ -164,22 +176,28 @@ func (s *KeyStore) Usage(ctx context.Context, p auth.UsageParams) ([]auth.UsageR
 		q += ` WHERE ` + strings.Join(where, " AND ")
 	}
 	q += ` GROUP BY 1 ORDER BY (` + group + `) COLLATE "C"`
-	rows, err := s.db.pool.Query(ctx, s.db.q(q), args...)
+	var out []auth.UsageRow
+	err := s.db.retry(ctx, func() error {
+		rows, err := s.db.pool.Query(ctx, s.db.q(q), args...)
+		if err != nil {
+			return err
+		}
+		out, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (auth.UsageRow, error) {
+			var (
+				r auth.UsageRow
+				g string
+			)
+			err := row.Scan(&g, &r.Requests, &r.InputTokens, &r.OutputTokens, &r.CostUSD)
+			r.SetGroup(p.GroupBy, g)
+			return r, err
+		})
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("postgres: reading usage: %w", err)
 	}
-	defer rows.Close()
-	var out []auth.UsageRow
-	for rows.Next() {
-		var (
-			r auth.UsageRow
-			g string
-		)
-		if err := rows.Scan(&g, &r.Requests, &r.InputTokens, &r.OutputTokens, &r.CostUSD); err != nil {
-			return nil, fmt.Errorf("postgres: reading usage: %w", err)
-		}
-		r.SetGroup(p.GroupBy, g)
-		out = append(out, r)
+	if len(out) == 0 {
+		out = nil
 	}
-	return out, rows.Err()
+	return out, nil
 }

@@ -39,7 +39,8 @@ func (s *ContentStore) Put(ctx context.Context, p videos.PutParams) error {
 		return fmt.Errorf("%w: content: no content type", videos.ErrInvalidParams)
 	}
 	chunk := s.db.chunk
-	err := pgx.BeginFunc(ctx, s.db.pool, func(tx pgx.Tx) error {
+	// Repeatable: it replaces the content, whatever is there.
+	err := s.db.tx(ctx, true, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, s.db.q(`DELETE FROM gk_contents WHERE task_id = $1 AND variant = $2`), p.TaskID, string(p.Variant)); err != nil {
 			return err
 		}
@@ -70,10 +71,12 @@ func (s *ContentStore) Open(ctx context.Context, taskID string, v videos.Variant
 	}
 	r := &chunkReader{s: s}
 	var c videos.Content
-	err := s.db.pool.QueryRow(ctx, s.db.q(`SELECT c.id, c.content_type, c.size, c.chunk_size, c.mod_time, ch.data
-		FROM gk_contents c LEFT JOIN gk_content_chunks ch ON ch.content_id = c.id AND ch.seq = 0
-		WHERE c.task_id = $1 AND c.variant = $2`), taskID, string(v)).
-		Scan(&r.id, &c.ContentType, &r.size, &r.chunkSize, &c.ModTime, &r.buf)
+	err := s.db.retry(ctx, func() error {
+		return s.db.pool.QueryRow(ctx, s.db.q(`SELECT c.id, c.content_type, c.size, c.chunk_size, c.mod_time, ch.data
+			FROM gk_contents c LEFT JOIN gk_content_chunks ch ON ch.content_id = c.id AND ch.seq = 0
+			WHERE c.task_id = $1 AND c.variant = $2`), taskID, string(v)).
+			Scan(&r.id, &c.ContentType, &r.size, &r.chunkSize, &c.ModTime, &r.buf)
+	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, videos.ErrNoContent
 	}
@@ -91,7 +94,11 @@ func (s *ContentStore) Delete(ctx context.Context, taskID string) error {
 	if !videos.ValidID(taskID) {
 		return nil
 	}
-	if _, err := s.db.pool.Exec(ctx, s.db.q(`DELETE FROM gk_contents WHERE task_id = $1`), taskID); err != nil {
+	err := s.db.retry(ctx, func() error { // nothing left, however often it runs
+		_, err := s.db.pool.Exec(ctx, s.db.q(`DELETE FROM gk_contents WHERE task_id = $1`), taskID)
+		return err
+	})
+	if err != nil {
 		return fmt.Errorf("postgres: deleting the content of task %s: %w", taskID, err)
 	}
 	return nil
@@ -126,7 +133,9 @@ func (r *chunkReader) Read(p []byte) (int, error) {
 		// io.Reader has no context: each chunk's query gets a bound of
 		// its own.
 		ctx, cancel := context.WithTimeout(context.Background(), chunkTimeout)
-		err := r.s.db.pool.QueryRow(ctx, r.s.db.q(`SELECT data FROM gk_content_chunks WHERE content_id = $1 AND seq = $2`), r.id, seq).Scan(&b)
+		err := r.s.db.retry(ctx, func() error {
+			return r.s.db.pool.QueryRow(ctx, r.s.db.q(`SELECT data FROM gk_content_chunks WHERE content_id = $1 AND seq = $2`), r.id, seq).Scan(&b)
+		})
 		cancel()
 		if errors.Is(err, pgx.ErrNoRows) {
 			return 0, errors.New("postgres: the content was replaced or deleted while it was read")

@@ -9,6 +9,7 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -71,6 +72,10 @@ const (
 	// database: it tries again, doubling the wait.
 	retryMin = 50 * time.Millisecond
 	retryMax = 2 * time.Second
+	// failureLogEvery is how often the writer logs that its batches keep
+	// failing: the first failure at once, then once per interval while
+	// they do, and once when a batch goes through again.
+	failureLogEvery = time.Minute
 )
 
 // errClosed is the error of a quota call made after Close.
@@ -91,6 +96,10 @@ type quotaOp struct {
 	// doneIn is the number of the completion (quotaBatcher.completions)
 	// that ended the op, 0 until then; set with the batcher's mutex.
 	doneIn uint64
+	// xid is set on a Settle queued again because the transaction that
+	// carried it lost its connection during its COMMIT: the id of that
+	// transaction, which may have committed (see quotaBatcher.run).
+	xid int64
 
 	// The result.
 	status  string // Reserve: ok, not_found or exceeded
@@ -172,6 +181,13 @@ type quotaBatcher struct {
 	completions uint64 // counts the calls of complete
 	lastSweep   time.Time
 	lost        int // Settles given up on at Close
+
+	// The writer's record of its failures, for its logs (loop only).
+	failingSince time.Time // zero while batches go through
+	loggedAt     time.Time // the last log of a failure
+	failures     int       // batches failed since failingSince
+	// failedBatches counts the batches that failed for want of the database.
+	failedBatches atomic.Uint64
 
 	kick chan struct{} // something is queued, or Close was called
 	done chan struct{} // closed when the writer has ended
@@ -443,12 +459,15 @@ func (b *quotaBatcher) loop() {
 			b.queue = nil
 		}
 		b.mu.Unlock()
-		if b.run(batch) {
+		err := b.run(batch)
+		if err == nil {
+			b.recovered()
 			retry = 0
 			continue
 		}
 		// The database could not be reached: the Settles that returned
 		// are queued again, first; wait before trying again.
+		b.failing(err)
 		retry = min(max(2*retry, retryMin), retryMax)
 		b.mu.Lock()
 		closed, by := b.closed, b.closeBy
@@ -468,8 +487,12 @@ func (b *quotaBatcher) loop() {
 // connection, a rolled back transaction (serialization failure,
 // deadlock), scarce resources or an operator's intervention (a server
 // shutting down, a cancelled query), nor one of connecting (refused,
-// even by the server), nor an error of the client side (a timeout).
+// even by the server), nor one of the client side (a timeout), nor a
+// batch whose outcome is not known (errUnknownOutcome).
 func permanent(err error) bool {
+	if errors.Is(err, errUnknownOutcome) { // it may have committed: never sent again call by call
+		return false
+	}
 	var connErr *pgconn.ConnectError
 	if errors.As(err, &connErr) { // whatever the server said, no statement ran
 		return false
@@ -487,11 +510,16 @@ func permanent(err error) bool {
 
 // run commits batch, in one transaction, or, if that fails on a
 // statement, each call in a transaction of its own. Calls that end are
-// completed. It returns false if the database could not be reached: the
-// calls that wait for their result then end with the error, and the
-// Settles that returned when queued are put back at the head of the
-// queue, to be tried again (Close gives up on them after closeTimeout).
-func (b *quotaBatcher) run(batch []*quotaOp) bool {
+// completed. It returns an error if the database could not be reached:
+// the calls that wait for their result then end with it, and the Settles
+// that returned when queued are put back at the head of the queue, to be
+// tried again (Close gives up on them after closeTimeout).
+//
+// Settles put back after a COMMIT whose answer was lost (their xid is
+// set; they are the head of the queue, so the head of batch) are first
+// looked up: if their transaction committed, they end with the results
+// it gave them; if it did not, they are sent again.
+func (b *quotaBatcher) run(batch []*quotaOp) error {
 	timeout := batchTimeout
 	b.mu.Lock()
 	if b.closed {
@@ -500,42 +528,131 @@ func (b *quotaBatcher) run(batch []*quotaOp) bool {
 	b.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
+	if xid := batch[0].xid; xid != 0 {
+		n := 0
+		for n < len(batch) && batch[n].xid == xid {
+			n++
+		}
+		committed, err := b.committed(ctx, xid)
+		if err != nil {
+			return b.failed(batch, err, 0) // each keeps its xid
+		}
+		for _, op := range batch[:n] {
+			op.xid = 0
+		}
+		if committed {
+			b.complete(batch[:n], nil)
+			if batch = batch[n:]; len(batch) == 0 {
+				return nil
+			}
+		}
+	}
 	slices.SortStableFunc(batch, func(x, y *quotaOp) int { return cmp.Compare(x.keyID, y.keyID) })
-	err := b.send(ctx, batch)
+	xid, err := b.commit(ctx, batch)
+	b.db.noteWrite(err)
 	if err == nil {
 		b.complete(batch, nil)
-		return true
+		return nil
 	}
 	if permanent(err) && len(batch) > 1 {
 		for i, op := range batch {
-			err = b.send(ctx, []*quotaOp{op})
+			xid, err = b.commit(ctx, []*quotaOp{op})
 			if err != nil && !permanent(err) {
+				if op.async && xid != 0 {
+					op.xid = xid // the one call of that transaction
+				}
 				b.complete(batch[:i], nil)
-				return b.failed(batch[i:], err)
+				return b.failed(batch[i:], err, 0)
 			}
 			op.err = err
 		}
 		b.complete(batch, nil)
-		return true
+		return nil
 	}
 	if permanent(err) {
 		batch[0].err = err
 		b.complete(batch, nil)
-		return true
+		return nil
 	}
-	return b.failed(batch, err)
+	return b.failed(batch, err, xid)
+}
+
+// errUnknownOutcome is the error of a batch whose transaction lost its
+// connection during its COMMIT, and whose outcome the database could not
+// tell: it may have committed.
+var errUnknownOutcome = errors.New("the connection was lost while the transaction committed, and whether it did is not known")
+
+// commit sends batch ([quotaBatcher.send]) and, if its connection was
+// lost, once more on a new connection: at once if the transaction did
+// not commit (it was lost before its COMMIT was sent), or if the
+// database says that it did not (txid_status, asked when the COMMIT was
+// sent and its answer lost, or timed out). If the database says that it
+// committed, the batch has its results: commit returns nil. A batch
+// whose outcome the database cannot tell fails with an error wrapping
+// errUnknownOutcome, and the transaction's id.
+func (b *quotaBatcher) commit(ctx context.Context, batch []*quotaOp) (xid int64, err error) {
+	for try := 0; ; try++ {
+		var committing bool
+		xid, committing, err = b.send(ctx, batch)
+		if err == nil {
+			return 0, nil
+		}
+		lost := lostConn(err)
+		if lost {
+			b.db.reset()
+		}
+		var pgErr *pgconn.PgError
+		if committing && (lost || !errors.As(err, &pgErr)) { // not an answer of the server's: the outcome is not known
+			committed, serr := b.committed(ctx, xid)
+			switch {
+			case serr != nil:
+				return xid, fmt.Errorf("%w: %w (asking: %w)", errUnknownOutcome, err, serr)
+			case committed:
+				return 0, nil
+			}
+		}
+		if !lost || ctx.Err() != nil || try == 1 {
+			return 0, err
+		}
+	}
+}
+
+// committed asks the database whether the transaction xid committed: true
+// if it did, false if it was rolled back (or never began), and an error
+// if the database cannot say (it cannot be reached, or the transaction is
+// still in progress).
+func (b *quotaBatcher) committed(ctx context.Context, xid int64) (bool, error) {
+	var status *string
+	err := b.db.retry(ctx, func() error {
+		return b.db.pool.QueryRow(ctx, `SELECT txid_status($1)`, xid).Scan(&status)
+	})
+	switch {
+	case err != nil:
+		return false, err
+	case status == nil:
+		return false, fmt.Errorf("%w: transaction %d is too old for its status to be known", errUnknownOutcome, xid)
+	case *status == "committed":
+		return true, nil
+	case *status == "aborted":
+		return false, nil
+	}
+	return false, fmt.Errorf("%w: transaction %d is %s", errUnknownOutcome, xid, *status)
 }
 
 // failed ends the calls of batch that wait for their result with err,
 // and queues the others again at the head of the queue, unless Close's
-// time is up. It returns false.
-func (b *quotaBatcher) failed(batch []*quotaOp, err error) bool {
+// time is up. A non-zero xid is the transaction that may have committed
+// them, which they record. It returns err.
+func (b *quotaBatcher) failed(batch []*quotaOp, err error, xid int64) error {
 	b.mu.Lock()
 	giveUp := b.closed && !time.Now().Before(b.closeBy)
 	b.mu.Unlock()
 	var ended, again []*quotaOp
 	for _, op := range batch {
 		if op.async && !giveUp {
+			if xid != 0 {
+				op.xid = xid
+			}
 			again = append(again, op)
 			continue
 		}
@@ -543,8 +660,45 @@ func (b *quotaBatcher) failed(batch []*quotaOp, err error) bool {
 		ended = append(ended, op)
 	}
 	b.complete(ended, again)
-	return false
+	return err
 }
+
+// failing records that a batch failed for want of the database, and logs
+// it: the first failure at once, then once per failureLogEvery while
+// they go on.
+func (b *quotaBatcher) failing(err error) {
+	now := time.Now()
+	b.failedBatches.Add(1)
+	if b.failingSince.IsZero() {
+		b.failingSince = now
+	}
+	b.failures++
+	if !b.loggedAt.IsZero() && now.Sub(b.loggedAt) < failureLogEvery {
+		return
+	}
+	b.loggedAt = now
+	b.db.log.LogAttrs(context.Background(), slog.LevelError, "postgres: the quota writer cannot reach the database; it keeps its settlements and tries again",
+		slog.Int("pending", b.pending()), slog.Int("failed_batches", b.failures),
+		slog.Duration("failing_for", now.Sub(b.failingSince).Round(time.Millisecond)), slog.String("error", err.Error()))
+}
+
+// recovered records that a batch went through, and logs it if batches
+// had failed before.
+func (b *quotaBatcher) recovered() {
+	if b.failingSince.IsZero() {
+		return
+	}
+	b.db.log.LogAttrs(context.Background(), slog.LevelInfo, "postgres: the quota writer reaches the database again",
+		slog.Int("failed_batches", b.failures), slog.Duration("failed_for", time.Since(b.failingSince).Round(time.Millisecond)))
+	b.failingSince, b.loggedAt, b.failures = time.Time{}, time.Time{}, 0
+}
+
+// pending returns the number of Settles queued or committing.
+func (b *quotaBatcher) pending() int { return len(b.slots) }
+
+// full reports whether the queue of Settles is full: a Settle would wait
+// for room.
+func (b *quotaBatcher) full() bool { return len(b.slots) == cap(b.slots) }
 
 // complete ends the calls of ops: it brings the state of their keys up
 // to date with their results, wakes their callers and frees their places
@@ -620,14 +774,17 @@ func (b *quotaBatcher) complete(ops, again []*quotaOp) {
 }
 
 // send applies ops in one transaction: one statement for each Reserve,
-// and one for each run of Settles of one key.
-func (b *quotaBatcher) send(ctx context.Context, ops []*quotaOp) error {
-	return pgx.BeginFunc(ctx, b.db.pool, func(tx pgx.Tx) error {
+// and one for each run of Settles of one key. It returns the
+// transaction's id (txid_current), and whether err came from its COMMIT
+// after it was sent ([DB.inTx]): every op has its result then.
+func (b *quotaBatcher) send(ctx context.Context, ops []*quotaOp) (xid int64, committing bool, err error) {
+	committing, err = b.db.inTx(ctx, func(tx pgx.Tx) error {
 		var (
 			pb     pgx.Batch
 			groups [][]*quotaOp
 		)
 		pb.Queue("SET LOCAL synchronous_commit = off")
+		pb.Queue("SELECT txid_current()")
 		reserve, settle := b.db.q(`SELECT gk_reserve($1, $2, $3)`), b.db.q(`SELECT * FROM gk_settle($1, $2, $3, $4, $5, $6, $7, $8, $9)`)
 		for i := 0; i < len(ops); {
 			op := ops[i]
@@ -656,6 +813,9 @@ func (b *quotaBatcher) send(ctx context.Context, ops []*quotaOp) error {
 		br := tx.SendBatch(ctx, &pb)
 		defer br.Close()
 		if _, err := br.Exec(); err != nil {
+			return err
+		}
+		if err := br.QueryRow().Scan(&xid); err != nil {
 			return err
 		}
 		for _, group := range groups {
@@ -692,4 +852,5 @@ func (b *quotaBatcher) send(ctx context.Context, ops []*quotaOp) error {
 		}
 		return br.Close()
 	})
+	return xid, committing, err
 }

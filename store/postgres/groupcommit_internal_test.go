@@ -112,7 +112,8 @@ func TestGroupCommitGivesEachCallItsOwnResult(t *testing.T) {
 				require.NoError(t, db.Keys().Reserve(ctx, id, tc.reserved))
 			}
 			ops := tc.ops(id)
-			require.NoError(t, db.batcher.send(ctx, ops), "the batch as one transaction")
+			_, _, err = db.batcher.send(ctx, ops)
+			require.NoError(t, err, "the batch as one transaction")
 			for i, op := range ops {
 				got := want{status: op.status, found: op.found, covered: op.covered, q: op.q}
 				require.Equal(t, tc.want[i], got, "call %d", i)

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/gatewaykit/gatewaykit/auth"
+	"github.com/gatewaykit/gatewaykit/telemetry"
 )
 
 // KeyStore is the [auth.KeyStore] of a [DB]. It keeps the SHA-256 of
@@ -69,7 +70,14 @@ import (
 // long as the database keeps up; at most the queue's 4096). A
 // queued Settle whose statement fails (PostgreSQL refuses it) is logged
 // and dropped; one whose batch could not reach the database is tried
-// again, with a back-off.
+// again, with a back-off (the writer logs it at once, then once a minute
+// while it lasts, and once when a batch goes through again), and never
+// written twice: a batch whose COMMIT's answer was lost is looked up by
+// its transaction id before it is sent again (see "Lost connections" in
+// the package documentation). While the queue is full, Reserve refuses
+// new requests with [ErrBacklog] rather than admit requests whose
+// settlements could not be queued; [KeyStore.PendingUsage] and
+// [KeyStore.FailedUsageWrites] report the writer's state, for metrics.
 //
 // Other replicas see a Settle once it commits. Until then its request's
 // reservation is still held in the database and its usage not yet
@@ -129,6 +137,8 @@ var (
 	_ auth.KeyPutter   = (*KeyStore)(nil)
 	_ auth.KeyAdmin    = (*KeyStore)(nil)
 	_ auth.UsageReader = (*KeyStore)(nil)
+
+	_ telemetry.UsageWriter = (*KeyStore)(nil)
 )
 
 // keyColumns are the columns that scanKey reads, from gk_keys k.
@@ -170,39 +180,57 @@ func scanKey(row pgx.Row) (*auth.Key, error) {
 // of this KeyStore that has returned: if some of the key's are still
 // queued, Lookup waits for their commit and reads the key again.
 func (s *KeyStore) Lookup(ctx context.Context, secret string) (*auth.Key, error) {
+	hash := auth.HashSecret(secret)
 	since := s.db.batcher.mark()
-	row := s.db.pool.QueryRow(ctx, s.db.q(`SELECT `+keyColumns+` FROM gk_keys k WHERE k.secret_hash = $1`), auth.HashSecret(secret))
-	k, err := scanKey(row)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, auth.ErrKeyNotFound
-	}
+	k, err := s.lookup(ctx, hash)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: looking up a key: %w", err)
+		return nil, err
 	}
 	if op := s.db.batcher.pendingKey(k.ID, since); op != nil {
 		// A Settle of the key had not committed when the query began.
 		if err := wait(ctx, op); err != nil {
 			return nil, fmt.Errorf("postgres: looking up a key: %w", err)
 		}
-		row := s.db.pool.QueryRow(ctx, s.db.q(`SELECT `+keyColumns+` FROM gk_keys k WHERE k.secret_hash = $1`), auth.HashSecret(secret))
-		k, err = scanKey(row)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil, auth.ErrKeyNotFound
-		}
-		if err != nil {
-			return nil, fmt.Errorf("postgres: looking up a key: %w", err)
+		if k, err = s.lookup(ctx, hash); err != nil {
+			return nil, err
 		}
 	}
 	s.note(k.ID, k.Quota)
 	return k, nil
 }
 
+// lookup reads the key whose secret hashes to hash (auth.HashSecret).
+func (s *KeyStore) lookup(ctx context.Context, hash string) (*auth.Key, error) {
+	var k *auth.Key
+	err := s.db.retry(ctx, func() (err error) {
+		k, err = scanKey(s.db.pool.QueryRow(ctx, s.db.q(`SELECT `+keyColumns+` FROM gk_keys k WHERE k.secret_hash = $1`), hash))
+		return err
+	})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, auth.ErrKeyNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("postgres: looking up a key: %w", err)
+	}
+	return k, nil
+}
+
+// ErrBacklog is returned, wrapped, by [KeyStore.Reserve] while the queue
+// of Settles to write is full (the database cannot be reached, or does
+// not keep up): the request is refused rather than admitted with a
+// settlement that could not be queued.
+var ErrBacklog = errors.New("postgres: the queue of settlements to write is full")
+
 // Reserve implements [auth.KeyStore]. A negative amount is an error and
 // changes nothing. It waits for its commit, behind the Settles of this
-// KeyStore queued before it, and so sees them.
+// KeyStore queued before it, and so sees them. While the queue of
+// Settles is full it fails at once with an error wrapping [ErrBacklog].
 func (s *KeyStore) Reserve(ctx context.Context, keyID string, amount int64) error {
 	if amount < 0 {
 		return fmt.Errorf("postgres: Reserve: negative amount %d", amount)
+	}
+	if s.db.batcher.full() {
+		return fmt.Errorf("postgres: reserving quota of key %q: %w", keyID, ErrBacklog)
 	}
 	if until, ok := s.unlimited.Load(keyID); ok && time.Now().UnixNano() < until.(int64) {
 		return nil
@@ -260,6 +288,15 @@ func (s *KeyStore) Flush(ctx context.Context) error {
 	return nil
 }
 
+// PendingUsage returns the number of Settles queued or being committed
+// (telemetry.UsageWriter): at most the queue's 4096.
+func (s *KeyStore) PendingUsage() int { return s.db.batcher.pending() }
+
+// FailedUsageWrites returns the number of group commits that failed
+// because the database could not be reached (telemetry.UsageWriter); each
+// is tried again.
+func (s *KeyStore) FailedUsageWrites() uint64 { return s.db.batcher.failedBatches.Load() }
+
 // Add stores k under secret, which must be a well-formed key
 // ([auth.ValidSecret]); only its hash is kept. It returns an error
 // wrapping [auth.ErrDuplicateKey] if k.ID or the secret is already
@@ -270,29 +307,27 @@ func (s *KeyStore) Add(ctx context.Context, secret string, k auth.Key) error {
 	if err := checkKey(secret, k); err != nil {
 		return err
 	}
-	tx, err := s.db.pool.Begin(ctx)
-	if err != nil {
-		return fmt.Errorf("postgres: adding key %q: %w", k.ID, err)
-	}
-	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
-	_, err = tx.Exec(ctx, s.db.q(`INSERT INTO gk_keys (id, secret_hash, owner, unlimited, remaining, used, expires_at, disabled,
-		rate_requests, rate_period_ns, allowed_models, budget_usd, created_at, cost_usd)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, COALESCE($13, now()), $14)`),
-		append(keyArgs(secret, k), max(k.Quota.CostUSD, 0))...)
+	// Not repeatable: run again after a COMMIT whose answer was lost, it
+	// would find the key it added and fail.
+	err := s.db.tx(ctx, false, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, s.db.q(`INSERT INTO gk_keys (id, secret_hash, owner, unlimited, remaining, used, expires_at, disabled,
+			rate_requests, rate_period_ns, allowed_models, budget_usd, created_at, cost_usd)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, COALESCE($13, now()), $14)`),
+			append(keyArgs(secret, k), max(k.Quota.CostUSD, 0))...)
+		if err != nil {
+			return err
+		}
+		if k.Quota.Reserved > 0 && !k.Quota.Unlimited {
+			_, err = tx.Exec(ctx, s.db.q(`INSERT INTO gk_reservations (key_id, instance, amount) VALUES ($1, $2, $3)`),
+				k.ID, s.db.instance, k.Quota.Reserved)
+		}
+		return err
+	})
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "23505" { // unique_violation
 		return fmt.Errorf("postgres: key %q: id or secret already stored: %w", k.ID, auth.ErrDuplicateKey)
 	}
 	if err != nil {
-		return fmt.Errorf("postgres: adding key %q: %w", k.ID, err)
-	}
-	if k.Quota.Reserved > 0 && !k.Quota.Unlimited {
-		if _, err := tx.Exec(ctx, s.db.q(`INSERT INTO gk_reservations (key_id, instance, amount) VALUES ($1, $2, $3)`),
-			k.ID, s.db.instance, k.Quota.Reserved); err != nil {
-			return fmt.Errorf("postgres: adding key %q: %w", k.ID, err)
-		}
-	}
-	if err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("postgres: adding key %q: %w", k.ID, err)
 	}
 	return nil
@@ -312,17 +347,20 @@ func (s *KeyStore) PutKey(ctx context.Context, secret string, k auth.Key) error 
 		return fmt.Errorf("postgres: putting key %q: %w", k.ID, err)
 	}
 	defer s.db.batcher.invalidate(k.ID)
-	_, err := s.db.pool.Exec(ctx, s.db.q(`INSERT INTO gk_keys AS k (id, secret_hash, owner, unlimited, remaining, used, expires_at, disabled,
-		rate_requests, rate_period_ns, allowed_models, budget_usd, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, COALESCE($13, now()))
-		ON CONFLICT (id) DO UPDATE SET secret_hash = excluded.secret_hash, owner = excluded.owner,
-			budget_usd = excluded.budget_usd,
-			unlimited = excluded.unlimited,
-			remaining = CASE WHEN excluded.unlimited THEN 0 ELSE GREATEST(excluded.remaining - k.used, 0) END,
-			expires_at = excluded.expires_at, disabled = excluded.disabled,
-			rate_requests = excluded.rate_requests, rate_period_ns = excluded.rate_period_ns,
-			allowed_models = excluded.allowed_models`),
-		keyArgs(secret, k)...)
+	err := s.db.retry(ctx, func() error { // the same state however often it runs
+		_, err := s.db.pool.Exec(ctx, s.db.q(`INSERT INTO gk_keys AS k (id, secret_hash, owner, unlimited, remaining, used, expires_at, disabled,
+			rate_requests, rate_period_ns, allowed_models, budget_usd, created_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, COALESCE($13, now()))
+			ON CONFLICT (id) DO UPDATE SET secret_hash = excluded.secret_hash, owner = excluded.owner,
+				budget_usd = excluded.budget_usd,
+				unlimited = excluded.unlimited,
+				remaining = CASE WHEN excluded.unlimited THEN 0 ELSE GREATEST(excluded.remaining - k.used, 0) END,
+				expires_at = excluded.expires_at, disabled = excluded.disabled,
+				rate_requests = excluded.rate_requests, rate_period_ns = excluded.rate_period_ns,
+				allowed_models = excluded.allowed_models`),
+			keyArgs(secret, k)...)
+		return err
+	})
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "23505" { // the secret's hash, under another id
 		return fmt.Errorf("postgres: key %q: secret already stored under another id: %w", k.ID, auth.ErrDuplicateKey)
@@ -337,7 +375,11 @@ func (s *KeyStore) PutKey(ctx context.Context, secret string, k auth.Key) error 
 // middleware refuses it with 401. It returns an error wrapping
 // [auth.ErrKeyNotFound] for an unknown id.
 func (s *KeyStore) Disable(ctx context.Context, keyID string) error {
-	tag, err := s.db.pool.Exec(ctx, s.db.q(`UPDATE gk_keys SET disabled = true WHERE id = $1`), keyID)
+	var tag pgconn.CommandTag
+	err := s.db.retry(ctx, func() (err error) {
+		tag, err = s.db.pool.Exec(ctx, s.db.q(`UPDATE gk_keys SET disabled = true WHERE id = $1`), keyID)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("postgres: disabling key %q: %w", keyID, err)
 	}

@@ -3,6 +3,9 @@ package postgres_test
 import (
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
+	"github.com/gatewaykit/gatewaykit/auth"
 	"github.com/gatewaykit/gatewaykit/gateway"
 	"github.com/gatewaykit/gatewaykit/gateway/gatewaytest"
 	"github.com/gatewaykit/gatewaykit/store/postgres"
@@ -23,6 +26,15 @@ func TestPinger(t *testing.T) {
 	for _, s := range stores {
 		t.Run(s.name, func(t *testing.T) {
 			gatewaytest.TestPinger(t, func(t *testing.T) gateway.Pinger { return s.of(newDB(t, pool, nil)) })
+			t.Run("IsSharedByTheReplicas", func(t *testing.T) {
+				sp, ok := s.of(newDB(t, pool, nil)).(gateway.SharedPinger)
+				require.True(t, ok)
+				require.True(t, sp.Shared(), "readiness must not drain every replica when the database is down")
+			})
 		})
 	}
+	t.Run("CachedKeyStoreIsShared", func(t *testing.T) {
+		keys := auth.NewCachedKeyStore(newDB(t, pool, nil).Keys(), auth.DefaultKeyCacheTTL)
+		require.True(t, keys.Shared())
+	})
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -82,6 +83,11 @@ type DB struct {
 	contents *ContentStore
 	batcher  *quotaBatcher
 
+	// writeErr is the error of the last write of the quota writer or
+	// the heartbeat that failed for a reason of the server's, until one
+	// succeeds (see noteWrite).
+	writeErr atomic.Pointer[error]
+
 	stop      chan struct{}
 	done      chan struct{}
 	closeOnce sync.Once
@@ -114,6 +120,9 @@ func Open(ctx context.Context, dsn string, opts *Options) (*DB, error) {
 }
 
 // New is [Open] over a pool that the caller owns: Close leaves it open.
+// A call whose connection was lost resets the pool (pgxpool.Pool.Reset:
+// see "Lost connections" in the package documentation), which drops the
+// caller's idle connections of it too.
 func New(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*DB, error) {
 	if pool == nil {
 		return nil, errors.New("postgres: New: nil pool")
@@ -144,7 +153,15 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*DB, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	if err := Migrate(ctx, pool, o.Schema); err != nil {
+	err := Migrate(ctx, pool, o.Schema)
+	if err != nil && lostConn(err) && ctx.Err() == nil {
+		// A connection of the pool was broken (the server restarted):
+		// the migrations are applied in transactions, and again from
+		// where they stopped.
+		pool.Reset()
+		err = Migrate(ctx, pool, o.Schema)
+	}
+	if err != nil {
 		return nil, err
 	}
 	db := &DB{
@@ -179,18 +196,21 @@ func (db *DB) q(query string) string {
 // heartbeat renews this instance's row, so that its reservations keep
 // counting, and forgets instances that have been gone for an hour,
 // with their reservations.
-func (db *DB) heartbeat(ctx context.Context) error {
-	_, err := db.pool.Exec(ctx, db.q(`
-		INSERT INTO gk_instances (id, expires_at) VALUES ($1, clock_timestamp() + $2 * interval '1 microsecond')
-		ON CONFLICT (id) DO UPDATE SET expires_at = excluded.expires_at`),
-		db.instance, db.ttl.Microseconds())
-	if err != nil {
+func (db *DB) heartbeat(ctx context.Context) (err error) {
+	defer func() { db.noteWrite(err) }()
+	return db.retry(ctx, func() error {
+		_, err := db.pool.Exec(ctx, db.q(`
+			INSERT INTO gk_instances (id, expires_at) VALUES ($1, clock_timestamp() + $2 * interval '1 microsecond')
+			ON CONFLICT (id) DO UPDATE SET expires_at = excluded.expires_at`),
+			db.instance, db.ttl.Microseconds())
+		if err != nil {
+			return err
+		}
+		_, err = db.pool.Exec(ctx, db.q(`
+			WITH gone AS (DELETE FROM gk_instances WHERE expires_at < clock_timestamp() - interval '1 hour' RETURNING id)
+			DELETE FROM gk_reservations WHERE instance IN (SELECT id FROM gone)`))
 		return err
-	}
-	_, err = db.pool.Exec(ctx, db.q(`
-		WITH gone AS (DELETE FROM gk_instances WHERE expires_at < clock_timestamp() - interval '1 hour' RETURNING id)
-		DELETE FROM gk_reservations WHERE instance IN (SELECT id FROM gone)`))
-	return err
+	})
 }
 
 func (db *DB) beat() {
@@ -244,9 +264,12 @@ func (db *DB) Close() error {
 		flushErr := db.batcher.close()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		_, err = db.pool.Exec(ctx, db.q(`
-			WITH gone AS (DELETE FROM gk_instances WHERE id = $1 RETURNING id)
-			DELETE FROM gk_reservations WHERE instance = $1`), db.instance)
+		err = db.retry(ctx, func() error {
+			_, err := db.pool.Exec(ctx, db.q(`
+				WITH gone AS (DELETE FROM gk_instances WHERE id = $1 RETURNING id)
+				DELETE FROM gk_reservations WHERE instance = $1`), db.instance)
+			return err
+		})
 		err = errors.Join(flushErr, err)
 		if db.ownPool {
 			db.pool.Close()

@@ -5,9 +5,12 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -262,7 +265,10 @@ func TestAQueuedSettleIsRetriedWhileTheDatabaseCannotBeReached(t *testing.T) {
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)
-	db := queueDB(t, pool, 0)
+	logs := &recorder{}
+	db, err := New(ctx, pool, &Options{Schema: "s_" + strings.ToLower(rand.Text()), projectionTTL: time.Hour, Logger: slog.New(logs)})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = db.Close() })
 	secret, id := queueKey(t, db, auth.LimitedQuota(100))
 	ks := db.Keys()
 	_, err = ks.Settle(ctx, usageOf(id, 1))
@@ -273,12 +279,86 @@ func TestAQueuedSettleIsRetriedWhileTheDatabaseCannotBeReached(t *testing.T) {
 		_, err := ks.Settle(ctx, usageOf(id, 10))
 		require.NoError(t, err, "queued: the writer keeps it and tries again")
 	}
+	require.Equal(t, 2, ks.PendingUsage())
 	require.Error(t, ks.Reserve(ctx, id, 1), "a Reserve waits for its batch, and fails with it")
+	for ks.FailedUsageWrites() < 4 { // the writer keeps trying
+		time.Sleep(10 * time.Millisecond)
+	}
+	require.Equal(t, []string{"ERROR postgres: the quota writer cannot reach the database; it keeps its settlements and tries again pending=2"},
+		logs.writer("pending"), "logged once per minute, not at each try")
 	allow(true)
 	require.NoError(t, ks.Flush(ctx), "the writer got through")
+	require.Zero(t, ks.PendingUsage())
 	k, err := ks.Lookup(ctx, secret)
 	require.NoError(t, err)
 	require.Equal(t, auth.Quota{Remaining: 79, Used: 21, CostUSD: 1.5}, k.Quota, "both queued Settles, committed once the database came back")
+	require.Equal(t, []string{
+		"ERROR postgres: the quota writer cannot reach the database; it keeps its settlements and tries again",
+		"INFO postgres: the quota writer reaches the database again",
+	}, logs.writer(), "and once when it gets through")
+}
+
+// recorder is a slog.Handler that keeps the records.
+type recorder struct {
+	mu      sync.Mutex
+	records []slog.Record
+}
+
+func (r *recorder) Enabled(context.Context, slog.Level) bool { return true }
+func (r *recorder) WithAttrs([]slog.Attr) slog.Handler       { return r }
+func (r *recorder) WithGroup(string) slog.Handler            { return r }
+func (r *recorder) Handle(_ context.Context, rec slog.Record) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.records = append(r.records, rec.Clone())
+	return nil
+}
+
+// writer returns the level and message of each record of the quota
+// writer (not the heartbeat's), followed by the attributes named.
+func (r *recorder) writer(attrs ...string) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, rec := range r.records {
+		if !strings.HasPrefix(rec.Message, "postgres: the quota writer") {
+			continue
+		}
+		line := rec.Level.String() + " " + rec.Message
+		rec.Attrs(func(a slog.Attr) bool {
+			if slices.Contains(attrs, a.Key) {
+				line += " " + a.String()
+			}
+			return true
+		})
+		out = append(out, line)
+	}
+	return out
+}
+
+func TestAFullQueueRefusesNewRequests(t *testing.T) {
+	ctx := context.Background()
+	pool := queuePool(t)
+	db := queueDB(t, pool, 2)
+	_, id := queueKey(t, db, auth.LimitedQuota(1000))
+	ks := db.Keys()
+	_, err := ks.Settle(ctx, usageOf(id, 1)) // the quota is known: the next Settles return when queued
+	require.NoError(t, err)
+	unlimited, uid := queueKey(t, db, auth.Quota{Unlimited: true})
+	_, err = ks.Lookup(ctx, unlimited) // Reserve trusts it unlimited without asking the database
+	require.NoError(t, err)
+
+	unblock := blockKey(t, pool, db, id)
+	for range 2 {
+		_, err := ks.Settle(ctx, usageOf(id, 1))
+		require.NoError(t, err)
+	}
+	require.Equal(t, 2, ks.PendingUsage())
+	require.ErrorIs(t, ks.Reserve(ctx, id, 1), ErrBacklog, "no room to settle it: refused")
+	require.ErrorIs(t, ks.Reserve(ctx, uid, 1), ErrBacklog, "an unlimited key too")
+	unblock()
+	require.NoError(t, ks.Flush(ctx))
+	require.NoError(t, ks.Reserve(ctx, id, 1), "room again")
 }
 
 func TestCloseGivesUpOnSettlementsItCannotWriteAndSaysSo(t *testing.T) {
@@ -317,6 +397,7 @@ func TestPermanentTellsAStatementsErrorFromAnUnreachableDatabase(t *testing.T) {
 		{&pgconn.ConnectError{Config: &pgconn.Config{}}, false},
 		{context.DeadlineExceeded, false},
 		{errors.New("closed pool"), false},
+		{fmt.Errorf("%w: %w (asking: %w)", errUnknownOutcome, context.DeadlineExceeded, &pgconn.PgError{Code: "22023"}), false},
 	}
 	for _, tc := range tests {
 		require.Equal(t, tc.want, permanent(tc.err), "%v", tc.err)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/gatewaykit/gatewaykit/responses"
 )
@@ -30,8 +31,11 @@ func (s *ResponseStore) Put(ctx context.Context, r *responses.StoredResponse) er
 	if err != nil {
 		return fmt.Errorf("postgres: encoding response %s: %w", r.Response.ID, err)
 	}
-	_, err = s.db.pool.Exec(ctx, s.db.q(`INSERT INTO gk_responses (owner, id, data) VALUES ($1, $2, $3)
-		ON CONFLICT (owner, id) DO UPDATE SET data = excluded.data, updated_at = now()`), r.Owner, r.Response.ID, b)
+	err = s.db.retry(ctx, func() error { // the same row however often it runs
+		_, err := s.db.pool.Exec(ctx, s.db.q(`INSERT INTO gk_responses (owner, id, data) VALUES ($1, $2, $3)
+			ON CONFLICT (owner, id) DO UPDATE SET data = excluded.data, updated_at = now()`), r.Owner, r.Response.ID, b)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("postgres: storing response %s: %w", r.Response.ID, err)
 	}
@@ -41,7 +45,9 @@ func (s *ResponseStore) Put(ctx context.Context, r *responses.StoredResponse) er
 // Get implements [responses.Store].
 func (s *ResponseStore) Get(ctx context.Context, owner, id string) (*responses.StoredResponse, error) {
 	var b []byte
-	err := s.db.pool.QueryRow(ctx, s.db.q(`SELECT data FROM gk_responses WHERE owner = $1 AND id = $2`), owner, id).Scan(&b)
+	err := s.db.retry(ctx, func() error {
+		return s.db.pool.QueryRow(ctx, s.db.q(`SELECT data FROM gk_responses WHERE owner = $1 AND id = $2`), owner, id).Scan(&b)
+	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("postgres: response %s: %w", id, responses.ErrNotFound)
 	}
@@ -57,7 +63,13 @@ func (s *ResponseStore) Get(ctx context.Context, owner, id string) (*responses.S
 
 // Delete implements [responses.Store].
 func (s *ResponseStore) Delete(ctx context.Context, owner, id string) error {
-	tag, err := s.db.pool.Exec(ctx, s.db.q(`DELETE FROM gk_responses WHERE owner = $1 AND id = $2`), owner, id)
+	var tag pgconn.CommandTag
+	// In a transaction: run again after a COMMIT whose answer was lost,
+	// it would find nothing and say so.
+	err := s.db.tx(ctx, false, func(tx pgx.Tx) (err error) {
+		tag, err = tx.Exec(ctx, s.db.q(`DELETE FROM gk_responses WHERE owner = $1 AND id = $2`), owner, id)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("postgres: deleting response %s: %w", id, err)
 	}

@@ -43,8 +43,13 @@ func (s *TaskStore) Create(ctx context.Context, t *videos.Task) error {
 	if err != nil {
 		return fmt.Errorf("postgres: encoding task %s: %w", t.ID, err)
 	}
-	_, err = s.db.pool.Exec(ctx, s.db.q(`INSERT INTO gk_tasks (id, owner, status, created_ns, lease_ns, data)
-		VALUES ($1, $2, $3, $4, $5, $6)`), t.ID, t.Owner, string(t.Status), t.CreatedAt.UnixNano(), leaseNS(t), b)
+	// In a transaction: run again after a COMMIT whose answer was lost,
+	// it would find the task it created and fail.
+	err = s.db.tx(ctx, false, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, s.db.q(`INSERT INTO gk_tasks (id, owner, status, created_ns, lease_ns, data)
+			VALUES ($1, $2, $3, $4, $5, $6)`), t.ID, t.Owner, string(t.Status), t.CreatedAt.UnixNano(), leaseNS(t), b)
+		return err
+	})
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
 		return fmt.Errorf("postgres: task %s: %w", t.ID, videos.ErrExists)
@@ -57,8 +62,11 @@ func (s *TaskStore) Create(ctx context.Context, t *videos.Task) error {
 
 // Get implements [videos.TaskStore].
 func (s *TaskStore) Get(ctx context.Context, owner, id string) (*videos.Task, error) {
-	row := s.db.pool.QueryRow(ctx, s.db.q(`SELECT data FROM gk_tasks WHERE id = $1 AND owner = $2`), id, owner)
-	t, err := scanTask(row)
+	var t *videos.Task
+	err := s.db.retry(ctx, func() (err error) {
+		t, err = scanTask(s.db.pool.QueryRow(ctx, s.db.q(`SELECT data FROM gk_tasks WHERE id = $1 AND owner = $2`), id, owner))
+		return err
+	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("postgres: task %s: %w", id, videos.ErrNotFound)
 	}
@@ -86,7 +94,11 @@ func (s *TaskStore) Claim(ctx context.Context, p videos.ClaimParams) (*videos.Ta
 		p.MaxAttempts = videos.DefaultMaxAttempts
 	}
 	var claimed *videos.Task
-	err := pgx.BeginFunc(ctx, s.db.pool, func(tx pgx.Tx) error {
+	// Repeatable: a claim whose COMMIT's answer was lost holds its task
+	// until the lease runs out; the task is then claimed again (the
+	// attempt counts), as if its worker had died.
+	err := s.db.tx(ctx, true, func(tx pgx.Tx) error {
+		claimed = nil
 		for {
 			rows, err := tx.Query(ctx, s.db.q(`SELECT data FROM gk_tasks
 				WHERE status = 'in_progress' AND lease_ns <= $1
@@ -152,10 +164,17 @@ func failLease(t *videos.Task, now time.Time) {
 }
 
 // Update implements [videos.TaskStore] with [videos.ApplyUpdate] on the
-// task's row, locked for the transaction.
+// task's row, locked for the transaction. It is repeatable (the same
+// update gives the same task): run again because the answer of its
+// COMMIT was lost, a Complete or Fail that finds the task finished that
+// way by the same attempt returns it.
 func (s *TaskStore) Update(ctx context.Context, p videos.UpdateParams) (*videos.Task, error) {
-	var out *videos.Task
-	err := pgx.BeginFunc(ctx, s.db.pool, func(tx pgx.Tx) error {
+	var (
+		out  *videos.Task
+		runs int
+	)
+	err := s.db.tx(ctx, true, func(tx pgx.Tx) error {
+		runs++
 		t, err := scanTask(tx.QueryRow(ctx, s.db.q(`SELECT data FROM gk_tasks WHERE id = $1 FOR UPDATE`), p.ID))
 		if errors.Is(err, pgx.ErrNoRows) {
 			return fmt.Errorf("postgres: task %s: %w", p.ID, videos.ErrNotFound)
@@ -164,6 +183,10 @@ func (s *TaskStore) Update(ctx context.Context, p videos.UpdateParams) (*videos.
 			return err
 		}
 		if err := videos.ApplyUpdate(t, p); err != nil {
+			if runs > 1 && errors.Is(err, videos.ErrFinished) && finishedBy(t, p) {
+				out = t
+				return nil
+			}
 			return err
 		}
 		out = t
@@ -173,6 +196,13 @@ func (s *TaskStore) Update(ctx context.Context, p videos.UpdateParams) (*videos.
 		return nil, err
 	}
 	return out, nil
+}
+
+// finishedBy reports whether t was finished by the update p: completed
+// or failed, as p says, by p's attempt.
+func finishedBy(t *videos.Task, p videos.UpdateParams) bool {
+	return t.Attempts == p.Attempt &&
+		(p.Complete != nil && t.Status == videos.StatusCompleted || p.Fail != nil && t.Status == videos.StatusFailed)
 }
 
 // write stores t over its row.
@@ -194,8 +224,10 @@ func (s *TaskStore) List(ctx context.Context, p videos.ListParams) ([]*videos.Ta
 		afterID string
 	)
 	if p.After != "" {
-		err := s.db.pool.QueryRow(ctx, s.db.q(`SELECT created_ns, id FROM gk_tasks WHERE id = $1 AND owner = $2`),
-			p.After, p.Owner).Scan(&afterNS, &afterID)
+		err := s.db.retry(ctx, func() error {
+			return s.db.pool.QueryRow(ctx, s.db.q(`SELECT created_ns, id FROM gk_tasks WHERE id = $1 AND owner = $2`),
+				p.After, p.Owner).Scan(&afterNS, &afterID)
+		})
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil, false, fmt.Errorf("postgres: task %s: %w", p.After, videos.ErrNotFound)
 		}
@@ -212,11 +244,15 @@ func (s *TaskStore) List(ctx context.Context, p videos.ListParams) ([]*videos.Ta
 		query += ` LIMIT $4`
 		args = append(args, p.Limit+1)
 	}
-	rows, err := s.db.pool.Query(ctx, s.db.q(query), args...)
-	if err != nil {
-		return nil, false, fmt.Errorf("postgres: listing tasks: %w", err)
-	}
-	tasks, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*videos.Task, error) { return scanTask(r) })
+	var tasks []*videos.Task
+	err := s.db.retry(ctx, func() error {
+		rows, err := s.db.pool.Query(ctx, s.db.q(query), args...)
+		if err != nil {
+			return err
+		}
+		tasks, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (*videos.Task, error) { return scanTask(r) })
+		return err
+	})
 	if err != nil {
 		return nil, false, fmt.Errorf("postgres: listing tasks: %w", err)
 	}
@@ -232,7 +268,13 @@ func (s *TaskStore) List(ctx context.Context, p videos.ListParams) ([]*videos.Ta
 
 // Delete implements [videos.TaskStore].
 func (s *TaskStore) Delete(ctx context.Context, owner, id string) error {
-	tag, err := s.db.pool.Exec(ctx, s.db.q(`DELETE FROM gk_tasks WHERE id = $1 AND owner = $2`), id, owner)
+	var tag pgconn.CommandTag
+	// In a transaction: run again after a COMMIT whose answer was lost,
+	// it would find nothing and say so.
+	err := s.db.tx(ctx, false, func(tx pgx.Tx) (err error) {
+		tag, err = tx.Exec(ctx, s.db.q(`DELETE FROM gk_tasks WHERE id = $1 AND owner = $2`), id, owner)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("postgres: deleting task %s: %w", id, err)
 	}

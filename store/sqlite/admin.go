@@ -127,7 +127,7 @@ func (s *KeyStore) DeleteKey(ctx context.Context, id string) error {
 // still in memory (see [KeyStore]), so that it reads every Settle that
 // has returned, then sums the rows in one query.
 func (s *KeyStore) Usage(ctx context.Context, p auth.UsageParams) ([]auth.UsageRow, error) {
-	if err := s.db.usage.flush(s.db); err != nil {
+	if err := s.db.usage.flush(ctx, s.db); err != nil {
 		return nil, fmt.Errorf("sqlite: KeyStore.Usage: committing usage: %w", err)
 	}
 	var group string

@@ -6,9 +6,11 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	_ "modernc.org/sqlite" // the pure Go driver, registered as "sqlite"
@@ -29,6 +31,9 @@ const (
 	// DefaultCommitDelay is how long the usage of a Settle waits in
 	// memory for others to join its group commit.
 	DefaultCommitDelay = time.Millisecond
+	// DefaultMaxPendingUsage is how many usage rows may wait in memory
+	// to be written before new requests are refused.
+	DefaultMaxPendingUsage = 100_000
 )
 
 // Options configure [Open]. The zero value (and a nil *Options) means the
@@ -45,6 +50,15 @@ type Options struct {
 	// DefaultCommitDelay; a negative value, no wait (a commit starts as
 	// soon as the previous one ends).
 	CommitDelay time.Duration
+	// MaxPendingUsage bounds the usage rows (one per Settle with a
+	// model, about 100 bytes each) that wait in memory while the file
+	// cannot be written: from this many on, Reserve refuses new requests
+	// ([ErrBacklog]); the Settles of the requests already admitted are
+	// still kept. 0 means DefaultMaxPendingUsage.
+	MaxPendingUsage int
+	// Logger receives the failures of the usage writer (once a minute
+	// while they last); nil discards them.
+	Logger *slog.Logger
 }
 
 // DB is one SQLite database file holding every store of a gateway: API
@@ -63,6 +77,9 @@ type DB struct {
 	writer *sql.DB      // one connection, BEGIN IMMEDIATE
 	reader *sql.DB      // MaxReaders query_only connections
 	usage  usageState
+	// writeErr is the error of the last write that failed for a reason
+	// of the file's, until a write succeeds (see noteWrite).
+	writeErr atomic.Pointer[error]
 
 	// quotaStmts are the statements of the group commits, prepared once
 	// on the writer's connection: used only while holding it.
@@ -104,8 +121,14 @@ func Open(ctx context.Context, path string, opts *Options) (*DB, error) {
 		return nil, errors.New("sqlite: Open: empty path")
 	case path == ":memory:" || strings.HasPrefix(path, "file:") || strings.ContainsAny(path, "?#"):
 		return nil, fmt.Errorf("sqlite: Open: %q: want the path of a database file (no \":memory:\", \"file:\" URI, '?' or '#')", path)
-	case o.BusyTimeout < 0 || o.MaxReaders < 0:
+	case o.BusyTimeout < 0 || o.MaxReaders < 0 || o.MaxPendingUsage < 0:
 		return nil, errors.New("sqlite: Open: negative Options")
+	}
+	if o.MaxPendingUsage == 0 {
+		o.MaxPendingUsage = DefaultMaxPendingUsage
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	if o.BusyTimeout == 0 {
 		o.BusyTimeout = DefaultBusyTimeout
@@ -136,7 +159,7 @@ func Open(ctx context.Context, path string, opts *Options) (*DB, error) {
 	writer.SetConnMaxIdleTime(0)
 	writer.SetConnMaxLifetime(0)
 	db := &DB{path: path, unlock: unlock, writer: writer}
-	db.usage.init(o.CommitDelay)
+	db.usage.init(o.CommitDelay, o.MaxPendingUsage, o.Logger)
 	if err := db.init(ctx); err != nil {
 		writer.Close()
 		unlock()
@@ -209,7 +232,8 @@ func (db *DB) Contents() *ContentStore { return &ContentStore{db: db} }
 
 // write runs fn in a write transaction (BEGIN IMMEDIATE on the one
 // writer connection) and commits it if fn returns nil.
-func (db *DB) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+func (db *DB) write(ctx context.Context, fn func(tx *sql.Tx) error) (err error) {
+	defer func() { db.noteWrite(err) }()
 	tx, err := db.writer.BeginTx(ctx, nil)
 	if err != nil {
 		return err

@@ -60,6 +60,27 @@
 // usage, and a crash loses at most the Settles of the last CommitDelay
 // and of the commit under way (the handlers settle after the reply is
 // sent, so no client ever waited for that write).
+//
+// A commit that fails (a full disk, a file made read-only) loses
+// nothing: the writer keeps the usage in memory and tries again, waiting
+// from 50 ms to 5 s between tries, and logs it ([Options].Logger) at the
+// first failure, then once a minute while the failures last, and once
+// when a commit goes through again. [KeyStore.PendingUsage] and
+// [KeyStore.FailedUsageWrites] report it, for metrics. Memory is bounded:
+// once [Options].MaxPendingUsage usage rows (100 000 by default, about
+// 10 MB) wait, Reserve refuses new requests with [ErrBacklog] (the
+// gateway answers 503), while the requests already admitted still settle
+// (so at most that many plus the requests in flight are held); nothing is
+// blocked and nothing is dropped.
+//
+// # Readiness
+//
+// [DB.Ping] (a readiness check's: package gateway's Pinger) fails while
+// the file cannot be written, not only when it cannot be read: after a
+// write failed for a reason of the file's, it tries a write of its own
+// (the usage that waits, or a row of its own), and fails until one
+// succeeds. The file is this replica's alone: a gateway whose file
+// cannot be written is not ready.
 // Keys are looked up in the file at each Lookup: serve them through
 // auth.NewCachedKeyStore. Do not write the keys table from another
 // process while the gateway runs; change keys through

@@ -6,11 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gatewaykit/gatewaykit/auth"
+	"github.com/gatewaykit/gatewaykit/telemetry"
 )
 
 // KeyStore is the [auth.KeyStore] of a [DB]. It keeps the SHA-256 of each
@@ -29,7 +32,9 @@ import (
 // left, so a clean shutdown loses nothing, and a crash loses at most the
 // Settles of the last CommitDelay and the commit under way. (The
 // handlers settle after the reply is sent, so no client waits for a
-// commit either way.)
+// commit either way.) A commit that fails is tried again, its usage kept
+// in memory up to [Options].MaxPendingUsage rows; past that, Reserve
+// refuses new requests ([ErrBacklog]). See the package documentation.
 // Concurrent calls lose no update. Do not write the keys table from
 // elsewhere while the gateway runs.
 //
@@ -46,6 +51,8 @@ var (
 	_ auth.KeyPutter   = (*KeyStore)(nil)
 	_ auth.KeyAdmin    = (*KeyStore)(nil)
 	_ auth.UsageReader = (*KeyStore)(nil)
+
+	_ telemetry.UsageWriter = (*KeyStore)(nil)
 )
 
 const keyColumns = `id, owner, unlimited, remaining, reserved, used, expires_at, disabled, rate_requests, rate_period_ns, allowed_models, budget_usd, cost_usd, created_at`
@@ -269,8 +276,16 @@ func (u *usageState) current(k *auth.Key) {
 	u.mu.Unlock()
 }
 
+// ErrBacklog is returned, wrapped, by [KeyStore.Reserve] while the usage
+// rows that wait to be written reach [Options].MaxPendingUsage (the
+// database file cannot be written: a full disk): the request is refused
+// rather than admitted with a usage that memory could not hold.
+var ErrBacklog = errors.New("sqlite: the usage writer is behind: too many usage rows wait to be written")
+
 // Reserve implements [auth.KeyStore]. A negative amount is an error and
-// changes nothing. It is made in memory (see [KeyStore]).
+// changes nothing. It is made in memory (see [KeyStore]). While the usage
+// rows that wait to be written reach [Options].MaxPendingUsage it fails
+// with an error wrapping [ErrBacklog].
 func (s *KeyStore) Reserve(ctx context.Context, keyID string, amount int64) error {
 	if amount < 0 {
 		return fmt.Errorf("sqlite: Reserve: negative amount %d", amount)
@@ -278,6 +293,9 @@ func (s *KeyStore) Reserve(ctx context.Context, keyID string, amount int64) erro
 	u := &s.db.usage
 	u.mu.Lock()
 	defer u.mu.Unlock()
+	if n := len(u.rows) + u.committing; n >= u.max {
+		return fmt.Errorf("sqlite: key id %q: %d usage rows wait to be written: %w", keyID, n, ErrBacklog)
+	}
 	q, err := u.loadLocked(ctx, s.db, keyID)
 	if err != nil {
 		return err
@@ -329,6 +347,14 @@ func (s *KeyStore) Settle(ctx context.Context, p auth.SettleParams) (auth.Quota,
 	return next, err
 }
 
+// PendingUsage returns the number of usage rows (one per Settle with a
+// model) that wait to be written (telemetry.UsageWriter).
+func (s *KeyStore) PendingUsage() int { return s.db.usage.pending() }
+
+// FailedUsageWrites returns the number of group commits that failed
+// (telemetry.UsageWriter); each is tried again.
+func (s *KeyStore) FailedUsageWrites() uint64 { return s.db.usage.failed.Load() }
+
 // usageState is the quota of the keys that Reserve and Settle have
 // touched, held in memory by the DB: as one process uses the file, this
 // copy is the authority, and a writer goroutine brings the file up to it
@@ -344,11 +370,24 @@ type usageState struct {
 	// taken (the writer's, and those of Usage, which flushes first).
 	flushing sync.Mutex
 
+	// committing counts the usage rows taken by the commit under way.
+	committing int
+
 	delay time.Duration // Options.CommitDelay: how long a commit gathers
+	max   int           // Options.MaxPendingUsage
+	log   *slog.Logger  // Options.Logger
 	kick  chan struct{} // something is dirty (buffered: one pending kick)
 	stop  chan struct{} // closed by Close
 	done  chan struct{} // closed when the writer has ended
 	once  sync.Once     // of close
+
+	// failed counts the commits that failed; the writer's record of
+	// its failures, for its logs, is failingSince, loggedAt and failures
+	// (the writer's goroutine only).
+	failed       atomic.Uint64
+	failingSince time.Time
+	loggedAt     time.Time
+	failures     int
 }
 
 // The writer's back-off after a commit failed: it tries again, doubling
@@ -358,8 +397,15 @@ const (
 	retryMax = 5 * time.Second
 )
 
-func (u *usageState) init(delay time.Duration) {
+// failureLogEvery is how often the writer logs that its commits keep
+// failing: the first failure at once, then once per interval while they
+// do, and once when a commit goes through again.
+const failureLogEvery = time.Minute
+
+func (u *usageState) init(delay time.Duration, maxPending int, log *slog.Logger) {
 	u.delay = max(delay, 0)
+	u.max = maxPending
+	u.log = log
 	u.quotas = make(map[string]*auth.Quota)
 	u.dirty = make(map[string]bool)
 	u.kick = make(chan struct{}, 1)
@@ -416,18 +462,55 @@ func (u *usageState) run(db *DB) {
 				return
 			}
 		}
-		if err := u.flush(db); err != nil {
+		if err := u.flush(context.Background(), db); err != nil {
+			u.logFailure(err)
 			retry = min(max(2*retry, retryMin), retryMax)
 			u.wake()
 			continue
 		}
+		u.logRecovery()
 		retry = 0
 	}
 }
 
-// flush writes every dirty quota in one transaction. On failure the
-// quotas are dirty again, for the next try.
-func (u *usageState) flush(db *DB) error {
+// logFailure logs that a commit failed: the first of a run of failures at
+// once, then once per failureLogEvery while they go on.
+func (u *usageState) logFailure(err error) {
+	now := time.Now()
+	if u.failingSince.IsZero() {
+		u.failingSince = now
+	}
+	u.failures++
+	if !u.loggedAt.IsZero() && now.Sub(u.loggedAt) < failureLogEvery {
+		return
+	}
+	u.loggedAt = now
+	u.log.LogAttrs(context.Background(), slog.LevelError, "sqlite: the usage writer cannot write to the database; it keeps the usage and tries again",
+		slog.Int("pending", u.pending()), slog.Int("failed_commits", u.failures),
+		slog.Duration("failing_for", now.Sub(u.failingSince).Round(time.Millisecond)), slog.String("error", err.Error()))
+}
+
+// logRecovery logs that a commit went through after failures.
+func (u *usageState) logRecovery() {
+	if u.failingSince.IsZero() {
+		return
+	}
+	u.log.LogAttrs(context.Background(), slog.LevelInfo, "sqlite: the usage writer writes to the database again",
+		slog.Int("failed_commits", u.failures), slog.Duration("failed_for", time.Since(u.failingSince).Round(time.Millisecond)))
+	u.failingSince, u.loggedAt, u.failures = time.Time{}, time.Time{}, 0
+}
+
+// pending returns the number of usage rows not yet written: queued, or
+// in the commit under way.
+func (u *usageState) pending() int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return len(u.rows) + u.committing
+}
+
+// flush writes every dirty quota in one transaction, within ctx. On
+// failure the quotas are dirty again, for the next try.
+func (u *usageState) flush(ctx context.Context, db *DB) error {
 	u.flushing.Lock()
 	defer u.flushing.Unlock()
 	u.mu.Lock()
@@ -448,18 +531,29 @@ func (u *usageState) flush(db *DB) error {
 	clear(u.dirty)
 	usage := u.rows
 	u.rows = nil
+	u.committing = len(usage)
 	u.mu.Unlock()
 
-	err := db.writeQuotas(context.Background(), ids, rows, usage)
+	err := db.writeQuotas(ctx, ids, rows, usage)
+	db.noteWrite(err)
+	u.failed.Add(uint64(btoi(err != nil)))
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.committing = 0
 	if err != nil {
-		u.mu.Lock()
 		for _, id := range ids {
 			u.dirty[id] = true
 		}
 		u.rows = append(usage, u.rows...)
-		u.mu.Unlock()
 	}
 	return err
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // usageRow is a usage row not yet written.
@@ -477,7 +571,7 @@ func (u *usageState) close(db *DB) error {
 	u.once.Do(func() {
 		close(u.stop)
 		<-u.done
-		err = u.flush(db)
+		err = u.flush(context.Background(), db)
 	})
 	return err
 }

@@ -15,4 +15,18 @@
 //	go r.Run(ctx)
 //
 // gateway.New does this for its Config.Videos.
+//
+// # When the stores fail
+//
+// A video that was generated is not failed because a store failed for a
+// moment (a database that restarts): its content's Put and the update
+// that records its completion are each tried up to six times, 0.5 s
+// after the first failure and twice as long after each next one (about
+// 15 s in all), while the runner keeps renewing the task's lease. A store
+// that still fails after that fails the task ("The generated video could
+// not be stored."); a completion that still cannot be recorded leaves
+// the task in progress, to be claimed again (and generated again) once
+// its lease runs out, which counts as one of its attempts. An error that
+// another try would not mend (the task was deleted or taken over, invalid
+// parameters) is not tried again.
 package runner

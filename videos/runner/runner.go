@@ -26,9 +26,20 @@ const (
 	DefaultGenerationTimeout = time.Hour
 )
 
-// storeTimeout bounds the store and content writes that finish a task
+// storeTimeout bounds each store and content write that finishes a task
 // after its context is gone (a release at shutdown, a failure record).
 const storeTimeout = 10 * time.Second
+
+// The tries at storing a finished task's result: its content and its
+// completion are written up to storeTries times, waiting storeBackoff
+// before the second try and twice as long before each next one (0.5 s,
+// 1 s, 2 s, 4 s, 8 s: about 15 s in all), so that a store that fails for
+// a moment (a database that restarts) does not fail a video that was
+// generated.
+const (
+	storeTries   = 6
+	storeBackoff = 500 * time.Millisecond
+)
 
 // An Option configures [New].
 type Option func(*config)
@@ -43,6 +54,7 @@ type config struct {
 	logger      *slog.Logger
 	now         func() time.Time
 	keys        auth.KeyStore
+	backoff     time.Duration // storeBackoff, but in tests
 }
 
 // WithKeyStore sets the store of the API keys whose quota the video
@@ -190,6 +202,7 @@ func New(store videos.TaskStore, gen videos.Generator, contents videos.ContentSt
 		timeout:     DefaultGenerationTimeout,
 		logger:      slog.New(slog.DiscardHandler),
 		now:         time.Now,
+		backoff:     storeBackoff,
 	}
 	for _, o := range opts {
 		o(&cfg)
@@ -353,9 +366,15 @@ func (r *Runner) runTask(parent context.Context, t *videos.Task) {
 		return got, err
 	}
 
-	// Heartbeat: renew the lease at a third of its length.
+	// Heartbeat: renew the lease at a third of its length, until the
+	// outcome is about to be recorded.
 	hbDone := make(chan struct{})
 	hbStopped := make(chan struct{})
+	stopHeartbeat := sync.OnceFunc(func() {
+		close(hbDone)
+		<-hbStopped
+	})
+	defer stopHeartbeat()
 	go func() {
 		defer close(hbStopped)
 		tick := time.NewTicker(max(r.cfg.lease/3, time.Millisecond))
@@ -389,8 +408,9 @@ func (r *Runner) runTask(parent context.Context, t *videos.Task) {
 	}
 
 	res, genErr := r.generate(genCtx, t, progress)
-	close(hbDone)
-	<-hbStopped
+	if genErr != nil || context.Cause(ctx) == errLeaseGone {
+		stopHeartbeat()
+	}
 
 	switch {
 	case context.Cause(ctx) == errLeaseGone:
@@ -399,20 +419,34 @@ func (r *Runner) runTask(parent context.Context, t *videos.Task) {
 			r.deleteContent(parent, t.ID, log)
 		}
 	case genErr == nil:
-		// Finished, even if the runner is stopping meanwhile: record it.
-		completion, err := r.storeResult(ctx, t, res)
-		if err != nil {
-			r.fail(ctx, t, update, err, log)
-			return
+		// Finished, even if the runner is stopping meanwhile: record it,
+		// trying again while the stores fail (the lease is still renewed).
+		completion, err := r.storeResult(ctx, t, res, log)
+		stopHeartbeat()
+		if err == nil {
+			err = r.tryAgain(ctx, "recording the completion", log, func() error {
+				_, err := update(videos.UpdateParams{Complete: completion})
+				return err
+			})
 		}
-		if _, err := update(videos.UpdateParams{Complete: completion}); err != nil {
+		switch {
+		case err == nil:
+			r.settle(parent, t, true, log)
+			log.LogAttrs(parent, slog.LevelDebug, "videos: task completed")
+		case context.Cause(ctx) == errLeaseGone:
 			if deleted.Load() {
 				r.deleteContent(parent, t.ID, log)
 			}
-			return
+		case parent.Err() != nil:
+			// The runner is stopping for good while the stores fail: hand
+			// the task back, to be generated again.
+			_, err := update(videos.UpdateParams{Release: true})
+			log.LogAttrs(parent, slog.LevelDebug, "videos: task released", slog.Bool("ok", err == nil))
+		case completion == nil:
+			r.fail(ctx, t, update, err, log)
 		}
-		r.settle(parent, t, true, log)
-		log.LogAttrs(parent, slog.LevelDebug, "videos: task completed")
+		// A completion that could not be recorded leaves the task in
+		// progress: once its lease runs out, a runner claims it again.
 	case parent.Err() != nil:
 		// The runner is stopping: hand the task back.
 		_, err := update(videos.UpdateParams{Release: true})
@@ -475,9 +509,45 @@ func failureOf(err error) videos.TaskError {
 	}
 }
 
+// tryAgain calls write up to storeTries times, with a back-off, until it
+// succeeds, fails for good (final), or ctx ends; it logs each failure
+// and returns the last error.
+func (r *Runner) tryAgain(ctx context.Context, what string, log *slog.Logger, write func() error) error {
+	wait := r.cfg.backoff
+	for try := 1; ; try++ {
+		err := write()
+		if err == nil || try == storeTries || final(err) || ctx.Err() != nil {
+			return err
+		}
+		log.LogAttrs(ctx, slog.LevelWarn, "videos: "+what+" failed; trying again",
+			slog.Int("try", try), slog.Duration("wait", wait), slog.String("error", err.Error()))
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		}
+		wait *= 2
+	}
+}
+
+// final reports whether err is one that trying a write again would not
+// mend: invalid parameters, or a task that is no longer this runner's.
+func final(err error) bool {
+	for _, target := range []error{videos.ErrInvalidParams, videos.ErrNotFound, videos.ErrLeaseLost, videos.ErrFinished} {
+		if errors.Is(err, target) {
+			return true
+		}
+	}
+	return false
+}
+
 // storeResult puts the result's bytes in the content store and returns
-// the completion to record.
-func (r *Runner) storeResult(ctx context.Context, t *videos.Task, res *videos.Result) (*videos.Completion, error) {
+// the completion to record. Each Put is tried again while it fails
+// (tryAgain); ctx ends the tries early (the lease is lost, or the
+// runner stops for good).
+func (r *Runner) storeResult(ctx context.Context, t *videos.Task, res *videos.Result, log *slog.Logger) (*videos.Completion, error) {
 	c := &videos.Completion{
 		Metadata:           res.Metadata,
 		ExpiresAt:          res.ExpiresAt,
@@ -490,16 +560,13 @@ func (r *Runner) storeResult(ctx context.Context, t *videos.Task, res *videos.Re
 	if w, h := res.Metadata.Width, res.Metadata.Height; w > 0 && h > 0 {
 		c.Size = fmt.Sprintf("%dx%d", w, h)
 	}
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
-	defer cancel()
-
-	url, err := r.putMedia(wctx, t.ID, videos.VariantVideo, &res.Video)
+	url, err := r.putMedia(ctx, t.ID, videos.VariantVideo, &res.Video, log)
 	if err != nil {
 		return nil, err
 	}
 	c.Metadata.URL = url
 	if res.Thumbnail != nil {
-		url, err := r.putMedia(wctx, t.ID, videos.VariantThumbnail, res.Thumbnail)
+		url, err := r.putMedia(ctx, t.ID, videos.VariantThumbnail, res.Thumbnail, log)
 		if err != nil {
 			return nil, err
 		}
@@ -510,14 +577,19 @@ func (r *Runner) storeResult(ctx context.Context, t *videos.Task, res *videos.Re
 }
 
 // putMedia stores m's bytes, or returns its URL.
-func (r *Runner) putMedia(ctx context.Context, id string, v videos.Variant, m *videos.Media) (string, error) {
+func (r *Runner) putMedia(ctx context.Context, id string, v videos.Variant, m *videos.Media, log *slog.Logger) (string, error) {
 	switch {
 	case len(m.Data) > 0:
 		ct := m.ContentType
 		if ct == "" {
 			ct = "application/octet-stream"
 		}
-		if err := r.contents.Put(ctx, videos.PutParams{TaskID: id, Variant: v, ContentType: ct, Data: m.Data}); err != nil {
+		err := r.tryAgain(ctx, "storing the "+string(v), log, func() error {
+			wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
+			defer cancel()
+			return r.contents.Put(wctx, videos.PutParams{TaskID: id, Variant: v, ContentType: ct, Data: m.Data})
+		})
+		if err != nil {
 			return "", &videos.Failure{Message: "The generated video could not be stored.", Err: err}
 		}
 		return "", nil

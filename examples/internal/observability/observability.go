@@ -17,6 +17,8 @@ import (
 	"github.com/gatewaykit/gatewaykit/observe/metrics"
 	"github.com/gatewaykit/gatewaykit/observe/tracing"
 	"github.com/gatewaykit/gatewaykit/relay"
+	"github.com/gatewaykit/gatewaykit/responses"
+	"github.com/gatewaykit/gatewaykit/telemetry"
 	"github.com/gatewaykit/gatewaykit/videos"
 )
 
@@ -76,6 +78,23 @@ func (o *Observability) Tasks(ts videos.TaskStore) videos.TaskStore {
 		return ts
 	}
 	return o.metrics.Tasks(ts)
+}
+
+// Responses counts the responses that rs fails to keep.
+func (o *Observability) Responses(rs responses.Store) responses.Store {
+	if o == nil || rs == nil {
+		return rs
+	}
+	return o.metrics.Responses(rs)
+}
+
+// WatchUsage reports the usage that keys, a key store, has not written
+// yet, if it writes usage behind (telemetry.UsageWriter: the SQLite and
+// PostgreSQL stores).
+func (o *Observability) WatchUsage(keys any) {
+	if w, ok := keys.(telemetry.UsageWriter); ok && o != nil {
+		o.metrics.WatchUsage(w)
+	}
 }
 
 // Handler wraps a gateway's handler with the metrics and traces

@@ -1,0 +1,63 @@
+package metrics
+
+import (
+	"context"
+	"errors"
+
+	"github.com/gatewaykit/gatewaykit/responses"
+	"github.com/gatewaykit/gatewaykit/telemetry"
+)
+
+// WatchUsage reports w, the key store that writes usage behind (the
+// SQLite or PostgreSQL one: give the store itself, not a cache in front
+// of it), in gatewaykit_usage_pending (the settlements that wait to be
+// written, read at each scrape) and gatewaykit_usage_write_failures_total
+// (its group commits that failed). Without it, both are 0. A later call
+// replaces w.
+func (m *Metrics) WatchUsage(w telemetry.UsageWriter) {
+	if w == nil {
+		panic("metrics: WatchUsage: nil UsageWriter")
+	}
+	m.usage.Store(&w)
+}
+
+// Responses returns a responses.Store that is rs, and counts the
+// responses that it fails to keep (gatewaykit_unstored_responses_total):
+// each failed Put is a response that was generated and charged, whose
+// client was told that it is not stored. Give it to
+// gateway.Config.ResponseStore. It keeps rs's Ping and Shared (for
+// readiness), when rs has them.
+func (m *Metrics) Responses(rs responses.Store) responses.Store {
+	if rs == nil {
+		panic("metrics: Responses: nil Store")
+	}
+	return &responseStore{Store: rs, m: m}
+}
+
+type responseStore struct {
+	responses.Store
+	m *Metrics
+}
+
+func (s *responseStore) Put(ctx context.Context, r *responses.StoredResponse) error {
+	err := s.Store.Put(ctx, r)
+	if err != nil && !errors.Is(err, context.Canceled) {
+		s.m.unstored.Inc()
+	}
+	return err
+}
+
+// Ping asks rs whether it answers, when it can be asked.
+func (s *responseStore) Ping(ctx context.Context) error {
+	if p, ok := s.Store.(interface{ Ping(context.Context) error }); ok {
+		return p.Ping(ctx)
+	}
+	return nil
+}
+
+// Shared reports whether rs says it is shared by every replica, when it
+// can be asked.
+func (s *responseStore) Shared() bool {
+	sh, ok := s.Store.(interface{ Shared() bool })
+	return ok && sh.Shared()
+}
