@@ -165,6 +165,20 @@
 // a client that goes away closes the upstream request at once, before
 // its first byte as well as in the middle of a stream.
 //
+// # Memory
+//
+// Streams are passed on event by event (each event at most 32 MiB, see
+// package sse), and the access points ([NewAccessHandler]) copy replies
+// to the client as they arrive. The replies that the relay reads whole
+// before answering — non-streamed chat, completions and responses replies,
+// translated from another format or not, and the video backend's task
+// replies — are at most 32 MiB each, and bounded together: the replies
+// being read at once, across all requests, hold at most
+// [DefaultMaxReplyBytesInFlight] (64 MiB; [WithMaxReplyBytesInFlight]
+// sets another bound). A reply that does not fit beside the others is a
+// 503 service_unavailable with Retry-After: 1, one larger than the bound
+// a 502 bad_gateway; the rest of it is not read.
+//
 // # Videos
 //
 // [Relay.Videos] is a videos.Generator and a videos.Submitter: mounted
