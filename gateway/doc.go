@@ -113,10 +113,14 @@
 //	ReadHeaderTimeout  10s    [DefaultReadHeaderTimeout]
 //	IdleTimeout        2m     [DefaultIdleTimeout]
 //	MaxHeaderBytes     64 KiB [DefaultMaxHeaderBytes] (431 beyond)
-//	connections        1024   [DefaultMaxConns] (more wait for one to close)
+//	connections        1024   [DefaultMaxConns] (the longest idle gives way)
 //
 // Change a field of the returned server, or pass another n, to change
-// one. ReadTimeout and WriteTimeout stay unset: they bound a whole
+// one. When all n connections are open, the one idle longest (a
+// keep-alive connection between requests) is closed for a new client, so
+// that a flood of idle connections cannot keep /healthz or anyone else
+// waiting; clients wait only while every connection carries a request
+// or a stream. ReadTimeout and WriteTimeout stay unset: they bound a whole
 // request or reply, and would cut event streams.
 //
 // # Configuration files
