@@ -381,6 +381,9 @@ func run(ctx context.Context, addr string, c config, stdout io.Writer) error {
 		al, err := net.Listen("tcp", listenaddr.Normalize(c.adminAddr))
 		if err != nil {
 			l.Close()
+			if errors.Is(err, syscall.EADDRINUSE) {
+				return fmt.Errorf("-admin-addr %s: %w (another process, such as another gateway on this machine, listens there: give each its own -admin-addr, or -admin-addr '' for none)", c.adminAddr, err)
+			}
 			return fmt.Errorf("-admin-addr: %w", err)
 		}
 		mux := http.NewServeMux()

@@ -284,7 +284,7 @@ func run(ctx context.Context, o options, stdout io.Writer, logger *slog.Logger) 
 	if o.adminAddr != "" {
 		if al, err = net.Listen("tcp", listenaddr.Normalize(o.adminAddr)); err != nil {
 			l.Close()
-			return fmt.Errorf("-admin-addr: %w", err)
+			return adminAddrError(o.adminAddr, err)
 		}
 	}
 	go g.Run(context.Background())
@@ -340,6 +340,17 @@ func run(ctx context.Context, o options, stdout io.Writer, logger *slog.Logger) 
 // defaultAdminAddr is the -admin-addr of a server started without one:
 // the loopback interface only.
 const defaultAdminAddr = "127.0.0.1:8090"
+
+// adminAddrError is the error of a failed listen on -admin-addr addr. A
+// port in use is most often another gateway's admin listener, as when a
+// second replica starts on the same machine with the default: say what
+// to do.
+func adminAddrError(addr string, err error) error {
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return fmt.Errorf("-admin-addr %s: %w (another process, such as another gateway on this machine, listens there: give each its own -admin-addr, or -admin-addr '' for none)", addr, err)
+	}
+	return fmt.Errorf("-admin-addr: %w", err)
+}
 
 // newAdminMux returns the mux of the admin listener (-admin-addr): the
 // admin API (package admin) when an admin key is given, on the key store
