@@ -52,7 +52,7 @@
 // [HealthPath] (GET /healthz, 200 while the process answers) and
 // [ReadyPath] (GET /readyz) are served before authentication, without
 // credentials. Readiness asks, at once and each within
-// [Config].ReadyTimeout, the stores of the Config that are [Pinger]s,
+// [Config].ReadyTimeout, the stores of the Config that implement [Pinger],
 // the Relay ([relay.Relay.Ping]: an upstream answered within 30s, else a
 // probe) and [Config].ReadyChecks; it answers 503 service_unavailable in
 // the general error shape, naming the dependencies that did not answer

@@ -153,7 +153,7 @@ type Config struct {
 	AccessLog bool
 
 	// ReadyChecks are further dependencies that GET /readyz asks, by
-	// name, beside the stores of this Config that are [Pinger]s and the
+	// name, beside the stores of this Config that implement [Pinger] and the
 	// Relay (the Redis rate limiter of AuthOptions, say). See
 	// [ReadyPath].
 	ReadyChecks map[string]Pinger

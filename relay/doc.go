@@ -45,10 +45,16 @@
 //	completions.Register(mux, completions.NewHandler(catalog, r.Completions()))
 //	responses.Register(mux, responses.NewHandler(catalog, r.Responses()))
 //	gen := r.Videos()
-//	rn := runner.New(store, gen, contents, runner.WithWorkers(64))
+//	rn := runner.New(store, gen, contents, runner.WithKeyStore(keys), runner.WithWorkers(64))
+//	go rn.Run(ctx) // until ctx is done; rn.Shutdown(ctx) at exit
 //	videos.Register(mux, videos.NewHandler(store, catalog, contents,
 //		videos.WithNotify(rn.Wake), videos.WithSubmitter(gen.(videos.Submitter))))
 //	server := auth.Middleware(keys)(relay.ForwardHeaders(mux))
+//
+// The runner polls the upstream tasks and downloads their videos, and
+// settles each task's charge against keys when it ends (without
+// runner.WithKeyStore the charge stays reserved); see [Relay.Videos]
+// and its example.
 //
 // The handlers own the wire: replies carry the gateway's ids, timestamps
 // and public model names, whatever the upstream sent. The backends
