@@ -214,17 +214,24 @@ func (rb *replyBuffer) readAll(rc io.Reader, u *Upstream) ([]byte, error) {
 	var data []byte
 	for {
 		if len(data) == cap(data) {
-			if int64(len(data)) == rb.max {
-				// Full: the reply must end here.
+			if n := int64(len(data)); n > 0 && (n == rb.max || n == rb.length) {
+				// Full, or as long as it said: the reply should end here.
 				var probe [1]byte
-				n, err := io.ReadFull(rc, probe[:])
+				k, err := io.ReadFull(rc, probe[:])
 				switch {
-				case n > 0:
-					return nil, rb.tooLarge(u)
-				case err == io.EOF:
+				case k == 0 && err == io.EOF:
 					return data, nil
+				case k == 0:
+					return nil, readError(err, u)
+				case n == rb.max:
+					return nil, rb.tooLarge(u)
 				}
-				return nil, readError(err, u)
+				rb.length = -1 // longer than it said: read on
+				if data, err = rb.grow(data, u); err != nil {
+					return nil, err
+				}
+				data = append(data, probe[0])
+				continue
 			}
 			var err error
 			if data, err = rb.grow(data, u); err != nil {
