@@ -39,14 +39,19 @@
 // A key object is
 //
 //	{"object":"api_key","id":"key_…","owner":"acme","quota":100000,"used":1234,
-//	 "rate_limit":"5/s","allowed_models":[],"expires_at":null,"budget_usd":10,
-//	 "cost_usd":0.0123,"disabled":false,"created_at":1795000000}
+//	 "remaining":98766,"rate_limit":"5/s","allowed_models":[],"expires_at":null,
+//	 "budget_usd":10,"cost_usd":0.0123,"disabled":false,"created_at":1795000000}
 //
-// where quota is the whole budget in tokens (null: unlimited): what is
-// left plus what was used (so once the key has used more than a quota
-// set below its usage, or overdrawn it, quota reads as used); used is the
-// tokens recorded, rate_limit null for the gateway's default, and
-// created_at Unix seconds. It never carries the secret or its hash.
+// where quota is the budget in tokens that the key was given, as created
+// or last changed (auth.Key.Granted; null: unlimited); used is the tokens
+// recorded, remaining what is left of the quota (null: unlimited): quota
+// less used, never below 0 — a key that used more than its quota (the
+// request that crosses it is served in full; a quota can be lowered below
+// the usage) has 0 left and keeps its quota. rate_limit is null for the
+// gateway's default, and created_at Unix seconds. The object never
+// carries the secret or its hash. A key store that does not keep
+// auth.Key.Granted reports quota as remaining plus used
+// (auth.Key.GrantedQuota), which is the quota until the key overspends it.
 //
 // GET /admin/v1/keys?limit=20&after=<id> lists keys in order of id,
 // {"object":"list","data":[…],"has_more":true,"last_id":"key_…"}: pass
@@ -55,7 +60,7 @@
 // takes any of owner, quota, rate_limit, allowed_models, expires_at,
 // budget_usd and disabled, sets those given (null restoring the default
 // above), keeps the usage (a quota lower than what was used leaves
-// nothing), and returns the key. DELETE /admin/v1/keys/{id} revokes
+// nothing remaining), and returns the key. DELETE /admin/v1/keys/{id} revokes
 // the key, {"id":"key_…","object":"api_key","deleted":true}: its secret
 // gets 401 invalid_api_key at once from the process whose store the
 // handler was given, and from other processes within their key cache's

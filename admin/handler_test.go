@@ -320,7 +320,8 @@ func TestKeyLifecycle(t *testing.T) {
 	var patched map[string]any
 	require.NoError(t, json.Unmarshal(body, &patched))
 	require.Equal(t, 1234.0, patched["used"])
-	require.Equal(t, 1234.0, patched["quota"], "a quota below what was used leaves nothing: it reads as what was used")
+	require.Equal(t, 1000.0, patched["quota"], "the quota is what was set")
+	require.Equal(t, 0.0, patched["remaining"], "a quota below what was used leaves nothing")
 	require.Equal(t, "unlimited", patched["rate_limit"])
 	require.Equal(t, "acme-2", patched["owner"], "fields not given are kept")
 	k, err = b.keys.Lookup(ctx, created.Secret)
@@ -335,6 +336,38 @@ func TestKeyLifecycle(t *testing.T) {
 	require.ErrorIs(t, err, auth.ErrKeyNotFound, "the secret is revoked")
 	status, _, _ = b.do(t, http.MethodGet, "/admin/v1/keys/"+created.ID, "")
 	require.Equal(t, http.StatusNotFound, status)
+}
+
+// TestQuotaIsWhatWasGranted: a key created with a quota of 1000 that
+// one request charged 4000 (a video: the request that crosses a budget
+// is served) reports its quota as 1000, what it used, and nothing left;
+// not a quota of 4000, what was left plus what was used.
+func TestQuotaIsWhatWasGranted(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	status, _, body := b.do(t, http.MethodPost, "/admin/v1/keys", `{"quota":1000}`)
+	require.Equal(t, http.StatusCreated, status, "%s", body)
+	var got map[string]any
+	require.NoError(t, json.Unmarshal(body, &got))
+	require.Equal(t, 1000.0, got["quota"])
+	require.Equal(t, 1000.0, got["remaining"])
+	id, _ := got["id"].(string)
+
+	_, err := b.keys.Settle(context.Background(), auth.SettleParams{KeyID: id, Used: 4000, Model: "demo-video"})
+	require.ErrorIs(t, err, auth.ErrQuotaExceeded)
+	status, _, body = b.do(t, http.MethodGet, "/admin/v1/keys/"+id, "")
+	require.Equal(t, http.StatusOK, status, "%s", body)
+	require.NoError(t, json.Unmarshal(body, &got))
+	require.Equal(t, 1000.0, got["quota"])
+	require.Equal(t, 4000.0, got["used"])
+	require.Equal(t, 0.0, got["remaining"])
+
+	// Raised to 5000: 1000 left.
+	status, _, body = b.do(t, http.MethodPatch, "/admin/v1/keys/"+id, `{"quota":5000}`)
+	require.Equal(t, http.StatusOK, status, "%s", body)
+	require.NoError(t, json.Unmarshal(body, &got))
+	require.Equal(t, 5000.0, got["quota"])
+	require.Equal(t, 1000.0, got["remaining"])
 }
 
 func TestCreateDefaults(t *testing.T) {

@@ -24,8 +24,9 @@ type keyObject struct {
 	Object        string   `json:"object"`
 	ID            string   `json:"id"`
 	Owner         string   `json:"owner"`
-	Quota         *int64   `json:"quota"` // the whole budget; null: unlimited
+	Quota         *int64   `json:"quota"` // the budget granted; null: unlimited
 	Used          int64    `json:"used"`
+	Remaining     *int64   `json:"remaining"`  // what is left of the quota; null: unlimited
 	RateLimit     *string  `json:"rate_limit"` // null: the gateway's default
 	AllowedModels []string `json:"allowed_models"`
 	ExpiresAt     *string  `json:"expires_at"`
@@ -69,8 +70,8 @@ type usageRow struct {
 // 0.3 rather than 0.30000000000000004.
 func roundUSD(v float64) float64 { return math.Round(v*1e10) / 1e10 }
 
-// keyObjectOf returns the wire form of k. Its quota is the whole budget,
-// what is left plus what was used (after an overdraft, what was used).
+// keyObjectOf returns the wire form of k. Its quota is the budget it was
+// granted (auth.Key.GrantedQuota), its remaining what is left of it.
 func keyObjectOf(k *auth.Key) keyObject {
 	o := keyObject{Object: objectKey, ID: k.ID, Owner: k.Owner, Used: k.Quota.Used,
 		AllowedModels: slices.Clone(k.AllowedModels), CostUSD: roundUSD(k.Quota.CostUSD), Disabled: k.Disabled}
@@ -78,11 +79,8 @@ func keyObjectOf(k *auth.Key) keyObject {
 		o.AllowedModels = []string{}
 	}
 	if !k.Quota.Unlimited {
-		q := k.Quota.Remaining + k.Quota.Used
-		if q < 0 { // overflow
-			q = math.MaxInt64
-		}
-		o.Quota = &q
+		q, rem := k.GrantedQuota(), k.Quota.Remaining
+		o.Quota, o.Remaining = &q, &rem
 	}
 	if k.RateLimit != nil {
 		s := formatLimit(*k.RateLimit)
@@ -141,8 +139,8 @@ type keyInput struct {
 	disabled      bool
 }
 
-// apply sets the fields of in on k. The quota is the whole budget: what
-// is left becomes it less what k used.
+// apply sets the fields of in on k. The quota is the budget granted: what
+// is left becomes it less what k used, never below 0.
 func (in *keyInput) apply(k *auth.Key) {
 	if in.has["owner"] {
 		k.Owner = in.owner
@@ -152,6 +150,7 @@ func (in *keyInput) apply(k *auth.Key) {
 			k.Quota.Unlimited = true
 		} else {
 			k.Quota.Unlimited = false
+			k.Granted = *in.quota
 			k.Quota.Remaining = max(*in.quota-k.Quota.Used, 0)
 		}
 	}

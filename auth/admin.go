@@ -35,8 +35,10 @@ type KeyAdmin interface {
 	ListKeys(ctx context.Context, p ListKeysParams) ([]*Key, error)
 	// UpdateKey changes the key with id id in one atomic step: fn gets
 	// a copy of the stored key and changes it, and the store keeps what
-	// fn left in Owner, ExpiresAt, Disabled, RateLimit, AllowedModels and
-	// in Quota.Unlimited, Quota.Remaining and Quota.BudgetUSD; the ID,
+	// fn left in Owner, ExpiresAt, Disabled, RateLimit, AllowedModels,
+	// Granted and in Quota.Unlimited, Quota.Remaining and
+	// Quota.BudgetUSD (fn keeps Remaining and Granted consistent: see
+	// [Key].Granted); the ID,
 	// CreatedAt and the usage (Quota.Used, Reserved and CostUSD) stay the
 	// store's. If fn returns an error, nothing changes and UpdateKey
 	// returns it. UpdateKey returns the key as stored afterwards, or an

@@ -120,7 +120,8 @@ type KeyPutter interface {
 	// Used, Reserved and CostUSD (0 for a new key), k.Quota.BudgetUSD is
 	// stored as it is, and its Remaining becomes the
 	// budget less Used, never below 0, so that putting a key again never
-	// refunds what it spent. A new secret for a stored id replaces the
+	// refunds what it spent. The budget is stored as the key's Granted
+	// (0 for an unlimited key); k.Granted is ignored. A new secret for a stored id replaces the
 	// old one, which stops working. A new key's CreatedAt is k.CreatedAt,
 	// or the store's clock if that is zero; an update keeps the stored
 	// one. PutKey returns an error wrapping
@@ -144,6 +145,15 @@ func Budget(budget Quota, used, reserved int64) Quota {
 		q.Reserved = max(reserved, 0)
 	}
 	return q
+}
+
+// grantedBy is the Granted that [KeyPutter.PutKey] stores for a key whose
+// whole budget is budget.
+func grantedBy(budget Quota) int64 {
+	if budget.Unlimited {
+		return 0
+	}
+	return max(budget.Remaining, 0)
 }
 
 // SettleParams are the parameters of [KeyStore.Settle].
@@ -187,6 +197,15 @@ type Key struct {
 	// zero, which is refused with 403: set it explicitly, to
 	// [UnlimitedQuota] or [LimitedQuota].
 	Quota Quota
+	// Granted is the whole budget that a limited key was given, as last
+	// set ([KeyPutter.PutKey]'s budget, or a [KeyAdmin] change), of which
+	// Quota.Remaining is what is left: Granted less Quota.Used, never
+	// below 0. It says what Quota cannot once the key has used more than
+	// it was granted (the request that crosses the budget is served, and
+	// a budget may be lowered below the usage): then Remaining is 0 and
+	// Used is above Granted. It is 0 for an unlimited key. Only the admin
+	// API reads it (see [Key.GrantedQuota]); quota checks read Quota.
+	Granted int64
 	// ExpiresAt is when the key stops working; the zero time means never.
 	ExpiresAt time.Time
 	// Disabled keys are refused with 401 invalid_api_key.
@@ -202,6 +221,24 @@ type Key struct {
 	// CreatedAt is when the key was first stored; a store sets it (to
 	// its clock) when it is zero.
 	CreatedAt time.Time
+}
+
+// GrantedQuota returns k.Granted, or, when Granted is below
+// Quota.Remaining and so cannot be the key's (a store that does not keep
+// it, a key made without it), Remaining plus Used: what a key whose
+// budget never changed and was never overdrawn was granted. It is 0 for
+// an unlimited key.
+func (k *Key) GrantedQuota() int64 {
+	switch {
+	case k.Quota.Unlimited:
+		return 0
+	case k.Granted >= k.Quota.Remaining:
+		return k.Granted
+	}
+	if g := k.Quota.Remaining + k.Quota.Used; g >= 0 {
+		return g
+	}
+	return math.MaxInt64 // overflow
 }
 
 // Expired reports whether k has expired at now.

@@ -42,7 +42,8 @@ func NewMemoryKeyStore() *MemoryKeyStore {
 }
 
 // Add stores k under secret, which must be a well-formed key
-// ([ValidSecret]); mint one with [NewSecret]. k is copied. Add returns an
+// ([ValidSecret]); mint one with [NewSecret]. k is copied, its Granted
+// made [Key.GrantedQuota] (Remaining plus Used when k does not say). Add returns an
 // error wrapping [ErrDuplicateKey] if k.ID or secret is already stored,
 // and an error (that does not contain the secret) for a malformed secret
 // or an empty id.
@@ -68,6 +69,7 @@ func (s *MemoryKeyStore) Add(_ context.Context, secret string, k Key) error {
 	if c.Quota.Unlimited {
 		c.Quota.Reserved = 0
 	}
+	c.Granted = c.GrantedQuota()
 	s.byHash[h] = c
 	s.byID[c.ID] = c
 	s.hashOf[c.ID] = h
@@ -87,6 +89,7 @@ func (s *MemoryKeyStore) PutKey(_ context.Context, secret string, k Key) error {
 	}
 	c := k.Clone()
 	c.Quota = Budget(k.Quota, 0, 0)
+	c.Granted = grantedBy(k.Quota)
 	if c.CreatedAt.IsZero() {
 		c.CreatedAt = time.Now()
 	}
@@ -248,16 +251,18 @@ func (s *MemoryKeyStore) UpdateKey(_ context.Context, id string, fn func(*Key) e
 // changed stored into changed: changed's fields, but the ID, CreatedAt
 // and usage (Quota.Used, Reserved and CostUSD) of stored, and a quota
 // that follows the rules of [Quota] (nothing negative; an unlimited
-// quota has no Remaining or Reserved). For the implementations of
-// KeyAdmin.
+// quota has no Remaining or Reserved, and its key no Granted). For the
+// implementations of KeyAdmin.
 func UpdatedKey(stored, changed *Key) *Key {
 	n := changed.Clone()
 	n.ID, n.CreatedAt = stored.ID, stored.CreatedAt
 	q := stored.Quota
 	q.Unlimited, q.BudgetUSD = changed.Quota.Unlimited, max(changed.Quota.BudgetUSD, 0)
 	q.Remaining = max(changed.Quota.Remaining, 0)
+	n.Granted = max(changed.Granted, 0)
 	if q.Unlimited {
 		q.Remaining, q.Reserved = 0, 0
+		n.Granted = 0
 	}
 	n.Quota = q
 	return n

@@ -31,7 +31,7 @@ func newFakeAdmin(t *testing.T, adminKey string) *fakeAdmin {
 		secrets: map[string]string{},
 		usage:   map[string]string{},
 		keys: []map[string]any{{
-			"object": "api_key", "id": "key-demo", "owner": "demo", "quota": nil, "used": 42,
+			"object": "api_key", "id": "key-demo", "owner": "demo", "quota": nil, "used": 42, "remaining": nil,
 			"rate_limit": nil, "allowed_models": []any{}, "expires_at": nil, "budget_usd": nil,
 			"cost_usd": 0.12, "disabled": false, "created_at": 1764000000,
 		}},
@@ -47,13 +47,14 @@ func newFakeAdmin(t *testing.T, adminKey string) *fakeAdmin {
 		defer f.mu.Unlock()
 		f.n++
 		k := map[string]any{"object": "api_key", "id": fmt.Sprintf("key_%d", f.n), "used": 0, "cost_usd": 0,
-			"disabled": false, "created_at": time.Now().Unix(), "quota": nil, "rate_limit": nil,
+			"disabled": false, "created_at": time.Now().Unix(), "quota": nil, "remaining": nil, "rate_limit": nil,
 			"allowed_models": []any{}, "expires_at": nil, "budget_usd": nil}
 		for _, name := range []string{"owner", "quota", "rate_limit", "allowed_models", "expires_at", "budget_usd"} {
 			if v, ok := in[name]; ok {
 				k[name] = v
 			}
 		}
+		k["remaining"] = k["quota"] // nothing used yet
 		f.created = in
 		f.keys = append(f.keys, k)
 		secret := fmt.Sprintf("sk-new-secret-%d", f.n)
@@ -176,7 +177,7 @@ func (f *fakeAdmin) addKeys(n int) {
 	for range n {
 		f.n++
 		f.keys = append(f.keys, map[string]any{"object": "api_key", "id": fmt.Sprintf("key_%d", f.n), "owner": "team",
-			"quota": 1000, "used": f.n, "rate_limit": "10/s", "allowed_models": []any{"demo-chat"}, "expires_at": nil,
+			"quota": 1000, "used": f.n, "remaining": 1000 - f.n, "rate_limit": "10/s", "allowed_models": []any{"demo-chat"}, "expires_at": nil,
 			"budget_usd": 5, "cost_usd": 0.5, "disabled": false, "created_at": 1764000000})
 	}
 }

@@ -882,11 +882,14 @@ func TestBrowserAdminKeysAndUsage(t *testing.T) {
 	row := `#keys-table tr[data-key="` + id + `"]`
 	require.Contains(t, text(t, ctx, row), "alice")
 	require.Contains(t, text(t, ctx, row), "demo-chat, demo-video")
+	for col, want := range map[int]string{3: "5000", 4: "0", 5: "5000"} { // quota, used, remaining
+		require.Equal(t, want, text(t, ctx, fmt.Sprintf("%s td:nth-child(%d)", row, col)), "column %d", col)
+	}
 	screenshot(t, ctx, "admin")
 
 	// Disable, then revoke (two presses).
 	do(t, ctx, chromedp.Click(chromedp.CSS(row+` button[aria-label="Disable `+id+`"]`)))
-	wait(t, ctx, `document.querySelector('`+row+` td:nth-child(9)').textContent === 'disabled'`)
+	wait(t, ctx, `document.querySelector('`+row+` td:nth-child(10)').textContent === 'disabled'`)
 	do(t, ctx, chromedp.Click(chromedp.CSS(row+` button.danger`)))
 	require.Equal(t, "Confirm revoke", text(t, ctx, row+` button.danger`))
 	do(t, ctx, chromedp.Click(chromedp.CSS(row+` button.danger`)))

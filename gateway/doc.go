@@ -60,7 +60,7 @@
 // [HealthPath] (GET /healthz, 200 while the process answers) and
 // [ReadyPath] (GET /readyz) are served before authentication, without
 // credentials. Readiness asks, at once and each within
-// [Config].ReadyTimeout, the stores of the Config that are [Pinger]s,
+// [Config].ReadyTimeout, the stores of the Config that implement [Pinger],
 // the Relay ([relay.Relay.Ping]: an upstream answered within 30s, else a
 // probe) and [Config].ReadyChecks; it answers 503 service_unavailable in
 // the general error shape, naming the dependencies that did not answer
@@ -137,10 +137,14 @@
 //	ReadHeaderTimeout  10s    [DefaultReadHeaderTimeout]
 //	IdleTimeout        2m     [DefaultIdleTimeout]
 //	MaxHeaderBytes     64 KiB [DefaultMaxHeaderBytes] (431 beyond)
-//	connections        1024   [DefaultMaxConns] (more wait for one to close)
+//	connections        1024   [DefaultMaxConns] (the longest idle gives way)
 //
 // Change a field of the returned server, or pass another n, to change
-// one. ReadTimeout and WriteTimeout stay unset: they bound a whole
+// one. When all n connections are open, the one idle longest (a
+// keep-alive connection between requests) is closed for a new client, so
+// that a flood of idle connections cannot keep /healthz or anyone else
+// waiting; clients wait only while every connection carries a request
+// or a stream. ReadTimeout and WriteTimeout stay unset: they bound a whole
 // request or reply, and would cut event streams.
 //
 // # Configuration files

@@ -121,7 +121,7 @@ func TestLoadFileKeys(t *testing.T) {
 
 	got, err := keys.Lookup(ctx, "sk-a")
 	require.NoError(t, err)
-	want := &auth.Key{ID: "a", Owner: "o", Quota: auth.LimitedQuota(100),
+	want := &auth.Key{ID: "a", Owner: "o", Quota: auth.LimitedQuota(100), Granted: 100,
 		RateLimit:     &auth.Limit{Requests: 5, Period: time.Minute},
 		AllowedModels: []string{"m"},
 		ExpiresAt:     time.Date(2030, 1, 2, 2, 4, 5, 0, time.UTC),

@@ -165,9 +165,9 @@ type Config struct {
 	AccessLog bool
 
 	// ReadyChecks are further dependencies that GET /readyz asks, by
-	// name, beside the stores of this Config that are [Pinger]s and the
-	// Relay (the Redis rate limiter of AuthOptions, say). Wrap one that
-	// every replica shares with [Shared]. See [ReadyPath].
+	// name, beside the stores of this Config that implement [Pinger] and
+	// the Relay (the Redis rate limiter of AuthOptions, say). Wrap one
+	// that every replica shares with [Shared]. See [ReadyPath].
 	ReadyChecks map[string]Pinger
 	// ReadyTimeout bounds each readiness check; 0 means
 	// DefaultReadyTimeout (2s).

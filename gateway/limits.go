@@ -12,6 +12,7 @@ import (
 	"time"
 
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/internal/bytesem"
 	"github.com/gatewaykit/gatewaykit/videos"
 )
 
@@ -84,10 +85,7 @@ func LimitBodies(l BodyLimits) func(http.Handler) http.Handler {
 	if l.ErrorShape == nil {
 		l.ErrorShape = ErrorShape
 	}
-	var sem *byteSem
-	if l.MaxBytesInFlight > 0 {
-		sem = &byteSem{max: l.MaxBytesInFlight}
-	}
+	sem := bytesem.New(l.MaxBytesInFlight) // nil: no bound
 	return func(next http.Handler) http.Handler {
 		if next == nil {
 			panic("gateway: LimitBodies: nil next Handler")
@@ -98,8 +96,8 @@ func LimitBodies(l BodyLimits) func(http.Handler) http.Handler {
 				return
 			}
 			b := &limitedBody{rc: r.Body, sem: sem}
-			if sem != nil && r.ContentLength > 0 && r.ContentLength <= sem.max {
-				if !sem.tryAcquire(r.ContentLength) {
+			if sem != nil && r.ContentLength > 0 && r.ContentLength <= sem.Max() {
+				if !sem.TryAcquire(r.ContentLength) {
 					// The body is not read: close the connection (an
 					// HTTP/2 stream is reset) rather than wait for the
 					// client to send it.
@@ -153,38 +151,12 @@ func errBodyTimeout(d time.Duration, cause error) *apierrors.Error {
 	return apierrors.New(apierrors.CodeRequestTimeout, fmt.Sprintf("The request body was not received within %s.", d)).WithCause(cause)
 }
 
-// byteSem is a semaphore on bytes that never waits.
-type byteSem struct {
-	mu   sync.Mutex
-	used int64
-	max  int64
-}
-
-func (s *byteSem) tryAcquire(n int64) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.used+n > s.max {
-		return false
-	}
-	s.used += n
-	return true
-}
-
-func (s *byteSem) release(n int64) {
-	if n == 0 {
-		return
-	}
-	s.mu.Lock()
-	s.used -= n
-	s.mu.Unlock()
-}
-
 // limitedBody is a request body under [LimitBodies]. Read may be called
 // from another goroutine than the handler's (a relay's transport); the
 // bookkeeping is under mu, never the read itself.
 type limitedBody struct {
 	rc      io.ReadCloser
-	sem     *byteSem
+	sem     *bytesem.Sem
 	timeout time.Duration
 
 	mu      sync.Mutex
@@ -210,7 +182,7 @@ func (b *limitedBody) Read(p []byte) (int, error) {
 		return n, err
 	}
 	if n > 0 && b.sem != nil && !b.prepaid {
-		if !b.sem.tryAcquire(int64(n)) {
+		if !b.sem.TryAcquire(int64(n)) {
 			b.err = errBusy()
 			// The rest is not read: the server's discarding of it fails
 			// at once, and the connection is closed.
@@ -254,7 +226,7 @@ func (b *limitedBody) finish() {
 	defer b.mu.Unlock()
 	b.done, b.ctl = true, nil
 	if b.sem != nil {
-		b.sem.release(b.held)
+		b.sem.Release(b.held)
 		b.held = 0
 	}
 }

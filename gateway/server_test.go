@@ -130,33 +130,163 @@ func roundTripLenient(t *testing.T, c net.Conn, extra string) *http.Response {
 	return res
 }
 
+// blocking serves "hello" on / once release is closed (or the request
+// ends), and tells started of each request it holds.
+func blocking(started chan<- struct{}, release <-chan struct{}) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/" {
+			started <- struct{}{}
+			select {
+			case <-release:
+			case <-r.Context().Done():
+				return
+			}
+		}
+		io.WriteString(w, "hello")
+	})
+}
+
+// get sends GET / on c and returns the reply's status, or the error, for
+// a goroutine of its own.
+func get(c net.Conn) string {
+	if err := c.SetDeadline(time.Now().Add(wait)); err != nil {
+		return err.Error()
+	}
+	if _, err := io.WriteString(c, "GET / HTTP/1.1\r\nHost: gateway\r\n\r\n"); err != nil {
+		return err.Error()
+	}
+	res, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		return err.Error()
+	}
+	defer res.Body.Close()
+	if _, err := io.Copy(io.Discard, res.Body); err != nil {
+		return err.Error()
+	}
+	return res.Status
+}
+
 // TestLimitListenerHoldsConnectionsBeyondTheLimit: with a limit of one,
-// a second client is not served while the first holds its connection,
-// and is served as soon as the first closes it.
+// a second client is not served while the first holds its connection
+// with a request in progress, and is served as soon as the first's
+// request ends (its connection falls idle, and gives way).
 func TestLimitListenerHoldsConnectionsBeyondTheLimit(t *testing.T) {
 	t.Parallel()
-	addr := serve(t, gateway.NewServer("", hello), 1)
+	started, release := make(chan struct{}, 1), make(chan struct{})
+	addr := serve(t, gateway.NewServer("", blocking(started, release)), 1)
 
 	first, err := net.Dial("tcp", addr)
 	require.NoError(t, err)
-	require.Equal(t, http.StatusOK, roundTrip(t, first, bufio.NewReader(first), "").StatusCode)
+	defer first.Close()
+	firstReply := make(chan string, 1)
+	go func() { firstReply <- get(first) }()
+	<-started
 
-	second, err := net.Dial("tcp", addr) // queued by the kernel
+	second, err := net.Dial("tcp", addr) // accepted, or queued by the kernel
 	require.NoError(t, err)
 	defer second.Close()
-	_, err = io.WriteString(second, "GET / HTTP/1.1\r\nHost: gateway\r\n\r\n")
+	_, err = io.WriteString(second, "GET /other HTTP/1.1\r\nHost: gateway\r\n\r\n")
 	require.NoError(t, err)
 	br := bufio.NewReader(second)
 	require.NoError(t, second.SetReadDeadline(time.Now().Add(100*time.Millisecond)))
 	_, err = br.ReadByte()
-	require.ErrorIs(t, err, os.ErrDeadlineExceeded, "not served while the first connection is open")
+	require.ErrorIs(t, err, os.ErrDeadlineExceeded, "not served while the first connection carries a request")
 
-	require.NoError(t, first.Close())
+	close(release)
+	require.Equal(t, "200 OK", <-firstReply, "the request in progress is never cut")
 	require.NoError(t, second.SetReadDeadline(time.Now().Add(wait)))
 	res, err := http.ReadResponse(br, nil)
-	require.NoError(t, err, "served once the first connection closed")
+	require.NoError(t, err, "served once the first connection fell idle")
 	require.Equal(t, http.StatusOK, res.StatusCode)
 	require.NoError(t, res.Body.Close())
+}
+
+// TestHealthAnswersUnderAFloodOfIdleConnections: when idle keep-alive
+// connections hold every slot of a LimitListener (and more wait behind
+// them), /healthz still answers: idle connections give way to new ones,
+// the longest idle first. Before, the health check waited for an idle
+// connection to time out (DefaultIdleTimeout).
+func TestHealthAnswersUnderAFloodOfIdleConnections(t *testing.T) {
+	t.Parallel()
+	const n = 4
+	addr := serve(t, gateway.NewServer("", newDemo(t, nil)), n)
+
+	// n keep-alive connections, each left idle after one request, and
+	// 2n more behind them, their requests sent.
+	for i := range 3 * n {
+		c, err := net.Dial("tcp", addr)
+		require.NoError(t, err)
+		t.Cleanup(func() { c.Close() })
+		_, err = io.WriteString(c, "GET "+gateway.HealthPath+" HTTP/1.1\r\nHost: gateway\r\n\r\n")
+		require.NoError(t, err)
+		if i >= n {
+			continue
+		}
+		require.NoError(t, c.SetDeadline(time.Now().Add(wait)))
+		res, err := http.ReadResponse(bufio.NewReader(c), nil)
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, res.StatusCode)
+		require.False(t, res.Close, "kept alive")
+		require.NoError(t, res.Body.Close())
+	}
+
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://"+addr+gateway.HealthPath, nil)
+	require.NoError(t, err)
+	res, err := client.Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	require.Equal(t, http.StatusOK, res.StatusCode)
+}
+
+// TestLimitListenerClosesTheIdlestConnection: a new client takes the
+// slot of the connection idle longest; a connection carrying a request
+// is never closed for it.
+func TestLimitListenerClosesTheIdlestConnection(t *testing.T) {
+	t.Parallel()
+	started, release := make(chan struct{}, 1), make(chan struct{})
+	addr := serve(t, gateway.NewServer("", blocking(started, release)), 3)
+
+	// busy carries a request; older and newer fall idle in turn.
+	busy, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer busy.Close()
+	busyReply := make(chan string, 1)
+	go func() { busyReply <- get(busy) }()
+	<-started
+	idle := func() (net.Conn, *bufio.Reader) {
+		c, err := net.Dial("tcp", addr)
+		require.NoError(t, err)
+		t.Cleanup(func() { c.Close() })
+		br := bufio.NewReader(c)
+		require.NoError(t, c.SetDeadline(time.Now().Add(wait)))
+		_, err = io.WriteString(c, "GET /idle HTTP/1.1\r\nHost: gateway\r\n\r\n")
+		require.NoError(t, err)
+		res, err := http.ReadResponse(br, nil)
+		require.NoError(t, err)
+		_, _ = io.Copy(io.Discard, res.Body)
+		require.NoError(t, res.Body.Close())
+		return c, br
+	}
+	older, olderR := idle()
+	newer, newerR := idle()
+
+	fresh, _ := idle() // takes older's slot
+	require.NotNil(t, fresh)
+	require.NoError(t, older.SetReadDeadline(time.Now().Add(wait)))
+	_, err = olderR.ReadByte()
+	require.ErrorIs(t, err, io.EOF, "the idlest connection was closed")
+
+	// newer is still open: it serves another request.
+	_, err = io.WriteString(newer, "GET /idle HTTP/1.1\r\nHost: gateway\r\n\r\n")
+	require.NoError(t, err)
+	res, err := http.ReadResponse(newerR, nil)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	require.NoError(t, res.Body.Close())
+
+	close(release)
+	require.Equal(t, "200 OK", <-busyReply, "the request in progress is never cut")
 }
 
 // TestLimitListenerClose: Close ends an Accept that waits for a free

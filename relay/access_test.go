@@ -281,11 +281,9 @@ func TestAccessFailsOverReplayingTheJSONBody(t *testing.T) {
 
 func TestAccessGeminiStreamedBodyFailsOverWhenUnread(t *testing.T) {
 	t.Parallel()
-	dead := newFakeUpstream(t, nil)
-	dead.srv.Close() // connection refused: the body was never read
 	good := newFakeUpstream(t, nil)
 	r, err := relay.New([]relay.Route{{Model: "gem-1", Upstreams: []relay.Upstream{
-		{BaseURL: dead.srv.URL + "/v1"},
+		{BaseURL: deadURL(t)}, // connection refused: the body was never read
 		{BaseURL: good.srv.URL + "/v1"},
 	}}})
 	require.NoError(t, err)

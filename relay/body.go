@@ -6,15 +6,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 	"unicode/utf8"
 
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/internal/bytesem"
 	"github.com/gatewaykit/gatewaykit/internal/jsonenc"
 	"github.com/gatewaykit/gatewaykit/internal/jsonext"
 )
 
 // maxReplyBytes is the largest JSON reply read from an upstream: as large
-// as the largest stream event that package sse reads.
+// as the largest stream event that package sse reads. The replies read at
+// once are bounded too: [WithMaxReplyBytesInFlight].
 const maxReplyBytes = 32 << 20
 
 // requestBody is a client's JSON request object, ready to be sent to each
@@ -163,23 +166,129 @@ func (b requestBody) encode(model string) ([]byte, error) {
 	return append(out, '}'), nil
 }
 
-// readReply reads an upstream's JSON reply and decodes it with decode
-// (unmarshalInto for encoding/json). A body that cannot be
-// read or decoded is a 502; a read that timed out or that the client's
-// departure broke returns that error.
-func readReply(body io.Reader, u *Upstream, decode func([]byte) error) error {
-	data, err := io.ReadAll(io.LimitReader(body, maxReplyBytes+1))
-	if err != nil {
-		return readError(err, u)
+// readReply reads an upstream's JSON reply whole and decodes it with
+// decode (unmarshalInto for encoding/json). When rc is the body of a
+// reply of [Relay.Do], its bytes count against the relay's bound on the
+// replies buffered at once ([WithMaxReplyBytesInFlight]) from the first
+// read until decode returns (the memory of a buffer that grows, not only
+// the bytes read). A reply larger than maxReplyBytes, or than the bound
+// itself, is a 502; one that does not fit beside the replies being read
+// for other requests is a 503 service_unavailable with Retry-After: 1.
+// Either way the rest is not read: the caller closes the body, which
+// ends the upstream request. A body that cannot be read or decoded is a
+// 502; a read that timed out or that the client's departure broke returns
+// that error.
+func readReply(rc io.Reader, u *Upstream, decode func([]byte) error) error {
+	rb := replyBuffer{max: maxReplyBytes, length: -1}
+	if b, ok := rc.(*body); ok {
+		rb.sem, rb.length = b.replies, b.length
+		if m := rb.sem.Max(); m >= 0 {
+			rb.max = min(rb.max, m)
+		}
 	}
-	if len(data) > maxReplyBytes {
-		return apierrors.BadGateway("The upstream's reply is too large.",
-			fmt.Errorf("relay: upstream %s: reply larger than %d bytes", u.Name, maxReplyBytes))
+	defer rb.release()
+	data, err := rb.readAll(rc, u)
+	if err != nil {
+		return err
 	}
 	if err := decode(data); err != nil {
 		return malformed(u, "reply", err, data)
 	}
 	return nil
+}
+
+// replyBuffer is the buffer of one reply that [readReply] reads, its
+// capacity held in sem.
+type replyBuffer struct {
+	sem    *bytesem.Sem // nil: no bound but max
+	max    int64        // the largest reply read
+	length int64        // the reply's Content-Length, or -1
+	held   int64        // bytes taken from sem
+}
+
+// readAll reads rc to its end.
+func (rb *replyBuffer) readAll(rc io.Reader, u *Upstream) ([]byte, error) {
+	if rb.length > rb.max {
+		return nil, rb.tooLarge(u)
+	}
+	var data []byte
+	for {
+		if len(data) == cap(data) {
+			if n := int64(len(data)); n > 0 && (n == rb.max || n == rb.length) {
+				// Full, or as long as it said: the reply should end here.
+				var probe [1]byte
+				k, err := io.ReadFull(rc, probe[:])
+				switch {
+				case k == 0 && err == io.EOF:
+					return data, nil
+				case k == 0:
+					return nil, readError(err, u)
+				case n == rb.max:
+					return nil, rb.tooLarge(u)
+				}
+				rb.length = -1 // longer than it said: read on
+				if data, err = rb.grow(data, u); err != nil {
+					return nil, err
+				}
+				data = append(data, probe[0])
+				continue
+			}
+			var err error
+			if data, err = rb.grow(data, u); err != nil {
+				return nil, err
+			}
+		}
+		n, err := rc.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if err == io.EOF {
+			return data, nil
+		}
+		if err != nil {
+			return nil, readError(err, u)
+		}
+	}
+}
+
+// grow returns data in a buffer of twice its capacity (or of the reply's
+// Content-Length, when known), at most max, with the difference taken
+// from sem.
+func (rb *replyBuffer) grow(data []byte, u *Upstream) ([]byte, error) {
+	size := max(2*int64(cap(data)), 4<<10)
+	if rb.length > 0 && cap(data) == 0 {
+		size = rb.length
+	}
+	size = min(size, rb.max)
+	if !rb.sem.TryAcquire(size - int64(cap(data))) {
+		return nil, errRepliesBusy(u, rb.sem.Max())
+	}
+	rb.held += size - int64(cap(data))
+	grown := make([]byte, len(data), size)
+	copy(grown, data)
+	return grown, nil
+}
+
+// release gives the buffer's bytes back to sem.
+func (rb *replyBuffer) release() {
+	rb.sem.Release(rb.held)
+	rb.held = 0
+}
+
+func (rb *replyBuffer) tooLarge(u *Upstream) error {
+	return apierrors.BadGateway("The upstream's reply is too large.",
+		fmt.Errorf("relay: upstream %s: reply larger than %d bytes", u.Name, rb.max))
+}
+
+// repliesRetryAfter is the Retry-After of the 503 of a full bound on
+// buffered replies.
+const repliesRetryAfter = time.Second
+
+// errRepliesBusy is the client's error for a reply that does not fit
+// beside those being read for other requests.
+func errRepliesBusy(u *Upstream, bound int64) error {
+	e := apierrors.New(apierrors.CodeServiceUnavailable, "The gateway is reading too many upstream replies at once; retry in a moment.").
+		WithCause(fmt.Errorf("relay: upstream %s: the replies being read hold the bound of %d bytes", u.Name, bound))
+	e.RetryAfter = repliesRetryAfter
+	return e
 }
 
 // unmarshalInto is the decode function of readReply for v, with

@@ -418,10 +418,6 @@ func waitRequests(t *testing.T, up *relaytest.Upstream, n int) {
 
 func TestChatFailover(t *testing.T) {
 	t.Parallel()
-	dead := relaytest.NewUpstream()
-	t.Cleanup(dead.Close)
-	deadURL := dead.BaseURL()
-	dead.Close()
 	failing := relaytest.NewUpstream()
 	t.Cleanup(failing.Close)
 	good := relaytest.NewUpstream()
@@ -429,7 +425,7 @@ func TestChatFailover(t *testing.T) {
 	spare := relaytest.NewUpstream()
 	t.Cleanup(spare.Close)
 	r, err := relay.New([]relay.Route{{Model: "pub", Upstreams: []relay.Upstream{
-		{Name: "dead", BaseURL: deadURL},
+		{Name: "dead", BaseURL: deadURL(t)},
 		{Name: "failing", BaseURL: failing.BaseURL(), Model: relaytest.ModeStatus500},
 		{Name: "good", BaseURL: good.BaseURL(), Model: relaytest.ModeOK},
 		{Name: "spare", BaseURL: spare.BaseURL(), Model: relaytest.ModeOK},

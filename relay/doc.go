@@ -45,10 +45,16 @@
 //	completions.Register(mux, completions.NewHandler(catalog, r.Completions()))
 //	responses.Register(mux, responses.NewHandler(catalog, r.Responses()))
 //	gen := r.Videos()
-//	rn := runner.New(store, gen, contents, runner.WithWorkers(64))
+//	rn := runner.New(store, gen, contents, runner.WithKeyStore(keys), runner.WithWorkers(64))
+//	go rn.Run(ctx) // until ctx is done; rn.Shutdown(ctx) at exit
 //	videos.Register(mux, videos.NewHandler(store, catalog, contents,
 //		videos.WithNotify(rn.Wake), videos.WithSubmitter(gen.(videos.Submitter))))
 //	server := auth.Middleware(keys)(relay.ForwardHeaders(mux))
+//
+// The runner polls the upstream tasks and downloads their videos, and
+// settles each task's charge against keys when it ends (without
+// runner.WithKeyStore the charge stays reserved); see [Relay.Videos]
+// and its example.
 //
 // The handlers own the wire: replies carry the gateway's ids, timestamps
 // and public model names, whatever the upstream sent. The backends
@@ -172,6 +178,20 @@
 // events). Every upstream request carries the client request's context:
 // a client that goes away closes the upstream request at once, before
 // its first byte as well as in the middle of a stream.
+//
+// # Memory
+//
+// Streams are passed on event by event (each event at most 32 MiB, see
+// package sse), and the access points ([NewAccessHandler]) copy replies
+// to the client as they arrive. The replies that the relay reads whole
+// before answering — non-streamed chat, completions and responses replies,
+// translated from another format or not, and the video backend's task
+// replies — are at most 32 MiB each, and bounded together: the replies
+// being read at once, across all requests, hold at most
+// [DefaultMaxReplyBytesInFlight] (64 MiB; [WithMaxReplyBytesInFlight]
+// sets another bound). A reply that does not fit beside the others is a
+// 503 service_unavailable with Retry-After: 1, one larger than the bound
+// a 502 bad_gateway; the rest of it is not read.
 //
 // # Videos
 //

@@ -5,3 +5,7 @@ import "time"
 // SetClock sets the clock of r's cool-downs, for tests. Call it before r
 // is used, and before NewAccessHandler copies r.
 func SetClock(r *Relay, now func() time.Time) { r.now = now }
+
+// ReplyBytesHeld returns the bytes that the replies being read hold of
+// r's bound (WithMaxReplyBytesInFlight), for tests.
+func ReplyBytesHeld(r *Relay) int64 { return r.replies.Used() }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/internal/bytesem"
 	"github.com/gatewaykit/gatewaykit/internal/passthrough"
 )
 
@@ -34,6 +35,7 @@ type Relay struct {
 	observe   func(context.Context, Attempt)
 	access    accessConfig  // the access settings given to New
 	answered  *atomic.Int64 // when an upstream last answered (UnixNano), for Ping; shared by copies
+	replies   *bytesem.Sem  // the bound on buffered replies (nil: none); shared by copies
 }
 
 // An Option configures a relay: given to [New], the relay and every access
@@ -53,6 +55,7 @@ type config struct {
 	cooldown    time.Duration
 	maxCooldown time.Duration
 	observe     func(context.Context, Attempt)
+	maxReplies  int64        // WithMaxReplyBytesInFlight's n
 	access      accessConfig // the settings of NewAccessHandler
 }
 
@@ -115,6 +118,34 @@ func WithMaxMediaBytes(n int64) Option {
 	}
 }
 
+// DefaultMaxReplyBytesInFlight bounds the bytes of the upstream replies
+// that a relay reads whole, across all the requests it serves at once,
+// unless [WithMaxReplyBytesInFlight] sets another bound: 64 MiB, two
+// replies of the largest size read (32 MiB).
+const DefaultMaxReplyBytesInFlight int64 = 64 << 20
+
+// WithMaxReplyBytesInFlight bounds the bytes of the upstream replies that
+// the relay reads whole before answering, across all the requests it
+// serves at once: the replies to non-streamed chat, completions and
+// responses requests (of every upstream format, translated or not), and
+// the video backend's task replies. A reply's bytes count from its first
+// byte read until it is decoded, and are given back then. A reply that
+// does not fit beside those being read for other requests fails with a
+// 503 service_unavailable (Retry-After: 1), one larger than n itself (or
+// than 32 MiB, the largest reply read) with a 502 bad_gateway; in either
+// case the rest of it is not read, and the upstream request is closed.
+// 0 restores [DefaultMaxReplyBytesInFlight]; a negative n removes the
+// bound (each reply is still limited to 32 MiB).
+//
+// Streams are not counted: they are passed on event by event (each event
+// at most 32 MiB, see package sse). Neither are the access points'
+// replies ([NewAccessHandler]), which are copied to the client as they
+// arrive, nor the videos and thumbnails that the video backend downloads
+// ([WithMaxMediaBytes]).
+func WithMaxReplyBytesInFlight(n int64) Option {
+	return func(c *config) { c.maxReplies = n }
+}
+
 // New returns a relay for routes. Each route needs a public model id, not
 // used by another route, and at least one upstream with an absolute
 // http(s) BaseURL; New fills each upstream's Name and Model defaults (see
@@ -138,6 +169,12 @@ func New(routes []Route, opts ...Option) (*Relay, error) {
 		observe:   c.observe,
 		access:    c.access,
 		answered:  new(atomic.Int64),
+	}
+	switch {
+	case c.maxReplies == 0:
+		r.replies = bytesem.New(DefaultMaxReplyBytesInFlight)
+	case c.maxReplies > 0:
+		r.replies = bytesem.New(c.maxReplies)
 	}
 	if r.cooldown <= 0 {
 		r.cooldown = DefaultCooldown
@@ -331,7 +368,7 @@ func (r *Relay) send(ctx context.Context, u *Upstream, build func(u *Upstream) (
 		req.Header.Del("Authorization")
 	}
 	actx, cancel := context.WithCancelCause(ctx)
-	b := &body{ctx: actx, cancel: cancel, idle: r.timeouts.Idle, firstByte: r.timeouts.FirstByte, upstream: u.Name, wait: passthrough.WaitFunc(ctx)}
+	b := &body{ctx: actx, cancel: cancel, idle: r.timeouts.Idle, firstByte: r.timeouts.FirstByte, upstream: u.Name, wait: passthrough.WaitFunc(ctx), replies: r.replies}
 	b.timer = time.AfterFunc(r.timeouts.FirstByte, b.expire)
 	res, err := r.transport.RoundTrip(req.WithContext(actx))
 	fired := !b.timer.Stop()
@@ -352,7 +389,7 @@ func (r *Relay) send(ctx context.Context, u *Upstream, build func(u *Upstream) (
 		return nil, true, apierrors.BadGateway("The upstream could not be reached.",
 			fmt.Errorf("relay: upstream %s: %w", u.Name, err))
 	}
-	b.rc = res.Body
+	b.rc, b.length = res.Body, res.ContentLength
 	b.phase.Store(phaseBody)
 	res.Body = b
 	return res, false, nil
@@ -378,7 +415,8 @@ const (
 // read, and releases the attempt's context when closed. Before each read
 // it calls wait, when the handler streams the reply in its own goroutine
 // (internal/passthrough.WaitFunc): the handler flushes what it wrote of
-// the bytes read before.
+// the bytes read before. A reply read whole ([readReply]) is counted in
+// replies, the relay's bound on buffered replies.
 type body struct {
 	rc        io.ReadCloser
 	ctx       context.Context
@@ -389,6 +427,8 @@ type body struct {
 	firstByte time.Duration
 	upstream  string
 	wait      func() // or nil
+	replies   *bytesem.Sem
+	length    int64 // the reply's Content-Length, or -1
 }
 
 // expire is the timer's function: it cancels the attempt with the cause

@@ -112,12 +112,9 @@ func TestDoFailsOverInOrder(t *testing.T) {
 
 func TestDoFailsOverOnConnectionErrors(t *testing.T) {
 	t.Parallel()
-	dead := httptest.NewServer(http.NotFoundHandler())
-	deadURL := dead.URL
-	dead.Close()
 	rc := &recorder{}
 	ok := rc.server(t, "ok", 200)
-	r := newRelay(t, "m", []relay.Upstream{{Name: "dead", BaseURL: deadURL + "/v1"}, {Name: "ok", BaseURL: ok.URL + "/v1"}})
+	r := newRelay(t, "m", []relay.Upstream{{Name: "dead", BaseURL: deadURL(t)}, {Name: "ok", BaseURL: ok.URL + "/v1"}})
 	res, u, err := r.Do(t.Context(), "m", get(t.Context(), "/x"))
 	require.NoError(t, err)
 	res.Body.Close()

@@ -30,9 +30,10 @@ const maxPollFailures = 5
 // handler with videos.WithSubmitter (gateway.New does so):
 //
 //	gen := r.Videos()
-//	r := runner.New(store, gen, contents)
+//	rn := runner.New(store, gen, contents, runner.WithKeyStore(keys))
+//	go rn.Run(ctx)
 //	h := videos.NewHandler(store, catalog, contents,
-//		videos.WithNotify(r.Wake), videos.WithSubmitter(gen.(videos.Submitter)))
+//		videos.WithNotify(rn.Wake), videos.WithSubmitter(gen.(videos.Submitter)))
 //
 // For each gateway task it:
 //

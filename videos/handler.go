@@ -65,8 +65,11 @@ func Register(mux *http.ServeMux, h http.Handler) {
 // contents the results that a runner (package videos/runner) sharing store and contents
 // generates.
 //
-// Every request needs an owner ([WithOwner]; by default the principal of
-// auth.Middleware), else 401 missing_authorization in the general error
+// Every request is scoped to an owner ([WithOwner]; by default the
+// account of auth.Middleware's principal, and auth.AnonymousOwner, shared
+// by all, for a request without one: a handler not behind the
+// middleware serves everyone as one owner). An OwnerFunc that refuses a
+// request makes it a 401 missing_authorization in the general error
 // shape. Errors of the create routes use the flat shape {code, message}
 // plus the mirrored "error" object, always with status 400 but for 429
 // and 5xx; those of the other routes use the content-download shape

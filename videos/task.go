@@ -61,7 +61,7 @@ type Task struct {
 	// ID is the task id, "task_" followed by at least 128 random bits
 	// ([NewID]).
 	ID string `json:"id"`
-	// Owner scopes the task: only requests whose scope (see [WithScope])
+	// Owner scopes the task: only requests whose owner (see [WithOwner])
 	// equals Owner see it. Never sent to clients.
 	Owner string `json:"owner"`
 	// Model is the model id of the request.

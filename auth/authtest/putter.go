@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/stretchr/testify/require"
 
 	"github.com/gatewaykit/gatewaykit/auth"
@@ -23,10 +22,12 @@ type PutStore interface {
 // TestKeyPutter checks the auth.KeyPutter contract. newStore is called
 // once per subtest and must return an empty store (key ids are random, so
 // stores backed by one shared database can also run the suite). Subtests
-// run in parallel.
-func TestKeyPutter(t *testing.T, newStore func(t *testing.T) PutStore) {
+// run in parallel. opts adapt the suite to a store that does not keep
+// some fields ([WithoutFields]).
+func TestKeyPutter(t *testing.T, newStore func(t *testing.T) PutStore, opts ...Option) {
 	t.Helper()
 	ctx := context.Background()
+	o := newOptions(opts)
 
 	secret := func(t *testing.T) string {
 		t.Helper()
@@ -49,7 +50,14 @@ func TestKeyPutter(t *testing.T, newStore func(t *testing.T) PutStore) {
 		require.NotNil(t, k)
 		return k
 	}
-	keyOpts := cmp.Options{cmpopts.EquateEmpty(), cmpopts.IgnoreFields(auth.Key{}, "CreatedAt")}
+	keyOpts := o.keyOpts()
+	// granted checks the Granted of the key that secret finds.
+	granted := func(t *testing.T, s PutStore, secret string, want int64) {
+		t.Helper()
+		if o.keeps(Granted) {
+			require.Equal(t, want, lookup(t, s, secret).Granted, "Granted")
+		}
+	}
 
 	t.Run("PutsANewKeyThatLookupFinds", func(t *testing.T) {
 		t.Parallel()
@@ -63,6 +71,7 @@ func TestKeyPutter(t *testing.T, newStore func(t *testing.T) PutStore) {
 			AllowedModels: []string{"demo-chat"},
 		}
 		put(t, s, sec, k)
+		k.Granted = 1000 // the budget put
 		if diff := cmp.Diff(&k, lookup(t, s, sec), keyOpts); diff != "" {
 			t.Errorf("Lookup after PutKey mismatch (-want +got):\n%s", diff)
 		}
@@ -71,8 +80,9 @@ func TestKeyPutter(t *testing.T, newStore func(t *testing.T) PutStore) {
 	t.Run("IgnoresTheUsageOfANewKey", func(t *testing.T) {
 		t.Parallel()
 		s, sec := setup(t), secret(t)
-		put(t, s, sec, auth.Key{ID: newID(), Quota: auth.Quota{Remaining: 100, Used: 40, Reserved: 7}})
+		put(t, s, sec, auth.Key{ID: newID(), Quota: auth.Quota{Remaining: 100, Used: 40, Reserved: 7}, Granted: 5})
 		require.Equal(t, auth.Quota{Remaining: 100}, lookup(t, s, sec).Quota)
+		granted(t, s, sec, 100)
 	})
 
 	t.Run("PuttingAgainKeepsTheUsageAndNeverRefundsIt", func(t *testing.T) {
@@ -92,6 +102,7 @@ func TestKeyPutter(t *testing.T, newStore func(t *testing.T) PutStore) {
 		} {
 			put(t, s, sec, auth.Key{ID: id, Quota: auth.LimitedQuota(tc.budget)})
 			require.Equal(t, tc.want, lookup(t, s, sec).Quota, "budget %d", tc.budget)
+			granted(t, s, sec, tc.budget) // lower than the usage too
 		}
 	})
 
@@ -117,8 +128,10 @@ func TestKeyPutter(t *testing.T, newStore func(t *testing.T) PutStore) {
 		require.NoError(t, err)
 		put(t, s, sec, auth.Key{ID: id, Quota: auth.LimitedQuota(1000)})
 		require.Equal(t, auth.Quota{Remaining: 900, Used: 100}, lookup(t, s, sec).Quota)
-		put(t, s, sec, auth.Key{ID: id, Quota: auth.UnlimitedQuota()})
+		granted(t, s, sec, 1000)
+		put(t, s, sec, auth.Key{ID: id, Quota: auth.UnlimitedQuota(), Granted: 7})
 		require.Equal(t, auth.Quota{Unlimited: true, Used: 100}, lookup(t, s, sec).Quota)
+		granted(t, s, sec, 0)
 	})
 
 	t.Run("PuttingAgainUpdatesEveryOtherField", func(t *testing.T) {

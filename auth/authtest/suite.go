@@ -1,8 +1,15 @@
 // Package authtest holds the conformance suites of the auth package's
 // interfaces, for the implementations in this repository and for
 // embedders' own: run [TestKeyStore] against a KeyStore, [TestKeyPutter]
-// against one whose keys can be written (auth.KeyPutter), and
+// against one whose keys can be written (auth.KeyPutter), [TestKeyAdmin]
+// and [TestUsageReader] against one with those capabilities, and
 // [TestLimiter] against a Limiter from an ordinary test.
+//
+// A store that does not keep some fields of a key (its expiry, rate
+// limit, budget in money, or granted quota) says so with [WithoutFields]:
+// the cases that need those fields are skipped, and the others compare
+// keys without them. A store that drops a field without saying so fails
+// the cases that read it.
 //
 //	func TestSQLKeyStore(t *testing.T) {
 //		authtest.TestKeyStore(t, func(t *testing.T, seeds []authtest.Seed) auth.KeyStore {
@@ -11,7 +18,7 @@
 //				insertKey(t, s, auth.HashSecret(sd.Secret), sd.Key)
 //			}
 //			return s
-//		})
+//		}, authtest.WithoutFields(authtest.BudgetUSD)) // if it keeps no budgets in money
 //	}
 package authtest
 
@@ -52,9 +59,13 @@ func NewSeed(t testing.TB, k auth.Key) Seed {
 // per subtest, with the keys the subtest needs, and must return a store
 // that holds exactly those keys (key ids are random, so stores backed by
 // one shared database can also run the suite). Subtests run in parallel.
-func TestKeyStore(t *testing.T, newStore func(t *testing.T, seeds []Seed) auth.KeyStore) {
+// Keys are compared without their Granted (see [TestKeyPutter]); opts
+// adapt the suite to a store that does not keep some fields
+// ([WithoutFields]).
+func TestKeyStore(t *testing.T, newStore func(t *testing.T, seeds []Seed) auth.KeyStore, opts ...Option) {
 	t.Helper()
 	ctx := context.Background()
+	o := newOptions(opts)
 
 	// setup seeds keys and returns the store and the seeds.
 	setup := func(t *testing.T, keys ...auth.Key) (auth.KeyStore, []Seed) {
@@ -84,9 +95,9 @@ func TestKeyStore(t *testing.T, newStore func(t *testing.T, seeds []Seed) auth.K
 	consume := func(s auth.KeyStore, keyID string, amount int64) (auth.Quota, error) {
 		return s.Settle(ctx, auth.SettleParams{KeyID: keyID, Used: amount})
 	}
-	// keyOpts compare keys as stored: a store may return an empty slice
-	// for nil, and times in another location; CreatedAt is the store's.
-	keyOpts := cmp.Options{cmpopts.EquateEmpty(), cmpopts.IgnoreFields(auth.Key{}, "CreatedAt")}
+	// keyOpts compare keys as stored (see options.keyOpts); how a store
+	// that is given keys with Add fills Granted is its own.
+	keyOpts := cmp.Options{o.keyOpts(), cmpopts.IgnoreFields(auth.Key{}, "Granted")}
 
 	t.Run("LooksUpAKeyByItsSecret", func(t *testing.T) {
 		t.Parallel()
@@ -161,6 +172,7 @@ func TestKeyStore(t *testing.T, newStore func(t *testing.T, seeds []Seed) auth.K
 
 	t.Run("ReturnsAnExpiredKeyWithItsExpiry", func(t *testing.T) {
 		t.Parallel()
+		o.need(t, ExpiresAt)
 		k := limited(10)
 		k.ExpiresAt = time.Now().Add(-time.Hour).UTC().Truncate(time.Second)
 		s, seeds := setup(t, k)
@@ -186,6 +198,7 @@ func TestKeyStore(t *testing.T, newStore func(t *testing.T, seeds []Seed) auth.K
 
 	t.Run("KeepsRateLimitUnsetApartFromExplicitlyUnlimited", func(t *testing.T) {
 		t.Parallel()
+		o.need(t, RateLimit)
 		unset, none := limited(1), limited(1)
 		none.RateLimit = &auth.Limit{}
 		s, seeds := setup(t, unset, none)
@@ -204,7 +217,12 @@ func TestKeyStore(t *testing.T, newStore func(t *testing.T, seeds []Seed) auth.K
 		got := lookup(t, s, seeds[0].Secret)
 		got.Quota.Remaining = 1 << 40
 		got.Disabled = true
-		got.RateLimit.Requests = 1000
+		if o.keeps(RateLimit) {
+			require.NotNil(t, got.RateLimit, "Lookup returned no RateLimit for a key stored with one "+
+				"(a store that does not keep rate limits says so with authtest.WithoutFields(authtest.RateLimit))")
+			got.RateLimit.Requests = 1000
+		}
+		require.Len(t, got.AllowedModels, 2, "Lookup returned other AllowedModels than the key was stored with")
 		got.AllowedModels[0] = "z"
 		if diff := cmp.Diff(&k, lookup(t, s, seeds[0].Secret), keyOpts); diff != "" {
 			t.Errorf("store changed by modifying a returned key (-want +got):\n%s", diff)
@@ -446,6 +464,7 @@ func TestKeyStore(t *testing.T, newStore func(t *testing.T, seeds []Seed) auth.K
 
 	t.Run("SettleAddsTheCostToTheKey", func(t *testing.T) {
 		t.Parallel()
+		o.need(t, BudgetUSD)
 		s, seeds := setup(t, limited(100))
 		id := seeds[0].Key.ID
 		_, err := s.Settle(ctx, auth.SettleParams{KeyID: id, Used: 10, Model: "m", InputTokens: 4, OutputTokens: 6, CostUSD: 0.25})
@@ -461,6 +480,7 @@ func TestKeyStore(t *testing.T, newStore func(t *testing.T, seeds []Seed) auth.K
 
 	t.Run("LookupReturnsTheBudgetInMoney", func(t *testing.T) {
 		t.Parallel()
+		o.need(t, BudgetUSD)
 		k := unlimited()
 		k.Quota.BudgetUSD = 2.5
 		s, seeds := setup(t, k)
@@ -475,6 +495,7 @@ func TestKeyStore(t *testing.T, newStore func(t *testing.T, seeds []Seed) auth.K
 	}{{"Limited", func() auth.Key { return limited(1000) }}, {"Unlimited", unlimited}} {
 		t.Run("ReserveRefusesA"+tc.name+"KeyWhoseCostReachedItsBudget", func(t *testing.T) {
 			t.Parallel()
+			o.need(t, BudgetUSD)
 			k := tc.key()
 			k.Quota.BudgetUSD = 1
 			s, seeds := setup(t, k)

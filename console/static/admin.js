@@ -37,6 +37,7 @@ function keyRow(k) {
     el('td', {}, k.owner || ''),
     el('td', {}, k.quota === null || k.quota === undefined ? 'unlimited' : num(k.quota)),
     el('td', {}, num(k.used || 0)),
+    el('td', {}, k.remaining === null || k.remaining === undefined ? 'unlimited' : num(k.remaining)),
     el('td', {}, limitText(k.rate_limit)),
     el('td', {}, k.allowed_models && k.allowed_models.length ? k.allowed_models.join(', ') : 'all'),
     el('td', {}, when(k.expires_at)),

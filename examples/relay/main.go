@@ -14,8 +14,9 @@
 //	               port means every interface, as :8081 does
 //	-upstream      the upstream's base URL, ending in /v1 (required)
 //	-upstream-key  the upstream's API key (default: $GATEWAY_UPSTREAM_KEY)
-//	-max-conns     connections served at once (default 1024); more wait
-//	               for one to close
+//	-max-conns     connections served at once (default 1024); when all
+//	               are open, the longest idle one gives way to a new
+//	               client, and more wait while every one is busy
 //	-admin-addr    address of the admin listener (default
 //	               127.0.0.1:8091), which serves Prometheus metrics at
 //	               /metrics; empty for none
@@ -99,7 +100,7 @@ import (
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8081", "address to listen on (:8081 or a bare 8081: every interface)")
-	maxConns := flag.Int("max-conns", gateway.DefaultMaxConns, "connections served at once; more wait for one to close")
+	maxConns := flag.Int("max-conns", gateway.DefaultMaxConns, "connections served at once; when all are open, the longest idle one gives way to a new client")
 	upstream := flag.String("upstream", "", "the upstream's base URL, ending in /v1 (required)")
 	key := flag.String("upstream-key", os.Getenv("GATEWAY_UPSTREAM_KEY"), "the upstream's API key (default $GATEWAY_UPSTREAM_KEY)")
 	adminAddr := flag.String("admin-addr", "127.0.0.1:8091", "address of the admin listener, which serves /metrics (empty: none)")
@@ -380,6 +381,9 @@ func run(ctx context.Context, addr string, c config, stdout io.Writer) error {
 		al, err := net.Listen("tcp", listenaddr.Normalize(c.adminAddr))
 		if err != nil {
 			l.Close()
+			if errors.Is(err, syscall.EADDRINUSE) {
+				return fmt.Errorf("-admin-addr %s: %w (another process, such as another gateway on this machine, listens there: give each its own -admin-addr, or -admin-addr '' for none)", c.adminAddr, err)
+			}
 			return fmt.Errorf("-admin-addr: %w", err)
 		}
 		mux := http.NewServeMux()

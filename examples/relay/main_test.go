@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -331,6 +332,19 @@ func TestRunBannerAndLimits(t *testing.T) {
 		require.NoError(t, res.Body.Close())
 		require.Equal(t, tc.status, res.StatusCode)
 	}
+}
+
+// TestAdminAddrInUseSaysWhatToDo: a relay started on one machine with
+// another process's -admin-addr stops with an error that says to give
+// each its own.
+func TestAdminAddrInUseSaysWhatToDo(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { taken.Close() })
+	err = run(t.Context(), "127.0.0.1:0", config{upstream: "http://127.0.0.1:1/v1", logger: slog.New(slog.DiscardHandler),
+		maxConns: 1, adminAddr: taken.Addr().String()}, io.Discard)
+	require.ErrorContains(t, err, "-admin-addr "+taken.Addr().String()+": ")
+	require.ErrorContains(t, err, "give each its own -admin-addr")
 }
 
 func TestRunRefusesNoConnections(t *testing.T) {

@@ -18,8 +18,9 @@
 //	-rate-limit  rate limit of keys without one of their own, such as
 //	             20/s, 600/m or unlimited (default: the file's
 //	             rate_limit, else none)
-//	-max-conns   connections served at once (default 1024); more wait
-//	             for one to close
+//	-max-conns   connections served at once (default 1024); when all
+//	             are open, the longest idle one gives way to a new
+//	             client, and more wait while every one is busy
 //	-db          where the state lives (default sqlite:gatewaykit.db):
 //	             sqlite:PATH keeps keys' usage, stored responses, video
 //	             tasks and videos in one SQLite file, which survives
@@ -115,7 +116,7 @@ func main() {
 	flag.StringVar(&o.addr, "addr", "127.0.0.1:8080", "address to listen on (:8080 or a bare 8080: every interface)")
 	flag.StringVar(&o.configPath, "config", "", "JSON file of keys and models (default: the built-in demo configuration)")
 	flag.StringVar(&o.rateLimit, "rate-limit", "", `rate limit of keys without one of their own, such as 20/s, 600/m or unlimited (default: the config file's "rate_limit", else none)`)
-	flag.IntVar(&o.maxConns, "max-conns", gateway.DefaultMaxConns, "connections served at once; more wait for one to close")
+	flag.IntVar(&o.maxConns, "max-conns", gateway.DefaultMaxConns, "connections served at once; when all are open, the longest idle one gives way to a new client")
 	flag.StringVar(&o.db, "db", defaultDB, "where the state lives: sqlite:PATH (a SQLite file), memory, or postgres://… (shared by replicas)")
 	flag.StringVar(&o.redis, "redis", "", "redis://… to share rate limits between replicas (default: in memory)")
 	flag.StringVar(&o.redisPrefix, "redis-prefix", redis.DefaultPrefix, "prefix of the Redis keys of -redis")
@@ -301,7 +302,7 @@ func run(ctx context.Context, o options, stdout io.Writer, logger *slog.Logger) 
 	if o.adminAddr != "" {
 		if al, err = net.Listen("tcp", listenaddr.Normalize(o.adminAddr)); err != nil {
 			l.Close()
-			return fmt.Errorf("-admin-addr: %w", err)
+			return adminAddrError(o.adminAddr, err)
 		}
 	}
 	go g.Run(context.Background())
@@ -357,6 +358,17 @@ func run(ctx context.Context, o options, stdout io.Writer, logger *slog.Logger) 
 // defaultAdminAddr is the -admin-addr of a server started without one:
 // the loopback interface only.
 const defaultAdminAddr = "127.0.0.1:8090"
+
+// adminAddrError is the error of a failed listen on -admin-addr addr. A
+// port in use is most often another gateway's admin listener, as when a
+// second replica starts on the same machine with the default: say what
+// to do.
+func adminAddrError(addr string, err error) error {
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return fmt.Errorf("-admin-addr %s: %w (another process, such as another gateway on this machine, listens there: give each its own -admin-addr, or -admin-addr '' for none)", addr, err)
+	}
+	return fmt.Errorf("-admin-addr: %w", err)
+}
 
 // newAdminMux returns the mux of the admin listener (-admin-addr): the
 // admin API (package admin) when an admin key is given, on the key store

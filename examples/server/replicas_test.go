@@ -20,6 +20,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gatewaykit/gatewaykit/examples/internal/readme"
 	"github.com/gatewaykit/gatewaykit/store/postgres/pgtest"
 	"github.com/gatewaykit/gatewaykit/store/redis/redistest"
 )
@@ -190,5 +191,50 @@ func waitFor(t *testing.T, cond func() bool, what string, args ...any) {
 			t.Fatalf("waiting for "+what, args...)
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestREADMEReplicasStartOnOneMachine starts the two replicas of the
+// README's "Many replicas" section with the README's own arguments, side
+// by side: both start, and both serve their API and their admin
+// listener. Only the database, the Redis server (with a prefix of its
+// own) and the ports differ: each port the README names, or that a
+// command leaves at its default, becomes a free port, the same one for
+// the same number, so that commands that would collide on a reader's
+// machine collide here too.
+func TestREADMEReplicasStartOnOneMachine(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	rc, prefix := redistest.NewClient(t)
+	redisURL := "redis://" + rc.Options().Addr + "/" + strconv.Itoa(rc.Options().DB)
+	cmds := readme.Commands(t, "../../README.md", "### Many replicas: PostgreSQL and Redis")
+	require.Len(t, cmds, 2, "two replicas")
+	bin := readme.Build(t, ".")
+	defaults := readme.Defaults(t, bin)
+	ports := readme.Ports{}
+	dir := t.TempDir()
+	var procs []*readme.Process
+	for _, c := range cmds {
+		require.Equal(t, "server", c.Example)
+		_, ok := c.Flag("-db")
+		require.True(t, ok, "a replica names its database")
+		for _, f := range []string{"-addr", "-admin-addr"} {
+			v, ok := c.Flag(f)
+			if !ok {
+				v = defaults[f]
+			}
+			c = c.With(f, ports.Addr(t, v))
+		}
+		c = c.With("-db", dsn).With("-redis", redisURL).With("-redis-prefix", prefix)
+		procs = append(procs, readme.Start(t, dir, bin, c.Args...))
+	}
+	for i, p := range procs {
+		api := bannerAddr.FindStringSubmatch(p.WaitFor(t, "example server on"))[1]
+		metrics := strings.Fields(p.WaitFor(t, "metrics: "))[1]
+		for _, u := range []string{api + "/healthz", metrics} {
+			res, err := http.Get(u)
+			require.NoError(t, err, "replica %d: %s", i+1, u)
+			res.Body.Close()
+			require.Equal(t, http.StatusOK, res.StatusCode, "replica %d: %s", i+1, u)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"io"
 	"log/slog"
+	"net"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -28,4 +29,18 @@ func TestStoreFlagsRefuseBadValues(t *testing.T) {
 			require.ErrorContains(t, err, tc.want)
 		})
 	}
+}
+
+// TestAdminAddrInUseSaysWhatToDo: a second gateway started on one machine
+// with the first's -admin-addr stops with an error that says to give
+// each its own.
+func TestAdminAddrInUseSaysWhatToDo(t *testing.T) {
+	t.Parallel()
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { taken.Close() })
+	o := options{addr: "127.0.0.1:0", maxConns: 1, db: "memory", adminAddr: taken.Addr().String()}
+	err = run(t.Context(), o, io.Discard, slog.New(slog.DiscardHandler))
+	require.ErrorContains(t, err, "-admin-addr "+taken.Addr().String()+": ")
+	require.ErrorContains(t, err, "give each its own -admin-addr")
 }

@@ -88,8 +88,8 @@ func (s *KeyStore) UpdateKey(ctx context.Context, id string, fn func(*auth.Key) 
 		n := auth.UpdatedKey(k, c)
 		args := keyArgs("", *n)
 		_, err = tx.Exec(ctx, s.db.q(`UPDATE gk_keys SET owner = $2, unlimited = $3, remaining = $4, expires_at = $5, disabled = $6,
-			rate_requests = $7, rate_period_ns = $8, allowed_models = $9, budget_usd = $10 WHERE id = $1`),
-			id, n.Owner, n.Quota.Unlimited, args[4], args[6], n.Disabled, args[8], args[9], args[10], args[11])
+			rate_requests = $7, rate_period_ns = $8, allowed_models = $9, budget_usd = $10, granted = $11 WHERE id = $1`),
+			id, n.Owner, n.Quota.Unlimited, args[4], args[6], n.Disabled, args[8], args[9], args[10], args[11], args[13])
 		if err != nil {
 			return fmt.Errorf("postgres: updating key %q: %w", id, err)
 		}

@@ -143,7 +143,7 @@ var (
 
 // keyColumns are the columns that scanKey reads, from gk_keys k.
 const keyColumns = `k.id, k.owner, k.unlimited, k.remaining, k.used, k.expires_at, k.disabled,
-	k.rate_requests, k.rate_period_ns, k.allowed_models, k.budget_usd, k.cost_usd, k.created_at,
+	k.rate_requests, k.rate_period_ns, k.allowed_models, k.budget_usd, k.cost_usd, k.created_at, k.granted,
 	CASE WHEN k.unlimited THEN 0 ELSE (SELECT LEAST(COALESCE(sum(r.amount), 0), 9223372036854775807)::bigint
 		FROM gk_reservations r JOIN gk_instances i ON i.id = r.instance
 		WHERE r.key_id = k.id AND i.expires_at > clock_timestamp()) END`
@@ -156,7 +156,7 @@ func scanKey(row pgx.Row) (*auth.Key, error) {
 		period   *int64
 	)
 	err := row.Scan(&k.ID, &k.Owner, &k.Quota.Unlimited, &k.Quota.Remaining, &k.Quota.Used, &expires, &k.Disabled,
-		&requests, &period, &k.AllowedModels, &k.Quota.BudgetUSD, &k.Quota.CostUSD, &k.CreatedAt, &k.Quota.Reserved)
+		&requests, &period, &k.AllowedModels, &k.Quota.BudgetUSD, &k.Quota.CostUSD, &k.CreatedAt, &k.Granted, &k.Quota.Reserved)
 	if err != nil {
 		return nil, err
 	}
@@ -302,17 +302,18 @@ func (s *KeyStore) FailedUsageWrites() uint64 { return s.db.batcher.failedBatche
 // wrapping [auth.ErrDuplicateKey] if k.ID or the secret is already
 // stored, and an error that does not contain the secret for a malformed
 // secret or an empty id. k.Quota.Reserved, if positive, is reserved by
-// this instance.
+// this instance; k.Granted is made [auth.Key.GrantedQuota].
 func (s *KeyStore) Add(ctx context.Context, secret string, k auth.Key) error {
 	if err := checkKey(secret, k); err != nil {
 		return err
 	}
 	// Not repeatable: run again after a COMMIT whose answer was lost, it
 	// would find the key it added and fail.
+	k.Granted = k.GrantedQuota()
 	err := s.db.tx(ctx, false, func(tx pgx.Tx) error {
 		_, err := tx.Exec(ctx, s.db.q(`INSERT INTO gk_keys (id, secret_hash, owner, unlimited, remaining, used, expires_at, disabled,
-			rate_requests, rate_period_ns, allowed_models, budget_usd, created_at, cost_usd)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, COALESCE($13, now()), $14)`),
+			rate_requests, rate_period_ns, allowed_models, budget_usd, created_at, granted, cost_usd)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, COALESCE($13, now()), $14, $15)`),
 			append(keyArgs(secret, k), max(k.Quota.CostUSD, 0))...)
 		if err != nil {
 			return err
@@ -336,12 +337,13 @@ func (s *KeyStore) Add(ctx context.Context, secret string, k auth.Key) error {
 // PutKey implements [auth.KeyPutter] in one statement: it inserts k, or
 // updates the key with k.ID (its secret hash too), keeping its usage and
 // reservations: Remaining becomes k.Quota.Remaining less the usage
-// recorded, never below 0.
+// recorded, never below 0, and Granted becomes k.Quota.Remaining.
 func (s *KeyStore) PutKey(ctx context.Context, secret string, k auth.Key) error {
 	if err := checkKey(secret, k); err != nil {
 		return err
 	}
 	k.Quota = auth.Budget(k.Quota, 0, 0)
+	k.Granted = k.Quota.Remaining // the budget; 0 for an unlimited key
 	s.unlimited.Delete(k.ID)
 	if err := s.db.batcher.waitKey(ctx, k.ID); err != nil {
 		return fmt.Errorf("postgres: putting key %q: %w", k.ID, err)
@@ -349,10 +351,10 @@ func (s *KeyStore) PutKey(ctx context.Context, secret string, k auth.Key) error 
 	defer s.db.batcher.invalidate(k.ID)
 	err := s.db.retry(ctx, func() error { // the same state however often it runs
 		_, err := s.db.pool.Exec(ctx, s.db.q(`INSERT INTO gk_keys AS k (id, secret_hash, owner, unlimited, remaining, used, expires_at, disabled,
-			rate_requests, rate_period_ns, allowed_models, budget_usd, created_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, COALESCE($13, now()))
+			rate_requests, rate_period_ns, allowed_models, budget_usd, created_at, granted)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, COALESCE($13, now()), $14)
 			ON CONFLICT (id) DO UPDATE SET secret_hash = excluded.secret_hash, owner = excluded.owner,
-				budget_usd = excluded.budget_usd,
+				budget_usd = excluded.budget_usd, granted = excluded.granted,
 				unlimited = excluded.unlimited,
 				remaining = CASE WHEN excluded.unlimited THEN 0 ELSE GREATEST(excluded.remaining - k.used, 0) END,
 				expires_at = excluded.expires_at, disabled = excluded.disabled,
@@ -428,6 +430,10 @@ func keyArgs(secret string, k auth.Key) []any {
 	if !k.CreatedAt.IsZero() {
 		created = &k.CreatedAt
 	}
+	granted := max(k.Granted, 0)
+	if k.Quota.Unlimited {
+		granted = 0
+	}
 	return []any{k.ID, auth.HashSecret(secret), k.Owner, k.Quota.Unlimited, remaining, k.Quota.Used, expires,
-		k.Disabled, requests, period, models, max(k.Quota.BudgetUSD, 0), created}
+		k.Disabled, requests, period, models, max(k.Quota.BudgetUSD, 0), created, granted}
 }

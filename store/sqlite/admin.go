@@ -80,10 +80,10 @@ func (s *KeyStore) UpdateKey(ctx context.Context, id string, fn func(*auth.Key) 
 		}
 		q := updated.Quota
 		_, err = tx.ExecContext(ctx, `UPDATE keys SET owner = ?, unlimited = ?, remaining = ?, reserved = ?, used = ?,
-			expires_at = ?, disabled = ?, rate_requests = ?, rate_period_ns = ?, allowed_models = ?, budget_usd = ?, cost_usd = ?
-			WHERE id = ?`,
+			expires_at = ?, disabled = ?, rate_requests = ?, rate_period_ns = ?, allowed_models = ?, budget_usd = ?, cost_usd = ?,
+			granted = ? WHERE id = ?`,
 			updated.Owner, q.Unlimited, q.Remaining, q.Reserved, q.Used, expires, updated.Disabled, rateN, rateP, models,
-			q.BudgetUSD, q.CostUSD, id)
+			q.BudgetUSD, q.CostUSD, updated.Granted, id)
 		return err
 	})
 	if err != nil {

@@ -55,9 +55,10 @@ var (
 	_ telemetry.UsageWriter = (*KeyStore)(nil)
 )
 
-const keyColumns = `id, owner, unlimited, remaining, reserved, used, expires_at, disabled, rate_requests, rate_period_ns, allowed_models, budget_usd, cost_usd, created_at`
+const keyColumns = `id, owner, unlimited, remaining, reserved, used, expires_at, disabled, rate_requests, rate_period_ns, allowed_models, budget_usd, cost_usd, created_at, granted`
 
-// Add stores k under secret, as it is (its quota included), and returns
+// Add stores k under secret, as it is (its quota included, and its
+// Granted made [auth.Key.GrantedQuota]), and returns
 // an error wrapping [auth.ErrDuplicateKey] if k.ID or secret is already
 // stored. secret must be well-formed ([auth.ValidSecret]) and k.ID not
 // empty. Use PutKey to upsert keys from a configuration.
@@ -71,6 +72,8 @@ func (s *KeyStore) Add(ctx context.Context, secret string, k auth.Key) error {
 	if q.Unlimited {
 		q.Remaining, q.Reserved = 0, 0
 	}
+	k.Quota = q
+	k.Granted = k.GrantedQuota()
 	if k.CreatedAt.IsZero() {
 		k.CreatedAt = time.Now()
 	}
@@ -94,7 +97,8 @@ func (s *KeyStore) Add(ctx context.Context, secret string, k auth.Key) error {
 // but the usage ([auth.Budget]): the secret (the old one stops working),
 // the owner, the limits, and the budget, which k.Quota.Remaining gives
 // whole, so the stored Remaining becomes it less the usage already
-// recorded (never below 0). Reserved and Used are kept. A secret stored
+// recorded (never below 0), and Granted becomes it. Reserved and Used
+// are kept. A secret stored
 // under another id is an error wrapping [auth.ErrDuplicateKey]. The
 // update is one write transaction, so it loses no concurrent Reserve or
 // Settle.
@@ -135,6 +139,10 @@ func (s *KeyStore) PutKey(ctx context.Context, secret string, k auth.Key) error 
 		}
 		q = auth.Budget(k.Quota, used, reserved)
 		q.CostUSD = cost
+		k.Granted = 0
+		if !k.Quota.Unlimited {
+			k.Granted = max(k.Quota.Remaining, 0) // the budget
+		}
 		return insertKey(ctx, tx, secret, k, q)
 	})
 	if err != nil {
@@ -190,9 +198,9 @@ func insertKey(ctx context.Context, tx *sql.Tx, secret string, k auth.Key, q aut
 		return err
 	}
 	_, err = tx.ExecContext(ctx, `INSERT INTO keys (id, secret_hash, `+keyColumns[len("id, "):]+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		k.ID, auth.HashSecret(secret), k.Owner, q.Unlimited, q.Remaining, q.Reserved, q.Used,
-		expires, k.Disabled, rateN, rateP, m, q.BudgetUSD, q.CostUSD, nanos(k.CreatedAt))
+		expires, k.Disabled, rateN, rateP, m, q.BudgetUSD, q.CostUSD, nanos(k.CreatedAt), max(k.Granted, 0))
 	return err
 }
 
@@ -247,7 +255,7 @@ func scanKey(row interface{ Scan(...any) error }) (*auth.Key, error) {
 		created int64
 	)
 	err := row.Scan(&k.ID, &k.Owner, &k.Quota.Unlimited, &k.Quota.Remaining, &k.Quota.Reserved, &k.Quota.Used,
-		&expires, &k.Disabled, &rateN, &rateP, &models, &k.Quota.BudgetUSD, &k.Quota.CostUSD, &created)
+		&expires, &k.Disabled, &rateN, &rateP, &models, &k.Quota.BudgetUSD, &k.Quota.CostUSD, &created, &k.Granted)
 	if err != nil {
 		return nil, err
 	}
