@@ -1,4 +1,4 @@
--- 0003: the whole budget that each limited key was given
+-- 0004: the whole budget that each limited key was given
 -- (auth.Key.Granted), which the usage no longer tells once a key has used
 -- more than it (remaining stops at 0). 0 for unlimited keys. A key stored
 -- before this migration is taken to have been granted what it has left
