@@ -43,7 +43,7 @@ func TestBrowserKeyFragmentIsReadOnceAtLoad(t *testing.T) {
 
 	// The fragment changes while the page is open: the key is taken out
 	// of the address bar, and not used.
-	eval[bool](t, ctx, `location.hash = '#key=sk-demo-empty&view=x', true`)
+	eval[bool](t, ctx, `location.hash = '#key=sk-demo-unknown&view=x', true`)
 	wait(t, ctx, `!document.getElementById('key-note').hidden`)
 	require.Equal(t, "#view=x", eval[string](t, ctx, `location.hash`))
 	require.Equal(t, "sk-demo", eval[string](t, ctx, stored))
@@ -54,30 +54,30 @@ func TestBrowserKeyFragmentIsReadOnceAtLoad(t *testing.T) {
 
 	// A page loaded with another key asks first, showing only the key's
 	// end; kept, nothing changes.
-	open(t, ctx, e, "sk-demo-empty")
+	open(t, ctx, e, "sk-demo-unknown")
 	require.False(t, eval[bool](t, ctx, `document.getElementById('key-offer').hidden`))
 	require.Equal(t, e.url+"/", eval[string](t, ctx, `location.href`), "the fragment left the address bar at once")
 	require.Equal(t, "sk-demo", eval[string](t, ctx, stored))
 	offer := text(t, ctx, "#key-offer")
-	require.Contains(t, offer, "mpty")
-	require.NotContains(t, offer, "sk-demo-empty")
+	require.Contains(t, offer, "nown")
+	require.NotContains(t, offer, "sk-demo-unknown")
 	do(t, ctx, chromedp.Click(chromedp.CSS("#key-offer-keep")))
 	require.True(t, eval[bool](t, ctx, `document.getElementById('key-offer').hidden`))
 	require.Equal(t, "sk-demo", eval[string](t, ctx, stored))
 	require.True(t, eval[bool](t, ctx, `document.getElementById('key-error').hidden`))
 
-	// Used, the page lists the new key's models (a key without quota:
-	// 403).
-	open(t, ctx, e, "sk-demo-empty")
+	// Used, the page lists the new key's models (a key the gateway does
+	// not know: 401).
+	open(t, ctx, e, "sk-demo-unknown")
 	do(t, ctx, chromedp.Click(chromedp.CSS("#key-offer-use")))
 	wait(t, ctx, `!document.getElementById('key-error').hidden`)
-	require.Equal(t, "sk-demo-empty", eval[string](t, ctx, stored))
-	require.Equal(t, "sk-demo-empty", eval[string](t, ctx, `document.getElementById('key-input').value`))
+	require.Equal(t, "sk-demo-unknown", eval[string](t, ctx, stored))
+	require.Equal(t, "sk-demo-unknown", eval[string](t, ctx, `document.getElementById('key-input').value`))
 	require.True(t, eval[bool](t, ctx, `document.getElementById('key-offer').hidden`))
-	require.Contains(t, text(t, ctx, "#key-error"), "insufficient_quota")
+	require.Contains(t, text(t, ctx, "#key-error"), "invalid_api_key")
 
 	// The key already set: nothing to ask.
-	open(t, ctx, e, "sk-demo-empty")
+	open(t, ctx, e, "sk-demo-unknown")
 	require.True(t, eval[bool](t, ctx, `document.getElementById('key-offer').hidden`))
 }
 

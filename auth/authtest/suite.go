@@ -393,6 +393,7 @@ func TestKeyStore(t *testing.T, newStore func(t *testing.T, seeds []Seed) auth.K
 	// would never reach a budget in money, and JSON carries neither.
 	t.Run("SettleKeepsTheCostFinite", func(t *testing.T) {
 		t.Parallel()
+		o.need(t, BudgetUSD)
 		s, seeds := setup(t, limited(100))
 		id := seeds[0].Key.ID
 		for _, c := range []float64{0.25, math.NaN(), -1} {

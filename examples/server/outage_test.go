@@ -45,7 +45,7 @@ func TestAnUnreachableDatabaseIsAnOutage(t *testing.T) {
 		open func(t *testing.T) (st *stores, cut func())
 	}{
 		{"SQLiteClosed", func(t *testing.T) (*stores, func()) {
-			st, err := openStores(t.Context(), "sqlite:"+filepath.Join(t.TempDir(), "gateway.db"))
+			st, err := openStores(t.Context(), "sqlite:"+filepath.Join(t.TempDir(), "gateway.db"), slog.New(slog.DiscardHandler))
 			require.NoError(t, err)
 			return st, func() { require.NoError(t, st.close()) }
 		}},
@@ -54,7 +54,7 @@ func TestAnUnreachableDatabaseIsAnOutage(t *testing.T) {
 			require.NoError(t, err)
 			proxy := outagetest.New(t, u.Host)
 			u.Host = proxy.Addr()
-			st, err := openStores(t.Context(), u.String())
+			st, err := openStores(t.Context(), u.String(), slog.New(slog.DiscardHandler))
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = st.close() })
 			return st, proxy.Cut
