@@ -31,8 +31,10 @@ import (
 //     only matches a modelled field case-insensitively (encoding/json
 //     would decode it into the field);
 //   - a member given twice, at any depth (decodeRequestReflect refuses
-//     it), and a member that encoding/json would drop (an unknown member
-//     of a type without Extra: the decoder does not track their names);
+//     it), a member that encoding/json would drop (an unknown member of
+//     a type without Extra: the decoder does not track their names), and
+//     a raw value (kept as sent) holding a member name with an escape or
+//     invalid UTF-8 (jsonext.ScanValueOnce compares names byte for byte);
 //   - a value of a kind the field cannot take (encoding/json fails), and
 //     null where an element of messages, tools, tool_calls or content
 //     parts is expected;
@@ -479,14 +481,10 @@ func (d *decoder) ignore() bool {
 }
 
 // skip moves past any value, as Skip does, and reports false for one
-// that holds an object naming a member twice (jsonext.DuplicateMember),
-// which decodeRequestReflect refuses.
+// that holds an object naming a member twice, which decodeRequestReflect
+// refuses (or a name that it cannot compare: jsonext.ScanValueOnce).
 func (d *decoder) skip() ([]byte, bool) {
-	raw, ok := d.Skip()
-	if !ok || bytes.IndexByte(raw, '{') >= 0 && jsonext.DuplicateMember(raw, nil) != "" {
-		return nil, false
-	}
-	return raw, true
+	return d.SkipOnce()
 }
 
 // foldsToAny reports whether the ASCII key equals one of names

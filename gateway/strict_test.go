@@ -72,6 +72,10 @@ func TestEveryJSONBodyIsOneObjectWithEachMemberOnce(t *testing.T) {
 		strictCase{"GeminiPartTwice", gemini, `{"contents":[{"parts":[{"text":"hi","TEXT":"ho"}]}]}`,
 			"contents[0].parts[0].text must appear once in the request body", "contents[0].parts[0].text"},
 		strictCase{"GeminiNull", gemini, `null`, null, ""},
+		strictCase{"GeminiSnakeCaseTwice", gemini, `{"contents":[{"parts":[{"text":"hi"}]}],"generation_config":{"top_k":1},"generation_config":{"top_k":2}}`,
+			"generation_config must appear once in the request body", "generation_config"},
+		strictCase{"GeminiBothSpellings", gemini, `{"contents":[{"parts":[{"text":"hi"}]}],"generationConfig":{"max_output_tokens":9,"maxOutputTokens":5}}`,
+			"generationConfig.maxOutputTokens must appear once in the request body", "generationConfig.maxOutputTokens"},
 	)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -2,6 +2,7 @@ package jsonext
 
 import (
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -35,8 +36,9 @@ func DuplicateMember(data []byte, t reflect.Type) string {
 	if i >= len(data) || d.value(data[i:], t) >= 0 || d.found == nil {
 		return ""
 	}
+	slices.Reverse(d.found)
 	var b strings.Builder
-	for _, s := range d.path {
+	for _, s := range d.found {
 		switch {
 		case s.name == "" && s.index >= 0:
 			b.WriteByte('[')
@@ -68,11 +70,11 @@ type dupStep struct {
 	index int
 }
 
-// dupFinder walks a value. path is the way to the value being walked;
-// found is set with it when a duplicate is found.
+// dupFinder walks a value. When it finds a duplicate, found is the path
+// to it, last step first: each level adds its step as the walk unwinds,
+// so that a value without duplicates costs no path at all.
 type dupFinder struct {
 	fields map[reflect.Type][]dupField // of the struct types met so far
-	path   []dupStep
 	found  []dupStep
 }
 
@@ -140,10 +142,9 @@ func (d *dupFinder) object(data []byte, t reflect.Type) int {
 		if f := matchField(fields, name); f != nil {
 			name, typ = f.name, f.typ
 		}
-		d.path = append(d.path, dupStep{name: name, index: -1})
 		for _, s := range seen {
 			if s == name {
-				d.found = d.path
+				d.found = append(d.found, dupStep{name: strings.Clone(name), index: -1})
 				return -1
 			}
 		}
@@ -158,9 +159,11 @@ func (d *dupFinder) object(data []byte, t reflect.Type) int {
 		}
 		n := d.value(data[i:], typ)
 		if n < 0 {
+			if d.found != nil {
+				d.found = append(d.found, dupStep{name: strings.Clone(name), index: -1})
+			}
 			return -1
 		}
-		d.path = d.path[:len(d.path)-1]
 		i += n
 	}
 }
@@ -217,10 +220,9 @@ func (d *dupFinder) array(data []byte, elem reflect.Type) int {
 		}
 		var n int
 		if c := data[i]; c == '{' || c == '[' {
-			d.path = append(d.path, dupStep{index: k})
 			n = d.value(data[i:], elem)
-			if n >= 0 {
-				d.path = d.path[:len(d.path)-1]
+			if n < 0 && d.found != nil {
+				d.found = append(d.found, dupStep{index: k})
 			}
 		} else {
 			n = SkipValue(data[i:], 0) // a scalar holds no member

@@ -122,3 +122,16 @@ func hasDuplicate(t *testing.T, data []byte) bool {
 	}
 	return false
 }
+
+// BenchmarkDuplicateMember checks a tool's parameters, the raw value
+// that the chat decoder checks most often.
+func BenchmarkDuplicateMember(b *testing.B) {
+	schema := []byte(`{"type": "object", "properties": {"from": {"type": "string"}, "to": {"type": "string"}, "date": {"type": "string", "format": "date"}}, "required": ["from", "to", "date"]}`)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(schema)))
+	for b.Loop() {
+		if jsonext.DuplicateMember(schema, nil) != "" {
+			b.Fatal("duplicate")
+		}
+	}
+}

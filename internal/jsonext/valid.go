@@ -75,20 +75,31 @@ func isHex(c byte) bool {
 // and arrays included), or -1 if no valid value starts there. Values
 // nested deeper than 512 levels are reported invalid.
 func ScanValue(data []byte, i int) int {
-	return scanValue(data, i, 0)
+	return scanValue(data, i, 0, false)
 }
 
-func scanValue(data []byte, i, depth int) int {
+// ScanValueOnce is [ScanValue] that also reports -1 for a value holding
+// an object that names a member twice (see [DuplicateMember], here with
+// names compared exactly), or a member whose name it cannot compare byte
+// for byte: one with an escape or invalid UTF-8. It checks both in the one
+// pass; a caller with a fallback leaves such values to it.
+func ScanValueOnce(data []byte, i int) int {
+	return scanValue(data, i, 0, true)
+}
+
+func scanValue(data []byte, i, depth int, once bool) int {
 	if i >= len(data) {
 		return -1
 	}
 	switch c := data[i]; {
 	case c == '"':
 		return ScanString(data, i)
+	case c == '{' && once:
+		return scanObjectOnce(data, i, depth+1)
 	case c == '{':
 		return scanObject(data, i, depth+1)
 	case c == '[':
-		return scanArray(data, i, depth+1)
+		return scanArray(data, i, depth+1, once)
 	case c == 't':
 		return scanLiteral(data, i, "true")
 	case c == 'f':
@@ -170,7 +181,7 @@ func scanObject(data []byte, i, depth int) int {
 		if i >= len(data) || data[i] != ':' {
 			return -1
 		}
-		if i = scanValue(data, SkipSpace(data, i+1), depth); i < 0 {
+		if i = scanValue(data, SkipSpace(data, i+1), depth, false); i < 0 {
 			return -1
 		}
 		if i = SkipSpace(data, i); i >= len(data) {
@@ -187,7 +198,64 @@ func scanObject(data []byte, i, depth int) int {
 	}
 }
 
-func scanArray(data []byte, i, depth int) int {
+// scanObjectOnce is scanObject for ScanValueOnce: it also compares each
+// member's name with those before it, which it keeps as offsets into
+// data (on the stack for up to 16 names).
+func scanObjectOnce(data []byte, i, depth int) int {
+	if depth > maxDepth {
+		return -1
+	}
+	i = SkipSpace(data, i+1)
+	if i < len(data) && data[i] == '}' {
+		return i + 1
+	}
+	var seenBuf [16]span
+	seen := seenBuf[:0]
+	for {
+		start := i
+		if i = ScanString(data, i); i < 0 {
+			return -1
+		}
+		name := data[start+1 : i-1]
+		for _, c := range name {
+			if !keyByte[c] { // not printable ASCII: compare only valid UTF-8 without escapes
+				if !plain(name) {
+					return -1
+				}
+				break
+			}
+		}
+		for _, s := range seen {
+			if int(s.end-s.start) == len(name) && string(data[s.start:s.end]) == string(name) {
+				return -1
+			}
+		}
+		seen = append(seen, span{int32(start + 1), int32(i - 1)})
+		i = SkipSpace(data, i)
+		if i >= len(data) || data[i] != ':' {
+			return -1
+		}
+		if i = scanValue(data, SkipSpace(data, i+1), depth, true); i < 0 {
+			return -1
+		}
+		if i = SkipSpace(data, i); i >= len(data) {
+			return -1
+		}
+		switch data[i] {
+		case '}':
+			return i + 1
+		case ',':
+			i = SkipSpace(data, i+1)
+		default:
+			return -1
+		}
+	}
+}
+
+// span is the range of bytes of a name in data.
+type span struct{ start, end int32 }
+
+func scanArray(data []byte, i, depth int, once bool) int {
 	if depth > maxDepth {
 		return -1
 	}
@@ -196,7 +264,7 @@ func scanArray(data []byte, i, depth int) int {
 		return i + 1
 	}
 	for {
-		if i = scanValue(data, i, depth); i < 0 {
+		if i = scanValue(data, i, depth, once); i < 0 {
 			return -1
 		}
 		if i = SkipSpace(data, i); i >= len(data) {
