@@ -458,9 +458,6 @@ func (d *decoder) keep(extra *map[string]json.RawMessage, key []byte, known []st
 	if foldsToAny(key, known) {
 		return false
 	}
-	if _, dup := (*extra)[string(key)]; dup {
-		return false
-	}
 	raw, ok := d.skip()
 	if !ok {
 		return false
@@ -468,8 +465,9 @@ func (d *decoder) keep(extra *map[string]json.RawMessage, key []byte, known []st
 	if *extra == nil {
 		*extra = make(map[string]json.RawMessage)
 	}
+	n := len(*extra)
 	(*extra)[string(key)] = bytes.Clone(raw)
-	return true
+	return len(*extra) > n // else the key was there: a member given twice
 }
 
 // ignore reports false for a member that encoding/json would drop (one

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unsafe"
 )
 
@@ -74,8 +75,7 @@ type dupStep struct {
 // to it, last step first: each level adds its step as the walk unwinds,
 // so that a value without duplicates costs no path at all.
 type dupFinder struct {
-	fields map[reflect.Type][]dupField // of the struct types met so far
-	found  []dupStep
+	found []dupStep
 }
 
 // value checks the JSON value that starts data (any bytes may follow),
@@ -108,7 +108,7 @@ func (d *dupFinder) object(data []byte, t reflect.Type) int {
 	switch {
 	case t == nil:
 	case t.Kind() == reflect.Struct:
-		fields = d.fieldsOf(t)
+		fields = fieldsOf(t)
 	case t.Kind() == reflect.Map:
 		elem = t.Elem()
 	}
@@ -234,19 +234,22 @@ func (d *dupFinder) array(data []byte, elem reflect.Type) int {
 	}
 }
 
+// typeFields caches the JSON fields of each struct type that
+// DuplicateMember has met ([]dupField by reflect.Type), as encoding/json
+// caches its own: a type's fields never change, so the cache is only
+// ever added to, and safe for concurrent use.
+var typeFields sync.Map
+
 // fieldsOf returns the JSON fields of the struct type t, as [Fields]
 // finds them, with their types.
-func (d *dupFinder) fieldsOf(t reflect.Type) []dupField {
-	if f, ok := d.fields[t]; ok {
-		return f
+func fieldsOf(t reflect.Type) []dupField {
+	if f, ok := typeFields.Load(t); ok {
+		return f.([]dupField)
 	}
 	var list []dupField
 	addDupFields(&list, t)
-	if d.fields == nil {
-		d.fields = make(map[reflect.Type][]dupField)
-	}
-	d.fields[t] = list
-	return list
+	f, _ := typeFields.LoadOrStore(t, list)
+	return f.([]dupField)
 }
 
 func addDupFields(list *[]dupField, t reflect.Type) {

@@ -135,3 +135,17 @@ func BenchmarkDuplicateMember(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDuplicateMemberTyped checks a request body against its type,
+// as httpjson.CheckObject does on every body: it must not allocate.
+func BenchmarkDuplicateMemberTyped(b *testing.B) {
+	body := []byte(`{"model":"m","messages":[{"role":"user","content":"Hello there"},{"role":"assistant","content":[{"type":"text"}]}],"metadata":{"a":"b"},"user":"u"}`)
+	typ := reflect.TypeFor[dupRequest]()
+	b.ReportAllocs()
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		if jsonext.DuplicateMember(body, typ) != "" {
+			b.Fatal("duplicate")
+		}
+	}
+}

@@ -213,18 +213,10 @@ func scanObjectOnce(data []byte, i, depth int) int {
 	seen := seenBuf[:0]
 	for {
 		start := i
-		if i = ScanString(data, i); i < 0 {
+		if i = scanName(data, i); i < 0 {
 			return -1
 		}
 		name := data[start+1 : i-1]
-		for _, c := range name {
-			if !keyByte[c] { // not printable ASCII: compare only valid UTF-8 without escapes
-				if !plain(name) {
-					return -1
-				}
-				break
-			}
-		}
 		for _, s := range seen {
 			if int(s.end-s.start) == len(name) && string(data[s.start:s.end]) == string(name) {
 				return -1
@@ -250,6 +242,28 @@ func scanObjectOnce(data []byte, i, depth int) int {
 			return -1
 		}
 	}
+}
+
+// scanName returns the index just past the member name that starts at
+// data[i], or -1 if it is not a valid string or not one that means its
+// bytes (an escape, invalid UTF-8). A name of printable ASCII, the usual
+// one, is read in one tight loop.
+func scanName(data []byte, i int) int {
+	if i >= len(data) || data[i] != '"' {
+		return -1
+	}
+	j := i + 1
+	for j < len(data) && keyByte[data[j]] {
+		j++
+	}
+	if j < len(data) && data[j] == '"' {
+		return j + 1
+	}
+	end := ScanString(data, i) // another byte: the slow way
+	if end < 0 || !plain(data[i+1:end-1]) {
+		return -1
+	}
+	return end
 }
 
 // span is the range of bytes of a name in data.
