@@ -276,9 +276,13 @@ func running(reply string) bool {
 	return strings.Contains(reply, `"status":"queued"`) || strings.Contains(reply, `"status":"in_progress"`)
 }
 
+// taskStatus is the URL of a video task's status, at the end of a
+// word.
+var taskStatus = regexp.MustCompile(`/v1/videos/task_\w+(\s|$)`)
+
 // isPoll reports whether command reads a video task's status.
 func isPoll(command string) bool {
-	return regexp.MustCompile(`/v1/videos/task_\w+ `).MatchString(command + " ")
+	return taskStatus.MatchString(command)
 }
 
 var placeholder = regexp.MustCompile(`[\w-]*…[\w-]*`)
@@ -343,6 +347,9 @@ func (s *session) check(st step, command, out string, code int) {
 	}
 }
 
+// shortFail is a group of curl's short options with -f among them (-sSf).
+var shortFail = regexp.MustCompile(`^-[a-zA-Z]*f[a-zA-Z]*$`)
+
 // checkSavesOnlySuccess fails t for a curl command that writes the reply
 // to a file (-o FILE) without failing on an HTTP error.
 func checkSavesOnlySuccess(t *testing.T, command string) {
@@ -353,10 +360,8 @@ func checkSavesOnlySuccess(t *testing.T, command string) {
 		switch {
 		case f == "-o" && i+1 < len(fields) && fields[i+1] != "/dev/null":
 			saves = true
-		case f == "--fail" || f == "--fail-with-body":
+		case f == "--fail" || f == "--fail-with-body" || shortFail.MatchString(f):
 			fails = true
-		case strings.HasPrefix(f, "-") && !strings.HasPrefix(f, "--") && strings.Contains(f, "f") && f != "-o":
-			fails = fails || regexp.MustCompile(`^-[a-zA-Z]*f[a-zA-Z]*$`).MatchString(f)
 		}
 	}
 	if saves {
