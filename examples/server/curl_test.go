@@ -19,7 +19,8 @@ import (
 )
 
 // TestTheDocsCommandsRunAsWritten runs the shell commands of the README's
-// curl walk-through and admin walk-through, and the curl commands of the
+// curl walk-through, admin walk-through, relay and health checks (the
+// first sh block of each section), and the curl commands of the
 // packages' doc.go files, as a reader would: one after the other in one
 // bash session (so that K=… and export … hold for the lines below them),
 // against this program served on loopback ports, with curl.
@@ -29,7 +30,8 @@ import (
 // each placeholder ("resp_…", "task_…", "key_…", "sk-…", "…png") becomes
 // the latest value of its form in an earlier reply, as a reader copies
 // it. A "go run ./examples/server" line starts the server with the
-// environment the line gives it (GATEWAY_ADMIN_KEY); a poll of a video
+// environment the line gives it (GATEWAY_ADMIN_KEY), a "go run
+// ./examples/relay" line the relay, built for it; a poll of a video
 // task is repeated until the task is done, as a reader would.
 //
 // Each curl command must answer what its comment says: the statuses a
@@ -46,8 +48,8 @@ func TestTheDocsCommandsRunAsWritten(t *testing.T) {
 	}
 	readme, err := os.ReadFile("../../README.md")
 	require.NoError(t, err)
-	for _, section := range []string{"A curl walk-through", "The admin API"} {
-		t.Run(strings.ReplaceAll(section, " ", "_"), func(t *testing.T) {
+	for _, section := range []string{"A curl walk-through", "The admin API", "Relay to real upstreams", "Health, metrics and traces"} {
+		t.Run(section, func(t *testing.T) {
 			newSession(t).run(parseSteps(t, shellBlock(t, string(readme), section)))
 		})
 	}
@@ -159,6 +161,7 @@ type session struct {
 	out     *bufio.Reader
 	api     string // host:port of the server, once started
 	admin   string // host:port of its admin listener
+	relay   string // host:port of examples/relay, once started
 	replies []string
 }
 
@@ -242,13 +245,56 @@ func (s *session) start(line string) {
 	require.NotEmpty(s.t, s.admin, "the banner names the admin listener: %q", lines)
 }
 
+// startRelay runs examples/relay as a "go run ./examples/relay" line
+// would (its flags, the upstream on the server's port), on loopback ports
+// of its own, and waits until it has the upstream's models, as a reader
+// waits for the banner's models line.
+func (s *session) startRelay(line string) {
+	s.t.Helper()
+	require.NotEmpty(s.t, s.api, "the relay's upstream, the server, runs first")
+	bin := filepath.Join(s.dir, "relay")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Dir = "../relay"
+	out, err := build.CombinedOutput()
+	require.NoError(s.t, err, "%s", out)
+
+	_, args, _ := strings.Cut(strings.TrimSuffix(strings.TrimSpace(line), "&"), "go run ./examples/relay")
+	args = strings.NewReplacer("127.0.0.1:8080", s.api, "localhost:8080", s.api).Replace(args)
+	cmd := exec.Command(bin, append(strings.Fields(args), "-addr", "127.0.0.1:0", "-admin-addr", "")...)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(s.t, err)
+	require.NoError(s.t, cmd.Start())
+	s.t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		_ = cmd.Wait()
+	})
+	r := bufio.NewReader(stdout)
+	for {
+		l, err := r.ReadString('\n')
+		require.NoError(s.t, err, "the relay ended before it listed its models")
+		if rest, ok := strings.CutPrefix(l, "gatewaykit relay on http://"); ok {
+			s.relay, _, _ = strings.Cut(rest, ",")
+		}
+		if strings.HasPrefix(l, "  models:") {
+			break
+		}
+	}
+	go io.Copy(io.Discard, r)
+}
+
 // run runs the steps in order.
 func (s *session) run(steps []step) {
 	s.t.Helper()
 	for _, st := range steps {
-		if strings.Contains(st.command, "go run ./examples/server") {
+		switch {
+		case strings.Contains(st.command, "go run ./examples/server"):
 			s.start(st.command)
 			continue
+		case strings.Contains(st.command, "go run ./examples/relay"):
+			s.startRelay(st.command)
+			continue
+		case strings.Contains(st.command, "go run"):
+			s.t.Fatalf("the test does not know how to run %q", st.command)
 		}
 		if !strings.Contains(st.command, "curl ") {
 			_, code := s.shell(st.command) // K=…, export …
@@ -293,6 +339,7 @@ func (s *session) substitute(command string) string {
 	s.t.Helper()
 	command = strings.ReplaceAll(command, "localhost:8080", s.api)
 	command = strings.ReplaceAll(command, "localhost:8090", s.admin)
+	command = strings.ReplaceAll(command, "localhost:8081", s.relay)
 	return placeholder.ReplaceAllStringFunc(command, func(p string) string {
 		prefix, suffix, _ := strings.Cut(p, "…")
 		form := regexp.MustCompile(regexp.QuoteMeta(prefix) + `[^"\s/&?,]+` + regexp.QuoteMeta(suffix))
