@@ -112,11 +112,7 @@ func (d *dupFinder) object(data []byte, t reflect.Type) int {
 	case t.Kind() == reflect.Map:
 		elem = t.Elem()
 	}
-	// The names seen so far: objects are small, and a slice beats a map
-	// below a few dozen members. The names are views of data, or of
-	// fields, never copies.
-	var seenBuf [16]string
-	seen := seenBuf[:0]
+	var seen nameSet // views of data, or of fields, never copies
 	i := 1
 	for {
 		i = SkipSpace(data, i)
@@ -142,13 +138,10 @@ func (d *dupFinder) object(data []byte, t reflect.Type) int {
 		if f := matchField(fields, name); f != nil {
 			name, typ = f.name, f.typ
 		}
-		for _, s := range seen {
-			if s == name {
-				d.found = append(d.found, dupStep{name: strings.Clone(name), index: -1})
-				return -1
-			}
+		if !seen.add(name) {
+			d.found = append(d.found, dupStep{name: strings.Clone(name), index: -1})
+			return -1
 		}
-		seen = append(seen, name)
 		i = SkipSpace(data, end)
 		if i >= len(data) || data[i] != ':' {
 			return -1
@@ -166,6 +159,41 @@ func (d *dupFinder) object(data []byte, t reflect.Type) int {
 		}
 		i += n
 	}
+}
+
+// nameSet is the set of the member names of one object: on the stack
+// for the first 16 (objects are small, and comparing a few strings beats
+// hashing them), in a map beyond, so that an object of many members costs
+// linear time, not quadratic.
+type nameSet struct {
+	small [16]string
+	n     int
+	big   map[string]struct{}
+}
+
+// add adds name to the set, and reports false if it was there already.
+func (s *nameSet) add(name string) bool {
+	if s.big == nil {
+		for _, x := range s.small[:s.n] {
+			if x == name {
+				return false
+			}
+		}
+		if s.n < len(s.small) {
+			s.small[s.n] = name
+			s.n++
+			return true
+		}
+		s.big = make(map[string]struct{}, 4*len(s.small))
+		for _, x := range s.small {
+			s.big[x] = struct{}{}
+		}
+	}
+	if _, dup := s.big[name]; dup {
+		return false
+	}
+	s.big[name] = struct{}{}
+	return true
 }
 
 // keyName returns the name that the quoted key q spells: a view of q's

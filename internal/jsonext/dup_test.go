@@ -3,6 +3,7 @@ package jsonext_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"testing"
 
@@ -148,4 +149,23 @@ func BenchmarkDuplicateMemberTyped(b *testing.B) {
 			b.Fatal("duplicate")
 		}
 	}
+}
+
+// TestDuplicateMemberInALargeObject: an object of many members is
+// checked in linear time (a quadratic one would take minutes here), and
+// a duplicate among them is found by both checks.
+func TestDuplicateMemberInALargeObject(t *testing.T) {
+	t.Parallel()
+	var b bytes.Buffer
+	b.WriteString(`{"x":{`)
+	for i := range 200_000 {
+		fmt.Fprintf(&b, `"k%d":%d,`, i, i)
+	}
+	unique := append(bytes.Clone(b.Bytes()), `"last":0}}`...)
+	twice := append(bytes.Clone(b.Bytes()), `"k17":0}}`...)
+	require.Empty(t, jsonext.DuplicateMember(unique, nil))
+	require.Equal(t, len(unique), jsonext.ScanValueOnce(unique, 0))
+	require.Equal(t, "x.k17", jsonext.DuplicateMember(twice, nil))
+	require.Equal(t, -1, jsonext.ScanValueOnce(twice, 0))
+	require.Equal(t, len(twice), jsonext.ScanValue(twice, 0))
 }

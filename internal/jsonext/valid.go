@@ -1,5 +1,7 @@
 package jsonext
 
+import "unsafe"
+
 // This file holds the validating counterparts of SkipString and
 // SkipValue: they accept exactly what json.Valid accepts, so that a
 // decoder that walks bytes by hand can check them in the same pass
@@ -198,9 +200,8 @@ func scanObject(data []byte, i, depth int) int {
 	}
 }
 
-// scanObjectOnce is scanObject for ScanValueOnce: it also compares each
-// member's name with those before it, which it keeps as offsets into
-// data (on the stack for up to 16 names).
+// scanObjectOnce is scanObject for ScanValueOnce: it also checks that
+// each member's name is new to the object.
 func scanObjectOnce(data []byte, i, depth int) int {
 	if depth > maxDepth {
 		return -1
@@ -209,20 +210,16 @@ func scanObjectOnce(data []byte, i, depth int) int {
 	if i < len(data) && data[i] == '}' {
 		return i + 1
 	}
-	var seenBuf [16]span
-	seen := seenBuf[:0]
+	var seen nameSet // views of data
 	for {
 		start := i
 		if i = scanName(data, i); i < 0 {
 			return -1
 		}
 		name := data[start+1 : i-1]
-		for _, s := range seen {
-			if int(s.end-s.start) == len(name) && string(data[s.start:s.end]) == string(name) {
-				return -1
-			}
+		if !seen.add(unsafe.String(unsafe.SliceData(name), len(name))) {
+			return -1
 		}
-		seen = append(seen, span{int32(start + 1), int32(i - 1)})
 		i = SkipSpace(data, i)
 		if i >= len(data) || data[i] != ':' {
 			return -1
@@ -265,9 +262,6 @@ func scanName(data []byte, i int) int {
 	}
 	return end
 }
-
-// span is the range of bytes of a name in data.
-type span struct{ start, end int32 }
 
 func scanArray(data []byte, i, depth int, once bool) int {
 	if depth > maxDepth {
