@@ -19,9 +19,10 @@ import (
 // data whose name an earlier member of the same object already gave
 // ("model", "messages[0].role", "tools[1].function.parameters.type"; an
 // empty name is spelled ""), or "" when every object names each member
-// once. data must be valid JSON
-// (json.Valid, or a decoding that succeeded); on anything else the result
-// is unspecified, but DuplicateMember never panics.
+// once. data must be valid JSON (json.Valid, or a decoding that
+// succeeded); on anything else the result is unspecified, but
+// DuplicateMember never panics. It costs one pass and, below objects of
+// 16 members, no allocation unless it finds a duplicate.
 //
 // Every object is checked, at every depth, including the values that a
 // type keeps as raw JSON. t is the Go type that data is decoded into, or
