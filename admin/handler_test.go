@@ -198,6 +198,8 @@ func TestKeyValidation(t *testing.T) {
 		{"NotAnObject", http.MethodPost, `[1]`, ""},
 		{"Null", http.MethodPost, `null`, ""},
 		{"UnknownField", http.MethodPost, `{"owner":"a","secret":"sk-mine"}`, "secret"},
+		{"OwnerTwice", http.MethodPost, `{"owner":"a","owner":"b"}`, "owner"},
+		{"PatchDisabledTwice", http.MethodPatch, `{"disabled":false,"disabled":true}`, "disabled"},
 		{"DisabledOnCreate", http.MethodPost, `{"disabled":true}`, "disabled"},
 		{"OwnerNotAString", http.MethodPost, `{"owner":5}`, "owner"},
 		{"NegativeQuota", http.MethodPost, `{"quota":-1}`, "quota"},

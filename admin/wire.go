@@ -182,9 +182,6 @@ func (h *handler) decodeKey(w http.ResponseWriter, r *http.Request, fields []str
 	if err := httpjson.Unmarshal(body, &members); err != nil {
 		return nil, err
 	}
-	if members == nil {
-		return nil, apierrors.InvalidRequest("", "The request body must be a JSON object.")
-	}
 	in := &keyInput{has: make(map[string]bool, len(members))}
 	names := make([]string, 0, len(members))
 	for name := range members {

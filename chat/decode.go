@@ -30,7 +30,11 @@ import (
 //   - a key with an escape, a control or a non-ASCII byte, or a key that
 //     only matches a modelled field case-insensitively (encoding/json
 //     would decode it into the field);
-//   - a modelled member given twice (encoding/json merges some kinds);
+//   - a member given twice, at any depth (decodeRequestReflect refuses
+//     it), a member that encoding/json would drop (an unknown member of
+//     a type without Extra: the decoder does not track their names), and
+//     a raw value (kept as sent) holding a member name with an escape or
+//     invalid UTF-8 (jsonext.ScanValueOnce compares names byte for byte);
 //   - a value of a kind the field cannot take (encoding/json fails), and
 //     null where an element of messages, tools, tool_calls or content
 //     parts is expected;
@@ -180,7 +184,7 @@ func (d *decoder) content(c *Content) bool {
 		return d.Null()
 	}
 	kind := jsonext.Kind(d.Peek())
-	_, ok := d.Skip()
+	_, ok := d.skip()
 	c.invalid = kind
 	return ok
 }
@@ -216,7 +220,7 @@ func (d *decoder) imageURL(dst **ImageURL) bool {
 		case "detail":
 			return once(&seen[1]) && d.enum(&u.Detail)
 		}
-		return d.ignore(key, imageURLNames)
+		return d.ignore()
 	})
 }
 
@@ -246,7 +250,7 @@ func (d *decoder) toolCall(tc *ToolCall) bool {
 		case "function":
 			return once(&seen[2]) && d.functionCall(&tc.Function)
 		}
-		return d.ignore(key, toolCallNames)
+		return d.ignore()
 	})
 }
 
@@ -263,7 +267,7 @@ func (d *decoder) functionCall(f *FunctionCall) bool {
 		case "arguments":
 			return once(&seen[1]) && d.string(&f.Arguments)
 		}
-		return d.ignore(key, functionCallNames)
+		return d.ignore()
 	})
 }
 
@@ -314,7 +318,7 @@ func (d *decoder) functionDefinition(dst **FunctionDefinition) bool {
 		case "strict":
 			return once(&seen[3]) && d.optBool(&f.Strict)
 		}
-		return d.ignore(key, functionDefNames)
+		return d.ignore()
 	})
 }
 
@@ -346,7 +350,7 @@ func (d *decoder) toolChoice(dst **ToolChoice) bool {
 		case "function":
 			return once(&seen[1]) && d.toolChoiceFunction(&name)
 		}
-		return d.ignore(key, toolChoiceNames)
+		return d.ignore()
 	})
 	if !ok || typ != "function" || name == "" {
 		return false
@@ -362,7 +366,7 @@ func (d *decoder) toolChoiceFunction(name *string) bool {
 		if string(key) == "name" {
 			return once(&seen) && d.string(name)
 		}
-		return d.ignore(key, toolChoiceFuncNames)
+		return d.ignore()
 	})
 }
 
@@ -381,7 +385,7 @@ func (d *decoder) responseFormat(dst **ResponseFormat) bool {
 		case "json_schema":
 			return once(&seen[1]) && d.jsonSchema(&f.JSONSchema)
 		}
-		return d.ignore(key, responseFormatNames)
+		return d.ignore()
 	})
 }
 
@@ -404,7 +408,7 @@ func (d *decoder) jsonSchema(dst **JSONSchema) bool {
 		case "strict":
 			return once(&seen[3]) && d.optBool(&s.Strict)
 		}
-		return d.ignore(key, jsonSchemaNames)
+		return d.ignore()
 	})
 }
 
@@ -447,33 +451,38 @@ func (d *decoder) stop(dst *Stop) bool {
 }
 
 // keep adds the value at the cursor to *extra under key, as
-// jsonext.KeepUnknown does for a member that known does not name; the
-// last of two members with the same key wins, as there. A key that folds
-// to one of known is left to encoding/json.
+// jsonext.KeepUnknown does for a member that known does not name. A key
+// that folds to one of known, or that the object already gave, is left
+// to encoding/json (and the duplicate check of decodeRequestReflect).
 func (d *decoder) keep(extra *map[string]json.RawMessage, key []byte, known []string) bool {
 	if foldsToAny(key, known) {
 		return false
 	}
-	raw, ok := d.Skip()
+	raw, ok := d.skip()
 	if !ok {
 		return false
 	}
 	if *extra == nil {
 		*extra = make(map[string]json.RawMessage)
 	}
+	n := len(*extra)
 	(*extra)[string(key)] = bytes.Clone(raw)
-	return true
+	return len(*extra) > n // else the key was there: a member given twice
 }
 
-// ignore moves past the value of a member that encoding/json would drop,
-// checking that it is valid. A key that folds to one of known is left to
-// encoding/json.
-func (d *decoder) ignore(key []byte, known []string) bool {
-	if foldsToAny(key, known) {
-		return false
-	}
-	_, ok := d.Skip()
-	return ok
+// ignore reports false for a member that encoding/json would drop (one
+// that a type without Extra does not model): the decoder does not track
+// their names, so it leaves the body to encoding/json and the duplicate
+// check of decodeRequestReflect. Such members are rare.
+func (d *decoder) ignore() bool {
+	return false
+}
+
+// skip moves past any value, as Skip does, and reports false for one
+// that holds an object naming a member twice, which decodeRequestReflect
+// refuses (or a name that it cannot compare: jsonext.ScanValueOnce).
+func (d *decoder) skip() ([]byte, bool) {
+	return d.SkipOnce()
 }
 
 // foldsToAny reports whether the ASCII key equals one of names
@@ -742,7 +751,7 @@ func (d *decoder) float(dst **float64) bool {
 // raw decodes any value into a copy of its bytes, as json.RawMessage
 // does (null is "null").
 func (d *decoder) raw(dst *json.RawMessage) bool {
-	raw, ok := d.Skip()
+	raw, ok := d.skip()
 	*dst = bytes.Clone(raw)
 	return ok
 }

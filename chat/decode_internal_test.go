@@ -108,11 +108,16 @@ func TestDecodeRequestFast(t *testing.T) {
 		{"valid UTF-8", `{"model":"modèle","messages":[{"role":"user","content":"中文 😀"}]}`, true},
 		{"unknown members at every level", `{"seed":42,"user":"u","logprobs":false,"parallel_tool_calls":true,"metadata":{"a":"b"},"x":null,"y":-1.5E+2,` +
 			`"messages":[{"role":"user","x":[1,{"y":"z"}],"content":[{"type":"input_audio","input_audio":{"data":"AAA","format":"wav"}},{"type":"text","text":"t","cache_control":{"type":"ephemeral"}}]}],` +
-			`"stream_options":{"include_usage":true,"continuous_usage_stats":false},"tools":[{"type":"function","function":{"name":"f","extra":1},"cache":{}}]}`, true},
-		{"unknown members that encoding/json drops", `{"messages":[{"role":"assistant","tool_calls":[{"id":"c","type":"function","index":0,"function":{"name":"f","arguments":"{}","x":1}}]}],` +
+			`"stream_options":{"include_usage":true,"continuous_usage_stats":false},"tools":[{"type":"function","function":{"name":"f"},"cache":{}}]}`, true},
+		{"unknown members that encoding/json drops are left to it", `{"messages":[{"role":"assistant","tool_calls":[{"id":"c","type":"function","index":0,"function":{"name":"f","arguments":"{}","x":1}}]}],` +
 			`"tool_choice":{"type":"function","x":[],"function":{"name":"f","y":{}}},"response_format":{"type":"json_schema","x":1,"json_schema":{"name":"n","z":"","schema":{"type":"object"},"strict":false}},` +
-			`"messages2":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"https://x/y.png","detail":"low","q":1}}]}]}`, true},
-		{"a repeated unknown member keeps the last", `{"x":1,"x":{"a":2},"messages":[{"y":1,"y":2}]}`, true},
+			`"messages2":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"https://x/y.png","detail":"low","q":1}}]}]}`, false},
+		{"an unknown member that encoding/json drops", `{"messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"u","q":1}}]}]}`, false},
+		{"a repeated unknown member is left to encoding/json", `{"x":1,"x":{"a":2}}`, false},
+		{"a repeated unknown member of a message is left to encoding/json", `{"messages":[{"y":1,"y":2}]}`, false},
+		{"a repeated member inside a raw value is left to encoding/json", `{"x":[{"a":1,"a":2}]}`, false},
+		{"a repeated member inside parameters is left to encoding/json", `{"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object","type":"array"}}}]}`, false},
+		{"raw values without repeated members", `{"x":[{"a":1,"b":{"a":2}},"{\"a\":1,\"a\":2}"]}`, true},
 		{"raw values as sent", `{"tools":[{"type":"function","function":{"name":"f","description":"d","parameters":{ "type" : "object" , "properties" : { } },"strict":true}}],"response_format":{"type":"json_schema","json_schema":{"name":"n","schema":null}}}`, true},
 		{"parameters null", `{"tools":[{"type":"function","function":{"name":"f","parameters":null,"strict":null}}]}`, true},
 		{"function null", `{"tools":[{"type":"function","function":null}],"messages":[{"tool_calls":[{"id":"c","function":null}]}]}`, true},

@@ -9,7 +9,7 @@
 // # A request's way through the handler
 //
 //  1. Decode: the body (at most 8 MiB, [endpoint.WithMaxRequestBytes]) must be one
-//     JSON object; every way it can be wrong is a 400 invalid_request_error
+//     JSON object that names each member once (see package endpoint); every way it can be wrong is a 400 invalid_request_error
 //     that says what is wrong, with param naming the field when there is
 //     one. Fields the types do not model are kept (Request.Extra, and the
 //     Extra of Message, ContentPart, Tool and StreamOptions) and reach the

@@ -42,6 +42,8 @@ func FuzzDecodeRequestFast(f *testing.F) {
 		`{"stop":[null,"\u00e9"],"tool_choice":{"type":"function","function":{"name":"f"}},"stream_options":{"include_usage":true,"x":1}}`,
 		`{"n":-0,"temperature":1e-3,"messages":[{"content":7},{"content":{}},{"content":null}],"tools":[{"type":"function","function":{"name":"f","parameters":null}}]}`,
 		"{\"model\":\"\xff\\ud800\",\"messages\":[{\"tool_calls\":[]}]}",
+		`{"model":"m","model":"n"}`, `{"x":1,"X":2,"x":3}`, `{"messages":[{"role":"user","y":{"a":1,"a":2}}]}`,
+		`{"tools":[{"type":"function","function":{"name":"f","parameters":{"p":{"\u0061":1,"a":2}}}}]}`,
 	} {
 		f.Add([]byte(s))
 	}

@@ -3,6 +3,7 @@ package chat
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"strings"
 	"unsafe"
 
@@ -135,15 +136,20 @@ func decodeRequest(body []byte, r *Request) error {
 	return decodeRequestReflect(body, r)
 }
 
+// requestType is the type that a request body decodes into, for the
+// duplicate check of httpjson.CheckObject.
+var requestType = reflect.TypeFor[Request]()
+
 // decodeRequestReflect decodes a request body with encoding/json, as
-// [Request.UnmarshalJSON] does. When that fails, it decodes the body
-// again the plain way, through httpjson, for the error message: the
-// shadow type of [Request.decode] would show in the field paths of
-// encoding/json's errors.
+// [Request.UnmarshalJSON] does, and refuses one that is not an object or
+// names a member twice (httpjson.CheckObject). When decoding fails, it
+// decodes the body again the plain way, through httpjson, for the error
+// message: the shadow type of [Request.decode] would show in the field
+// paths of encoding/json's errors.
 func decodeRequestReflect(body []byte, r *Request) error {
 	err := r.decode(body, json.Unmarshal)
 	if err == nil {
-		return nil
+		return httpjson.CheckObject(body, requestType)
 	}
 	if apierrors.Has(err) {
 		return err

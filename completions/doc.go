@@ -12,7 +12,7 @@
 // # A request's way through the handler
 //
 //  1. Decode: the body (at most 8 MiB, [endpoint.WithMaxRequestBytes]) must be one
-//     JSON object; every way it can be wrong is a 400 invalid_request_error
+//     JSON object that names each member once (see package endpoint); every way it can be wrong is a 400 invalid_request_error
 //     that says what is wrong. Fields the [Request] does not model (suffix,
 //     echo, logprobs, best_of, seed, user, …) are kept in Request.Extra and
 //     reach the backend.

@@ -93,7 +93,8 @@
 // returns. [WithChunkDelay] waits before each chunk, to make streaming
 // visible with curl:
 //
-//	curl -N localhost:8080/v1/chat/completions -H "Authorization: Bearer $KEY" \
+//	curl -N localhost:8080/v1/chat/completions -H 'Authorization: Bearer sk-demo' \
+//	  -H 'Content-Type: application/json' \
 //	  -d '{"model":"demo-chat","stream":true,"messages":[{"role":"user","content":"Hi"}]}'
 //
 // The request's context ends a stream (and a wait) at once. A TextBackend

@@ -26,6 +26,24 @@
 // the reservation to the usage. Errors go through one renderer and the
 // hook of [WithErrorHook].
 //
+// # Request bodies
+//
+// Every JSON request body that the kit decodes (these families', and
+// those of messages, gemini, embeddings, moderations, rerank, images,
+// audio speech, videos and the admin API) must be one JSON object: null,
+// like an array, is a 400 "request body must be a JSON object, got null".
+// No object in it may name a member twice, at any depth, the members kept
+// as sent (Extra, tool parameters, metadata) included: encoding/json
+// would keep the last, another parser the first, and a gateway must not
+// check one value and forward another. Names are compared as encoding/json
+// matches them to the fields of the request types, case-insensitively
+// ({"model":…,"MODEL":…} names model twice), and exactly elsewhere. The
+// answer is a 400 invalid_request_error in the family's shape whose param
+// is the member's path and whose message is the one of the relay's access
+// points: "messages[0].role must appear once in the request body". (The
+// relay's pass-through access points read only model, and forward the
+// rest unread.)
+//
 // Package chat names the wire types too ([chat.Usage] is [Usage], and so
 // on), so that code written against chat alone needs them from there.
 package endpoint

@@ -77,3 +77,46 @@ func TestRoutesReplaceTheServedAccessPoint(t *testing.T) {
 	status, body := do(t, g, "POST", "/v1beta/models/demo-chat:generateContent?key=sk-demo", "", `{"contents":[{"parts":[{"text":"hi"}]}]}`)
 	require.Equal(t, http.StatusTeapot, status, body)
 }
+
+// TestTheGeminiModelListAnswersErrorsInGooglesObject checks that every
+// error under /v1beta/models, the auth middleware's and the model list's
+// own, comes in Google's error object, and that /v1/models keeps the
+// general shape whatever the credentials choose as the list's format.
+func TestTheGeminiModelListAnswersErrorsInGooglesObject(t *testing.T) {
+	t.Parallel()
+	g := newDemo(t, nil)
+	for _, tc := range []struct {
+		name, target string
+		status       int
+		google       bool
+	}{
+		{"MissingKey", "/v1beta/models", 401, true},
+		{"BadPageSize", "/v1beta/models?key=sk-demo&pageSize=-1", 400, true},
+		{"BadPageToken", "/v1beta/models?key=sk-demo&pageToken=%21", 400, true},
+		{"UnknownModel", "/v1beta/models/no-such-model?key=sk-demo", 404, true},
+		{"UnknownModelOnV1ByKey", "/v1/models/no-such-model?key=sk-demo", 404, false},
+		{"BadPageSizeOnV1ByKey", "/v1/models?key=sk-demo&pageSize=-1", 400, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			status, body := do(t, g, "GET", tc.target, "", "")
+			require.Equal(t, tc.status, status, body)
+			var v struct {
+				Error struct {
+					Code   any    `json:"code"`
+					Status string `json:"status"`
+					Type   string `json:"type"`
+				} `json:"error"`
+			}
+			require.NoError(t, json.Unmarshal([]byte(body), &v), body)
+			if tc.google {
+				require.EqualValues(t, tc.status, v.Error.Code, "Google's error object: %s", body)
+				require.NotEmpty(t, v.Error.Status, body)
+				require.Empty(t, v.Error.Type, body)
+				return
+			}
+			require.IsType(t, "", v.Error.Code, "the general shape: %s", body)
+			require.NotEmpty(t, v.Error.Type, body)
+		})
+	}
+}

@@ -3,18 +3,28 @@ package gemini
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
+	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
 	"github.com/gatewaykit/gatewaykit/internal/httpjson"
 )
 
+// requestType is the type a request body decodes into, for
+// httpjson.CheckObject.
+var requestType = reflect.TypeFor[Request]()
+
 // DecodeRequest decodes a request body. Google's API takes the members of
 // its messages in lowerCamelCase and in snake_case alike (its REST
 // examples send system_instruction, inline_data, mime_type …), so a body
 // with snake_case member names is decoded as if they were in camelCase;
 // the free-form objects (a function call's args, a function response, a
-// schema) are kept as they are. Errors are 400s that say what is wrong.
+// schema) are kept as they are. A member given in both spellings is a
+// member given twice, refused as httpjson.CheckObject refuses one given
+// twice in the same spelling. Errors are 400s that say what is wrong.
 func DecodeRequest(body []byte) (*Request, error) {
 	req := new(Request)
 	if hasSnakeKey(body) {
@@ -22,6 +32,14 @@ func DecodeRequest(body []byte) (*Request, error) {
 		dec := json.NewDecoder(bytes.NewReader(body))
 		dec.UseNumber()
 		if err := dec.Decode(&v); err == nil {
+			// Members given twice, as sent or in both spellings, are
+			// refused before the renaming merges them.
+			if err := httpjson.CheckObject(body, requestType); err != nil {
+				return nil, err
+			}
+			if path := bothSpellings(v, false, ""); path != "" {
+				return nil, httpjson.Duplicate(path)
+			}
 			if b, err := json.Marshal(camelKeys(v, false)); err == nil {
 				body = b
 			}
@@ -87,6 +105,38 @@ func camelKeys(v any, free bool) any {
 		}
 	}
 	return v
+}
+
+// bothSpellings returns the path (below path) of the first member of v,
+// outside free-form values, that is given in snake_case and in
+// lowerCamelCase alike, or "".
+func bothSpellings(v any, free bool, path string) string {
+	if free {
+		return ""
+	}
+	switch t := v.(type) {
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(t)) {
+			ck := camel(k)
+			at := ck
+			if path != "" {
+				at = path + "." + ck
+			}
+			if _, dup := t[ck]; dup && ck != k {
+				return at
+			}
+			if p := bothSpellings(t[k], freeForm[ck], at); p != "" {
+				return p
+			}
+		}
+	case []any:
+		for i, x := range t {
+			if p := bothSpellings(x, false, path+"["+strconv.Itoa(i)+"]"); p != "" {
+				return p
+			}
+		}
+	}
+	return ""
 }
 
 // camel is s in lowerCamelCase: "mime_type" is "mimeType".

@@ -25,7 +25,8 @@
 //     one [Request], in lowerCamelCase as Google's clients send it, or in
 //     snake_case as Google's REST examples do ([DecodeRequest]).
 //     Members that no type models (safetySettings, cachedContent, …) are
-//     accepted and ignored.
+//     accepted and ignored. A member given twice, in one spelling or in
+//     both, is refused as package endpoint says.
 //  3. Translate into a chat request ([ToChat]; see it for each field),
 //     which checks the request: every way it can be wrong is a 400
 //     INVALID_ARGUMENT whose details name the field. Images are the only

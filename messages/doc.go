@@ -23,7 +23,8 @@
 //     Authorization: Bearer. Any anthropic-version header is accepted, an
 //     unknown one or none included; anthropic-beta is ignored.
 //   - The body (at most 8 MiB, [endpoint.WithMaxRequestBytes]) is one
-//     JSON object. Members that [Request] does not model are ignored.
+//     JSON object that names each member once (as package endpoint
+//     says). Members that [Request] does not model are ignored.
 //   - Validation, each failure a 400 invalid_request_error whose message
 //     starts with the JSON path of the field: model and max_tokens (1 to
 //     2³¹−1, endpoint.MaxOutputTokens) are required, and at least one message; roles are user

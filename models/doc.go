@@ -141,7 +141,10 @@
 // catalogue's order, and leaves out the models that the [WithAllowed] check
 // rejects.
 //
-// Errors are always in the general shape of apierrors,
-// {"error":{"message","type","param","code"}}, not in the vendors' own
-// error shapes.
+// Errors come in the shape of the path's family (apierrors.ShapeFor), as
+// the auth middleware's do: Google's error object,
+// {"error":{"code","message","status","details"}}, on the /v1beta routes,
+// and the general shape of apierrors,
+// {"error":{"message","type","param","code"}}, on the /v1 routes, whatever
+// format the credentials choose there.
 package models

@@ -107,7 +107,9 @@ func FormatOf(r *http.Request) Format {
 // Gemini-style on the /v1beta routes; the package documentation describes
 // each format and its pagination. Lists keep the order of [Catalog.List]
 // and leave out the models that the [WithAllowed] check rejects. Errors are
-// rendered by apierrors in the general shape, whatever the format.
+// rendered by apierrors in the shape of the path's family
+// (apierrors.ShapeFor), whatever the format: Google's error object on the
+// /v1beta routes, the general shape on the /v1 routes.
 //
 // NewHandler panics if c is nil. The handler is safe for concurrent use.
 func NewHandler(c Catalog, opts ...Option) http.Handler {
@@ -129,13 +131,15 @@ type handler struct {
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rd := h.renderer
+	rd.Shape = apierrors.ShapeFor(r) // Google's error object under /v1beta/
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		h.renderer.Write(w, r, methodNotAllowed(r.Method))
+		rd.Write(w, r, methodNotAllowed(r.Method))
 		return
 	}
 	beta, id, ok := route(r.URL.Path)
 	if !ok {
-		h.renderer.Write(w, r, apierrors.NotFound(fmt.Sprintf("no route for %s %s", apierrors.Echo(r.Method), apierrors.Echo(r.URL.Path))))
+		rd.Write(w, r, apierrors.NotFound(fmt.Sprintf("no route for %s %s", apierrors.Echo(r.Method), apierrors.Echo(r.URL.Path))))
 		return
 	}
 	format := FormatGemini
@@ -152,10 +156,10 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		body, err = h.get(r, format, id)
 	}
 	if err != nil {
-		h.renderer.Write(w, r, err)
+		rd.Write(w, r, err)
 		return
 	}
-	h.writeJSON(w, r, body)
+	writeJSON(w, r, rd, body)
 }
 
 // route splits a request path into the route family and the model id,
@@ -316,10 +320,10 @@ func methodNotAllowed(method string) *apierrors.Error {
 	}
 }
 
-func (h *handler) writeJSON(w http.ResponseWriter, r *http.Request, body any) {
+func writeJSON(w http.ResponseWriter, r *http.Request, rd apierrors.Renderer, body any) {
 	b, err := json.Marshal(body)
 	if err != nil {
-		h.renderer.Write(w, r, apierrors.Internal(fmt.Errorf("models: encode reply: %w", err)))
+		rd.Write(w, r, apierrors.Internal(fmt.Errorf("models: encode reply: %w", err)))
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")

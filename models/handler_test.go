@@ -123,14 +123,17 @@ func TestHandler(t *testing.T) {
 		{name: "GeminiModelOnBeta", target: "/v1beta/models/video-first-kind", golden: "model_gemini"},
 		{name: "GeminiModelOnV1ByKey", target: "/v1/models/video-first-kind?key=sk-test", golden: "model_gemini"},
 		{name: "GeminiModelReasoning", target: "/v1beta/models/org/reasoner-2", golden: "model_gemini_reasoning"},
-		{name: "GeminiModelNotFound", target: "/v1beta/models/no-such-model", status: 404, golden: "error_model_not_found"},
+		{name: "GeminiModelNotFound", target: "/v1beta/models/no-such-model", status: 404, golden: "error_gemini_model_not_found"},
+		{name: "GeminiModelNotFoundOnV1ByKey", target: "/v1/models/no-such-model?key=sk-test", status: 404, golden: "error_model_not_found"},
 		{name: "GeminiPageSizeNegative", target: "/v1beta/models?pageSize=-1", status: 400, golden: "error_gemini_page_size"},
 		{name: "GeminiPageTokenMalformed", target: "/v1beta/models?pageToken=%21%21", status: 400, golden: "error_gemini_page_token"},
 		{name: "GeminiPageTokenOfHiddenModel", target: "/v1beta/models?pageToken=b3JnL3JlYXNvbmVyLTI", allowed: []string{"bare"}, status: 400, golden: "error_gemini_page_token"},
 
 		// Failures.
 		{name: "CatalogListFails", target: "/v1/models", catalog: failingCatalog{errors.New("db down")}, status: 500, golden: "error_internal"},
-		{name: "CatalogGetFails", target: "/v1beta/models/text-basic", catalog: failingCatalog{errors.New("db down")}, status: 500, golden: "error_internal"},
+		{name: "CatalogGetFails", target: "/v1/models/text-basic", catalog: failingCatalog{errors.New("db down")}, status: 500, golden: "error_internal"},
+		{name: "CatalogGetFailsOnBeta", target: "/v1beta/models/text-basic", catalog: failingCatalog{errors.New("db down")}, status: 500, golden: "error_gemini_internal"},
+		{name: "CatalogTimesOutOnBeta", target: "/v1beta/models", catalog: failingCatalog{context.DeadlineExceeded}, status: 504, golden: "error_gemini_timeout"},
 		{name: "CatalogTimesOut", target: "/v1/models", catalog: failingCatalog{context.DeadlineExceeded}, status: 504, golden: "error_timeout"},
 		{
 			name: "MethodNotAllowed", method: http.MethodPost, target: "/v1/models", direct: true,
@@ -138,6 +141,12 @@ func TestHandler(t *testing.T) {
 			check: func(t *testing.T, h http.Header) { require.Equal(t, "GET, HEAD", h.Get("Allow")) },
 		},
 		{name: "UnknownRoute", target: "/v1/modelsx", direct: true, status: 404, golden: "error_unknown_route"},
+		{
+			name: "MethodNotAllowedOnBeta", method: http.MethodPost, target: "/v1beta/models", direct: true,
+			status: 405, golden: "error_gemini_method_not_allowed",
+			check: func(t *testing.T, h http.Header) { require.Equal(t, "GET, HEAD", h.Get("Allow")) },
+		},
+		{name: "UnknownRouteOnBeta", target: "/v1beta/modelsx", direct: true, status: 404, golden: "error_gemini_unknown_route"},
 	}
 
 	for _, tc := range tests {

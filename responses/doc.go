@@ -17,7 +17,7 @@
 // # Creating a response
 //
 //  1. Decode: the body (at most 8 MiB, [endpoint.WithMaxRequestBytes]) must be one
-//     JSON object; every way it can be wrong is a 400 invalid_request_error
+//     JSON object that names each member once (see package endpoint); every way it can be wrong is a 400 invalid_request_error
 //     that says what is wrong, with param naming the field. Fields the
 //     types do not model (reasoning, truncation, user, include…) are
 //     kept in Request.Extra (and the Extra of Item, ContentPart and Tool)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"reflect"
 
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
 	"github.com/gatewaykit/gatewaykit/internal/httpjson"
@@ -240,7 +241,10 @@ func (h *handler) decode(w http.ResponseWriter, r *http.Request, v json.Unmarsha
 	// The decoders of Request and CompactRequest validate the JSON
 	// themselves: calling them directly saves json.Unmarshal a pass.
 	err = v.UnmarshalJSON(body)
-	if err == nil || apierrors.Has(err) {
+	if err == nil {
+		return body, httpjson.CheckObject(body, reflect.TypeOf(v))
+	}
+	if apierrors.Has(err) {
 		return body, err
 	}
 	if err := httpjson.Unmarshal(body, v); err != nil {

@@ -126,7 +126,7 @@ func TestHandlerRejectsBadRequests(t *testing.T) {
 			errorBody(`Previous response with id "resp_nope" not found.`, invalid, "previous_response_id", code)},
 		{"backend failure", `{"model":"demo-chat","input":"Hi [demo:fail]"}`, "", 502,
 			errorBody("demo: simulated upstream failure ([demo:fail])", apierrors.TypeUpstream, "", "bad_gateway")},
-		{"streamed backend failure before the first event", `{"model":"demo-chat","input":"Hi","stream":true,"input":[{"type":"compaction","encrypted_content":"x"}]}`, "", 400,
+		{"streamed backend failure before the first event", `{"model":"demo-chat","stream":true,"input":[{"type":"compaction","encrypted_content":"x"}]}`, "", 400,
 			errorBody("demo: a compaction item holds content that this backend did not make", invalid, "input", code)},
 	}
 	h := newTestHandler()

@@ -11,10 +11,12 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/internal/jsonext"
 )
 
 // DefaultMaxBytes is the request-body limit of the video and relayed
@@ -106,8 +108,10 @@ func TooLarge(limit int64) *apierrors.Error {
 	return apierrors.InvalidRequestf("", "request body is larger than the %s limit", FormatBytes(limit))
 }
 
-// Unmarshal decodes data as exactly one JSON value into dst, with the
-// error messages of [Decode].
+// Unmarshal decodes data, exactly one JSON object, into dst, with the
+// error messages of [Decode]. A body that decodes but is not an object
+// (null included), or that names a member twice, is refused as
+// [CheckObject] says.
 func Unmarshal(data []byte, dst any) error {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return apierrors.InvalidRequest("", "request body is empty; expected a JSON object")
@@ -119,7 +123,36 @@ func Unmarshal(data []byte, dst any) error {
 	if _, err := dec.Token(); err != io.EOF {
 		return apierrors.InvalidRequest("", "request body must hold a single JSON value")
 	}
+	return CheckObject(data, reflect.TypeOf(dst))
+}
+
+// CheckObject returns a 400 invalid_request_error for data, a body that
+// decoded into a value of type t, unless it is a JSON object whose
+// objects each name every member once:
+//
+//	null, or another kind        "request body must be a JSON object, got null"
+//	a member given twice         "messages[0].role must appear once in the request body", param the same path
+//
+// Every object is checked, at every depth, the members that the kit
+// keeps as sent included; names are compared as encoding/json matches
+// them to t's fields, case-insensitively (see jsonext.DuplicateMember).
+// encoding/json would keep the last of two members, and an upstream may
+// read the first: the body is ambiguous, and a gateway must not check one
+// value and forward another.
+func CheckObject(data []byte, t reflect.Type) error {
+	i := jsonext.SkipSpace(data, 0)
+	if i < len(data) && data[i] != '{' {
+		return apierrors.InvalidRequestf("", "request body must be a JSON object, got %s", jsonext.Kind(data[i]))
+	}
+	if path := jsonext.DuplicateMember(data, t); path != "" {
+		return Duplicate(path)
+	}
 	return nil
+}
+
+// Duplicate is the error of a member that the body gives twice, at path.
+func Duplicate(path string) *apierrors.Error {
+	return apierrors.InvalidRequest(path, path+" must appear once in the request body")
 }
 
 func decodeError(err error) error {

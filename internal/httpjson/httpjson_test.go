@@ -37,6 +37,11 @@ func TestDecode(t *testing.T) {
 		{name: "truncated", body: `{"model":"m"`, wantErr: "unexpected end of input"},
 		{name: "wrong type", body: `{"n":"two"}`, wantErr: `n must be an integer, got string`, wantParam: "n"},
 		{name: "not an object", body: `[1]`, wantErr: "request body must be a JSON object, got array"},
+		{name: "null", body: ` null `, wantErr: "request body must be a JSON object, got null"},
+		{name: "string", body: `"m"`, wantErr: "request body must be a JSON object, got string"},
+		{name: "member twice", body: `{"model":"m","model":"n"}`, wantErr: "model must appear once in the request body", wantParam: "model"},
+		{name: "member twice, folded", body: `{"model":"m","Model":"n"}`, wantErr: "model must appear once in the request body", wantParam: "model"},
+		{name: "unknown member twice", body: `{"model":"m","x":{"y":1,"y":2}}`, wantErr: "x.y must appear once in the request body", wantParam: "x.y"},
 		{name: "trailing value", body: `{"model":"m"} {}`, wantErr: "single JSON value"},
 		{name: "too large", body: `{"model":"` + strings.Repeat("x", 100) + `"}`, max: 64, wantErr: "request body is larger than the 64 bytes limit"},
 	}

@@ -214,3 +214,17 @@ func (c *Cursor) Skip() ([]byte, bool) {
 	c.Pos = end
 	return c.Data[start:end], true
 }
+
+// SkipOnce is [Cursor.Skip] that also reports false for a value holding
+// an object that names a member twice, or a name it cannot compare byte
+// for byte (see [ScanValueOnce]).
+func (c *Cursor) SkipOnce() ([]byte, bool) {
+	c.Space()
+	start := c.Pos
+	end := ScanValueOnce(c.Data, start)
+	if end < 0 {
+		return nil, false
+	}
+	c.Pos = end
+	return c.Data[start:end], true
+}

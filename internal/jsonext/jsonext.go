@@ -28,7 +28,9 @@
 // validating ScanString, ScanNumber and ScanValue (which accept exactly
 // what json.Valid accepts), and Cursor, on which the hand decoders of
 // chat requests and of the relay's upstream chunks and replies are
-// built; and the decoding of the unions that chat and responses content
+// built; the finding of members that an object gives twice
+// (DuplicateMember, and ScanValueOnce, which also validates, for the hot
+// path); and the decoding of the unions that chat and responses content
 // is sent as, a string or an array (StringOrArray, with Kind naming a
 // value of another kind).
 package jsonext

@@ -1,5 +1,7 @@
 package jsonext
 
+import "unsafe"
+
 // This file holds the validating counterparts of SkipString and
 // SkipValue: they accept exactly what json.Valid accepts, so that a
 // decoder that walks bytes by hand can check them in the same pass
@@ -75,20 +77,31 @@ func isHex(c byte) bool {
 // and arrays included), or -1 if no valid value starts there. Values
 // nested deeper than 512 levels are reported invalid.
 func ScanValue(data []byte, i int) int {
-	return scanValue(data, i, 0)
+	return scanValue(data, i, 0, false)
 }
 
-func scanValue(data []byte, i, depth int) int {
+// ScanValueOnce is [ScanValue] that also reports -1 for a value holding
+// an object that names a member twice (see [DuplicateMember], here with
+// names compared exactly), or a member whose name it cannot compare byte
+// for byte: one with an escape or invalid UTF-8. It checks both in the one
+// pass; a caller with a fallback leaves such values to it.
+func ScanValueOnce(data []byte, i int) int {
+	return scanValue(data, i, 0, true)
+}
+
+func scanValue(data []byte, i, depth int, once bool) int {
 	if i >= len(data) {
 		return -1
 	}
 	switch c := data[i]; {
 	case c == '"':
 		return ScanString(data, i)
+	case c == '{' && once:
+		return scanObjectOnce(data, i, depth+1)
 	case c == '{':
 		return scanObject(data, i, depth+1)
 	case c == '[':
-		return scanArray(data, i, depth+1)
+		return scanArray(data, i, depth+1, once)
 	case c == 't':
 		return scanLiteral(data, i, "true")
 	case c == 'f':
@@ -170,7 +183,7 @@ func scanObject(data []byte, i, depth int) int {
 		if i >= len(data) || data[i] != ':' {
 			return -1
 		}
-		if i = scanValue(data, SkipSpace(data, i+1), depth); i < 0 {
+		if i = scanValue(data, SkipSpace(data, i+1), depth, false); i < 0 {
 			return -1
 		}
 		if i = SkipSpace(data, i); i >= len(data) {
@@ -187,7 +200,70 @@ func scanObject(data []byte, i, depth int) int {
 	}
 }
 
-func scanArray(data []byte, i, depth int) int {
+// scanObjectOnce is scanObject for ScanValueOnce: it also checks that
+// each member's name is new to the object.
+func scanObjectOnce(data []byte, i, depth int) int {
+	if depth > maxDepth {
+		return -1
+	}
+	i = SkipSpace(data, i+1)
+	if i < len(data) && data[i] == '}' {
+		return i + 1
+	}
+	var seen nameSet // views of data
+	for {
+		start := i
+		if i = scanName(data, i); i < 0 {
+			return -1
+		}
+		name := data[start+1 : i-1]
+		if !seen.add(unsafe.String(unsafe.SliceData(name), len(name))) {
+			return -1
+		}
+		i = SkipSpace(data, i)
+		if i >= len(data) || data[i] != ':' {
+			return -1
+		}
+		if i = scanValue(data, SkipSpace(data, i+1), depth, true); i < 0 {
+			return -1
+		}
+		if i = SkipSpace(data, i); i >= len(data) {
+			return -1
+		}
+		switch data[i] {
+		case '}':
+			return i + 1
+		case ',':
+			i = SkipSpace(data, i+1)
+		default:
+			return -1
+		}
+	}
+}
+
+// scanName returns the index just past the member name that starts at
+// data[i], or -1 if it is not a valid string or not one that means its
+// bytes (an escape, invalid UTF-8). A name of printable ASCII, the usual
+// one, is read in one tight loop.
+func scanName(data []byte, i int) int {
+	if i >= len(data) || data[i] != '"' {
+		return -1
+	}
+	j := i + 1
+	for j < len(data) && keyByte[data[j]] {
+		j++
+	}
+	if j < len(data) && data[j] == '"' {
+		return j + 1
+	}
+	end := ScanString(data, i) // another byte: the slow way
+	if end < 0 || !plain(data[i+1:end-1]) {
+		return -1
+	}
+	return end
+}
+
+func scanArray(data []byte, i, depth int, once bool) int {
 	if depth > maxDepth {
 		return -1
 	}
@@ -196,7 +272,7 @@ func scanArray(data []byte, i, depth int) int {
 		return i + 1
 	}
 	for {
-		if i = scanValue(data, i, depth); i < 0 {
+		if i = scanValue(data, i, depth, once); i < 0 {
 			return -1
 		}
 		if i = SkipSpace(data, i); i >= len(data) {

@@ -4,6 +4,9 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/require"
 
 	"github.com/gatewaykit/gatewaykit/internal/jsonext"
 )
@@ -33,6 +36,46 @@ func TestScanValueAgreesWithValid(t *testing.T) {
 		if got, want := scanValid([]byte(c)), json.Valid([]byte(c)); got != want {
 			t.Errorf("ScanValue on %q: valid %v, json.Valid says %v", c, got, want)
 		}
+	}
+}
+
+// checkScanValueOnce checks that ScanValueOnce accepts what ScanValue
+// accepts, but values that DuplicateMember finds a member twice in, and
+// no value that it finds one in.
+func checkScanValueOnce(t *testing.T, data []byte) {
+	t.Helper()
+	i := jsonext.SkipSpace(data, 0)
+	once := jsonext.ScanValueOnce(data, i)
+	if once >= 0 {
+		require.Equal(t, jsonext.ScanValue(data, i), once, "%q", data)
+		require.Empty(t, jsonext.DuplicateMember(data[:once], nil), "ScanValueOnce accepted %q", data)
+		return
+	}
+	if end := jsonext.ScanValue(data, i); end >= 0 && jsonext.DuplicateMember(data[:end], nil) != "" {
+		return
+	} else if end >= 0 {
+		require.True(t, strings.Contains(string(data[:end]), `\`) || !utf8.Valid(data[:end]),
+			"ScanValueOnce refused %q, which names no member twice and has neither an escape nor invalid UTF-8", data)
+	}
+}
+
+func TestScanValueOnce(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		in   string
+		want bool
+	}{
+		{`{"a":1,"b":{"a":2},"c":[{"a":1},{"a":1}]}`, true},
+		{`{"a":1,"a":2}`, false},
+		{`[1,{"x":{"y":[],"y":[]}}]`, false},
+		{`{"a":1,"A":2,"é":1}`, true},
+		{`{"a":1,"\u0061":2}`, false}, // an escape: not compared
+		{`{"a":`, false},
+		{`"{\"a\":1,\"a\":1}"`, true},
+	} {
+		got := jsonext.ScanValueOnce([]byte(tc.in), 0) >= 0
+		require.Equal(t, tc.want, got, tc.in)
+		checkScanValueOnce(t, []byte(tc.in))
 	}
 }
 
@@ -74,6 +117,7 @@ func FuzzScanValue(f *testing.F) {
 		if got, want := scanValid([]byte(data)), json.Valid([]byte(data)); got != want {
 			t.Fatalf("ScanValue on %q: valid %v, json.Valid says %v", data, got, want)
 		}
+		checkScanValueOnce(t, []byte(data))
 	})
 }
 
@@ -141,5 +185,24 @@ func TestCursor(t *testing.T) {
 	}
 	if !(&jsonext.Cursor{Data: []byte(" \n")}).End() {
 		t.Error("End: white space is the end")
+	}
+}
+
+// BenchmarkScanValueOnce compares ScanValueOnce with ScanValue on a
+// tool's parameters, the raw value that the chat decoder skips most.
+func BenchmarkScanValueOnce(b *testing.B) {
+	schema := []byte(`{"type": "object", "properties": {"from": {"type": "string"}, "to": {"type": "string"}, "date": {"type": "string", "format": "date"}}, "required": ["from", "to", "date"]}`)
+	for _, tc := range []struct {
+		name string
+		scan func([]byte, int) int
+	}{{"ScanValue", jsonext.ScanValue}, {"ScanValueOnce", jsonext.ScanValueOnce}} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(schema)))
+			for b.Loop() {
+				if tc.scan(schema, 0) != len(schema) {
+					b.Fatal("invalid")
+				}
+			}
+		})
 	}
 }

@@ -27,7 +27,10 @@
 // that records it, under a PostgreSQL advisory lock so that replicas
 // starting together do not race. A schema newer than the binary is
 // refused. Every table's name starts with gk_; [Options.Schema] puts
-// them in a schema of their own.
+// them in a schema of their own. A database that does not exist yet
+// (SQLSTATE 3D000) is created by [Open], connected to the server's
+// maintenance database postgres as the same user, who needs the CREATEDB
+// privilege for it; [New] creates none.
 //
 // # Replicas
 //

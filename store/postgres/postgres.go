@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -98,6 +99,13 @@ type DB struct {
 // pool holds DefaultMaxConns connections without it), creates
 // or migrates its schema ([Migrate]) and returns the stores. If opts is
 // nil, the default options are used.
+//
+// A database that does not exist yet (the server answers SQLSTATE
+// 3D000) is created: Open connects as the same user to the server's
+// maintenance database, postgres, and runs CREATE DATABASE, which needs
+// the CREATEDB privilege (the error says so when the user lacks it).
+// Replicas that start together create it once. [New], over a pool of the
+// caller's, creates nothing.
 func Open(ctx context.Context, dsn string, opts *Options) (*DB, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
@@ -111,12 +119,54 @@ func Open(ctx context.Context, dsn string, opts *Options) (*DB, error) {
 		return nil, fmt.Errorf("postgres: connecting: %w", err)
 	}
 	db, err := New(ctx, pool, opts)
+	if isMissingDatabase(err) {
+		if err = createDatabase(ctx, cfg.ConnConfig); err == nil {
+			db, err = New(ctx, pool, opts)
+		}
+	}
 	if err != nil {
 		pool.Close()
 		return nil, err
 	}
 	db.ownPool = true
 	return db, nil
+}
+
+// isMissingDatabase reports whether err is the server's refusal of a
+// connection to a database that does not exist.
+func isMissingDatabase(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "3D000" // invalid_catalog_name
+}
+
+// createDatabase creates the database that cc names, connected as the
+// same user to the server's maintenance database, postgres. A database
+// created meanwhile by another process (a replica starting at the same
+// time) is not an error.
+func createDatabase(ctx context.Context, cc *pgx.ConnConfig) error {
+	name := cc.Database
+	fail := func(err error) error {
+		return fmt.Errorf("postgres: the database %q does not exist, and creating it failed: %w; create it (createdb %s), or connect as a user with the CREATEDB privilege",
+			name, err, name)
+	}
+	mc := cc.Copy()
+	mc.Database = "postgres"
+	conn, err := pgx.ConnectConfig(ctx, mc)
+	if err != nil {
+		return fail(err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	_, err = conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize())
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && (pgErr.Code == "42P04" || pgErr.Code == "23505") {
+		// 42P04 duplicate_database; 23505 when two CREATE DATABASE of
+		// the same name race in pg_database's unique index.
+		return nil
+	}
+	if err != nil {
+		return fail(err)
+	}
+	return nil
 }
 
 // New is [Open] over a pool that the caller owns: Close leaves it open.

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -86,7 +88,8 @@ type DB struct {
 	quotaStmts *quotaStmts
 }
 
-// Open opens, or creates, the SQLite database at path, brings its schema
+// Open opens, or creates, the SQLite database at path (and the folders
+// of path that do not exist, with mode 0750), brings its schema
 // up to date with the embedded migrations, and readies it for the gateway
 // process that opens it:
 //
@@ -138,6 +141,13 @@ func Open(ctx context.Context, path string, opts *Options) (*DB, error) {
 	}
 	if o.MaxReaders == 0 {
 		o.MaxReaders = max(4, runtime.GOMAXPROCS(0))
+	}
+	if dir := filepath.Dir(path); dir != "" {
+		// As the database file itself, its folders are created when
+		// missing (sqlite:/var/lib/gatewaykit/state.db on a new machine).
+		if err := os.MkdirAll(dir, 0o750); err != nil {
+			return nil, fmt.Errorf("sqlite: Open %s: creating the folder %s: %w", path, dir, err)
+		}
 	}
 	unlock, err := lockFile(path)
 	if err != nil {

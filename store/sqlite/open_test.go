@@ -2,6 +2,7 @@ package sqlite_test
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -38,6 +39,29 @@ func TestOpenRefusesWhatIsNotADatabaseFile(t *testing.T) {
 			require.Nil(t, db)
 		})
 	}
+}
+
+// TestOpenCreatesTheFolders: a path in folders that do not exist yet,
+// as -db sqlite:/var/lib/gatewaykit/state.db on a fresh machine, is
+// created; a folder that cannot be is one clear error naming it.
+func TestOpenCreatesTheFolders(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "var", "lib", "gatewaykit", "state.db")
+	db, err := sqlite.Open(ctx, path, nil)
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+	info, err := os.Stat(filepath.Dir(path))
+	require.NoError(t, err)
+	require.True(t, info.IsDir())
+	require.Zero(t, info.Mode().Perm()&0o007, "no access for others: the file holds the keys' hashes")
+
+	blocker := filepath.Join(dir, "file")
+	require.NoError(t, os.WriteFile(blocker, nil, 0o600))
+	db, err = sqlite.Open(ctx, filepath.Join(blocker, "sub", "state.db"), nil)
+	require.ErrorContains(t, err, "sqlite: Open "+filepath.Join(blocker, "sub", "state.db")+": creating the folder "+filepath.Join(blocker, "sub")+": ")
+	require.Nil(t, db)
 }
 
 // TestReopen checks what survives a process that dies with requests in
