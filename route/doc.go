@@ -59,5 +59,6 @@
 //   - echo (v4): e.Add(rt.Method, path, echo.WrapHandler(rt.Handler)),
 //     with {name} as :name and {name...} as *; an HTTPErrorHandler that
 //     hands echo.ErrNotFound and echo.ErrMethodNotAllowed to
-//     Unrouted(all).
+//     Unrouted(all) (echo sets Allow, OPTIONS among the methods, since it
+//     answers OPTIONS itself).
 package route
