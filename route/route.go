@@ -127,7 +127,10 @@ func Unrouted(routes []Route) http.Handler {
 			allow = allowed(mux, methods, r)
 		}
 		if slices.Contains(allow, r.Method) {
-			allow = nil // a route of this method exists, but the router does not serve it
+			// A route of this method exists, but the router does not
+			// serve it.
+			allow = nil
+			w.Header().Del("Allow")
 		}
 		noroute.Write(w, r, apierrors.Renderer{}, allow)
 	})

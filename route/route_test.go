@@ -127,6 +127,8 @@ func TestUnroutedAnswersInJSONInTheFamilysShape(t *testing.T) {
 		// A route of the request's own method exists but was not mounted.
 		{name: "RouteNotMounted", method: "POST", path: "/v1/chat/completions", status: 404,
 			body: `{"error":{"message":"Unknown request URL: POST /v1/chat/completions. Please check the URL and the method.","type":"invalid_request_error","param":null,"code":"not_found"}}`},
+		{name: "RouteNotMountedThoughTheRouterSaysSo", method: "POST", path: "/v1/chat/completions", allowSet: "POST", status: 404,
+			body: `{"error":{"message":"Unknown request URL: POST /v1/chat/completions. Please check the URL and the method.","type":"invalid_request_error","param":null,"code":"not_found"}}`},
 		{name: "EveryMethodRouteNotMounted", method: "PATCH", path: "/admin/v1/keys/k1", status: 404,
 			body: `{"error":{"message":"Unknown request URL: PATCH /admin/v1/keys/k1. Please check the URL and the method.","type":"invalid_request_error","param":null,"code":"not_found"}}`},
 	}
