@@ -15,7 +15,8 @@
 // A handler of the kit finds the wildcards of its path itself, from the
 // request's path: those of several routes route the request again with a
 // ServeMux of their own. A router therefore needs to fill no path value
-// (r.SetPathValue), and may name its wildcards as it likes; it must pass
+// (r.SetPathValue: chi does since v5.0.12; gin, echo and gorilla/mux do
+// not), and may name its wildcards as it likes; it must pass
 // the request with the path that the route list names (chi's Route and
 // Mount, gin's groups, echo's groups and gorilla/mux's subrouters all
 // do). To serve the routes under a prefix, strip it with
@@ -44,7 +45,8 @@
 //
 //   - net/http.ServeMux: Register (or the package's Register), and
 //     mux.Handle("/", Unrouted(all)) for what no route serves.
-//   - chi (v5): r.Method(rt.Method, path, rt.Handler), with {name} kept,
+//   - chi (v5): r.Method(rt.Method, path, rt.Handler) (r.Handle for a
+//     route of every method, Method ""), with {name} kept,
 //     {name...} as *, and a path that ends in "/" followed by *;
 //     r.NotFound and r.MethodNotAllowed with Unrouted(all).ServeHTTP. chi
 //     does not set Allow for its MethodNotAllowed handler: Unrouted finds
