@@ -22,9 +22,10 @@
 //	-relay         comma-separated ids of the upstream's models to relay
 //
 // The session's user is the caller of the API: its stored responses are
-// its own, and the kit's rate limit applies to it. The identity is given
-// to the kit in one function, principal, as a session authenticator:
-// such a principal's usage is not yet charged to a quota.
+// its own (another user's are 404 to it). The identity is given to the
+// kit in one function, principal, as a session authenticator
+// (auth.WithSessionAuthenticator): such a principal's usage is not
+// charged to a quota.
 package main
 
 import (
