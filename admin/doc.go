@@ -7,6 +7,9 @@
 //	admin.Register(adminMux, admin.NewHandler(keys, admin.WithAdminKey(os.Getenv("GATEWAY_ADMIN_KEY"))))
 //	go http.ListenAndServe("127.0.0.1:8090", adminMux)
 //
+// [Register] mounts the handler on a ServeMux; on any other router, mount
+// the routes of [Routes] (see package route).
+//
 // Serve it on a listener of its own, reachable by operators only (the
 // example server's -admin-addr, 127.0.0.1:8090 by default). Every request
 // carries the admin key as "Authorization: Bearer <admin key>"; it is

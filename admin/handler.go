@@ -16,17 +16,25 @@ import (
 	"github.com/gatewaykit/gatewaykit/internal/httpjson"
 	"github.com/gatewaykit/gatewaykit/internal/ids"
 	"github.com/gatewaykit/gatewaykit/models"
+	"github.com/gatewaykit/gatewaykit/route"
 )
 
 // Pattern is the route served by [NewHandler], in ServeMux syntax: every
 // method and path under /admin/v1/. The handler routes within it.
 const Pattern = "/admin/v1/"
 
+// Routes returns the route of h, normally the handler of [NewHandler]:
+// [Pattern], for every method and every path under /admin/v1/, as a
+// [route.Route] that any router can mount (chi: "/admin/v1/*").
+func Routes(h http.Handler) []route.Route {
+	return route.List(h, Pattern)
+}
+
 // Register registers h, normally the handler of [NewHandler], on mux
-// under [Pattern]. Like mux.Handle, it panics if the pattern conflicts
-// with one already registered.
+// under [Pattern], the route of [Routes]. Like mux.Handle, it panics if
+// the pattern conflicts with one already registered.
 func Register(mux *http.ServeMux, h http.Handler) {
-	mux.Handle(Pattern, h)
+	route.Register(mux, Routes(h))
 }
 
 // KeyIDPrefix starts the id of every key that the handler creates.

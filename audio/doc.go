@@ -7,6 +7,9 @@
 //
 //	audio.Register(mux, audio.NewHandler(catalog, backend))
 //
+// [Register] mounts the handler on a ServeMux; on any other router, mount
+// the routes of [Routes] (see package route).
+//
 // # Speech
 //
 // A JSON body: model (required, a model whose supported_endpoint_types

@@ -12,6 +12,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/internal/mediareply"
 	"github.com/gatewaykit/gatewaykit/internal/served"
 	"github.com/gatewaykit/gatewaykit/models"
+	"github.com/gatewaykit/gatewaykit/route"
 )
 
 // The routes served by [NewHandler], in [http.ServeMux] syntax. [Register]
@@ -65,13 +66,18 @@ func NewHandler(catalog models.Catalog, backend Backend, opts ...Option) http.Ha
 	return h
 }
 
+// Routes returns the routes of h, made by [NewHandler]: [PatternSpeech],
+// [PatternTranscriptions] and [PatternTranslations], as [route.Route]
+// values that any router can mount.
+func Routes(h http.Handler) []route.Route {
+	return route.List(h, PatternSpeech, PatternTranscriptions, PatternTranslations)
+}
+
 // Register mounts h, made by [NewHandler], on mux under [PatternSpeech],
-// [PatternTranscriptions] and [PatternTranslations]. Like mux.Handle, it
-// panics if a pattern is taken.
+// [PatternTranscriptions] and [PatternTranslations], the routes of
+// [Routes]. Like mux.Handle, it panics if a pattern is taken.
 func Register(mux *http.ServeMux, h http.Handler) {
-	mux.Handle(PatternSpeech, h)
-	mux.Handle(PatternTranscriptions, h)
-	mux.Handle(PatternTranslations, h)
+	route.Register(mux, Routes(h))
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {

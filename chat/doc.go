@@ -6,6 +6,9 @@
 //	chat.Register(mux, chat.NewHandler(catalog, demo.NewTextBackend().Chat()))
 //	server := auth.Middleware(keys)(mux)
 //
+// [Register] mounts the handler on a ServeMux; on any other router, mount
+// the routes of [Routes] (see package route).
+//
 // # A request's way through the handler
 //
 //  1. Decode: the body (at most 8 MiB, [endpoint.WithMaxRequestBytes]) must be one

@@ -9,6 +9,9 @@
 //	completions.Register(mux, completions.NewHandler(catalog, demo.NewTextBackend().Completions()))
 //	server := auth.Middleware(keys)(mux)
 //
+// [Register] mounts the handler on a ServeMux; on any other router, mount
+// the routes of [Routes] (see package route).
+//
 // # A request's way through the handler
 //
 //  1. Decode: the body (at most 8 MiB, [endpoint.WithMaxRequestBytes]) must be one

@@ -13,6 +13,8 @@ import (
 	"path"
 	"strings"
 	"time"
+
+	"github.com/gatewaykit/gatewaykit/route"
 )
 
 // The routes of the console in ServeMux syntax: the page at the root, and
@@ -39,11 +41,17 @@ type Config struct {
 	AdminURL string
 }
 
+// Routes returns the routes of h, a handler from [NewHandler]:
+// [PatternIndex] and [PatternAssets], each for GET and HEAD, as
+// [route.Route] values that any router can mount.
+func Routes(h http.Handler) []route.Route {
+	return route.List(h, PatternIndex, PatternAssets)
+}
+
 // Register mounts h, a handler from [NewHandler], on mux at
-// [PatternIndex] and [PatternAssets].
+// [PatternIndex] and [PatternAssets], the routes of [Routes].
 func Register(mux *http.ServeMux, h http.Handler) {
-	mux.Handle(PatternIndex, h)
-	mux.Handle(PatternAssets, h)
+	route.Register(mux, Routes(h))
 }
 
 // handler serves the console.

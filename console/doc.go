@@ -9,7 +9,9 @@
 // # Mounting
 //
 // [NewHandler] returns the handler; [Register] mounts it at [PatternIndex]
-// (the page, GET /) and [PatternAssets] (its files, GET /console/…). Mount
+// (the page, GET /) and [PatternAssets] (its files, GET /console/…), the
+// routes of [Routes], which any other router can mount (see package
+// route). Mount
 // it on a mux in front of the gateway, so that every other path, /v1/… among
 // them, still reaches the gateway and its JSON errors:
 //

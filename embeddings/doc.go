@@ -5,6 +5,9 @@
 //	embeddings.Register(mux, embeddings.NewHandler(catalog, backend,
 //		endpoint.WithLogger(logger)))
 //
+// [Register] mounts the handler on a ServeMux; on any other router, mount
+// the routes of [Routes] (see package route).
+//
 // # Request
 //
 // model (required, a model of the catalogue whose

@@ -17,6 +17,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/internal/httpjson"
 	"github.com/gatewaykit/gatewaykit/internal/served"
 	"github.com/gatewaykit/gatewaykit/models"
+	"github.com/gatewaykit/gatewaykit/route"
 )
 
 // Pattern is the route served by [NewHandler], in [http.ServeMux] syntax.
@@ -162,10 +163,17 @@ func AppendReply(b []byte, res *Result, model string, b64 bool) []byte {
 	return append(b, "}}"...)
 }
 
+// Routes returns the route of h, normally the handler of [NewHandler]:
+// [Pattern], as a [route.Route] that any router can mount.
+func Routes(h http.Handler) []route.Route {
+	return route.List(h, Pattern)
+}
+
 // Register registers h, normally the handler of [NewHandler], on mux
-// under [Pattern]: every endpoint package of gatewaykit mounts its
-// handler with a Register of its own. Like mux.Handle, it panics if the
-// pattern conflicts with one already registered.
+// under [Pattern], the route of [Routes]: every endpoint package of
+// gatewaykit mounts its handler with a Register of its own. Like
+// mux.Handle, it panics if the pattern conflicts with one already
+// registered.
 func Register(mux *http.ServeMux, h http.Handler) {
-	mux.Handle(Pattern, h)
+	route.Register(mux, Routes(h))
 }

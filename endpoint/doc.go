@@ -10,12 +10,13 @@
 //		endpoint.WithLogger(logger), responses.WithStore(store)))
 //
 // Every endpoint package mounts the same way: NewHandler returns an
-// http.Handler, and the package's Register(mux, h) registers it on a
-// ServeMux under the package's pattern or patterns (Pattern, Patterns),
-// which are exported for routers of other kinds. A handler of several
-// routes routes them with a ServeMux of its own, and every handler reads
-// its path's wildcards with r.PathValue; none parses the path. Under a
-// prefix, mount a handler through http.StripPrefix.
+// http.Handler, the package's Routes(h) lists its routes (method, path in
+// ServeMux syntax, handler) for any router, and Register(mux, h)
+// registers them on a ServeMux (package route). A handler of several
+// routes routes them with a ServeMux of its own, and every handler finds
+// its path's wildcards from the request's path, so that a router need
+// fill no path value. Under a prefix, mount a handler through
+// http.StripPrefix.
 //
 // Every handler takes a request the same way: decode (at most
 // [WithMaxRequestBytes]), validate ([WithValidator]), check the model

@@ -171,9 +171,17 @@ func NotFound(message string) *Error {
 }
 
 // MethodNotAllowed is a 405 method_not_allowed for a path that exists
-// with other methods, which it lists in the Allow header.
+// with other methods, which it lists in the Allow header and the message
+// ("The method PUT is not allowed on /v1/models; use GET or HEAD."). With
+// no method allowed, the message ends after the path and the Allow header
+// is empty, which says that the resource allows none (RFC 9110, section
+// 10.2.1).
 func MethodNotAllowed(method, path string, allow []string) *Error {
-	e := New(CodeMethodNotAllowed, fmt.Sprintf("The method %s is not allowed on %s; use %s.", Echo(method), Echo(path), strings.Join(allow, " or ")))
+	msg := fmt.Sprintf("The method %s is not allowed on %s", Echo(method), Echo(path))
+	if len(allow) > 0 {
+		msg += "; use " + strings.Join(allow, " or ")
+	}
+	e := New(CodeMethodNotAllowed, msg+".")
 	e.Header = http.Header{"Allow": {strings.Join(allow, ", ")}}
 	return e
 }

@@ -272,6 +272,20 @@ func TestMethodNotAllowedListsTheMethods(t *testing.T) {
 	require.JSONEq(t, `{"error":{"message":"The method PUT is not allowed on /v1/models; use GET or HEAD.","type":"invalid_request_error","param":null,"code":"method_not_allowed"}}`, rec.Body.String())
 }
 
+// An empty list of methods reads as a sentence, and its Allow header is
+// empty: the resource allows no method (RFC 9110, section 10.2.1).
+func TestMethodNotAllowedWithoutMethods(t *testing.T) {
+	t.Parallel()
+	for _, allow := range [][]string{nil, {}} {
+		e := apierrors.MethodNotAllowed("PUT", "/v1/gone", allow)
+		rec := httptest.NewRecorder()
+		apierrors.Write(rec, httptest.NewRequest("PUT", "/v1/gone", nil), e)
+		require.Equal(t, 405, rec.Code)
+		require.Equal(t, []string{""}, rec.Header().Values("Allow"))
+		require.JSONEq(t, `{"error":{"message":"The method PUT is not allowed on /v1/gone.","type":"invalid_request_error","param":null,"code":"method_not_allowed"}}`, rec.Body.String())
+	}
+}
+
 func TestEchoCutsLongValues(t *testing.T) {
 	t.Parallel()
 	long := strings.Repeat("9", 1<<20)

@@ -59,7 +59,8 @@
 //
 // [HealthPath] (GET /healthz, 200 while the process answers) and
 // [ReadyPath] (GET /readyz) are served before authentication, without
-// credentials. Readiness asks, at once and each within
+// credentials ([Gateway.HealthRoutes] lists them for a router in front of
+// the Gateway). Readiness asks, at once and each within
 // [Config].ReadyTimeout, the stores of the Config that implement [Pinger],
 // the Relay ([relay.Relay.Ping]: an upstream answered within 30s, else a
 // probe) and [Config].ReadyChecks; it answers 503 service_unavailable in

@@ -18,6 +18,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/endpoint"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
 	"github.com/gatewaykit/gatewaykit/images"
+	"github.com/gatewaykit/gatewaykit/internal/noroute"
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/moderations"
 	"github.com/gatewaykit/gatewaykit/relay"
@@ -400,13 +401,7 @@ func unrouted(mux *http.ServeMux, rd apierrors.Renderer) http.Handler {
 				allow = append(allow, m)
 			}
 		}
-		err := apierrors.NotFound(fmt.Sprintf("Unknown request URL: %s %s. Please check the URL and the method.", apierrors.Echo(r.Method), apierrors.Echo(r.URL.Path)))
-		if len(allow) > 0 {
-			err = apierrors.MethodNotAllowed(r.Method, r.URL.Path, allow)
-		}
-		rd := rd
-		rd.Shape = apierrors.ShapeFor(r)
-		rd.Write(w, r, err)
+		noroute.Write(w, r, rd, allow)
 	})
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/route"
 	"github.com/gatewaykit/gatewaykit/telemetry"
 )
 
@@ -217,4 +218,12 @@ func ready(ctx context.Context, checks []readyCheck, timeout time.Duration) (una
 	}
 	return nil, nil, apierrors.New(apierrors.CodeServiceUnavailable,
 		fmt.Sprintf("Not ready: %s did not answer.", strings.Join(failed, ", "))).WithCause(cause)
+}
+
+// HealthRoutes returns the routes of [HealthPath] and [ReadyPath], each
+// for GET and HEAD, served by g, which answers them before
+// authentication: for a router that sends the API's other paths
+// elsewhere, or g's own API behind routes of its own.
+func (g *Gateway) HealthRoutes() []route.Route {
+	return route.List(g, http.MethodGet+" "+HealthPath, http.MethodGet+" "+ReadyPath)
 }

@@ -9,6 +9,9 @@
 //	gemini.Register(mux, gemini.NewHandler(catalog, demo.NewTextBackend().Chat()))
 //	server := auth.Middleware(keys, auth.WithErrorShape(apierrors.ShapeFor))(mux)
 //
+// [Register] mounts the handler on a ServeMux; on any other router, mount
+// the routes of [Routes] (see package route).
+//
 // The package gateway mounts it when its config has a chat backend; with
 // a relay, the relay's access handler passes the requests for a model
 // whose upstreams all speak the Gemini format natively

@@ -14,6 +14,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/internal/httpjson"
 	"github.com/gatewaykit/gatewaykit/internal/pipeline"
 	"github.com/gatewaykit/gatewaykit/models"
+	"github.com/gatewaykit/gatewaykit/route"
 )
 
 // Pattern is the route served by [NewHandler], in [http.ServeMux] syntax:
@@ -265,10 +266,17 @@ func (a *admission) Prepare(_ context.Context, _ *Request, m *models.Model, body
 	return &chat.Params{Request: a.chat, Model: m}, prompt, pipeline.Estimate(prompt, a.chat.Choices(), a.chat.TokenLimit(), m), nil
 }
 
+// Routes returns the route of h, normally the handler of [NewHandler]:
+// [Pattern], as a [route.Route] that any router can mount.
+func Routes(h http.Handler) []route.Route {
+	return route.List(h, Pattern)
+}
+
 // Register registers h, normally the handler of [NewHandler], on mux
-// under [Pattern]: every endpoint package of gatewaykit mounts its
-// handler with a Register of its own. Like mux.Handle, it panics if the
-// pattern conflicts with one already registered.
+// under [Pattern], the route of [Routes]: every endpoint package of
+// gatewaykit mounts its handler with a Register of its own. Like
+// mux.Handle, it panics if the pattern conflicts with one already
+// registered.
 func Register(mux *http.ServeMux, h http.Handler) {
-	mux.Handle(Pattern, h)
+	route.Register(mux, Routes(h))
 }

@@ -5,6 +5,9 @@
 //	images.Register(mux, images.NewHandler(catalog, backend,
 //		images.WithPublicURL("https://api.example.com"), images.WithURLKey(key)))
 //
+// [Register] mounts the handler on a ServeMux; on any other router, mount
+// the routes of [Routes] (see package route).
+//
 // # Request
 //
 // model (required, a model of the catalogue whose

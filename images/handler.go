@@ -16,6 +16,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/internal/mediareply"
 	"github.com/gatewaykit/gatewaykit/internal/served"
 	"github.com/gatewaykit/gatewaykit/models"
+	"github.com/gatewaykit/gatewaykit/route"
 )
 
 // The routes served by [NewHandler], in [http.ServeMux] syntax: image
@@ -70,11 +71,18 @@ func NewHandler(catalog models.Catalog, backend Backend, opts ...Option) http.Ha
 	return h
 }
 
+// Routes returns the routes of h, made by [NewHandler]: [Pattern] and
+// [PatternFile] (GET, and HEAD), as [route.Route] values that any router
+// can mount.
+func Routes(h http.Handler) []route.Route {
+	return route.List(h, Pattern, PatternFile)
+}
+
 // Register mounts h, made by [NewHandler], on mux under [Pattern] and
-// [PatternFile]. Like mux.Handle, it panics if a pattern is taken.
+// [PatternFile], the routes of [Routes]. Like mux.Handle, it panics if a
+// pattern is taken.
 func Register(mux *http.ServeMux, h http.Handler) {
-	mux.Handle(Pattern, h)
-	mux.Handle(PatternFile, h)
+	route.Register(mux, Routes(h))
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {

@@ -9,6 +9,9 @@
 //	messages.Register(mux, messages.NewHandler(catalog, demo.NewTextBackend().Chat()))
 //	server := auth.Middleware(keys, auth.WithErrorShape(apierrors.ShapeFor))(mux)
 //
+// [Register] mounts the handler on a ServeMux; on any other router, mount
+// the routes of [Routes] (see package route).
+//
 // The package also holds the format's wire types ([Request], [Reply],
 // [Event] …), which the relay uses to talk to upstreams that speak the
 // format natively (relay.APIAnthropic).

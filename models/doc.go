@@ -94,8 +94,9 @@
 // # GET /v1/models
 //
 // [NewHandler] serves four routes: [Pattern] and [PatternModel] (/v1),
-// [PatternBeta] and [PatternBetaModel] (/v1beta). Mount them all with
-// [Register]:
+// [PatternBeta] and [PatternBetaModel] (/v1beta), all of [Patterns].
+// Mount them all with [Register] (on any other router, the routes of
+// [Routes]; see package route):
 //
 //	mux := http.NewServeMux()
 //	models.Register(mux, models.NewHandler(catalog, models.WithAllowed(allow)))

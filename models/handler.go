@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/route"
 )
 
 // The routes served by [NewHandler], in net/http.ServeMux syntax. {id...}
@@ -39,13 +40,25 @@ const (
 	geminiMaxPageSize     = 1000
 )
 
+// Patterns returns every route of [NewHandler]: [Pattern],
+// [PatternModel], [PatternBeta] and [PatternBetaModel] (a new slice each
+// call).
+func Patterns() []string {
+	return []string{Pattern, PatternModel, PatternBeta, PatternBetaModel}
+}
+
+// Routes returns the routes of h, normally the handler of [NewHandler]:
+// those of [Patterns], each for GET and HEAD, as [route.Route] values
+// that any router can mount.
+func Routes(h http.Handler) []route.Route {
+	return route.List(h, Patterns()...)
+}
+
 // Register registers h, normally the handler of [NewHandler], on mux under
-// [Pattern], [PatternModel], [PatternBeta] and [PatternBetaModel]. Like
-// mux.Handle, it panics if a pattern conflicts with one already registered.
+// every route of [Patterns] (those of [Routes]). Like mux.Handle, it
+// panics if a pattern conflicts with one already registered.
 func Register(mux *http.ServeMux, h http.Handler) {
-	for _, p := range [...]string{Pattern, PatternModel, PatternBeta, PatternBetaModel} {
-		mux.Handle(p, h)
-	}
+	route.Register(mux, Routes(h))
 }
 
 // Format is a wire format of the model list.
@@ -137,7 +150,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rd.Write(w, r, methodNotAllowed(r.Method))
 		return
 	}
-	beta, id, ok := route(r.URL.Path)
+	beta, id, ok := splitPath(r.URL.Path)
 	if !ok {
 		rd.Write(w, r, apierrors.NotFound(fmt.Sprintf("no route for %s %s", apierrors.Echo(r.Method), apierrors.Echo(r.URL.Path))))
 		return
@@ -162,9 +175,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, r, rd, body)
 }
 
-// route splits a request path into the route family and the model id,
+// splitPath splits a request path into the route family and the model id,
 // which is empty for the list.
-func route(path string) (beta bool, id string, ok bool) {
+func splitPath(path string) (beta bool, id string, ok bool) {
 	var rest string
 	switch {
 	case strings.HasPrefix(path, pathV1):

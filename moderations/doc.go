@@ -4,6 +4,9 @@
 //
 //	moderations.Register(mux, moderations.NewHandler(catalog, backend))
 //
+// [Register] mounts the handler on a ServeMux; on any other router, mount
+// the routes of [Routes] (see package route).
+//
 // # Request
 //
 // model (required: unlike OpenAI's API, which defaults to its own model,

@@ -16,6 +16,7 @@ import (
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
 	"github.com/gatewaykit/gatewaykit/internal/httpjson"
 	"github.com/gatewaykit/gatewaykit/models"
+	"github.com/gatewaykit/gatewaykit/route"
 	"github.com/gatewaykit/gatewaykit/sse"
 )
 
@@ -50,15 +51,20 @@ func AccessPatterns() []string {
 	}
 }
 
+// AccessRoutes returns the routes of h, normally the handler of
+// [NewAccessHandler]: those of [AccessPatterns], as [route.Route] values
+// that any router can mount.
+func AccessRoutes(h http.Handler) []route.Route {
+	return route.List(h, AccessPatterns()...)
+}
+
 // RegisterAccess registers h, normally the handler of [NewAccessHandler],
-// on mux under every pattern of [AccessPatterns]. Like mux.Handle, it
-// panics if a pattern conflicts with one already registered. (PatternGemini
-// takes POST only, so it sits beside models.PatternBetaModel, which takes
-// GET.)
+// on mux under every pattern of [AccessPatterns] (the routes of
+// [AccessRoutes]). Like mux.Handle, it panics if a pattern conflicts with
+// one already registered. (PatternGemini takes POST only, so it sits
+// beside models.PatternBetaModel, which takes GET.)
 func RegisterAccess(mux *http.ServeMux, h http.Handler) {
-	for _, p := range AccessPatterns() {
-		mux.Handle(p, h)
-	}
+	route.Register(mux, AccessRoutes(h))
 }
 
 // format is the wire format of an access point: who its clients are, how

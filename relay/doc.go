@@ -138,6 +138,8 @@
 // the Gemini-style generateContent), passing requests and replies through
 // to the model's upstreams with [Relay.Do]; its documentation gives the
 // credentials, model lookup and error shapes of each format.
+// [RegisterAccess] mounts it on a ServeMux; on any other router, mount the
+// routes of [AccessRoutes] (see package route).
 //
 // # Errors
 //

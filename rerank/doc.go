@@ -4,6 +4,9 @@
 //
 //	rerank.Register(mux, rerank.NewHandler(catalog, backend))
 //
+// [Register] mounts the handler on a ServeMux; on any other router, mount
+// the routes of [Routes] (see package route).
+//
 // # Request
 //
 // The form shared by Jina's rerank API and Cohere's v1: model (required,

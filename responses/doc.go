@@ -11,8 +11,9 @@
 //	server := auth.Middleware(keys)(mux)
 //
 // One handler serves the five routes of [Patterns] ([Register] mounts
-// them), routing them with a ServeMux of its own: under a prefix, mount
-// it through http.StripPrefix.
+// them on a ServeMux; on any other router, mount the routes of [Routes],
+// see package route), routing them with a ServeMux of its own: under a
+// prefix, mount it through http.StripPrefix.
 //
 // # Creating a response
 //

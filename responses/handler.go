@@ -13,6 +13,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/internal/ids"
 	"github.com/gatewaykit/gatewaykit/internal/pipeline"
 	"github.com/gatewaykit/gatewaykit/models"
+	"github.com/gatewaykit/gatewaykit/route"
 )
 
 // The routes served by [NewHandler], in [http.ServeMux] syntax. [Register]
@@ -40,13 +41,18 @@ func Patterns() []string {
 	return []string{Pattern, PatternCompact, PatternGet, PatternDelete, PatternInputItems}
 }
 
+// Routes returns the routes of h, normally the handler of [NewHandler]:
+// those of [Patterns] (the GET ones for HEAD too), as [route.Route]
+// values that any router can mount.
+func Routes(h http.Handler) []route.Route {
+	return route.List(h, Patterns()...)
+}
+
 // Register registers h, normally the handler of [NewHandler], on mux
-// under every route of [Patterns]. Like mux.Handle, it panics if a
-// pattern conflicts with one already registered.
+// under every route of [Patterns] (those of [Routes]). Like mux.Handle,
+// it panics if a pattern conflicts with one already registered.
 func Register(mux *http.ServeMux, h http.Handler) {
-	for _, p := range Patterns() {
-		mux.Handle(p, h)
-	}
+	route.Register(mux, Routes(h))
 }
 
 type handler struct {

@@ -23,6 +23,9 @@
 //	}
 //	mux.Handle(videos.PatternContent, keysOrSession(h))
 //
+// (With one middleware for all, [Register] mounts them on a ServeMux; on
+// any other router, mount the routes of [Routes], see package route.)
+//
 //	go r.Run(ctx)
 //	defer r.Shutdown(shutdownCtx)
 //

@@ -13,6 +13,7 @@ import (
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
 	"github.com/gatewaykit/gatewaykit/internal/httpjson"
 	"github.com/gatewaykit/gatewaykit/models"
+	"github.com/gatewaykit/gatewaykit/route"
 )
 
 // The routes served by [NewHandler], in net/http.ServeMux syntax.
@@ -45,16 +46,22 @@ func Patterns() []string {
 	return []string{PatternCreate, PatternList, PatternGet, PatternDelete, PatternMultimodal, PatternMultimodalAlias}
 }
 
+// Routes returns every route of h, normally the handler of
+// [NewHandler]: those of [Patterns], then [PatternContent] (the GET ones
+// for HEAD too), as [route.Route] values that any router can mount. To
+// put the content route behind another middleware, mount the routes
+// whose Path is that of PatternContent apart.
+func Routes(h http.Handler) []route.Route {
+	return route.List(h, append(Patterns(), PatternContent)...)
+}
+
 // Register registers h, normally the handler of [NewHandler], on mux
-// under every route: [Patterns] and [PatternContent]. Like mux.Handle, it
-// panics if a pattern conflicts with one already registered. To put the
-// content route behind another middleware, register the routes one by
-// one instead.
+// under every route: [Patterns] and [PatternContent] (those of
+// [Routes]). Like mux.Handle, it panics if a pattern conflicts with one
+// already registered. To put the content route behind another
+// middleware, register the routes one by one instead.
 func Register(mux *http.ServeMux, h http.Handler) {
-	for _, p := range Patterns() {
-		mux.Handle(p, h)
-	}
-	mux.Handle(PatternContent, h)
+	route.Register(mux, Routes(h))
 }
 
 // NewHandler returns the handler of every video route (see [Patterns] and
