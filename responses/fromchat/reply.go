@@ -2,7 +2,6 @@ package fromchat
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/gatewaykit/gatewaykit/chat"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
@@ -47,26 +46,15 @@ func incompleteReason(f chat.FinishReason) string {
 }
 
 // usage is the responses usage of a chat usage, reasoning tokens
-// included. The counts are taken as they are (the handler takes them
-// from 0 to its largest), and TotalTokens is their sum, saturating.
+// included. The counts are taken as they are, and TotalTokens is left to
+// the handler, which takes the counts from 0 to its largest and sums
+// them (see responses.Usage.Normalized).
 func usage(u *chat.Usage) responses.Usage {
-	out := responses.Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens, TotalTokens: sum(u.PromptTokens, u.CompletionTokens)}
+	out := responses.Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens}
 	if d := u.CompletionTokensDetails; d != nil {
 		out.OutputTokensDetails.ReasoningTokens = d.ReasoningTokens
 	}
 	return out
-}
-
-// sum returns a + b, saturating at the bounds of int rather than
-// wrapping.
-func sum(a, b int) int {
-	switch {
-	case b > 0 && a > math.MaxInt-b:
-		return math.MaxInt
-	case b < 0 && a < math.MinInt-b:
-		return math.MinInt
-	}
-	return a + b
 }
 
 // The kinds of the output items of a stream.
@@ -90,11 +78,20 @@ type cursor struct {
 
 func newCursor() cursor { return cursor{item: -1} }
 
-// next makes an item of kind the open one, and returns its index.
+// next begins the next item, of kind, and returns its index.
 func (c *cursor) next(kind int) int {
 	c.item++
 	c.kind = kind
 	return c.item
+}
+
+// open returns the index of the open item if it is of kind, and else
+// begins the next one.
+func (c *cursor) open(kind int) int {
+	if c.kind == kind {
+		return c.item
+	}
+	return c.next(kind)
 }
 
 // translate yields the responses deltas of one chat delta d. It returns
@@ -105,23 +102,11 @@ func (c *cursor) translate(d *chat.Delta, yield func(responses.Delta, error) boo
 		yield(responses.Delta{}, apierrors.Internal(fmt.Errorf("fromchat: the chat backend sent a delta of choice %d for a request of one", d.Choice)))
 		return false
 	}
-	if d.Reasoning != "" {
-		item := c.item
-		if c.kind != kindReasoning {
-			item = c.next(kindReasoning)
-		}
-		if !yield(responses.Delta{Item: item, Reasoning: d.Reasoning}, nil) {
-			return false
-		}
+	if d.Reasoning != "" && !yield(responses.Delta{Item: c.open(kindReasoning), Reasoning: d.Reasoning}, nil) {
+		return false
 	}
-	if d.Content != "" {
-		item := c.item
-		if c.kind != kindMessage {
-			item = c.next(kindMessage)
-		}
-		if !yield(responses.Delta{Item: item, Text: d.Content}, nil) {
-			return false
-		}
+	if d.Content != "" && !yield(responses.Delta{Item: c.open(kindMessage), Text: d.Content}, nil) {
+		return false
 	}
 	for _, tc := range d.ToolCalls {
 		var rd responses.Delta
@@ -158,11 +143,10 @@ func (c *cursor) translate(d *chat.Delta, yield func(responses.Delta, error) boo
 
 // finish ends the stream of a chat backend that ended without an error:
 // a reply with no output item yet gets an empty message, as [result]
-// gives it. It returns false when yield did.
-func (c *cursor) finish(yield func(responses.Delta, error) bool) bool {
-	if c.item >= 0 {
-		return true
+// gives it.
+func (c *cursor) finish(yield func(responses.Delta, error) bool) {
+	if c.item < 0 {
+		c.next(kindMessage)
+		yield(responses.Delta{Item: 0}, nil)
 	}
-	c.next(kindMessage)
-	return yield(responses.Delta{Item: 0}, nil)
 }

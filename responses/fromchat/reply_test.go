@@ -37,14 +37,14 @@ func TestComplete(t *testing.T) {
 	}{
 		{"text",
 			chat.Result{Choices: []chat.Output{{Content: "Hello."}}, Usage: chat.Usage{PromptTokens: 3, CompletionTokens: 2}},
-			responses.Result{Output: []responses.Output{{Text: "Hello."}}, Usage: responses.Usage{InputTokens: 3, OutputTokens: 2, TotalTokens: 5}}},
+			responses.Result{Output: []responses.Output{{Text: "Hello."}}, Usage: responses.Usage{InputTokens: 3, OutputTokens: 2}}},
 		{"reasoning, text and two tool calls, in order",
 			chat.Result{Model: "m-2025", Choices: []chat.Output{{Reasoning: "Think.", Content: "Calling.",
 				ToolCalls: []chat.ToolCall{call("c1", "f", `{"a":1}`), call("", "g", "{}")}, FinishReason: chat.FinishToolCalls}},
 				Usage: chat.Usage{PromptTokens: 10, CompletionTokens: 20, CompletionTokensDetails: &chat.CompletionTokensDetails{ReasoningTokens: 4}}},
 			responses.Result{Model: "m-2025", Output: []responses.Output{{Reasoning: "Think."}, {Text: "Calling."},
 				{Call: &responses.FunctionCall{CallID: "c1", Name: "f", Arguments: `{"a":1}`}}, {Call: &responses.FunctionCall{Name: "g", Arguments: "{}"}}},
-				Usage: responses.Usage{InputTokens: 10, OutputTokens: 20, TotalTokens: 30, OutputTokensDetails: responses.OutputTokensDetails{ReasoningTokens: 4}}}},
+				Usage: responses.Usage{InputTokens: 10, OutputTokens: 20, OutputTokensDetails: responses.OutputTokensDetails{ReasoningTokens: 4}}}},
 		{"tool calls without text make no message",
 			chat.Result{Choices: []chat.Output{{ToolCalls: []chat.ToolCall{call("c1", "f", "{}")}}}},
 			responses.Result{Output: []responses.Output{{Call: &responses.FunctionCall{CallID: "c1", Name: "f", Arguments: "{}"}}}}},
@@ -99,7 +99,7 @@ func TestCompleteErrors(t *testing.T) {
 func TestStream(t *testing.T) {
 	t.Parallel()
 	usage := &chat.Usage{PromptTokens: 5, CompletionTokens: 9, CompletionTokensDetails: &chat.CompletionTokensDetails{ReasoningTokens: 3}}
-	rusage := &responses.Usage{InputTokens: 5, OutputTokens: 9, TotalTokens: 14, OutputTokensDetails: responses.OutputTokensDetails{ReasoningTokens: 3}}
+	rusage := &responses.Usage{InputTokens: 5, OutputTokens: 9, OutputTokensDetails: responses.OutputTokensDetails{ReasoningTokens: 3}}
 	tc := func(index int, id, name, args string) []chat.ToolCallDelta {
 		return []chat.ToolCallDelta{{Index: index, ID: id, Name: name, Arguments: args}}
 	}
@@ -213,7 +213,7 @@ func TestStreamOfABackendThatDoesNotStream(t *testing.T) {
 	got, err := collect(b.Stream(t.Context(), hello(t)))
 	require.NoError(t, err)
 	want := []responses.Delta{{Item: 0, Reasoning: "R"}, {Item: 1, Text: "T"}, {Item: 2, Call: &responses.FunctionCall{CallID: "c1", Name: "f", Arguments: "{}"}},
-		{Item: 2, Usage: &responses.Usage{InputTokens: 1, OutputTokens: 2, TotalTokens: 3}}}
+		{Item: 2, Usage: &responses.Usage{InputTokens: 1, OutputTokens: 2}}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("deltas mismatch (-want +got):\n%s", diff)
 	}
