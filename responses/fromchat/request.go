@@ -68,14 +68,14 @@ func ChatParams(p *responses.Params) (*chat.Params, error) {
 func appendItem(msgs []chat.Message, it *responses.Item, param string) ([]chat.Message, error) {
 	switch kind := it.Kind(); kind {
 	case responses.ItemMessage:
+		if it.Role == chat.RoleAssistant {
+			// An earlier reply: its output_text and refusal parts, as the
+			// assistant's text.
+			return append(msgs, chat.Message{Role: it.Role, Content: chat.TextContent(it.Content.String())}), nil
+		}
 		c, err := content(&it.Content, param)
 		if err != nil {
 			return nil, err
-		}
-		if it.Role == chat.RoleAssistant {
-			// Earlier replies: their output_text and refusal parts, as the
-			// assistant's text.
-			c = chat.TextContent(it.Content.String())
 		}
 		return append(msgs, chat.Message{Role: it.Role, Content: c}), nil
 	case responses.ItemFunctionCall:
