@@ -15,10 +15,11 @@ import (
 // pieces). The package documentation says what maps to what.
 //
 // The backend is not a [responses.Compactor]: the responses handler
-// answers POST /v1/responses/compact for it with its 400 (param "model",
-// "does not support compaction"). It holds no state of its own, so it is
-// safe for concurrent use when b is, and the context of each call is
-// b's. New panics if b is nil.
+// answers POST /v1/responses/compact for it with its 400, param "model"
+// (the model does not support compaction). It holds no state of its own:
+// it is safe for concurrent use when b is, each call hands its context
+// on to b, and a client that goes away cancels b's call. New panics if b
+// is nil.
 func New(b chat.Backend) responses.StreamingBackend {
 	if b == nil {
 		panic("fromchat: New: nil chat.Backend")
