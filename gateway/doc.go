@@ -43,7 +43,12 @@
 // (relay.WithFallback); a messages-format or Gemini-style request
 // is passed through to a model whose upstreams all speak that format
 // natively (relay.APIAnthropic, relay.APIGemini), and translated over the
-// chat backend (the relay's, for a routed model) otherwise. Routes added by [Config].Routes are mounted on the same mux,
+// chat backend (the relay's, for a routed model) otherwise. Responses
+// are not served over Chat unless asked: a backend of their own keeps
+// what chat cannot carry, and they keep conversations in a store, so
+// [Config].Responses set to fromchat.New(Chat) (package
+// responses/fromchat) is the one line that serves them over the chat
+// backend. Routes added by [Config].Routes are mounted on the same mux,
 // behind the same middleware; an access point that Routes mounts replaces
 // the gateway's own.
 //

@@ -45,7 +45,10 @@ type Config struct {
 	// Completions serves POST /v1/completions.
 	Completions completions.Backend
 	// Responses serves POST /v1/responses, its compact, retrieve and
-	// delete routes.
+	// delete routes. fromchat.New(Chat) (package responses/fromchat)
+	// serves them over the chat backend, with no backend of their own to
+	// write; nil leaves them unmounted, as for every family, rather than
+	// keep conversations (ResponseStore) the embedder did not ask for.
 	Responses responses.Backend
 	// ResponseStore keeps responses for previous_response_id and
 	// retrieval; nil means the default of [responses.WithStore] (an

@@ -114,7 +114,8 @@
 // Retry-After, a 400 API_KEY_INVALID is the gateway's key refused, a 502)
 // come back as chat results and deltas. [Relay.Responses] serves such a
 // model through the same translation (the responses request as the chat
-// request it amounts to); compaction is not translated. A route may mix
+// request it amounts to, package responses/fromchat); compaction is not
+// translated. A route may mix
 // upstreams of both formats: [Relay.Do] hands each its request in its own
 // format, and the reply is read in the format of the one that answered.
 // Package gemini's wire types are shared.
@@ -127,7 +128,9 @@
 // and the errors back, so that a chat client reaches the model as if it
 // spoke chat completions (see [Relay.Chat]). The choice is per upstream:
 // a route may fail over between upstreams of different APIs.
-// [Relay.Responses] serves such a model through the same translation.
+// [Relay.Responses] serves such a model through the same translation,
+// the responses request made a chat request by package
+// responses/fromchat.
 // The completions and video backends do not translate: they send the
 // OpenAI-format request to every upstream.
 //

@@ -11,6 +11,7 @@ import (
 
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
 	"github.com/gatewaykit/gatewaykit/responses"
+	"github.com/gatewaykit/gatewaykit/responses/fromchat"
 )
 
 // Responses returns the relay's backend for the responses handler: it
@@ -53,16 +54,16 @@ import (
 // without "output").
 //
 // An upstream whose API is [APIAnthropic] is sent POST {base}/messages
-// instead: the conversation becomes a chat request (the instructions a
-// system message; message items with their text and images; function
-// calls an assistant's tool calls and their outputs tool messages;
-// reasoning items left out; other items and tools that are not function
-// tools a 400; max_output_tokens, temperature, top_p, tool_choice,
-// parallel_tool_calls and reasoning.effort kept), translated as
-// [Relay.Chat] translates it. The reply's thinking, text and tool_use
-// blocks become reasoning, message and function call items, in order; a
-// stop at max_tokens makes the response incomplete (max_output_tokens),
-// a refusal incomplete with content_filter. Compaction is not translated.
+// instead: the request becomes the chat request it amounts to (package
+// responses/fromchat says what maps to what, what is refused with a 400
+// naming the param, such as hosted tools, and what is left out, such as
+// reasoning items), translated as [Relay.Chat] translates it. The
+// reply's thinking, text and tool_use blocks become reasoning, message
+// and function call items, in order; a stop at max_tokens makes the
+// response incomplete (max_output_tokens), a refusal incomplete with
+// content_filter. A model that an upstream of [APIGemini] serves is
+// answered the same way by [Relay.Chat] whole (see the package
+// documentation). Compaction is not translated.
 //
 // The backend is also a responses.Compactor: POST /v1/responses/compact is
 // relayed to POST {base}/responses/compact with the whole conversation,
@@ -233,7 +234,7 @@ func reasoningText(summary, content []textPart) string {
 
 func (b responsesBackend) Complete(ctx context.Context, p *responses.Params) (*responses.Result, error) {
 	if b.r.speaks(p.Request.Model, APIGemini) {
-		return b.completeViaChat(ctx, p)
+		return b.viaChat().Complete(ctx, p)
 	}
 	body, err := responsesBody(p, false)
 	if err != nil {
@@ -243,14 +244,14 @@ func (b responsesBackend) Complete(ctx context.Context, p *responses.Params) (*r
 	if err != nil {
 		return nil, err
 	}
-	if t := responsesDialect(u.API); t != nil {
-		out, err := t.complete(res, u)
+	defer res.Body.Close()
+	if t := chatDialect(u.API); t != nil {
+		out, err := fromchat.New(dialectReply{t, res, u}).Complete(ctx, p)
 		if out != nil {
 			b.r.responsesUsage(ctx, u, &out.Usage)
 		}
 		return out, err
 	}
-	defer res.Body.Close()
 	if res.StatusCode != http.StatusOK {
 		return nil, UpstreamError(res, u)
 	}
@@ -352,7 +353,7 @@ func needsBody(typ string) bool {
 
 func (b responsesBackend) Stream(ctx context.Context, p *responses.Params) iter.Seq2[responses.Delta, error] {
 	if b.r.speaks(p.Request.Model, APIGemini) {
-		return b.streamViaChat(ctx, p)
+		return b.viaChat().Stream(ctx, p)
 	}
 	return func(yield func(responses.Delta, error) bool) {
 		body, err := responsesBody(p, true)
@@ -362,8 +363,9 @@ func (b responsesBackend) Stream(ctx context.Context, p *responses.Params) iter.
 		}
 		res, u, err := b.r.Do(ctx, p.Request.Model, responsesBuild(ctx, p, body, true))
 		if err == nil {
-			if t := responsesDialect(u.API); t != nil {
-				for d, err := range t.stream(res, u, p) {
+			if t := chatDialect(u.API); t != nil {
+				defer res.Body.Close()
+				for d, err := range fromchat.New(dialectReply{t, res, u}).Stream(ctx, p) {
 					b.r.responsesUsage(ctx, u, d.Usage)
 					if !yield(d, err) || err != nil {
 						return

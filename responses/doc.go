@@ -214,6 +214,10 @@
 // of the wrong kind for its item) ends the stream with
 // response.failed and a 500 internal_server_error.
 //
+// Package responses/fromchat makes any chat.Backend a StreamingBackend
+// (fromchat.New): a model served for chat completions serves this
+// endpoint too, without a backend of its own.
+//
 // # Performance
 //
 // A request is decoded in one pass of encoding/json (input items through

@@ -14,7 +14,7 @@ func TestDocLinksResolve(t *testing.T) {
 	t.Parallel()
 	for _, dir := range []string{
 		"admin", "auth", "auth/authtest", "gateway", "gateway/gatewaytest", "internal/bytesem",
-		"internal/doclinks", "relay", "videos", "videos/runner",
+		"internal/doclinks", "relay", "responses/fromchat", "videos", "videos/runner",
 	} {
 		links, err := Broken(filepath.Join("../..", dir))
 		require.NoError(t, err)
