@@ -15,14 +15,15 @@ import (
 type Option func(*config)
 
 type config struct {
-	logger       *slog.Logger
-	limiter      Limiter
-	defaultLimit Limit
-	sessions     SessionAuthenticator
-	now          func() time.Time
-	errorShape   func(*http.Request) apierrors.Shape
-	observeKey   func(w http.ResponseWriter, r *http.Request, keyID string)
-	spends       func(*http.Request) bool
+	logger         *slog.Logger
+	limiter        Limiter
+	defaultLimit   Limit
+	authenticators []Authenticator // nil: APIKeys of the middleware's store
+	sessions       SessionAuthenticator
+	now            func() time.Time
+	errorShape     func(*http.Request) apierrors.Shape
+	observeKey     func(w http.ResponseWriter, r *http.Request, keyID string)
+	spends         func(*http.Request) bool
 
 	limiterFailure LimiterFailure
 	observeLimiter func(ctx context.Context, err error)
@@ -34,7 +35,8 @@ type config struct {
 	}
 }
 
-func newConfig(opts []Option) *config {
+// newConfig returns the configuration of a middleware over keys.
+func newConfig(keys KeyStore, opts []Option) *config {
 	c := &config{
 		logger: slog.New(slog.DiscardHandler),
 		now:    time.Now,
@@ -45,6 +47,12 @@ func newConfig(opts []Option) *config {
 	}
 	if c.limiter == nil {
 		c.limiter = NewMemoryLimiter(&MemoryLimiterOptions{Now: c.now})
+	}
+	if c.authenticators == nil {
+		c.authenticators = []Authenticator{&keyAuthenticator{keys: keys, now: c.now}}
+	}
+	if c.sessions != nil {
+		c.authenticators = append(c.authenticators[:len(c.authenticators):len(c.authenticators)], sessions{c.sessions})
 	}
 	return c
 }
@@ -70,24 +78,56 @@ func WithLimiter(l Limiter) Option {
 }
 
 // WithDefaultRateLimit sets the rate limit of keys whose Key.RateLimit is
-// nil, and of sessions that set none. By default there is none: only keys
+// nil, and of the principals of other authenticators (sessions among
+// them) whose RateLimit is the zero Limit. By default there is none: only keys
 // with their own limit are rate-limited. A Limit with Requests ≤ 0 means
 // no default limit.
 func WithDefaultRateLimit(l Limit) Option {
 	return func(c *config) { c.defaultLimit = l }
 }
 
+// WithAuthenticators sets the authenticators of the middleware, asked in
+// their order (see [Authenticator]): for example an embedder's own
+// identity before API keys,
+//
+//	auth.WithAuthenticators(auth.Identities(keys, sessionUser), auth.APIKeys(keys))
+//
+// or an embedder's own authenticators in place of API keys. Each
+// principal is charged to the store that its authenticator names
+// ([Principal].Keys), which need not be the middleware's. By default, and
+// when called with none, the middleware has one authenticator:
+// [APIKeys] of the KeyStore given to [Middleware]. A session
+// authenticator ([WithSessionAuthenticator]) is asked after them all. nil
+// authenticators are skipped.
+func WithAuthenticators(a ...Authenticator) Option {
+	list := make([]Authenticator, 0, len(a))
+	for _, x := range a {
+		if x != nil {
+			list = append(list, x)
+		}
+	}
+	return func(c *config) {
+		c.authenticators = nil
+		if len(list) > 0 {
+			c.authenticators = list
+		}
+	}
+}
+
 // WithSessionAuthenticator makes the middleware accept a session from sa
-// when a request carries no API key at all (an invalid API key is refused
-// without asking sa). By default, and for nil, sessions are not accepted.
-// Mount a separate Middleware with this option on the routes that take
-// sessions, such as the video content endpoint.
+// when none of its authenticators finds a credential in a request (an
+// invalid API key is refused without asking sa): sa is asked last. By
+// default, and for nil, sessions are not accepted. Mount a separate
+// Middleware with this option on the routes that take sessions, such as
+// the video content endpoint.
 func WithSessionAuthenticator(sa SessionAuthenticator) Option {
 	return func(c *config) { c.sessions = sa }
 }
 
-// WithClock sets the clock used for key expiry and by the default
-// limiter, for tests. By default, and for nil, time.Now.
+// WithClock sets the clock used for key expiry by the middleware's
+// default authenticator ([APIKeys] of its KeyStore; the authenticators of
+// [WithAuthenticators] read time.Now) and by the default limiter, for
+// tests. By default, and for nil, time.Now.
 func WithClock(now func() time.Time) Option {
 	return func(c *config) {
 		if now == nil {
