@@ -27,6 +27,10 @@ func TestMemoryKeyStorePutKey(t *testing.T) {
 	authtest.TestKeyPutter(t, func(t *testing.T) authtest.PutStore { return auth.NewMemoryKeyStore() })
 }
 
+func TestMemoryKeyStoreIDLookup(t *testing.T) {
+	authtest.TestIDLookup(t, func(t *testing.T) authtest.IDStore { return auth.NewMemoryKeyStore() })
+}
+
 func TestMemoryKeyStoreKeyAdmin(t *testing.T) {
 	authtest.TestKeyAdmin(t, func(t *testing.T) authtest.AdminStore { return auth.NewMemoryKeyStore() })
 }
