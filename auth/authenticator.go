@@ -160,7 +160,10 @@ func (a *keyAuthenticator) find(r *http.Request) (*Key, CredentialKind, error) {
 	ctx := r.Context()
 	if a.identify != nil {
 		id, err := a.identify(r)
-		if err != nil || id == "" {
+		switch {
+		case err != nil && !apierrors.Has(err):
+			return nil, 0, fmt.Errorf("auth: Identities: identifying the request: %w", err)
+		case err != nil || id == "":
 			return nil, 0, err
 		}
 		k, err := a.ids.LookupID(ctx, id)

@@ -126,8 +126,11 @@ func (c *config) authenticate(w http.ResponseWriter, r *http.Request) (context.C
 // allocating the principal.
 func (c *config) authenticateKey(w http.ResponseWriter, r *http.Request, ka *keyAuthenticator, p *Principal) (bool, error) {
 	k, kind, err := ka.find(r)
-	if err != nil || k == nil {
-		return false, err
+	if err != nil {
+		return false, refusal(r.Context(), err)
+	}
+	if k == nil {
+		return false, nil
 	}
 	c.observe(w, r, k.ID)
 	if err := ka.check(k); err != nil {
