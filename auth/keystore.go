@@ -212,10 +212,14 @@ type SettleParams struct {
 	Time time.Time
 }
 
-// Key is an API key as a [KeyStore] holds it. It never carries the secret.
+// Key is an API key as a [KeyStore] holds it. It never carries the
+// secret. A key may have no secret at all: then it is the key of an
+// embedder's own identity, which [Identities] names by its id.
 type Key struct {
 	// ID identifies the key in logs, rate limits and usage records. It is
-	// not secret and never authenticates a request.
+	// not secret and never authenticates a request by itself: [Identities]
+	// looks a key up by its id only once the embedder's own
+	// authentication has named it.
 	ID string
 	// Owner is the account the key belongs to.
 	Owner string

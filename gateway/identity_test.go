@@ -122,6 +122,19 @@ func TestACompanyUserIsChargedLikeAKey(t *testing.T) {
 			status, body = adminGet(t, adminMux, "/admin/v1/keys/user_ada")
 			require.Equal(t, http.StatusOK, status, body)
 			require.JSONEq(t, fmt.Sprintf(`{"quota":30,"used":%d,"remaining":0}`, used), pick(t, body, "quota", "used", "remaining"))
+
+			// Deleted over the admin API, the user is refused at once.
+			req := httptest.NewRequest(http.MethodDelete, "/admin/v1/keys/user_ada", nil)
+			req.Header.Set("Authorization", "Bearer "+identityAdminKey)
+			w := httptest.NewRecorder()
+			adminMux.ServeHTTP(w, req)
+			require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+			req = httptest.NewRequest(http.MethodGet, "/v1/chat/completions", nil)
+			req.Header.Set(acmeSession, "s:user_ada")
+			w = httptest.NewRecorder()
+			api.ServeHTTP(w, req)
+			require.Equal(t, http.StatusUnauthorized, w.Code, w.Body.String())
+			require.Equal(t, "invalid_api_key", errorCode(t, w.Body.String()))
 		})
 	}
 }
