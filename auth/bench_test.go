@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -51,5 +52,15 @@ func BenchmarkMiddleware(b *testing.B) {
 	})
 	b.Run("APIKey", func(b *testing.B) {
 		bench(b, auth.Middleware(keys)(next), "Authorization", "Bearer "+secret)
+	})
+	// An embedder's identity (a header naming a key without a secret),
+	// asked before API keys, through a CachedKeyStore as in production.
+	require.NoError(b, keys.Add(ctx, "", auth.Key{ID: "user_bench", Owner: "acme", Quota: auth.UnlimitedQuota(),
+		RateLimit: &auth.Limit{Requests: 1 << 30, Period: 1}}))
+	cached := auth.NewCachedKeyStore(keys, time.Hour)
+	identify := func(r *http.Request) (string, error) { return r.Header.Get("X-User"), nil }
+	b.Run("Identity", func(b *testing.B) {
+		mw := auth.Middleware(cached, auth.WithAuthenticators(auth.Identities(cached, identify), auth.APIKeys(cached)))
+		bench(b, mw(next), "X-User", "user_bench")
 	})
 }

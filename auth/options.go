@@ -149,8 +149,9 @@ func WithErrorShape(shape func(r *http.Request) apierrors.Shape) Option {
 }
 
 // WithKeyObserver sets a function that the middleware calls, once per
-// request, with the id of the key (or the session's KeyID) that the
-// request's credential resolved to, before it checks expiry, the
+// request, with the id of the key (or the KeyID of the principal of
+// another authenticator: a session's, an identity's) that the request's
+// credential resolved to, before it checks expiry, the
 // disabled flag, quota and rate limit: so it is called for requests that
 // are then refused (401 for an expired or disabled key, 403, 429) as
 // well as for those that proceed, and never for an unknown or malformed

@@ -105,7 +105,9 @@ import (
 //
 // # Usage and budgets
 //
-// It is also an [auth.KeyAdmin] and an [auth.UsageReader]. gk_settle
+// It is also an [auth.IDLookup] (keys may have no secret: their
+// secret_hash is NULL, and only their id finds them, for auth.Identities),
+// an [auth.KeyAdmin] and an [auth.UsageReader]. gk_settle
 // adds each settlement's cost to the key and inserts its usage row (one
 // per request with a model) in the same statement that settles its quota,
 // so usage rides the group commit and adds no round trip per request.

@@ -38,7 +38,9 @@ import (
 // Concurrent calls lose no update. Do not write the keys table from
 // elsewhere while the gateway runs.
 //
-// It is also an [auth.KeyAdmin] and an [auth.UsageReader]. The usage row
+// It is also an [auth.IDLookup] (keys may have no secret: their
+// secret_hash is NULL, and only their id finds them, for auth.Identities),
+// an [auth.KeyAdmin] and an [auth.UsageReader]. The usage row
 // of a Settle with a model, and its cost, ride the same group commit as
 // its quota (rows are inserted in the transaction that writes the
 // quotas), so recording usage adds no write of its own per request. Usage
