@@ -435,7 +435,6 @@ func TestAuthenticatorsAreAskedInOrder(t *testing.T) {
 		{"NoneFindsACredential", []auth.Authenticator{named("a", nil, nil), named("b", nil, nil)}, []string{"a", "b"}, 401},
 		{"TheSecondAuthenticates", []auth.Authenticator{named("a", nil, nil), named("b", &auth.Principal{KeyID: "b"}, nil), named("c", nil, nil)}, []string{"a", "b"}, 200},
 		{"ARefusalEndsTheSearch", []auth.Authenticator{named("a", nil, apierrors.InvalidAPIKey("no")), named("b", &auth.Principal{KeyID: "b"}, nil)}, []string{"a"}, 401},
-		{"NilAuthenticatorsAreSkipped", []auth.Authenticator{nil, named("a", &auth.Principal{KeyID: "a"}, nil)}, []string{"a"}, 200},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -493,6 +492,7 @@ func TestAuthenticatorConstructorsPanicOnProgrammerError(t *testing.T) {
 		build      func()
 	}{
 		{"APIKeysOfNil", "auth: APIKeys: nil KeyStore", func() { auth.APIKeys(nil) }},
+		{"ANilAuthenticator", "auth: WithAuthenticators: nil Authenticator", func() { auth.WithAuthenticators(auth.APIKeys(mem), nil) }},
 		{"IdentitiesOfNil", "auth: Identities: nil KeyStore", func() { auth.Identities(nil, sessionUser) }},
 		{"IdentitiesWithoutAFunction", "auth: Identities: nil identify function", func() { auth.Identities(mem, nil) }},
 		{

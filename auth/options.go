@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -97,15 +98,13 @@ func WithDefaultRateLimit(l Limit) Option {
 // ([Principal].Keys), which need not be the middleware's. By default, and
 // when called with none, the middleware has one authenticator:
 // [APIKeys] of the KeyStore given to [Middleware]. A session
-// authenticator ([WithSessionAuthenticator]) is asked after them all. nil
-// authenticators are skipped.
+// authenticator ([WithSessionAuthenticator]) is asked after them all.
+// WithAuthenticators panics if one of a is nil.
 func WithAuthenticators(a ...Authenticator) Option {
-	list := make([]Authenticator, 0, len(a))
-	for _, x := range a {
-		if x != nil {
-			list = append(list, x)
-		}
+	if slices.Contains(a, nil) {
+		panic("auth: WithAuthenticators: nil Authenticator")
 	}
+	list := slices.Clone(a)
 	return func(c *config) {
 		c.authenticators = nil
 		if len(list) > 0 {
