@@ -106,11 +106,10 @@ func TestACompanyUserIsChargedLikeAKey(t *testing.T) {
 			require.Equal(t, http.StatusOK, status, body)
 			var usage struct {
 				Data []struct {
-					KeyID                     string `json:"key_id"`
-					Requests                  int64
-					InputTokens, OutputTokens int64 `json:"-"`
-					In                        int64 `json:"input_tokens"`
-					Out                       int64 `json:"output_tokens"`
+					KeyID    string `json:"key_id"`
+					Requests int64  `json:"requests"`
+					In       int64  `json:"input_tokens"`
+					Out      int64  `json:"output_tokens"`
 				}
 			}
 			require.NoError(t, json.Unmarshal([]byte(body), &usage))
