@@ -56,6 +56,12 @@
 // auth.Key.Granted reports quota as remaining plus used
 // (auth.Key.GrantedQuota), which is the quota until the key overspends it.
 //
+// Keys that an embedder stores without a secret, for its own users
+// (auth.Identities names them by id), are listed, read, changed, deleted
+// and their usage read like the others; this API creates keys with a
+// secret only. Deleting such a key refuses its user with 401
+// invalid_api_key at once, as deleting an API key does.
+//
 // GET /admin/v1/keys?limit=20&after=<id> lists keys in order of id,
 // {"object":"list","data":[…],"has_more":true,"last_id":"key_…"}: pass
 // last_id as after for the next page (limit 1 to 100, default 20).

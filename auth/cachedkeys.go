@@ -21,16 +21,19 @@ const DefaultKeyCacheTTL = 5 * time.Second
 // # Staleness bound
 //
 // A key found by Lookup is kept, by the hash of its secret, for the TTL
-// given to NewCachedKeyStore, then asked for again. So a change made to
+// given to NewCachedKeyStore, then asked for again; so is a key found by
+// LookupID, by its id (the lookup of [Identities]). So a change made to
 // the underlying store by anything but this CachedKeyStore (a key
 // disabled, expired, deleted, given a new secret, limit or budget, or
-// spent by another process) is seen by Lookup within the TTL at most: a
-// disabled key stops working within the TTL. Reserve and Settle are
+// spent by another process) is seen by Lookup and LookupID within the
+// TTL at most: a disabled key stops working within the TTL. GetKey, the
+// read of an admin API, is never cached. Reserve and Settle are
 // passed through to the underlying store, which stays the one authority
 // on quota (an exhausted budget is refused by Reserve at once); the
 // quota of a cached key is kept up to date with the Reserve and Settle
 // calls made through the cache, so Lookup reports what they did at once.
-// Secrets that find no key are not cached: a new key works at once.
+// Secrets and ids that find no key are not cached: a new key works at
+// once.
 //
 // It keeps only the SHA-256 of each secret, and holds at most one entry
 // per key found, dropped once its TTL has passed.
@@ -50,6 +53,7 @@ type CachedKeyStore struct {
 
 type cachedKey struct {
 	hash    [sha256.Size]byte
+	hashed  bool // found by its secret, whose hash is hash (else by its id)
 	key     *Key
 	expires time.Time
 }
@@ -90,7 +94,36 @@ func (c *CachedKeyStore) Lookup(ctx context.Context, secret string) (*Key, error
 	c.mu.Unlock()
 
 	k, err := c.keys.Lookup(ctx, secret)
+	return c.keep(k, err, start, now, &cachedKey{hash: h, hashed: true})
+}
 
+// LookupID implements [IDLookup]: from memory if the key was found, by
+// its id or its secret, within the TTL, else from the underlying store,
+// or an error wrapping [ErrUnsupported] if that is no IDLookup.
+func (c *CachedKeyStore) LookupID(ctx context.Context, id string) (*Key, error) {
+	ids, ok := c.keys.(IDLookup)
+	if !ok {
+		return nil, fmt.Errorf("auth: CachedKeyStore.LookupID: %w", ErrUnsupported)
+	}
+	now := c.now()
+	c.mu.Lock()
+	if e, ok := c.byID[id]; ok && now.Before(e.expires) {
+		k := e.key.Clone()
+		c.mu.Unlock()
+		return k, nil
+	}
+	start := c.seq
+	c.misses++
+	c.mu.Unlock()
+
+	k, err := ids.LookupID(ctx, id)
+	return c.keep(k, err, start, now, &cachedKey{})
+}
+
+// keep ends a lookup that missed the cache at now, when the last change
+// was start: it caches e for k, the key found (unless err), and returns k
+// and err.
+func (c *CachedKeyStore) keep(k *Key, err error, start uint64, now time.Time, e *cachedKey) (*Key, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.misses--
@@ -101,11 +134,11 @@ func (c *CachedKeyStore) Lookup(ctx context.Context, secret string) (*Key, error
 	// store was asked may or may not be in k: keep k out of the cache.
 	if c.changed[k.ID] <= start {
 		c.sweepLocked(now)
-		if old, ok := c.byID[k.ID]; ok {
-			delete(c.byHash, old.hash)
+		c.forgetLocked(k.ID)
+		e.key, e.expires = k.Clone(), now.Add(c.ttl)
+		if e.hashed {
+			c.byHash[e.hash] = e
 		}
-		e := &cachedKey{hash: h, key: k.Clone(), expires: now.Add(c.ttl)}
-		c.byHash[h] = e
 		c.byID[k.ID] = e
 	}
 	return k, nil
@@ -117,12 +150,9 @@ func (c *CachedKeyStore) sweepLocked(now time.Time) {
 		return
 	}
 	c.lastSweep = now
-	for h, e := range c.byHash {
+	for id, e := range c.byID {
 		if !now.Before(e.expires) {
-			delete(c.byHash, h)
-			if c.byID[e.key.ID] == e {
-				delete(c.byID, e.key.ID)
-			}
+			c.forgetLocked(id)
 		}
 	}
 	if c.misses == 0 {
@@ -141,7 +171,9 @@ func (c *CachedKeyStore) changeLocked(keyID string) *cachedKey {
 // forgetLocked drops the entry of the key with id keyID.
 func (c *CachedKeyStore) forgetLocked(keyID string) {
 	if e, ok := c.byID[keyID]; ok {
-		delete(c.byHash, e.hash)
+		if e.hashed {
+			delete(c.byHash, e.hash)
+		}
 		delete(c.byID, keyID)
 	}
 }
@@ -199,6 +231,7 @@ func (c *CachedKeyStore) Forget(keyID string) {
 // this process sees the change at once (others within their TTL).
 var (
 	_ KeyPutter   = (*CachedKeyStore)(nil)
+	_ IDLookup    = (*CachedKeyStore)(nil)
 	_ KeyAdmin    = (*CachedKeyStore)(nil)
 	_ UsageReader = (*CachedKeyStore)(nil)
 )

@@ -30,6 +30,12 @@ func TestCachedKeyStoreKeyAdmin(t *testing.T) {
 	})
 }
 
+func TestCachedKeyStoreIDLookup(t *testing.T) {
+	authtest.TestIDLookup(t, func(t *testing.T) authtest.IDStore {
+		return auth.NewCachedKeyStore(auth.NewMemoryKeyStore(), time.Hour)
+	})
+}
+
 func TestCachedKeyStoreUsage(t *testing.T) {
 	authtest.TestUsageReader(t, func(t *testing.T) authtest.UsageStore {
 		return auth.NewCachedKeyStore(auth.NewMemoryKeyStore(), time.Hour)
@@ -51,6 +57,8 @@ func TestCachedKeyStoreReportsMissingCapabilities(t *testing.T) {
 	require.ErrorIs(t, err, errors.ErrUnsupported)
 	require.ErrorIs(t, c.DeleteKey(ctx, "k"), errors.ErrUnsupported)
 	require.ErrorIs(t, c.PutKey(ctx, "sk-x", auth.Key{ID: "k"}), auth.ErrUnsupported)
+	_, err = c.LookupID(ctx, "k")
+	require.ErrorIs(t, err, errors.ErrUnsupported)
 	_, err = c.Usage(ctx, auth.UsageParams{})
 	require.ErrorIs(t, err, errors.ErrUnsupported)
 }

@@ -46,10 +46,13 @@ const (
 	// CredentialSession is an admin-console session accepted by a
 	// [SessionAuthenticator]; it is never returned by ParseCredential.
 	CredentialSession
+	// CredentialIdentity is an embedder's own identity, which names a key
+	// by its id ([Identities]); it is never returned by ParseCredential.
+	CredentialIdentity
 )
 
 // String returns the name used in logs: "bearer", "x-api-key",
-// "x-goog-api-key", "query", "session", or "none".
+// "x-goog-api-key", "query", "session", "identity", or "none".
 func (k CredentialKind) String() string {
 	switch k {
 	case CredentialBearer:
@@ -62,6 +65,8 @@ func (k CredentialKind) String() string {
 		return "query"
 	case CredentialSession:
 		return "session"
+	case CredentialIdentity:
+		return "identity"
 	default:
 		return "none"
 	}

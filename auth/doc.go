@@ -1,8 +1,8 @@
-// Package auth authenticates gateway requests with API keys (spec §5):
-// it reads the credential, refuses bad keys, exhausted quotas (on the
-// requests that spend) and excess request rates in the general error
-// shape, and puts the caller's [Principal] in the request context for the
-// handlers.
+// Package auth authenticates gateway requests (spec §5) with API keys, or
+// with any identity of the embedder's, charged like a key: it reads the
+// credential, refuses bad keys, exhausted quotas (on the requests that
+// spend) and excess request rates in the general error shape, and puts the
+// caller's [Principal] in the request context for the handlers.
 //
 // Embedders implement a [KeyStore] (three methods: look a key up by its
 // secret, reserve quota, settle it) or use [NewMemoryKeyStore], and
@@ -16,14 +16,62 @@
 //
 // Handlers read the caller with [PrincipalFrom], reserve quota for a
 // request with [Reserve] and settle it when the request ends
-// ([Reservation.Settle]), or record usage after the fact with [Charge]. The conformance suites authtest.TestKeyStore and
+// ([Reservation.Settle]), or record usage after the fact with [Charge],
+// all in the store that the principal is charged to ([Principal].Keys).
+// The conformance suites authtest.TestKeyStore and
 // authtest.TestLimiter check any KeyStore and [Limiter].
+//
+// # Authenticators and identities
+//
+// The middleware asks its [Authenticator]s, in order, who makes a
+// request: by default one, [APIKeys] of its KeyStore, which reads API
+// keys. [WithAuthenticators] sets the list. An authenticator returns
+// (nil, nil) when the request carries no credential of its kind (the
+// next one is asked; 401 missing_authorization when none is left), a
+// principal to authenticate it, or an error to refuse it (an
+// *apierrors.Error as it is; an error wrapping [ErrKeyNotFound],
+// [ErrKeyDisabled] or [ErrKeyExpired] as the 401 of such an API key; any
+// other error as the outage of what it asks, 503). Whatever the
+// authenticator, the middleware then does the same: it reports the
+// principal's KeyID to [WithKeyObserver] and the telemetry, refuses a
+// spending request of a principal charged to a store whose quota
+// snapshot is spent (403), applies its rate limit (429), and puts it in
+// the context, where [Reserve], [Charge] and [Settle] charge its store.
+//
+// An embedder's own users (signed in by a session cookie, a JWT, mTLS or
+// an authenticating proxy) are charged like API keys with [Identities]:
+// each user is a key of the store, usually stored without a secret
+// ([KeyPutter.PutKey] or [MemoryKeyStore.Add] with an empty secret: only
+// its id finds it), and the embedder's function names that key's id from
+// the request; the key is looked up by id ([IDLookup]; a
+// [CachedKeyStore] serves it from memory within its TTL, as it does
+// Lookup). Everything an API key gets follows from the same key: quota
+// reserved and settled, budgets in money, allowed models, its rate
+// limit (under its id), expiry and the disabled flag, usage rows under
+// its id (package admin reads them), owner scoping of what it stores
+// ([AccountOwner]: by Key.Owner), telemetry, and the same refusals in the
+// same shapes:
+//
+//	keys.PutKey(ctx, "", auth.Key{ID: "user_42", Owner: "user_42", Quota: auth.LimitedQuota(100_000)})
+//	sessionUser := func(r *http.Request) (string, error) {
+//		u, ok := mySessions.User(r) // the embedder's own sign-in
+//		if !ok {
+//			return "", nil // no session: the next authenticator is asked
+//		}
+//		return "user_" + u.ID, nil
+//	}
+//	mw := auth.Middleware(keys, auth.WithAuthenticators(auth.Identities(keys, sessionUser), auth.APIKeys(keys)))
+//
+// A principal may also be built by the embedder, in an Authenticator of
+// its own or with [WithPrincipal] in front of the handlers: it is charged
+// to its Keys, if set, and charged nothing otherwise.
 //
 // # Credentials and precedence
 //
 // An API key is "sk-" followed by letters, digits, '-' and '_', at most
 // 256 bytes long ([ValidSecret]); [NewSecret] mints one with 256 random
-// bits. The middleware accepts it from four places (spec §5.1, §5.4),
+// bits. [APIKeys], the middleware's default authenticator, accepts it
+// from four places (spec §5.1, §5.4),
 // and uses the first one present, in this order, ignoring the others:
 //
 //  1. Authorization: Bearer <key> ([CredentialBearer])
@@ -37,8 +85,8 @@
 // is the pure parser.
 //
 // A middleware built with [WithSessionAuthenticator] also accepts an
-// admin-console session ([CredentialSession]) when a request carries no
-// API key at all; the spec allows this on the video content endpoint
+// admin-console session ([CredentialSession]) when none of its
+// authenticators finds a credential (its last authenticator); the spec allows this on the video content endpoint
 // only (§4.7, §5.3), so mount such a middleware on that route alone, or
 // give it an authenticator that answers on that route only, as
 // gateway.Config.ContentSessions does (admin.Sessions mints sessions).
@@ -51,14 +99,17 @@
 //	401 missing_authorization  no credential (and no session, if accepted)
 //	401 invalid_api_key        wrong scheme (not Bearer), malformed key,
 //	                           the same source sent twice, unknown key,
-//	                           expired key, disabled key
+//	                           expired key, disabled key; an identity
+//	                           whose id names no key, or an expired or
+//	                           disabled one (Identities)
 //	403 insufficient_quota     a limited key with no quota left, or whose
 //	                           cost reached its budget in money, on a
 //	                           request that spends (see Quota)
 //	429 rate_limit_exceeded    over the key's request rate
-//	503 service_unavailable    the KeyStore (or a session authenticator)
-//	                           failed, or the Limiter did with FailClosed;
-//	                           sent with Retry-After
+//	503 service_unavailable    the KeyStore (or an authenticator: a
+//	                           session's, an identity's) failed, or the
+//	                           Limiter did with FailClosed; sent with
+//	                           Retry-After
 //
 // A dependency that fails is an outage, not a bug: the 503 tells clients,
 // SDKs and load balancers to retry (apierrors.Unavailable). The
@@ -231,11 +282,12 @@
 // A store that is a [UsageReader] records one usage row per settlement
 // with a model, in the same atomic step as the quota, and reads them back
 // summed by day, model or key; one that is a [KeyAdmin] lets keys be
-// listed, read, changed and deleted (package admin serves both over HTTP).
-// [MemoryKeyStore] is both, and [CachedKeyStore] passes both through,
+// listed, read, changed and deleted (package admin serves both over HTTP);
+// one that is an [IDLookup] finds keys by id for [Identities].
+// [MemoryKeyStore] is all three, and [CachedKeyStore] passes them through,
 // dropping a key changed or deleted through it from its cache at once.
-// The conformance suites authtest.TestKeyAdmin and authtest.TestUsageReader
-// check them.
+// The conformance suites authtest.TestKeyAdmin, authtest.TestUsageReader
+// and authtest.TestIDLookup check them.
 //
 // # Models
 //

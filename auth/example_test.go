@@ -12,6 +12,7 @@ import (
 
 	"github.com/gatewaykit/gatewaykit/auth"
 	"github.com/gatewaykit/gatewaykit/auth/authtest"
+	apierrors "github.com/gatewaykit/gatewaykit/errors"
 )
 
 // exampleSecret is a fixed key, so that the examples' output is stable;
@@ -338,4 +339,64 @@ func ExampleWithSpending() {
 	// Output:
 	// GET: served
 	// POST: {"error":{"message":"You exceeded the quota of this API key. Please check your plan and billing details.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}
+}
+
+// An embedder's own sign-in, charged like an API key: a company user is a
+// key without a secret, which the embedder's session cookie names by id.
+// Its quota is reserved and settled, and its usage recorded, as a key's.
+func ExampleIdentities() {
+	ctx := context.Background()
+	keys := auth.NewMemoryKeyStore()
+	// The user's key: 30 tokens, no secret (only its id finds it).
+	_ = keys.Add(ctx, "", auth.Key{ID: "user_42", Owner: "user_42", Quota: auth.LimitedQuota(30)})
+	// An API key, for the company's scripts.
+	_ = keys.Add(ctx, exampleSecret, auth.Key{ID: "key_1", Owner: "acme", Quota: auth.UnlimitedQuota()})
+
+	// The embedder's sessions, by cookie value: user ids.
+	signedIn := map[string]string{"c0ffee": "user_42"}
+	sessionUser := func(r *http.Request) (string, error) {
+		c, err := r.Cookie("acme_session")
+		if err != nil {
+			return "", nil // no session: ask the next authenticator
+		}
+		id, ok := signedIn[c.Value]
+		if !ok {
+			return "", apierrors.InvalidAPIKey("Your session has expired. Please sign in again.")
+		}
+		return id, nil
+	}
+	// A handler that spends 12 tokens a request.
+	chat := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rsv, err := auth.Reserve(r.Context(), 16)
+		if err != nil {
+			apierrors.Write(w, r, apierrors.InsufficientQuota("quota exceeded"))
+			return
+		}
+		q, _ := rsv.SettleUsage(r.Context(), auth.SettleParams{Used: 12, Model: "demo-chat", InputTokens: 4, OutputTokens: 8})
+		p, _ := auth.PrincipalFrom(r.Context())
+		fmt.Fprintf(w, "%s via %s, %d left\n", p.KeyID, p.Credential, q.Remaining)
+	})
+	h := auth.Middleware(keys, auth.WithAuthenticators(auth.Identities(keys, sessionUser), auth.APIKeys(keys)))(chat)
+
+	for _, header := range [][]string{
+		{"Cookie", "acme_session=c0ffee"},
+		{"Cookie", "acme_session=c0ffee"},
+		{"Cookie", "acme_session=c0ffee"},
+		{"Cookie", "acme_session=c0ffee"},
+		{"Authorization", "Bearer " + exampleSecret},
+		{"Cookie", "acme_session=stale"},
+	} {
+		w := examplePost(h, header...)
+		fmt.Print(w.Code, " ", w.Body)
+	}
+	rows, _ := keys.Usage(ctx, auth.UsageParams{KeyID: "user_42", GroupBy: auth.GroupByKey})
+	fmt.Printf("%s: %d requests, %d+%d tokens\n", rows[0].KeyID, rows[0].Requests, rows[0].InputTokens, rows[0].OutputTokens)
+	// Output:
+	// 200 user_42 via identity, 18 left
+	// 200 user_42 via identity, 6 left
+	// 200 user_42 via identity, 0 left
+	// 403 {"error":{"message":"You exceeded the quota of this API key. Please check your plan and billing details.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}
+	// 200 key_1 via bearer, 0 left
+	// 401 {"error":{"message":"Your session has expired. Please sign in again.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}
+	// user_42: 3 requests, 12+24 tokens
 }

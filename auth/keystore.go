@@ -124,12 +124,38 @@ type KeyPutter interface {
 	// (0 for an unlimited key); k.Granted is ignored. A new secret for a stored id replaces the
 	// old one, which stops working. A new key's CreatedAt is k.CreatedAt,
 	// or the store's clock if that is zero; an update keeps the stored
-	// one. PutKey returns an error wrapping
+	// one.
+	//
+	// An empty secret stores k without one: no secret finds it
+	// (Lookup never returns it), only its id does ([IDLookup],
+	// [KeyAdmin]), as [Identities] does for an embedder's own users.
+	// Putting a stored key with an empty secret removes its secret, which
+	// stops working. Keys without a secret are charged, limited, listed
+	// and deleted like the others.
+	//
+	// PutKey returns an error wrapping
 	// [ErrDuplicateKey] when secret is stored under another id, and an
 	// error (that does not contain the secret) for a malformed secret
 	// ([ValidSecret]) or an empty id. It is safe for concurrent use with
 	// the KeyStore's methods, and loses none of their updates.
 	PutKey(ctx context.Context, secret string, k Key) error
+}
+
+// An IDLookup is a [KeyStore] that finds a key by its id as well as by its
+// secret: what [Identities] needs to authenticate an embedder's own
+// identity as a key (usually one stored without a secret: see
+// [KeyPutter]). It is an optional capability. Implementations must be
+// safe for concurrent use.
+//
+// The conformance suite authtest.TestIDLookup checks this contract.
+type IDLookup interface {
+	// LookupID returns the key with id id, whether it has a secret or
+	// not, or an error wrapping ErrKeyNotFound. Like Lookup, it returns
+	// disabled and expired keys as they are, and may answer from a cache
+	// with a documented staleness bound ([CachedKeyStore]); unlike
+	// [KeyAdmin.GetKey], which an admin API reads, it serves
+	// authentication. The returned Key is the caller's to modify.
+	LookupID(ctx context.Context, id string) (*Key, error)
 }
 
 // Budget returns the quota that [KeyPutter.PutKey] stores for a key whose
@@ -186,10 +212,14 @@ type SettleParams struct {
 	Time time.Time
 }
 
-// Key is an API key as a [KeyStore] holds it. It never carries the secret.
+// Key is an API key as a [KeyStore] holds it. It never carries the
+// secret. A key may have no secret at all: then it is the key of an
+// embedder's own identity, which [Identities] names by its id.
 type Key struct {
 	// ID identifies the key in logs, rate limits and usage records. It is
-	// not secret and never authenticates a request.
+	// not secret and never authenticates a request by itself: [Identities]
+	// looks a key up by its id only once the embedder's own
+	// authentication has named it.
 	ID string
 	// Owner is the account the key belongs to.
 	Owner string

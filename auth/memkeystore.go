@@ -20,13 +20,14 @@ type MemoryKeyStore struct {
 	mu     sync.RWMutex
 	byHash map[[sha256.Size]byte]*Key
 	byID   map[string]*Key
-	hashOf map[string][sha256.Size]byte // by key id
+	hashOf map[string][sha256.Size]byte // by key id; none for a key without a secret
 	usage  map[usageBucket]*usageSum    // the usage rows, summed by key, model and second
 }
 
 var (
 	_ KeyStore    = (*MemoryKeyStore)(nil)
 	_ KeyPutter   = (*MemoryKeyStore)(nil)
+	_ IDLookup    = (*MemoryKeyStore)(nil)
 	_ KeyAdmin    = (*MemoryKeyStore)(nil)
 	_ UsageReader = (*MemoryKeyStore)(nil)
 )
@@ -42,13 +43,15 @@ func NewMemoryKeyStore() *MemoryKeyStore {
 }
 
 // Add stores k under secret, which must be a well-formed key
-// ([ValidSecret]); mint one with [NewSecret]. k is copied, its Granted
+// ([ValidSecret]; mint one with [NewSecret]), or empty for a key without
+// a secret, found by its id only ([MemoryKeyStore.LookupID]), as
+// [Identities] needs. k is copied, its Granted
 // made [Key.GrantedQuota] (Remaining plus Used when k does not say). Add returns an
 // error wrapping [ErrDuplicateKey] if k.ID or secret is already stored,
 // and an error (that does not contain the secret) for a malformed secret
 // or an empty id.
 func (s *MemoryKeyStore) Add(_ context.Context, secret string, k Key) error {
-	h, err := hashNew("Add", secret, k)
+	h, hashed, err := hashNew("Add", secret, k)
 	if err != nil {
 		return err
 	}
@@ -57,7 +60,7 @@ func (s *MemoryKeyStore) Add(_ context.Context, secret string, k Key) error {
 	if _, ok := s.byID[k.ID]; ok {
 		return fmt.Errorf("auth: MemoryKeyStore.Add: key id %q: %w", k.ID, ErrDuplicateKey)
 	}
-	if _, ok := s.byHash[h]; ok {
+	if _, ok := s.byHash[h]; ok && hashed {
 		return fmt.Errorf("auth: MemoryKeyStore.Add: key %q: secret already stored: %w", k.ID, ErrDuplicateKey)
 	}
 	c := k.Clone()
@@ -70,21 +73,37 @@ func (s *MemoryKeyStore) Add(_ context.Context, secret string, k Key) error {
 		c.Quota.Reserved = 0
 	}
 	c.Granted = c.GrantedQuota()
-	s.byHash[h] = c
-	s.byID[c.ID] = c
-	s.hashOf[c.ID] = h
+	s.storeLocked(c, h, hashed)
 	return nil
 }
 
-// PutKey implements [KeyPutter].
+// storeLocked stores c, under the secret hash h if hashed.
+func (s *MemoryKeyStore) storeLocked(c *Key, h [sha256.Size]byte, hashed bool) {
+	s.byID[c.ID] = c
+	if hashed {
+		s.byHash[h] = c
+		s.hashOf[c.ID] = h
+	}
+}
+
+// forgetSecretLocked drops the secret of the key with id id, if it has
+// one.
+func (s *MemoryKeyStore) forgetSecretLocked(id string) {
+	if h, ok := s.hashOf[id]; ok {
+		delete(s.byHash, h)
+		delete(s.hashOf, id)
+	}
+}
+
+// PutKey implements [KeyPutter]; an empty secret stores k without one.
 func (s *MemoryKeyStore) PutKey(_ context.Context, secret string, k Key) error {
-	h, err := hashNew("PutKey", secret, k)
+	h, hashed, err := hashNew("PutKey", secret, k)
 	if err != nil {
 		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if other, ok := s.byHash[h]; ok && other.ID != k.ID {
+	if other, ok := s.byHash[h]; ok && hashed && other.ID != k.ID {
 		return fmt.Errorf("auth: MemoryKeyStore.PutKey: key %q: secret already stored under another id: %w", k.ID, ErrDuplicateKey)
 	}
 	c := k.Clone()
@@ -97,24 +116,24 @@ func (s *MemoryKeyStore) PutKey(_ context.Context, secret string, k Key) error {
 		c.Quota = Budget(k.Quota, old.Quota.Used, old.Quota.Reserved)
 		c.Quota.CostUSD = old.Quota.CostUSD
 		c.CreatedAt = old.CreatedAt
-		delete(s.byHash, s.hashOf[k.ID])
+		s.forgetSecretLocked(k.ID)
 	}
-	s.byHash[h] = c
-	s.byID[c.ID] = c
-	s.hashOf[c.ID] = h
+	s.storeLocked(c, h, hashed)
 	return nil
 }
 
 // hashNew checks the secret and id of a key to store with method op, and
-// returns the secret's hash.
-func hashNew(op, secret string, k Key) ([sha256.Size]byte, error) {
+// returns the secret's hash, and whether there is a secret.
+func hashNew(op, secret string, k Key) (h [sha256.Size]byte, hashed bool, err error) {
 	switch {
 	case k.ID == "":
-		return [sha256.Size]byte{}, fmt.Errorf("auth: MemoryKeyStore.%s: empty key id", op)
+		return h, false, fmt.Errorf("auth: MemoryKeyStore.%s: empty key id", op)
+	case secret == "":
+		return h, false, nil
 	case !ValidSecret(secret):
-		return [sha256.Size]byte{}, fmt.Errorf("auth: MemoryKeyStore.%s: key %q: %w", op, k.ID, ErrMalformedCredential)
+		return h, false, fmt.Errorf("auth: MemoryKeyStore.%s: key %q: %w", op, k.ID, ErrMalformedCredential)
 	}
-	return sha256.Sum256([]byte(secret)), nil
+	return sha256.Sum256([]byte(secret)), true, nil
 }
 
 // Disable marks the key with id keyID disabled: from then on the
@@ -193,6 +212,11 @@ func (s *MemoryKeyStore) Settle(_ context.Context, p SettleParams) (Quota, error
 		return q, fmt.Errorf("auth: key id %q: used %d with %d left: %w", p.KeyID, p.Used, before, ErrQuotaExceeded)
 	}
 	return q, nil
+}
+
+// LookupID implements [IDLookup]: it is GetKey.
+func (s *MemoryKeyStore) LookupID(ctx context.Context, id string) (*Key, error) {
+	return s.GetKey(ctx, id)
 }
 
 // GetKey implements [KeyAdmin].
@@ -275,9 +299,8 @@ func (s *MemoryKeyStore) DeleteKey(_ context.Context, id string) error {
 	if _, ok := s.byID[id]; !ok {
 		return fmt.Errorf("auth: key id %q: %w", id, ErrKeyNotFound)
 	}
-	delete(s.byHash, s.hashOf[id])
+	s.forgetSecretLocked(id)
 	delete(s.byID, id)
-	delete(s.hashOf, id)
 	return nil
 }
 

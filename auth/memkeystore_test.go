@@ -27,6 +27,10 @@ func TestMemoryKeyStorePutKey(t *testing.T) {
 	authtest.TestKeyPutter(t, func(t *testing.T) authtest.PutStore { return auth.NewMemoryKeyStore() })
 }
 
+func TestMemoryKeyStoreIDLookup(t *testing.T) {
+	authtest.TestIDLookup(t, func(t *testing.T) authtest.IDStore { return auth.NewMemoryKeyStore() })
+}
+
 func TestMemoryKeyStoreKeyAdmin(t *testing.T) {
 	authtest.TestKeyAdmin(t, func(t *testing.T) authtest.AdminStore { return auth.NewMemoryKeyStore() })
 }
@@ -72,13 +76,29 @@ func TestMemoryKeyStoreAdd(t *testing.T) {
 	t.Run("RefusesAMalformedSecretWithoutEchoingIt", func(t *testing.T) {
 		t.Parallel()
 		s := auth.NewMemoryKeyStore()
-		for _, secret := range []string{"", "sk-", "pk-abc", "sk-a b", "sk-é"} {
+		for _, secret := range []string{"sk-", "pk-abc", "sk-a b", "sk-é", " "} {
 			err := s.Add(ctx, secret, auth.Key{ID: "key_x"})
 			require.ErrorIs(t, err, auth.ErrMalformedCredential)
 			if len(secret) > 3 {
 				require.NotContains(t, err.Error(), secret)
 			}
 		}
+	})
+
+	t.Run("AddsAKeyWithoutASecretThatOnlyItsIDFinds", func(t *testing.T) {
+		t.Parallel()
+		s, secret := setup(t)
+		require.NoError(t, s.Add(ctx, "", auth.Key{ID: "user_1", Quota: auth.LimitedQuota(30)}))
+		require.NoError(t, s.Add(ctx, "", auth.Key{ID: "user_2", Quota: auth.LimitedQuota(30)}), "keys without secrets do not collide")
+		require.ErrorIs(t, s.Add(ctx, "", auth.Key{ID: "key_1"}), auth.ErrDuplicateKey, "ids still do")
+		k, err := s.LookupID(ctx, "user_1")
+		require.NoError(t, err)
+		require.Equal(t, auth.LimitedQuota(30), k.Quota)
+		_, err = s.Lookup(ctx, "")
+		require.ErrorIs(t, err, auth.ErrKeyNotFound)
+		k, err = s.Lookup(ctx, secret)
+		require.NoError(t, err)
+		require.Equal(t, "key_1", k.ID, "the key with a secret is unchanged")
 	})
 
 	t.Run("RefusesAnEmptyID", func(t *testing.T) {

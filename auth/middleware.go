@@ -33,47 +33,52 @@ const (
 	msgBudget     = "You exceeded the budget of this API key (its cost in US dollars reached its budget_usd). Please check your plan and billing details."
 )
 
-// Middleware authenticates every request with keys and the options, in
-// this order, and answers in the general error shape (or the one that
-// [WithErrorShape] picks) when it refuses one:
+// Middleware authenticates every request with its authenticators (by
+// default [APIKeys](keys); [WithAuthenticators] sets them) and the
+// options, in this order, and answers in the general error shape (or the
+// one that [WithErrorShape] picks) when it refuses one:
 //
-//  1. Reads the credential with [ParseCredential] (401 missing_authorization
-//     or 401 invalid_api_key; every 401 carries WWW-Authenticate: Bearer). With no credential at all, a
+//  1. Asks each [Authenticator] in turn, until one authenticates or
+//     refuses the request (401 missing_authorization when none does; every
+//     401 carries WWW-Authenticate: Bearer). [APIKeys] reads the
+//     credential with [ParseCredential] (401 invalid_api_key if it is
+//     malformed), looks the key up (401 invalid_api_key if unknown,
+//     expired or disabled). With no credential at all, a
 //     [SessionAuthenticator] set by [WithSessionAuthenticator] may accept
 //     a session instead.
-//  2. Looks the key up (401 invalid_api_key if unknown, expired or
-//     disabled).
-//  3. On a request that spends quota ([WithSpending]; by default every
+//  2. On a request that spends quota ([WithSpending]; by default every
 //     method but GET, HEAD, OPTIONS and DELETE), checks the quota
-//     snapshot (403 insufficient_quota if a limited key has nothing
-//     left, or a key's cost reached its budget in money). Reading and
-//     deleting what a key owns stays open to a key that has spent its
-//     quota.
-//  4. Applies the rate limit (429 rate_limit_exceeded with Retry-After,
+//     snapshot of a principal charged to a store (403 insufficient_quota
+//     if a limited key has nothing left, or a key's cost reached its
+//     budget in money). Reading and deleting what a key owns stays open
+//     to a key that has spent its quota.
+//  3. Applies the rate limit (429 rate_limit_exceeded with Retry-After,
 //     Retry-After-Ms and the x-ratelimit-*-requests headers, which allowed
 //     requests carry too).
-//  5. Calls next with the [Principal] in the request context, and with
-//     [Charge] able to record usage against the key.
+//  4. Calls next with the [Principal] in the request context, and with
+//     [Reserve], [Charge] and [Settle] able to charge its store
+//     ([Principal].Keys).
 //
 // A KeyStore that fails is an outage: 503 service_unavailable with
 // Retry-After (apierrors.Unavailable), whose cause is logged, with the
 // secret redacted, and not sent. A Limiter that fails is [FailOpen] or
 // [FailClosed] ([WithLimiterFailure]). If the request itself ends first,
 // its client gone or its deadline passed, nothing is written or a 504 is.
-// Middleware panics if keys is nil. The returned middleware is safe for
-// concurrent use.
+// Middleware panics if keys is nil (keys is the store of the default
+// authenticator, needed even when WithAuthenticators replaces it). The
+// returned middleware is safe for concurrent use.
 func Middleware(keys KeyStore, opts ...Option) func(http.Handler) http.Handler {
 	if keys == nil {
 		panic("auth: Middleware: nil KeyStore")
 	}
-	c := newConfig(opts)
+	c := newConfig(keys, opts)
 	rd := apierrors.Renderer{Logger: c.logger}
 	return func(next http.Handler) http.Handler {
 		if next == nil {
 			panic("auth: Middleware: nil next Handler")
 		}
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			ctx, err := c.authenticate(w, r, keys)
+			ctx, err := c.authenticate(w, r)
 			if err != nil {
 				rd := rd
 				if c.errorShape != nil {
@@ -89,91 +94,109 @@ func Middleware(keys KeyStore, opts ...Option) func(http.Handler) http.Handler {
 
 // authenticate returns the request context carrying the principal, and
 // sets the rate-limit headers on w.
-func (c *config) authenticate(w http.ResponseWriter, r *http.Request, keys KeyStore) (context.Context, error) {
-	ctx := r.Context()
-	cred, err := ParseCredential(r)
-	if errors.Is(err, ErrMissingCredentials) && c.sessions != nil {
-		return c.authenticateSession(w, r, err)
-	}
-	if err != nil {
-		return nil, err
-	}
-
-	k, err := keys.Lookup(ctx, cred.Secret)
-	switch {
-	case errors.Is(err, ErrKeyNotFound):
-		return nil, apierrors.InvalidAPIKey(msgUnknownKey).WithCause(ErrKeyNotFound)
-	case err != nil:
-		return nil, dependencyError(ctx, "auth: KeyStore.Lookup", redacted{err: err, secret: cred.Secret})
-	case k == nil:
-		return nil, apierrors.Internal(errors.New("auth: KeyStore.Lookup returned a nil key and no error"))
-	}
-	if c.observeKey != nil {
-		c.observeKey(w, r, k.ID)
-	}
-	if info := telemetry.FromContext(ctx); info != nil {
-		info.KeyID = k.ID
-	}
-	switch {
-	case k.Disabled:
-		return nil, apierrors.InvalidAPIKey(msgDisabled).WithCause(fmt.Errorf("key id %q: %w", k.ID, ErrKeyDisabled))
-	case k.Expired(c.now()):
-		return nil, apierrors.InvalidAPIKey(msgExpired).WithCause(fmt.Errorf("key id %q: %w", k.ID, ErrKeyExpired))
-	case k.Quota.Exhausted() && c.spends(r):
-		if k.Quota.OverBudget() {
-			return nil, apierrors.InsufficientQuota(msgBudget).WithCause(fmt.Errorf("key id %q: cost %g USD of a budget of %g USD: %w", k.ID, k.Quota.CostUSD, k.Quota.BudgetUSD, ErrQuotaExceeded))
+func (c *config) authenticate(w http.ResponseWriter, r *http.Request) (context.Context, error) {
+	for _, a := range c.authenticators {
+		var (
+			p   Principal
+			ok  bool
+			err error
+		)
+		if ka, isKey := a.(*keyAuthenticator); isKey {
+			ok, err = c.authenticateKey(w, r, ka, &p)
+		} else {
+			ok, err = c.authenticateWith(w, r, a, &p)
 		}
-		telemetry.SetRefusal(ctx, telemetry.RefusalQuota)
-		return nil, apierrors.InsufficientQuota(msgQuota).WithCause(fmt.Errorf("key id %q: %w", k.ID, ErrQuotaExceeded))
+		switch {
+		case err != nil:
+			return nil, err
+		case !ok:
+			continue
+		}
+		if err := c.admit(w, r, &p); err != nil {
+			return nil, err
+		}
+		c.logAuthenticated(r.Context(), &p)
+		return withOwnPrincipal(r.Context(), &p), nil
 	}
-
-	limit := c.defaultLimit
-	if k.RateLimit != nil {
-		limit = *k.RateLimit
-	}
-	if err := c.rateLimit(w, r, k.ID, limit); err != nil {
-		return nil, err
-	}
-	pc := withCharging(ctx, Principal{
-		KeyID:         k.ID,
-		Owner:         k.Owner,
-		AllowedModels: k.AllowedModels,
-		RateLimit:     limit,
-		Credential:    cred.Kind,
-		Quota:         k.Quota,
-	}, keys)
-	c.logAuthenticated(ctx, pc.p)
-	return pc, nil
+	return nil, apierrors.MissingAuthorization(msgMissing).WithCause(ErrMissingCredentials)
 }
 
-func (c *config) authenticateSession(w http.ResponseWriter, r *http.Request, missing error) (context.Context, error) {
-	sp, err := c.sessions.AuthenticateSession(r)
+// authenticateKey sets *p to the principal of the key that ka finds for
+// r, and reports whether there is one: what ka.Authenticate does, without
+// allocating the principal.
+func (c *config) authenticateKey(w http.ResponseWriter, r *http.Request, ka *keyAuthenticator, p *Principal) (bool, error) {
+	k, kind, err := ka.find(r)
 	if err != nil {
-		if apierrors.Has(err) {
-			return nil, err // the authenticator's refusal
+		return false, refusal(r.Context(), err)
+	}
+	if k == nil {
+		return false, nil
+	}
+	c.observe(w, r, k.ID)
+	if err := ka.check(k); err != nil {
+		return false, err
+	}
+	*p = ka.principal(k, kind)
+	return true, nil
+}
+
+// authenticateWith sets *p to the principal of a for r, and reports
+// whether there is one.
+func (c *config) authenticateWith(w http.ResponseWriter, r *http.Request, a Authenticator, p *Principal) (bool, error) {
+	ap, err := a.Authenticate(r)
+	if ap != nil {
+		c.observe(w, r, ap.KeyID)
+	}
+	switch {
+	case err != nil:
+		if _, ok := a.(sessions); !ok && !apierrors.Has(err) {
+			err = fmt.Errorf("auth: Authenticator: %w", err)
 		}
-		return nil, dependencyError(r.Context(), "auth: SessionAuthenticator", err)
+		return false, refusal(r.Context(), err)
+	case ap == nil:
+		return false, nil
 	}
-	if sp == nil {
-		return nil, missing
-	}
-	p := *sp
-	p.Credential = CredentialSession
+	*p = *ap
+	return true, nil
+}
+
+// observe reports the key id of the request's principal to the key
+// observer and the telemetry.
+func (c *config) observe(w http.ResponseWriter, r *http.Request, keyID string) {
 	if c.observeKey != nil {
-		c.observeKey(w, r, p.KeyID)
+		c.observeKey(w, r, keyID)
 	}
 	if info := telemetry.FromContext(r.Context()); info != nil {
-		info.KeyID = p.KeyID
+		info.KeyID = keyID
 	}
-	if p.RateLimit.Unlimited() {
-		p.RateLimit = c.defaultLimit
+}
+
+// admit checks the quota of p on a request that spends and applies its
+// rate limit, which it resolves in p.RateLimit.
+func (c *config) admit(w http.ResponseWriter, r *http.Request, p *Principal) error {
+	if p.Keys != nil && p.Quota.Exhausted() && c.spends(r) {
+		if p.Quota.OverBudget() {
+			return apierrors.InsufficientQuota(msgBudget).WithCause(fmt.Errorf("key id %q: cost %g USD of a budget of %g USD: %w", p.KeyID, p.Quota.CostUSD, p.Quota.BudgetUSD, ErrQuotaExceeded))
+		}
+		telemetry.SetRefusal(r.Context(), telemetry.RefusalQuota)
+		return apierrors.InsufficientQuota(msgQuota).WithCause(fmt.Errorf("key id %q: %w", p.KeyID, ErrQuotaExceeded))
 	}
-	if err := c.rateLimit(w, r, "session:"+p.KeyID, p.RateLimit); err != nil {
-		return nil, err
+	limit := p.RateLimit
+	switch {
+	case limit.Requests == 0:
+		limit = c.defaultLimit
+	case limit.Requests < 0:
+		limit = Limit{}
 	}
-	ctx := r.Context()
-	c.logAuthenticated(ctx, &p)
-	return WithPrincipal(ctx, &p), nil
+	bucket := p.KeyID
+	if p.Credential == CredentialSession {
+		bucket = "session:" + p.KeyID
+	}
+	if err := c.rateLimit(w, r, bucket, limit); err != nil {
+		return err
+	}
+	p.RateLimit = limit
+	return nil
 }
 
 // rateLimit asks the limiter and sets the x-ratelimit headers; it returns
@@ -278,13 +301,13 @@ const limiterLogInterval = 10 * time.Second
 // the error to send.
 func (c *config) limiterFailed(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
-		return dependencyError(ctx, "auth: rate limiter", err)
+		return dependencyError(ctx, fmt.Errorf("auth: rate limiter: %w", err))
 	}
 	if c.observeLimiter != nil {
 		c.observeLimiter(ctx, err)
 	}
 	if c.limiterFailure == FailClosed {
-		return dependencyError(ctx, "auth: rate limiter", err)
+		return dependencyError(ctx, fmt.Errorf("auth: rate limiter: %w", err))
 	}
 	missed := c.limiterLog.missed.Add(1)
 	now := c.now().UnixNano()
@@ -300,16 +323,17 @@ func (c *config) limiterFailed(ctx context.Context, err error) error {
 	return nil
 }
 
-// dependencyError is the error to send for err, a failure of the KeyStore
-// or the Limiter (what names it) on the request of ctx: the request's own
-// end if ctx is done (nothing is written for a client gone, a 504 for a
-// deadline), else a 503 (apierrors.Unavailable). It never passes on an
-// *apierrors.Error of the dependency, whose text is not redacted.
-func dependencyError(ctx context.Context, what string, err error) error {
+// dependencyError is the error to send for err, a failure of a
+// dependency (a KeyStore, the Limiter, an authenticator's) that err's
+// text names, on the request of ctx: the request's own end if ctx is
+// done (nothing is written for a client gone, a 504 for a deadline), else
+// a 503 (apierrors.Unavailable). It never passes on an *apierrors.Error
+// of the dependency, whose text is not redacted.
+func dependencyError(ctx context.Context, err error) error {
 	if end := ctx.Err(); end != nil {
-		return fmt.Errorf("%s: %w (%v)", what, end, err)
+		return fmt.Errorf("%w (%v)", end, err)
 	}
-	return apierrors.Unavailable(fmt.Errorf("%s: %w", what, err))
+	return apierrors.Unavailable(err)
 }
 
 // redacted hides a secret in the text of an error it wraps.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -15,14 +16,15 @@ import (
 type Option func(*config)
 
 type config struct {
-	logger       *slog.Logger
-	limiter      Limiter
-	defaultLimit Limit
-	sessions     SessionAuthenticator
-	now          func() time.Time
-	errorShape   func(*http.Request) apierrors.Shape
-	observeKey   func(w http.ResponseWriter, r *http.Request, keyID string)
-	spends       func(*http.Request) bool
+	logger         *slog.Logger
+	limiter        Limiter
+	defaultLimit   Limit
+	authenticators []Authenticator // nil: APIKeys of the middleware's store
+	sessions       SessionAuthenticator
+	now            func() time.Time
+	errorShape     func(*http.Request) apierrors.Shape
+	observeKey     func(w http.ResponseWriter, r *http.Request, keyID string)
+	spends         func(*http.Request) bool
 
 	limiterFailure LimiterFailure
 	observeLimiter func(ctx context.Context, err error)
@@ -34,7 +36,8 @@ type config struct {
 	}
 }
 
-func newConfig(opts []Option) *config {
+// newConfig returns the configuration of a middleware over keys.
+func newConfig(keys KeyStore, opts []Option) *config {
 	c := &config{
 		logger: slog.New(slog.DiscardHandler),
 		now:    time.Now,
@@ -45,6 +48,12 @@ func newConfig(opts []Option) *config {
 	}
 	if c.limiter == nil {
 		c.limiter = NewMemoryLimiter(&MemoryLimiterOptions{Now: c.now})
+	}
+	if c.authenticators == nil {
+		c.authenticators = []Authenticator{&keyAuthenticator{keys: keys, now: c.now}}
+	}
+	if c.sessions != nil {
+		c.authenticators = append(c.authenticators[:len(c.authenticators):len(c.authenticators)], sessions{c.sessions})
 	}
 	return c
 }
@@ -70,24 +79,54 @@ func WithLimiter(l Limiter) Option {
 }
 
 // WithDefaultRateLimit sets the rate limit of keys whose Key.RateLimit is
-// nil, and of sessions that set none. By default there is none: only keys
+// nil, and of the principals of other authenticators (sessions among
+// them) whose RateLimit is the zero Limit. By default there is none: only keys
 // with their own limit are rate-limited. A Limit with Requests ≤ 0 means
 // no default limit.
 func WithDefaultRateLimit(l Limit) Option {
 	return func(c *config) { c.defaultLimit = l }
 }
 
+// WithAuthenticators sets the authenticators of the middleware, asked in
+// their order (see [Authenticator]): for example an embedder's own
+// identity before API keys,
+//
+//	auth.WithAuthenticators(auth.Identities(keys, sessionUser), auth.APIKeys(keys))
+//
+// or an embedder's own authenticators in place of API keys. Each
+// principal is charged to the store that its authenticator names
+// ([Principal].Keys), which need not be the middleware's. By default, and
+// when called with none, the middleware has one authenticator:
+// [APIKeys] of the KeyStore given to [Middleware]. A session
+// authenticator ([WithSessionAuthenticator]) is asked after them all.
+// WithAuthenticators panics if one of a is nil.
+func WithAuthenticators(a ...Authenticator) Option {
+	if slices.Contains(a, nil) {
+		panic("auth: WithAuthenticators: nil Authenticator")
+	}
+	list := slices.Clone(a)
+	return func(c *config) {
+		c.authenticators = nil
+		if len(list) > 0 {
+			c.authenticators = list
+		}
+	}
+}
+
 // WithSessionAuthenticator makes the middleware accept a session from sa
-// when a request carries no API key at all (an invalid API key is refused
-// without asking sa). By default, and for nil, sessions are not accepted.
-// Mount a separate Middleware with this option on the routes that take
-// sessions, such as the video content endpoint.
+// when none of its authenticators finds a credential in a request (an
+// invalid API key is refused without asking sa): sa is asked last. By
+// default, and for nil, sessions are not accepted. Mount a separate
+// Middleware with this option on the routes that take sessions, such as
+// the video content endpoint.
 func WithSessionAuthenticator(sa SessionAuthenticator) Option {
 	return func(c *config) { c.sessions = sa }
 }
 
-// WithClock sets the clock used for key expiry and by the default
-// limiter, for tests. By default, and for nil, time.Now.
+// WithClock sets the clock used for key expiry by the middleware's
+// default authenticator ([APIKeys] of its KeyStore; the authenticators of
+// [WithAuthenticators] read time.Now) and by the default limiter, for
+// tests. By default, and for nil, time.Now.
 func WithClock(now func() time.Time) Option {
 	return func(c *config) {
 		if now == nil {
@@ -109,8 +148,9 @@ func WithErrorShape(shape func(r *http.Request) apierrors.Shape) Option {
 }
 
 // WithKeyObserver sets a function that the middleware calls, once per
-// request, with the id of the key (or the session's KeyID) that the
-// request's credential resolved to, before it checks expiry, the
+// request, with the id of the key (or the KeyID of the principal of
+// another authenticator: a session's, an identity's) that the request's
+// credential resolved to, before it checks expiry, the
 // disabled flag, quota and rate limit: so it is called for requests that
 // are then refused (401 for an expired or disabled key, 403, 429) as
 // well as for those that proceed, and never for an unknown or malformed

@@ -29,8 +29,9 @@ func AccountOwner(ctx context.Context) (string, bool) {
 	return KeyOwner(ctx)
 }
 
-// KeyOwner is an [OwnerFunc] that scopes by API key: what a key stores is
-// visible to that key only ("key:" + KeyID; "session:" + KeyID for a
+// KeyOwner is an [OwnerFunc] that scopes by key: what a key stores is
+// visible to that key only ("key:" + KeyID, for an API key as for the key
+// of an embedder's identity, [Identities]; "session:" + KeyID for a
 // session, so that no key sees it). A request without a principal is
 // [AnonymousOwner].
 func KeyOwner(ctx context.Context) (string, bool) {

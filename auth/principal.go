@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"slices"
 	"sync/atomic"
 )
@@ -17,9 +16,11 @@ var ErrNoPrincipal = errors.New("auth: no principal in context")
 // The middleware puts it in the request context ([PrincipalFrom]). Treat
 // it as read-only: it is shared by everything that handles the request.
 type Principal struct {
-	// KeyID is the id of the API key, or the session's subject for
-	// [CredentialSession]. Handlers use it to scope resources (tasks,
-	// stored responses) and in logs.
+	// KeyID is the id of the key that authenticated the request (an API
+	// key, or the key that an embedder's identity names: [Identities]), or
+	// the session's subject for [CredentialSession]. Handlers use it to
+	// scope resources (tasks, stored responses) and in logs; [Reserve],
+	// [Charge] and [Settle] charge it.
 	KeyID string
 	// Owner is the account the key belongs to.
 	Owner string
@@ -27,7 +28,10 @@ type Principal struct {
 	// See [Principal.AllowsModel].
 	AllowedModels []string
 	// RateLimit is the request rate limit applied to this request (the
-	// key's own, or the default); Requests ≤ 0 means none.
+	// key's own, or the default); Requests ≤ 0 means none. In a principal
+	// that an [Authenticator] returns, it is the principal's own limit:
+	// the zero Limit means the middleware's default
+	// ([WithDefaultRateLimit]), and Requests < 0 no limit at all.
 	RateLimit Limit
 	// Credential is where the credential came from.
 	Credential CredentialKind
@@ -35,6 +39,14 @@ type Principal struct {
 	// authenticated. [Charge] returns the budget after charging; the
 	// snapshot is not updated.
 	Quota Quota
+	// Keys is where this principal's usage is charged: the store whose key
+	// KeyID [Reserve], [Reservation.Settle], [Charge] and [Settle] reserve
+	// on and settle, and whose Quota the middleware checks on the
+	// requests that spend. The authenticators of keys ([APIKeys],
+	// [Identities]) set it to their store. nil charges nothing: the quota
+	// is then neither enforced nor recorded (a console session). It is
+	// never encoded as JSON.
+	Keys KeyStore `json:"-"`
 }
 
 // AllowsModel reports whether p may use model: true if AllowedModels is
@@ -46,14 +58,13 @@ func (p *Principal) AllowsModel(model string) bool {
 type ctxKey struct{}
 
 // principalCtx is the context that carries a principal: one value that
-// answers [ctxKey] with itself. keys is the store to charge, nil for
-// principals without one. The middleware's principal lives in own, so
-// that a request costs one allocation for the principal and its context.
+// answers [ctxKey] with itself. The middleware's principal lives in own,
+// so that a request costs one allocation for the principal and its
+// context.
 type principalCtx struct {
 	context.Context
-	p    *Principal
-	keys KeyStore
-	own  Principal
+	p   *Principal
+	own Principal
 }
 
 func (c *principalCtx) Value(key any) any {
@@ -66,8 +77,9 @@ func (c *principalCtx) Value(key any) any {
 func (c *principalCtx) String() string { return "auth principal context" }
 
 // WithPrincipal returns a copy of ctx carrying p, for tests and for custom
-// authentication in front of handlers. [Charge], [Reserve] and [Settle]
-// on the result record nothing (there is no store to charge).
+// authentication in front of handlers. [Reserve], [Charge] and [Settle] on
+// the result charge p.Keys, as they do behind [Middleware]; for a p
+// without Keys they record nothing.
 func WithPrincipal(ctx context.Context, p *Principal) context.Context {
 	return &principalCtx{Context: ctx, p: p}
 }
@@ -82,16 +94,25 @@ func PrincipalFrom(ctx context.Context) (*Principal, bool) {
 	return c.p, true
 }
 
-// withCharging returns a copy of ctx carrying p, charged to keys.
-func withCharging(ctx context.Context, p Principal, keys KeyStore) *principalCtx {
-	c := &principalCtx{Context: ctx, keys: keys, own: p}
+// withOwnPrincipal returns a copy of ctx carrying a copy of p.
+func withOwnPrincipal(ctx context.Context, p *Principal) *principalCtx {
+	c := &principalCtx{Context: ctx, own: *p}
 	c.p = &c.own
 	return c
 }
 
+// principalOf returns the principal of ctx, or ErrNoPrincipal.
+func principalOf(ctx context.Context) (*Principal, error) {
+	p, ok := PrincipalFrom(ctx)
+	if !ok {
+		return nil, ErrNoPrincipal
+	}
+	return p, nil
+}
+
 // Charge records amount units of usage (tokens by default; see [Quota])
-// against the API key that authenticated the request of ctx, through the
-// [KeyStore] given to [Middleware], and returns the key's budget
+// against the key that authenticated the request of ctx, in the store
+// that its principal is charged to ([Principal].Keys), and returns the key's budget
 // afterwards, with nothing reserved ([KeyStore.Settle] with Reserved 0).
 // Handlers that reserve an estimate first use [Reserve] and
 // [Reservation.Settle] instead; Charge is for work charged after the
@@ -113,39 +134,40 @@ func withCharging(ctx context.Context, p Principal, keys KeyStore) *principalCtx
 // amount: it is now zero and the key's next request gets 403. The work
 // was done, so handlers usually log this rather than fail the reply.
 // Charge returns [ErrNoPrincipal] when ctx has no principal and an error
-// for a negative amount. For a principal without a store (a session, or
-// one set with [WithPrincipal]) it records nothing and returns p.Quota.
+// for a negative amount. For a principal without a store (a console
+// session, say) it records nothing and returns p.Quota.
 //
 // Charge is safe for concurrent use.
 func Charge(ctx context.Context, amount int64) (Quota, error) {
-	v, ok := ctx.Value(ctxKey{}).(*principalCtx)
-	if !ok || v.p == nil {
-		return Quota{}, ErrNoPrincipal
+	p, err := principalOf(ctx)
+	if err != nil {
+		return Quota{}, err
 	}
 	if amount < 0 {
-		return v.p.Quota, fmt.Errorf("auth: Charge: negative amount %d", amount)
+		return p.Quota, fmt.Errorf("auth: Charge: negative amount %d", amount)
 	}
-	if v.keys == nil {
-		return v.p.Quota, nil
+	if p.Keys == nil {
+		return p.Quota, nil
 	}
-	return v.keys.Settle(context.WithoutCancel(ctx), SettleParams{KeyID: v.p.KeyID, Used: amount})
+	return p.Keys.Settle(context.WithoutCancel(ctx), SettleParams{KeyID: p.KeyID, Used: amount})
 }
 
-// Settle settles p ([KeyStore.Settle]) through the KeyStore of the
-// request of ctx, the one given to [Middleware], for quota that one
-// request reserved and another settles: that of a video task deleted
-// before it finished, say. p.KeyID need not be the request's own key.
-// Settle ignores ctx's cancellation, returns [ErrNoPrincipal] when ctx
-// has no principal, and records nothing for a principal without a store.
+// Settle settles p ([KeyStore.Settle]) in the store that the principal
+// of ctx is charged to ([Principal].Keys), for quota that one request
+// reserved and another settles: that of a video task deleted before it
+// finished, say. p.KeyID need not be the request's own key, but must be
+// one of that store's. Settle ignores ctx's cancellation, returns
+// [ErrNoPrincipal] when ctx has no principal, and records nothing for a
+// principal without a store.
 func Settle(ctx context.Context, p SettleParams) (Quota, error) {
-	v, ok := ctx.Value(ctxKey{}).(*principalCtx)
-	if !ok || v.p == nil {
-		return Quota{}, ErrNoPrincipal
+	pr, err := principalOf(ctx)
+	if err != nil {
+		return Quota{}, err
 	}
-	if v.keys == nil {
-		return v.p.Quota, nil
+	if pr.Keys == nil {
+		return pr.Quota, nil
 	}
-	return v.keys.Settle(context.WithoutCancel(ctx), p)
+	return pr.Keys.Settle(context.WithoutCancel(ctx), p)
 }
 
 // A Reservation is quota that [Reserve] set aside for one request in
@@ -159,8 +181,9 @@ type Reservation struct {
 	settled atomic.Bool
 }
 
-// Reserve sets aside amount units of the budget of the API key that
-// authenticated the request of ctx ([KeyStore.Reserve]), before the
+// Reserve sets aside amount units of the budget of the key that
+// authenticated the request of ctx, in the store that its principal is
+// charged to ([Principal].Keys; [KeyStore.Reserve]), before the
 // request does its work, so that concurrent requests cannot all spend the
 // same budget. The whole amount is reserved as long as any of the budget
 // is unreserved; when all of it is, Reserve returns an error wrapping
@@ -176,20 +199,20 @@ type Reservation struct {
 // amount, and reserves nothing (returning a Reservation whose Settle
 // records nothing) for a principal without a store.
 func Reserve(ctx context.Context, amount int64) (*Reservation, error) {
-	v, ok := ctx.Value(ctxKey{}).(*principalCtx)
-	if !ok || v.p == nil {
-		return nil, ErrNoPrincipal
+	p, err := principalOf(ctx)
+	if err != nil {
+		return nil, err
 	}
 	if amount < 0 {
 		return nil, fmt.Errorf("auth: Reserve: negative amount %d", amount)
 	}
-	if v.keys == nil {
-		return &Reservation{keyID: v.p.KeyID}, nil
+	if p.Keys == nil {
+		return &Reservation{keyID: p.KeyID}, nil
 	}
-	if err := v.keys.Reserve(context.WithoutCancel(ctx), v.p.KeyID, amount); err != nil {
+	if err := p.Keys.Reserve(context.WithoutCancel(ctx), p.KeyID, amount); err != nil {
 		return nil, err
 	}
-	return &Reservation{keys: v.keys, keyID: v.p.KeyID, amount: amount}, nil
+	return &Reservation{keys: p.Keys, keyID: p.KeyID, amount: amount}, nil
 }
 
 // KeyID returns the id of the key that r is reserved on.
@@ -257,30 +280,4 @@ func (r *Reservation) SettleUsage(ctx context.Context, p SettleParams) (Quota, e
 		return q, errors.Join(bad, err)
 	}
 	return q, err
-}
-
-// A SessionAuthenticator accepts an admin-console session in place of an
-// API key, as the video content endpoint does (spec §4.7, §5.3). It must
-// be safe for concurrent use.
-//
-// AuthenticateSession returns (nil, nil) when r carries no session; the
-// middleware then answers 401 missing_authorization. It returns an
-// *apierrors.Error, rendered as is, to refuse a session (for example
-// apierrors.InvalidAPIKey("The session has expired.")); any other error
-// is taken for the outage of what keeps sessions: a 503
-// service_unavailable with Retry-After, whose text is only logged. The returned principal is
-// copied and its Credential set to [CredentialSession]. Its Quota is not
-// enforced, and its RateLimit, if Requests > 0, replaces the default
-// limit, which otherwise applies under the limiter key "session:" +
-// KeyID.
-type SessionAuthenticator interface {
-	AuthenticateSession(r *http.Request) (*Principal, error)
-}
-
-// SessionAuthenticatorFunc adapts a function to [SessionAuthenticator].
-type SessionAuthenticatorFunc func(r *http.Request) (*Principal, error)
-
-// AuthenticateSession calls f(r).
-func (f SessionAuthenticatorFunc) AuthenticateSession(r *http.Request) (*Principal, error) {
-	return f(r)
 }

@@ -193,3 +193,57 @@ func (f *failingSettle) Settle(ctx context.Context, p auth.SettleParams) (auth.Q
 	}
 	return f.MemoryKeyStore.Settle(ctx, p)
 }
+
+// TestWithPrincipalChargesItsStore: custom authentication in front of
+// the handlers, with auth.WithPrincipal, is charged to the principal's
+// store as the middleware's principals are; without a store, nothing is
+// recorded.
+func TestWithPrincipalChargesItsStore(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	tests := []struct {
+		name      string
+		charge    func(ctx context.Context) error
+		wantQuota auth.Quota // of user_1 after charge, with a store
+	}{
+		{"Reserve", func(ctx context.Context) error {
+			_, err := auth.Reserve(ctx, 10)
+			return err
+		}, auth.Quota{Remaining: 30, Reserved: 10}},
+		{"ReserveAndSettle", func(ctx context.Context) error {
+			rsv, err := auth.Reserve(ctx, 10)
+			if err != nil {
+				return err
+			}
+			_, err = rsv.SettleUsage(ctx, auth.SettleParams{Used: 12, Model: "m"})
+			return err
+		}, auth.Quota{Remaining: 18, Used: 12}},
+		{"Charge", func(ctx context.Context) error {
+			_, err := auth.Charge(ctx, 5)
+			return err
+		}, auth.Quota{Remaining: 25, Used: 5}},
+		{"Settle", func(ctx context.Context) error {
+			_, err := auth.Settle(ctx, auth.SettleParams{KeyID: "user_1", Used: 3})
+			return err
+		}, auth.Quota{Remaining: 27, Used: 3}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			keys := auth.NewMemoryKeyStore()
+			require.NoError(t, keys.Add(ctx, "", auth.Key{ID: "user_1", Quota: auth.LimitedQuota(30)}))
+
+			p := &auth.Principal{KeyID: "user_1", Quota: auth.LimitedQuota(30), Keys: keys}
+			require.NoError(t, tc.charge(auth.WithPrincipal(ctx, p)))
+			k, err := keys.LookupID(ctx, "user_1")
+			require.NoError(t, err)
+			require.Equal(t, tc.wantQuota, k.Quota)
+
+			p.Keys = nil
+			require.NoError(t, tc.charge(auth.WithPrincipal(ctx, p)), "a principal without a store")
+			k, err = keys.LookupID(ctx, "user_1")
+			require.NoError(t, err)
+			require.Equal(t, tc.wantQuota, k.Quota, "charges nothing")
+		})
+	}
+}

@@ -52,6 +52,16 @@
 // behind the same middleware; an access point that Routes mounts replaces
 // the gateway's own.
 //
+// # Authentication
+//
+// Every route is behind auth.Middleware over [Config].Keys, which
+// authenticates API keys by default. [Config].Authenticators replaces
+// that with a list of authenticators given the gateway's KeyStore: an
+// embedder's own sign-in, charged like a key (auth.Identities), before
+// or instead of API keys (auth.APIKeys). A request so authenticated is
+// charged, limited, recorded and refused exactly as a key is, its video
+// tasks settled by the runner against the same Keys.
+//
 // # Admin-console sessions
 //
 // The video content route also takes an admin-console session in place of

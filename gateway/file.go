@@ -387,13 +387,18 @@ func NewKeyStore(ctx context.Context, keys []KeyConfig) (*auth.MemoryKeyStore, e
 // owner, expiry and models come from its KeyConfig, and a durable store
 // keeps the usage it recorded before, so that a restart never refunds a
 // spent quota (a key's quota is its whole budget). Only the secret's hash
-// is stored. A secret or key id given twice in keys is an error, and
-// nothing is written.
+// is stored. A secret or key id given twice in keys is an error, and so
+// is a missing or malformed secret (every key of a file is an API key;
+// keys without a secret, for auth.Identities, are put by the embedder);
+// then nothing is written.
 func PutKeys(ctx context.Context, s auth.KeyPutter, keys []KeyConfig) error {
 	ids := make(map[string]bool, len(keys))
 	secrets := make(map[string]bool, len(keys))
 	for _, k := range keys {
 		id := k.key().ID
+		if !auth.ValidSecret(k.Secret) {
+			return fmt.Errorf("gateway: key %s: %w", id, auth.ErrMalformedCredential)
+		}
 		if ids[id] || secrets[k.Secret] {
 			return fmt.Errorf("gateway: key %s: %w: its id or secret is given twice", id, auth.ErrDuplicateKey)
 		}

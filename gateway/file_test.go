@@ -157,6 +157,8 @@ func TestNewKeyStore(t *testing.T) {
 
 	_, err = gateway.NewKeyStore(ctx, []gateway.KeyConfig{{Secret: "sk-x"}, {Secret: "sk-x"}})
 	require.Error(t, err, "a duplicate secret is refused")
+	_, err = gateway.NewKeyStore(ctx, []gateway.KeyConfig{{ID: "no-secret"}})
+	require.ErrorIs(t, err, auth.ErrMalformedCredential, "a key of a file is an API key: its secret is required")
 	_, err = keys.Lookup(ctx, "sk-unknown")
 	require.ErrorIs(t, err, auth.ErrKeyNotFound)
 }

@@ -35,6 +35,22 @@ type Config struct {
 	// and video tasks reserve and settle (the video runner is given it
 	// with runner.WithKeyStore).
 	Keys auth.KeyStore
+	// Authenticators, when set, returns the authenticators of every
+	// request, asked in order (auth.WithAuthenticators), given the
+	// gateway's KeyStore: Keys, whose settlements also fill each
+	// request's telemetry, and against which the video runner settles
+	// tasks. Charge their principals to it: for example, an embedder's
+	// own session, a key of Keys named by its id, before API keys,
+	//
+	//	Authenticators: func(keys auth.KeyStore) []auth.Authenticator {
+	//		return []auth.Authenticator{auth.Identities(keys, sessionUser), auth.APIKeys(keys)}
+	//	},
+	//
+	// (auth.Identities needs a Keys that finds keys by id, an
+	// auth.IDLookup, as the stores of the kit do). Nil means API keys
+	// alone, auth.APIKeys(keys). ContentSessions are asked after these,
+	// on the content route.
+	Authenticators func(keys auth.KeyStore) []auth.Authenticator
 	// Catalog is the model list, and the models the generation endpoints
 	// accept.
 	Catalog models.Catalog
@@ -273,6 +289,9 @@ func New(c Config) (*Gateway, error) {
 	}
 	if c.AccessLog {
 		authOpts = append(authOpts, auth.WithKeyObserver(observeKey))
+	}
+	if c.Authenticators != nil {
+		authOpts = append(authOpts, auth.WithAuthenticators(c.Authenticators(keys)...))
 	}
 	authOpts = append(authOpts, c.AuthOptions...)
 	if c.ContentSessions != nil && c.Videos != nil {

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 
 	"github.com/gatewaykit/gatewaykit/auth"
@@ -16,6 +17,20 @@ import (
 // records nothing there. It adds no call to the hot path: one context
 // lookup per settlement.
 type usageKeys struct{ auth.KeyStore }
+
+// LookupID passes auth.IDLookup through, for auth.Identities, or returns
+// an error wrapping auth.ErrUnsupported if Config.Keys is no IDLookup.
+func (k usageKeys) LookupID(ctx context.Context, id string) (*auth.Key, error) {
+	ids, ok := k.KeyStore.(auth.IDLookup)
+	if !ok {
+		return nil, fmt.Errorf("gateway: the key store cannot look keys up by id: %w", auth.ErrUnsupported)
+	}
+	return ids.LookupID(ctx, id)
+}
+
+// Unwrap returns Config.Keys (auth.Identities asks it whether it finds
+// keys by id).
+func (k usageKeys) Unwrap() auth.KeyStore { return k.KeyStore }
 
 func (k usageKeys) Settle(ctx context.Context, p auth.SettleParams) (auth.Quota, error) {
 	q, err := k.KeyStore.Settle(ctx, p)

@@ -52,6 +52,10 @@ func (f forgetful) GetKey(ctx context.Context, id string) (*auth.Key, error) {
 	return f.keyOf(f.m.GetKey(ctx, id))
 }
 
+func (f forgetful) LookupID(ctx context.Context, id string) (*auth.Key, error) {
+	return f.keyOf(f.m.LookupID(ctx, id))
+}
+
 func (f forgetful) ListKeys(ctx context.Context, p auth.ListKeysParams) ([]*auth.Key, error) {
 	keys, err := f.m.ListKeys(ctx, p)
 	for _, k := range keys {
@@ -95,6 +99,9 @@ func runSuites(t *testing.T, opts ...authtest.Option) {
 	t.Run("KeyPutter", func(t *testing.T) {
 		authtest.TestKeyPutter(t, func(t *testing.T) authtest.PutStore { return newForgetful() }, opts...)
 	})
+	t.Run("IDLookup", func(t *testing.T) {
+		authtest.TestIDLookup(t, func(t *testing.T) authtest.IDStore { return newForgetful() }, opts...)
+	})
 	t.Run("KeyAdmin", func(t *testing.T) {
 		authtest.TestKeyAdmin(t, func(t *testing.T) authtest.AdminStore { return newForgetful() }, opts...)
 	})
@@ -129,6 +136,7 @@ func TestSuitesFailRatherThanPanic(t *testing.T) {
 		"KeyStore/ReturnsAnExpiredKeyWithItsExpiry",
 		"KeyStore/LookupReturnsTheBudgetInMoney",
 		"KeyPutter/PutsANewKeyThatLookupFinds",
+		"IDLookup/FindsAKeyWithoutASecretByItsID",
 		"KeyAdmin/GrantedOutlivesAnOverdraft",
 	} {
 		require.Contains(t, string(out), "--- FAIL: TestSuitesFailRatherThanPanic/"+failed+" ", "%s", out)

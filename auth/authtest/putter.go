@@ -172,6 +172,62 @@ func TestKeyPutter(t *testing.T, newStore func(t *testing.T) PutStore, opts ...O
 		require.Equal(t, first.ID, lookup(t, s, sec).ID)
 	})
 
+	t.Run("PutsAKeyWithoutASecretThatNoSecretFinds", func(t *testing.T) {
+		t.Parallel()
+		s := setup(t)
+		id := newID()
+		put(t, s, "", auth.Key{ID: id, Owner: "acme", Quota: auth.LimitedQuota(30)})
+		for _, sec := range []string{"", secret(t)} {
+			_, err := s.Lookup(ctx, sec)
+			require.ErrorIs(t, err, auth.ErrKeyNotFound, "Lookup(%q)", sec)
+		}
+		require.NoError(t, s.Reserve(ctx, id, 10), "it is charged by its id")
+		q, err := s.Settle(ctx, auth.SettleParams{KeyID: id, Reserved: 10, Used: 12})
+		require.NoError(t, err)
+		require.Equal(t, auth.Quota{Remaining: 18, Used: 12}, q)
+	})
+
+	t.Run("KeysWithoutASecretDoNotCollide", func(t *testing.T) {
+		t.Parallel()
+		s := setup(t)
+		ids := []string{newID(), newID(), newID()}
+		for _, id := range ids {
+			put(t, s, "", auth.Key{ID: id, Quota: auth.LimitedQuota(5)})
+		}
+		for _, id := range ids {
+			q, err := s.Settle(ctx, auth.SettleParams{KeyID: id, Used: 1})
+			require.NoError(t, err)
+			require.Equal(t, auth.Quota{Remaining: 4, Used: 1}, q, "key %s", id)
+		}
+	})
+
+	t.Run("PuttingAKeyAgainWithoutASecretKeepsTheUsage", func(t *testing.T) {
+		t.Parallel()
+		s := setup(t)
+		id := newID()
+		put(t, s, "", auth.Key{ID: id, Quota: auth.LimitedQuota(30)})
+		_, err := s.Settle(ctx, auth.SettleParams{KeyID: id, Used: 20})
+		require.NoError(t, err)
+		put(t, s, "", auth.Key{ID: id, Quota: auth.LimitedQuota(50)})
+		q, err := s.Settle(ctx, auth.SettleParams{KeyID: id})
+		require.NoError(t, err)
+		require.Equal(t, auth.Quota{Remaining: 30, Used: 20}, q, "the new budget less the usage")
+	})
+
+	t.Run("PuttingAKeyWithoutASecretRemovesItsSecret", func(t *testing.T) {
+		t.Parallel()
+		s, sec := setup(t), secret(t)
+		id := newID()
+		put(t, s, sec, auth.Key{ID: id, Quota: auth.LimitedQuota(100)})
+		_, err := s.Settle(ctx, auth.SettleParams{KeyID: id, Used: 10})
+		require.NoError(t, err)
+		put(t, s, "", auth.Key{ID: id, Quota: auth.LimitedQuota(100)})
+		_, err = s.Lookup(ctx, sec)
+		require.ErrorIs(t, err, auth.ErrKeyNotFound, "the secret stops working")
+		put(t, s, sec, auth.Key{ID: id, Quota: auth.LimitedQuota(100)})
+		require.Equal(t, auth.Quota{Remaining: 90, Used: 10}, lookup(t, s, sec).Quota, "a secret given again finds the key, its usage kept")
+	})
+
 	t.Run("RefusesAMalformedSecretOrAnEmptyID", func(t *testing.T) {
 		t.Parallel()
 		s := setup(t)
@@ -180,6 +236,7 @@ func TestKeyPutter(t *testing.T, newStore func(t *testing.T) PutStore, opts ...O
 		require.Error(t, err)
 		require.NotContains(t, err.Error(), bad)
 		require.Error(t, s.PutKey(ctx, secret(t), auth.Key{Quota: auth.UnlimitedQuota()}))
+		require.Error(t, s.PutKey(ctx, "", auth.Key{Quota: auth.UnlimitedQuota()}), "an empty id without a secret")
 	})
 
 	t.Run("ConcurrentPutsLoseNoUsage", func(t *testing.T) {

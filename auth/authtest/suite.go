@@ -1,8 +1,9 @@
 // Package authtest holds the conformance suites of the auth package's
 // interfaces, for the implementations in this repository and for
 // embedders' own: run [TestKeyStore] against a KeyStore, [TestKeyPutter]
-// against one whose keys can be written (auth.KeyPutter), [TestKeyAdmin]
-// and [TestUsageReader] against one with those capabilities, and
+// against one whose keys can be written (auth.KeyPutter), [TestIDLookup],
+// [TestKeyAdmin] and [TestUsageReader] against one with those
+// capabilities, and
 // [TestLimiter] against a Limiter from an ordinary test.
 //
 // A store that does not keep some fields of a key (its expiry, rate

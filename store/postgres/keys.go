@@ -105,7 +105,9 @@ import (
 //
 // # Usage and budgets
 //
-// It is also an [auth.KeyAdmin] and an [auth.UsageReader]. gk_settle
+// It is also an [auth.IDLookup] (keys may have no secret: their
+// secret_hash is NULL, and only their id finds them, for auth.Identities),
+// an [auth.KeyAdmin] and an [auth.UsageReader]. gk_settle
 // adds each settlement's cost to the key and inserts its usage row (one
 // per request with a model) in the same statement that settles its quota,
 // so usage rides the group commit and adds no round trip per request.
@@ -135,6 +137,7 @@ func (s *KeyStore) note(id string, q auth.Quota) {
 var (
 	_ auth.KeyStore    = (*KeyStore)(nil)
 	_ auth.KeyPutter   = (*KeyStore)(nil)
+	_ auth.IDLookup    = (*KeyStore)(nil)
 	_ auth.KeyAdmin    = (*KeyStore)(nil)
 	_ auth.UsageReader = (*KeyStore)(nil)
 
@@ -197,6 +200,12 @@ func (s *KeyStore) Lookup(ctx context.Context, secret string) (*auth.Key, error)
 	}
 	s.note(k.ID, k.Quota)
 	return k, nil
+}
+
+// LookupID implements [auth.IDLookup]: it is GetKey, which includes every
+// Settle of this KeyStore that has returned.
+func (s *KeyStore) LookupID(ctx context.Context, id string) (*auth.Key, error) {
+	return s.GetKey(ctx, id)
 }
 
 // lookup reads the key whose secret hashes to hash (auth.HashSecret).
@@ -298,7 +307,8 @@ func (s *KeyStore) PendingUsage() int { return s.db.batcher.pending() }
 func (s *KeyStore) FailedUsageWrites() uint64 { return s.db.batcher.failedBatches.Load() }
 
 // Add stores k under secret, which must be a well-formed key
-// ([auth.ValidSecret]); only its hash is kept. It returns an error
+// ([auth.ValidSecret]), or empty for a key without a secret (found by its
+// id only: [KeyStore.LookupID]); only its hash is kept. It returns an error
 // wrapping [auth.ErrDuplicateKey] if k.ID or the secret is already
 // stored, and an error that does not contain the secret for a malformed
 // secret or an empty id. k.Quota.Reserved, if positive, is reserved by
@@ -335,7 +345,8 @@ func (s *KeyStore) Add(ctx context.Context, secret string, k auth.Key) error {
 }
 
 // PutKey implements [auth.KeyPutter] in one statement: it inserts k, or
-// updates the key with k.ID (its secret hash too), keeping its usage and
+// updates the key with k.ID (its secret hash too, NULL for an empty
+// secret), keeping its usage and
 // reservations: Remaining becomes k.Quota.Remaining less the usage
 // recorded, never below 0, and Granted becomes k.Quota.Remaining.
 func (s *KeyStore) PutKey(ctx context.Context, secret string, k auth.Key) error {
@@ -395,7 +406,7 @@ func checkKey(secret string, k auth.Key) error {
 	switch {
 	case k.ID == "":
 		return errors.New("postgres: empty key id")
-	case !auth.ValidSecret(secret):
+	case secret != "" && !auth.ValidSecret(secret):
 		return fmt.Errorf("postgres: key %q: %w", k.ID, auth.ErrMalformedCredential)
 	case k.Quota.Used < 0:
 		return fmt.Errorf("postgres: key %q: negative usage %d", k.ID, k.Quota.Used)
@@ -434,6 +445,11 @@ func keyArgs(secret string, k auth.Key) []any {
 	if k.Quota.Unlimited {
 		granted = 0
 	}
-	return []any{k.ID, auth.HashSecret(secret), k.Owner, k.Quota.Unlimited, remaining, k.Quota.Used, expires,
+	var hash *string // NULL: no secret
+	if secret != "" {
+		h := auth.HashSecret(secret)
+		hash = &h
+	}
+	return []any{k.ID, hash, k.Owner, k.Quota.Unlimited, remaining, k.Quota.Used, expires,
 		k.Disabled, requests, period, models, max(k.Quota.BudgetUSD, 0), created, granted}
 }

@@ -66,6 +66,11 @@ func TestKeyPutter(t *testing.T) {
 	authtest.TestKeyPutter(t, func(t *testing.T) authtest.PutStore { return newDB(t, pool, nil).Keys() })
 }
 
+func TestIDLookup(t *testing.T) {
+	pool := testPool(t)
+	authtest.TestIDLookup(t, func(t *testing.T) authtest.IDStore { return newDB(t, pool, nil).Keys() })
+}
+
 func TestKeyAdmin(t *testing.T) {
 	pool := testPool(t)
 	authtest.TestKeyAdmin(t, func(t *testing.T) authtest.AdminStore { return newDB(t, pool, nil).Keys() })

@@ -38,7 +38,9 @@ import (
 // Concurrent calls lose no update. Do not write the keys table from
 // elsewhere while the gateway runs.
 //
-// It is also an [auth.KeyAdmin] and an [auth.UsageReader]. The usage row
+// It is also an [auth.IDLookup] (keys may have no secret: their
+// secret_hash is NULL, and only their id finds them, for auth.Identities),
+// an [auth.KeyAdmin] and an [auth.UsageReader]. The usage row
 // of a Settle with a model, and its cost, ride the same group commit as
 // its quota (rows are inserted in the transaction that writes the
 // quotas), so recording usage adds no write of its own per request. Usage
@@ -49,6 +51,7 @@ type KeyStore struct{ db *DB }
 var (
 	_ auth.KeyStore    = (*KeyStore)(nil)
 	_ auth.KeyPutter   = (*KeyStore)(nil)
+	_ auth.IDLookup    = (*KeyStore)(nil)
 	_ auth.KeyAdmin    = (*KeyStore)(nil)
 	_ auth.UsageReader = (*KeyStore)(nil)
 
@@ -60,8 +63,9 @@ const keyColumns = `id, owner, unlimited, remaining, reserved, used, expires_at,
 // Add stores k under secret, as it is (its quota included, and its
 // Granted made [auth.Key.GrantedQuota]), and returns
 // an error wrapping [auth.ErrDuplicateKey] if k.ID or secret is already
-// stored. secret must be well-formed ([auth.ValidSecret]) and k.ID not
-// empty. Use PutKey to upsert keys from a configuration.
+// stored. secret must be well-formed ([auth.ValidSecret]), or empty for
+// a key without a secret (found by its id only: [KeyStore.LookupID]), and
+// k.ID not empty. Use PutKey to upsert keys from a configuration.
 func (s *KeyStore) Add(ctx context.Context, secret string, k auth.Key) error {
 	if err := checkKey(secret, k); err != nil {
 		return fmt.Errorf("sqlite: KeyStore.Add: %w", err)
@@ -92,7 +96,8 @@ func (s *KeyStore) Add(ctx context.Context, secret string, k auth.Key) error {
 	return err
 }
 
-// PutKey implements [auth.KeyPutter]: it stores k under secret, or
+// PutKey implements [auth.KeyPutter]: it stores k under secret (none if
+// it is empty), or
 // updates the stored key with id k.ID. An update replaces every field
 // but the usage ([auth.Budget]): the secret (the old one stops working),
 // the owner, the limits, and the budget, which k.Quota.Remaining gives
@@ -163,22 +168,32 @@ func checkKey(secret string, k auth.Key) error {
 	switch {
 	case k.ID == "":
 		return errors.New("empty key id")
-	case !auth.ValidSecret(secret):
+	case secret != "" && !auth.ValidSecret(secret):
 		return fmt.Errorf("key %q: %w", k.ID, auth.ErrMalformedCredential)
 	}
 	return nil
+}
+
+// secretHash is the secret_hash of secret: NULL for none.
+func secretHash(secret string) sql.NullString {
+	if secret == "" {
+		return sql.NullString{}
+	}
+	return sql.NullString{String: auth.HashSecret(secret), Valid: true}
 }
 
 // checkDuplicate returns an error wrapping auth.ErrDuplicateKey if secret
 // is stored under an id other than id, or (with idToo) if id is stored.
 func checkDuplicate(ctx context.Context, tx *sql.Tx, secret, id string, idToo bool) error {
 	var other string
-	err := tx.QueryRowContext(ctx, `SELECT id FROM keys WHERE secret_hash = ?`, auth.HashSecret(secret)).Scan(&other)
-	switch {
-	case err == nil && (other != id || idToo):
-		return fmt.Errorf("key %q: secret already stored: %w", id, auth.ErrDuplicateKey)
-	case err != nil && !errNoRows(err):
-		return err
+	if secret != "" {
+		err := tx.QueryRowContext(ctx, `SELECT id FROM keys WHERE secret_hash = ?`, auth.HashSecret(secret)).Scan(&other)
+		switch {
+		case err == nil && (other != id || idToo):
+			return fmt.Errorf("key %q: secret already stored: %w", id, auth.ErrDuplicateKey)
+		case err != nil && !errNoRows(err):
+			return err
+		}
 	}
 	if idToo {
 		err := tx.QueryRowContext(ctx, `SELECT id FROM keys WHERE id = ?`, id).Scan(&other)
@@ -199,7 +214,7 @@ func insertKey(ctx context.Context, tx *sql.Tx, secret string, k auth.Key, q aut
 	}
 	_, err = tx.ExecContext(ctx, `INSERT INTO keys (id, secret_hash, `+keyColumns[len("id, "):]+`)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		k.ID, auth.HashSecret(secret), k.Owner, q.Unlimited, q.Remaining, q.Reserved, q.Used,
+		k.ID, secretHash(secret), k.Owner, q.Unlimited, q.Remaining, q.Reserved, q.Used,
 		expires, k.Disabled, rateN, rateP, m, q.BudgetUSD, q.CostUSD, nanos(k.CreatedAt), max(k.Granted, 0))
 	return err
 }
@@ -242,6 +257,11 @@ func (s *KeyStore) Lookup(ctx context.Context, secret string) (*auth.Key, error)
 	}
 	s.db.usage.current(k)
 	return k, nil
+}
+
+// LookupID implements [auth.IDLookup]: it is GetKey.
+func (s *KeyStore) LookupID(ctx context.Context, id string) (*auth.Key, error) {
+	return s.GetKey(ctx, id)
 }
 
 // scanKey reads a key of keyColumns.

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -142,4 +143,54 @@ func TestUpgradeFromTheFirstSchema(t *testing.T) {
 	rows, err := db.Keys().Usage(ctx, auth.UsageParams{KeyID: "old", GroupBy: auth.GroupByModel})
 	require.NoError(t, err)
 	require.Equal(t, []auth.UsageRow{{Model: "m", Requests: 1, InputTokens: 2, OutputTokens: 3, CostUSD: 0.5}}, rows)
+}
+
+// TestUpgradeRebuildsTheKeysTableWithOptionalSecrets: migration 5
+// rebuilds the keys table so that a key may have no secret; a key of
+// schema 4, every column set, comes through it unchanged, and keys
+// without a secret can then be stored beside it.
+func TestUpgradeRebuildsTheKeysTableWithOptionalSecrets(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "v4.db")
+	raw, err := sql.Open("sqlite", path+"?_txlock=immediate")
+	require.NoError(t, err)
+	raw.SetMaxOpenConns(1)
+	v4 := fstest.MapFS{}
+	for _, name := range []string{"0001_init", "0002_usage", "0003_health", "0004_granted"} {
+		b, err := migrationFiles.ReadFile("migrations/" + name + ".sql")
+		require.NoError(t, err)
+		v4["migrations/"+name+".sql"] = &fstest.MapFile{Data: b}
+	}
+	_, err = migrate(ctx, raw, v4)
+	require.NoError(t, err)
+	created := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+	expires := created.Add(24 * time.Hour)
+	_, err = raw.Exec(`INSERT INTO keys (id, secret_hash, owner, unlimited, remaining, reserved, used, expires_at, disabled,
+		rate_requests, rate_period_ns, allowed_models, budget_usd, cost_usd, created_at, granted)
+		VALUES ('full', ?, 'acme', 0, 60, 0, 40, ?, 1, 5, ?, '["demo-chat"]', 2.5, 0.75, ?, 100)`,
+		auth.HashSecret("sk-full"), expires.Format(time.RFC3339Nano), int64(time.Second), created.UnixNano())
+	require.NoError(t, err)
+	require.NoError(t, raw.Close())
+
+	db, err := Open(ctx, path, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { db.Close() })
+	want := &auth.Key{
+		ID: "full", Owner: "acme", Quota: auth.Quota{Remaining: 60, Used: 40, BudgetUSD: 2.5, CostUSD: 0.75},
+		Granted: 100, ExpiresAt: expires, Disabled: true, RateLimit: &auth.Limit{Requests: 5, Period: time.Second},
+		AllowedModels: []string{"demo-chat"}, CreatedAt: created,
+	}
+	got, err := db.Keys().Lookup(ctx, "sk-full")
+	require.NoError(t, err)
+	require.Equal(t, want, got)
+
+	keys := db.Keys()
+	require.NoError(t, keys.PutKey(ctx, "", auth.Key{ID: "user_1", Quota: auth.LimitedQuota(30)}))
+	require.NoError(t, keys.PutKey(ctx, "", auth.Key{ID: "user_2", Quota: auth.LimitedQuota(30)}))
+	k, err := keys.LookupID(ctx, "user_2")
+	require.NoError(t, err)
+	require.Equal(t, auth.LimitedQuota(30), k.Quota)
+	require.ErrorIs(t, keys.Add(ctx, "sk-full", auth.Key{ID: "other", Quota: auth.UnlimitedQuota()}), auth.ErrDuplicateKey,
+		"the secrets are still unique")
 }

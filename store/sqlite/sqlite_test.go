@@ -40,6 +40,10 @@ func TestKeyPutter(t *testing.T) {
 	authtest.TestKeyPutter(t, func(t *testing.T) authtest.PutStore { return open(t).Keys() })
 }
 
+func TestIDLookup(t *testing.T) {
+	authtest.TestIDLookup(t, func(t *testing.T) authtest.IDStore { return open(t).Keys() })
+}
+
 func TestKeyAdmin(t *testing.T) {
 	authtest.TestKeyAdmin(t, func(t *testing.T) authtest.AdminStore { return open(t).Keys() })
 }
