@@ -57,4 +57,7 @@ require (
 	google.golang.org/protobuf v1.34.2 // indirect
 )
 
+// The tests that need the official OpenAI, Anthropic and Gen AI Go SDKs or
+// chromedp, kept out of the kit's go.mod. In this repository the kit is
+// the one beside this module; go.work says so too.
 replace github.com/gatewaykit/gatewaykit => ../
