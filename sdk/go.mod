@@ -4,6 +4,8 @@ go 1.26.0
 
 require (
 	github.com/anthropics/anthropic-sdk-go/v2 v2.15.0
+	github.com/chromedp/cdproto v0.159.0
+	github.com/chromedp/chromedp v0.23.0
 	github.com/gatewaykit/gatewaykit v0.0.0
 	github.com/openai/openai-go/v3 v3.98.0
 	github.com/stretchr/testify v1.12.1
@@ -18,6 +20,7 @@ require (
 	github.com/buger/jsonparser v1.1.2 // indirect
 	github.com/coder/websocket v1.8.15 // indirect
 	github.com/gabriel-vasile/mimetype v1.4.16 // indirect
+	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 	github.com/go-logr/logr v1.4.2 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/go-playground/locales v0.14.2 // indirect
@@ -54,4 +57,7 @@ require (
 	google.golang.org/protobuf v1.34.2 // indirect
 )
 
+// The tests that need the official OpenAI, Anthropic and Gen AI Go SDKs or
+// chromedp, kept out of the kit's go.mod. In this repository the kit is
+// the one beside this module; go.work says so too.
 replace github.com/gatewaykit/gatewaykit => ../

@@ -282,7 +282,8 @@ func fieldsOf(t reflect.Type) []dupField {
 }
 
 func addDupFields(list *[]dupField, t reflect.Type) {
-	for f := range t.Fields() {
+	for i := range t.NumField() {
+		f := t.Field(i)
 		tag := f.Tag.Get("json")
 		if tag == "-" {
 			continue

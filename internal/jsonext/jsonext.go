@@ -58,7 +58,8 @@ func Fields[T any]() FieldSet {
 }
 
 func addFields(set FieldSet, t reflect.Type) {
-	for f := range t.Fields() {
+	for i := range t.NumField() {
+		f := t.Field(i)
 		tag := f.Tag.Get("json")
 		if tag == "-" {
 			continue

@@ -10,7 +10,7 @@ import (
 
 	"github.com/gatewaykit/gatewaykit/completions"
 	"github.com/gatewaykit/gatewaykit/demo"
-	"github.com/gatewaykit/gatewaykit/internal/endpointtest"
+	"github.com/gatewaykit/gatewaykit/sdk/internal/openaitest"
 )
 
 // newSDKClient starts a server like the example server's (auth middleware
@@ -20,7 +20,7 @@ func newSDKClient(t *testing.T, key func(secret string) string) openai.Client {
 	t.Helper()
 	mux := http.NewServeMux()
 	completions.Register(mux, completions.NewHandler(testCatalog(), demo.NewTextBackend().Completions()))
-	return endpointtest.NewSDKClient(t, mux, key)
+	return openaitest.NewSDKClient(t, mux, key)
 }
 
 func prompt(s ...string) openai.CompletionNewParamsPromptUnion {
@@ -124,7 +124,7 @@ func TestSDKSeesTheRightErrors(t *testing.T) {
 			client := newSDKClient(t, tc.key)
 			check := func(err error) {
 				t.Helper()
-				apiErr := endpointtest.RequireAPIError(t, err, tc.wantStatus, tc.wantCode, tc.wantParam)
+				apiErr := openaitest.RequireAPIError(t, err, tc.wantStatus, tc.wantCode, tc.wantParam)
 				require.NotEmpty(t, apiErr.Message)
 			}
 			_, err := client.Completions.New(t.Context(), tc.params)

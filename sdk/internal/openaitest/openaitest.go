@@ -1,4 +1,9 @@
-package endpointtest
+// Package openaitest holds the helpers of the tests that drive the kit's
+// handlers with the official OpenAI Go SDK (github.com/openai/openai-go):
+// a server in front of a handler, with keys, and a client of it. It lives
+// in module github.com/gatewaykit/gatewaykit/sdk, with those tests, so
+// that the SDK stays out of the kit's go.mod.
+package openaitest
 
 import (
 	"errors"

@@ -201,7 +201,7 @@ func golden(t *testing.T, name string, got []byte) {
 		require.NoError(t, os.WriteFile(path, append(pretty, '\n'), 0o644))
 	}
 	want, err := os.ReadFile(path)
-	require.NoError(t, err, "run go test ./relay -run Gemini -update-gemini")
+	require.NoError(t, err, "run go test ./sdk/relay -run Gemini -update-gemini")
 	require.JSONEq(t, string(want), string(got))
 }
 

@@ -13,7 +13,7 @@ package console_test
 //
 // With GATEWAYKIT_CONSOLE_SCREENSHOTS=dir set, the tests also write PNG
 // screenshots of the main views to dir (the README's are made with
-// GATEWAYKIT_CONSOLE_SCREENSHOTS=../docs/console).
+// GATEWAYKIT_CONSOLE_SCREENSHOTS=../../docs/console).
 
 import (
 	"bytes"

@@ -12,7 +12,7 @@ import (
 
 	"github.com/gatewaykit/gatewaykit/chat"
 	"github.com/gatewaykit/gatewaykit/demo"
-	"github.com/gatewaykit/gatewaykit/internal/endpointtest"
+	"github.com/gatewaykit/gatewaykit/sdk/internal/openaitest"
 )
 
 // newSDKClient starts a server like the example server's (auth middleware
@@ -22,7 +22,7 @@ func newSDKClient(t *testing.T, key func(secret string) string) openai.Client {
 	t.Helper()
 	mux := http.NewServeMux()
 	chat.Register(mux, chat.NewHandler(testCatalog(), demo.NewTextBackend().Chat()))
-	return endpointtest.NewSDKClient(t, mux, key)
+	return openaitest.NewSDKClient(t, mux, key)
 }
 
 func weatherTool() openai.ChatCompletionToolUnionParam {
@@ -215,7 +215,7 @@ func TestSDKSeesTheRightErrors(t *testing.T) {
 			client := newSDKClient(t, tc.key)
 			check := func(err error) {
 				t.Helper()
-				apiErr := endpointtest.RequireAPIError(t, err, tc.wantStatus, tc.wantCode, tc.wantParam)
+				apiErr := openaitest.RequireAPIError(t, err, tc.wantStatus, tc.wantCode, tc.wantParam)
 				require.Equal(t, tc.wantMsg, apiErr.Message)
 			}
 			_, err := client.Chat.Completions.New(t.Context(), tc.params)

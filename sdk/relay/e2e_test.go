@@ -2,10 +2,8 @@ package relay_test
 
 import (
 	"bytes"
-	"context"
 	"image/png"
 	"io"
-	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -17,49 +15,10 @@ import (
 	"github.com/openai/openai-go/v3/shared"
 	"github.com/stretchr/testify/require"
 
-	"github.com/gatewaykit/gatewaykit/auth"
-	"github.com/gatewaykit/gatewaykit/chat"
-	"github.com/gatewaykit/gatewaykit/completions"
 	"github.com/gatewaykit/gatewaykit/demo"
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/relay"
-	"github.com/gatewaykit/gatewaykit/responses"
-	"github.com/gatewaykit/gatewaykit/videos"
-	"github.com/gatewaykit/gatewaykit/videos/runner"
 )
-
-// kitServer is a gatewaykit server as the example server builds it (auth,
-// chat, completions, responses, videos with a runner), answering only
-// key, on the backends given: the demo's for the upstream of the
-// end-to-end test, the relay's for the gateway in front of it.
-func kitServer(t *testing.T, key string, catalog models.Catalog, text chat.Backend, comp completions.Backend, resp responses.Backend, gen videos.Generator) *httptest.Server {
-	t.Helper()
-	keys := auth.NewMemoryKeyStore()
-	require.NoError(t, keys.Add(t.Context(), key, auth.Key{ID: "key_e2e", Quota: auth.UnlimitedQuota()}))
-	mux := http.NewServeMux()
-	chat.Register(mux, chat.NewHandler(catalog, text))
-	completions.Register(mux, completions.NewHandler(catalog, comp))
-	responses.Register(mux, responses.NewHandler(catalog, resp))
-	store, contents := videos.NewMemoryStore(nil), videos.NewMemoryContentStore(nil)
-	rn := runner.New(store, gen, contents, runner.WithPollInterval(time.Hour), runner.WithWorkers(2))
-	go func() { _ = rn.Run(context.Background()) }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = rn.Shutdown(ctx)
-	})
-	opts := []videos.Option{videos.WithNotify(rn.Wake)}
-	if s, ok := gen.(videos.Submitter); ok {
-		opts = append(opts, videos.WithSubmitter(s))
-	}
-	vh := videos.NewHandler(store, catalog, contents, opts...)
-	for _, p := range append(videos.Patterns(), videos.PatternContent) {
-		mux.Handle(p, vh)
-	}
-	srv := httptest.NewServer(auth.Middleware(keys)(relay.ForwardHeaders(mux)))
-	t.Cleanup(srv.Close)
-	return srv
-}
 
 // TestEndToEndThroughARelayToAGatewaykitServer: the official SDK against
 // a relaying gateway in front of a gatewaykit server on the demo backends

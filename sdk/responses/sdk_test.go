@@ -14,8 +14,8 @@ import (
 
 	"github.com/gatewaykit/gatewaykit/auth"
 	"github.com/gatewaykit/gatewaykit/demo"
-	"github.com/gatewaykit/gatewaykit/internal/endpointtest"
 	"github.com/gatewaykit/gatewaykit/responses"
+	"github.com/gatewaykit/gatewaykit/sdk/internal/openaitest"
 )
 
 // sdkServer is a server like the example server's (auth middleware with
@@ -30,7 +30,7 @@ func newSDKServer(t *testing.T) *sdkServer {
 	t.Helper()
 	mux := http.NewServeMux()
 	responses.Register(mux, responses.NewHandler(testCatalog(), demo.NewTextBackend().Responses()))
-	srv, secrets := endpointtest.SDKServer(t, mux,
+	srv, secrets := openaitest.SDKServer(t, mux,
 		auth.Key{ID: "key_alice", Owner: "alice", Quota: auth.UnlimitedQuota()},
 		auth.Key{ID: "key_bob", Owner: "bob", Quota: auth.UnlimitedQuota()})
 	return &sdkServer{srv: srv, alice: secrets[0], other: secrets[1]}
@@ -38,7 +38,7 @@ func newSDKServer(t *testing.T) *sdkServer {
 
 // client returns an official SDK client using secret.
 func (s *sdkServer) client(secret string) *oresponses.ResponseService {
-	c := endpointtest.SDKClient(s.srv, secret)
+	c := openaitest.SDKClient(s.srv, secret)
 	return &c.Responses
 }
 
@@ -371,7 +371,7 @@ func TestSDKReasoningItems(t *testing.T) {
 func TestSDKInputItemsList(t *testing.T) {
 	t.Parallel()
 	s := newSDKServer(t)
-	c := endpointtest.SDKClient(s.srv, s.alice)
+	c := openaitest.SDKClient(s.srv, s.alice)
 	resp, err := c.Responses.New(t.Context(), oresponses.ResponseNewParams{
 		Model: demo.ChatModel,
 		Input: oresponses.ResponseNewParamsInputUnion{OfInputItemList: oresponses.ResponseInputParam{

@@ -3,7 +3,6 @@ package gateway_test
 import (
 	"bytes"
 	"encoding/base64"
-	"encoding/json"
 	"image"
 	"image/png"
 	"io"
@@ -35,15 +34,6 @@ func newAccessDemo(t *testing.T, extra func(*gateway.Config)) (openai.Client, *h
 	t.Cleanup(srv.Close)
 	return openai.NewClient(option.WithBaseURL(srv.URL+"/v1/"), option.WithAPIKey("sk-demo"),
 		option.WithMaxRetries(0), option.WithHTTPClient(srv.Client())), srv
-}
-
-// withAccessDemo sets the demo backends of the access points.
-func withAccessDemo(c *gateway.Config) {
-	c.Embeddings = demo.NewEmbeddingBackend()
-	c.Moderations = demo.NewModerationBackend()
-	c.Rerank = demo.NewRerankBackend()
-	c.Images = demo.NewImageBackend()
-	c.Audio = demo.NewAudioBackend()
 }
 
 func TestSDKEmbeddings(t *testing.T) {
@@ -130,16 +120,6 @@ func TestSDKModerations(t *testing.T) {
 	require.Equal(t, []string{"text"}, img.Results[0].CategoryAppliedInputTypes.SexualMinors)
 }
 
-// TestRerank has no SDK (the OpenAI SDK has no rerank): a raw request.
-func TestRerank(t *testing.T) {
-	t.Parallel()
-	g := newDemo(t, withAccessDemo)
-	status, body := do(t, g, "POST", "/v1/rerank", "sk-demo",
-		`{"model":"demo-rerank","query":"capital of France","documents":["Cats.","Paris is the capital of France."],"top_n":1}`)
-	require.Equal(t, 200, status, body)
-	require.Contains(t, body, `"results":[{"index":1,"relevance_score":0.7071,"document":{"text":"Paris is the capital of France."}}]`)
-}
-
 func TestSDKImages(t *testing.T) {
 	t.Parallel()
 	client, srv := newAccessDemo(t, nil)
@@ -180,26 +160,6 @@ func TestSDKImages(t *testing.T) {
 	fetched, err := io.ReadAll(res.Body)
 	require.NoError(t, err)
 	require.Equal(t, raw, fetched, "the URL serves the image that b64_json sent")
-}
-
-// TestImageURLsUnderThePublicBaseURL checks that the gateway's
-// PublicBaseURL and ImageURLKey reach the images handler.
-func TestImageURLsUnderThePublicBaseURL(t *testing.T) {
-	t.Parallel()
-	cfg := func(c *gateway.Config) {
-		withAccessDemo(c)
-		c.PublicBaseURL = "https://api.example.com"
-		c.ImageURLKey = []byte("replicas share this")
-	}
-	a, b := newDemo(t, cfg), newDemo(t, cfg)
-	status, body := do(t, a, "POST", "/v1/images/generations", "sk-demo", `{"model":"demo-image","prompt":"kite","size":"32x32"}`)
-	require.Equal(t, 200, status, body)
-	var r struct{ Data []struct{ URL string } }
-	require.NoError(t, json.Unmarshal([]byte(body), &r))
-	path, ok := strings.CutPrefix(r.Data[0].URL, "https://api.example.com")
-	require.True(t, ok, r.Data[0].URL)
-	status, _ = do(t, b, "GET", path, "sk-demo", "")
-	require.Equal(t, 200, status, "another replica with the same key serves the file")
 }
 
 // speakWAV asks the demo for the speech of text through the SDK and

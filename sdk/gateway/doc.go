@@ -1,0 +1,6 @@
+// Package gateway holds no code: its tests run the official OpenAI Go SDK
+// (github.com/openai/openai-go) against package gateway of gatewaykit
+// (embeddings, moderations, images and audio, served and behind a relay).
+// They live in module github.com/gatewaykit/gatewaykit/sdk so that the
+// SDK and its dependencies stay out of the kit's go.mod.
+package gateway
