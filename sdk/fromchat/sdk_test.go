@@ -13,6 +13,8 @@ import (
 	"github.com/gatewaykit/gatewaykit/demo"
 	"github.com/gatewaykit/gatewaykit/internal/endpointtest"
 	"github.com/gatewaykit/gatewaykit/responses"
+	"github.com/gatewaykit/gatewaykit/responses/fromchat"
+	"github.com/gatewaykit/gatewaykit/sdk/internal/openaitest"
 )
 
 // TestSDK drives the responses handler over the adapter over the demo's
@@ -22,9 +24,10 @@ import (
 func TestSDK(t *testing.T) {
 	t.Parallel()
 	mux := http.NewServeMux()
-	responses.Register(mux, newHandler(over(demoChat())))
-	srv, secrets := endpointtest.SDKServer(t, mux, auth.Key{ID: "key_sdk", Quota: auth.UnlimitedQuota()})
-	c := endpointtest.SDKClient(srv, secrets[0]).Responses
+	var backend responses.Backend = fromchat.New(demo.NewTextBackend(demo.WithTokensPerChunk(8)).Chat())
+	responses.Register(mux, endpointtest.NewHandler(responses.NewHandler, endpointtest.Catalog(), backend))
+	srv, secrets := openaitest.SDKServer(t, mux, auth.Key{ID: "key_sdk", Quota: auth.UnlimitedQuota()})
+	c := openaitest.SDKClient(srv, secrets[0]).Responses
 	text := func(s string) oresponses.ResponseNewParamsInputUnion {
 		return oresponses.ResponseNewParamsInputUnion{OfString: openai.String(s)}
 	}
@@ -72,6 +75,6 @@ func TestSDK(t *testing.T) {
 
 	_, err = c.New(t.Context(), oresponses.ResponseNewParams{Model: demo.ChatModel, Input: text("Search."),
 		Tools: []oresponses.ToolUnionParam{{OfWebSearch: &oresponses.WebSearchToolParam{Type: oresponses.WebSearchToolTypeWebSearch}}}})
-	apiErr := endpointtest.RequireAPIError(t, err, 400, "invalid_request_error", "tools[0].type")
+	apiErr := openaitest.RequireAPIError(t, err, 400, "invalid_request_error", "tools[0].type")
 	require.Equal(t, `tools[0]: "web_search" tools are not supported by this model`, apiErr.Message)
 }
