@@ -26,8 +26,8 @@ import (
 )
 
 // Endpoint is the part of a handler that every access point shares: its
-// configuration (from endpoint.Option), its catalogue and the endpoint
-// type its models must list.
+// configuration (made by pipeline.New from the package's options), its
+// catalogue and the endpoint type its models must list.
 type Endpoint struct {
 	Cfg     pipeline.Config
 	Catalog models.Catalog
@@ -37,21 +37,12 @@ type Endpoint struct {
 }
 
 // New returns the Endpoint of a handler of package pkg (for panics) with
-// opts applied over the defaults of pipeline.Defaults, but the body
-// limit maxBytes (≤ 0: the text endpoints' 8 MiB). It panics if catalog
-// is nil.
-func New[O ~func(*pipeline.Config)](pkg string, catalog models.Catalog, need models.EndpointType, maxBytes int64, opts []O) Endpoint {
+// configuration c, finished (pipeline.New, pipeline.Apply). It panics if
+// catalog is nil.
+func New(pkg string, catalog models.Catalog, need models.EndpointType, c pipeline.Config) Endpoint {
 	if catalog == nil {
 		panic(pkg + ": NewHandler: nil Catalog")
 	}
-	c := pipeline.Defaults()
-	if maxBytes > 0 {
-		c.MaxBytes = maxBytes
-	}
-	for _, o := range opts {
-		o(&c)
-	}
-	c.Finish()
 	return Endpoint{Cfg: c, Catalog: catalog, Need: need, pkg: pkg}
 }
 
