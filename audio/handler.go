@@ -13,6 +13,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/internal/pipeline"
 	"github.com/gatewaykit/gatewaykit/internal/served"
 	"github.com/gatewaykit/gatewaykit/models"
+	"github.com/gatewaykit/gatewaykit/telemetry"
 )
 
 // The routes served by [NewHandler], in [http.ServeMux] syntax. [Register]
@@ -99,10 +100,13 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		err = apierrors.MethodNotAllowed(r.Method, p, []string{http.MethodPost})
 	case strings.HasSuffix(p, "/audio/speech"):
 		ep = &h.speech
+		telemetry.SetRoute(r.Context(), PatternSpeech)
 		err = h.serveSpeech(w, r)
 	case strings.HasSuffix(p, "/audio/transcriptions"):
+		telemetry.SetRoute(r.Context(), PatternTranscriptions)
 		err = h.serveTranscription(w, r, false)
 	case strings.HasSuffix(p, "/audio/translations"):
+		telemetry.SetRoute(r.Context(), PatternTranslations)
 		err = h.serveTranscription(w, r, true)
 	default:
 		err = apierrors.NotFound("No audio access point at " + p + ".")

@@ -14,6 +14,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/internal/ids"
 	"github.com/gatewaykit/gatewaykit/internal/pipeline"
 	"github.com/gatewaykit/gatewaykit/models"
+	"github.com/gatewaykit/gatewaykit/telemetry"
 )
 
 // Pattern is the route served by [NewHandler], in [http.ServeMux] syntax.
@@ -68,6 +69,7 @@ func NewHandler(catalog models.Catalog, backend Backend, opts ...Option) http.Ha
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	telemetry.SetRoute(r.Context(), Pattern)
 	pipeline.Serve(&h.cfg, h.catalog, models.Compat, h, w, r)
 }
 

@@ -62,6 +62,7 @@ func NewHandler(catalog models.Catalog, backend Backend, opts ...Option) http.Ha
 		panic("embeddings: NewHandler: nil Backend")
 	}
 	return served.NewJSON(served.New("embeddings", catalog, models.Embeddings, pipeline.New(opts, Option.ApplyToEmbeddings)), served.JSON[Request, *Result]{
+		Pattern:  Pattern,
 		Validate: Validate,
 		Model:    func(req *Request) string { return req.Model },
 		Ask: func(ctx context.Context, req *Request, m *models.Model) (*Result, error) {

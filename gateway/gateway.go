@@ -207,9 +207,6 @@ func New(c Config) (*Gateway, error) {
 		timeout = DefaultReadyTimeout
 	}
 	g := &Gateway{health: health(readyChecks(c), timeout, logger)}
-	// The key store of the middleware and the video runner: c.Keys, whose
-	// settlements also fill the request's telemetry.Info.
-	keys := usageKeys{c.Keys}
 	if c.Relay != nil {
 		c = withRelay(c)
 	}
@@ -239,7 +236,7 @@ func New(c Config) (*Gateway, error) {
 		if contents == nil {
 			contents = videos.NewMemoryContentStore(nil)
 		}
-		opts := append([]runner.Option{runner.WithLogger(logger), runner.WithKeyStore(keys)}, c.RunnerOptions...)
+		opts := append([]runner.Option{runner.WithLogger(logger), runner.WithKeyStore(c.Keys)}, c.RunnerOptions...)
 		g.runner = runner.New(tasks, c.Videos, contents, opts...)
 		vopts := []videos.Option{videos.WithNotify(g.runner.Wake), videos.WithLogger(logger),
 			videos.WithMaxRequestBytes(c.MaxVideoRequestBytes)}
@@ -275,7 +272,7 @@ func New(c Config) (*Gateway, error) {
 		authOpts = append(authOpts, auth.WithSessionAuthenticator(contentSessions{mux, c.ContentSessions}))
 	}
 	var h http.Handler = LimitBodies(BodyLimits{ReadTimeout: c.BodyReadTimeout, MaxBytesInFlight: c.MaxBodyBytesInFlight})(routed(mux))
-	h = auth.Middleware(keys, authOpts...)(h)
+	h = auth.Middleware(c.Keys, authOpts...)(h)
 	if c.Relay != nil {
 		h = relay.ForwardHeaders(h)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/internal/httpjson"
 	"github.com/gatewaykit/gatewaykit/internal/pipeline"
 	"github.com/gatewaykit/gatewaykit/models"
+	"github.com/gatewaykit/gatewaykit/telemetry"
 )
 
 // Pattern is the route served by [NewHandler], in [http.ServeMux] syntax:
@@ -113,6 +114,7 @@ func action(r *http.Request) string {
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	telemetry.SetRoute(r.Context(), Pattern)
 	model, method, ok := Action(action(r))
 	if !ok {
 		h.cfg.Fail(w, r, errMethod(r.URL.Path))

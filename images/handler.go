@@ -17,6 +17,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/internal/pipeline"
 	"github.com/gatewaykit/gatewaykit/internal/served"
 	"github.com/gatewaykit/gatewaykit/models"
+	"github.com/gatewaykit/gatewaykit/telemetry"
 )
 
 // The routes served by [NewHandler], in [http.ServeMux] syntax: image
@@ -109,8 +110,10 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var err error
 	switch r.Method {
 	case http.MethodGet, http.MethodHead:
+		telemetry.SetRoute(r.Context(), PatternFile)
 		err = h.serveFile(w, r)
 	case http.MethodPost:
+		telemetry.SetRoute(r.Context(), Pattern)
 		err = h.generate(w, r)
 	default:
 		err = apierrors.MethodNotAllowed(r.Method, r.URL.Path, []string{http.MethodPost})

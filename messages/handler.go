@@ -14,6 +14,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/internal/pipeline"
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/sse"
+	"github.com/gatewaykit/gatewaykit/telemetry"
 )
 
 // Pattern is the route served by [NewHandler], in [http.ServeMux] syntax
@@ -79,6 +80,7 @@ func NewHandler(catalog models.Catalog, backend chat.Backend, opts ...Option) ht
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	telemetry.SetRoute(r.Context(), Pattern)
 	pipeline.Serve(&h.cfg, h.catalog, models.Compat, h, shouldRetryWriter{w}, r)
 }
 

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/telemetry"
 )
 
 // The routes served by [NewHandler], in net/http.ServeMux syntax. {id...}
@@ -142,6 +143,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rd.Write(w, r, apierrors.NotFound(fmt.Sprintf("no route for %s %s", apierrors.Echo(r.Method), apierrors.Echo(r.URL.Path))))
 		return
 	}
+	telemetry.SetRoute(r.Context(), routePattern(beta, id))
 	format := FormatGemini
 	if !beta {
 		format = FormatOf(r)
@@ -160,6 +162,19 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, r, rd, body)
+}
+
+// routePattern returns the pattern of the route that route found.
+func routePattern(beta bool, id string) string {
+	switch {
+	case beta && id == "":
+		return PatternBeta
+	case beta:
+		return PatternBetaModel
+	case id == "":
+		return Pattern
+	}
+	return PatternModel
 }
 
 // route splits a request path into the route family and the model id,

@@ -61,6 +61,7 @@ func NewHandler(catalog models.Catalog, backend Backend, opts ...Option) http.Ha
 		panic("moderations: NewHandler: nil Backend")
 	}
 	return served.NewJSON(served.New("moderations", catalog, models.Moderation, pipeline.New(opts, Option.ApplyToModerations)), served.JSON[Request, *Result]{
+		Pattern:  Pattern,
 		Validate: Validate,
 		Model:    func(req *Request) string { return req.Model },
 		Ask: func(ctx context.Context, req *Request, m *models.Model) (*Result, error) {

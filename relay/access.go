@@ -17,6 +17,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/internal/httpjson"
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/sse"
+	"github.com/gatewaykit/gatewaykit/telemetry"
 )
 
 // The routes of [NewAccessHandler], in net/http.ServeMux syntax: the
@@ -439,6 +440,7 @@ func (h *accessHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // serve serves a request of the access point ep.
 func (h *accessHandler) serve(w http.ResponseWriter, r *http.Request, ep *endpoint) {
+	telemetry.SetRoute(r.Context(), ep.pattern)
 	ctx, release := withQuotaSlot(r.Context())
 	defer release()
 	r = r.WithContext(ctx)

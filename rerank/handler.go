@@ -63,6 +63,7 @@ func NewHandler(catalog models.Catalog, backend Backend, opts ...Option) http.Ha
 		panic("rerank: NewHandler: nil Backend")
 	}
 	return served.NewJSON(served.New("rerank", catalog, models.Rerank, pipeline.New(opts, Option.ApplyToRerank)), served.JSON[Request, *Result]{
+		Pattern:  Pattern,
 		Validate: Validate,
 		Model:    func(req *Request) string { return req.Model },
 		Ask: func(ctx context.Context, req *Request, m *models.Model) (*Result, error) {

@@ -272,8 +272,11 @@ func (c *Config) Reserve(ctx context.Context, m *models.Model, est int64) (*Char
 // reservation and records u's total against the key in one step, with
 // the model, the tokens and their cost at the model's pricing, so that
 // the request is recorded once in the key's usage. A nil ch (no key)
-// records nothing; a settlement that fails is logged.
+// records nothing; a settlement that fails is logged. Either way, u's
+// tokens go to the request's telemetry.Info (telemetry.AddTokens): call
+// Settle once per request.
 func (c *Config) Settle(ctx context.Context, ch *Charge, u Usage) {
+	telemetry.AddTokens(ctx, u.Input, u.Output)
 	if ch == nil {
 		return
 	}
