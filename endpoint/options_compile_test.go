@@ -1,27 +1,15 @@
 package endpoint_test
 
 import (
-	"bufio"
-	"bytes"
-	"errors"
 	"fmt"
-	"go/ast"
-	"go/importer"
-	"go/parser"
-	"go/token"
-	"go/types"
-	"io"
-	"os"
-	"os/exec"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
-)
 
-const module = "github.com/gatewaykit/gatewaykit/"
+	"github.com/gatewaykit/gatewaykit/internal/typecheck"
+)
 
 // endpointPackages are the packages whose NewHandler takes typed options,
 // with the backend type of their NewHandler.
@@ -67,19 +55,29 @@ var options = []struct {
 	{"images.WithPublicURL(\"\")", "images", []string{"images"}},
 }
 
+// newChecker returns a checker of programs that use the endpoint
+// packages.
+func newChecker(t *testing.T) *typecheck.Checker {
+	pkgs := []string{"endpoint", "models"}
+	for _, p := range endpointPackages {
+		pkgs = append(pkgs, p.name)
+	}
+	return typecheck.New(t, pkgs...)
+}
+
 // TestOptionsAreTypedPerPackage type-checks small programs against the
 // kit's packages: an option compiles with each package that takes it,
 // and with no other (not even one of the same module, such as
 // responses.WithStore given to chat.NewHandler).
 func TestOptionsAreTypedPerPackage(t *testing.T) {
 	t.Parallel()
-	check := newChecker(t)
+	c := newChecker(t)
 	for _, o := range options {
 		for _, p := range endpointPackages {
 			takes := slices.Contains(o.takenBy, p.name)
 			t.Run(fmt.Sprintf("%s/%s", o.expr, p.name), func(t *testing.T) {
-				src := program([]string{p.name, o.pkg}, fmt.Sprintf("var _ %s.Option = %s", p.name, o.expr))
-				err := check(src)
+				src := typecheck.Program([]string{p.name, o.pkg}, nil, fmt.Sprintf("var _ %s.Option = %s", p.name, o.expr))
+				err := c.Check(src)
 				if takes {
 					require.NoError(t, err, "%s should be a %s.Option", o.expr, p.name)
 					return
@@ -95,32 +93,43 @@ func TestOptionsAreTypedPerPackage(t *testing.T) {
 // apply to it, in one call.
 func TestNewHandlerRejectsOptionsOfOtherPackages(t *testing.T) {
 	t.Parallel()
-	check := newChecker(t)
+	c := newChecker(t)
 	for _, tc := range []struct {
-		name, call string
-		imports    []string
-		wantErr    []string // each must be reported
+		name, backend, call string
+		imports             []string
+		wantErr             []string // each must be reported, and no other error
 	}{
 		{
 			name:    "ChatWithOptionsOfResponsesAndImages",
+			backend: "chat.Backend",
 			imports: []string{"chat", "responses", "images"},
 			call:    "chat.NewHandler(c, b, responses.WithStore(nil), images.WithURLKey(nil))",
-			wantErr: []string{"responses.WithStore(nil) (value of interface type responses.Option) as chat.Option value", "missing method ApplyToChat"},
+			wantErr: []string{
+				"cannot use responses.WithStore(nil) (value of interface type responses.Option) as chat.Option value in argument to chat.NewHandler: responses.Option does not implement chat.Option (missing method ApplyToChat)",
+				"cannot use images.WithURLKey(nil) (value of interface type images.Option) as chat.Option value in argument to chat.NewHandler: images.Option does not implement chat.Option (missing method ApplyToChat)",
+			},
 		},
 		{
 			name:    "EmbeddingsWithKeepAlive",
+			backend: "embeddings.Backend",
 			imports: []string{"embeddings", "endpoint"},
 			call:    "embeddings.NewHandler(c, b, endpoint.WithKeepAlive(time.Second))",
-			wantErr: []string{"endpoint.WithKeepAlive(time.Second) (value of struct type endpoint.StreamOption) as embeddings.Option value", "missing method ApplyToEmbeddings"},
+			wantErr: []string{
+				"cannot use endpoint.WithKeepAlive(time.Second) (value of struct type endpoint.StreamOption) as embeddings.Option value in argument to embeddings.NewHandler: endpoint.StreamOption does not implement embeddings.Option (missing method ApplyToEmbeddings)",
+			},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			src := program(append(tc.imports, "models", "time"), "var c models.Catalog\nvar b chat.Backend\nvar _ = "+tc.call+"\nvar _ = time.Second")
-			err := check(src)
+			src := typecheck.Program(append(tc.imports, "models"), []string{"time"},
+				"var c models.Catalog\nvar b "+tc.backend+"\nvar _ = "+tc.call+"\nvar _ = time.Second")
+			err := c.Check(src)
 			require.Error(t, err)
-			for _, want := range tc.wantErr {
-				require.ErrorContains(t, err, want)
+			var got []string
+			for _, line := range strings.Split(err.Error(), "\n") {
+				_, msg, _ := strings.Cut(line, ": ") // p.go:line:col
+				got = append(got, msg)
 			}
+			require.Equal(t, tc.wantErr, got)
 		})
 	}
 	for _, p := range endpointPackages {
@@ -133,82 +142,8 @@ func TestNewHandlerRejectsOptionsOfOtherPackages(t *testing.T) {
 					imports = append(imports, o.pkg)
 				}
 			}
-			src := program(imports, fmt.Sprintf("var c models.Catalog\nvar b %s\nvar _ = %s.NewHandler(c, b, %s)", p.backend, p.name, strings.Join(args, ", ")))
-			require.NoError(t, check(src))
+			src := typecheck.Program(imports, nil, fmt.Sprintf("var c models.Catalog\nvar b %s\nvar _ = %s.NewHandler(c, b, %s)", p.backend, p.name, strings.Join(args, ", ")))
+			require.NoError(t, c.Check(src))
 		})
-	}
-}
-
-// program returns the source of a package that imports pkgs (the kit's
-// packages by name, or the standard library's time) and declares decls.
-func program(pkgs []string, decls string) string {
-	var b strings.Builder
-	b.WriteString("package p\n\nimport (\n")
-	slices.Sort(pkgs)
-	for _, p := range slices.Compact(pkgs) {
-		if p == "time" {
-			b.WriteString("\t\"time\"\n")
-			continue
-		}
-		fmt.Fprintf(&b, "\t%q\n", module+p)
-	}
-	b.WriteString(")\n\n" + decls + "\n")
-	return b.String()
-}
-
-// exportData lists the files of export data of the kit's endpoint
-// packages and their dependencies, as the go command compiles them (go
-// list -export: from the build cache, without network), by import path.
-var exportData = sync.OnceValues(func() (map[string]string, error) {
-	args := []string{"list", "-export", "-deps", "-f", "{{.ImportPath}}\t{{.Export}}", module + "models", module + "endpoint"}
-	for _, p := range endpointPackages {
-		args = append(args, module+p.name)
-	}
-	// go test puts the go command of its toolchain first on the PATH.
-	cmd := exec.Command("go", args...)
-	cmd.Env = append(os.Environ(), "GOPROXY=off")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return nil, fmt.Errorf("go list -export: %w: %s", err, stderr.String())
-	}
-	files := map[string]string{}
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	for sc.Scan() {
-		if path, file, ok := strings.Cut(sc.Text(), "\t"); ok && file != "" {
-			files[path] = file
-		}
-	}
-	return files, sc.Err()
-})
-
-// newChecker returns a function that type-checks the source of one file
-// against the kit's packages and returns its type errors joined in one
-// error, or nil. The function is not safe for concurrent use.
-func newChecker(t *testing.T) func(src string) error {
-	t.Helper()
-	files, err := exportData()
-	require.NoError(t, err)
-	fset := token.NewFileSet()
-	imp := importer.ForCompiler(fset, "gc", func(path string) (io.ReadCloser, error) {
-		file, ok := files[path]
-		if !ok {
-			return nil, fmt.Errorf("no export data for %q", path)
-		}
-		return os.Open(file)
-	})
-	return func(src string) error {
-		f, err := parser.ParseFile(fset, "p.go", src, 0)
-		if err != nil {
-			return err
-		}
-		var errs []string
-		conf := types.Config{Importer: imp, Error: func(err error) { errs = append(errs, err.Error()) }}
-		_, _ = conf.Check("p", fset, []*ast.File{f}, nil)
-		if len(errs) > 0 {
-			return errors.New(strings.Join(errs, "\n"))
-		}
-		return nil
 	}
 }

@@ -309,7 +309,7 @@ func mountAccess(mux *http.ServeMux, c Config, served map[string]http.Handler) {
 		}
 		return
 	}
-	var opts []relay.Option
+	var opts []relay.AccessOption
 	for p, h := range served {
 		opts = append(opts, relay.WithFallback(p, h))
 	}
