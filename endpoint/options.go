@@ -34,7 +34,8 @@ type Option struct{ set setter }
 // A ValidatorOption is an option of the handlers whose requests go
 // through a validator ([WithValidator]): those of chat, completions,
 // responses, embeddings, moderations, rerank, images and audio (not
-// messages and gemini, whose requests are checked by their translation).
+// messages and gemini, which check their formats' rules themselves and
+// run no validator of yours).
 type ValidatorOption struct{ set setter }
 
 // A StreamOption is an option of the handlers that stream their replies

@@ -117,6 +117,7 @@
 // [NewHandler] takes the options of package endpoint that mean something
 // to it ([Option]): endpoint.WithLogger, WithMaxRequestBytes, WithAllowed,
 // WithKeepAlive and WithErrorHook. endpoint.WithValidator and WithClock do
-// not compile here (the request is checked by its translation, and replies
-// carry no time), nor do the options of other packages.
+// not compile here (the handler checks the format's rules itself and runs
+// no validator of yours, and replies carry no time), nor do the options of
+// other packages.
 package messages

@@ -27,9 +27,9 @@ const Pattern = "POST /v1/messages"
 // [endpoint.WithMaxRequestBytes], [endpoint.WithAllowed],
 // [endpoint.WithKeepAlive] and [endpoint.WithErrorHook].
 // endpoint.WithValidator and endpoint.WithClock are not Options: the
-// request is checked by its translation, and replies carry no time. An
-// option of another package, such as responses.WithStore, does not compile
-// here.
+// handler checks the format's rules itself and runs no validator of yours,
+// and replies carry no time. An option of another package, such as
+// responses.WithStore, does not compile here.
 type Option interface {
 	// ApplyToMessages applies the option to the configuration of a handler
 	// being made; NewHandler calls it. Only this module's packages
