@@ -9,6 +9,21 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gatewaykit/gatewaykit/internal/typecheck"
+
+	// The packages checked: imported so that a change to one of them
+	// invalidates the cached result of the test (go list -export, which
+	// the test runs, is outside the go command's view).
+	_ "github.com/gatewaykit/gatewaykit/audio"
+	_ "github.com/gatewaykit/gatewaykit/chat"
+	_ "github.com/gatewaykit/gatewaykit/completions"
+	_ "github.com/gatewaykit/gatewaykit/embeddings"
+	_ "github.com/gatewaykit/gatewaykit/gemini"
+	_ "github.com/gatewaykit/gatewaykit/images"
+	_ "github.com/gatewaykit/gatewaykit/messages"
+	_ "github.com/gatewaykit/gatewaykit/models"
+	_ "github.com/gatewaykit/gatewaykit/moderations"
+	_ "github.com/gatewaykit/gatewaykit/rerank"
+	_ "github.com/gatewaykit/gatewaykit/responses"
 )
 
 // endpointPackages are the packages whose NewHandler takes typed options,

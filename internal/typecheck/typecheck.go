@@ -37,7 +37,9 @@ type Checker struct {
 
 // New returns a Checker of programs that import the kit's packages pkgs
 // (by path in the module, such as "chat") and the packages they import;
-// it fails t if the go command cannot compile them.
+// it fails t if the go command cannot compile them. The test should
+// import pkgs itself (a blank import will do), so that a change to them
+// invalidates its cached result.
 func New(t testing.TB, pkgs ...string) *Checker {
 	t.Helper()
 	args := []string{"list", "-export", "-deps", "-f", "{{.ImportPath}}\t{{.Export}}"}
