@@ -70,4 +70,13 @@
 // Every error is in the general shape. A backend error that is (or
 // wraps) an *apierrors.Error is sent as it is; any other is a 500 whose
 // cause is only logged, as is an empty speech.
+//
+// # Options
+//
+// [NewHandler] takes the options of package endpoint that mean something
+// to it ([Option]): endpoint.WithLogger, WithMaxRequestBytes (25 MiB by
+// default, see [DefaultMaxRequestBytes]), WithValidator, WithAllowed and
+// WithErrorHook. endpoint.WithKeepAlive and WithClock do not compile here
+// (the handler does not stream, and its replies carry no time), nor do the
+// options of other packages.
 package audio

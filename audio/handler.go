@@ -10,9 +10,11 @@ import (
 	"github.com/gatewaykit/gatewaykit/endpoint"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
 	"github.com/gatewaykit/gatewaykit/internal/mediareply"
+	"github.com/gatewaykit/gatewaykit/internal/pipeline"
 	"github.com/gatewaykit/gatewaykit/internal/served"
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/route"
+	"github.com/gatewaykit/gatewaykit/telemetry"
 )
 
 // The routes served by [NewHandler], in [http.ServeMux] syntax. [Register]
@@ -30,12 +32,26 @@ const (
 // endpoints' 8 MiB.)
 const DefaultMaxRequestBytes int64 = 25 << 20
 
-// An Option configures [NewHandler]: the options of package endpoint
-// ([endpoint.WithLogger], [endpoint.WithMaxRequestBytes],
-// [endpoint.WithValidator], [endpoint.WithAllowed],
-// [endpoint.WithErrorHook]) mean the same as for every endpoint package;
-// the others do not apply.
-type Option = endpoint.Option
+// An Option configures [NewHandler]. The options of package endpoint that
+// mean something to the handler are Options, and mean the same here as in
+// every endpoint package that takes them: [endpoint.WithLogger],
+// [endpoint.WithMaxRequestBytes], [endpoint.WithValidator],
+// [endpoint.WithAllowed] and [endpoint.WithErrorHook].
+// endpoint.WithKeepAlive and endpoint.WithClock are not Options: the
+// handler does not stream, and its replies carry no time. An option of
+// another package, such as responses.WithStore, does not compile here.
+type Option interface {
+	// ApplyToAudio applies the option to the configuration of a handler
+	// being made; NewHandler calls it. Only this module's packages
+	// implement it: Target is internal to the module.
+	ApplyToAudio(pipeline.Target)
+}
+
+// The option types of package endpoint that are Options.
+var (
+	_ Option = endpoint.Option{}
+	_ Option = endpoint.ValidatorOption{}
+)
 
 type handler struct {
 	speech, transcription served.Endpoint
@@ -60,10 +76,12 @@ func NewHandler(catalog models.Catalog, backend Backend, opts ...Option) http.Ha
 	if backend == nil {
 		panic("audio: NewHandler: nil Backend")
 	}
-	h := &handler{backend: backend,
-		speech:        served.New("audio", catalog, models.AudioSpeech, DefaultMaxRequestBytes, opts),
-		transcription: served.New("audio", catalog, models.AudioTranscription, DefaultMaxRequestBytes, opts)}
-	return h
+	c := pipeline.Defaults()
+	c.MaxBytes = DefaultMaxRequestBytes
+	pipeline.Apply(&c, opts, Option.ApplyToAudio)
+	return &handler{backend: backend,
+		speech:        served.New("audio", catalog, models.AudioSpeech, c),
+		transcription: served.New("audio", catalog, models.AudioTranscription, c)}
 }
 
 // Routes returns the routes of h, made by [NewHandler]: [PatternSpeech],
@@ -88,10 +106,13 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		err = apierrors.MethodNotAllowed(r.Method, p, []string{http.MethodPost})
 	case strings.HasSuffix(p, "/audio/speech"):
 		ep = &h.speech
+		telemetry.SetRoute(r.Context(), PatternSpeech)
 		err = h.serveSpeech(w, r)
 	case strings.HasSuffix(p, "/audio/transcriptions"):
+		telemetry.SetRoute(r.Context(), PatternTranscriptions)
 		err = h.serveTranscription(w, r, false)
 	case strings.HasSuffix(p, "/audio/translations"):
+		telemetry.SetRoute(r.Context(), PatternTranslations)
 		err = h.serveTranscription(w, r, true)
 	default:
 		err = apierrors.NotFound("No audio access point at " + p + ".")

@@ -156,4 +156,11 @@
 // read leave in one write, as a byte-copying relay's would. The benchmarks
 // beside the package measure the whole stack against a raw net/http
 // handler; BENCHMARKS.md at the repository root records the figures.
+//
+// # Options
+//
+// [NewHandler] takes the options of package endpoint ([Option]):
+// endpoint.WithLogger, WithMaxRequestBytes, WithValidator, WithAllowed,
+// WithKeepAlive, WithErrorHook and WithClock. The options of other
+// packages (responses.WithStore, images.WithURLKey…) do not compile here.
 package chat

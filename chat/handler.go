@@ -14,17 +14,33 @@ import (
 	"github.com/gatewaykit/gatewaykit/internal/pipeline"
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/route"
+	"github.com/gatewaykit/gatewaykit/telemetry"
 )
 
 // Pattern is the route served by [NewHandler], in [http.ServeMux] syntax.
 const Pattern = "POST /v1/chat/completions"
 
-// An Option configures [NewHandler]: the options of package endpoint
-// ([endpoint.WithLogger], [endpoint.WithMaxRequestBytes],
-// [endpoint.WithValidator], [endpoint.WithAllowed],
-// [endpoint.WithKeepAlive], [endpoint.WithErrorHook],
-// [endpoint.WithClock]) mean the same for every endpoint package.
-type Option = endpoint.Option
+// An Option configures [NewHandler]. The options of package endpoint that
+// mean something to the handler are Options, and mean the same here as in
+// every endpoint package that takes them: [endpoint.WithLogger],
+// [endpoint.WithMaxRequestBytes], [endpoint.WithValidator],
+// [endpoint.WithAllowed], [endpoint.WithKeepAlive],
+// [endpoint.WithErrorHook] and [endpoint.WithClock]. An option of another
+// package, such as responses.WithStore, does not compile here.
+type Option interface {
+	// ApplyToChat applies the option to the configuration of a handler
+	// being made; NewHandler calls it. Only this module's packages
+	// implement it: Target is internal to the module.
+	ApplyToChat(pipeline.Target)
+}
+
+// The option types of package endpoint that are Options.
+var (
+	_ Option = endpoint.Option{}
+	_ Option = endpoint.ValidatorOption{}
+	_ Option = endpoint.StreamOption{}
+	_ Option = endpoint.ClockOption{}
+)
 
 type handler struct {
 	backend Backend
@@ -49,10 +65,11 @@ type handler struct {
 // concurrent use.
 func NewHandler(catalog models.Catalog, backend Backend, opts ...Option) http.Handler {
 	pipeline.MustHave("chat", catalog, backend)
-	return &handler{backend: backend, catalog: catalog, cfg: pipeline.New(opts)}
+	return &handler{backend: backend, catalog: catalog, cfg: pipeline.New(opts, Option.ApplyToChat)}
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	telemetry.SetRoute(r.Context(), Pattern)
 	pipeline.Serve(&h.cfg, h.catalog, models.Compat, h, w, r)
 }
 

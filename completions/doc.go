@@ -77,4 +77,11 @@
 // serves streams: the handler sends each choice's text in one chunk. The
 // context is the request's; a client that goes away cancels it, and
 // nothing is left running.
+//
+// # Options
+//
+// [NewHandler] takes the options of package endpoint ([Option]):
+// endpoint.WithLogger, WithMaxRequestBytes, WithValidator, WithAllowed,
+// WithKeepAlive, WithErrorHook and WithClock. The options of other
+// packages (responses.WithStore, images.WithURLKey…) do not compile here.
 package completions

@@ -15,6 +15,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/endpoint"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
 	"github.com/gatewaykit/gatewaykit/internal/httpjson"
+	"github.com/gatewaykit/gatewaykit/internal/pipeline"
 	"github.com/gatewaykit/gatewaykit/internal/served"
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/route"
@@ -23,12 +24,26 @@ import (
 // Pattern is the route served by [NewHandler], in [http.ServeMux] syntax.
 const Pattern = "POST /v1/embeddings"
 
-// An Option configures [NewHandler]: the options of package endpoint
-// ([endpoint.WithLogger], [endpoint.WithMaxRequestBytes],
-// [endpoint.WithValidator], [endpoint.WithAllowed],
-// [endpoint.WithErrorHook]) mean the same as for every endpoint package;
-// the others do not apply.
-type Option = endpoint.Option
+// An Option configures [NewHandler]. The options of package endpoint that
+// mean something to the handler are Options, and mean the same here as in
+// every endpoint package that takes them: [endpoint.WithLogger],
+// [endpoint.WithMaxRequestBytes], [endpoint.WithValidator],
+// [endpoint.WithAllowed] and [endpoint.WithErrorHook].
+// endpoint.WithKeepAlive and endpoint.WithClock are not Options: the
+// handler does not stream, and its replies carry no time. An option of
+// another package, such as responses.WithStore, does not compile here.
+type Option interface {
+	// ApplyToEmbeddings applies the option to the configuration of a handler
+	// being made; NewHandler calls it. Only this module's packages
+	// implement it: Target is internal to the module.
+	ApplyToEmbeddings(pipeline.Target)
+}
+
+// The option types of package endpoint that are Options.
+var (
+	_ Option = endpoint.Option{}
+	_ Option = endpoint.ValidatorOption{}
+)
 
 // NewHandler returns the handler of POST /v1/embeddings: it decodes and
 // validates the request, checks the model against catalog (endpoint type
@@ -47,7 +62,8 @@ func NewHandler(catalog models.Catalog, backend Backend, opts ...Option) http.Ha
 	if backend == nil {
 		panic("embeddings: NewHandler: nil Backend")
 	}
-	return served.NewJSON(served.New("embeddings", catalog, models.Embeddings, 0, opts), served.JSON[Request, *Result]{
+	return served.NewJSON(served.New("embeddings", catalog, models.Embeddings, pipeline.New(opts, Option.ApplyToEmbeddings)), served.JSON[Request, *Result]{
+		Pattern:  Pattern,
 		Validate: Validate,
 		Model:    func(req *Request) string { return req.Model },
 		Ask: func(ctx context.Context, req *Request, m *models.Model) (*Result, error) {

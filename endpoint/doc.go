@@ -1,8 +1,10 @@
-// Package endpoint holds what the endpoint packages chat, completions and
-// responses share: the wire types that more than one of them sends or
-// reads ([Usage], [FinishReason], [Stop], [StreamOptions]) and the checks
-// that go with them ([ValidImageURL]); and the one option type of their
-// handlers, [Option], with the options that mean the same in all three.
+// Package endpoint holds what the endpoint packages share: the wire types
+// that more than one of chat, completions and responses sends or reads
+// ([Usage], [FinishReason], [Stop], [StreamOptions]) and the checks that
+// go with them ([ValidImageURL]); and the options that mean the same in
+// the handlers of every endpoint package that takes them (chat,
+// completions, responses, messages, gemini, embeddings, moderations,
+// rerank, images and audio).
 //
 //	chat.Register(mux, chat.NewHandler(catalog, backend,
 //		endpoint.WithLogger(logger), endpoint.WithMaxRequestBytes(1<<20)))
@@ -25,7 +27,40 @@
 // JSON or an SSE stream ([WithKeepAlive]; the handler flushes a streamed
 // event unless the backend's next delta is already at hand), and settle
 // the reservation to the usage. Errors go through one renderer and the
-// hook of [WithErrorHook].
+// hook of [WithErrorHook]. Each handler fills the telemetry.Info of the
+// request's context, if it carries one, on any router: its route, its
+// model, its tokens and a refusal by the key's quota (see package
+// telemetry).
+//
+// # Options
+//
+// The NewHandler of each endpoint package takes its own Option type
+// (chat.Option, responses.Option, …): an interface whose one method,
+// named for the package (ApplyToChat, ApplyToResponses, …), takes a type
+// internal to this module, so that only this module's packages make
+// options. An option of this package has the method of a package only
+// where it means something to that package's handler, and its type says
+// which packages take it:
+//
+//	type             returned by                 taken by
+//	Option           WithLogger,                 every endpoint package
+//	                 WithMaxRequestBytes,
+//	                 WithAllowed, WithErrorHook
+//	ValidatorOption  WithValidator               all but messages and gemini
+//	StreamOption     WithKeepAlive               chat, completions, responses,
+//	                                             messages, gemini (they stream)
+//	ClockOption      WithClock                   chat, completions, responses,
+//	                                             images (replies carry a time)
+//
+// The options of a package's own (responses.WithStore and WithOwner,
+// images.WithURLKey and WithPublicURL) are Options of that package only.
+// Anywhere else an option does not compile: chat.NewHandler(catalog, b,
+// responses.WithStore(s)) is a type error, as is
+// embeddings.NewHandler(catalog, b, endpoint.WithKeepAlive(d)). A list of
+// options has the Option type of the package that takes them:
+//
+//	opts := []chat.Option{endpoint.WithLogger(l), endpoint.WithKeepAlive(5 * time.Second)}
+//	chat.Register(mux, chat.NewHandler(catalog, backend, opts...))
 //
 // # Request bodies
 //

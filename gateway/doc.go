@@ -56,7 +56,7 @@
 //
 // Every route is behind auth.Middleware over [Config].Keys, which
 // authenticates API keys by default. [Config].Authenticators replaces
-// that with a list of authenticators given the gateway's KeyStore: an
+// that with a list of authenticators charged to Keys: an
 // embedder's own sign-in, charged like a key (auth.Identities), before
 // or instead of API keys (auth.APIKeys). A request so authenticated is
 // charged, limited, recorded and refused exactly as a key is, its video
@@ -94,10 +94,9 @@
 // nested module github.com/gatewaykit/gatewaykit/observe has one for
 // Prometheus and one for OpenTelemetry): the Gateway fills its Route
 // (the pattern that served the request, also for a request that
-// authentication refused), its tokens from every settlement of the
-// request's usage (it wraps [Config].Keys' Settle to do so; a store's
-// other methods are called as they are), and the handlers its model and
-// refusals.
+// authentication refused), and the handlers its model, its tokens and
+// its refusals, as they do mounted without a Gateway. [Config].Keys is
+// used as it is.
 //
 // A store of the Config that cannot be reached (Keys, ResponseStore,
 // Tasks, Contents) is an outage, not a bug: every route that needs it

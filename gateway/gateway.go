@@ -35,22 +35,19 @@ type Config struct {
 	// and video tasks reserve and settle (the video runner is given it
 	// with runner.WithKeyStore).
 	Keys auth.KeyStore
-	// Authenticators, when set, returns the authenticators of every
-	// request, asked in order (auth.WithAuthenticators), given the
-	// gateway's KeyStore: Keys, whose settlements also fill each
-	// request's telemetry, and against which the video runner settles
-	// tasks. Charge their principals to it: for example, an embedder's
-	// own session, a key of Keys named by its id, before API keys,
+	// Authenticators, when set, are the authenticators of every request,
+	// asked in order (auth.WithAuthenticators). Charge their principals to
+	// Keys, against which the video runner settles tasks too: for
+	// example, an embedder's own session, a key of Keys named by its id,
+	// before API keys,
 	//
-	//	Authenticators: func(keys auth.KeyStore) []auth.Authenticator {
-	//		return []auth.Authenticator{auth.Identities(keys, sessionUser), auth.APIKeys(keys)}
-	//	},
+	//	Authenticators: []auth.Authenticator{auth.Identities(keys, sessionUser), auth.APIKeys(keys)},
 	//
 	// (auth.Identities needs a Keys that finds keys by id, an
 	// auth.IDLookup, as the stores of the kit do). Nil means API keys
-	// alone, auth.APIKeys(keys). ContentSessions are asked after these,
+	// alone, auth.APIKeys(Keys). ContentSessions are asked after these,
 	// on the content route.
-	Authenticators func(keys auth.KeyStore) []auth.Authenticator
+	Authenticators []auth.Authenticator
 	// Catalog is the model list, and the models the generation endpoints
 	// accept.
 	Catalog models.Catalog
@@ -227,9 +224,6 @@ func New(c Config) (*Gateway, error) {
 		timeout = DefaultReadyTimeout
 	}
 	g := &Gateway{health: health(readyChecks(c), timeout, logger)}
-	// The key store of the middleware and the video runner: c.Keys, whose
-	// settlements also fill the request's telemetry.Info.
-	keys := usageKeys{c.Keys}
 	if c.Relay != nil {
 		c = withRelay(c)
 	}
@@ -259,7 +253,7 @@ func New(c Config) (*Gateway, error) {
 		if contents == nil {
 			contents = videos.NewMemoryContentStore(nil)
 		}
-		opts := append([]runner.Option{runner.WithLogger(logger), runner.WithKeyStore(keys)}, c.RunnerOptions...)
+		opts := append([]runner.Option{runner.WithLogger(logger), runner.WithKeyStore(c.Keys)}, c.RunnerOptions...)
 		g.runner = runner.New(tasks, c.Videos, contents, opts...)
 		vopts := []videos.Option{videos.WithNotify(g.runner.Wake), videos.WithLogger(logger),
 			videos.WithMaxRequestBytes(c.MaxVideoRequestBytes)}
@@ -291,14 +285,14 @@ func New(c Config) (*Gateway, error) {
 		authOpts = append(authOpts, auth.WithKeyObserver(observeKey))
 	}
 	if c.Authenticators != nil {
-		authOpts = append(authOpts, auth.WithAuthenticators(c.Authenticators(keys)...))
+		authOpts = append(authOpts, auth.WithAuthenticators(c.Authenticators...))
 	}
 	authOpts = append(authOpts, c.AuthOptions...)
 	if c.ContentSessions != nil && c.Videos != nil {
 		authOpts = append(authOpts, auth.WithSessionAuthenticator(contentSessions{mux, c.ContentSessions}))
 	}
 	var h http.Handler = LimitBodies(BodyLimits{ReadTimeout: c.BodyReadTimeout, MaxBytesInFlight: c.MaxBodyBytesInFlight})(routed(mux))
-	h = auth.Middleware(keys, authOpts...)(h)
+	h = auth.Middleware(c.Keys, authOpts...)(h)
 	if c.Relay != nil {
 		h = relay.ForwardHeaders(h)
 	}
@@ -335,7 +329,7 @@ func mountAccess(mux *http.ServeMux, c Config, served map[string]http.Handler) {
 		}
 		return
 	}
-	var opts []relay.Option
+	var opts []relay.AccessOption
 	for p, h := range served {
 		opts = append(opts, relay.WithFallback(p, h))
 	}

@@ -54,7 +54,7 @@ func TestACompanyUserIsChargedLikeAKey(t *testing.T) {
 	}{
 		{"Gateway", func(t *testing.T, keys auth.KeyStore) http.Handler {
 			g, err := gateway.New(gateway.Config{Keys: keys, Catalog: catalog, Chat: demo.NewTextBackend().Chat(),
-				Authenticators: acmeAuthenticators})
+				Authenticators: acmeAuthenticators(keys)})
 			require.NoError(t, err)
 			return g
 		}},
@@ -275,7 +275,7 @@ func TestAnIdentityIsTreatedAsAKey(t *testing.T) {
 				}
 				g := newDemo(t, func(c *gateway.Config) {
 					c.Keys = keys
-					c.Authenticators = acmeAuthenticators
+					c.Authenticators = acmeAuthenticators(keys)
 				})
 				saved := map[string]string{}
 				for _, st := range tc.steps {
@@ -318,7 +318,7 @@ func TestAnIdentityFillsTheTelemetry(t *testing.T) {
 	require.NoError(t, keys.Add(ctx, "", auth.Key{ID: "user_ada", Owner: "ada", Quota: auth.UnlimitedQuota()}))
 	g := newDemo(t, func(c *gateway.Config) {
 		c.Keys = keys
-		c.Authenticators = acmeAuthenticators
+		c.Authenticators = acmeAuthenticators(keys)
 	})
 	info := new(telemetry.Info)
 	req := httptest.NewRequestWithContext(telemetry.NewContext(ctx, info), http.MethodPost, "/v1/chat/completions",

@@ -3,7 +3,6 @@ package gateway
 import (
 	"log/slog"
 	"net/http"
-	"slices"
 
 	"github.com/gatewaykit/gatewaykit/audio"
 	"github.com/gatewaykit/gatewaykit/embeddings"
@@ -21,18 +20,18 @@ import (
 // constants; routes of their own that no relay passes through (the
 // image files) go on mux directly.
 func mountServed(mux *http.ServeMux, c Config, logger *slog.Logger, served map[string]http.Handler) {
-	opts := []endpoint.Option{endpoint.WithLogger(logger)}
+	log := endpoint.WithLogger(logger)
 	if c.Embeddings != nil {
-		served[relay.PatternEmbeddings] = embeddings.NewHandler(c.Catalog, c.Embeddings, opts...)
+		served[relay.PatternEmbeddings] = embeddings.NewHandler(c.Catalog, c.Embeddings, log)
 	}
 	if c.Moderations != nil {
-		served[relay.PatternModerations] = moderations.NewHandler(c.Catalog, c.Moderations, opts...)
+		served[relay.PatternModerations] = moderations.NewHandler(c.Catalog, c.Moderations, log)
 	}
 	if c.Rerank != nil {
-		served[relay.PatternRerank] = rerank.NewHandler(c.Catalog, c.Rerank, opts...)
+		served[relay.PatternRerank] = rerank.NewHandler(c.Catalog, c.Rerank, log)
 	}
 	if c.Images != nil {
-		iopts := append(slices.Clip(opts), images.WithURLKey(c.ImageURLKey))
+		iopts := []images.Option{log, images.WithURLKey(c.ImageURLKey)}
 		if c.PublicBaseURL != "" {
 			iopts = append(iopts, images.WithPublicURL(c.PublicBaseURL))
 		}
@@ -43,13 +42,11 @@ func mountServed(mux *http.ServeMux, c Config, logger *slog.Logger, served map[s
 	if c.Chat != nil {
 		// The messages format and the Gemini-style generateContent,
 		// translated over the chat backend.
-		served[relay.PatternMessages] = messages.NewHandler(c.Catalog, c.Chat, endpoint.WithLogger(logger),
-			endpoint.WithMaxRequestBytes(c.MaxRequestBytes))
-		served[relay.PatternGemini] = gemini.NewHandler(c.Catalog, c.Chat, endpoint.WithLogger(logger),
-			endpoint.WithMaxRequestBytes(c.MaxRequestBytes))
+		served[relay.PatternMessages] = messages.NewHandler(c.Catalog, c.Chat, log, endpoint.WithMaxRequestBytes(c.MaxRequestBytes))
+		served[relay.PatternGemini] = gemini.NewHandler(c.Catalog, c.Chat, log, endpoint.WithMaxRequestBytes(c.MaxRequestBytes))
 	}
 	if c.Audio != nil {
-		h := audio.NewHandler(c.Catalog, c.Audio, opts...)
+		h := audio.NewHandler(c.Catalog, c.Audio, log)
 		served[relay.PatternSpeech] = h
 		served[relay.PatternTranscriptions] = h
 		served[relay.PatternTranslations] = h

@@ -4,57 +4,73 @@ import (
 	"context"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/gatewaykit/gatewaykit/auth"
-	"github.com/gatewaykit/gatewaykit/chat"
 	"github.com/gatewaykit/gatewaykit/demo"
 	"github.com/gatewaykit/gatewaykit/gateway"
 	"github.com/gatewaykit/gatewaykit/telemetry"
 )
 
-// settlingChat is the demo chat backend, which also settles usage with
-// tokens through the request's key store, as the settle points do.
-type settlingChat struct{ chat.Backend }
+// settledKeys is a key store that records the tokens settled for each
+// request, by the telemetry.Info of its context.
+type settledKeys struct {
+	auth.KeyStore
+	mu  sync.Mutex
+	got map[*telemetry.Info][2]int64
+}
 
-func (b settlingChat) Complete(ctx context.Context, p *chat.Params) (*chat.Result, error) {
-	pr, _ := auth.PrincipalFrom(ctx)
-	_, err := auth.Settle(ctx, auth.SettleParams{KeyID: pr.KeyID, Used: 8, Model: p.Request.Model, InputTokens: 3, OutputTokens: 5})
-	if err != nil {
-		return nil, err
-	}
-	return b.Backend.Complete(ctx, p)
+func (k *settledKeys) Settle(ctx context.Context, p auth.SettleParams) (auth.Quota, error) {
+	k.mu.Lock()
+	s := k.got[telemetry.FromContext(ctx)]
+	k.got[telemetry.FromContext(ctx)] = [2]int64{s[0] + p.InputTokens, s[1] + p.OutputTokens}
+	k.mu.Unlock()
+	return k.KeyStore.Settle(ctx, p)
+}
+
+func (k *settledKeys) of(info *telemetry.Info) [2]int64 {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.got[info]
 }
 
 // TestGatewayFillsTelemetryInfo: the route, the model (only a catalogue
-// one), the tokens settled, the key id (of a known key, never for an
-// unknown secret) and the refusals of the gateway's own limits reach the
-// telemetry.Info of the request's context.
+// one), the tokens settled (exactly those, counted once), the key id (of
+// a known key, never for an unknown secret) and the refusals of the
+// gateway's own limits reach the telemetry.Info of the request's
+// context.
 func TestGatewayFillsTelemetryInfo(t *testing.T) {
 	t.Parallel()
+	var keys *settledKeys
 	g := newDemo(t, func(c *gateway.Config) {
-		c.Chat = settlingChat{demo.NewTextBackend().Chat()}
+		keys = &settledKeys{KeyStore: c.Keys, got: map[*telemetry.Info][2]int64{}}
+		c.Keys = keys
+		c.Embeddings = demo.NewEmbeddingBackend()
 	})
 	const chatBody = `{"model":"demo-chat","messages":[{"role":"user","content":"hi"}]}`
 	tests := []struct {
 		name, method, path, key, body string
-		want                          telemetry.Info
+		want                          telemetry.Info // but the tokens: those settled
+		tokens                        bool           // whether the request settles tokens
 	}{
 		{"chat", "POST", "/v1/chat/completions", "sk-demo", chatBody,
-			telemetry.Info{Route: "POST /v1/chat/completions", Model: "demo-chat", InputTokens: 3, OutputTokens: 5, KeyID: "key-demo"}},
+			telemetry.Info{Route: "POST /v1/chat/completions", Model: "demo-chat", KeyID: "key-demo"}, true},
 		{"stream", "POST", "/v1/completions", "sk-demo", `{"model":"demo-instruct","prompt":"hi","stream":true}`,
-			telemetry.Info{Route: "POST /v1/completions", Model: "demo-instruct", KeyID: "key-demo"}},
+			telemetry.Info{Route: "POST /v1/completions", Model: "demo-instruct", KeyID: "key-demo"}, true},
+		{"embeddings", "POST", "/v1/embeddings", "sk-demo", `{"model":"demo-embedding","input":"hi"}`,
+			telemetry.Info{Route: "POST /v1/embeddings", Model: "demo-embedding", KeyID: "key-demo"}, true},
 		{"unknown model", "POST", "/v1/chat/completions", "sk-demo", `{"model":"made-up","messages":[{"role":"user","content":"hi"}]}`,
-			telemetry.Info{Route: "POST /v1/chat/completions", KeyID: "key-demo"}},
-		{"model list", "GET", "/v1/models", "sk-demo", "", telemetry.Info{Route: "GET /v1/models", KeyID: "key-demo"}},
+			telemetry.Info{Route: "POST /v1/chat/completions", KeyID: "key-demo"}, false},
+		{"model list", "GET", "/v1/models", "sk-demo", "", telemetry.Info{Route: "GET /v1/models", KeyID: "key-demo"}, false},
 		{"refused before routing", "POST", "/v1/chat/completions", "sk-nope", chatBody,
-			telemetry.Info{Route: "POST /v1/chat/completions"}},
+			telemetry.Info{Route: "POST /v1/chat/completions"}, false},
 		{"quota", "POST", "/v1/chat/completions", "sk-demo-empty", chatBody,
-			telemetry.Info{Route: "POST /v1/chat/completions", KeyID: "key-demo-empty", Refusal: telemetry.RefusalQuota}},
-		{"unrouted", "GET", "/v2/nothing", "sk-demo", "", telemetry.Info{Route: "/", KeyID: "key-demo"}},
-		{"health", "GET", "/readyz", "", "", telemetry.Info{Route: "GET /readyz"}},
+			telemetry.Info{Route: "POST /v1/chat/completions", KeyID: "key-demo-empty", Refusal: telemetry.RefusalQuota}, false},
+		{"unrouted", "GET", "/v2/nothing", "sk-demo", "", telemetry.Info{Route: "/", KeyID: "key-demo"}, false},
+		{"health", "GET", "/readyz", "", "", telemetry.Info{Route: "GET /readyz"}, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -64,12 +80,12 @@ func TestGatewayFillsTelemetryInfo(t *testing.T) {
 			req.Header.Set("Authorization", "Bearer "+tc.key)
 			req.Header.Set("Content-Type", "application/json")
 			g.ServeHTTP(httptest.NewRecorder(), req.WithContext(telemetry.NewContext(req.Context(), info)))
-			// The tokens are at least those that settlingChat settles (the
-			// endpoint handlers may settle theirs too); the rest is exact.
-			require.GreaterOrEqual(t, info.InputTokens, tc.want.InputTokens)
-			require.GreaterOrEqual(t, info.OutputTokens, tc.want.OutputTokens)
+			// The tokens are those that the handler settled, once.
+			settled := keys.of(info)
+			require.Equal(t, settled, [2]int64{info.InputTokens, info.OutputTokens})
+			require.Equal(t, tc.tokens, info.InputTokens > 0, "input tokens: %d", info.InputTokens)
 			got := *info
-			got.InputTokens, got.OutputTokens = tc.want.InputTokens, tc.want.OutputTokens
+			got.InputTokens, got.OutputTokens = 0, 0
 			require.Equal(t, tc.want, got)
 		})
 	}

@@ -100,4 +100,12 @@
 // stays valid JSON), which Google's Go client returns as an APIError.
 // Credentials go through auth.Middleware, which reads x-goog-api-key and
 // ?key= as well as Authorization: Bearer.
+//
+// # Options
+//
+// [NewHandler] takes the options of package endpoint that mean something
+// to it ([Option]): endpoint.WithLogger, WithMaxRequestBytes, WithAllowed,
+// WithKeepAlive and WithErrorHook. endpoint.WithValidator and WithClock do
+// not compile here (the request is checked by its translation, and replies
+// carry no time), nor do the options of other packages.
 package gemini

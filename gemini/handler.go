@@ -15,6 +15,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/internal/pipeline"
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/route"
+	"github.com/gatewaykit/gatewaykit/telemetry"
 )
 
 // Pattern is the route served by [NewHandler], in [http.ServeMux] syntax:
@@ -32,13 +33,27 @@ const (
 	MethodStream   = "streamGenerateContent"
 )
 
-// An Option configures [NewHandler]: the options of package endpoint
-// ([endpoint.WithLogger], [endpoint.WithMaxRequestBytes],
-// [endpoint.WithAllowed], [endpoint.WithKeepAlive],
-// [endpoint.WithErrorHook]) mean the same as for package chat.
-// endpoint.WithValidator and endpoint.WithClock do not apply: the
-// request is checked by the translation, and replies carry no time.
-type Option = endpoint.Option
+// An Option configures [NewHandler]. The options of package endpoint that
+// mean something to the handler are Options, and mean the same here as in
+// every endpoint package that takes them: [endpoint.WithLogger],
+// [endpoint.WithMaxRequestBytes], [endpoint.WithAllowed],
+// [endpoint.WithKeepAlive] and [endpoint.WithErrorHook].
+// endpoint.WithValidator and endpoint.WithClock are not Options: the
+// request is checked by its translation, and replies carry no time. An
+// option of another package, such as responses.WithStore, does not compile
+// here.
+type Option interface {
+	// ApplyToGemini applies the option to the configuration of a handler
+	// being made; NewHandler calls it. Only this module's packages
+	// implement it: Target is internal to the module.
+	ApplyToGemini(pipeline.Target)
+}
+
+// The option types of package endpoint that are Options.
+var (
+	_ Option = endpoint.Option{}
+	_ Option = endpoint.StreamOption{}
+)
 
 type handler struct {
 	backend chat.Backend
@@ -64,7 +79,7 @@ type handler struct {
 // concurrent use.
 func NewHandler(catalog models.Catalog, backend chat.Backend, opts ...Option) http.Handler {
 	pipeline.MustHave("gemini", catalog, backend)
-	h := &handler{backend: backend, catalog: catalog, cfg: pipeline.New(opts)}
+	h := &handler{backend: backend, catalog: catalog, cfg: pipeline.New(opts, Option.ApplyToGemini)}
 	h.cfg.Renderer.Shape = apierrors.Google
 	return h
 }
@@ -100,6 +115,7 @@ func action(r *http.Request) string {
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	telemetry.SetRoute(r.Context(), Pattern)
 	model, method, ok := Action(action(r))
 	if !ok {
 		h.cfg.Fail(w, r, errMethod(r.URL.Path))

@@ -78,4 +78,14 @@
 // is; any other is a 500 whose cause is only logged, as is a Result that
 // cannot be sent (a wrong number of images, an image without the Data or
 // URL that the response format needs).
+//
+// # Options
+//
+// [NewHandler] takes the options of package endpoint that mean something
+// to it ([Option]): endpoint.WithLogger, WithMaxRequestBytes,
+// WithValidator, WithAllowed, WithErrorHook and WithClock (replies'
+// created, and the expiry of the image URLs); and this package's own,
+// [WithURLKey] and [WithPublicURL], which no other package takes.
+// endpoint.WithKeepAlive does not compile here (the handler does not
+// stream), nor do the options of other packages.
 package images

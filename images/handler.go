@@ -14,9 +14,11 @@ import (
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
 	"github.com/gatewaykit/gatewaykit/internal/httpjson"
 	"github.com/gatewaykit/gatewaykit/internal/mediareply"
+	"github.com/gatewaykit/gatewaykit/internal/pipeline"
 	"github.com/gatewaykit/gatewaykit/internal/served"
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/route"
+	"github.com/gatewaykit/gatewaykit/telemetry"
 )
 
 // The routes served by [NewHandler], in [http.ServeMux] syntax: image
@@ -30,13 +32,42 @@ const (
 // filePath is the path of PatternFile without its wildcard.
 const filePath = "/v1/images/files/"
 
-// An Option configures [NewHandler]: the options of package endpoint
-// ([endpoint.WithLogger], [endpoint.WithMaxRequestBytes],
+// An Option configures [NewHandler]. The options of package endpoint
+// that mean something to the handler are Options, and mean the same
+// here as in every endpoint package that takes them:
+// [endpoint.WithLogger], [endpoint.WithMaxRequestBytes],
 // [endpoint.WithValidator], [endpoint.WithAllowed],
-// [endpoint.WithErrorHook], [endpoint.WithClock]) mean the same as for
-// every endpoint package, and [WithURLKey] and [WithPublicURL] are this
-// package's own.
-type Option = endpoint.Option
+// [endpoint.WithErrorHook] and [endpoint.WithClock] (endpoint.WithKeepAlive
+// is not one: the handler does not stream). [WithURLKey] and
+// [WithPublicURL] are this package's own: they are Options of no other
+// package, and an option of another package, such as
+// responses.WithStore, does not compile here.
+type Option interface {
+	// ApplyToImages applies the option to the configuration of a handler
+	// being made; NewHandler calls it. Only this module's packages
+	// implement it: Target is internal to the module.
+	ApplyToImages(pipeline.Target)
+}
+
+// The option types of package endpoint that are Options.
+var (
+	_ Option = endpoint.Option{}
+	_ Option = endpoint.ValidatorOption{}
+	_ Option = endpoint.ClockOption{}
+)
+
+// config is the configuration of a handler: the one common to the
+// endpoint packages, and the settings of this package's own options.
+type config struct {
+	pipeline.Config
+	urls urlConfig
+}
+
+// option is an option of this package's own: it sets the handler's
+// config, which NewHandler gives as the Target.
+type option func(*config)
+
+func (o option) ApplyToImages(t pipeline.Target) { o(t.(*config)) }
 
 type handler struct {
 	ep      served.Endpoint
@@ -61,14 +92,12 @@ func NewHandler(catalog models.Catalog, backend Backend, opts ...Option) http.Ha
 	if backend == nil {
 		panic("images: NewHandler: nil Backend")
 	}
-	h := &handler{ep: served.New("images", catalog, models.ImageGeneration, 0, opts), backend: backend}
-	if u, ok := h.ep.Cfg.Images.(*urlConfig); ok {
-		h.urls = *u
+	c := config{Config: pipeline.Defaults()}
+	pipeline.Apply(&c, opts, Option.ApplyToImages)
+	if len(c.urls.key) == 0 {
+		c.urls.key = randomKey()
 	}
-	if len(h.urls.key) == 0 {
-		h.urls.key = randomKey()
-	}
-	return h
+	return &handler{ep: served.New("images", catalog, models.ImageGeneration, c.Config), backend: backend, urls: c.urls}
 }
 
 // Routes returns the routes of h, made by [NewHandler]: [Pattern] and
@@ -89,8 +118,10 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var err error
 	switch r.Method {
 	case http.MethodGet, http.MethodHead:
+		telemetry.SetRoute(r.Context(), PatternFile)
 		err = h.serveFile(w, r)
 	case http.MethodPost:
+		telemetry.SetRoute(r.Context(), Pattern)
 		err = h.generate(w, r)
 	default:
 		err = apierrors.MethodNotAllowed(r.Method, r.URL.Path, []string{http.MethodPost})

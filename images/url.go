@@ -12,31 +12,16 @@ import (
 	"io"
 	"strings"
 	"time"
-
-	"github.com/gatewaykit/gatewaykit/endpoint"
-	"github.com/gatewaykit/gatewaykit/internal/pipeline"
 )
 
 // URLLifetime is how long the URLs of the handler's own image files work
 // after the reply that sent them, as OpenAI's image URLs do.
 const URLLifetime = time.Hour
 
-// urlConfig holds the settings of WithURLKey and WithPublicURL, in
-// pipeline.Config.Images.
+// urlConfig holds the settings of WithURLKey and WithPublicURL.
 type urlConfig struct {
 	key  []byte
 	base string
-}
-
-func urlOption(fn func(*urlConfig)) endpoint.Option {
-	return func(c *pipeline.Config) {
-		u, _ := c.Images.(*urlConfig)
-		if u == nil {
-			u = &urlConfig{}
-			c.Images = u
-		}
-		fn(u)
-	}
 }
 
 // WithURLKey sets the key that signs the handler's image URLs (HMAC-SHA256),
@@ -44,21 +29,21 @@ func urlOption(fn func(*urlConfig)) endpoint.Option {
 // key is empty, each handler makes a random key: its URLs stop working when
 // the process restarts, and a replica does not serve another's. Give every
 // replica behind one address the same key (of 32 random bytes, say).
-// WithURLKey applies to package images only.
-func WithURLKey(key []byte) endpoint.Option {
+// Only this package takes it.
+func WithURLKey(key []byte) Option {
 	key = bytes.Clone(key)
-	return urlOption(func(u *urlConfig) { u.key = key })
+	return option(func(c *config) { c.urls.key = key })
 }
 
 // WithPublicURL sets the absolute URL under which clients reach the
 // handler, such as "https://api.example.com": the handler's image URLs are
 // built under it ("https://api.example.com/v1/images/files/…"). By default
 // they are paths relative to the client's origin ("/v1/images/files/…");
-// they are never built from the request's Host header. WithPublicURL
-// applies to package images only.
-func WithPublicURL(base string) endpoint.Option {
+// they are never built from the request's Host header. Only this package
+// takes it.
+func WithPublicURL(base string) Option {
 	base = strings.TrimRight(base, "/")
-	return urlOption(func(u *urlConfig) { u.base = base })
+	return option(func(c *config) { c.urls.base = base })
 }
 
 // fileRef is what the URL of an image file encodes: the request that drew

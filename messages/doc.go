@@ -114,4 +114,13 @@
 // that the official clients do not retry what cannot succeed. After a
 // stream has started, a failure ends it with one "error" event carrying
 // the same envelope, as the format's own streams do.
+//
+// # Options
+//
+// [NewHandler] takes the options of package endpoint that mean something
+// to it ([Option]): endpoint.WithLogger, WithMaxRequestBytes, WithAllowed,
+// WithKeepAlive and WithErrorHook. endpoint.WithValidator and WithClock do
+// not compile here (the handler checks the format's rules itself and runs
+// no validator of yours, and replies carry no time), nor do the options of
+// other packages.
 package messages

@@ -15,19 +15,34 @@ import (
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/route"
 	"github.com/gatewaykit/gatewaykit/sse"
+	"github.com/gatewaykit/gatewaykit/telemetry"
 )
 
 // Pattern is the route served by [NewHandler], in [http.ServeMux] syntax
 // (the same as relay.PatternMessages).
 const Pattern = "POST /v1/messages"
 
-// An Option configures [NewHandler]: the options of package endpoint
-// ([endpoint.WithLogger], [endpoint.WithMaxRequestBytes],
-// [endpoint.WithAllowed], [endpoint.WithKeepAlive],
-// [endpoint.WithErrorHook], [endpoint.WithClock]) mean the same as for
-// the chat handler. (The request types have no validate tags:
-// [endpoint.WithValidator] changes nothing.)
-type Option = endpoint.Option
+// An Option configures [NewHandler]. The options of package endpoint that
+// mean something to the handler are Options, and mean the same here as in
+// every endpoint package that takes them: [endpoint.WithLogger],
+// [endpoint.WithMaxRequestBytes], [endpoint.WithAllowed],
+// [endpoint.WithKeepAlive] and [endpoint.WithErrorHook].
+// endpoint.WithValidator and endpoint.WithClock are not Options: the
+// handler checks the format's rules itself and runs no validator of yours,
+// and replies carry no time. An option of another package, such as
+// responses.WithStore, does not compile here.
+type Option interface {
+	// ApplyToMessages applies the option to the configuration of a handler
+	// being made; NewHandler calls it. Only this module's packages
+	// implement it: Target is internal to the module.
+	ApplyToMessages(pipeline.Target)
+}
+
+// The option types of package endpoint that are Options.
+var (
+	_ Option = endpoint.Option{}
+	_ Option = endpoint.StreamOption{}
+)
 
 type handler struct {
 	backend chat.Backend
@@ -60,12 +75,13 @@ type params struct {
 // concurrent use.
 func NewHandler(catalog models.Catalog, backend chat.Backend, opts ...Option) http.Handler {
 	pipeline.MustHave("messages", catalog, backend)
-	h := &handler{backend: backend, catalog: catalog, cfg: pipeline.New(opts)}
+	h := &handler{backend: backend, catalog: catalog, cfg: pipeline.New(opts, Option.ApplyToMessages)}
 	h.cfg.Renderer.Shape = apierrors.Messages
 	return h
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	telemetry.SetRoute(r.Context(), Pattern)
 	pipeline.Serve(&h.cfg, h.catalog, models.Compat, h, shouldRetryWriter{w}, r)
 }
 

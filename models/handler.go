@@ -11,6 +11,7 @@ import (
 
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
 	"github.com/gatewaykit/gatewaykit/route"
+	"github.com/gatewaykit/gatewaykit/telemetry"
 )
 
 // The routes served by [NewHandler], in net/http.ServeMux syntax. {id...}
@@ -155,6 +156,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rd.Write(w, r, apierrors.NotFound(fmt.Sprintf("no route for %s %s", apierrors.Echo(r.Method), apierrors.Echo(r.URL.Path))))
 		return
 	}
+	telemetry.SetRoute(r.Context(), routePattern(beta, id))
 	format := FormatGemini
 	if !beta {
 		format = FormatOf(r)
@@ -173,6 +175,19 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, r, rd, body)
+}
+
+// routePattern returns the pattern of the route that splitPath found.
+func routePattern(beta bool, id string) string {
+	switch {
+	case beta && id == "":
+		return PatternBeta
+	case beta:
+		return PatternBetaModel
+	case id == "":
+		return Pattern
+	}
+	return PatternModel
 }
 
 // splitPath splits a request path into the route family and the model id,

@@ -49,4 +49,12 @@
 // is; any other is a 500 whose cause is only logged, as is a Result that
 // cannot be sent (a wrong number of results, an unknown category, a score
 // outside [0, 1]).
+//
+// # Options
+//
+// [NewHandler] takes the options of package endpoint that mean something
+// to it ([Option]): endpoint.WithLogger, WithMaxRequestBytes,
+// WithValidator, WithAllowed and WithErrorHook. endpoint.WithKeepAlive and
+// WithClock do not compile here (the handler does not stream, and its
+// replies carry no time), nor do the options of other packages.
 package moderations

@@ -18,6 +18,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/route"
 	"github.com/gatewaykit/gatewaykit/sse"
+	"github.com/gatewaykit/gatewaykit/telemetry"
 )
 
 // The routes of [NewAccessHandler], in net/http.ServeMux syntax: the
@@ -156,13 +157,13 @@ func (c accessConfig) clone() accessConfig {
 // multipart; a larger one is answered with a 400 invalid_request_error
 // (in the endpoint's error shape) that names the limit. The default is 32
 // MiB; n ≤ 0 restores it.
-func WithMaxRequestBytes(n int64) Option {
-	return func(c *config) {
+func WithMaxRequestBytes(n int64) AccessOption {
+	return accessOption(func(c *accessConfig) {
 		if n <= 0 {
 			n = httpjson.DefaultMaxBytes
 		}
-		c.access.maxBytes = n
-	}
+		c.maxBytes = n
+	})
 }
 
 // WithAllowed sets the check of which models the caller may use; a
@@ -170,10 +171,10 @@ func WithMaxRequestBytes(n int64) Option {
 // request may use the models its API key allows
 // ([auth.Principal.AllowsModel]; every model without a principal). nil
 // allows every model.
-func WithAllowed(allow models.AllowFunc) Option {
-	return func(c *config) {
-		c.access.allow = allow
-	}
+func WithAllowed(allow models.AllowFunc) AccessOption {
+	return accessOption(func(c *accessConfig) {
+		c.allow = allow
+	})
 }
 
 // WithEndpointType sets the endpoint type that the model of the
@@ -188,24 +189,24 @@ func WithAllowed(allow models.AllowFunc) Option {
 // models.Embeddings and the others, can be required with this option;
 // the kit's own handlers of these access points require them). It panics
 // if pattern is not an access point.
-func WithEndpointType(pattern string, t models.EndpointType) Option {
+func WithEndpointType(pattern string, t models.EndpointType) AccessOption {
 	mustBeAccessPattern("WithEndpointType", pattern)
-	return func(c *config) {
-		c.access.need[pattern] = t
-	}
+	return accessOption(func(c *accessConfig) {
+		c.need[pattern] = t
+	})
 }
 
 // WithKeepAlive sets the interval of silence after which a relayed
 // event stream writes a ": keep-alive" comment line to the client between
 // the upstream's events. The default is [sse.DefaultKeepAlive] (15s); 0
 // disables the comments. It panics if d is negative.
-func WithKeepAlive(d time.Duration) Option {
+func WithKeepAlive(d time.Duration) AccessOption {
 	if d < 0 {
 		panic("relay: WithKeepAlive: negative interval")
 	}
-	return func(c *config) {
-		c.access.keepAlive = d
-	}
+	return accessOption(func(c *accessConfig) {
+		c.keepAlive = d
+	})
 }
 
 // WithFallback makes h serve the requests of the access point
@@ -224,17 +225,17 @@ func WithKeepAlive(d time.Duration) Option {
 // for a routed model is passed through to the route's upstreams whatever
 // their API, and one for any other model is answered 404. It panics if
 // pattern is not an access point or h is nil.
-func WithFallback(pattern string, h http.Handler) Option {
+func WithFallback(pattern string, h http.Handler) AccessOption {
 	mustBeAccessPattern("WithFallback", pattern)
 	if h == nil {
 		panic("relay: WithFallback: nil Handler")
 	}
-	return func(c *config) {
-		if c.access.fallback == nil {
-			c.access.fallback = make(map[string]http.Handler)
+	return accessOption(func(c *accessConfig) {
+		if c.fallback == nil {
+			c.fallback = make(map[string]http.Handler)
 		}
-		c.access.fallback[pattern] = h
-	}
+		c.fallback[pattern] = h
+	})
 }
 
 // mustBeAccessPattern panics, naming the option fn, if pattern is not
@@ -374,7 +375,7 @@ func (h *accessHandler) fallbackFor(ep *endpoint, model string) http.Handler {
 //
 // NewAccessHandler panics if r or catalog is nil. The handler is safe for
 // concurrent use.
-func NewAccessHandler(r *Relay, catalog models.Catalog, opts ...Option) http.Handler {
+func NewAccessHandler(r *Relay, catalog models.Catalog, opts ...AccessOption) http.Handler {
 	if r == nil {
 		panic("relay: NewAccessHandler: nil Relay")
 	}
@@ -383,12 +384,11 @@ func NewAccessHandler(r *Relay, catalog models.Catalog, opts ...Option) http.Han
 	}
 	// The access settings given to New, then those given here; the
 	// relay's own settings (its transport, timeouts, logger…) are New's.
-	c := config{access: r.access.clone()}
+	c := r.access.clone()
 	for _, o := range opts {
-		o(&c)
+		o.applyToAccess(&c)
 	}
-	c = config{access: c.access}
-	h := &accessHandler{relay: r.withTransport(credentialPlacer{next: r.transport}), catalog: catalog, cfg: c.access, logger: r.logger}
+	h := &accessHandler{relay: r.withTransport(credentialPlacer{next: r.transport}), catalog: catalog, cfg: c, logger: r.logger}
 	h.routes = newAccessRoutes(h)
 	return ForwardHeaders(h)
 }
@@ -445,6 +445,7 @@ func (h *accessHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // serve serves a request of the access point ep.
 func (h *accessHandler) serve(w http.ResponseWriter, r *http.Request, ep *endpoint) {
+	telemetry.SetRoute(r.Context(), ep.pattern)
 	ctx, release := withQuotaSlot(r.Context())
 	defer release()
 	r = r.WithContext(ctx)

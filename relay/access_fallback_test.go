@@ -88,7 +88,7 @@ func TestAccessFallback(t *testing.T) {
 	require.NoError(t, err)
 
 	fallbacks := map[string]*recordingFallback{}
-	var opts []relay.Option
+	var opts []relay.AccessOption
 	for _, p := range relay.AccessPatterns() {
 		fallbacks[p] = &recordingFallback{}
 		opts = append(opts, relay.WithFallback(p, fallbacks[p]))
@@ -186,11 +186,11 @@ func TestAccessOptionsOfNewAndOfTheHandler(t *testing.T) {
 	body := `{"model":"embed-1","input":"` + strings.Repeat("x", 100) + `"}`
 	for _, tc := range []struct {
 		name   string
-		opts   []relay.Option
+		opts   []relay.AccessOption
 		status int
 	}{
 		{"New's limit", nil, http.StatusBadRequest},
-		{"the handler's own limit", []relay.Option{relay.WithMaxRequestBytes(1 << 10)}, http.StatusOK},
+		{"the handler's own limit", []relay.AccessOption{relay.WithMaxRequestBytes(1 << 10)}, http.StatusOK},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := &accessGateway{srv: serveAccess(t, r, tc.opts...), upstream: up}

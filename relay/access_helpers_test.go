@@ -105,7 +105,7 @@ type accessGateway struct {
 	upstream *fakeUpstream
 }
 
-func newAccessGateway(t testing.TB, up *fakeUpstream, opts ...relay.Option) *accessGateway {
+func newAccessGateway(t testing.TB, up *fakeUpstream, opts ...relay.AccessOption) *accessGateway {
 	t.Helper()
 	var routes []relay.Route
 	for _, m := range accessModels {
@@ -118,26 +118,26 @@ func newAccessGateway(t testing.TB, up *fakeUpstream, opts ...relay.Option) *acc
 	return &accessGateway{srv: serveAccess(t, r, opts...), upstream: up}
 }
 
-func serveAccess(t testing.TB, r *relay.Relay, opts ...relay.Option) *httptest.Server {
+func serveAccess(t testing.TB, r *relay.Relay, opts ...relay.AccessOption) *httptest.Server {
 	t.Helper()
 	srv, _ := serveAccessKeys(t, r, opts...)
 	return srv
 }
 
 // serveAccessKeys is serveAccess, and returns the key store too.
-func serveAccessKeys(t testing.TB, r *relay.Relay, opts ...relay.Option) (*httptest.Server, *auth.MemoryKeyStore) {
+func serveAccessKeys(t testing.TB, r *relay.Relay, opts ...relay.AccessOption) (*httptest.Server, *auth.MemoryKeyStore) {
 	t.Helper()
 	return serveAccessCatalogKeys(t, r, accessModels, opts...)
 }
 
 // serveAccessCatalog is serveAccess with the catalogue given.
-func serveAccessCatalog(t testing.TB, r *relay.Relay, catalog []models.Model, opts ...relay.Option) *httptest.Server {
+func serveAccessCatalog(t testing.TB, r *relay.Relay, catalog []models.Model, opts ...relay.AccessOption) *httptest.Server {
 	t.Helper()
 	srv, _ := serveAccessCatalogKeys(t, r, catalog, opts...)
 	return srv
 }
 
-func serveAccessCatalogKeys(t testing.TB, r *relay.Relay, catalog []models.Model, opts ...relay.Option) (*httptest.Server, *auth.MemoryKeyStore) {
+func serveAccessCatalogKeys(t testing.TB, r *relay.Relay, catalog []models.Model, opts ...relay.AccessOption) (*httptest.Server, *auth.MemoryKeyStore) {
 	t.Helper()
 	keys := auth.NewMemoryKeyStore()
 	ctx := context.Background()

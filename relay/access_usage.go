@@ -364,8 +364,9 @@ func geminiEstimate(n int64) int64 {
 }
 
 // charge records the usage found against the request's key, settling its
-// reservation. A request without a principal (not behind auth.Middleware)
-// has none to charge.
+// reservation, and adds its tokens to the request's telemetry.Info. A
+// request without a principal (not behind auth.Middleware) has no key
+// to charge.
 //
 // The settlement carries the model, the input and output tokens and
 // their cost at the model's pricing, so that the request is recorded once
@@ -377,6 +378,7 @@ func (h *accessHandler) charge(ctx context.Context, up *Upstream, u *usageFields
 	}
 	n := u.tokens()
 	in, out := u.split()
+	telemetry.AddTokens(ctx, in, out)
 	p := auth.SettleParams{Used: n, InputTokens: in, OutputTokens: out}
 	slot, _ := ctx.Value(quotaSlotKey{}).(*quotaSlot)
 	if slot != nil && slot.model != nil {

@@ -26,9 +26,9 @@ const (
 // Cool-downs are per upstream of each route, and shared by the backends
 // and the access handler of a Relay.
 func WithCooldown(initial, max time.Duration) Option {
-	return func(c *config) {
+	return option(func(c *config) {
 		c.cooldown, c.maxCooldown = initial, max
-	}
+	})
 }
 
 // health is the cool-down state of one upstream of a route. It is shared

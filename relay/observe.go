@@ -40,7 +40,7 @@ type Attempt struct {
 // status, failovers). It must be safe for concurrent use and return
 // quickly; it must not keep a.Err's reply. By default there is none.
 func WithAttemptObserver(fn func(ctx context.Context, a Attempt)) Option {
-	return func(c *config) { c.observe = fn }
+	return option(func(c *config) { c.observe = fn })
 }
 
 // DefaultReadyWindow is how recently an upstream must have answered for

@@ -38,13 +38,35 @@ type Relay struct {
 	replies   *bytesem.Sem  // the bound on buffered replies (nil: none); shared by copies
 }
 
-// An Option configures a relay: given to [New], the relay and every access
-// handler of it ([NewAccessHandler]); given to NewAccessHandler, that
-// handler only. The options of the access points (WithMaxRequestBytes,
-// WithAllowed, WithEndpointType, WithKeepAlive, WithFallback) apply to
-// both; the others configure the relay itself, and take effect in New
-// only.
-type Option func(*config)
+// An Option configures a relay, given to [New]: its transport, timeouts,
+// logger, cool-downs and so on, and, with the [AccessOption]s (which are
+// Options too), every access handler of it. Only [New] takes the options
+// that configure the relay itself: [NewAccessHandler] takes
+// AccessOptions, and another Option does not compile there.
+type Option interface {
+	applyToRelay(*config)
+}
+
+// An AccessOption configures the access points ([NewAccessHandler]):
+// given to [New], those of every access handler of the relay; given to
+// NewAccessHandler, that handler's only, after New's. The AccessOptions
+// are [WithMaxRequestBytes], [WithAllowed], [WithEndpointType],
+// [WithKeepAlive] and [WithFallback].
+type AccessOption interface {
+	Option
+	applyToAccess(*accessConfig)
+}
+
+// option is an Option that configures the relay itself.
+type option func(*config)
+
+func (o option) applyToRelay(c *config) { o(c) }
+
+// accessOption is an AccessOption.
+type accessOption func(*accessConfig)
+
+func (o accessOption) applyToRelay(c *config)        { o(&c.access) }
+func (o accessOption) applyToAccess(c *accessConfig) { o(c) }
 
 type config struct {
 	transport   http.RoundTripper
@@ -66,14 +88,14 @@ type config struct {
 // FirstByte and Idle still do. Redirects are never followed: a 3xx reply
 // is handed to the caller. nil restores the default.
 func WithTransport(rt http.RoundTripper) Option {
-	return func(c *config) { c.transport = rt }
+	return option(func(c *config) { c.transport = rt })
 }
 
 // WithTimeouts sets the timeouts of upstream calls; zero fields keep
 // their defaults ([DefaultConnectTimeout], [DefaultFirstByteTimeout],
 // [DefaultIdleTimeout]). See [Timeouts].
 func WithTimeouts(t Timeouts) Option {
-	return func(c *config) { c.timeouts = t }
+	return option(func(c *config) { c.timeouts = t })
 }
 
 // WithLogger sets the logger of the relay: failovers and cool-downs are
@@ -81,7 +103,7 @@ func WithTimeouts(t Timeouts) Option {
 // upstream text redacted ([Redact]; never a key). By default, and when l
 // is nil, nothing is logged.
 func WithLogger(l *slog.Logger) Option {
-	return func(c *config) { c.logger = l }
+	return option(func(c *config) { c.logger = l })
 }
 
 // DefaultPollInterval is how often the video backend polls an upstream
@@ -98,24 +120,24 @@ const DefaultMaxMediaBytes int64 = 512 << 20
 // the upstream for a task's status. The default is [DefaultPollInterval];
 // d ≤ 0 restores it.
 func WithPollInterval(d time.Duration) Option {
-	return func(c *config) {
+	return option(func(c *config) {
 		if d <= 0 {
 			d = DefaultPollInterval
 		}
 		c.poll = d
-	}
+	})
 }
 
 // WithMaxMediaBytes sets the largest video or thumbnail that the video
 // backend downloads from an upstream; a larger one fails the task. The
 // default is [DefaultMaxMediaBytes]; n ≤ 0 restores it.
 func WithMaxMediaBytes(n int64) Option {
-	return func(c *config) {
+	return option(func(c *config) {
 		if n <= 0 {
 			n = DefaultMaxMediaBytes
 		}
 		c.maxMedia = n
-	}
+	})
 }
 
 // DefaultMaxReplyBytesInFlight bounds the bytes of the upstream replies
@@ -143,7 +165,7 @@ const DefaultMaxReplyBytesInFlight int64 = 64 << 20
 // arrive, nor the videos and thumbnails that the video backend downloads
 // ([WithMaxMediaBytes]).
 func WithMaxReplyBytesInFlight(n int64) Option {
-	return func(c *config) { c.maxReplies = n }
+	return option(func(c *config) { c.maxReplies = n })
 }
 
 // New returns a relay for routes. Each route needs a public model id, not
@@ -153,7 +175,7 @@ func WithMaxReplyBytesInFlight(n int64) Option {
 func New(routes []Route, opts ...Option) (*Relay, error) {
 	c := config{poll: DefaultPollInterval, maxMedia: DefaultMaxMediaBytes, access: defaultAccessConfig()}
 	for _, o := range opts {
-		o(&c)
+		o.applyToRelay(&c)
 	}
 	r := &Relay{
 		routes:    make(map[string][]Upstream, len(routes)),

@@ -42,4 +42,12 @@
 // A backend error that is (or wraps) an *apierrors.Error is sent as it
 // is; any other is a 500 whose cause is only logged, as is a Result that
 // cannot be sent (a wrong number of scores, NaN or infinite scores).
+//
+// # Options
+//
+// [NewHandler] takes the options of package endpoint that mean something
+// to it ([Option]): endpoint.WithLogger, WithMaxRequestBytes,
+// WithValidator, WithAllowed and WithErrorHook. endpoint.WithKeepAlive and
+// WithClock do not compile here (the handler does not stream, and its
+// replies carry no time), nor do the options of other packages.
 package rerank

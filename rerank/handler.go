@@ -14,6 +14,7 @@ import (
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
 	"github.com/gatewaykit/gatewaykit/internal/httpjson"
 	"github.com/gatewaykit/gatewaykit/internal/ids"
+	"github.com/gatewaykit/gatewaykit/internal/pipeline"
 	"github.com/gatewaykit/gatewaykit/internal/served"
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/route"
@@ -25,12 +26,26 @@ const Pattern = "POST /v1/rerank"
 // IDPrefix starts the id of every reply.
 const IDPrefix = "rerank-"
 
-// An Option configures [NewHandler]: the options of package endpoint
-// ([endpoint.WithLogger], [endpoint.WithMaxRequestBytes],
-// [endpoint.WithValidator], [endpoint.WithAllowed],
-// [endpoint.WithErrorHook]) mean the same as for every endpoint package;
-// the others do not apply.
-type Option = endpoint.Option
+// An Option configures [NewHandler]. The options of package endpoint that
+// mean something to the handler are Options, and mean the same here as in
+// every endpoint package that takes them: [endpoint.WithLogger],
+// [endpoint.WithMaxRequestBytes], [endpoint.WithValidator],
+// [endpoint.WithAllowed] and [endpoint.WithErrorHook].
+// endpoint.WithKeepAlive and endpoint.WithClock are not Options: the
+// handler does not stream, and its replies carry no time. An option of
+// another package, such as responses.WithStore, does not compile here.
+type Option interface {
+	// ApplyToRerank applies the option to the configuration of a handler
+	// being made; NewHandler calls it. Only this module's packages
+	// implement it: Target is internal to the module.
+	ApplyToRerank(pipeline.Target)
+}
+
+// The option types of package endpoint that are Options.
+var (
+	_ Option = endpoint.Option{}
+	_ Option = endpoint.ValidatorOption{}
+)
 
 // NewHandler returns the handler of POST /v1/rerank: it decodes and
 // validates the request, checks the model against catalog (endpoint type
@@ -48,7 +63,8 @@ func NewHandler(catalog models.Catalog, backend Backend, opts ...Option) http.Ha
 	if backend == nil {
 		panic("rerank: NewHandler: nil Backend")
 	}
-	return served.NewJSON(served.New("rerank", catalog, models.Rerank, 0, opts), served.JSON[Request, *Result]{
+	return served.NewJSON(served.New("rerank", catalog, models.Rerank, pipeline.New(opts, Option.ApplyToRerank)), served.JSON[Request, *Result]{
+		Pattern:  Pattern,
 		Validate: Validate,
 		Model:    func(req *Request) string { return req.Model },
 		Ask: func(ctx context.Context, req *Request, m *models.Model) (*Result, error) {

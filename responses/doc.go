@@ -229,4 +229,12 @@
 // JSON reply and in the lifecycle events. The benchmarks beside the
 // package measure the whole stack against a raw net/http handler;
 // BENCHMARKS.md at the repository root records the figures.
+//
+// # Options
+//
+// [NewHandler] takes the options of package endpoint ([Option]):
+// endpoint.WithLogger, WithMaxRequestBytes, WithValidator, WithAllowed,
+// WithKeepAlive, WithErrorHook and WithClock; and this package's own,
+// [WithStore] and [WithOwner], which no other package takes. The options
+// of other packages (images.WithURLKey…) do not compile here.
 package responses

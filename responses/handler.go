@@ -14,6 +14,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/internal/pipeline"
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/route"
+	"github.com/gatewaykit/gatewaykit/telemetry"
 )
 
 // The routes served by [NewHandler], in [http.ServeMux] syntax. [Register]
@@ -139,6 +140,9 @@ func (h *handler) notAllowed(w http.ResponseWriter, r *http.Request, allow strin
 // lookup; mounted some other way, the ServeMux still does the routing.
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.routes.ServeHTTP(w, r)
+	// The pattern of h.routes that served r (ServeMux sets r.Pattern),
+	// unless a router before set the route.
+	telemetry.SetRoute(r.Context(), r.Pattern)
 }
 
 // create serves POST /v1/responses, through pipeline.Serve.

@@ -6,15 +6,31 @@ import (
 	"github.com/gatewaykit/gatewaykit/internal/pipeline"
 )
 
-// An Option configures [NewHandler]: the options of package endpoint
-// ([endpoint.WithLogger], [endpoint.WithMaxRequestBytes],
+// An Option configures [NewHandler]. The options of package endpoint
+// mean the same here as in every endpoint package that takes them:
+// [endpoint.WithLogger], [endpoint.WithMaxRequestBytes],
 // [endpoint.WithValidator], [endpoint.WithAllowed],
-// [endpoint.WithKeepAlive], [endpoint.WithErrorHook],
-// [endpoint.WithClock]) mean the same for every endpoint package;
-// [WithStore] and [WithOwner] are this package's own (the other endpoint
-// packages ignore them).
-type Option = endpoint.Option
+// [endpoint.WithKeepAlive], [endpoint.WithErrorHook] and
+// [endpoint.WithClock]. [WithStore] and [WithOwner] are this package's
+// own: they are Options of no other package, and an option of another
+// package, such as images.WithURLKey, does not compile here.
+type Option interface {
+	// ApplyToResponses applies the option to the configuration of a
+	// handler being made; NewHandler calls it. Only this module's
+	// packages implement it: Target is internal to the module.
+	ApplyToResponses(pipeline.Target)
+}
 
+// The option types of package endpoint that are Options.
+var (
+	_ Option = endpoint.Option{}
+	_ Option = endpoint.ValidatorOption{}
+	_ Option = endpoint.StreamOption{}
+	_ Option = endpoint.ClockOption{}
+)
+
+// config is the configuration of a handler: the one common to the
+// endpoint packages, and the settings of this package's own options.
 type config struct {
 	pipeline.Config
 	store Store
@@ -22,32 +38,39 @@ type config struct {
 }
 
 func newConfig(opts []Option) config {
-	c := config{Config: pipeline.New(opts), owner: auth.AccountOwner}
-	c.store, _ = c.Config.Store.(Store)
+	c := config{Config: pipeline.Defaults()}
+	pipeline.Apply(&c, opts, Option.ApplyToResponses)
 	if c.store == nil {
 		c.store = NewMemoryStore(nil)
 	}
-	if c.Config.Owner != nil {
-		c.owner = c.Config.Owner
+	if c.owner == nil {
+		c.owner = auth.AccountOwner
 	}
 	return c
 }
+
+// option is an option of this package's own: it sets the handler's
+// config, which NewHandler gives as the Target.
+type option func(*config)
+
+func (o option) ApplyToResponses(t pipeline.Target) { o(t.(*config)) }
 
 // WithStore sets the store that keeps responses for GET and DELETE
 // /v1/responses/{id} and for previous_response_id. By default each
 // handler has its own [MemoryStore] with the default bounds
 // (NewMemoryStore(nil)): responses live as long as the process, and two
 // handlers do not share them. Use a shared, persistent Store to run
-// several gateway instances. nil restores the default.
+// several gateway instances. nil restores the default. Only this
+// package takes it.
 func WithStore(s Store) Option {
-	return func(c *pipeline.Config) { c.Store = s }
+	return option(func(c *config) { c.store = s })
 }
 
 // WithOwner sets how the owner that scopes a request's stored responses
 // is found (auth.OwnerFunc): a response is visible only to requests with
 // the owner of the request that created it. The default is
 // auth.AccountOwner (by account; auth.KeyOwner scopes by key); nil
-// restores it.
+// restores it. Only this package takes it.
 func WithOwner(f auth.OwnerFunc) Option {
-	return func(c *pipeline.Config) { c.Owner = f }
+	return option(func(c *config) { c.owner = f })
 }

@@ -6,15 +6,18 @@ import "context"
 // traces of a middleware that wraps it (see the package documentation
 // for who fills each field). Keys and secrets are never recorded in it.
 type Info struct {
-	// Route is the ServeMux pattern that served the request, such as
-	// "POST /v1/chat/completions"; "/" for a path that no route serves;
-	// empty when the request did not go through package gateway.
+	// Route is the pattern of the route that served the request, such as
+	// "POST /v1/chat/completions": through package gateway, the ServeMux
+	// pattern ("/" for a path that no route serves); otherwise the
+	// pattern of the kit's handler that served it. Empty for a request
+	// that no handler of the kit reached, outside package gateway.
 	Route string
 	// Model is the catalogue id of the model the request asked for, once
 	// the handler found it; empty before, and for requests without one.
 	Model string
-	// InputTokens and OutputTokens are the tokens of the usage settled
-	// against the request's key (the sum, if it settled more than once).
+	// InputTokens and OutputTokens are the tokens of the request's usage,
+	// as its handler settled it against the request's key (or would
+	// have, for a request without one); the sum of every AddTokens.
 	InputTokens  int64
 	OutputTokens int64
 	// KeyID is the id of the API key that the request's credential named
@@ -54,6 +57,28 @@ func FromContext(ctx context.Context) *Info {
 func SetModel(ctx context.Context, model string) {
 	if info := FromContext(ctx); info != nil {
 		info.Model = model
+	}
+}
+
+// SetRoute records route as the request's route, when ctx carries an
+// Info whose Route is still empty: the router that served the request
+// may have set it, and knows best. The kit's handlers call it with their
+// own pattern.
+func SetRoute(ctx context.Context, route string) {
+	if info := FromContext(ctx); info != nil && info.Route == "" {
+		info.Route = route
+	}
+}
+
+// AddTokens adds input and output tokens to the request's InputTokens
+// and OutputTokens, when ctx carries an Info; negative counts add
+// nothing. The kit's handlers call it once per request, when they settle
+// its usage; a handler of your own that charges tokens through package
+// auth calls it too, so that its requests are counted.
+func AddTokens(ctx context.Context, input, output int64) {
+	if info := FromContext(ctx); info != nil {
+		info.InputTokens += max(input, 0)
+		info.OutputTokens += max(output, 0)
 	}
 }
 

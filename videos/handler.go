@@ -14,6 +14,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/internal/httpjson"
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/route"
+	"github.com/gatewaykit/gatewaykit/telemetry"
 )
 
 // The routes served by [NewHandler], in net/http.ServeMux syntax.
@@ -173,6 +174,9 @@ func newRoutes(h *handler) *http.ServeMux {
 // lookup; mounted some other way, the ServeMux still does the routing.
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.routes.ServeHTTP(w, r)
+	// The pattern of h.routes that served r (ServeMux sets r.Pattern),
+	// unless a router before set the route.
+	telemetry.SetRoute(r.Context(), r.Pattern)
 }
 
 // create serves POST /v1/videos.

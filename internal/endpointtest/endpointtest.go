@@ -36,10 +36,14 @@ func Catalog(extra ...models.Model) *models.MemoryCatalog {
 }
 
 // NewHandler returns the handler of newHandler (an endpoint package's
-// NewHandler) over catalog and b, its clock [FixedClock], with opts
+// NewHandler, whose Option is O) over catalog and b, its clock
+// [FixedClock] if the package takes endpoint.WithClock, with opts
 // applied after.
-func NewHandler[B any](newHandler func(models.Catalog, B, ...endpoint.Option) http.Handler, catalog models.Catalog, b B, opts ...endpoint.Option) http.Handler {
-	return newHandler(catalog, b, append([]endpoint.Option{endpoint.WithClock(FixedClock)}, opts...)...)
+func NewHandler[B, O any](newHandler func(models.Catalog, B, ...O) http.Handler, catalog models.Catalog, b B, opts ...O) http.Handler {
+	if clock, ok := any(endpoint.WithClock(FixedClock)).(O); ok {
+		opts = append([]O{clock}, opts...)
+	}
+	return newHandler(catalog, b, opts...)
 }
 
 // Post sends body to path on h as a POST with the JSON content type,

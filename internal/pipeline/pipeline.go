@@ -2,9 +2,9 @@
 // packages chat, completions and responses, written once ([Serve]):
 // decode, validate, model check, quota reservation, backend, encoding
 // (JSON or a stream of the backend's deltas) and settlement; and the
-// configuration that their options ([endpoint.Option]) set.
-//
-// [endpoint.Option]: https://pkg.go.dev/github.com/gatewaykit/gatewaykit/endpoint#Option
+// configuration common to the handlers of every endpoint package
+// ([Config]), which the options of package endpoint set through a
+// [Target].
 package pipeline
 
 import (
@@ -41,25 +41,45 @@ type Config struct {
 	Now       func() time.Time
 	// Renderer writes the handler's errors; Finish sets it.
 	Renderer apierrors.Renderer
-
-	// Store and Owner are set by options of package responses only
-	// (WithStore, WithOwner): Store holds a responses.Store.
-	Store any
-	Owner auth.OwnerFunc
-
-	// Images holds the settings of the options of package images
-	// (WithURLKey, WithPublicURL), which the other packages ignore.
-	Images any
 }
 
-// New returns the configuration of a handler with opts applied.
-func New[O ~func(*Config)](opts []O) Config {
+// A Target is what the options of an endpoint package apply to: the
+// configuration of a handler being made. The options of package endpoint
+// set its common part, Common. A package with options of its own
+// (responses, images) has a configuration type of its own, which embeds
+// Config (and so is a Target), and its own options reach their settings
+// by asserting that type: only its NewHandler applies them.
+//
+// Each endpoint package's Option is an interface whose one method takes a
+// Target and is named for the package (ApplyToChat, ApplyToResponses, …):
+// a type of another module cannot implement it, since it cannot name
+// Target, and an option has the method of a package only if it means
+// something to that package's handler.
+type Target interface {
+	// Common returns the configuration common to every endpoint package.
+	Common() *Config
+}
+
+// Common returns c: a Config is the Target of a package without options
+// of its own.
+func (c *Config) Common() *Config { return c }
+
+// New returns the configuration of a handler of a package without
+// options of its own: the defaults, with opts applied by apply (the
+// method of the package's Option, such as chat.Option.ApplyToChat).
+func New[O any](opts []O, apply func(O, Target)) Config {
 	c := Defaults()
-	for _, o := range opts {
-		o(&c)
-	}
-	c.Finish()
+	Apply(&c, opts, apply)
 	return c
+}
+
+// Apply applies opts to t, in order, by apply (the method of the
+// package's Option), then finishes t's common configuration.
+func Apply[O any](t Target, opts []O, apply func(O, Target)) {
+	for _, o := range opts {
+		apply(o, t)
+	}
+	t.Common().Finish()
 }
 
 // Defaults returns the configuration of a handler without options: no
@@ -252,8 +272,11 @@ func (c *Config) Reserve(ctx context.Context, m *models.Model, est int64) (*Char
 // reservation and records u's total against the key in one step, with
 // the model, the tokens and their cost at the model's pricing, so that
 // the request is recorded once in the key's usage. A nil ch (no key)
-// records nothing; a settlement that fails is logged.
+// records nothing; a settlement that fails is logged. Either way, u's
+// tokens go to the request's telemetry.Info (telemetry.AddTokens): call
+// Settle once per request.
 func (c *Config) Settle(ctx context.Context, ch *Charge, u Usage) {
+	telemetry.AddTokens(ctx, u.Input, u.Output)
 	if ch == nil {
 		return
 	}

@@ -23,11 +23,12 @@ import (
 	"github.com/gatewaykit/gatewaykit/internal/pipeline"
 	"github.com/gatewaykit/gatewaykit/internal/validation"
 	"github.com/gatewaykit/gatewaykit/models"
+	"github.com/gatewaykit/gatewaykit/telemetry"
 )
 
 // Endpoint is the part of a handler that every access point shares: its
-// configuration (from endpoint.Option), its catalogue and the endpoint
-// type its models must list.
+// configuration (made by pipeline.New from the package's options), its
+// catalogue and the endpoint type its models must list.
 type Endpoint struct {
 	Cfg     pipeline.Config
 	Catalog models.Catalog
@@ -37,21 +38,12 @@ type Endpoint struct {
 }
 
 // New returns the Endpoint of a handler of package pkg (for panics) with
-// opts applied over the defaults of pipeline.Defaults, but the body
-// limit maxBytes (≤ 0: the text endpoints' 8 MiB). It panics if catalog
-// is nil.
-func New[O ~func(*pipeline.Config)](pkg string, catalog models.Catalog, need models.EndpointType, maxBytes int64, opts []O) Endpoint {
+// configuration c, finished (pipeline.New, pipeline.Apply). It panics if
+// catalog is nil.
+func New(pkg string, catalog models.Catalog, need models.EndpointType, c pipeline.Config) Endpoint {
 	if catalog == nil {
 		panic(pkg + ": NewHandler: nil Catalog")
 	}
-	c := pipeline.Defaults()
-	if maxBytes > 0 {
-		c.MaxBytes = maxBytes
-	}
-	for _, o := range opts {
-		o(&c)
-	}
-	c.Finish()
 	return Endpoint{Cfg: c, Catalog: catalog, Need: need, pkg: pkg}
 }
 
@@ -87,8 +79,9 @@ const msgQuota = "You exceeded the quota of this API key: what is left is reserv
 // Admit checks model against the catalogue (models.Require with the
 // endpoint type and the configured Allow) and reserves est tokens of the
 // request's API key (auth.Reserve): all of the key's quota reserved by
-// requests in flight is a 403 insufficient_quota, and a key store that
-// fails a 503 (apierrors.FromDependency).
+// requests in flight is a 403 insufficient_quota (recorded as the
+// request's telemetry refusal), and a key store that fails a 503
+// (apierrors.FromDependency).
 func (e *Endpoint) Admit(ctx context.Context, model string, est int64) (*models.Model, *Charge, error) {
 	m, err := models.Require(ctx, e.Catalog, model, e.Need, e.Cfg.Allow)
 	if err != nil {
@@ -101,6 +94,7 @@ func (e *Endpoint) Admit(ctx context.Context, model string, est int64) (*models.
 	case errors.Is(err, auth.ErrNoPrincipal):
 		return m, nil, nil
 	case errors.Is(err, auth.ErrQuotaExceeded):
+		telemetry.SetRefusal(ctx, telemetry.RefusalQuota)
 		return nil, nil, apierrors.InsufficientQuota(msgQuota).WithCause(err)
 	}
 	return nil, nil, apierrors.FromDependency(ctx, fmt.Errorf("reserving quota: %w", err))
@@ -110,8 +104,10 @@ func (e *Endpoint) Admit(ctx context.Context, model string, est int64) (*models.
 // tokens against the key, with the model, the tokens and their price
 // described (auth.SettleParams), in one step of the key store. Call it exactly once
 // per admitted request, with zeros for a request that failed. A nil ch
-// records nothing; a failure is logged.
+// records nothing; a failure is logged. Either way, the tokens go to the
+// request's telemetry.Info (telemetry.AddTokens).
 func (e *Endpoint) Settle(ctx context.Context, ch *Charge, input, output int64) {
+	telemetry.AddTokens(ctx, input, output)
 	if ch == nil {
 		return
 	}
@@ -198,6 +194,9 @@ func serveJSON[Req any](e *Endpoint, w http.ResponseWriter, r *http.Request, val
 // and its backend answers with a result R in one call: packages
 // embeddings, moderations and rerank.
 type JSON[Req, R any] struct {
+	// Pattern is the route of the handler, in ServeMux syntax: the
+	// request's telemetry route, unless a router set one.
+	Pattern string
 	// Validate checks a decoded request with the package's own rules.
 	Validate func(req *Req) error
 	// Model returns the model that req names.
@@ -226,6 +225,7 @@ type jsonHandler[Req, R any] struct {
 }
 
 func (h *jsonHandler[Req, R]) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	telemetry.SetRoute(r.Context(), h.a.Pattern)
 	ServeJSON(&h.e, w, r, h.a.Validate, h.a.Model, func(ctx context.Context, req *Req, m *models.Model) (int64, error) {
 		res, err := h.a.Ask(ctx, req, m)
 		if err != nil {

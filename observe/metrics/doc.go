@@ -56,10 +56,11 @@
 // token, does not count), and it is open from its headers to the end of
 // the request.
 //
-// Tokens are the ones settled against each request's key
-// (auth.SettleParams.InputTokens and OutputTokens, which package gateway
-// hands to the request's telemetry.Info): requests without a key, and
-// video tasks, count none.
+// Tokens are the ones that each request's handler settled against its
+// key (auth.SettleParams.InputTokens and OutputTokens, which the kit's
+// handlers add to the request's telemetry.Info, mounted through package
+// gateway or not), or would have for a request without one; video
+// tasks, charged in seconds, count none.
 //
 // The last three watch the stores when they fail: a response that the
 // response store failed to keep was generated and charged, and its client
