@@ -23,7 +23,7 @@
 //
 // # Authenticators and identities
 //
-// The middleware asks its [Authenticator]s, in order, who makes a
+// The middleware asks its authenticators ([Authenticator]), in order, who makes a
 // request: by default one, [APIKeys] of its KeyStore, which reads API
 // keys. [WithAuthenticators] sets the list. An authenticator returns
 // (nil, nil) when the request carries no credential of its kind (the

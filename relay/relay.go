@@ -39,7 +39,7 @@ type Relay struct {
 }
 
 // An Option configures a relay, given to [New]: its transport, timeouts,
-// logger, cool-downs and so on, and, with the [AccessOption]s (which are
+// logger, cool-downs and so on, and, with the access options ([AccessOption], which are
 // Options too), every access handler of it. Only [New] takes the options
 // that configure the relay itself: [NewAccessHandler] takes
 // AccessOptions, and another Option does not compile there.
