@@ -2,6 +2,7 @@ package responses
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -104,7 +105,7 @@ func (h *handler) appendToConversation(ctx context.Context, owner string, req *R
 	items := make([]Item, 0, len(input)+len(resp.Output))
 	items = append(items, input...)
 	for i := range resp.Output {
-		items = append(items, historyItem(&resp.Output[i]))
+		items = append(items, conversationItem(&resp.Output[i]))
 	}
 	var err error = ErrConversationNotFound
 	if h.cfg.conversations != nil {
@@ -114,6 +115,17 @@ func (h *handler) appendToConversation(ctx context.Context, owner string, req *R
 		return notAppended(resp.ID, id, err)
 	}
 	return nil
+}
+
+// conversationItem is an output item as a conversation keeps it: the
+// item that the backends see (historyItem), with the annotations of its
+// output_text parts, as OpenAI lists a conversation's items.
+func conversationItem(o *OutputItem) Item {
+	it := historyItem(o)
+	for i := range it.Content.Parts {
+		it.Content.Parts[i].Extra = map[string]json.RawMessage{"annotations": json.RawMessage("[]")}
+	}
+	return it
 }
 
 // notAppended is the error of a response that was generated (and is
