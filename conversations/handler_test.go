@@ -248,3 +248,17 @@ func TestStoreFailureIsUnavailable(t *testing.T) {
 		require.Contains(t, w.Body.String(), `"code":"service_unavailable"`)
 	}
 }
+
+// TestFullMemoryStoreRefusesItems: items that would make a conversation
+// larger than the MemoryStore's MaxBytes are a 400 that says so, and are
+// not added.
+func TestFullMemoryStoreRefusesItems(t *testing.T) {
+	t.Parallel()
+	g := newGatewayWith(t, conversations.NewMemoryStore(&conversations.MemoryStoreOptions{MaxBytes: 1000}))
+	id := g.create(t, `{}`)
+	w := g.do(t, http.MethodPost, "/v1/conversations/"+id+"/items", `{"items":`+userMessages(20)+`}`)
+	require.Equal(t, http.StatusBadRequest, w.Code, w.Body.String())
+	require.Contains(t, w.Body.String(), `"param":"items"`)
+	require.Contains(t, w.Body.String(), "more than this gateway keeps (1000 bytes in all)")
+	require.Empty(t, g.items(t, id))
+}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync"
 
+	apierrors "github.com/gatewaykit/gatewaykit/errors"
 	"github.com/gatewaykit/gatewaykit/responses"
 )
 
@@ -41,8 +42,9 @@ type MemoryStoreOptions struct {
 // that brings the count above MaxConversations, or the estimated size
 // above MaxBytes, evicts the least recently changed other conversations
 // until both bounds hold. A conversation that would be larger than
-// MaxBytes alone is refused: Create or AppendItems returns an error and
-// changes nothing. Conversations do not expire: as in OpenAI's API, they
+// MaxBytes alone is refused: Create or AppendItems returns an error (a
+// 400 invalid_request_error, which the handler sends) and changes
+// nothing. Conversations do not expire: as in OpenAI's API, they
 // are kept until deleted (or evicted).
 type MemoryStore struct {
 	maxN     int
@@ -130,9 +132,11 @@ func duplicate(held map[string]bool, items []responses.Item) string {
 }
 
 // tooLarge is the error of a conversation that would exceed MaxBytes
-// alone.
+// alone: a 400 that the handlers send as it is (a store that is up and
+// refuses, rather than one that cannot be reached).
 func (s *MemoryStore) tooLarge(id string, size int64) error {
-	return fmt.Errorf("conversations: conversation %q of about %d bytes would be larger than the store's MaxBytes (%d)", id, size, s.maxBytes)
+	return apierrors.InvalidRequestf("items", "Conversation %s would hold about %d bytes with these items, more than this gateway keeps (%d bytes in all).",
+		apierrors.Quote(id), size, s.maxBytes).WithCause(fmt.Errorf("conversations: conversation %q of about %d bytes would be larger than the MemoryStore's MaxBytes (%d)", id, size, s.maxBytes))
 }
 
 // Create implements [Store].

@@ -55,7 +55,7 @@ func TestMemoryStoreBounds(t *testing.T) {
 		require.True(t, has(s, "conv_2"))
 
 		err := s.AppendItems(ctx, "owner", "conv_2", conversationstest.Messages("d", 20))
-		require.ErrorContains(t, err, "larger than the store's MaxBytes")
+		require.ErrorContains(t, err, "more than this gateway keeps")
 		items, err := s.ConversationItems(ctx, "owner", "conv_2", 100)
 		require.NoError(t, err)
 		require.Len(t, items, 10, "a refused append adds nothing")
