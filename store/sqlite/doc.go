@@ -13,11 +13,11 @@
 //	if err != nil { … }
 //	defer db.Close()
 //	g, err := gateway.New(gateway.Config{
-//		Keys:          auth.NewCachedKeyStore(db.Keys(), auth.DefaultKeyCacheTTL),
-//		ResponseStore: db.Responses(),
-//		Conversations: db.Conversations(),
-//		Tasks:         db.Tasks(),
-//		Contents:      db.Contents(),
+//		Keys:              auth.NewCachedKeyStore(db.Keys(), auth.DefaultKeyCacheTTL),
+//		ResponseStore:     db.Responses(),
+//		ConversationStore: db.Conversations(),
+//		Tasks:             db.Tasks(),
+//		Contents:          db.Contents(),
 //		…
 //	})
 //
