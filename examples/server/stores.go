@@ -26,7 +26,7 @@ type stores struct {
 	// putter receives the keys of the configuration at start
 	// (gateway.PutKeys); keys serves them to the gateway, possibly
 	// through a cache.
-	putter    auth.KeyPutter
+	putter        auth.KeyPutter
 	keys          auth.KeyStore
 	responses     responses.Store
 	conversations conversations.Store
