@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"testing"
 
@@ -50,4 +51,20 @@ func TestGatewayConversationsNeedResponses(t *testing.T) {
 	g := newDemo(t, func(c *gateway.Config) { c.Responses = nil })
 	status, _ := do(t, g, "POST", "/v1/conversations", "sk-demo", `{}`)
 	require.Equal(t, http.StatusNotFound, status)
+}
+
+// failingConversations is the memory conversation store with a database
+// behind it that does not answer.
+type failingConversations struct{ *conversations.MemoryStore }
+
+func (failingConversations) Ping(context.Context) error { return errors.New("connection refused") }
+
+// TestGatewayReadinessAsksTheConversationStore: /readyz names the
+// conversation store when it does not answer.
+func TestGatewayReadinessAsksTheConversationStore(t *testing.T) {
+	t.Parallel()
+	g := newDemo(t, func(c *gateway.Config) { c.ConversationStore = failingConversations{conversations.NewMemoryStore(nil)} })
+	status, body := do(t, g, "GET", "/readyz", "", "")
+	require.Equal(t, http.StatusServiceUnavailable, status)
+	require.Contains(t, body, "Not ready: conversations did not answer.")
 }
