@@ -12,8 +12,9 @@ import (
 // [endpoint.WithValidator], [endpoint.WithAllowed],
 // [endpoint.WithKeepAlive], [endpoint.WithErrorHook] and
 // [endpoint.WithClock]. [WithStore], [WithConversations] and [WithOwner]
-// are this package's own: they are Options of no other package, and an option of another
-// package, such as images.WithURLKey, does not compile here.
+// are this package's own: they are Options of no other package, and an
+// option of another package, such as images.WithURLKey, does not compile
+// here.
 type Option interface {
 	// ApplyToResponses applies the option to the configuration of a
 	// handler being made; NewHandler calls it. Only this module's
