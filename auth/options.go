@@ -182,9 +182,10 @@ func WithSpending(spends func(r *http.Request) bool) Option {
 // a key already owns. In the kit every POST route generates or creates
 // something (chat, completions, responses and their compaction, the
 // messages format, generateContent, embeddings, moderations, rerank,
-// images, audio, video creation), and no other route does (the model
-// list, a video task's status and content, the task list, a stored
-// response and its input items, deletions).
+// images, audio, video creation, conversations, their metadata and
+// items), and no other route does (the model list, a video task's status
+// and content, the task list, a stored response and its input items, a
+// conversation and its items, deletions).
 func Spends(r *http.Request) bool {
 	switch r.Method {
 	case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodDelete:

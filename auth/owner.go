@@ -3,11 +3,12 @@ package auth
 import "context"
 
 // An OwnerFunc returns the owner that scopes what a request stores and
-// reads back — the stored responses of package responses, the video tasks
-// of package videos: a stored thing is visible only to requests with the
-// owner of the request that created it. ok false refuses the request: the
-// handler answers 401 missing_authorization. The handlers of both packages
-// take one with their WithOwner option; the default is [AccountOwner].
+// reads back — the stored responses of package responses, the
+// conversations of package conversations, the video tasks of package
+// videos: a stored thing is visible only to requests with the owner of
+// the request that created it. ok false refuses the request: the handler
+// answers 401 missing_authorization. The handlers of these packages take
+// one with their WithOwner option; the default is [AccountOwner].
 type OwnerFunc func(ctx context.Context) (owner string, ok bool)
 
 // AnonymousOwner is the owner that [AccountOwner] and [KeyOwner] give a

@@ -3,11 +3,15 @@ package e2e_test
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
+	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -16,7 +20,9 @@ import (
 )
 
 // TestNodeSDK runs the official OpenAI Node SDK's suite (e2e/node) against
-// the example server, and through the example relay in front of it.
+// the example server, and through the example relay in front of it; and,
+// with GATEWAYKIT_TEST_POSTGRES, its conversation test across two example
+// servers on one PostgreSQL database.
 func TestNodeSDK(t *testing.T) {
 	node := requireNode(t)
 	statSources(t)
@@ -31,16 +37,76 @@ func TestNodeSDK(t *testing.T) {
 
 	for name, base := range map[string]string{"server": server, "relay": relay} {
 		t.Run(name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, node, "--test", "--test-reporter=spec", "sdk.test.mjs")
-			cmd.Dir = "node"
-			cmd.Env = append(os.Environ(), "OPENAI_BASE_URL="+base+"/v1")
-			out, err := cmd.CombinedOutput()
-			require.NoError(t, err, "the Node SDK suite failed against the %s:\n%s", name, out)
-			t.Logf("%s", out)
+			runSuite(t, node, name, "OPENAI_BASE_URL="+base+"/v1")
 		})
 	}
+
+	// Two replicas on one PostgreSQL database: the conversation test
+	// starts its conversation on one and continues it on the other.
+	t.Run("postgres replicas", func(t *testing.T) {
+		dsn := newPostgresDatabase(t)
+		var urls []string
+		for range 2 {
+			urls = append(urls, start(t, filepath.Join(bin, "server"), "-addr", "127.0.0.1:0", "-admin-addr", "", "-db", dsn))
+		}
+		runSuite(t, node, "postgres replicas", "OPENAI_BASE_URL="+urls[0]+"/v1", "OPENAI_BASE_URL_OTHER="+urls[1]+"/v1",
+			"--test-name-pattern=conversation")
+	})
+}
+
+// runSuite runs the Node SDK's suite with the environment variables and
+// node flags of args ("NAME=value" or "--flag").
+func runSuite(t *testing.T, node, name string, args ...string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	flags := []string{"--test", "--test-reporter=spec"}
+	env := os.Environ()
+	for _, a := range args {
+		if strings.HasPrefix(a, "--") {
+			flags = append(flags, a)
+		} else {
+			env = append(env, a)
+		}
+	}
+	cmd := exec.CommandContext(ctx, node, append(flags, "sdk.test.mjs")...)
+	cmd.Dir = "node"
+	cmd.Env = env
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "the Node SDK suite failed against the %s:\n%s", name, out)
+	t.Logf("%s", out)
+}
+
+// newPostgresDatabase creates an empty database on the server that
+// GATEWAYKIT_TEST_POSTGRES names (with psql: this module has no
+// PostgreSQL driver), drops it when t ends, and returns its URL. It
+// skips t when the variable is unset, as the stores' tests do.
+func newPostgresDatabase(t *testing.T) string {
+	t.Helper()
+	base := os.Getenv("GATEWAYKIT_TEST_POSTGRES")
+	if base == "" {
+		t.Skip("needs PostgreSQL: set GATEWAYKIT_TEST_POSTGRES=postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable (.ci/run does)")
+	}
+	psql, err := exec.LookPath("psql")
+	require.NoError(t, err, "GATEWAYKIT_TEST_POSTGRES is set: the replicas need psql to create their database")
+	name := "gk_e2e_" + strings.ToLower(rand.Text())
+	sql := func(stmt string) error {
+		out, err := exec.Command(psql, base, "-v", "ON_ERROR_STOP=1", "-c", stmt).CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("psql -c %q: %w\n%s", stmt, err, out)
+		}
+		return nil
+	}
+	require.NoError(t, sql("CREATE DATABASE "+name))
+	t.Cleanup(func() {
+		if err := sql("DROP DATABASE " + name + " WITH (FORCE)"); err != nil {
+			t.Error(err)
+		}
+	})
+	u, err := url.Parse(base)
+	require.NoError(t, err)
+	u.Path = "/" + name
+	return u.String()
 }
 
 // requireNode returns the path of node, when it and the SDK are

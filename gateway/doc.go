@@ -48,7 +48,11 @@
 // what chat cannot carry, and they keep conversations in a store, so
 // [Config].Responses set to fromchat.New(Chat) (package
 // responses/fromchat) is the one line that serves them over the chat
-// backend. Routes added by [Config].Routes are mounted on the same mux,
+// backend. With Responses come the conversations of /v1/conversations
+// (package conversations), kept in [Config].ConversationStore and
+// continued by POST /v1/responses; for a relayed model too, whose upstream
+// is sent the conversation's items as input, as for previous_response_id.
+// Routes added by [Config].Routes are mounted on the same mux,
 // behind the same middleware; an access point that Routes mounts replaces
 // the gateway's own.
 //
@@ -99,7 +103,7 @@
 // used as it is.
 //
 // A store of the Config that cannot be reached (Keys, ResponseStore,
-// Tasks, Contents) is an outage, not a bug: every route that needs it
+// ConversationStore, Tasks, Contents) is an outage, not a bug: every route that needs it
 // answers 503 service_unavailable with Retry-After, in its family's error
 // shape (apierrors.Unavailable), while readiness reports the store down.
 // A rate limiter of AuthOptions that fails lets requests through without
@@ -136,8 +140,10 @@
 // fields, 32 multipart fields) and its in-memory stores evict finished
 // tasks and content (24 hours, 10 000 tasks, 1 GiB); the responses
 // package's in-memory store evicts likewise (30 days, 10 000 responses,
-// 256 MiB). Pass stores made with other bounds as [Config].Tasks,
-// Contents and ResponseStore. The video url and thumbnail_url of a
+// 256 MiB), and so does the conversations package's (10 000
+// conversations, 256 MiB, least recently changed first). Pass stores
+// made with other bounds as [Config].Tasks, Contents, ResponseStore and
+// ConversationStore. The video url and thumbnail_url of a
 // completed task are built under [Config].PublicBaseURL, or are paths
 // relative to the client's origin: never from the request's Host header.
 //

@@ -14,6 +14,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/auth"
 	"github.com/gatewaykit/gatewaykit/chat"
 	"github.com/gatewaykit/gatewaykit/completions"
+	"github.com/gatewaykit/gatewaykit/conversations"
 	"github.com/gatewaykit/gatewaykit/embeddings"
 	"github.com/gatewaykit/gatewaykit/endpoint"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
@@ -58,15 +59,23 @@ type Config struct {
 	// Completions serves POST /v1/completions.
 	Completions completions.Backend
 	// Responses serves POST /v1/responses, its compact, retrieve and
-	// delete routes. fromchat.New(Chat) (package responses/fromchat)
-	// serves them over the chat backend, with no backend of their own to
-	// write; nil leaves them unmounted, as for every family, rather than
-	// keep conversations (ResponseStore) the embedder did not ask for.
+	// delete routes, and the routes of /v1/conversations.
+	// fromchat.New(Chat) (package responses/fromchat) serves them over
+	// the chat backend, with no backend of their own to write; nil leaves
+	// them unmounted, as for every family, rather than keep conversations
+	// (ResponseStore, ConversationStore) the embedder did not ask for.
 	Responses responses.Backend
 	// ResponseStore keeps responses for previous_response_id and
 	// retrieval; nil means the default of [responses.WithStore] (an
 	// in-memory store).
 	ResponseStore responses.Store
+	// ConversationStore keeps the conversations of /v1/conversations
+	// (package conversations), mounted with the responses routes, which
+	// continue them ("conversation" on POST /v1/responses; with a Relay
+	// too, the relayed upstream being sent the conversation's items);
+	// nil means a new [conversations.MemoryStore] with the default
+	// bounds.
+	ConversationStore conversations.Store
 
 	// Videos generates videos; with it, the video task endpoints are
 	// mounted and [Gateway.Run] runs a [runner.Runner]. A generator that
@@ -239,11 +248,18 @@ func New(c Config) (*Gateway, error) {
 			endpoint.WithMaxRequestBytes(c.MaxRequestBytes)))
 	}
 	if c.Responses != nil {
-		opts := []responses.Option{endpoint.WithLogger(logger), endpoint.WithMaxRequestBytes(c.MaxRequestBytes)}
+		convs := c.ConversationStore
+		if convs == nil {
+			convs = conversations.NewMemoryStore(nil)
+		}
+		opts := []responses.Option{endpoint.WithLogger(logger), endpoint.WithMaxRequestBytes(c.MaxRequestBytes),
+			responses.WithConversations(convs)}
 		if c.ResponseStore != nil {
 			opts = append(opts, responses.WithStore(c.ResponseStore))
 		}
 		responses.Register(mux, responses.NewHandler(c.Catalog, c.Responses, opts...))
+		conversations.Register(mux, conversations.NewHandler(convs, conversations.WithLogger(logger),
+			conversations.WithMaxRequestBytes(c.MaxRequestBytes)))
 	}
 	if c.Videos != nil {
 		tasks, contents := c.Tasks, c.Contents

@@ -108,6 +108,9 @@ func readyChecks(c Config) []readyCheck {
 	if c.ResponseStore != nil {
 		add("responses", c.ResponseStore)
 	}
+	if c.ConversationStore != nil {
+		add("conversations", c.ConversationStore)
+	}
 	if c.Tasks != nil {
 		add("video tasks", c.Tasks)
 	}

@@ -18,12 +18,14 @@ import (
 // forwards each request to POST {base}/responses of the model's
 // upstreams.
 //
-// The gateway keeps the conversations (previous_response_id is resolved
-// from its own store), so the upstream is sent the whole conversation
-// and keeps nothing: "input" is the conversation's items (Params.History,
-// then the request's input; a string input with no history stays a
-// string), without the gateway's item ids, which the upstream does not
-// know; previous_response_id is left out and "store" is false. Every other
+// The gateway keeps the conversations (previous_response_id, and the
+// "conversation" of /v1/conversations, are resolved from its own
+// stores), so the upstream is sent the whole conversation and keeps
+// nothing: "input" is the conversation's items (Params.History, then the
+// request's input; a string input with no history stays a string),
+// without the gateway's item ids, which the upstream does not know;
+// previous_response_id and conversation are left out and "store" is
+// false. Every other
 // field of the request goes as the client sent it (unmodelled ones
 // included), with "model" replaced by the upstream's name, and the
 // headers kept by [ForwardHeaders].
@@ -99,6 +101,7 @@ func responsesBody(p *responses.Params, stream bool) (requestBody, error) {
 		}
 	}
 	body.del("previous_response_id")
+	body.del("conversation")
 	body.set("store", []byte("false"))
 	if stream {
 		body.set("stream", []byte("true"))

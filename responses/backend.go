@@ -70,9 +70,10 @@ type Params struct {
 	// first, resolved from the store through previous_response_id: for
 	// each earlier response of the chain, its input items, then its output
 	// items (messages of role assistant with output_text parts, and
-	// function_call items). It is empty without previous_response_id. As
-	// in OpenAI's API, the instructions of earlier responses are not part
-	// of it.
+	// function_call items); or, for a request that names a conversation,
+	// the conversation's items. It is empty without either. As in
+	// OpenAI's API, the instructions of earlier responses are not part of
+	// it.
 	History []Item
 }
 

@@ -1,6 +1,7 @@
 // Package responses serves the responses endpoint of the gateway API:
 // POST /v1/responses (spec §4.3), its stored conversations
-// (previous_response_id), GET and DELETE /v1/responses/{id}, GET
+// (previous_response_id, and the "conversation" of package
+// conversations), GET and DELETE /v1/responses/{id}, GET
 // /v1/responses/{id}/input_items, and POST /v1/responses/compact. It
 // holds the request and reply types, the typed stream events, the
 // [Backend] interface that produces replies, the [Store] that keeps
@@ -45,20 +46,24 @@
 //     to the caller's key ([endpoint.WithAllowed]), is 404 model_not_found; a model
 //     whose supported_endpoint_types lacks "compat-response" is a 400 with
 //     param "model".
-//  4. Resolve the conversation of previous_response_id from the [Store]
-//     (see below) into [Params] History. A Store that fails, here or on
-//     the routes that read and delete stored responses, is a 503
-//     service_unavailable with Retry-After (apierrors.FromDependency).
+//  4. Resolve the conversation of previous_response_id from the [Store],
+//     or the items of the conversation that "conversation" names from the
+//     [ConversationStore] (see below), into [Params] History. A store
+//     that fails, here or on the routes that read and delete stored
+//     responses, is a 503 service_unavailable with Retry-After
+//     (apierrors.FromDependency).
 //  5. Reserve the request's estimated tokens against the API key
 //     (auth.Reserve): the request body's bytes / 4, plus the total tokens
-//     of the previous response of the conversation, plus the output cap
+//     of the previous response of the conversation (for a "conversation",
+//     a quarter of its items' estimated bytes), plus the output cap
 //     (max_output_tokens, else the model's OutputTokenLimit, else 4096;
 //     compactions always assume the latter two). When all of the key's
 //     quota is already reserved by requests in flight, the answer is 403
 //     insufficient_quota and the backend is not asked. (A request not
 //     behind auth.Middleware reserves and is charged nothing.)
 //  6. Ask the [Backend] with the request's context; store the response
-//     unless "store" is false; answer; settle the reservation to the
+//     unless "store" is false (and add its items to its conversation, if
+//     it names one); answer; settle the reservation to the
 //     reply's total_tokens. A failed reply is charged nothing (but one
 //     that was generated and could not be stored: see "Stored
 //     conversations"); a stream
@@ -80,7 +85,8 @@
 // object names, usage totals (total_tokens = input_tokens +
 // output_tokens, always) and the echoes of the request. [Response]
 // documents every member; all are always sent, null when they do not
-// apply, as OpenAI sends them, so the official SDKs parse them exactly.
+// apply, as OpenAI sends them, so the official SDKs parse them exactly,
+// but for conversation ({"id"}), sent only when the request named one.
 //
 // status is one of:
 //
@@ -184,6 +190,36 @@
 // instructions are not carried over. An earlier response that has been
 // deleted or evicted ends the chain: the conversation starts after it.
 //
+// # Conversations of /v1/conversations
+//
+// "conversation" (a conversation id, or {"id": …}) names a conversation
+// of the [ConversationStore] given with [WithConversations] (package
+// conversations serves them on /v1/conversations; package gateway mounts
+// both over one store). The conversation's items, the newest
+// [MaxConversationItems], are [Params] History; once the reply has ended,
+// unless the request says "store": false or the response failed (or the
+// client of a stream went away), its input items (with their ids, as
+// stored with the response) and its output items (with the output's ids)
+// are added to the conversation, all or none, after the response is
+// stored. The response carries "conversation": {"id"}. As in OpenAI's
+// API:
+//
+//   - conversation with previous_response_id is a 400
+//     invalid_request_error, "Mutually exclusive parameters: …", param
+//     null;
+//   - a conversation that the owner has not (or none: without
+//     WithConversations every one is unknown) is a 404 not_found with
+//     param "conversation";
+//   - an input item whose id the conversation holds (or that another
+//     input item has) is a 400 naming it: "Duplicate item found with id
+//     …".
+//
+// Items that the store fails to add (the conversation was deleted
+// meanwhile, the database went away) are reported as a response that
+// could not be stored is: a 500 that says the response was generated and
+// charged but not added to the conversation, with "X-Should-Retry:
+// false", or a stream that ends with response.failed carrying it.
+//
 // # Compaction
 //
 // POST /v1/responses/compact takes OpenAI's compact request ([CompactRequest]:
@@ -235,6 +271,7 @@
 // [NewHandler] takes the options of package endpoint ([Option]):
 // endpoint.WithLogger, WithMaxRequestBytes, WithValidator, WithAllowed,
 // WithKeepAlive, WithErrorHook and WithClock; and this package's own,
-// [WithStore] and [WithOwner], which no other package takes. The options
+// [WithStore], [WithConversations] and [WithOwner], which no other
+// package takes. The options
 // of other packages (images.WithURLKey…) do not compile here.
 package responses

@@ -25,6 +25,7 @@ func FuzzDecodeRequest(f *testing.F) {
 		`{"model":"demo-chat","tool_choice":{"type":"function"},"input":[{"type":"function_call_output","output":[]}]}`,
 		`{"model":"demo-chat","max_output_tokens":1,"stream":true,"input":"\u0000\ud800"}`,
 		`{"model":"demo-chat","previous_response_id":"resp_x","input":[{"type":"compaction","encrypted_content":"demo-compaction:bnVsbA=="}]}`,
+		`{"model":"demo-chat","input":"hi","conversation":"conv_x"}`, `{"model":"demo-chat","input":"hi","conversation":{"id":7}}`,
 	} {
 		f.Add([]byte(s))
 	}

@@ -173,10 +173,14 @@ func (h *creator) Validate(req *Request) error {
 // Model returns the model req names.
 func (h *creator) Model(req *Request) string { return req.Model }
 
-// Prepare resolves the conversation of req's previous_response_id and
+// Prepare resolves the conversation of req's previous_response_id, or
+// the items of the conversation it names (see conversationHistory), and
 // makes its Params; the estimate counts the conversation.
 func (h *creator) Prepare(ctx context.Context, req *Request, m *models.Model, body []byte) (*createCall, int64, int64, error) {
 	owner, history, past, err := (*handler)(h).conversation(ctx, req.PreviousResponseID)
+	if err == nil && req.Conversation != nil {
+		history, past, err = (*handler)(h).conversationHistory(ctx, owner, req)
+	}
 	if err != nil {
 		return nil, 0, 0, err
 	}
@@ -284,6 +288,9 @@ func newResponse(req *Request, id string, created int64) *Response {
 	if req.PreviousResponseID != "" {
 		resp.PreviousResponseID = &req.PreviousResponseID
 	}
+	if req.Conversation != nil {
+		resp.Conversation = &ConversationRef{ID: req.Conversation.ID}
+	}
 	if req.ToolChoice != nil {
 		resp.ToolChoice = *req.ToolChoice
 	} else {
@@ -341,19 +348,25 @@ func outputItem(o *Output) OutputItem {
 		Content: []OutputText{{Type: PartOutputText, Text: o.Text, Annotations: []json.RawMessage{}}}}
 }
 
-// save stores resp unless the request said "store": false. If the store
-// fails it returns the error to send instead of the response (see
-// notStored): a response that the client was told is stored must be
-// found by a later GET and previous_response_id.
+// save stores resp unless the request said "store": false, and then adds
+// its input and output items to the request's conversation, if it names
+// one and resp did not fail. If a store fails it returns the error to
+// send instead of the response (see notStored and notAppended): a
+// response that the client was told is stored must be found by a later
+// GET, previous_response_id and conversation.
 func (h *handler) save(ctx context.Context, owner string, req *Request, resp *Response) error {
 	if !req.Stored() {
 		return nil
 	}
-	sr := &StoredResponse{Owner: owner, Response: *resp, Input: storedInput(req.Input.AsItems())}
+	input := StoredItems(req.Input.AsItems())
+	sr := &StoredResponse{Owner: owner, Response: *resp, Input: input}
 	if err := h.cfg.store.Put(ctx, sr); err != nil {
 		return notStored(resp.ID, err)
 	}
-	return nil
+	if req.Conversation == nil || resp.Status == StatusFailed {
+		return nil
+	}
+	return h.appendToConversation(ctx, owner, req, input, resp)
 }
 
 // notStored is the error of the response id that was generated (and is

@@ -34,11 +34,14 @@ type InputItemList struct {
 	HasMore bool   `json:"has_more"`
 }
 
-// storedInput returns the input items as a response stores them: each
-// with an id (kept if the request gave one) and, for a message, its
-// content as an array of parts (input_text, or output_text for an
-// assistant message) and status completed, as OpenAI lists them.
-func storedInput(in []Item) []Item {
+// StoredItems returns a copy of items as they are stored, with a
+// response's input or in a conversation: each with an id (kept if the
+// item has one, else a new one: "msg_…", "fc_…", "fco_…", "cmp_…",
+// "item_…"), and, for a message, type "message", its content as an array
+// of parts (input_text, or output_text for an assistant message) and
+// status completed unless it has one, as OpenAI lists them. The items'
+// contents are shared with items.
+func StoredItems(in []Item) []Item {
 	out := make([]Item, len(in))
 	copy(out, in)
 	for i := range out {

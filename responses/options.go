@@ -11,9 +11,10 @@ import (
 // [endpoint.WithLogger], [endpoint.WithMaxRequestBytes],
 // [endpoint.WithValidator], [endpoint.WithAllowed],
 // [endpoint.WithKeepAlive], [endpoint.WithErrorHook] and
-// [endpoint.WithClock]. [WithStore] and [WithOwner] are this package's
-// own: they are Options of no other package, and an option of another
-// package, such as images.WithURLKey, does not compile here.
+// [endpoint.WithClock]. [WithStore], [WithConversations] and [WithOwner]
+// are this package's own: they are Options of no other package, and an
+// option of another package, such as images.WithURLKey, does not compile
+// here.
 type Option interface {
 	// ApplyToResponses applies the option to the configuration of a
 	// handler being made; NewHandler calls it. Only this module's
@@ -33,8 +34,9 @@ var (
 // endpoint packages, and the settings of this package's own options.
 type config struct {
 	pipeline.Config
-	store Store
-	owner auth.OwnerFunc
+	store         Store
+	conversations ConversationStore // nil: none
+	owner         auth.OwnerFunc
 }
 
 func newConfig(opts []Option) config {
@@ -64,6 +66,19 @@ func (o option) ApplyToResponses(t pipeline.Target) { o(t.(*config)) }
 // package takes it.
 func WithStore(s Store) Option {
 	return option(func(c *config) { c.store = s })
+}
+
+// WithConversations sets the store of the conversations that the
+// "conversation" member of a request names: the conversation's items
+// (the newest [MaxConversationItems]) come before the input in [Params]
+// History, and once the reply has ended its input and output items are
+// added to it, unless the request says "store": false (see the package
+// documentation). The store of package conversations is one; mount that
+// package's handler over the same store to serve /v1/conversations. By
+// default, and with nil, there is none: every conversation is unknown,
+// a 404. Only this package takes it.
+func WithConversations(s ConversationStore) Option {
+	return option(func(c *config) { c.conversations = s })
 }
 
 // WithOwner sets how the owner that scopes a request's stored responses

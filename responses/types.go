@@ -124,6 +124,11 @@ type Request struct {
 
 	// PreviousResponseID continues the conversation of a stored response.
 	PreviousResponseID string `json:"previous_response_id,omitempty"`
+	// Conversation names a conversation of the handler's
+	// [ConversationStore] (see [WithConversations]): its items come
+	// before the input, and the input and output are added to it. It
+	// excludes PreviousResponseID.
+	Conversation *ConversationRef `json:"conversation,omitempty"`
 	// Store is whether the response is kept; nil means true.
 	Store    *bool             `json:"store,omitempty"`
 	Metadata map[string]string `json:"metadata,omitempty"`
@@ -162,6 +167,40 @@ func (r *Request) TokenLimit() int {
 		return 0
 	}
 	return *r.MaxOutputTokens
+}
+
+// ConversationRef names a conversation: the "conversation" member of a
+// request, which OpenAI's API takes as the conversation's id or as
+// {"id": …}, and of a response, always {"id": …}.
+type ConversationRef struct {
+	ID string `json:"id"`
+}
+
+// UnmarshalJSON decodes a conversation id or an object {"id": …}; any
+// other value is a 400 invalid_request_error with param "conversation".
+func (c *ConversationRef) UnmarshalJSON(b []byte) error {
+	*c = ConversationRef{}
+	b = bytes.TrimLeft(b, " \t\r\n")
+	if len(b) > 0 && b[0] == '"' {
+		id, err := jsonext.Unquote(b)
+		c.ID = id
+		return err
+	}
+	if len(b) == 0 || b[0] != '{' {
+		kind := "nothing"
+		if len(b) > 0 {
+			kind = jsonext.Kind(b[0])
+		}
+		return apierrors.InvalidRequestf("conversation", "conversation must be a conversation id or an object {\"id\": …}, got %s", kind)
+	}
+	var o struct {
+		ID *string `json:"id"`
+	}
+	if err := json.Unmarshal(b, &o); err != nil || o.ID == nil {
+		return apierrors.InvalidRequest("conversation.id", "conversation.id must be a string").WithCause(err)
+	}
+	c.ID = *o.ID
+	return nil
 }
 
 // Input is the input of a request: a string (Text set) or an array of

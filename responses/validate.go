@@ -21,6 +21,9 @@ func validate(v *validator.Validate, req *Request) error {
 	if err := checkFields(req); err != nil {
 		return err
 	}
+	if err := checkConversation(req); err != nil {
+		return err
+	}
 	if err := checkInput(req.Input, true); err != nil {
 		return err
 	}
@@ -48,6 +51,21 @@ func validateCompact(v *validator.Validate, req *CompactRequest) error {
 	return validation.Struct(v, req)
 }
 
+// checkConversation checks that a conversation names one, and that
+// previous_response_id is not set with it: a 400 with OpenAI's message
+// and a null param, neither member being wrong alone.
+func checkConversation(req *Request) error {
+	switch c := req.Conversation; {
+	case c == nil:
+		return nil
+	case c.ID == "":
+		return apierrors.InvalidRequest("conversation", "conversation must name a conversation: its id, or {\"id\": …}")
+	case req.PreviousResponseID != "":
+		return apierrors.InvalidRequest("", "Mutually exclusive parameters: Ensure you are only providing one of: 'previous_response_id' or 'conversation'.")
+	}
+	return nil
+}
+
 // checkInput checks the form of the input and each of its items.
 func checkInput(in Input, required bool) error {
 	switch {
@@ -61,18 +79,30 @@ func checkInput(in Input, required bool) error {
 	case in.Items != nil && len(in.Items) == 0:
 		return apierrors.InvalidRequest("input", "input must hold at least 1 items")
 	}
-	for i := range in.Items {
-		if err := checkItem(i, &in.Items[i]); err != nil {
+	return CheckItems("input", in.Items)
+}
+
+// CheckItems checks items as the items of a request's input are checked
+// (see the package documentation): a message has a role (user,
+// assistant, system, developer) and content, a function_call call_id and
+// name, and so on. It returns the first failure, a 400
+// invalid_request_error whose param is the field's path under param
+// ("input[2].role"). Package conversations checks the items it is given
+// with it.
+func CheckItems(param string, items []Item) error {
+	for i := range items {
+		if err := checkItem(param, i, &items[i]); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// checkItem checks input item i. Paths are built only for errors.
-func checkItem(i int, it *Item) error {
+// checkItem checks item i of the array at param. Paths are built only
+// for errors.
+func checkItem(param string, i int, it *Item) error {
 	fail := func(field, msg string) error {
-		path := "input[" + strconv.Itoa(i) + "]" + field
+		path := param + "[" + strconv.Itoa(i) + "]" + field
 		return apierrors.InvalidRequest(path, path+msg)
 	}
 	switch it.Kind() {

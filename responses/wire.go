@@ -11,9 +11,10 @@ import (
 // /v1/responses, of GET /v1/responses/{id}, and the "response" of the
 // lifecycle events of a stream.
 //
-// Every member is always sent, null when it does not apply, as OpenAI
-// sends it: error is set only when Status is failed, incomplete_details
-// only when it is incomplete, usage once the response has ended,
+// Every member but conversation (sent only when the request named one) is
+// always sent, null when it does not apply, as OpenAI sends it: error is
+// set only when Status is failed, incomplete_details only when it is
+// incomplete, usage once the response has ended,
 // completed_at only when it completed. instructions, temperature, top_p,
 // max_output_tokens and previous_response_id echo the request (null when
 // it did not set them); tools is [] and metadata {} when there are none,
@@ -41,6 +42,10 @@ type Response struct {
 	TopP               *float64           `json:"top_p"`
 	Metadata           map[string]string  `json:"metadata"`
 	Usage              *Usage             `json:"usage"`
+	// Conversation is the conversation that the request named (see
+	// [WithConversations]), to which the input and output items are
+	// added. It is the one member sent only when set.
+	Conversation *ConversationRef `json:"conversation,omitempty"`
 }
 
 // ResponseError is the error of a failed response: a machine-readable

@@ -10,7 +10,11 @@ const baseURL = process.env.OPENAI_BASE_URL;
 assert.ok(baseURL, 'OPENAI_BASE_URL is not set');
 
 // No retries: a retried request would hide the error under test.
-const client = (apiKey = 'sk-demo') => new OpenAI({ apiKey, baseURL, maxRetries: 0, timeout: 60_000 });
+const client = (apiKey = 'sk-demo', url = baseURL) => new OpenAI({ apiKey, baseURL: url, maxRetries: 0, timeout: 60_000 });
+// OPENAI_BASE_URL_OTHER, when set, names another replica of the same
+// gateway: the conversation test continues there what it started on the
+// first.
+const other = () => client('sk-demo', process.env.OPENAI_BASE_URL_OTHER ?? baseURL);
 
 test('lists the models', async () => {
   const ids = [];
@@ -76,6 +80,54 @@ test('responses: a conversation continued with previous_response_id', async () =
   });
   assert.equal(second.previous_response_id, first.id);
   assert.equal((await client().responses.retrieve(second.id)).id, second.id);
+});
+
+test('conversation with items, continued by responses', async () => {
+  const conv = await client().conversations.create({
+    items: [{ type: 'message', role: 'user', content: 'My name is Ada.' }],
+    metadata: { topic: 'names' },
+  });
+  assert.match(conv.id, /^conv_/);
+  assert.equal(conv.object, 'conversation');
+  assert.deepEqual((await other().conversations.retrieve(conv.id)).metadata, { topic: 'names' });
+
+  const first = await other().responses.create({ model: 'demo-chat', input: 'What is my name?', conversation: conv.id });
+  assert.equal(first.conversation.id, conv.id);
+  assert.match(first.output_text, /^Earlier you said: "My name is Ada\."/);
+  const stream = client().responses.stream({ model: 'demo-chat', input: 'Thanks.', conversation: { id: conv.id } });
+  for await (const _ of stream); // eslint-disable-line no-unused-vars
+  const second = await stream.finalResponse();
+  assert.equal(second.conversation.id, conv.id);
+
+  const added = await client().conversations.items.create(conv.id, {
+    items: [{ type: 'message', role: 'user', content: 'I live in Paris.' }],
+  });
+  assert.equal(added.data.length, 1);
+  const texts = [];
+  for await (const it of other().conversations.items.list(conv.id, { order: 'asc', limit: 2 })) {
+    texts.push(`${it.role}: ${it.content[0].text}`);
+  }
+  assert.deepEqual(texts, [
+    'user: My name is Ada.',
+    'user: What is my name?',
+    `assistant: ${first.output_text}`,
+    'user: Thanks.',
+    `assistant: ${second.output_text}`,
+    'user: I live in Paris.',
+  ]);
+  const item = await other().conversations.items.retrieve(added.data[0].id, { conversation_id: conv.id });
+  assert.equal(item.content[0].text, 'I live in Paris.');
+  assert.equal((await client().conversations.items.delete(added.data[0].id, { conversation_id: conv.id })).id, conv.id);
+  const page = await client().conversations.items.list(conv.id);
+  assert.equal(page.data[0].id, second.output[0].id, 'newest first');
+
+  assert.deepEqual((await other().conversations.update(conv.id, { metadata: { topic: 'done' } })).metadata, { topic: 'done' });
+  assert.equal((await client().conversations.delete(conv.id)).deleted, true);
+  await assert.rejects(other().conversations.retrieve(conv.id), OpenAI.NotFoundError);
+  await assert.rejects(
+    client().responses.create({ model: 'demo-chat', input: 'hi', conversation: conv.id }),
+    OpenAI.NotFoundError,
+  );
 });
 
 test('responses stream ends cleanly', async () => {

@@ -46,8 +46,12 @@
 // none, and such a model is taken to serve compat and compat-response
 // (chat, completions and responses), as the design documents. Mounted:
 // the model list (in its three formats), chat completions, legacy
-// completions, responses (stored here, so previous_response_id works
-// across calls), video tasks (created upstream before the client is
+// completions, responses (stored here, in memory, so previous_response_id
+// works across calls), the conversations of /v1/conversations (kept here
+// too, in memory: the upstream is sent a conversation's items as the
+// input of each response that names it, so any OpenAI-compatible
+// upstream serves them, and an upstream's own conversations are not
+// reached), video tasks (created upstream before the client is
 // answered, so the upstream's validation errors come back at once as
 // 400s; polled, up to 64 at once, and downloaded upstream; the gateway
 // keeps its own task ids) and the access points of

@@ -24,6 +24,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gatewaykit/gatewaykit/demo"
+	"github.com/gatewaykit/gatewaykit/examples/internal/conversationflow"
 	"github.com/gatewaykit/gatewaykit/gateway"
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/relay"
@@ -184,6 +185,12 @@ func TestRelayInFrontOfTheExampleServer(t *testing.T) {
 		var apiErr *openai.Error
 		require.True(t, errors.As(err, &apiErr), "%v", err)
 		require.Equal(t, http.StatusBadRequest, apiErr.StatusCode)
+	})
+
+	t.Run("ConversationWithItems", func(t *testing.T) {
+		// Served from the relay's store; the upstream is sent the
+		// conversation's items as the input of each response.
+		conversationflow.Run(t, client, client)
 	})
 
 	t.Run("Video", func(t *testing.T) {

@@ -1,7 +1,8 @@
 // Command server runs the whole gatewaykit gateway, its state in a SQLite
 // file by default (-db): the demo backend, the built-in demo keys and models, chat completions,
-// legacy completions, responses (with stored conversations), the model
-// list in its three formats, and video tasks.
+// legacy completions, responses (with stored conversations, and the
+// conversations of /v1/conversations), the model list in its three
+// formats, and video tasks.
 //
 //	go run ./examples/server                 # http://127.0.0.1:8080
 //	go run ./examples/server -addr :9000     # every interface; -addr 9000 too
@@ -22,11 +23,12 @@
 //	             are open, the longest idle one gives way to a new
 //	             client, and more wait while every one is busy
 //	-db          where the state lives (default sqlite:gatewaykit.db):
-//	             sqlite:PATH keeps keys' usage, stored responses, video
-//	             tasks and videos in one SQLite file, which survives
-//	             restarts and crashes; memory keeps them in memory, lost
-//	             at exit; postgres://… keeps them in PostgreSQL, shared
-//	             by every replica on that database (store/postgres)
+//	             sqlite:PATH keeps keys' usage, stored responses,
+//	             conversations, video tasks and videos in one SQLite
+//	             file, which survives restarts and crashes; memory keeps
+//	             them in memory, lost at exit; postgres://… keeps them in
+//	             PostgreSQL, shared by every replica on that database
+//	             (store/postgres)
 //	-redis       a redis://… URL: rate limits shared by every replica on
 //	             that server (package store/redis); -redis-prefix sets
 //	             the prefix of its keys; -redis-fail open (the default)
@@ -226,14 +228,16 @@ func newGateway(c gateway.File, st *stores, logger *slog.Logger, textOpts ...dem
 		Completions:   text.Completions(),
 		Responses:     text.Responses(),
 		ResponseStore: st.observe.Responses(st.responses),
-		Videos:        demo.NewVideoGenerator(),
-		Embeddings:    demo.NewEmbeddingBackend(),
-		Moderations:   demo.NewModerationBackend(),
-		Rerank:        demo.NewRerankBackend(),
-		Images:        demo.NewImageBackend(),
-		Audio:         demo.NewAudioBackend(),
-		Tasks:         st.observe.Tasks(st.tasks),
-		Contents:      st.contents,
+		// The conversations of /v1/conversations, in the same store.
+		ConversationStore: st.conversations,
+		Videos:            demo.NewVideoGenerator(),
+		Embeddings:        demo.NewEmbeddingBackend(),
+		Moderations:       demo.NewModerationBackend(),
+		Rerank:            demo.NewRerankBackend(),
+		Images:            demo.NewImageBackend(),
+		Audio:             demo.NewAudioBackend(),
+		Tasks:             st.observe.Tasks(st.tasks),
+		Contents:          st.contents,
 		// The admin console's sessions, on the content route only.
 		ContentSessions: sessions,
 		RunnerOptions:   []runner.Option{runner.WithLease(st.videoLease)},

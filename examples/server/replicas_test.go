@@ -18,8 +18,11 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gatewaykit/gatewaykit/examples/internal/conversationflow"
 	"github.com/gatewaykit/gatewaykit/examples/internal/readme"
 	"github.com/gatewaykit/gatewaykit/store/postgres/pgtest"
 	"github.com/gatewaykit/gatewaykit/store/redis/redistest"
@@ -40,6 +43,8 @@ var bannerAddr = regexp.MustCompile(`example server on (http://\S+)`)
 // that either serves what the other started, that the rate limit and the
 // usage of a key count the requests of both, and that a task whose
 // process was killed is finished by the other after its lease.
+// Conversations, of previous_response_id and of /v1/conversations, are
+// continued on the replica that did not start them.
 func TestTwoReplicasShareOnePostgresAndOneRedis(t *testing.T) {
 	dsn := pgtest.NewDatabase(t)
 	rc, prefix := redistest.NewClient(t)
@@ -122,6 +127,10 @@ func TestTwoReplicasShareOnePostgresAndOneRedis(t *testing.T) {
 	require.Equal(t, first, next["previous_response_id"])
 	require.Equal(t, first, call(t, b, "GET", "/v1/responses/"+first, "sk-demo", "", 200)["id"])
 
+	// A conversation created on A is read, continued and deleted on B, and
+	// listed and updated on A, with the official Go SDK.
+	conversationflow.Run(t, a.sdk(), b.sdk())
+
 	// A key's usage is the sum of what both charged. sk-demo-limited
 	// has been charged nothing so far; a chat is settled just after its
 	// reply is written, so wait for both settlements (usage only grows).
@@ -153,6 +162,11 @@ func TestTwoReplicasShareOnePostgresAndOneRedis(t *testing.T) {
 		}
 	}
 	require.Equal(t, []int{200, 200, 200, 429, 429}, statuses)
+}
+
+// sdk returns an official Go SDK client of r, with the key sk-demo.
+func (r *replica) sdk() openai.Client {
+	return openai.NewClient(option.WithBaseURL(r.url+"/v1/"), option.WithAPIKey("sk-demo"), option.WithMaxRetries(0))
 }
 
 // do makes one request to r and returns the response and its body.

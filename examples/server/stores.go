@@ -10,6 +10,7 @@ import (
 
 	"github.com/gatewaykit/gatewaykit/admin"
 	"github.com/gatewaykit/gatewaykit/auth"
+	"github.com/gatewaykit/gatewaykit/conversations"
 	"github.com/gatewaykit/gatewaykit/examples/internal/observability"
 	"github.com/gatewaykit/gatewaykit/responses"
 	"github.com/gatewaykit/gatewaykit/store/sqlite"
@@ -25,11 +26,12 @@ type stores struct {
 	// putter receives the keys of the configuration at start
 	// (gateway.PutKeys); keys serves them to the gateway, possibly
 	// through a cache.
-	putter    auth.KeyPutter
-	keys      auth.KeyStore
-	responses responses.Store
-	tasks     videos.TaskStore
-	contents  videos.ContentStore
+	putter        auth.KeyPutter
+	keys          auth.KeyStore
+	responses     responses.Store
+	conversations conversations.Store
+	tasks         videos.TaskStore
+	contents      videos.ContentStore
 	// where says where the state lives and what survives a restart, for
 	// the banner.
 	where string
@@ -77,13 +79,14 @@ func openStores(ctx context.Context, dsn string, logger *slog.Logger) (*stores, 
 func newMemoryStores() *stores {
 	keys := auth.NewMemoryKeyStore()
 	return &stores{
-		putter:    keys,
-		keys:      keys,
-		responses: responses.NewMemoryStore(nil),
-		tasks:     videos.NewMemoryStore(nil),
-		contents:  videos.NewMemoryContentStore(nil),
-		where:     "in memory (keys' usage, responses and video tasks are lost at exit)",
-		close:     func() error { return nil },
+		putter:        keys,
+		keys:          keys,
+		responses:     responses.NewMemoryStore(nil),
+		conversations: conversations.NewMemoryStore(nil),
+		tasks:         videos.NewMemoryStore(nil),
+		contents:      videos.NewMemoryContentStore(nil),
+		where:         "in memory (keys' usage, responses, conversations and video tasks are lost at exit)",
+		close:         func() error { return nil },
 	}
 }
 
@@ -103,12 +106,13 @@ func openSQLite(ctx context.Context, path string, logger *slog.Logger) (*stores,
 		abs = path
 	}
 	return &stores{
-		putter:    db.Keys(),
-		keys:      auth.NewCachedKeyStore(db.Keys(), auth.DefaultKeyCacheTTL),
-		responses: db.Responses(),
-		tasks:     db.Tasks(),
-		contents:  db.Contents(),
-		where:     "SQLite file " + abs + " (keys' usage, responses, video tasks and videos survive a restart)",
-		close:     db.Close,
+		putter:        db.Keys(),
+		keys:          auth.NewCachedKeyStore(db.Keys(), auth.DefaultKeyCacheTTL),
+		responses:     db.Responses(),
+		conversations: db.Conversations(),
+		tasks:         db.Tasks(),
+		contents:      db.Contents(),
+		where:         "SQLite file " + abs + " (keys' usage, responses, conversations, video tasks and videos survive a restart)",
+		close:         db.Close,
 	}, nil
 }

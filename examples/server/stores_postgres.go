@@ -29,12 +29,13 @@ func openPostgres(ctx context.Context, dsn string, logger *slog.Logger) (*stores
 		return nil, fmt.Errorf("-db: %w", err)
 	}
 	return &stores{
-		putter:    db.Keys(),
-		keys:      auth.NewCachedKeyStore(db.Keys(), auth.DefaultKeyCacheTTL),
-		responses: db.Responses(),
-		tasks:     db.Tasks(),
-		contents:  db.Contents(),
-		where: "PostgreSQL (keys' usage, responses, video tasks and videos survive a restart, " +
+		putter:        db.Keys(),
+		keys:          auth.NewCachedKeyStore(db.Keys(), auth.DefaultKeyCacheTTL),
+		responses:     db.Responses(),
+		conversations: db.Conversations(),
+		tasks:         db.Tasks(),
+		contents:      db.Contents(),
+		where: "PostgreSQL (keys' usage, responses, conversations, video tasks and videos survive a restart, " +
 			"and every replica on this database shares them)",
 		close: db.Close,
 	}, nil

@@ -2,8 +2,9 @@
 // and pgxpool), so that any number of gateway replicas can share it: API
 // keys, their quota and usage ([KeyStore], an auth.KeyStore, auth.KeyPutter,
 // auth.KeyAdmin and auth.UsageReader),
-// stored responses ([ResponseStore], a responses.Store), video tasks
-// ([TaskStore], a videos.TaskStore with leases) and video content
+// stored responses ([ResponseStore], a responses.Store), conversations
+// and their items ([ConversationStore], a conversations.Store), video
+// tasks ([TaskStore], a videos.TaskStore with leases) and video content
 // ([ContentStore], a videos.ContentStore). Each passes its interface's
 // conformance suite.
 //
@@ -11,10 +12,11 @@
 //	if err != nil { … }
 //	defer db.Close()
 //	g, err := gateway.New(gateway.Config{
-//		Keys:          db.Keys(),
-//		ResponseStore: db.Responses(),
-//		Tasks:         db.Tasks(),
-//		Contents:      db.Contents(),
+//		Keys:              db.Keys(),
+//		ResponseStore:     db.Responses(),
+//		ConversationStore: db.Conversations(),
+//		Tasks:             db.Tasks(),
+//		Contents:          db.Contents(),
 //		…
 //	})
 //
@@ -36,7 +38,9 @@
 //
 // Nothing is kept in a replica's memory: a task created on one replica is
 // polled, run and downloaded on any other, and a conversation continues
-// on any replica with previous_response_id.
+// on any replica, with previous_response_id or as a conversation of
+// /v1/conversations (whose additions are serialised by the
+// conversation's row lock).
 //
 //   - Quota: Reserve and Settle are one statement each, serialised per
 //     key by its row lock, so the bound of package auth holds across the
@@ -77,12 +81,13 @@
 // an outage, reported as such. The decision, per operation:
 //
 //   - Reads are tried again: Lookup, GetKey, ListKeys, Usage, the Get and
-//     List of responses and tasks, Open and each chunk that a content's
-//     reader reads, Ping.
+//     List of responses and tasks, the reads of conversations and their
+//     items, Open and each chunk that a content's reader reads, Ping.
 //   - Writes that leave the same state when they run twice are tried
 //     again: PutKey and Disable (one statement that sets the row), a
-//     response's Put (an upsert), a content's Put (it replaces the
-//     content, in a transaction) and Delete, the heartbeat. So are a
+//     response's Put (an upsert), a conversation's Update (it sets the
+//     metadata), a content's Put (it replaces the content, in a
+//     transaction) and Delete, the heartbeat. So are a
 //     task's Claim (a claim that committed without its answer reaching
 //     the gateway holds its task until the lease runs out; the task is
 //     then claimed again and the attempt counts, as if its worker had
@@ -94,10 +99,11 @@
 //     certainly did not commit: their connection was lost before their
 //     COMMIT was sent (a transaction is rolled back by the server when
 //     its connection ends). These are Add, UpdateKey (fn runs again, on
-//     the key read again), DeleteKey, a task's Create and the Delete of
-//     responses and tasks (each a transaction of its own, so that the
-//     moment of its COMMIT is known: run again after it, a Create would
-//     fail as a duplicate, a Delete as not found).
+//     the key read again), DeleteKey, a task's Create, the Delete of
+//     responses and tasks, and a conversation's Create, Delete,
+//     AppendItems and DeleteItem (each a transaction of its own, so that
+//     the moment of its COMMIT is known: run again after it, a Create or
+//     an AppendItems would fail as a duplicate, a Delete as not found).
 //   - Reserve and Settle are not idempotent (each reserves, or charges,
 //     once more) unless their batch's transaction is known not to have
 //     committed. The group commit learns it (see [KeyStore]): a batch

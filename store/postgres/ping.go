@@ -43,6 +43,10 @@ func (s *ResponseStore) Shared() bool { return true }
 
 // Shared reports that the store's database is shared by the replicas
 // ([DB.Shared]).
+func (s *ConversationStore) Shared() bool { return true }
+
+// Shared reports that the store's database is shared by the replicas
+// ([DB.Shared]).
 func (s *TaskStore) Shared() bool { return true }
 
 // Shared reports that the store's database is shared by the replicas
@@ -97,6 +101,9 @@ func (s *KeyStore) Ping(ctx context.Context) error { return s.db.Ping(ctx) }
 
 // Ping reports whether the store's database answers ([DB.Ping]).
 func (s *ResponseStore) Ping(ctx context.Context) error { return s.db.Ping(ctx) }
+
+// Ping reports whether the store's database answers ([DB.Ping]).
+func (s *ConversationStore) Ping(ctx context.Context) error { return s.db.Ping(ctx) }
 
 // Ping reports whether the store's database answers ([DB.Ping]).
 func (s *TaskStore) Ping(ctx context.Context) error { return s.db.Ping(ctx) }

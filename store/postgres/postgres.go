@@ -80,6 +80,7 @@ type DB struct {
 
 	keys     *KeyStore
 	resps    *ResponseStore
+	convs    *ConversationStore
 	tasks    *TaskStore
 	contents *ContentStore
 	batcher  *quotaBatcher
@@ -231,6 +232,7 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*DB, error) {
 	db.batcher = newQuotaBatcher(db, o.queueSize, o.projectionTTL, o.closeTimeout)
 	db.keys = &KeyStore{db: db}
 	db.resps = &ResponseStore{db: db}
+	db.convs = &ConversationStore{db: db}
 	db.tasks = &TaskStore{db: db}
 	db.contents = &ContentStore{db: db}
 	go db.beat()
@@ -293,6 +295,9 @@ func (db *DB) Keys() *KeyStore { return db.keys }
 
 // Responses returns the store of responses.
 func (db *DB) Responses() *ResponseStore { return db.resps }
+
+// Conversations returns the conversation store of the database.
+func (db *DB) Conversations() *ConversationStore { return db.convs }
 
 // Tasks returns the store of video tasks.
 func (db *DB) Tasks() *TaskStore { return db.tasks }

@@ -11,6 +11,8 @@ import (
 
 	"github.com/gatewaykit/gatewaykit/auth"
 	"github.com/gatewaykit/gatewaykit/auth/authtest"
+	"github.com/gatewaykit/gatewaykit/conversations"
+	"github.com/gatewaykit/gatewaykit/conversations/conversationstest"
 	"github.com/gatewaykit/gatewaykit/responses"
 	"github.com/gatewaykit/gatewaykit/responses/responsestest"
 	"github.com/gatewaykit/gatewaykit/store/postgres"
@@ -84,6 +86,11 @@ func TestUsageReader(t *testing.T) {
 func TestResponseStore(t *testing.T) {
 	pool := testPool(t)
 	responsestest.TestStore(t, func(t *testing.T) responses.Store { return newDB(t, pool, nil).Responses() })
+}
+
+func TestConversationStore(t *testing.T) {
+	pool := testPool(t)
+	conversationstest.TestStore(t, func(t *testing.T) conversations.Store { return newDB(t, pool, nil).Conversations() })
 }
 
 func TestTaskStore(t *testing.T) {

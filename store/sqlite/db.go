@@ -234,6 +234,9 @@ func (db *DB) Keys() *KeyStore { return &KeyStore{db: db} }
 // Responses returns the response store of the database.
 func (db *DB) Responses() *ResponseStore { return &ResponseStore{db: db} }
 
+// Conversations returns the conversation store of the database.
+func (db *DB) Conversations() *ConversationStore { return &ConversationStore{db: db} }
+
 // Tasks returns the video task store of the database.
 func (db *DB) Tasks() *TaskStore { return &TaskStore{db: db} }
 

@@ -2,7 +2,8 @@
 // database file, in pure Go (modernc.org/sqlite, no cgo): API keys and
 // their quotas and usage ([KeyStore], an auth.KeyStore, auth.KeyPutter,
 // auth.KeyAdmin and auth.UsageReader), stored
-// responses ([ResponseStore], a responses.Store), video tasks with their
+// responses ([ResponseStore], a responses.Store), conversations and their
+// items ([ConversationStore], a conversations.Store), video tasks with their
 // leases ([TaskStore], a videos.TaskStore) and their videos and
 // thumbnails ([ContentStore], a videos.ContentStore). Each passes its
 // interface's conformance suite. It is the embedded default of the
@@ -12,10 +13,11 @@
 //	if err != nil { … }
 //	defer db.Close()
 //	g, err := gateway.New(gateway.Config{
-//		Keys:          auth.NewCachedKeyStore(db.Keys(), auth.DefaultKeyCacheTTL),
-//		ResponseStore: db.Responses(),
-//		Tasks:         db.Tasks(),
-//		Contents:      db.Contents(),
+//		Keys:              auth.NewCachedKeyStore(db.Keys(), auth.DefaultKeyCacheTTL),
+//		ResponseStore:     db.Responses(),
+//		ConversationStore: db.Conversations(),
+//		Tasks:             db.Tasks(),
+//		Contents:          db.Contents(),
 //		…
 //	})
 //

@@ -92,6 +92,9 @@ func (s *KeyStore) Ping(ctx context.Context) error { return s.db.Ping(ctx) }
 func (s *ResponseStore) Ping(ctx context.Context) error { return s.db.Ping(ctx) }
 
 // Ping reports whether the store's database answers ([DB.Ping]).
+func (s *ConversationStore) Ping(ctx context.Context) error { return s.db.Ping(ctx) }
+
+// Ping reports whether the store's database answers ([DB.Ping]).
 func (s *TaskStore) Ping(ctx context.Context) error { return s.db.Ping(ctx) }
 
 // Ping reports whether the store's database answers ([DB.Ping]).

@@ -9,6 +9,8 @@ import (
 
 	"github.com/gatewaykit/gatewaykit/auth"
 	"github.com/gatewaykit/gatewaykit/auth/authtest"
+	"github.com/gatewaykit/gatewaykit/conversations"
+	"github.com/gatewaykit/gatewaykit/conversations/conversationstest"
 	"github.com/gatewaykit/gatewaykit/responses"
 	"github.com/gatewaykit/gatewaykit/responses/responsestest"
 	"github.com/gatewaykit/gatewaykit/store/sqlite"
@@ -54,6 +56,10 @@ func TestUsageReader(t *testing.T) {
 
 func TestResponseStore(t *testing.T) {
 	responsestest.TestStore(t, func(t *testing.T) responses.Store { return open(t).Responses() })
+}
+
+func TestConversationStore(t *testing.T) {
+	conversationstest.TestStore(t, func(t *testing.T) conversations.Store { return open(t).Conversations() })
 }
 
 func TestTaskStore(t *testing.T) {
