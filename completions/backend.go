@@ -5,6 +5,7 @@ import (
 	"iter"
 
 	"github.com/gatewaykit/gatewaykit/endpoint"
+	"github.com/gatewaykit/gatewaykit/internal/pipeline"
 	"github.com/gatewaykit/gatewaykit/models"
 )
 
@@ -31,14 +32,17 @@ type Backend interface {
 // and otherwise streams the Result of Complete, one chunk per choice.
 //
 // Stream returns an iterator over the reply's increments, in order. The
-// handler ranges over it in a goroutine of its own, a few deltas ahead of
-// the client, and writes one chunk per [Delta] as it arrives; it copies
-// what it keeps of a Delta (its Usage) before yield returns, so an
-// iterator may reuse it, and waits for the iterator to return. When the client goes away, ctx is cancelled and the loop stops
-// (yield returns false), so the iterator must return as soon as yield
-// returns false or ctx is done. To fail, yield a zero Delta with the
-// error and return: before anything was sent, the client gets a JSON
-// error with a real status; afterwards, an error event.
+// handler ranges over it in the request's goroutine and writes the chunk
+// of each [Delta] before yield returns, so an iterator may reuse what a
+// Delta points to (its Usage) once yield returns. The handler flushes
+// what it wrote after every Delta, unless the iterator calls p.Flush:
+// then only at those calls and at the end (see [Params.Flush]). When the
+// client goes away, ctx is cancelled and the loop stops (yield returns
+// false), so the iterator must return as soon as yield returns false or
+// ctx is done. To fail, yield a zero Delta with the error and return:
+// before anything was sent, the client gets a JSON error with a real
+// status; afterwards, an error event. A panic of the iterator is a panic
+// of the handler, which net/http recovers from as from any handler's.
 type StreamingBackend interface {
 	Backend
 	Stream(ctx context.Context, p *Params) iter.Seq2[Delta, error]
@@ -46,13 +50,36 @@ type StreamingBackend interface {
 
 // Params is what a [Backend] is asked: the decoded and validated request,
 // and the catalogue entry of its model. They are shared with the handler:
-// read them, do not modify them.
+// read them, do not modify them. A backend that asks another with a
+// different request gives it a copy with that request (q := *p;
+// q.Request = req), which keeps what the Params carry besides.
 type Params struct {
 	Request *Request
 	Model   *models.Model
 
-	body []byte // the request body as the client sent it (see internal/passthrough)
+	src pipeline.Source[Request] // the client's body and the stream's flush
 }
+
+// Flush says that the stream is about to wait for its source (the next
+// read of an upstream's reply, a pause of its own): the handler sends
+// the client what the stream has yielded so far, in one write. A stream
+// that never calls Flush is flushed after every [Delta]; once it has
+// called Flush, the handler flushes only when it calls Flush and at the
+// stream's end, so that what it yields between two waits leaves in one
+// write and none of it waits for the next. A stream that has its whole
+// reply at hand calls Flush once, first ([Deltas] does); a wrapper that
+// waits on something of its own between the deltas it passes on calls
+// Flush before it waits, as a backend does. Call Flush as yield is
+// called: from the iterator's goroutine, before the iterator returns. It does nothing outside a streamed reply, or in Params built
+// in code without [Params.SetFlush].
+func (p *Params) Flush() { p.src.Flush() }
+
+// SetFlush sets the function that [Params.Flush] calls; nil removes it.
+// The handler sets its stream's flush before it asks for the stream; a
+// backend that asks another with new Params passes its own Flush on, so
+// that the stream it asks for keeps its pace: q.SetFlush(p.Flush). A
+// copy of the Params keeps the function.
+func (p *Params) SetFlush(flush func()) { p.src.SetFlush(flush) }
 
 // Result is a backend's whole reply.
 type Result struct {
@@ -83,8 +110,8 @@ type Output struct {
 // the usage is sent in a final chunk when the client asked for it
 // (stream_options.include_usage), and charged to the API key in any case.
 //
-// The handler decides when the chunks go out: it flushes a Delta's chunk
-// unless the next Delta is already at hand.
+// The handler writes a Delta's chunk at once, and flushes it after it,
+// unless the stream has called [Params.Flush], which says when.
 type Delta struct {
 	Choice       int
 	Text         string

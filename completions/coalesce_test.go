@@ -3,6 +3,7 @@ package completions_test
 import (
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -36,23 +37,36 @@ func texts(t *testing.T, stream string) []string {
 	return out
 }
 
-// TestHandlerCoalescesFlushes checks that the handler decides when to
-// flush: a delta whose successor is not at hand goes out before the
-// backend is waited for, deltas that are all at hand go out in one flush,
-// and the stream ends flushed.
-func TestHandlerCoalescesFlushes(t *testing.T) {
+// TestHandlerFlushes checks when the handler flushes a stream: after
+// every delta of a stream that says nothing of its pace, and, once the
+// stream calls Params.Flush, only then and at the end.
+func TestHandlerFlushes(t *testing.T) {
 	t.Parallel()
-	// a goes out alone; b, c and d are at hand when the handler goes on.
-	rec, stream := endpointtest.Paced[completions.Params](t,
-		completions.Delta{Text: "a"}, completions.Delta{Text: "b"}, completions.Delta{Text: "c"}, completions.Delta{Text: "d"})
-	rec.Post(newHandlerWith(funcStreamingBackend{StreamFunc: stream}), "/v1/completions",
-		`{"model":"demo-chat","prompt":"hi","stream":true}`)
-
-	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
-	require.GreaterOrEqual(t, len(rec.Flushed), 2)
-	require.Equal(t, []string{"a"}, texts(t, rec.Flushed[0]))
-	require.Equal(t, []string{"a", "b", "c", "d"}, texts(t, rec.Flushed[1]), "b, c and d went out together")
-	last := rec.Flushed[len(rec.Flushed)-1]
-	require.Equal(t, rec.Body.String(), last, "nothing after the last flush")
-	require.True(t, strings.HasSuffix(last, "data: [DONE]\n\n"))
+	reads := [][]completions.Delta{{{Text: "a"}, {Text: "b"}}, {{Text: "c"}}}
+	for _, tc := range []struct {
+		name  string
+		flush func(*completions.Params)
+		want  [][]string // the texts the client had at each flush
+	}{
+		{"a stream that never calls Flush is flushed after every delta", nil,
+			[][]string{{"a"}, {"a", "b"}, {"a", "b", "c"}, {"a", "b", "c"}}},
+		{"a stream that calls Flush is flushed then and at its end", (*completions.Params).Flush,
+			[][]string{{"a", "b"}, {"a", "b", "c"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			rec := &flushRecorder{ResponseRecorder: httptest.NewRecorder()}
+			rec.Post(newHandlerWith(funcStreamingBackend{StreamFunc: endpointtest.Reads(tc.flush, reads...)}), "/v1/completions",
+				`{"model":"demo-chat","prompt":"hi","stream":true}`)
+			require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+			var got [][]string
+			for _, f := range rec.Flushed {
+				got = append(got, texts(t, f))
+			}
+			require.Equal(t, tc.want, got)
+			last := rec.Flushed[len(rec.Flushed)-1]
+			require.Equal(t, rec.Body.String(), last, "nothing after the last flush")
+			require.True(t, strings.HasSuffix(last, "data: [DONE]\n\n"))
+		})
+	}
 }

@@ -61,17 +61,19 @@
 // (logprobs included), by an internal path that only it implements
 // (internal/passthrough): the handler writes its own id, object, created
 // (and, in the JSON reply, model and usage), followed by the upstream's
-// other members as they are. The handler decides when to flush, as in
-// package chat: after a delta, unless the next one is already at hand;
-// for a relay's stream, before each read of the upstream's reply.
+// other members as they are. The handler flushes as in package chat:
+// after every delta, unless the stream calls [Params.Flush] (a relay's,
+// before each read of the upstream's reply), then at those calls and at
+// the end.
 //
 // # Backends
 //
 // A [Backend] returns the whole reply (Complete); a [StreamingBackend]
 // also streams it as an iter.Seq2[Delta, error] that the handler ranges
-// over in a goroutine of its own, a few deltas ahead of the client, as in
-// package chat. A backend that does not stream still
-// serves streams: the handler sends each choice's text in one chunk. The
-// context is the request's; a client that goes away cancels it, and
-// nothing is left running.
+// over in the request's goroutine, writing each delta's chunk before the
+// iterator runs on, as in package chat. A backend that does not stream
+// still serves streams: the handler sends each choice's text in one
+// chunk, the whole reply in one write ([Deltas]). The context is the
+// request's; a client that goes away cancels it, and nothing is left
+// running.
 package completions

@@ -80,7 +80,7 @@ func (h *handler) Prepare(_ context.Context, req *Request, m *models.Model, body
 		limit = *req.MaxTokens
 	}
 	prompt := pipeline.PromptTokens(len(body))
-	return &Params{Request: req, Model: m, body: body}, prompt, pipeline.Estimate(prompt, req.Choices(), limit, m), nil
+	return &Params{Request: req, Model: m, src: pipeline.NewSource(req, body)}, prompt, pipeline.Estimate(prompt, req.Choices(), limit, m), nil
 }
 
 // Streams reports whether the request asked for a stream.
@@ -89,7 +89,7 @@ func (h *handler) Streams(p *Params) bool { return p.Request.Stream }
 // Reply writes the JSON reply to p.
 func (h *handler) Reply(w http.ResponseWriter, r *http.Request, p *Params) (pipeline.Usage, error) {
 	n := p.Request.Choices()
-	res, raw, err := chunks.Complete(r.Context(), h.backend, p, p.body, func(res *Result) error { return checkResult(res, n) })
+	res, raw, err := chunks.Complete(r.Context(), h.backend, p, p.src.Body(p.Request), func(res *Result) error { return checkResult(res, n) })
 	if err != nil {
 		return pipeline.Usage{}, err
 	}

@@ -78,11 +78,6 @@ func (r *Relay) Chat() chat.StreamingBackend {
 
 type chatBackend struct{ r *Relay }
 
-// ReadsUpstream implements passthrough.Reader: the handler runs the
-// streams in its goroutine, and flushes before each read of the
-// upstream's reply (see body).
-func (chatBackend) ReadsUpstream() {}
-
 // chatReply is the part of an upstream's chat completion that the relay
 // reads.
 type chatReply struct {
@@ -395,6 +390,7 @@ func (b chatBackend) stream(ctx context.Context, p *chat.Params, raw []byte, pas
 		}
 		res, u, err := b.r.Do(ctx, p.Request.Model, chatBuild(ctx, p, body, true))
 		if err == nil {
+			paced(res, p.Flush)
 			if t := chatDialect(u.API); t != nil {
 				for d, err := range t.stream(res, u, p) {
 					b.r.chatUsage(ctx, u, d.Usage)

@@ -19,9 +19,6 @@ func (r *Relay) Completions() completions.StreamingBackend { return completionsB
 
 type completionsBackend struct{ r *Relay }
 
-// ReadsUpstream implements passthrough.Reader; see chatBackend's.
-func (completionsBackend) ReadsUpstream() {}
-
 // completionsReply is the part of an upstream's completion that the relay
 // reads.
 type completionsReply struct {
@@ -109,7 +106,7 @@ func (b completionsBackend) stream(ctx context.Context, p *completions.Params, r
 			yield(passthrough.Delta[completions.Delta]{}, err)
 			return
 		}
-		res, u, err := b.r.openStream(ctx, p.Request.Model, postJSON(ctx, "/completions", body, true))
+		res, u, err := b.r.openStream(ctx, p.Request.Model, postJSON(ctx, "/completions", body, true), p.Flush)
 		if err != nil {
 			yield(passthrough.Delta[completions.Delta]{}, err)
 			return

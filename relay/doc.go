@@ -66,10 +66,11 @@
 // (their summaries; see [Relay.Responses]).
 //
 // Streams are read event by event with package sse and passed on as they
-// arrive; nothing is buffered. The chat and completions handlers run a
-// relayed stream in the request's goroutine and flush what they wrote
-// before each read of the upstream's reply: the events of one read reach
-// the client in one write, and none waits for the next read. A chat chunk of the usual shape (one
+// arrive; nothing is buffered. The handlers run a stream in the
+// request's goroutine, and the relay's streams call the Flush of their
+// Params (chat.Params.Flush, …) before each read of the upstream's reply:
+// the events of one read reach the client in one write, and none waits
+// for the next read. A chat chunk of the usual shape (one
 // choice, no tool calls) is passed through as the upstream wrote it, with
 // only id, object, created and model replaced by the gateway's and
 // "usage": null dropped (by internal/passthrough, the relay's own path

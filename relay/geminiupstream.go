@@ -35,7 +35,7 @@ func (b chatBackend) streamGemini(ctx context.Context, p *chat.Params, raw []byt
 			yield(passthrough.Delta[chat.Delta]{}, err)
 			return
 		}
-		res, u, err := b.r.openStream(ctx, p.Request.Model, byAPI(geminiBuild(ctx, gbody, true), postJSON(ctx, "/chat/completions", obody, true)))
+		res, u, err := b.r.openStream(ctx, p.Request.Model, byAPI(geminiBuild(ctx, gbody, true), postJSON(ctx, "/chat/completions", obody, true)), p.Flush)
 		if err != nil {
 			yield(passthrough.Delta[chat.Delta]{}, err)
 			return

@@ -83,9 +83,6 @@ type ResponsesBackend interface {
 
 type responsesBackend struct{ r *Relay }
 
-// ReadsUpstream implements passthrough.Reader; see chatBackend's.
-func (responsesBackend) ReadsUpstream() {}
-
 // responsesBody is the upstream request of p.
 func responsesBody(p *responses.Params, stream bool) (requestBody, error) {
 	body, err := parseRequestBody(nil, p.Request)
@@ -362,6 +359,7 @@ func (b responsesBackend) Stream(ctx context.Context, p *responses.Params) iter.
 		}
 		res, u, err := b.r.Do(ctx, p.Request.Model, responsesBuild(ctx, p, body, true))
 		if err == nil {
+			paced(res, p.Flush)
 			if t := responsesDialect(u.API); t != nil {
 				for d, err := range t.stream(res, u, p) {
 					b.r.responsesUsage(ctx, u, d.Usage)

@@ -93,7 +93,9 @@ func responsesAsChat(p *responses.Params) (*chat.Params, error) {
 	if len(extra) > 0 {
 		out.Extra = extra
 	}
-	return &chat.Params{Request: out, Model: p.Model}, nil
+	cp := &chat.Params{Request: out, Model: p.Model}
+	cp.SetFlush(p.Flush) // the chat stream keeps the pace of the responses stream
+	return cp, nil
 }
 
 // responsesContent is the chat content of a responses message's content:

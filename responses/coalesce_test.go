@@ -30,36 +30,44 @@ func eventTypes(t *testing.T, text string) []string {
 	return names
 }
 
-// TestHandlerCoalescesFlushes checks that the handler decides when to
-// flush: a delta whose successor is not at hand goes out before the
-// backend is waited for, deltas that are all at hand go out in one flush,
-// and the terminal event is flushed.
-func TestHandlerCoalescesFlushes(t *testing.T) {
+// TestHandlerFlushes checks when the handler flushes a stream: after
+// every delta of a stream that says nothing of its pace, and, once the
+// stream calls Params.Flush, only then and at the end (the terminal
+// event's flush).
+func TestHandlerFlushes(t *testing.T) {
 	t.Parallel()
-	// The first delta goes out alone; the others are at hand when the
-	// handler goes on.
-	rec, stream := endpointtest.Paced[responses.Params](t,
-		responses.Delta{Item: 0, Text: "Hel"},
-		responses.Delta{Item: 0, Text: "lo"},
-		responses.Delta{Item: 0, Text: "!"},
-		responses.Delta{Item: 1, Call: &responses.FunctionCall{Name: "f", Arguments: "{}"}},
-	)
-	rec.Post(newHandlerWith(endpointtest.FuncStreamingBackend[responses.Params, responses.Result, responses.Delta]{StreamFunc: stream}),
-		"/v1/responses", `{"model":"demo-chat","stream":true,"input":"hi"}`)
+	reads := [][]responses.Delta{
+		{{Item: 0, Text: "Hel"}, {Item: 0, Text: "lo"}},
+		{{Item: 1, Call: &responses.FunctionCall{Name: "f", Arguments: "{}"}}},
+	}
+	created := []string{responses.EventCreated, responses.EventInProgress, responses.EventOutputItemAdded, responses.EventContentPartAdded, responses.EventOutputTextDelta}
+	for _, tc := range []struct {
+		name  string
+		flush func(*responses.Params)
+		want  []int // the text deltas the client had at each flush but the last
+	}{
+		{"a stream that never calls Flush is flushed after every delta", nil, []int{1, 2, 2}},
+		{"a stream that calls Flush is flushed then and at its end", (*responses.Params).Flush, []int{2}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			rec := &flushRecorder{ResponseRecorder: httptest.NewRecorder()}
+			b := endpointtest.FuncStreamingBackend[responses.Params, responses.Result, responses.Delta]{StreamFunc: endpointtest.Reads(tc.flush, reads...)}
+			rec.Post(newHandlerWith(b), "/v1/responses", `{"model":"demo-chat","stream":true,"input":"hi"}`)
 
-	require.GreaterOrEqual(t, len(rec.Flushed), 2)
-	require.Equal(t, []string{
-		responses.EventCreated, responses.EventInProgress, responses.EventOutputItemAdded,
-		responses.EventContentPartAdded, responses.EventOutputTextDelta,
-	}, eventTypes(t, rec.Flushed[0]), "the first delta goes out at once")
-	second := eventTypes(t, rec.Flushed[1])
-	require.Contains(t, second, responses.EventFunctionArgumentsDelta, "the deltas at hand go out together")
-	require.Equal(t, 3, strings.Count(rec.Flushed[1], "event: "+responses.EventOutputTextDelta))
-	last := rec.Flushed[len(rec.Flushed)-1]
-	all := eventTypes(t, last)
-	require.Equal(t, []string{responses.EventCompleted, ""}, all[len(all)-2:], "the terminal event, then [DONE]")
-	require.Equal(t, rec.Body.String(), last, "nothing after the last flush")
-	checkStream(t, readEvents(t, rec.Body.String()))
+			require.Len(t, rec.Flushed, len(tc.want)+1)
+			require.Equal(t, created, eventTypes(t, rec.Flushed[0])[:len(created)], "the first flush carries the first delta")
+			for i, n := range tc.want {
+				require.Equal(t, n, strings.Count(rec.Flushed[i], "event: "+responses.EventOutputTextDelta), "flush %d", i)
+			}
+			last := rec.Flushed[len(rec.Flushed)-1]
+			all := eventTypes(t, last)
+			require.Contains(t, all, responses.EventFunctionArgumentsDelta)
+			require.Equal(t, []string{responses.EventCompleted, ""}, all[len(all)-2:], "the terminal event, then [DONE]")
+			require.Equal(t, rec.Body.String(), last, "nothing after the last flush")
+			checkStream(t, readEvents(t, rec.Body.String()))
+		})
+	}
 }
 
 // TestStreamIsStoredBeforeDone: a client may ask for a streamed response

@@ -44,6 +44,8 @@ type Streamer[P, D any] interface {
 type Whole[R, D any] struct {
 	// N is the number of choices asked for.
 	N int
+	// Flush is the Flush of the Params: the reply is all at hand.
+	Flush func()
 	// Check rejects a reply that cannot be sent (one without N choices,
 	// among others).
 	Check func(res R, n int) error
@@ -57,13 +59,15 @@ type Whole[R, D any] struct {
 // Deltas returns b's reply to p as a handler streams it: b.Stream's
 // deltas when b is a [Streamer], and otherwise the reply of b.Complete
 // in whole pieces: once w.Check accepts it, the deltas of each choice
-// (w.Choice), then its usage. All are at hand at once; a failure of
+// (w.Choice), then its usage. All are at hand at once: w.Flush is called
+// first, so that they go out in one write at the end. A failure of
 // Complete or of w.Check is yielded alone, with a zero delta.
 func Deltas[P, R, D any](ctx context.Context, b Completer[P, R], p P, w Whole[R, D]) iter.Seq2[D, error] {
 	if sb, ok := b.(Streamer[P, D]); ok {
 		return sb.Stream(ctx, p)
 	}
 	return func(yield func(D, error) bool) {
+		w.Flush()
 		res, err := b.Complete(ctx, p)
 		if err == nil {
 			err = w.Check(res, w.N)

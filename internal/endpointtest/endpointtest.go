@@ -171,37 +171,26 @@ func (f *FlushRecorder) Post(h http.Handler, path, body string) {
 	serve(f, h, http.MethodPost, path, body, true, nil)
 }
 
-// Paced returns a FlushRecorder and a StreamFunc that yields ds paced
-// for a test of when a handler flushes: the first delta alone, and the
-// others, once the first went out in a flush, all at once (the
-// recorder's first flush returns when the stream has ended). It fails t
-// if the first flush does not come within ten seconds.
-func Paced[P, D any](t testing.TB, ds ...D) (*FlushRecorder, func(context.Context, *P) iter.Seq2[D, error]) {
-	flushed, release := make(chan struct{}), make(chan struct{})
-	rec := &FlushRecorder{ResponseRecorder: httptest.NewRecorder(), OnFlush: func(n int) {
-		if n == 1 {
-			close(flushed) // the first delta went out alone
-			<-release      // and the others are at hand when the handler goes on
-		}
-	}}
-	stream := func(context.Context, *P) iter.Seq2[D, error] {
+// Reads returns a StreamFunc that yields the deltas of reads in turn,
+// as a relay yields the events of each read of its upstream's reply:
+// when flush is not nil, it calls flush(p) (the Flush of the Params)
+// before each read. With a nil flush, it yields them all without a word
+// about its pace.
+func Reads[P, D any](flush func(p *P), reads ...[]D) func(context.Context, *P) iter.Seq2[D, error] {
+	return func(_ context.Context, p *P) iter.Seq2[D, error] {
 		return func(yield func(D, error) bool) {
-			defer close(release)
-			for i, d := range ds {
-				if !yield(d, nil) {
-					return
+			for _, read := range reads {
+				if flush != nil {
+					flush(p)
 				}
-				if i == 0 {
-					select {
-					case <-flushed:
-					case <-time.After(10 * time.Second):
-						t.Error("timed out waiting for the flush of the first delta")
+				for _, d := range read {
+					if !yield(d, nil) {
+						return
 					}
 				}
 			}
 		}
 	}
-	return rec, stream
 }
 
 // Received is the data of the events that the client had received at

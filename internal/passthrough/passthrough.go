@@ -12,17 +12,6 @@
 // its Backend methods. A [Router] (the gateway's, which sends some models
 // to a relay and others to another backend) is looked through: the
 // backend it picks for the request is the one asked.
-//
-// # Pacing
-//
-// The stream of a [Reader] (every backend of package relay) runs in the
-// handler's goroutine, and tells the handler when it is about to wait:
-// before each read of its upstream's reply it calls the function of
-// [WaitFunc], and the handler flushes what it has written. So the events
-// of one upstream read leave in one write to the client, as a
-// byte-copying relay's would, and none waits for the next read. A stream
-// of any other backend runs a few deltas ahead in a goroutine of its own
-// (see internal/pipeline.WriteDeltas).
 package passthrough
 
 import (
@@ -74,13 +63,6 @@ func Pick[B, P any](b B, p P) B {
 	return b
 }
 
-// A Reader is a backend whose streams read an upstream's reply, and call
-// the function of [WaitFunc] in their context, if any, before each read:
-// they may run in the handler's goroutine, which flushes then.
-type Reader interface {
-	ReadsUpstream()
-}
-
 // Stream returns the reply to p of the backend that answers it (see
 // [Pick]): with the upstream's chunks when it is a [Streamer], and
 // otherwise deltas(ctx, b, p) without them.
@@ -108,24 +90,6 @@ func Complete[B, P, R any](ctx context.Context, b B, p P, body []byte, complete 
 	}
 	res, err := complete(b, ctx, p)
 	return res, nil, err
-}
-
-// waitKey is the context key of the function of [WithWait].
-type waitKey struct{}
-
-// WithWait returns a copy of ctx that carries wait, the handler's flush,
-// for a [Streamer]'s stream that runs in the handler's goroutine (see
-// [WaitFunc]).
-func WithWait(ctx context.Context, wait func()) context.Context {
-	return context.WithValue(ctx, waitKey{}, wait)
-}
-
-// WaitFunc returns the function of [WithWait] in ctx, or nil if there is
-// none. A [Streamer]'s stream calls it before each wait for its
-// upstream's next bytes, so that the handler sends what it has written.
-func WaitFunc(ctx context.Context) func() {
-	f, _ := ctx.Value(waitKey{}).(func())
-	return f
 }
 
 // Deltas returns the content of a stream with chunks: its deltas
