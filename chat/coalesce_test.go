@@ -53,33 +53,10 @@ func contents(t *testing.T, data []string) []string {
 // write and none of it waits for the next read.
 func TestHandlerFlushes(t *testing.T) {
 	t.Parallel()
-	reads := [][]chat.Delta{{{Content: "a"}, {Content: "b"}}, {{Content: "c"}}}
-	for _, tc := range []struct {
-		name  string
-		flush func(*chat.Params)
-		want  [][]string // the contents the client had at each flush
-	}{
-		{"a stream that never calls Flush is flushed after every delta", nil,
-			[][]string{{"a"}, {"a", "b"}, {"a", "b", "c"}, {"a", "b", "c"}}},
-		{"a stream that calls Flush is flushed then and at its end", (*chat.Params).Flush,
-			[][]string{{"a", "b"}, {"a", "b", "c"}}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			rec := &flushRecorder{ResponseRecorder: httptest.NewRecorder()}
-			rec.Post(newHandlerWith(funcStreamingBackend{StreamFunc: endpointtest.Reads(tc.flush, reads...)}), "/v1/chat/completions",
-				`{"model":"demo-chat","stream":true,"messages":[{"role":"user","content":"hi"}]}`)
-			var got [][]string
-			for _, f := range rec.Flushed {
-				got = append(got, contents(t, eventData(t, f)))
-			}
-			require.Equal(t, tc.want, got)
-			require.Equal(t, rec.Body.String(), rec.Flushed[len(rec.Flushed)-1], "nothing after the last flush")
-			all := rec.Received(t)
-			require.Equal(t, sse.DoneData, all[len(all)-1])
-			checkStream(t, readEvents(t, rec.Body.String()), 1, false)
-		})
-	}
+	contentChunks := func(text string) int { return len(contents(t, eventData(t, text))) }
+	request := endpointtest.Request("/v1/chat/completions", `{"model":"demo-chat","stream":true,"messages":[{"role":"user","content":"hi"}]}`)
+	endpointtest.ChatPaceTest(func(b chat.StreamingBackend) http.Handler { return newHandlerWith(b) },
+		request, contentChunks, []int{1, 2, 3, 3}, []int{2, 3}).Run(t)
 }
 
 // eventData is the data of the events of a recorded stream.

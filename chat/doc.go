@@ -96,14 +96,18 @@
 //   - The stream ends with data: [DONE].
 //   - Chunks never carry an "error" key.
 //
-// A [Backend] describes content only. The relay's backend (package relay)
-// also passes an upstream's chunks through as the upstream encoded them,
-// and gets the request body as the client sent it, by an internal path
-// that only it implements (internal/passthrough): the handler then writes
-// its own id, object, created and model, followed by the upstream's other
-// members as they are (system_fingerprint, logprobs, …), and the relay
-// answers for the rules above. A whole reply may come through the same
-// way; the handler adds its head and the usage.
+// A [Backend] describes content only, and may carry what an upstream
+// encoded along with it, with the data: [Params.Body] is the request body
+// as the client sent it, which a relay sends upstream; a [Delta] may
+// carry its upstream's chunk ([Delta.WithChunk]) and a [Result] its
+// upstream's reply ([Result.SetReply]). The handler then writes its own
+// id, object, created and model, followed by the upstream's other members
+// as they are (system_fingerprint, logprobs, …), and the backend answers
+// for the rules above; the handler adds the usage. Nothing is found on
+// the backend's type or in the context, so a backend that wraps another
+// (a router, a logging or guardrail wrapper) and passes the Params and
+// the deltas along keeps all of it; one that changes a delta's content
+// gets it encoded by the handler, never a chunk that says otherwise.
 //
 // Errors: until the first event, a failure is answered as JSON with its
 // real status, like any other error. After it, the stream ends with one

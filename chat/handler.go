@@ -74,13 +74,18 @@ func (h *handler) Prepare(_ context.Context, req *Request, m *models.Model, body
 // Streams reports whether the request asked for a stream.
 func (h *handler) Streams(p *Params) bool { return p.Request.Stream }
 
-// Reply writes the JSON reply to p.
+// Reply writes the JSON reply to p: the upstream's reply with the
+// handler's head and usage when the Result carries one (SetReply), and
+// otherwise the handler's encoding of the Result.
 func (h *handler) Reply(w http.ResponseWriter, r *http.Request, p *Params) (pipeline.Usage, error) {
-	n := p.Request.Choices()
-	res, raw, err := chunks.Complete(r.Context(), h.backend, p, p.src.Body(p.Request), func(res *Result) error { return checkResult(res, n) })
+	res, err := h.backend.Complete(r.Context(), p)
+	if err == nil {
+		err = checkResult(res, p.Request.Choices())
+	}
 	if err != nil {
 		return pipeline.Usage{}, err
 	}
+	raw := res.upstreamReply()
 	normalize(res.Choices)
 	model := cmp.Or(res.Model, p.Request.Model)
 	return chunks.Reply(w, "chat", raw, res.Usage, func(b []byte, u *Usage) []byte {

@@ -3,6 +3,7 @@ package completions
 import (
 	"context"
 	"iter"
+	"slices"
 
 	"github.com/gatewaykit/gatewaykit/endpoint"
 	"github.com/gatewaykit/gatewaykit/internal/pipeline"
@@ -52,13 +53,23 @@ type StreamingBackend interface {
 // and the catalogue entry of its model. They are shared with the handler:
 // read them, do not modify them. A backend that asks another with a
 // different request gives it a copy with that request (q := *p;
-// q.Request = req), which keeps what the Params carry besides.
+// q.Request = req), which keeps its Flush and has no Body.
 type Params struct {
 	Request *Request
 	Model   *models.Model
 
 	src pipeline.Source[Request] // the client's body and the stream's flush
 }
+
+// Body returns the request body as the client sent it: the JSON that
+// p.Request was decoded from. It is nil when the Params were built in
+// code, and in a copy of the Params whose Request was replaced, so it
+// never describes another request than p.Request. A relay sends it
+// upstream (with edits of its own, such as the model's name), so that
+// every member the client sent reaches the upstream, those that
+// [Request] does not model included; with a nil Body it encodes
+// p.Request. The bytes are shared: do not modify them.
+func (p *Params) Body() []byte { return p.src.Body(p.Request) }
 
 // Flush says that the stream is about to wait for its source (the next
 // read of an upstream's reply, a pause of its own): the handler sends
@@ -91,6 +102,36 @@ type Result struct {
 	// Model is the model that answered, sent as "model"; empty means the
 	// request's.
 	Model string
+
+	reply []byte   // the upstream's reply; see SetReply
+	said  []Output // the Choices when reply was set
+}
+
+// SetReply gives r the reply as an upstream encoded it: a JSON object of
+// the members of a text_completion other than id, object, created, model
+// and usage. The handler then writes its own id, object, created and
+// model, the members of reply as they are, and the usage of r, so that
+// the members the kit does not model (logprobs, …) reach the client. The
+// backend vouches that reply holds r.Choices, in order. The relay's
+// backend sets it on the replies of OpenAI-compatible upstreams.
+//
+// SetReply records r.Choices as they are: if anything changes them
+// afterwards (a wrapper that redacts a text, say), the handler encodes r
+// itself and drops reply, so that the client never gets a reply that r
+// no longer describes. A nil reply removes it. SetReply keeps reply,
+// which must not change afterwards.
+func (r *Result) SetReply(reply []byte) {
+	r.reply = reply
+	r.said = append(r.said[:0], r.Choices...)
+}
+
+// upstreamReply returns the reply of SetReply, if r.Choices still say
+// what they said then, and nil otherwise.
+func (r *Result) upstreamReply() []byte {
+	if r.reply == nil || !slices.Equal(r.said, r.Choices) {
+		return nil
+	}
+	return r.reply
 }
 
 // Output is one choice of a [Result]. FinishReason defaults to stop.
@@ -111,12 +152,50 @@ type Output struct {
 // (stream_options.include_usage), and charged to the API key in any case.
 //
 // The handler writes a Delta's chunk at once, and flushes it after it,
-// unless the stream has called [Params.Flush], which says when.
+// unless the stream has called [Params.Flush], which says when. A Delta
+// may carry the chunk that an upstream encoded it in, which the handler
+// then sends in place of its own encoding: see [Delta.WithChunk].
 type Delta struct {
 	Choice       int
 	Text         string
 	FinishReason endpoint.FinishReason
 	Usage        *endpoint.Usage
+
+	chunk pipeline.Chunk[said] // the upstream's chunk; see WithChunk
+}
+
+// said is what a Delta says, as far as a chunk encodes it.
+type said struct {
+	choice int
+	text   string
+	finish endpoint.FinishReason
+}
+
+// WithChunk returns a copy of d that carries chunk, the chunk that an
+// upstream encoded d in: a JSON object of the members of a
+// text_completion chunk other than id, object, created, model and usage,
+// with the one choice of d. The handler writes its own id, object and
+// created, then the members of chunk as they are, in place of its own
+// encoding of d, so that the members the kit does not model (logprobs,
+// …) reach the client; the usage stays the handler's (d.Usage). The
+// backend vouches that chunk describes d. The relay's backend attaches
+// the chunks of OpenAI-compatible upstreams.
+//
+// The copy remembers what d says: its choice, text and finish reason. A
+// delta that says something else by the time the handler writes it (a
+// wrapper changed its text, say) is encoded by the handler and the chunk
+// dropped, so that the client never gets a chunk that the delta no
+// longer describes. A nil chunk removes it. The chunk's memory is the
+// backend's, as the rest of the delta's: it may be reused once yield
+// returns.
+func (d Delta) WithChunk(chunk []byte) Delta {
+	d.chunk.Set(chunk, d.said())
+	return d
+}
+
+// said returns what d says, as WithChunk records it.
+func (d *Delta) said() said {
+	return said{choice: d.Choice, text: d.Text, finish: d.FinishReason}
 }
 
 func (d *Delta) empty() bool { return d.Text == "" && d.FinishReason == "" }

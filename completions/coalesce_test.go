@@ -3,7 +3,6 @@ package completions_test
 import (
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -42,31 +41,13 @@ func texts(t *testing.T, stream string) []string {
 // stream calls Params.Flush, only then and at the end.
 func TestHandlerFlushes(t *testing.T) {
 	t.Parallel()
-	reads := [][]completions.Delta{{{Text: "a"}, {Text: "b"}}, {{Text: "c"}}}
-	for _, tc := range []struct {
-		name  string
-		flush func(*completions.Params)
-		want  [][]string // the texts the client had at each flush
-	}{
-		{"a stream that never calls Flush is flushed after every delta", nil,
-			[][]string{{"a"}, {"a", "b"}, {"a", "b", "c"}, {"a", "b", "c"}}},
-		{"a stream that calls Flush is flushed then and at its end", (*completions.Params).Flush,
-			[][]string{{"a", "b"}, {"a", "b", "c"}}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			rec := &flushRecorder{ResponseRecorder: httptest.NewRecorder()}
-			rec.Post(newHandlerWith(funcStreamingBackend{StreamFunc: endpointtest.Reads(tc.flush, reads...)}), "/v1/completions",
-				`{"model":"demo-chat","prompt":"hi","stream":true}`)
-			require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
-			var got [][]string
-			for _, f := range rec.Flushed {
-				got = append(got, texts(t, f))
-			}
-			require.Equal(t, tc.want, got)
-			last := rec.Flushed[len(rec.Flushed)-1]
-			require.Equal(t, rec.Body.String(), last, "nothing after the last flush")
-			require.True(t, strings.HasSuffix(last, "data: [DONE]\n\n"))
-		})
-	}
+	endpointtest.PaceTest[completions.Params, completions.Result, completions.Delta]{
+		Handler: func(b funcStreamingBackend) http.Handler { return newHandlerWith(b) },
+		Request: endpointtest.Request("/v1/completions", `{"model":"demo-chat","prompt":"hi","stream":true}`),
+		Flush:   (*completions.Params).Flush,
+		Reads:   [][]completions.Delta{{{Text: "a"}, {Text: "b"}}, {{Text: "c"}}},
+		Count:   func(text string) int { return len(texts(t, text)) },
+		Unpaced: []int{1, 2, 3, 3},
+		Paced:   []int{2, 3},
+	}.Run(t)
 }

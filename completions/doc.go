@@ -56,12 +56,13 @@
 // as in package chat; keep-alive comments bridge silences
 // ([endpoint.WithKeepAlive]).
 //
-// A [Backend] describes content only. The relay's backend also passes an
-// upstream's chunks or whole reply through as the upstream encoded them
-// (logprobs included), by an internal path that only it implements
-// (internal/passthrough): the handler writes its own id, object, created
-// (and, in the JSON reply, model and usage), followed by the upstream's
-// other members as they are. The handler flushes as in package chat:
+// A [Backend] describes content only, and may carry what an upstream
+// encoded with the data, as in package chat: [Params.Body], the request
+// body as the client sent it; a [Delta]'s chunk ([Delta.WithChunk]) and a
+// [Result]'s reply ([Result.SetReply]), logprobs included, which the
+// handler writes after its own id, object, created (and, in the JSON
+// reply, model and usage) as long as the Delta or Result still says what
+// they say. The handler flushes as in package chat:
 // after every delta, unless the stream calls [Params.Flush] (a relay's,
 // before each read of the upstream's reply), then at those calls and at
 // the end.

@@ -9,23 +9,21 @@ import (
 	"github.com/gatewaykit/gatewaykit/internal/chunks"
 	"github.com/gatewaykit/gatewaykit/internal/ids"
 	"github.com/gatewaykit/gatewaykit/internal/jsonenc"
-	"github.com/gatewaykit/gatewaykit/internal/passthrough"
 	"github.com/gatewaykit/gatewaykit/internal/pipeline"
 	"github.com/gatewaykit/gatewaykit/sse"
 )
 
 // Deltas returns the backend's stream of p (see [Deltas]), whose
-// Params.Flush is flush, with the upstream's chunks when the backend is
-// a relay's.
-func (h *handler) Deltas(ctx context.Context, p *Params, flush func()) iter.Seq2[passthrough.Delta[Delta], error] {
+// Params.Flush is flush.
+func (h *handler) Deltas(ctx context.Context, p *Params, flush func()) iter.Seq2[Delta, error] {
 	p.SetFlush(flush)
-	return passthrough.Stream(ctx, h.backend, p, p.src.Body(p.Request), Deltas)
+	return Deltas(ctx, h.backend, p)
 }
 
 // NewStream returns the chunk writer of the stream of p: one chunk per
 // backend delta, then the final chunks, the usage chunk if asked for,
 // and [DONE].
-func (h *handler) NewStream(_ *http.Request, s *sse.Stream, p *Params) pipeline.DeltaWriter[passthrough.Delta[Delta]] {
+func (h *handler) NewStream(_ *http.Request, s *sse.Stream, p *Params) pipeline.DeltaWriter[Delta] {
 	cw := &chunkWriter{Writer: chunks.Writer{S: s, Cfg: &h.cfg, N: p.Request.Choices(), IncludeUsage: p.Request.IncludeUsage()}}
 	cw.init(ids.New(IDPrefix), h.cfg.Now().Unix())
 	return cw
@@ -48,9 +46,11 @@ func (cw *chunkWriter) init(id string, created int64) {
 	}
 }
 
-// Add writes the chunks of one delta, without flushing them.
-func (cw *chunkWriter) Add(pd *passthrough.Delta[Delta]) error {
-	d, raw := &pd.Delta, pd.Raw
+// Add writes the chunk of one delta, without flushing it: the
+// upstream's chunk when d carries one that still describes it
+// (WithChunk), and otherwise the handler's encoding of d.
+func (cw *chunkWriter) Add(d *Delta) error {
+	raw := d.chunk.For(d.said())
 	if cw.Report(d.Usage) && d.empty() && raw == nil {
 		return nil
 	}

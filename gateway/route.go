@@ -48,11 +48,6 @@ func (b chatRouter) Stream(ctx context.Context, p *chat.Params) iter.Seq2[chat.D
 	return chat.Deltas(ctx, b.pick(p.Request.Model), p)
 }
 
-// Pick returns the backend that answers p: the handler asks it directly,
-// so that a relayed model's replies keep the members the gateway does not
-// model, and its streams are paced by the upstream (internal/passthrough).
-func (b chatRouter) Pick(p *chat.Params) chat.Backend { return b.pick(p.Request.Model) }
-
 type completionsRouter struct{ byModel[completions.Backend] }
 
 func (b completionsRouter) Complete(ctx context.Context, p *completions.Params) (*completions.Result, error) {
@@ -61,11 +56,6 @@ func (b completionsRouter) Complete(ctx context.Context, p *completions.Params) 
 
 func (b completionsRouter) Stream(ctx context.Context, p *completions.Params) iter.Seq2[completions.Delta, error] {
 	return completions.Deltas(ctx, b.pick(p.Request.Model), p)
-}
-
-// Pick returns the backend that answers p; see chatRouter.Pick.
-func (b completionsRouter) Pick(p *completions.Params) completions.Backend {
-	return b.pick(p.Request.Model)
 }
 
 type videoRouter struct{ byModel[videos.Generator] }
@@ -92,11 +82,6 @@ func (b responsesRouter) Complete(ctx context.Context, p *responses.Params) (*re
 
 func (b responsesRouter) Stream(ctx context.Context, p *responses.Params) iter.Seq2[responses.Delta, error] {
 	return responses.Deltas(ctx, b.pick(p.Request.Model), p)
-}
-
-// Pick returns the backend that answers p; see chatRouter.Pick.
-func (b responsesRouter) Pick(p *responses.Params) responses.Backend {
-	return b.pick(p.Request.Model)
 }
 
 func (b responsesRouter) Compact(ctx context.Context, p *responses.CompactParams) (*responses.CompactResult, error) {

@@ -83,9 +83,11 @@ type ResponsesBackend interface {
 
 type responsesBackend struct{ r *Relay }
 
-// responsesBody is the upstream request of p.
+// responsesBody is the upstream request of p: its Body as the client
+// sent it (p.Request encoded when it has none), with the conversation as
+// input.
 func responsesBody(p *responses.Params, stream bool) (requestBody, error) {
-	body, err := parseRequestBody(nil, p.Request)
+	body, err := parseRequestBody(p.Body(), p.Request)
 	if err != nil {
 		return body, err
 	}
@@ -378,15 +380,7 @@ func (b responsesBackend) Stream(ctx context.Context, p *responses.Params) iter.
 		defer res.Body.Close()
 		rs := &responsesStream{u: u, items: map[int]int{}, reasoning: map[int]*reasoningState{}, cur: -1,
 			estimate: responses.Usage{InputTokens: responsesInputTokens(p)}}
-		checked := func(d responses.Delta, err error) bool {
-			b.r.responsesUsage(ctx, u, d.Usage)
-			return yield(d, err)
-		}
-		if err := readEvents(res.Body, u, rs.event(checked)); err != nil {
-			yield(responses.Delta{}, err)
-			return
-		}
-		finishStream(res.Body)
+		yieldEvents(res.Body, u, rs.event, func(d responses.Delta) { b.r.responsesUsage(ctx, u, d.Usage) }, yield)
 	}
 }
 

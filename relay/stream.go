@@ -93,6 +93,23 @@ func readEvents(body io.Reader, u *Upstream, fn func(data []byte) (bool, error))
 		fmt.Errorf("relay: upstream %s: the stream ended without [DONE]", u.Name))
 }
 
+// yieldEvents reads the stream body of u with readEvents and yields the
+// deltas that event makes of its events, each first given to report (the
+// relay's claim of its usage), then the stream's error, if any; then it
+// drains what is left of the stream (finishStream).
+func yieldEvents[D any](body io.ReadCloser, u *Upstream, event func(yield func(D, error) bool) func(data []byte) (bool, error), report func(D), yield func(D, error) bool) {
+	reported := func(d D, err error) bool {
+		report(d)
+		return yield(d, err)
+	}
+	if err := readEvents(body, u, event(reported)); err != nil {
+		var zero D
+		yield(zero, err)
+		return
+	}
+	finishStream(body)
+}
+
 // streamReadError is the error of a failed read of an upstream stream.
 func streamReadError(err error, u *Upstream) error {
 	if apierrors.Has(err) || isContextError(err) {

@@ -66,8 +66,8 @@ type Compactor interface {
 // the catalogue entry of its model, and the conversation that the request
 // continues. They are shared with the handler: read them, do not modify
 // them. A backend that asks another with a different request gives it a
-// copy with that request (q := *p; q.Request = req), which keeps what
-// the Params carry besides.
+// copy with that request (q := *p; q.Request = req), which keeps its
+// Flush and has no Body.
 type Params struct {
 	Request *Request
 	Model   *models.Model
@@ -82,6 +82,16 @@ type Params struct {
 
 	src pipeline.Source[Request] // the client's body and the stream's flush
 }
+
+// Body returns the request body as the client sent it: the JSON that
+// p.Request was decoded from. It is nil when the Params were built in
+// code, and in a copy of the Params whose Request was replaced, so it
+// never describes another request than p.Request. A relay sends it
+// upstream (with edits of its own: the model's name, the conversation
+// as input), so that every member the client sent reaches the upstream,
+// those that [Request] does not model included; with a nil Body it
+// encodes p.Request. The bytes are shared: do not modify them.
+func (p *Params) Body() []byte { return p.src.Body(p.Request) }
 
 // Flush says that the stream is about to wait for its source (the next
 // read of an upstream's reply, a pause of its own): the handler sends

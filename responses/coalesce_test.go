@@ -36,38 +36,17 @@ func eventTypes(t *testing.T, text string) []string {
 // event's flush).
 func TestHandlerFlushes(t *testing.T) {
 	t.Parallel()
-	reads := [][]responses.Delta{
-		{{Item: 0, Text: "Hel"}, {Item: 0, Text: "lo"}},
-		{{Item: 1, Call: &responses.FunctionCall{Name: "f", Arguments: "{}"}}},
-	}
-	created := []string{responses.EventCreated, responses.EventInProgress, responses.EventOutputItemAdded, responses.EventContentPartAdded, responses.EventOutputTextDelta}
-	for _, tc := range []struct {
-		name  string
-		flush func(*responses.Params)
-		want  []int // the text deltas the client had at each flush but the last
-	}{
-		{"a stream that never calls Flush is flushed after every delta", nil, []int{1, 2, 2}},
-		{"a stream that calls Flush is flushed then and at its end", (*responses.Params).Flush, []int{2}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			rec := &flushRecorder{ResponseRecorder: httptest.NewRecorder()}
-			b := endpointtest.FuncStreamingBackend[responses.Params, responses.Result, responses.Delta]{StreamFunc: endpointtest.Reads(tc.flush, reads...)}
-			rec.Post(newHandlerWith(b), "/v1/responses", `{"model":"demo-chat","stream":true,"input":"hi"}`)
-
-			require.Len(t, rec.Flushed, len(tc.want)+1)
-			require.Equal(t, created, eventTypes(t, rec.Flushed[0])[:len(created)], "the first flush carries the first delta")
-			for i, n := range tc.want {
-				require.Equal(t, n, strings.Count(rec.Flushed[i], "event: "+responses.EventOutputTextDelta), "flush %d", i)
-			}
-			last := rec.Flushed[len(rec.Flushed)-1]
-			all := eventTypes(t, last)
-			require.Contains(t, all, responses.EventFunctionArgumentsDelta)
-			require.Equal(t, []string{responses.EventCompleted, ""}, all[len(all)-2:], "the terminal event, then [DONE]")
-			require.Equal(t, rec.Body.String(), last, "nothing after the last flush")
-			checkStream(t, readEvents(t, rec.Body.String()))
-		})
-	}
+	endpointtest.PaceTest[responses.Params, responses.Result, responses.Delta]{
+		Handler: func(b endpointtest.FuncStreamingBackend[responses.Params, responses.Result, responses.Delta]) http.Handler {
+			return newHandlerWith(b)
+		},
+		Request: endpointtest.Request("/v1/responses", `{"model":"demo-chat","stream":true,"input":"hi"}`),
+		Flush:   (*responses.Params).Flush,
+		Reads:   [][]responses.Delta{{{Text: "Hel"}, {Text: "lo"}}, {{Text: "!"}}},
+		Count:   func(text string) int { return strings.Count(text, "event: "+responses.EventOutputTextDelta) },
+		Unpaced: []int{1, 2, 3, 3},
+		Paced:   []int{2, 3},
+	}.Run(t)
 }
 
 // TestStreamIsStoredBeforeDone: a client may ask for a streamed response

@@ -1,6 +1,6 @@
 // Package chunks holds what the handlers of packages chat and completions
 // share beyond the steps of internal/pipeline: their whole replies
-// ([Complete], [Reply]); the deltas of a backend's reply, streamed or
+// ([Reply]); the deltas of a backend's reply, streamed or
 // whole ([Deltas]); the state of a chunk writer that does not depend on
 // the endpoint, and the end of its stream, with the usage chunk and
 // [DONE] ([Writer]); the usage object of their replies ([AppendUsage]);
@@ -22,7 +22,6 @@ import (
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
 	"github.com/gatewaykit/gatewaykit/internal/httpjson"
 	"github.com/gatewaykit/gatewaykit/internal/jsonenc"
-	"github.com/gatewaykit/gatewaykit/internal/passthrough"
 	"github.com/gatewaykit/gatewaykit/internal/pipeline"
 	"github.com/gatewaykit/gatewaykit/sse"
 )
@@ -174,21 +173,10 @@ func AppendUsageChunk(b []byte, u *endpoint.Usage) []byte {
 	return append(b, '}')
 }
 
-// Complete asks the backend that answers p (b, or the one b picks, see
-// passthrough.Complete) for its whole reply, with the upstream's members
-// when it is a relay's, and rejects a reply that check refuses.
-func Complete[B Completer[P, R], P, R any](ctx context.Context, b B, p P, body []byte, check func(R) error) (R, []byte, error) {
-	res, raw, err := passthrough.Complete(ctx, b, p, body, B.Complete)
-	if err == nil {
-		err = check(res)
-	}
-	return res, raw, err
-}
-
 // Reply writes the JSON reply of a whole result of package pkg's
 // backend, whose usage is u (the handler sets its TotalTokens) and whose
-// raw members, if any, must be a JSON object (an upstream's, see
-// internal/passthrough): appendReply appends it to a buffer. It returns
+// raw members, if any, must be a JSON object (an upstream's reply, set
+// with the Result's SetReply): appendReply appends it to a buffer. It returns
 // the usage to charge.
 func Reply(w http.ResponseWriter, pkg string, raw []byte, u endpoint.Usage, appendReply func(b []byte, u *endpoint.Usage) []byte) (pipeline.Usage, error) {
 	u = u.Normalized()
