@@ -184,7 +184,7 @@ type Output struct {
 // it, unless the stream has called [Params.Flush], which says when.
 //
 // A Delta may carry the chunk that an upstream encoded it in, which the
-// handler then sends in place of its own encoding: see [Delta.WithChunk].
+// handler then sends in place of its own encoding: see [Delta.SetChunk].
 type Delta struct {
 	Choice       int
 	Content      string
@@ -193,7 +193,8 @@ type Delta struct {
 	FinishReason FinishReason
 	Usage        *Usage
 
-	chunk pipeline.Chunk[said] // the upstream's chunk; see WithChunk
+	chunk []byte // the upstream's chunk; see SetChunk
+	said  said   // what the Delta said when chunk was set
 }
 
 // said is what a Delta says, as far as a chunk encodes it.
@@ -203,44 +204,40 @@ type said struct {
 	finish             FinishReason
 }
 
-// WithChunk returns a copy of d that carries chunk, the chunk that an
-// upstream encoded d in: a JSON object of the members of a
-// chat.completion.chunk other than id, object, created, model and usage,
-// with the one choice of d. The handler writes its own id, object,
-// created and model, then the members of chunk as they are, in place of
-// its own encoding of d, so that the members the kit does not model
-// (system_fingerprint, logprobs, …) reach the client; the usage stays
-// the handler's (d.Usage, sent in the usage chunk). The backend vouches
-// that chunk describes d as the package documentation describes chunks:
-// the role "assistant" in the first chunk of a choice, a finish reason
-// in a chunk with an empty delta. The relay's backend attaches the
-// chunks of OpenAI-compatible upstreams.
+// SetChunk gives d the chunk that an upstream encoded it in: a JSON
+// object of the members of a chat.completion.chunk other than id, object,
+// created, model and usage, with the one choice of d. The handler writes
+// its own id, object, created and model, then the members of chunk as
+// they are, in place of its own encoding of d, so that the members the
+// kit does not model (system_fingerprint, logprobs, …) reach the client;
+// the usage stays the handler's (d.Usage, sent in the usage chunk). The
+// backend vouches that chunk describes d as the package documentation
+// describes chunks: the role "assistant" in the first chunk of a choice,
+// a finish reason in a chunk with an empty delta. The relay's backend
+// sets the chunks of OpenAI-compatible upstreams.
 //
-// The copy remembers what d says: its choice, content, reasoning and
+// SetChunk records what d says: its choice, content, reasoning and
 // finish reason. A delta that says something else by the time the
 // handler writes it (a wrapper changed its content, say) is encoded by
 // the handler and the chunk dropped, so that the client never gets a
 // chunk that the delta no longer describes; so is a delta with tool
-// calls, whose ids and types the handler fills in. A nil chunk removes
-// it. The chunk's memory is the backend's, as the rest of the delta's:
-// it may be reused once yield returns.
-func (d Delta) WithChunk(chunk []byte) Delta {
-	d.chunk.Set(chunk, d.said())
-	return d
+// calls, whose ids and types the handler fills in. A copy of d keeps the
+// chunk; a nil chunk removes it. The chunk's memory is the backend's, as
+// the rest of the delta's: it may be reused once yield returns.
+func (d *Delta) SetChunk(chunk []byte) {
+	d.chunk = chunk
+	d.said = said{choice: d.Choice, content: d.Content, reasoning: d.Reasoning, finish: d.FinishReason}
 }
 
-// said returns what d says, as WithChunk records it.
-func (d *Delta) said() said {
-	return said{choice: d.Choice, content: d.Content, reasoning: d.Reasoning, finish: d.FinishReason}
-}
-
-// upstreamChunk returns the chunk of WithChunk, if d still says what it
+// upstreamChunk returns the chunk of SetChunk, if d still says what it
 // said then and calls no tools, and nil otherwise.
 func (d *Delta) upstreamChunk() []byte {
-	if len(d.ToolCalls) > 0 {
+	s := &d.said
+	if d.chunk == nil || len(d.ToolCalls) > 0 || s.choice != d.Choice || !pipeline.Same(s.content, d.Content) ||
+		!pipeline.Same(s.reasoning, d.Reasoning) || !pipeline.Same(string(s.finish), string(d.FinishReason)) {
 		return nil
 	}
-	return d.chunk.For(d.said())
+	return d.chunk
 }
 
 // ToolCallDelta is a fragment of a streamed tool call.

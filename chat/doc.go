@@ -99,7 +99,7 @@
 // A [Backend] describes content only, and may carry what an upstream
 // encoded along with it, with the data: [Params.Body] is the request body
 // as the client sent it, which a relay sends upstream; a [Delta] may
-// carry its upstream's chunk ([Delta.WithChunk]) and a [Result] its
+// carry its upstream's chunk ([Delta.SetChunk]) and a [Result] its
 // upstream's reply ([Result.SetReply]). The handler then writes its own
 // id, object, created and model, followed by the upstream's other members
 // as they are (system_fingerprint, logprobs, …), and the backend answers

@@ -224,7 +224,7 @@ func TestHandlerEndsStreamsOfBrokenBackendsWithAnErrorEvent(t *testing.T) {
 	tests := []struct {
 		name   string
 		deltas []chat.Delta
-		raws   map[int]string // the chunks of deltas, by index (Delta.WithChunk)
+		raws   map[int]string // the chunks of deltas, by index (Delta.SetChunk)
 	}{
 		{"choice out of range", []chat.Delta{first, {Choice: 1, Content: "x"}}, nil},
 		{"negative choice", []chat.Delta{first, {Choice: -1, Content: "x"}}, nil},
@@ -241,7 +241,7 @@ func TestHandlerEndsStreamsOfBrokenBackendsWithAnErrorEvent(t *testing.T) {
 			var items []chat.Delta
 			for i, d := range tc.deltas {
 				if raw, ok := tc.raws[i]; ok {
-					d = d.WithChunk([]byte(raw))
+					d.SetChunk([]byte(raw))
 				}
 				items = append(items, d)
 			}
@@ -405,7 +405,7 @@ func TestBackendErrorsPassThroughUnchanged(t *testing.T) {
 
 // rawBackend replies with what an upstream encoded, as the relay does:
 // res with its reply (Result.SetReply), or deltas with their chunks
-// (Delta.WithChunk).
+// (Delta.SetChunk).
 type rawBackend struct {
 	res    *chat.Result
 	deltas []chat.Delta

@@ -89,14 +89,13 @@ func TestFailedStreamIsChargedTheTotalOfItsLastUsage(t *testing.T) {
 }
 
 // upstreamDeltas are the deltas of an upstream's stream with their chunks
-// (Delta.WithChunk), as the relay yields them.
+// (Delta.SetChunk), as the relay yields them.
 func upstreamDeltas() []chat.Delta {
-	usage := &chat.Usage{PromptTokens: 1, CompletionTokens: 2}
-	return []chat.Delta{
-		chat.Delta{Content: "Hi"}.WithChunk([]byte(`{"system_fingerprint":"fp_1","choices":[{"index":0,"delta":{"role":"assistant","content":"Hi"},"logprobs":null,"finish_reason":null}]}`)),
-		// The fields describe the chunk: this one ends the choice.
-		chat.Delta{FinishReason: chat.FinishStop, Usage: usage}.WithChunk([]byte(`{"system_fingerprint":"fp_1","choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}]}`)),
-	}
+	// The fields describe the chunks: the second ends the choice.
+	ds := []chat.Delta{{Content: "Hi"}, {FinishReason: chat.FinishStop, Usage: &chat.Usage{PromptTokens: 1, CompletionTokens: 2}}}
+	ds[0].SetChunk([]byte(`{"system_fingerprint":"fp_1","choices":[{"index":0,"delta":{"role":"assistant","content":"Hi"},"logprobs":null,"finish_reason":null}]}`))
+	ds[1].SetChunk([]byte(`{"system_fingerprint":"fp_1","choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}]}`))
+	return ds
 }
 
 // TestPassThroughChunks checks that the chunks that deltas carry (a

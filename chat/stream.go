@@ -54,7 +54,7 @@ func (cw *chunkWriter) init(id string, created int64, model string) {
 
 // Add writes the chunks of one delta, without flushing them: the
 // upstream's chunk when d carries one that still describes it
-// (WithChunk), and otherwise the handler's encoding of d.
+// (SetChunk), and otherwise the handler's encoding of d.
 func (cw *chunkWriter) Add(d *Delta) error {
 	raw := d.upstreamChunk()
 	if cw.Report(d.Usage) && d.empty() && raw == nil {

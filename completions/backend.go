@@ -154,14 +154,15 @@ type Output struct {
 // The handler writes a Delta's chunk at once, and flushes it after it,
 // unless the stream has called [Params.Flush], which says when. A Delta
 // may carry the chunk that an upstream encoded it in, which the handler
-// then sends in place of its own encoding: see [Delta.WithChunk].
+// then sends in place of its own encoding: see [Delta.SetChunk].
 type Delta struct {
 	Choice       int
 	Text         string
 	FinishReason endpoint.FinishReason
 	Usage        *endpoint.Usage
 
-	chunk pipeline.Chunk[said] // the upstream's chunk; see WithChunk
+	chunk []byte // the upstream's chunk; see SetChunk
+	said  said   // what the Delta said when chunk was set
 }
 
 // said is what a Delta says, as far as a chunk encodes it.
@@ -171,31 +172,35 @@ type said struct {
 	finish endpoint.FinishReason
 }
 
-// WithChunk returns a copy of d that carries chunk, the chunk that an
-// upstream encoded d in: a JSON object of the members of a
-// text_completion chunk other than id, object, created, model and usage,
-// with the one choice of d. The handler writes its own id, object and
-// created, then the members of chunk as they are, in place of its own
-// encoding of d, so that the members the kit does not model (logprobs,
-// …) reach the client; the usage stays the handler's (d.Usage). The
-// backend vouches that chunk describes d. The relay's backend attaches
-// the chunks of OpenAI-compatible upstreams.
+// SetChunk gives d the chunk that an upstream encoded it in: a JSON
+// object of the members of a text_completion chunk other than id,
+// object, created, model and usage, with the one choice of d. The handler
+// writes its own id, object and created, then the members of chunk as
+// they are, in place of its own encoding of d, so that the members the
+// kit does not model (logprobs, …) reach the client; the usage stays the
+// handler's (d.Usage). The backend vouches that chunk describes d. The
+// relay's backend sets the chunks of OpenAI-compatible upstreams.
 //
-// The copy remembers what d says: its choice, text and finish reason. A
+// SetChunk records what d says: its choice, text and finish reason. A
 // delta that says something else by the time the handler writes it (a
 // wrapper changed its text, say) is encoded by the handler and the chunk
 // dropped, so that the client never gets a chunk that the delta no
-// longer describes. A nil chunk removes it. The chunk's memory is the
-// backend's, as the rest of the delta's: it may be reused once yield
-// returns.
-func (d Delta) WithChunk(chunk []byte) Delta {
-	d.chunk.Set(chunk, d.said())
-	return d
+// longer describes. A copy of d keeps the chunk; a nil chunk removes it.
+// The chunk's memory is the backend's, as the rest of the delta's: it may
+// be reused once yield returns.
+func (d *Delta) SetChunk(chunk []byte) {
+	d.chunk = chunk
+	d.said = said{choice: d.Choice, text: d.Text, finish: d.FinishReason}
 }
 
-// said returns what d says, as WithChunk records it.
-func (d *Delta) said() said {
-	return said{choice: d.Choice, text: d.Text, finish: d.FinishReason}
+// upstreamChunk returns the chunk of SetChunk, if d still says what it
+// said then, and nil otherwise.
+func (d *Delta) upstreamChunk() []byte {
+	s := &d.said
+	if d.chunk == nil || s.choice != d.Choice || !pipeline.Same(s.text, d.Text) || !pipeline.Same(string(s.finish), string(d.FinishReason)) {
+		return nil
+	}
+	return d.chunk
 }
 
 func (d *Delta) empty() bool { return d.Text == "" && d.FinishReason == "" }

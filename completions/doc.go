@@ -58,7 +58,7 @@
 //
 // A [Backend] describes content only, and may carry what an upstream
 // encoded with the data, as in package chat: [Params.Body], the request
-// body as the client sent it; a [Delta]'s chunk ([Delta.WithChunk]) and a
+// body as the client sent it; a [Delta]'s chunk ([Delta.SetChunk]) and a
 // [Result]'s reply ([Result.SetReply]), logprobs included, which the
 // handler writes after its own id, object, created (and, in the JSON
 // reply, model and usage) as long as the Delta or Result still says what

@@ -44,7 +44,7 @@ func TestParamsBodyIsTheRequestAsSent(t *testing.T) {
 
 // rawBackend replies with what an upstream encoded, as the relay does:
 // its reply (Result.SetReply), or deltas with their chunks
-// (Delta.WithChunk); edit changes the result's choices and each delta,
+// (Delta.SetChunk); edit changes the result's choices and each delta,
 // as a wrapper would.
 type rawBackend struct {
 	edit func(text *string)
@@ -62,8 +62,8 @@ func (b rawBackend) Complete(context.Context, *completions.Params) (*completions
 
 func (b rawBackend) Stream(context.Context, *completions.Params) iter.Seq2[completions.Delta, error] {
 	return func(yield func(completions.Delta, error) bool) {
-		d := completions.Delta{Text: " fox", FinishReason: "length"}.WithChunk(
-			[]byte(`{"choices":[{"text":" fox","index":0,"logprobs":{"tokens":[" fox"],"token_logprobs":[-0.1]},"finish_reason":"length"}]}`))
+		d := completions.Delta{Text: " fox", FinishReason: "length"}
+		d.SetChunk([]byte(`{"choices":[{"text":" fox","index":0,"logprobs":{"tokens":[" fox"],"token_logprobs":[-0.1]},"finish_reason":"length"}]}`))
 		b.edit(&d.Text)
 		yield(d, nil)
 	}

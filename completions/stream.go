@@ -48,9 +48,9 @@ func (cw *chunkWriter) init(id string, created int64) {
 
 // Add writes the chunk of one delta, without flushing it: the
 // upstream's chunk when d carries one that still describes it
-// (WithChunk), and otherwise the handler's encoding of d.
+// (SetChunk), and otherwise the handler's encoding of d.
 func (cw *chunkWriter) Add(d *Delta) error {
-	raw := d.chunk.For(d.said())
+	raw := d.upstreamChunk()
 	if cw.Report(d.Usage) && d.empty() && raw == nil {
 		return nil
 	}

@@ -21,7 +21,7 @@ import (
 // headers kept by [ForwardHeaders] go with it, the client's key never
 // does. The reply is handed back as a chat.Result or chat.Delta values,
 // with the upstream's reply or chunks of the usual shape attached
-// (chat.Result.SetReply, chat.Delta.WithChunk): the handler writes the
+// (chat.Result.SetReply, chat.Delta.SetChunk): the handler writes the
 // wire, with the gateway's own ids, created time and public model name.
 // A stream calls chat.Params.Flush before each read of the upstream's
 // reply.
@@ -329,6 +329,14 @@ type chatChunkChoice struct {
 	FinishReason chat.FinishReason `json:"finish_reason"`
 }
 
+// reasoning returns the reasoning of c, under either of its names.
+func (c *chatChunkChoice) reasoning() string {
+	if c.Delta.Reasoning == "" {
+		return c.Delta.ReasoningContent
+	}
+	return c.Delta.ReasoningContent + c.Delta.Reasoning
+}
+
 // reset empties c for the next chunk, keeping the choices' backing array,
 // zeroed: encoding/json decodes into the elements it finds there without
 // clearing them.
@@ -364,7 +372,7 @@ type chunkToolCall struct {
 
 // Stream sends p's Body (p.Request encoded when it has none) upstream,
 // and yields the deltas of its stream, each chunk of the usual shape
-// attached (chat.Delta.WithChunk); it calls p.Flush before each read of
+// attached (chat.Delta.SetChunk); it calls p.Flush before each read of
 // the upstream's reply.
 func (b chatBackend) Stream(ctx context.Context, p *chat.Params) iter.Seq2[chat.Delta, error] {
 	if b.r.speaks(p.Request.Model, APIGemini) {
@@ -405,7 +413,8 @@ func (b chatBackend) Stream(ctx context.Context, p *chat.Params) iter.Seq2[chat.
 // readChatStream reads the stream res of u, an OpenAI-format upstream,
 // and yields its deltas (see chatStream).
 func (b chatBackend) readChatStream(ctx context.Context, p *chat.Params, res *http.Response, u *Upstream, yield func(chat.Delta, error) bool) {
-	yieldEvents(res.Body, u, newChatStream(p, u).event, func(d chat.Delta) { b.r.chatUsage(ctx, u, d.Usage) }, yield)
+	claim := func(cu *chat.Usage) { b.r.chatUsage(ctx, u, cu) }
+	yieldEvents(res.Body, u, newChatStream(p, u).event(yield, claim), yield)
 }
 
 // chatStream turns upstream chunks into Deltas, checking them against the
@@ -413,7 +422,7 @@ func (b chatBackend) readChatStream(ctx context.Context, p *chat.Params, res *ht
 //
 // A chunk of the usual shape (one choice, without tool calls, and with
 // the role if it is the choice's first) is attached to its Delta
-// (chat.Delta.WithChunk): the upstream's bytes without the members that
+// (chat.Delta.SetChunk): the upstream's bytes without the members that
 // the handler writes itself (id, object, created, model) and without
 // "usage", so that the client gets every member the upstream sent
 // (system_fingerprint, logprobs, …) and the handler does not encode the
@@ -444,8 +453,10 @@ func newChatStream(p *chat.Params, u *Upstream) *chatStream {
 	}
 }
 
-// event returns the function that handles the data of one upstream event.
-func (cs *chatStream) event(yield func(chat.Delta, error) bool) func(data []byte) (bool, error) {
+// event returns the function that handles the data of one upstream
+// event: it yields the event's deltas, and its usage once claim has
+// taken it (the relay's check of the counts an upstream reports).
+func (cs *chatStream) event(yield func(chat.Delta, error) bool, claim func(*chat.Usage)) func(data []byte) (bool, error) {
 	return func(data []byte) (bool, error) {
 		fast, err := cs.chunk.decode(data, &cs.kept)
 		if err != nil {
@@ -457,7 +468,7 @@ func (cs *chatStream) event(yield func(chat.Delta, error) bool) func(data []byte
 		for i := range cs.chunk.Choices {
 			c := &cs.chunk.Choices[i]
 			pass := fast && len(cs.chunk.Choices) == 1 && len(c.Delta.ToolCalls) == 0 && (c.Delta.Role != "" || cs.started(c.Index))
-			d, ok, err := cs.delta(c.Index, c.Delta.Content, c.Delta.ReasoningContent+c.Delta.Reasoning, c.FinishReason, c.Delta.ToolCalls, pass)
+			d, ok, err := cs.delta(c.Index, c.Delta.Content, c.reasoning(), c.FinishReason, c.Delta.ToolCalls, pass)
 			if err != nil {
 				return false, err
 			}
@@ -465,7 +476,7 @@ func (cs *chatStream) event(yield func(chat.Delta, error) bool) func(data []byte
 				continue
 			}
 			if pass {
-				d = d.WithChunk(cs.passThrough(data))
+				d.SetChunk(cs.passThrough(data))
 			}
 			if !yield(d, nil) {
 				return false, nil
@@ -473,6 +484,7 @@ func (cs *chatStream) event(yield func(chat.Delta, error) bool) func(data []byte
 		}
 		if u := cs.chunk.Usage; u != nil {
 			cs.reported = true
+			claim(u)
 			if !yield(chat.Delta{Usage: u}, nil) {
 				return false, nil
 			}

@@ -80,7 +80,7 @@ func (b completionsBackend) Complete(ctx context.Context, p *completions.Params)
 
 // Stream sends p's Body (p.Request encoded when it has none) upstream,
 // and yields the deltas of its stream, each chunk of the usual shape
-// attached (completions.Delta.WithChunk); it calls p.Flush before each
+// attached (completions.Delta.SetChunk); it calls p.Flush before each
 // read of the upstream's reply.
 func (b completionsBackend) Stream(ctx context.Context, p *completions.Params) iter.Seq2[completions.Delta, error] {
 	return func(yield func(completions.Delta, error) bool) {
@@ -103,7 +103,7 @@ func (b completionsBackend) Stream(ctx context.Context, p *completions.Params) i
 			finished: make([]bool, p.Request.Choices()),
 			estimate: chat.Usage{PromptTokens: completionsPromptTokens(p.Request)},
 		}
-		yieldEvents(res.Body, u, cs.event, func(d completions.Delta) { b.r.chatUsage(ctx, u, d.Usage) }, yield)
+		yieldEvents(res.Body, u, cs.event(yield, func(cu *chat.Usage) { b.r.chatUsage(ctx, u, cu) }), yield)
 	}
 }
 
@@ -118,7 +118,9 @@ type completionsStream struct {
 	raw      []byte // the pass-through chunk, reused
 }
 
-func (cs *completionsStream) event(yield func(completions.Delta, error) bool) func(data []byte) (bool, error) {
+// event returns the function that handles the data of one upstream
+// event, as chatStream's does.
+func (cs *completionsStream) event(yield func(completions.Delta, error) bool, claim func(*chat.Usage)) func(data []byte) (bool, error) {
 	return func(data []byte) (bool, error) {
 		choices := cs.chunk.Choices
 		clear(choices[:cap(choices)])
@@ -151,7 +153,7 @@ func (cs *completionsStream) event(yield func(completions.Delta, error) bool) fu
 				// A chunk of the usual shape goes to the client as the
 				// upstream wrote it, as chatStream's do.
 				cs.raw = appendMembers(cs.raw[:0], data, cs.kept)
-				d = d.WithChunk(cs.raw)
+				d.SetChunk(cs.raw)
 			}
 			if !yield(d, nil) {
 				return false, nil
@@ -159,6 +161,7 @@ func (cs *completionsStream) event(yield func(completions.Delta, error) bool) fu
 		}
 		if u := cs.chunk.Usage; u != nil {
 			cs.reported = true
+			claim(u)
 			if !yield(completions.Delta{Usage: u}, nil) {
 				return false, nil
 			}

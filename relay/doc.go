@@ -72,7 +72,7 @@
 // Params (chat.Params.Flush, …) before each read of the upstream's reply:
 // the events of one read reach the client in one write, and none waits
 // for the next read. A chat chunk of the usual shape (one choice, no tool
-// calls) is attached to its delta (chat.Delta.WithChunk) and passed
+// calls) is attached to its delta (chat.Delta.SetChunk) and passed
 // through as the upstream wrote it, with only id, object, created and
 // model replaced by the gateway's and "usage": null dropped, so that the
 // members the gateway does not model (system_fingerprint, logprobs,

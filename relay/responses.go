@@ -380,7 +380,10 @@ func (b responsesBackend) Stream(ctx context.Context, p *responses.Params) iter.
 		defer res.Body.Close()
 		rs := &responsesStream{u: u, items: map[int]int{}, reasoning: map[int]*reasoningState{}, cur: -1,
 			estimate: responses.Usage{InputTokens: responsesInputTokens(p)}}
-		yieldEvents(res.Body, u, rs.event, func(d responses.Delta) { b.r.responsesUsage(ctx, u, d.Usage) }, yield)
+		yieldEvents(res.Body, u, rs.event(func(d responses.Delta, err error) bool {
+			b.r.responsesUsage(ctx, u, d.Usage)
+			return yield(d, err)
+		}), yield)
 	}
 }
 

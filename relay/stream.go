@@ -93,16 +93,12 @@ func readEvents(body io.Reader, u *Upstream, fn func(data []byte) (bool, error))
 		fmt.Errorf("relay: upstream %s: the stream ended without [DONE]", u.Name))
 }
 
-// yieldEvents reads the stream body of u with readEvents and yields the
-// deltas that event makes of its events, each first given to report (the
-// relay's claim of its usage), then the stream's error, if any; then it
-// drains what is left of the stream (finishStream).
-func yieldEvents[D any](body io.ReadCloser, u *Upstream, event func(yield func(D, error) bool) func(data []byte) (bool, error), report func(D), yield func(D, error) bool) {
-	reported := func(d D, err error) bool {
-		report(d)
-		return yield(d, err)
-	}
-	if err := readEvents(body, u, event(reported)); err != nil {
+// yieldEvents reads the stream body of u with readEvents, handing the
+// data of each event to event (which yields the deltas it makes of it),
+// then yields the stream's error, if any; then it drains what is left of
+// the stream (finishStream).
+func yieldEvents[D any](body io.ReadCloser, u *Upstream, event func(data []byte) (bool, error), yield func(D, error) bool) {
+	if err := readEvents(body, u, event); err != nil {
 		var zero D
 		yield(zero, err)
 		return

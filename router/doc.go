@@ -27,7 +27,7 @@
 // that travels with the data reaches the backend and the handler as it
 // does without the router: the request body as the client sent it
 // (chat.Params.Body), which the relay forwards; the upstream's chunks and
-// replies (chat.Delta.WithChunk, chat.Result.SetReply), by which the
+// replies (chat.Delta.SetChunk, chat.Result.SetReply), by which the
 // members that the kit does not model (system_fingerprint, logprobs, …)
 // reach the client; and the stream's pace (chat.Params.Flush), by which
 // the events of one read of a relay's upstream leave in one write. Any
