@@ -3,7 +3,9 @@ package chat
 import (
 	"context"
 	"iter"
+	"slices"
 
+	"github.com/gatewaykit/gatewaykit/internal/pipeline"
 	"github.com/gatewaykit/gatewaykit/models"
 )
 
@@ -29,16 +31,18 @@ type Backend interface {
 // and otherwise streams the Result of Complete in a few chunks.
 //
 // Stream returns an iterator over the reply's increments, in order. The
-// handler ranges over it in a goroutine of its own, a few deltas ahead of
-// the client, and writes the chunks of each [Delta] as it arrives; it
-// copies what it keeps of a Delta (its ToolCalls, its Usage) before yield
-// returns, so an iterator may reuse them. When the client goes away, ctx
-// is cancelled and the loop stops (yield returns false), so the iterator
-// must return as soon as yield returns false or ctx is done; the handler
-// waits for it to return. To fail, yield a zero
-// Delta with the error and return: before anything was sent, the client
-// gets a JSON error with a real status; afterwards, an error event (see
-// the package documentation).
+// handler ranges over it in the request's goroutine and writes the
+// chunks of each [Delta] before yield returns, so an iterator may reuse
+// what a Delta points to (its ToolCalls, its Usage) once yield returns.
+// The handler flushes what it wrote after every Delta, unless the
+// iterator calls p.Flush: then only at those calls and at the end (see
+// [Params.Flush]). When the client goes away, ctx is cancelled and the
+// loop stops (yield returns false), so the iterator must return as soon
+// as yield returns false or ctx is done. To fail, yield a zero Delta
+// with the error and return: before anything was sent, the client gets
+// a JSON error with a real status; afterwards, an error event (see the
+// package documentation). A panic of the iterator is a panic of the
+// handler, which net/http recovers from as from any handler's.
 type StreamingBackend interface {
 	Backend
 	Stream(ctx context.Context, p *Params) iter.Seq2[Delta, error]
@@ -47,13 +51,48 @@ type StreamingBackend interface {
 // Params is what a [Backend] is asked: the decoded and validated request,
 // and the catalogue entry of its model (for example, [models.Model]
 // Reasoning marks a model whose replies carry reasoning). They are shared
-// with the handler: read them, do not modify them.
+// with the handler: read them, do not modify them. A backend that asks
+// another with a different request gives it a copy with that request
+// (q := *p; q.Request = req), which keeps its Flush and has no Body.
 type Params struct {
 	Request *Request
 	Model   *models.Model
 
-	body []byte // the request body as the client sent it (see internal/passthrough)
+	src pipeline.Source[Request] // the client's body and the stream's flush
 }
+
+// Body returns the request body as the client sent it: the JSON that
+// p.Request was decoded from. It is nil when the Params were built in
+// code (by package messages or gemini, say), and in a copy of the Params
+// whose Request was replaced, so it never describes another request than
+// p.Request. A relay sends it upstream (with edits of its own, such as
+// the model's name), so that every member the client sent reaches the
+// upstream, those that [Request] does not model included; with a nil
+// Body it encodes p.Request. The bytes are shared: do not modify them.
+func (p *Params) Body() []byte { return p.src.Body(p.Request) }
+
+// Flush says that the stream is about to wait for its source (the next
+// read of an upstream's reply, a pause of its own): the handler sends
+// the client what the stream has yielded so far, in one write. A stream
+// that never calls Flush is flushed after every [Delta]; once it has
+// called Flush, the handler flushes only when it calls Flush and at the
+// stream's end, so that what it yields between two waits leaves in one
+// write and none of it waits for the next. A stream that has its whole
+// reply at hand calls Flush once, first ([Deltas] does); a wrapper that
+// waits on something of its own between the deltas it passes on calls
+// Flush before it waits, as a backend does. Call Flush as yield is
+// called: from the iterator's goroutine, before the iterator returns. It does nothing outside a streamed reply, or in Params built
+// in code without [Params.SetFlush].
+func (p *Params) Flush() { p.src.Flush() }
+
+// SetFlush sets the function that [Params.Flush] calls; nil removes it.
+// The handler sets its stream's flush before it asks for the stream. A
+// handler of another format that asks a chat backend with Params of its
+// own (messages, Gemini), or a backend that asks another with new
+// Params, passes its own Flush on, so that the stream it asks for keeps
+// its pace: q.SetFlush(p.Flush). A copy of the Params keeps the
+// function.
+func (p *Params) SetFlush(flush func()) { p.src.SetFlush(flush) }
 
 // Result is a backend's whole reply.
 type Result struct {
@@ -65,6 +104,47 @@ type Result struct {
 	// Model is the model that answered, sent as "model"; empty means the
 	// request's.
 	Model string
+
+	reply []byte   // the upstream's reply; see SetReply
+	said  []Output // the Choices when reply was set
+}
+
+// SetReply gives r the reply as an upstream encoded it: a JSON object of
+// the members of a chat.completion other than id, object, created, model
+// and usage. The handler then writes its own id, object, created and
+// model, the members of reply as they are, and the usage of r, so that
+// the members the kit does not model (system_fingerprint, logprobs, …)
+// reach the client. The backend vouches that reply holds r.Choices, in
+// order, as the package documentation describes a reply's choices. The
+// relay's backend sets it on the replies of OpenAI-compatible upstreams.
+//
+// SetReply records r.Choices as they are (their content, reasoning, tool
+// calls and finish reasons): if anything changes them afterwards (a
+// wrapper that redacts the content, say), the handler encodes r itself
+// and drops reply, so that the client never gets a reply that r no
+// longer describes. A nil reply removes it. SetReply keeps reply, which
+// must not change afterwards.
+func (r *Result) SetReply(reply []byte) {
+	r.reply = reply
+	r.said = append(r.said[:0], r.Choices...)
+	for i := range r.said {
+		r.said[i].ToolCalls = slices.Clone(r.said[i].ToolCalls)
+	}
+}
+
+// upstreamReply returns the reply of SetReply, if r.Choices still say
+// what they said then, and nil otherwise.
+func (r *Result) upstreamReply() []byte {
+	if r.reply == nil || len(r.said) != len(r.Choices) {
+		return nil
+	}
+	for i := range r.Choices {
+		a, b := &r.Choices[i], &r.said[i]
+		if a.Content != b.Content || a.Reasoning != b.Reasoning || a.FinishReason != b.FinishReason || !slices.Equal(a.ToolCalls, b.ToolCalls) {
+			return nil
+		}
+	}
+	return r.reply
 }
 
 // Output is one choice of a [Result].
@@ -100,10 +180,11 @@ type Output struct {
 // the usage is sent in the final chunk when the client asked for it
 // (stream_options.include_usage), and charged to the API key in any case.
 //
-// The handler decides when the chunks go out: it writes a Delta's
-// chunks at once, and flushes them unless the next Delta is already at
-// hand (the iterator runs ahead of the client by a few deltas), so a
-// backend never says when to flush.
+// The handler writes a Delta's chunks at once, and flushes them after
+// it, unless the stream has called [Params.Flush], which says when.
+//
+// A Delta may carry the chunk that an upstream encoded it in, which the
+// handler then sends in place of its own encoding: see [Delta.SetChunk].
 type Delta struct {
 	Choice       int
 	Content      string
@@ -111,6 +192,52 @@ type Delta struct {
 	ToolCalls    []ToolCallDelta
 	FinishReason FinishReason
 	Usage        *Usage
+
+	chunk []byte // the upstream's chunk; see SetChunk
+	said  said   // what the Delta said when chunk was set
+}
+
+// said is what a Delta says, as far as a chunk encodes it.
+type said struct {
+	choice             int
+	content, reasoning string
+	finish             FinishReason
+}
+
+// SetChunk gives d the chunk that an upstream encoded it in: a JSON
+// object of the members of a chat.completion.chunk other than id, object,
+// created, model and usage, with the one choice of d. The handler writes
+// its own id, object, created and model, then the members of chunk as
+// they are, in place of its own encoding of d, so that the members the
+// kit does not model (system_fingerprint, logprobs, …) reach the client;
+// the usage stays the handler's (d.Usage, sent in the usage chunk). The
+// backend vouches that chunk describes d as the package documentation
+// describes chunks: the role "assistant" in the first chunk of a choice,
+// a finish reason in a chunk with an empty delta. The relay's backend
+// sets the chunks of OpenAI-compatible upstreams.
+//
+// SetChunk records what d says: its choice, content, reasoning and
+// finish reason. A delta that says something else by the time the
+// handler writes it (a wrapper changed its content, say) is encoded by
+// the handler and the chunk dropped, so that the client never gets a
+// chunk that the delta no longer describes; so is a delta with tool
+// calls, whose ids and types the handler fills in. A copy of d keeps the
+// chunk; a nil chunk removes it. The chunk's memory is the backend's, as
+// the rest of the delta's: it may be reused once yield returns.
+func (d *Delta) SetChunk(chunk []byte) {
+	d.chunk = chunk
+	d.said = said{choice: d.Choice, content: d.Content, reasoning: d.Reasoning, finish: d.FinishReason}
+}
+
+// upstreamChunk returns the chunk of SetChunk, if d still says what it
+// said then and calls no tools, and nil otherwise.
+func (d *Delta) upstreamChunk() []byte {
+	s := &d.said
+	if d.chunk == nil || len(d.ToolCalls) > 0 || s.choice != d.Choice || !pipeline.Same(s.content, d.Content) ||
+		!pipeline.Same(s.reasoning, d.Reasoning) || !pipeline.Same(string(s.finish), string(d.FinishReason)) {
+		return nil
+	}
+	return d.chunk
 }
 
 // ToolCallDelta is a fragment of a streamed tool call.

@@ -46,26 +46,17 @@ func contents(t *testing.T, data []string) []string {
 	return out
 }
 
-// TestHandlerCoalescesFlushes checks that the handler decides when to
-// flush: a delta whose successor is not at hand goes out before the
-// backend is waited for (the first one included: time to first byte),
-// deltas that are all at hand go out in one flush, and the stream ends
-// flushed.
-func TestHandlerCoalescesFlushes(t *testing.T) {
+// TestHandlerFlushes checks when the handler flushes a stream: after
+// every delta of a stream that says nothing of its pace, and, once the
+// stream calls Params.Flush (before each read of its source), only then
+// and at the end, so that what it yields between two calls leaves in one
+// write and none of it waits for the next read.
+func TestHandlerFlushes(t *testing.T) {
 	t.Parallel()
-	// a goes out alone; b, c and d are at hand when the handler goes on.
-	rec, stream := endpointtest.Paced[chat.Params](t,
-		chat.Delta{Content: "a"}, chat.Delta{Content: "b"}, chat.Delta{Content: "c"}, chat.Delta{Content: "d"})
-	rec.Post(newHandlerWith(funcStreamingBackend{StreamFunc: stream}), "/v1/chat/completions",
-		`{"model":"demo-chat","stream":true,"messages":[{"role":"user","content":"hi"}]}`)
-
-	require.GreaterOrEqual(t, len(rec.Flushed), 2)
-	require.Equal(t, []string{"a"}, contents(t, eventData(t, rec.Flushed[0])), "the first delta went out alone")
-	require.Equal(t, []string{"a", "b", "c", "d"}, contents(t, eventData(t, rec.Flushed[1])), "b, c and d went out together")
-	require.Equal(t, rec.Body.String(), rec.Flushed[len(rec.Flushed)-1], "nothing after the last flush")
-	all := rec.Received(t)
-	require.Equal(t, sse.DoneData, all[len(all)-1])
-	checkStream(t, readEvents(t, rec.Body.String()), 1, false)
+	contentChunks := func(text string) int { return len(contents(t, eventData(t, text))) }
+	request := endpointtest.Request("/v1/chat/completions", `{"model":"demo-chat","stream":true,"messages":[{"role":"user","content":"hi"}]}`)
+	endpointtest.ChatPaceTest(func(b chat.StreamingBackend) http.Handler { return newHandlerWith(b) },
+		request, contentChunks, []int{1, 2, 3, 3}, []int{2, 3}).Run(t)
 }
 
 // eventData is the data of the events of a recorded stream.

@@ -50,7 +50,7 @@ import (
 // slices included.
 //
 // The result shares no memory with the body, so that whoever owns the
-// body (it reaches the relay through internal/passthrough) may reuse it: strings and
+// body (it reaches the relay as Params.Body) may reuse it: strings and
 // raw members are copied, and a string with escapes or invalid UTF-8 is
 // unquoted by [unquote] as encoding/json does. A role, type, mode or
 // format that spells one of the package's constants is that constant, not

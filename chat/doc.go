@@ -99,14 +99,18 @@
 //   - The stream ends with data: [DONE].
 //   - Chunks never carry an "error" key.
 //
-// A [Backend] describes content only. The relay's backend (package relay)
-// also passes an upstream's chunks through as the upstream encoded them,
-// and gets the request body as the client sent it, by an internal path
-// that only it implements (internal/passthrough): the handler then writes
-// its own id, object, created and model, followed by the upstream's other
-// members as they are (system_fingerprint, logprobs, …), and the relay
-// answers for the rules above. A whole reply may come through the same
-// way; the handler adds its head and the usage.
+// A [Backend] describes content only, and may carry what an upstream
+// encoded along with it, with the data: [Params.Body] is the request body
+// as the client sent it, which a relay sends upstream; a [Delta] may
+// carry its upstream's chunk ([Delta.SetChunk]) and a [Result] its
+// upstream's reply ([Result.SetReply]). The handler then writes its own
+// id, object, created and model, followed by the upstream's other members
+// as they are (system_fingerprint, logprobs, …), and the backend answers
+// for the rules above; the handler adds the usage. Nothing is found on
+// the backend's type or in the context, so a backend that wraps another
+// (a router, a logging or guardrail wrapper) and passes the Params and
+// the deltas along keeps all of it; one that changes a delta's content
+// gets it encoded by the handler, never a chunk that says otherwise.
 //
 // Errors: until the first event, a failure is answered as JSON with its
 // real status, like any other error. After it, the stream ends with one
@@ -119,14 +123,17 @@
 //
 // A [Backend] has one method, Complete, that returns the whole reply of a
 // request: the non-streaming path. A [StreamingBackend] adds Stream, which
-// returns an iter.Seq2[Delta, error]; the handler ranges over it in one
-// goroutine per stream, which hands the deltas to the request's goroutine
-// a few ahead, so that the handler knows when the next one is at hand
-// (the keep-alive comments of package sse use one timer goroutine per
-// stream), and writes one chunk per [Delta]. Before the handler returns,
-// that goroutine has ended. A backend that does not stream still
-// serves streaming requests: the handler streams the Result of Complete
-// in a few chunks (reasoning, content, each tool call, finish).
+// returns an iter.Seq2[Delta, error]; the handler ranges over it in the
+// request's goroutine (the iterator runs on the goroutine that ranges
+// over it, so no goroutine or channel comes between them) and writes one
+// chunk per [Delta] before the iterator runs on. It flushes after every
+// Delta, unless the stream says when: a stream that calls
+// [Params.Flush] before it waits for its source (the relay before each
+// read of its upstream, the demo before each pause) is flushed then and
+// at its end, so that what it yields between two waits leaves in one
+// write. A backend that does not stream still serves streaming requests:
+// the handler streams the Result of Complete in a few chunks (reasoning,
+// content, each tool call, finish), all in one write ([Deltas]).
 //
 // The context passed to a backend is the request's. When the client goes
 // away it is cancelled: the backend must return, Stream's loop stops (yield
@@ -144,18 +151,13 @@
 // encoding/json, which writes the errors, and a fuzz test checks that the
 // two agree. Replies and chunks are encoded by hand into one reused
 // buffer, byte for byte as encoding/json encodes [Completion] and [Chunk]
-// (tests check it). Each chunk is written with one call. The handler
-// decides when to flush: it runs a [StreamingBackend]'s stream in a
-// goroutine of its own, a few deltas ahead of the client, and flushes
-// after a delta unless the next one is already at hand; a burst is then
-// flushed once, after its last chunk (one write system call instead of
-// one per chunk), and a reply that does not stream goes out in one flush.
-// A relay's stream (package relay) runs in the handler's goroutine
-// instead, with no goroutine or channel of its own: the handler flushes
-// before each read of the upstream's reply, so that the events of one
-// read leave in one write, as a byte-copying relay's would. The benchmarks
-// beside the package measure the whole stack against a raw net/http
-// handler; BENCHMARKS.md at the repository root records the figures.
+// (tests check it). Each chunk is written with one call, and flushed as
+// the stream says (see Backends): a burst that the stream yields between
+// two calls of [Params.Flush] costs one write system call instead of one
+// per chunk, and a reply that is all at hand goes out in one. The
+// benchmarks beside the package measure the whole stack against a raw
+// net/http handler; BENCHMARKS.md at the repository root records the
+// figures.
 //
 // # Options
 //

@@ -86,19 +86,24 @@ func (h *handler) Model(req *Request) string { return req.Model }
 // Prepare makes the Params of req, and its estimate.
 func (h *handler) Prepare(_ context.Context, req *Request, m *models.Model, body []byte) (*Params, int64, int64, error) {
 	prompt := pipeline.PromptTokens(len(body))
-	return &Params{Request: req, Model: m, body: body}, prompt, pipeline.Estimate(prompt, req.Choices(), req.TokenLimit(), m), nil
+	return &Params{Request: req, Model: m, src: pipeline.NewSource(req, body)}, prompt, pipeline.Estimate(prompt, req.Choices(), req.TokenLimit(), m), nil
 }
 
 // Streams reports whether the request asked for a stream.
 func (h *handler) Streams(p *Params) bool { return p.Request.Stream }
 
-// Reply writes the JSON reply to p.
+// Reply writes the JSON reply to p: the upstream's reply with the
+// handler's head and usage when the Result carries one (SetReply), and
+// otherwise the handler's encoding of the Result.
 func (h *handler) Reply(w http.ResponseWriter, r *http.Request, p *Params) (pipeline.Usage, error) {
-	n := p.Request.Choices()
-	res, raw, err := chunks.Complete(r.Context(), h.backend, p, p.body, func(res *Result) error { return checkResult(res, n) })
+	res, err := h.backend.Complete(r.Context(), p)
+	if err == nil {
+		err = checkResult(res, p.Request.Choices())
+	}
 	if err != nil {
 		return pipeline.Usage{}, err
 	}
+	raw := res.upstreamReply()
 	normalize(res.Choices)
 	model := cmp.Or(res.Model, p.Request.Model)
 	return chunks.Reply(w, "chat", raw, res.Usage, func(b []byte, u *Usage) []byte {

@@ -17,7 +17,6 @@ import (
 	"github.com/gatewaykit/gatewaykit/endpoint"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
 	"github.com/gatewaykit/gatewaykit/internal/endpointtest"
-	"github.com/gatewaykit/gatewaykit/internal/passthrough"
 	"github.com/gatewaykit/gatewaykit/internal/servedtest"
 )
 
@@ -196,6 +195,8 @@ var deltas = endpointtest.Deltas[chat.Params, chat.Delta]
 func TestHandlerRejectsBrokenBackendResults(t *testing.T) {
 	t.Parallel()
 	internal := errorBody("internal server error", apierrors.TypeServer, "", "internal_server_error")
+	notAnObject := &chat.Result{Choices: make([]chat.Output, 1)}
+	notAnObject.SetReply([]byte(`[]`))
 	tests := []struct {
 		name string
 		res  *chat.Result
@@ -203,17 +204,12 @@ func TestHandlerRejectsBrokenBackendResults(t *testing.T) {
 		{"nil result", nil},
 		{"too few choices", &chat.Result{}},
 		{"too many choices", &chat.Result{Choices: make([]chat.Output, 2)}},
-		{"raw reply that is not an object", &chat.Result{Choices: make([]chat.Output, 1)}},
+		{"raw reply that is not an object", notAnObject},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			var h http.Handler
-			if strings.HasPrefix(tc.name, "raw") {
-				h = newHandlerWith(rawBackend{res: tc.res, raw: []byte(`[]`)})
-			} else {
-				h = newHandlerWith(funcBackend{CompleteFunc: func(context.Context, *chat.Params) (*chat.Result, error) { return tc.res, nil }})
-			}
+			h := newHandlerWith(funcBackend{CompleteFunc: func(context.Context, *chat.Params) (*chat.Result, error) { return tc.res, nil }})
 			w := post(t, h, `{"model":"demo-chat","messages":[{"role":"user","content":"Hi"}]}`)
 			require.Equal(t, 500, w.Code)
 			require.JSONEq(t, internal, w.Body.String())
@@ -228,7 +224,7 @@ func TestHandlerEndsStreamsOfBrokenBackendsWithAnErrorEvent(t *testing.T) {
 	tests := []struct {
 		name   string
 		deltas []chat.Delta
-		raws   map[int]string // the Raw of deltas, by index (internal/passthrough)
+		raws   map[int]string // the chunks of deltas, by index (Delta.SetChunk)
 	}{
 		{"choice out of range", []chat.Delta{first, {Choice: 1, Content: "x"}}, nil},
 		{"negative choice", []chat.Delta{first, {Choice: -1, Content: "x"}}, nil},
@@ -242,13 +238,12 @@ func TestHandlerEndsStreamsOfBrokenBackendsWithAnErrorEvent(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			var items []passthrough.Delta[chat.Delta]
+			var items []chat.Delta
 			for i, d := range tc.deltas {
-				pd := passthrough.Delta[chat.Delta]{Delta: d}
 				if raw, ok := tc.raws[i]; ok {
-					pd.Raw = []byte(raw)
+					d.SetChunk([]byte(raw))
 				}
-				items = append(items, pd)
+				items = append(items, d)
 			}
 			h := newHandlerWith(rawBackend{deltas: items})
 			w := post(t, h, `{"model":"demo-chat","stream":true,"messages":[{"role":"user","content":"Hi"}]}`)
@@ -408,29 +403,20 @@ func TestBackendErrorsPassThroughUnchanged(t *testing.T) {
 	require.NotContains(t, w.Body.String(), "secret")
 }
 
-// rawBackend passes its reply through as a relay does
-// (internal/passthrough): res with raw, or deltas with their chunks.
+// rawBackend replies with what an upstream encoded, as the relay does:
+// res with its reply (Result.SetReply), or deltas with their chunks
+// (Delta.SetChunk).
 type rawBackend struct {
 	res    *chat.Result
-	raw    []byte
-	deltas []passthrough.Delta[chat.Delta]
+	deltas []chat.Delta
 }
 
-func (b rawBackend) Complete(ctx context.Context, p *chat.Params) (*chat.Result, error) {
-	res, _, err := b.CompleteRaw(ctx, p, nil)
-	return res, err
+func (b rawBackend) Complete(context.Context, *chat.Params) (*chat.Result, error) {
+	return b.res, nil
 }
 
-func (b rawBackend) CompleteRaw(context.Context, *chat.Params, []byte) (*chat.Result, []byte, error) {
-	return b.res, b.raw, nil
-}
-
-func (b rawBackend) Stream(ctx context.Context, p *chat.Params) iter.Seq2[chat.Delta, error] {
-	return passthrough.Deltas(b.StreamRaw(ctx, p, nil))
-}
-
-func (b rawBackend) StreamRaw(context.Context, *chat.Params, []byte) iter.Seq2[passthrough.Delta[chat.Delta], error] {
-	return func(yield func(passthrough.Delta[chat.Delta], error) bool) {
+func (b rawBackend) Stream(context.Context, *chat.Params) iter.Seq2[chat.Delta, error] {
+	return func(yield func(chat.Delta, error) bool) {
 		for _, d := range b.deltas {
 			if !yield(d, nil) {
 				return
@@ -441,13 +427,12 @@ func (b rawBackend) StreamRaw(context.Context, *chat.Params, []byte) iter.Seq2[p
 
 func TestHandlerWritesARawResult(t *testing.T) {
 	t.Parallel()
-	h := newHandlerWith(rawBackend{
-		res: &chat.Result{
-			Choices: []chat.Output{{Content: "Hi"}},
-			Usage:   chat.Usage{PromptTokens: 2, CompletionTokens: 1},
-		},
-		raw: []byte(`{"choices":[{"index":0,"message":{"role":"assistant","content":"Hi","refusal":null},"logprobs":null,"finish_reason":"stop"}],"system_fingerprint":"fp"}`),
-	})
+	res := &chat.Result{
+		Choices: []chat.Output{{Content: "Hi"}},
+		Usage:   chat.Usage{PromptTokens: 2, CompletionTokens: 1},
+	}
+	res.SetReply([]byte(`{"choices":[{"index":0,"message":{"role":"assistant","content":"Hi","refusal":null},"logprobs":null,"finish_reason":"stop"}],"system_fingerprint":"fp"}`))
+	h := newHandlerWith(rawBackend{res: res})
 	w := post(t, h, `{"model":"demo-chat","messages":[{"role":"user","content":"Hi"}]}`)
 	require.Equal(t, 200, w.Code)
 	var got map[string]json.RawMessage

@@ -8,26 +8,21 @@ import (
 	"github.com/gatewaykit/gatewaykit/internal/chunks"
 	"github.com/gatewaykit/gatewaykit/internal/ids"
 	"github.com/gatewaykit/gatewaykit/internal/jsonenc"
-	"github.com/gatewaykit/gatewaykit/internal/passthrough"
 	"github.com/gatewaykit/gatewaykit/internal/pipeline"
 	"github.com/gatewaykit/gatewaykit/sse"
 )
 
-// Pace says how the backend's stream of p runs (see pipeline.PaceOf).
-func (h *handler) Pace(p *Params) pipeline.Pace {
-	return pipeline.PaceOf[StreamingBackend](h.backend, p)
-}
-
-// Deltas returns the backend's stream of p (see [Deltas]), with the
-// upstream's chunks when the backend is a relay's.
-func (h *handler) Deltas(ctx context.Context, p *Params) iter.Seq2[passthrough.Delta[Delta], error] {
-	return passthrough.Stream(ctx, h.backend, p, p.body, Deltas)
+// Deltas returns the backend's stream of p (see [Deltas]), whose
+// Params.Flush is flush.
+func (h *handler) Deltas(ctx context.Context, p *Params, flush func()) iter.Seq2[Delta, error] {
+	p.SetFlush(flush)
+	return Deltas(ctx, h.backend, p)
 }
 
 // NewStream returns the chunk writer of the stream of p: one chunk per
 // backend delta, then the final chunks, the usage chunk if asked for,
 // and [DONE].
-func (h *handler) NewStream(_ *http.Request, s *sse.Stream, p *Params) pipeline.DeltaWriter[passthrough.Delta[Delta]] {
+func (h *handler) NewStream(_ *http.Request, s *sse.Stream, p *Params) pipeline.DeltaWriter[Delta] {
 	cw := &chunkWriter{Writer: chunks.Writer{S: s, Cfg: &h.cfg, N: p.Request.Choices(), IncludeUsage: p.Request.IncludeUsage()}}
 	cw.init(ids.New(IDPrefix), h.cfg.Now().Unix(), p.Request.Model)
 	return cw
@@ -40,33 +35,6 @@ type chunkWriter struct {
 	calls   []ToolCallChunk // reused
 	choices []choiceState
 	one     [1]choiceState // backing of choices for n = 1
-	ring    pipeline.DeltaRing[detached]
-}
-
-// detached is what Detach copies of a delta.
-type detached struct {
-	usage Usage
-	calls []ToolCallDelta
-	raw   []byte
-}
-
-// Detach copies what d points to, which the backend may reuse.
-func (cw *chunkWriter) Detach(d *passthrough.Delta[Delta]) {
-	if d.Delta.Usage == nil && len(d.Delta.ToolCalls) == 0 && d.Raw == nil {
-		return
-	}
-	sl := cw.ring.Next()
-	if d.Delta.Usage != nil {
-		sl.usage = *d.Delta.Usage
-		d.Delta.Usage = &sl.usage
-	}
-	if len(d.Delta.ToolCalls) > 0 {
-		sl.calls = append(sl.calls[:0], d.Delta.ToolCalls...)
-		d.Delta.ToolCalls = sl.calls
-	}
-	if d.Raw != nil {
-		d.Raw = pipeline.DetachRaw(&sl.raw, d.Raw)
-	}
 }
 
 type choiceState struct {
@@ -84,9 +52,11 @@ func (cw *chunkWriter) init(id string, created int64, model string) {
 	}
 }
 
-// Add writes the chunks of one delta, without flushing them.
-func (cw *chunkWriter) Add(pd *passthrough.Delta[Delta]) error {
-	d, raw := &pd.Delta, pd.Raw
+// Add writes the chunks of one delta, without flushing them: the
+// upstream's chunk when d carries one that still describes it
+// (SetChunk), and otherwise the handler's encoding of d.
+func (cw *chunkWriter) Add(d *Delta) error {
+	raw := d.upstreamChunk()
 	if cw.Report(d.Usage) && d.empty() && raw == nil {
 		return nil
 	}
@@ -176,12 +146,13 @@ func (cw *chunkWriter) Finish() error {
 // deltas when b is a [StreamingBackend], and otherwise the [Result] of
 // b.Complete in whole pieces (per choice, its reasoning, its content and
 // its tool calls, each whole, the last with the finish reason; then the
-// usage), all at hand at once, so that the reply goes out in one flush.
-// It serves backends that wrap others (one that routes by model, say)
-// and must stream whatever they wrap.
+// usage), all at hand at once: it calls p.Flush before b.Complete, so
+// that the reply goes out in one write at its end. It serves backends
+// that wrap others (one that routes by model, say) and must stream
+// whatever they wrap.
 func Deltas(ctx context.Context, b Backend, p *Params) iter.Seq2[Delta, error] {
 	return chunks.Deltas(ctx, b, p, chunks.Whole[*Result, Delta]{
-		N: p.Request.Choices(), Check: checkResult, Choice: choiceDeltas, Usage: usageDelta})
+		N: p.Request.Choices(), Flush: p.Flush, Check: checkResult, Choice: choiceDeltas, Usage: usageDelta})
 }
 
 // choiceDeltas appends the deltas of choice i of a whole Result: its

@@ -36,23 +36,18 @@ func texts(t *testing.T, stream string) []string {
 	return out
 }
 
-// TestHandlerCoalescesFlushes checks that the handler decides when to
-// flush: a delta whose successor is not at hand goes out before the
-// backend is waited for, deltas that are all at hand go out in one flush,
-// and the stream ends flushed.
-func TestHandlerCoalescesFlushes(t *testing.T) {
+// TestHandlerFlushes checks when the handler flushes a stream: after
+// every delta of a stream that says nothing of its pace, and, once the
+// stream calls Params.Flush, only then and at the end.
+func TestHandlerFlushes(t *testing.T) {
 	t.Parallel()
-	// a goes out alone; b, c and d are at hand when the handler goes on.
-	rec, stream := endpointtest.Paced[completions.Params](t,
-		completions.Delta{Text: "a"}, completions.Delta{Text: "b"}, completions.Delta{Text: "c"}, completions.Delta{Text: "d"})
-	rec.Post(newHandlerWith(funcStreamingBackend{StreamFunc: stream}), "/v1/completions",
-		`{"model":"demo-chat","prompt":"hi","stream":true}`)
-
-	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
-	require.GreaterOrEqual(t, len(rec.Flushed), 2)
-	require.Equal(t, []string{"a"}, texts(t, rec.Flushed[0]))
-	require.Equal(t, []string{"a", "b", "c", "d"}, texts(t, rec.Flushed[1]), "b, c and d went out together")
-	last := rec.Flushed[len(rec.Flushed)-1]
-	require.Equal(t, rec.Body.String(), last, "nothing after the last flush")
-	require.True(t, strings.HasSuffix(last, "data: [DONE]\n\n"))
+	endpointtest.PaceTest[completions.Params, completions.Result, completions.Delta]{
+		Handler: func(b funcStreamingBackend) http.Handler { return newHandlerWith(b) },
+		Request: endpointtest.Request("/v1/completions", `{"model":"demo-chat","prompt":"hi","stream":true}`),
+		Flush:   (*completions.Params).Flush,
+		Reads:   [][]completions.Delta{{{Text: "a"}, {Text: "b"}}, {{Text: "c"}}},
+		Count:   func(text string) int { return len(texts(t, text)) },
+		Unpaced: []int{1, 2, 3, 3},
+		Paced:   []int{2, 3},
+	}.Run(t)
 }

@@ -59,24 +59,27 @@
 // as in package chat; keep-alive comments bridge silences
 // ([endpoint.WithKeepAlive]).
 //
-// A [Backend] describes content only. The relay's backend also passes an
-// upstream's chunks or whole reply through as the upstream encoded them
-// (logprobs included), by an internal path that only it implements
-// (internal/passthrough): the handler writes its own id, object, created
-// (and, in the JSON reply, model and usage), followed by the upstream's
-// other members as they are. The handler decides when to flush, as in
-// package chat: after a delta, unless the next one is already at hand;
-// for a relay's stream, before each read of the upstream's reply.
+// A [Backend] describes content only, and may carry what an upstream
+// encoded with the data, as in package chat: [Params.Body], the request
+// body as the client sent it; a [Delta]'s chunk ([Delta.SetChunk]) and a
+// [Result]'s reply ([Result.SetReply]), logprobs included, which the
+// handler writes after its own id, object, created (and, in the JSON
+// reply, model and usage) as long as the Delta or Result still says what
+// they say. The handler flushes as in package chat:
+// after every delta, unless the stream calls [Params.Flush] (a relay's,
+// before each read of the upstream's reply), then at those calls and at
+// the end.
 //
 // # Backends
 //
 // A [Backend] returns the whole reply (Complete); a [StreamingBackend]
 // also streams it as an iter.Seq2[Delta, error] that the handler ranges
-// over in a goroutine of its own, a few deltas ahead of the client, as in
-// package chat. A backend that does not stream still
-// serves streams: the handler sends each choice's text in one chunk. The
-// context is the request's; a client that goes away cancels it, and
-// nothing is left running.
+// over in the request's goroutine, writing each delta's chunk before the
+// iterator runs on, as in package chat. A backend that does not stream
+// still serves streams: the handler sends each choice's text in one
+// chunk, the whole reply in one write ([Deltas]). The context is the
+// request's; a client that goes away cancels it, and nothing is left
+// running.
 //
 // # Options
 //

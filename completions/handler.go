@@ -98,19 +98,24 @@ func (h *handler) Prepare(_ context.Context, req *Request, m *models.Model, body
 		limit = *req.MaxTokens
 	}
 	prompt := pipeline.PromptTokens(len(body))
-	return &Params{Request: req, Model: m, body: body}, prompt, pipeline.Estimate(prompt, req.Choices(), limit, m), nil
+	return &Params{Request: req, Model: m, src: pipeline.NewSource(req, body)}, prompt, pipeline.Estimate(prompt, req.Choices(), limit, m), nil
 }
 
 // Streams reports whether the request asked for a stream.
 func (h *handler) Streams(p *Params) bool { return p.Request.Stream }
 
-// Reply writes the JSON reply to p.
+// Reply writes the JSON reply to p: the upstream's reply with the
+// handler's head and usage when the Result carries one (SetReply), and
+// otherwise the handler's encoding of the Result.
 func (h *handler) Reply(w http.ResponseWriter, r *http.Request, p *Params) (pipeline.Usage, error) {
-	n := p.Request.Choices()
-	res, raw, err := chunks.Complete(r.Context(), h.backend, p, p.body, func(res *Result) error { return checkResult(res, n) })
+	res, err := h.backend.Complete(r.Context(), p)
+	if err == nil {
+		err = checkResult(res, p.Request.Choices())
+	}
 	if err != nil {
 		return pipeline.Usage{}, err
 	}
+	raw := res.upstreamReply()
 	model := cmp.Or(res.Model, p.Request.Model)
 	return chunks.Reply(w, "completions", raw, res.Usage, func(b []byte, u *endpoint.Usage) []byte {
 		if raw != nil {

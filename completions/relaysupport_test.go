@@ -3,6 +3,8 @@ package completions_test
 import (
 	"context"
 	"encoding/json"
+	"iter"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,58 +14,105 @@ import (
 	"github.com/gatewaykit/gatewaykit/demo"
 	"github.com/gatewaykit/gatewaykit/endpoint"
 	"github.com/gatewaykit/gatewaykit/models"
+	"github.com/gatewaykit/gatewaykit/sse"
 )
 
-// bodyRecorder is a backend that records the body that the pass-through
-// (internal/passthrough) gives it.
+// bodyRecorder is a backend that records the Body of the Params it is
+// asked, and of a copy of them with another Request.
 type bodyRecorder struct {
 	completions.Backend
-	got chan []byte
+	got, other chan []byte
 }
 
-func (b bodyRecorder) CompleteRaw(ctx context.Context, p *completions.Params, body []byte) (*completions.Result, []byte, error) {
-	b.got <- body
-	res, err := b.Backend.Complete(ctx, p)
-	return res, nil, err
+func (b bodyRecorder) Complete(ctx context.Context, p *completions.Params) (*completions.Result, error) {
+	b.got <- p.Body()
+	q := *p
+	q.Request = &completions.Request{Model: p.Request.Model, Prompt: p.Request.Prompt}
+	b.other <- q.Body()
+	return b.Backend.Complete(ctx, p)
 }
 
-func TestPassThroughBodyIsTheRequestAsSent(t *testing.T) {
+func TestParamsBodyIsTheRequestAsSent(t *testing.T) {
 	t.Parallel()
 	const body = `{"model":"` + demo.ChatModel + `", "prompt":"hi","suffix":"!",  "echo":false}`
-	b := bodyRecorder{Backend: demo.NewTextBackend().Completions(), got: make(chan []byte, 1)}
+	b := bodyRecorder{Backend: demo.NewTextBackend().Completions(), got: make(chan []byte, 1), other: make(chan []byte, 1)}
 	w := post(t, newHandlerWith(b), body)
 	require.Equal(t, 200, w.Code, w.Body.String())
 	require.Equal(t, body, string(<-b.got))
+	require.Nil(t, <-b.other, "a copy of the Params with another Request has no Body")
 }
 
-// rawBackend replies with a completion that it already has encoded, as a
-// relay passes an upstream's reply through (internal/passthrough).
-type rawBackend struct{}
-
-func (b rawBackend) Complete(ctx context.Context, p *completions.Params) (*completions.Result, error) {
-	res, _, err := b.CompleteRaw(ctx, p, nil)
-	return res, err
+// rawBackend replies with what an upstream encoded, as the relay does:
+// its reply (Result.SetReply), or deltas with their chunks
+// (Delta.SetChunk); edit changes the result's choices and each delta,
+// as a wrapper would.
+type rawBackend struct {
+	edit func(text *string)
 }
 
-func (rawBackend) CompleteRaw(context.Context, *completions.Params, []byte) (*completions.Result, []byte, error) {
-	return &completions.Result{
+func (b rawBackend) Complete(context.Context, *completions.Params) (*completions.Result, error) {
+	res := &completions.Result{
 		Choices: []completions.Output{{Text: " fox", FinishReason: "length"}},
 		Usage:   endpoint.Usage{PromptTokens: 1, CompletionTokens: 1},
-	}, []byte(`{"choices":[{"text":" fox","index":0,"logprobs":{"tokens":[" fox"],"token_logprobs":[-0.1]},"finish_reason":"length"}]}`), nil
+	}
+	res.SetReply([]byte(`{"choices":[{"text":" fox","index":0,"logprobs":{"tokens":[" fox"],"token_logprobs":[-0.1]},"finish_reason":"length"}]}`))
+	b.edit(&res.Choices[0].Text)
+	return res, nil
 }
 
-// TestPassThroughReply checks that a reply a backend already has encoded
-// is written with the handler's own id, object, created and model, its
-// members, and the usage.
-func TestPassThroughReply(t *testing.T) {
+func (b rawBackend) Stream(context.Context, *completions.Params) iter.Seq2[completions.Delta, error] {
+	return func(yield func(completions.Delta, error) bool) {
+		d := completions.Delta{Text: " fox", FinishReason: "length"}
+		d.SetChunk([]byte(`{"choices":[{"text":" fox","index":0,"logprobs":{"tokens":[" fox"],"token_logprobs":[-0.1]},"finish_reason":"length"}]}`))
+		b.edit(&d.Text)
+		yield(d, nil)
+	}
+}
+
+// TestPassThrough checks that a reply or chunk that a backend already
+// has encoded is written with the handler's own id, object, created and
+// model, its members, and the usage, as long as the Result or Delta
+// still says what it says; one that a wrapper changed is encoded by the
+// handler.
+func TestPassThrough(t *testing.T) {
 	t.Parallel()
-	catalog := models.NewMemoryCatalog(models.Model{ID: "m", EndpointTypes: []models.EndpointType{models.Compat}})
-	h := completions.NewHandler(catalog, rawBackend{}, endpoint.WithClock(func() time.Time { return time.Unix(1700000000, 0) }))
-	w := post(t, h, `{"model":"m","prompt":"The quick brown","logprobs":1}`)
-	require.Equal(t, 200, w.Code, w.Body.String())
-	var c map[string]json.RawMessage
-	require.NoError(t, json.Unmarshal(w.Body.Bytes(), &c))
-	require.Equal(t, `"text_completion" "m"`, string(c["object"])+" "+string(c["model"]))
-	require.Equal(t, `[{"text":" fox","index":0,"logprobs":{"tokens":[" fox"],"token_logprobs":[-0.1]},"finish_reason":"length"}]`, string(c["choices"]))
-	require.Equal(t, `{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}`, string(c["usage"]))
+	const upstream = `[{"text":" fox","index":0,"logprobs":{"tokens":[" fox"],"token_logprobs":[-0.1]},"finish_reason":"length"}]`
+	for _, tc := range []struct {
+		name string
+		edit func(text *string)
+		want string // the choices
+	}{
+		{"as the upstream sent it", func(*string) {}, upstream},
+		{"a wrapper that changes the text", func(s *string) { *s = strings.ToUpper(*s) },
+			`[{"text":" FOX","index":0,"finish_reason":"length"}]`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			catalog := models.NewMemoryCatalog(models.Model{ID: "m", EndpointTypes: []models.EndpointType{models.Compat}})
+			h := completions.NewHandler(catalog, rawBackend{edit: tc.edit}, endpoint.WithClock(func() time.Time { return time.Unix(1700000000, 0) }))
+			w := post(t, h, `{"model":"m","prompt":"The quick brown","logprobs":1}`)
+			require.Equal(t, 200, w.Code, w.Body.String())
+			var c map[string]json.RawMessage
+			require.NoError(t, json.Unmarshal(w.Body.Bytes(), &c))
+			require.Equal(t, `"text_completion" "m"`, string(c["object"])+" "+string(c["model"]))
+			require.JSONEq(t, tc.want, string(c["choices"]))
+			require.Equal(t, `{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}`, string(c["usage"]))
+
+			w = post(t, h, `{"model":"m","prompt":"The quick brown","logprobs":1,"stream":true}`)
+			require.Equal(t, 200, w.Code, w.Body.String())
+			ev, err := first(sse.Read(w.Body))
+			require.NoError(t, err)
+			require.NoError(t, json.Unmarshal([]byte(ev.Data), &c))
+			require.Equal(t, `"text_completion"`, string(c["object"]))
+			require.JSONEq(t, tc.want, string(c["choices"]))
+		})
+	}
+}
+
+// first returns the first event of seq.
+func first(seq iter.Seq2[sse.Event, error]) (sse.Event, error) {
+	for ev, err := range seq {
+		return ev, err
+	}
+	return sse.Event{}, nil
 }

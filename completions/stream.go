@@ -9,26 +9,21 @@ import (
 	"github.com/gatewaykit/gatewaykit/internal/chunks"
 	"github.com/gatewaykit/gatewaykit/internal/ids"
 	"github.com/gatewaykit/gatewaykit/internal/jsonenc"
-	"github.com/gatewaykit/gatewaykit/internal/passthrough"
 	"github.com/gatewaykit/gatewaykit/internal/pipeline"
 	"github.com/gatewaykit/gatewaykit/sse"
 )
 
-// Pace says how the backend's stream of p runs (see pipeline.PaceOf).
-func (h *handler) Pace(p *Params) pipeline.Pace {
-	return pipeline.PaceOf[StreamingBackend](h.backend, p)
-}
-
-// Deltas returns the backend's stream of p (see [Deltas]), with the
-// upstream's chunks when the backend is a relay's.
-func (h *handler) Deltas(ctx context.Context, p *Params) iter.Seq2[passthrough.Delta[Delta], error] {
-	return passthrough.Stream(ctx, h.backend, p, p.body, Deltas)
+// Deltas returns the backend's stream of p (see [Deltas]), whose
+// Params.Flush is flush.
+func (h *handler) Deltas(ctx context.Context, p *Params, flush func()) iter.Seq2[Delta, error] {
+	p.SetFlush(flush)
+	return Deltas(ctx, h.backend, p)
 }
 
 // NewStream returns the chunk writer of the stream of p: one chunk per
 // backend delta, then the final chunks, the usage chunk if asked for,
 // and [DONE].
-func (h *handler) NewStream(_ *http.Request, s *sse.Stream, p *Params) pipeline.DeltaWriter[passthrough.Delta[Delta]] {
+func (h *handler) NewStream(_ *http.Request, s *sse.Stream, p *Params) pipeline.DeltaWriter[Delta] {
 	cw := &chunkWriter{Writer: chunks.Writer{S: s, Cfg: &h.cfg, N: p.Request.Choices(), IncludeUsage: p.Request.IncludeUsage()}}
 	cw.init(ids.New(IDPrefix), h.cfg.Now().Unix())
 	return cw
@@ -40,28 +35,6 @@ type chunkWriter struct {
 	chunks.Writer
 	finished []bool
 	one      [1]bool // backing of finished for one choice
-	ring     pipeline.DeltaRing[detached]
-}
-
-// detached is what Detach copies of a delta.
-type detached struct {
-	usage endpoint.Usage
-	raw   []byte
-}
-
-// Detach copies what d points to, which the backend may reuse.
-func (cw *chunkWriter) Detach(d *passthrough.Delta[Delta]) {
-	if d.Delta.Usage == nil && d.Raw == nil {
-		return
-	}
-	sl := cw.ring.Next()
-	if d.Delta.Usage != nil {
-		sl.usage = *d.Delta.Usage
-		d.Delta.Usage = &sl.usage
-	}
-	if d.Raw != nil {
-		d.Raw = pipeline.DetachRaw(&sl.raw, d.Raw)
-	}
 }
 
 func (cw *chunkWriter) init(id string, created int64) {
@@ -73,9 +46,11 @@ func (cw *chunkWriter) init(id string, created int64) {
 	}
 }
 
-// Add writes the chunks of one delta, without flushing them.
-func (cw *chunkWriter) Add(pd *passthrough.Delta[Delta]) error {
-	d, raw := &pd.Delta, pd.Raw
+// Add writes the chunk of one delta, without flushing it: the
+// upstream's chunk when d carries one that still describes it
+// (SetChunk), and otherwise the handler's encoding of d.
+func (cw *chunkWriter) Add(d *Delta) error {
+	raw := d.upstreamChunk()
 	if cw.Report(d.Usage) && d.empty() && raw == nil {
 		return nil
 	}
@@ -117,12 +92,13 @@ func (cw *chunkWriter) Finish() error {
 // Deltas returns b's reply to p as the handler streams it: b.Stream's
 // deltas when b is a [StreamingBackend], and otherwise the [Result] of
 // b.Complete in whole pieces (one delta per choice with its whole text
-// and finish reason, then the usage), all at hand at once, so that the
-// reply goes out in one flush. It serves backends that wrap others (one
-// that routes by model, say) and must stream whatever they wrap.
+// and finish reason, then the usage), all at hand at once: it calls
+// p.Flush before b.Complete, so that the reply goes out in one write at
+// its end. It serves backends that wrap others (one that routes by
+// model, say) and must stream whatever they wrap.
 func Deltas(ctx context.Context, b Backend, p *Params) iter.Seq2[Delta, error] {
 	return chunks.Deltas(ctx, b, p, chunks.Whole[*Result, Delta]{
-		N: p.Request.Choices(), Check: checkResult, Choice: choiceDelta, Usage: usageDelta})
+		N: p.Request.Choices(), Flush: p.Flush, Check: checkResult, Choice: choiceDelta, Usage: usageDelta})
 }
 
 // choiceDelta appends the delta of choice i of a whole Result: its text

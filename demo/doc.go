@@ -97,8 +97,12 @@
 //	  -H 'Content-Type: application/json' \
 //	  -d '{"model":"demo-chat","stream":true,"messages":[{"role":"user","content":"Hi"}]}'
 //
-// The request's context ends a stream (and a wait) at once. A TextBackend
-// is safe for concurrent use.
+// A stream calls the Flush of its Params (chat.Params.Flush, …) before
+// each wait, so that the chunks before it reach the client; without a
+// delay it has every chunk at hand, which it says with one Flush first,
+// and the handler sends the reply in one write. The request's context
+// ends a stream (and a wait) at once. A TextBackend is safe for
+// concurrent use.
 //
 // # Responses
 //

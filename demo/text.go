@@ -310,6 +310,34 @@ func wait(ctx context.Context, t **time.Timer, d time.Duration) error {
 	}
 }
 
+// A pacer pauses a stream before each chunk for the configured delay,
+// and says so first with flush, the Flush of the stream's Params: the
+// handler then sends what the stream yielded before the pause, and
+// coalesces what it yields between two pauses. A stream without a delay
+// has its whole reply at hand, which the pacer says once, as it starts:
+// the reply goes out in one write.
+type pacer struct {
+	ctx   context.Context
+	delay time.Duration
+	flush func()
+	timer *time.Timer
+}
+
+func newPacer(ctx context.Context, delay time.Duration, flush func()) *pacer {
+	if delay <= 0 {
+		flush()
+	}
+	return &pacer{ctx: ctx, delay: delay, flush: flush}
+}
+
+// wait pauses before the next chunk, or returns the context's error.
+func (p *pacer) wait() error {
+	if p.delay > 0 {
+		p.flush()
+	}
+	return wait(p.ctx, &p.timer, p.delay)
+}
+
 // cursor walks one choice's plan in chunks of k tokens: reasoning, then
 // content, then the tool call (its name, then its arguments).
 type cursor struct {

@@ -282,3 +282,41 @@ func TestCompletions(t *testing.T) {
 		require.Equal(t, chat.FinishLength, finish[i])
 	}
 }
+
+// TestStreamSaysWhenItWaits checks the demo's calls of Params.Flush: one
+// before each pause of WithChunkDelay, after the chunks yielded before
+// it; without a delay, one before the first chunk (all are at hand).
+func TestStreamSaysWhenItWaits(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		opts  []demo.TextOption
+		calls func(chunks int) []int // the chunks yielded before each call
+	}{
+		{"without a delay", nil, func(int) []int { return []int{0} }},
+		{"with a delay", []demo.TextOption{demo.WithChunkDelay(time.Nanosecond)}, func(n int) []int {
+			calls := make([]int, n)
+			for i := range calls {
+				calls[i] = i
+			}
+			return calls
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			p := chatParams(t, `{"model":"m","messages":[{"role":"user","content":"Hi there"}]}`, chatModel)
+			yielded := 0
+			var calls []int
+			p.SetFlush(func() { calls = append(calls, yielded) })
+			chunks := 0
+			for d, err := range demo.NewTextBackend(tc.opts...).Chat().Stream(t.Context(), p) {
+				require.NoError(t, err)
+				yielded++
+				if d.Usage == nil {
+					chunks++
+				}
+			}
+			require.Equal(t, tc.calls(chunks), calls)
+		})
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"iter"
 	"strings"
-	"time"
 
 	"github.com/gatewaykit/gatewaykit/chat"
 )
@@ -42,11 +41,13 @@ func (b *ChatBackend) Complete(ctx context.Context, p *chat.Params) (*chat.Resul
 }
 
 // Stream implements chat.StreamingBackend. The choices are streamed in
-// turns, one chunk of each in order, then the usage. Without a chunk
-// delay all of them are at hand, so the handler flushes the reply once
-// instead of once per chunk.
+// turns, one chunk of each in order, then the usage. It calls p.Flush
+// before each pause of [WithChunkDelay], so that the chunks before it
+// reach the client; without a chunk delay all of them are at hand, which
+// it says with one p.Flush first, so that the handler sends the reply in
+// one write instead of one per chunk.
 func (b *ChatBackend) Stream(ctx context.Context, p *chat.Params) iter.Seq2[chat.Delta, error] {
-	return streamPlans(ctx, b.t, chatReply(p), func(d chat.Delta) chat.Delta { return d })
+	return streamPlans(ctx, b.t, chatReply(p), p.Flush, func(d chat.Delta) chat.Delta { return d })
 }
 
 // reply is the whole demo reply to a request.
@@ -70,11 +71,12 @@ func (t *TextBackend) whole(ctx context.Context, r reply) (reply, error) {
 
 // streamPlans streams r as t does: the choices in turns, one chunk of
 // each in order (as chat deltas, which delta turns into D), then the
-// usage; pausing before each chunk for the configured delay, and failing
-// after the first chunk when the request asks the demo to fail.
-func streamPlans[D any](ctx context.Context, t *TextBackend, r reply, delta func(chat.Delta) D) iter.Seq2[D, error] {
+// usage; pausing before each chunk for the configured delay (see pacer,
+// whose flush is the Params' Flush), and failing after the first chunk
+// when the request asks the demo to fail.
+func streamPlans[D any](ctx context.Context, t *TextBackend, r reply, flush func(), delta func(chat.Delta) D) iter.Seq2[D, error] {
 	return func(yield func(D, error) bool) {
-		var timer *time.Timer
+		pace := newPacer(ctx, t.cfg.delay, flush)
 		k := t.cfg.tokensPerChunk
 		var one [1]cursor
 		cursors := one[:]
@@ -92,7 +94,7 @@ func streamPlans[D any](ctx context.Context, t *TextBackend, r reply, delta func
 					continue
 				}
 				open++
-				if err := wait(ctx, &timer, t.cfg.delay); err != nil {
+				if err := pace.wait(); err != nil {
 					var zero D
 					yield(zero, err)
 					return

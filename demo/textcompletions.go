@@ -33,11 +33,11 @@ func (b *CompletionsBackend) Complete(ctx context.Context, p *completions.Params
 }
 
 // Stream implements completions.StreamingBackend. The choices are
-// streamed in turns, one chunk of each in order, then the usage.
-// Without a chunk delay all of them are at hand, so the handler flushes
-// the reply once instead of once per chunk.
+// streamed in turns, one chunk of each in order, then the usage. It
+// calls p.Flush as the chat backend's Stream does: before each pause of
+// [WithChunkDelay], or once, first, without a chunk delay.
 func (b *CompletionsBackend) Stream(ctx context.Context, p *completions.Params) iter.Seq2[completions.Delta, error] {
-	return streamPlans(ctx, b.t, completionsReply(p.Request), func(d chat.Delta) completions.Delta {
+	return streamPlans(ctx, b.t, completionsReply(p.Request), p.Flush, func(d chat.Delta) completions.Delta {
 		return completions.Delta{Choice: d.Choice, Text: d.Content, FinishReason: d.FinishReason, Usage: d.Usage}
 	})
 }

@@ -7,7 +7,6 @@ import (
 	"iter"
 	"strconv"
 	"strings"
-	"time"
 
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
 	"github.com/gatewaykit/gatewaykit/responses"
@@ -62,8 +61,9 @@ func (b *ResponsesBackend) Complete(ctx context.Context, p *responses.Params) (*
 // Stream implements responses.StreamingBackend: the reasoning of a
 // reasoning model, then the message's text, in chunks of the configured
 // number of tokens, or the function call (its name, then its arguments in
-// chunks); then the usage. Without a chunk delay all of them are at
-// hand, so the handler flushes the reply once instead of once per chunk.
+// chunks); then the usage. It calls p.Flush as the chat backend's Stream
+// does: before each pause of [WithChunkDelay], or once, first, without a
+// chunk delay.
 func (b *ResponsesBackend) Stream(ctx context.Context, p *responses.Params) iter.Seq2[responses.Delta, error] {
 	return func(yield func(responses.Delta, error) bool) {
 		r, err := responsesReply(p)
@@ -71,10 +71,10 @@ func (b *ResponsesBackend) Stream(ctx context.Context, p *responses.Params) iter
 			yield(responses.Delta{}, err)
 			return
 		}
-		var t *time.Timer
+		pace := newPacer(ctx, b.t.cfg.delay, p.Flush)
 		k := b.t.cfg.tokensPerChunk
 		send := func(d responses.Delta) bool {
-			if err := wait(ctx, &t, b.t.cfg.delay); err != nil {
+			if err := pace.wait(); err != nil {
 				yield(responses.Delta{}, err)
 				return false
 			}

@@ -56,6 +56,14 @@
 // behind the same middleware; an access point that Routes mounts replaces
 // the gateway's own.
 //
+// With a Relay, the chat, completions, responses and video families go
+// through a router.Router (package router): the relay's models to the
+// relay's backends, every other model to the Config's own. The router
+// asks the backend it picks with the request's own Params and hands its
+// deltas back as they are, so a relayed model keeps what travels with the
+// data (the client's body upstream, the upstream's chunks and pace back);
+// an embedder assembling the handlers itself builds the same router.
+//
 // # Authentication
 //
 // Every route is behind auth.Middleware over [Config].Keys, which

@@ -25,6 +25,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/relay"
 	"github.com/gatewaykit/gatewaykit/rerank"
 	"github.com/gatewaykit/gatewaykit/responses"
+	"github.com/gatewaykit/gatewaykit/router"
 	"github.com/gatewaykit/gatewaykit/videos"
 	"github.com/gatewaykit/gatewaykit/videos/runner"
 )
@@ -234,7 +235,10 @@ func New(c Config) (*Gateway, error) {
 	}
 	g := &Gateway{health: health(readyChecks(c), timeout, logger)}
 	if c.Relay != nil {
-		c = withRelay(c)
+		var err error
+		if c, err = withRelay(c); err != nil {
+			return nil, err
+		}
 	}
 
 	mux := http.NewServeMux()
@@ -319,15 +323,29 @@ func New(c Config) (*Gateway, error) {
 	return g, nil
 }
 
-// withRelay routes c's families through c.Relay and adds its access
-// points.
-func withRelay(c Config) Config {
+// withRelay routes c's families through c.Relay: a router.Router whose
+// one route lists the relay's models, with the relay's backends, and
+// whose default route has c's own backends, for every other model. A nil
+// backend of c is never asked: the catalogue lists only routed models
+// then, and a model that is in the catalogue but in neither route is
+// answered 404 model_not_found, as the relay answers a model it does not
+// route. (The routes list the relay's models by id only: c.Catalog is
+// the gateway's catalogue.)
+func withRelay(c Config) (Config, error) {
 	r := c.Relay
-	c.Chat = chatRouter{newByModel[chat.Backend](r, r.Chat(), c.Chat)}
-	c.Completions = completionsRouter{newByModel[completions.Backend](r, r.Completions(), c.Completions)}
-	c.Responses = responsesRouter{newByModel[responses.Backend](r, r.Responses(), c.Responses)}
-	c.Videos = videoRouter{newByModel[videos.Generator](r, r.Videos(), c.Videos)}
-	return c
+	var relayed []models.Model
+	for _, id := range r.Models() {
+		relayed = append(relayed, models.Model{ID: id})
+	}
+	rt, err := router.New(
+		router.Route{Models: relayed, Chat: r.Chat(), Completions: r.Completions(), Responses: r.Responses(), Videos: r.Videos()},
+		router.Route{Chat: c.Chat, Completions: c.Completions, Responses: c.Responses, Videos: c.Videos},
+	)
+	if err != nil {
+		return c, fmt.Errorf("gateway: New: %w", err)
+	}
+	c.Chat, c.Completions, c.Responses, c.Videos = rt.Chat(), rt.Completions(), rt.Responses(), rt.Videos()
+	return c, nil
 }
 
 // mountAccess mounts the access points of spec §4.4: served holds the

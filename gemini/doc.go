@@ -80,12 +80,12 @@
 //     ",\r\n" as Google's API does; silences are bridged with line breaks
 //     (JSON whitespace).
 //
-// The events are written as chat's chunks are: the backend's stream runs a
-// few deltas ahead in a goroutine of its own, and what is written is
-// flushed after a delta unless the next one is already at hand, so that
-// a burst goes out in one write (a relay's stream runs in the handler's
-// goroutine instead, flushed before each read of its upstream's reply).
-// Keep-alives follow
+// The events are written as chat's chunks are: in the request's
+// goroutine, as the backend's stream yields them, flushed after every
+// delta unless the stream calls chat.Params.Flush (a relay's, before each
+// read of its upstream's reply; a reply that is all at hand, first), then
+// at those calls and at the end. The handler passes its flush to the
+// backend with chat.Params.SetFlush. Keep-alives follow
 // endpoint.WithKeepAlive (15 seconds by default).
 //
 // # Errors

@@ -154,13 +154,13 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // stream writes the events of the backend's stream of p as chat's
-// handler does (pipeline.WriteDeltas): the backend runs a few deltas
-// ahead in a goroutine of its own, and the events are flushed after a
-// delta unless the next one is already at hand, so that a burst costs one
-// write; a relay's stream runs in the handler's goroutine, flushed before
-// each read of its upstream.
+// handler does (pipeline.WriteDeltas): in the handler's goroutine,
+// flushed after every delta, or, once the stream calls p.Flush (a
+// relay's, before each read of its upstream; a reply that is all at
+// hand, first), when it calls it and at the end.
 func (h *handler) stream(ctx context.Context, sw *wire, tr *translator, p *chat.Params) error {
-	return pipeline.WriteDeltas(ctx, sw, pipeline.PaceOf[chat.StreamingBackend](h.backend, p), func(ctx context.Context) iter.Seq2[chat.Delta, error] {
+	return pipeline.WriteDeltas(ctx, sw, func(ctx context.Context, flush func()) iter.Seq2[chat.Delta, error] {
+		p.SetFlush(flush)
 		return chat.Deltas(ctx, h.backend, p)
 	}, &deltaWriter{tr: tr, sw: sw})
 }
@@ -168,13 +168,9 @@ func (h *handler) stream(ctx context.Context, sw *wire, tr *translator, p *chat.
 // deltaWriter is the pipeline.DeltaWriter of a stream: the translator's
 // events, written to the wire.
 type deltaWriter struct {
-	tr   *translator
-	sw   *wire
-	ring pipeline.DeltaRing[pipeline.Detached[chat.Usage, chat.ToolCallDelta]]
+	tr *translator
+	sw *wire
 }
-
-// Detach copies what d points to, which the backend may reuse.
-func (dw *deltaWriter) Detach(d *chat.Delta) { pipeline.Detach(&dw.ring, &d.Usage, &d.ToolCalls) }
 
 // Add writes the events of one delta, without flushing them.
 func (dw *deltaWriter) Add(d *chat.Delta) error {

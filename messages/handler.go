@@ -178,13 +178,10 @@ func checkResult(res *chat.Result) error {
 	return nil
 }
 
-// Pace says how the backend's stream of p runs (see pipeline.PaceOf).
-func (h *handler) Pace(p *params) pipeline.Pace {
-	return pipeline.PaceOf[chat.StreamingBackend](h.backend, &p.chat)
-}
-
-// Deltas returns the backend's stream of p.
-func (h *handler) Deltas(ctx context.Context, p *params) iter.Seq2[chat.Delta, error] {
+// Deltas returns the backend's stream of p, whose chat Params' Flush is
+// flush.
+func (h *handler) Deltas(ctx context.Context, p *params, flush func()) iter.Seq2[chat.Delta, error] {
+	p.chat.SetFlush(flush)
 	return chat.Deltas(ctx, h.backend, &p.chat)
 }
 

@@ -49,15 +49,11 @@ type eventWriter struct {
 	reported bool
 	written  pipeline.Written
 	buf      []byte
-	ring     pipeline.DeltaRing[pipeline.Detached[chat.Usage, chat.ToolCallDelta]]
 }
 
 func newEventWriter(s *sse.Stream, cfg *pipeline.Config, model string, prompt int64) *eventWriter {
 	return &eventWriter{s: s, cfg: cfg, model: model, prompt: prompt, buf: make([]byte, 0, 512)}
 }
-
-// Detach copies what d points to, which the backend may reuse.
-func (ew *eventWriter) Detach(d *chat.Delta) { pipeline.Detach(&ew.ring, &d.Usage, &d.ToolCalls) }
 
 // backendError is the error for a backend that broke the streaming
 // contract, or one that the format cannot carry: a 500 whose text is

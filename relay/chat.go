@@ -8,22 +8,23 @@ import (
 	"net/http"
 
 	"github.com/gatewaykit/gatewaykit/chat"
-	"github.com/gatewaykit/gatewaykit/internal/passthrough"
 )
 
 // Chat returns the relay's backend for the chat handler: it forwards each
 // request to POST {base}/chat/completions of the model's upstreams.
 //
-// The request goes upstream as the client sent it (the body the handler
-// hands over: every member, those that chat.Request does not model
-// included; when the backend is called as a plain chat.Backend, the
-// request encoded again, its Extra members included), with "model"
-// replaced by the upstream's name for it and, when streaming,
-// stream_options.include_usage set; the headers kept by
-// [ForwardHeaders] go with it, the client's key never does. The reply is
-// handed back as a chat.Result or chat.Delta values: the handler writes
-// the wire, with the gateway's own ids, created time and public model
-// name.
+// The request goes upstream as the client sent it (chat.Params.Body:
+// every member, those that chat.Request does not model included; with
+// Params that have no Body, built in code, the request encoded again,
+// its Extra members included), with "model" replaced by the upstream's
+// name for it and, when streaming, stream_options.include_usage set; the
+// headers kept by [ForwardHeaders] go with it, the client's key never
+// does. The reply is handed back as a chat.Result or chat.Delta values,
+// with the upstream's reply or chunks of the usual shape attached
+// (chat.Result.SetReply, chat.Delta.SetChunk): the handler writes the
+// wire, with the gateway's own ids, created time and public model name.
+// A stream calls chat.Params.Flush before each read of the upstream's
+// reply.
 //
 // Streams are read event by event with package sse and turned into one
 // Delta per choice of each upstream chunk, as they arrive. The upstream's
@@ -78,11 +79,6 @@ func (r *Relay) Chat() chat.StreamingBackend {
 
 type chatBackend struct{ r *Relay }
 
-// ReadsUpstream implements passthrough.Reader: the handler runs the
-// streams in its goroutine, and flushes before each read of the
-// upstream's reply (see body).
-func (chatBackend) ReadsUpstream() {}
-
 // chatReply is the part of an upstream's chat completion that the relay
 // reads.
 type chatReply struct {
@@ -127,49 +123,47 @@ func appendMembers(b, data []byte, kept []span) []byte {
 	return append(b, '}')
 }
 
-var (
-	_ passthrough.Streamer[*chat.Params, chat.Delta]    = chatBackend{}
-	_ passthrough.Completer[*chat.Params, *chat.Result] = chatBackend{}
-)
-
+// Complete sends p's Body (p.Request encoded when it has none) upstream,
+// and returns the reply, with the upstream's members (Result.SetReply)
+// when it is of the usual shape.
 func (b chatBackend) Complete(ctx context.Context, p *chat.Params) (*chat.Result, error) {
-	res, _, err := b.CompleteRaw(ctx, p, nil)
-	return res, err
-}
-
-// CompleteRaw implements passthrough.Completer: the request goes
-// upstream as body (p.Request encoded when body is nil), and the reply's
-// members come back with the result.
-func (b chatBackend) CompleteRaw(ctx context.Context, p *chat.Params, body []byte) (*chat.Result, []byte, error) {
 	if b.r.speaks(p.Request.Model, APIGemini) {
-		return b.completeGemini(ctx, p, body)
+		return b.completeGemini(ctx, p)
 	}
-	req, err := parseRequestBody(body, p.Request)
+	req, err := parseRequestBody(p.Body(), p.Request)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	res, u, err := b.r.Do(ctx, p.Request.Model, chatBuild(ctx, p, req, false))
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if t := chatDialect(u.API); t != nil {
 		out, err := t.complete(res, u)
 		if out != nil {
 			b.r.chatUsage(ctx, u, &out.Usage)
 		}
-		return out, nil, err
+		return out, err
 	}
 	var reply chatReply
 	raw, err := readCompletion(res, u, reply.decode)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	out, err := chatResult(p, &reply, u)
+	return b.result(ctx, p, &reply, raw, u)
+}
+
+// result is the chat.Result of an OpenAI-format upstream's reply, with
+// raw, its members when of the usual shape, for the handler to pass
+// through.
+func (b chatBackend) result(ctx context.Context, p *chat.Params, reply *chatReply, raw []byte, u *Upstream) (*chat.Result, error) {
+	out, err := chatResult(p, reply, u)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	b.r.chatUsage(ctx, u, &out.Usage)
-	return out, raw, nil
+	out.SetReply(raw)
+	return out, nil
 }
 
 // chatResult is the chat.Result of an upstream's reply.
@@ -335,6 +329,14 @@ type chatChunkChoice struct {
 	FinishReason chat.FinishReason `json:"finish_reason"`
 }
 
+// reasoning returns the reasoning of c, under either of its names.
+func (c *chatChunkChoice) reasoning() string {
+	if c.Delta.Reasoning == "" {
+		return c.Delta.ReasoningContent
+	}
+	return c.Delta.ReasoningContent + c.Delta.Reasoning
+}
+
 // reset empties c for the next chunk, keeping the choices' backing array,
 // zeroed: encoding/json decodes into the elements it finds there without
 // clearing them.
@@ -368,37 +370,30 @@ type chunkToolCall struct {
 	} `json:"function"`
 }
 
+// Stream sends p's Body (p.Request encoded when it has none) upstream,
+// and yields the deltas of its stream, each chunk of the usual shape
+// attached (chat.Delta.SetChunk); it calls p.Flush before each read of
+// the upstream's reply.
 func (b chatBackend) Stream(ctx context.Context, p *chat.Params) iter.Seq2[chat.Delta, error] {
-	return passthrough.Deltas(b.stream(ctx, p, nil, false))
-}
-
-// StreamRaw implements passthrough.Streamer: the request goes upstream as
-// body (p.Request encoded when body is nil), and the chunks of the usual
-// shape come back as the upstream wrote them.
-func (b chatBackend) StreamRaw(ctx context.Context, p *chat.Params, body []byte) iter.Seq2[passthrough.Delta[chat.Delta], error] {
-	return b.stream(ctx, p, body, true)
-}
-
-// stream is Stream, with the upstream's chunks passed through if pass.
-func (b chatBackend) stream(ctx context.Context, p *chat.Params, raw []byte, pass bool) iter.Seq2[passthrough.Delta[chat.Delta], error] {
 	if b.r.speaks(p.Request.Model, APIGemini) {
-		return b.streamGemini(ctx, p, raw, pass)
+		return b.streamGemini(ctx, p)
 	}
-	return func(yield func(passthrough.Delta[chat.Delta], error) bool) {
-		body, err := parseRequestBody(raw, p.Request)
+	return func(yield func(chat.Delta, error) bool) {
+		body, err := parseRequestBody(p.Body(), p.Request)
 		if err == nil {
 			err = body.forStream()
 		}
 		if err != nil {
-			yield(passthrough.Delta[chat.Delta]{}, err)
+			yield(chat.Delta{}, err)
 			return
 		}
 		res, u, err := b.r.Do(ctx, p.Request.Model, chatBuild(ctx, p, body, true))
 		if err == nil {
+			paced(res, p.Flush)
 			if t := chatDialect(u.API); t != nil {
 				for d, err := range t.stream(res, u, p) {
 					b.r.chatUsage(ctx, u, d.Usage)
-					if !yield(passthrough.Delta[chat.Delta]{Delta: d}, err) || err != nil {
+					if !yield(d, err) || err != nil {
 						return
 					}
 				}
@@ -407,36 +402,32 @@ func (b chatBackend) stream(ctx context.Context, p *chat.Params, raw []byte, pas
 		}
 		res, u, err = checkStream(res, u, err)
 		if err != nil {
-			yield(passthrough.Delta[chat.Delta]{}, err)
+			yield(chat.Delta{}, err)
 			return
 		}
 		defer res.Body.Close()
-		cs := newChatStream(p, u)
-		cs.pass = pass
-		checked := func(d passthrough.Delta[chat.Delta], err error) bool {
-			b.r.chatUsage(ctx, u, d.Delta.Usage)
-			return yield(d, err)
-		}
-		if err := readEvents(res.Body, u, cs.event(checked)); err != nil {
-			yield(passthrough.Delta[chat.Delta]{}, err)
-			return
-		}
-		finishStream(res.Body)
+		b.readChatStream(ctx, p, res, u, yield)
 	}
+}
+
+// readChatStream reads the stream res of u, an OpenAI-format upstream,
+// and yields its deltas (see chatStream).
+func (b chatBackend) readChatStream(ctx context.Context, p *chat.Params, res *http.Response, u *Upstream, yield func(chat.Delta, error) bool) {
+	claim := func(cu *chat.Usage) { b.r.chatUsage(ctx, u, cu) }
+	yieldEvents(res.Body, u, newChatStream(p, u).event(yield, claim), yield)
 }
 
 // chatStream turns upstream chunks into Deltas, checking them against the
 // rules the handler relies on.
 //
-// When passing through (StreamRaw), a chunk of the usual shape (one
-// choice, without tool calls, and with the role if it is the choice's
-// first) is passed through: its Delta carries the upstream's bytes as
-// Raw, without the members that the
-// handler writes itself (id, object, created, model) and without
+// A chunk of the usual shape (one choice, without tool calls, and with
+// the role if it is the choice's first) is attached to its Delta
+// (chat.Delta.SetChunk): the upstream's bytes without the members that
+// the handler writes itself (id, object, created, model) and without
 // "usage", so that the client gets every member the upstream sent
-// (system_fingerprint, logprobs, …) and the relay neither decodes the
-// text into strings nor has it encoded again. Other chunks are decoded
-// into Deltas that the handler encodes.
+// (system_fingerprint, logprobs, …) and the handler does not encode the
+// text again. Other chunks are decoded into Deltas that the handler
+// encodes.
 type chatStream struct {
 	u        *Upstream
 	choices  []chatChoiceState
@@ -446,7 +437,6 @@ type chatStream struct {
 	kept     []span               // the members of the chunk that a pass-through keeps
 	raw      []byte               // the pass-through chunk, reused
 	calls    []chat.ToolCallDelta // reused
-	pass     bool                 // pass chunks through
 }
 
 type chatChoiceState struct {
@@ -463,8 +453,10 @@ func newChatStream(p *chat.Params, u *Upstream) *chatStream {
 	}
 }
 
-// event returns the function that handles the data of one upstream event.
-func (cs *chatStream) event(yield func(passthrough.Delta[chat.Delta], error) bool) func(data []byte) (bool, error) {
+// event returns the function that handles the data of one upstream
+// event: it yields the event's deltas, and its usage once claim has
+// taken it (the relay's check of the counts an upstream reports).
+func (cs *chatStream) event(yield func(chat.Delta, error) bool, claim func(*chat.Usage)) func(data []byte) (bool, error) {
 	return func(data []byte) (bool, error) {
 		fast, err := cs.chunk.decode(data, &cs.kept)
 		if err != nil {
@@ -475,25 +467,25 @@ func (cs *chatStream) event(yield func(passthrough.Delta[chat.Delta], error) boo
 		}
 		for i := range cs.chunk.Choices {
 			c := &cs.chunk.Choices[i]
-			pass := cs.pass && fast && len(cs.chunk.Choices) == 1 && (c.Delta.Role != "" || cs.started(c.Index))
-			d, ok, err := cs.delta(c.Index, c.Delta.Content, c.Delta.ReasoningContent+c.Delta.Reasoning, c.FinishReason, c.Delta.ToolCalls, pass)
+			pass := fast && len(cs.chunk.Choices) == 1 && len(c.Delta.ToolCalls) == 0 && (c.Delta.Role != "" || cs.started(c.Index))
+			d, ok, err := cs.delta(c.Index, c.Delta.Content, c.reasoning(), c.FinishReason, c.Delta.ToolCalls, pass)
 			if err != nil {
 				return false, err
 			}
 			if !ok {
 				continue
 			}
-			pd := passthrough.Delta[chat.Delta]{Delta: d}
 			if pass {
-				pd.Raw = cs.passThrough(data)
+				d.SetChunk(cs.passThrough(data))
 			}
-			if !yield(pd, nil) {
+			if !yield(d, nil) {
 				return false, nil
 			}
 		}
 		if u := cs.chunk.Usage; u != nil {
 			cs.reported = true
-			if !yield(passthrough.Delta[chat.Delta]{Delta: chat.Delta{Usage: u}}, nil) {
+			claim(u)
+			if !yield(chat.Delta{Usage: u}, nil) {
 				return false, nil
 			}
 		}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/gatewaykit/gatewaykit/chat"
 	"github.com/gatewaykit/gatewaykit/completions"
-	"github.com/gatewaykit/gatewaykit/internal/passthrough"
 )
 
 // Completions returns the relay's backend for the completions handler: it
@@ -18,9 +17,6 @@ import (
 func (r *Relay) Completions() completions.StreamingBackend { return completionsBackend{r} }
 
 type completionsBackend struct{ r *Relay }
-
-// ReadsUpstream implements passthrough.Reader; see chatBackend's.
-func (completionsBackend) ReadsUpstream() {}
 
 // completionsReply is the part of an upstream's completion that the relay
 // reads.
@@ -53,22 +49,14 @@ func (r *completionsReply) decode(data []byte, kept *[]span) (fast bool, err err
 	return false, json.Unmarshal(data, r)
 }
 
-var (
-	_ passthrough.Streamer[*completions.Params, completions.Delta]    = completionsBackend{}
-	_ passthrough.Completer[*completions.Params, *completions.Result] = completionsBackend{}
-)
-
+// Complete sends p's Body (p.Request encoded when it has none) upstream,
+// and returns the reply, with the upstream's members
+// (completions.Result.SetReply) when it is of the usual shape.
 func (b completionsBackend) Complete(ctx context.Context, p *completions.Params) (*completions.Result, error) {
-	res, _, err := b.CompleteRaw(ctx, p, nil)
-	return res, err
-}
-
-// CompleteRaw implements passthrough.Completer, as chatBackend's does.
-func (b completionsBackend) CompleteRaw(ctx context.Context, p *completions.Params, body []byte) (*completions.Result, []byte, error) {
 	var reply completionsReply
-	raw, u, err := b.r.complete(ctx, p.Request.Model, "/completions", body, p.Request, reply.decode)
+	raw, u, err := b.r.complete(ctx, p.Request.Model, "/completions", p.Body(), p.Request, reply.decode)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	n := p.Request.Choices()
 	out := &completions.Result{Choices: make([]completions.Output, n)}
@@ -78,7 +66,7 @@ func (b completionsBackend) CompleteRaw(ctx context.Context, p *completions.Para
 		completion += estimateTokens(c.Text)
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if reply.Usage != nil {
 		out.Usage = *reply.Usage
@@ -86,32 +74,27 @@ func (b completionsBackend) CompleteRaw(ctx context.Context, p *completions.Para
 		out.Usage = chat.Usage{PromptTokens: completionsPromptTokens(p.Request), CompletionTokens: completion}
 	}
 	b.r.chatUsage(ctx, u, &out.Usage)
-	return out, raw, nil
+	out.SetReply(raw)
+	return out, nil
 }
 
+// Stream sends p's Body (p.Request encoded when it has none) upstream,
+// and yields the deltas of its stream, each chunk of the usual shape
+// attached (completions.Delta.SetChunk); it calls p.Flush before each
+// read of the upstream's reply.
 func (b completionsBackend) Stream(ctx context.Context, p *completions.Params) iter.Seq2[completions.Delta, error] {
-	return passthrough.Deltas(b.stream(ctx, p, nil, false))
-}
-
-// StreamRaw implements passthrough.Streamer, as chatBackend's does.
-func (b completionsBackend) StreamRaw(ctx context.Context, p *completions.Params, body []byte) iter.Seq2[passthrough.Delta[completions.Delta], error] {
-	return b.stream(ctx, p, body, true)
-}
-
-// stream is Stream, with the upstream's chunks passed through if pass.
-func (b completionsBackend) stream(ctx context.Context, p *completions.Params, raw []byte, pass bool) iter.Seq2[passthrough.Delta[completions.Delta], error] {
-	return func(yield func(passthrough.Delta[completions.Delta], error) bool) {
-		body, err := parseRequestBody(raw, p.Request)
+	return func(yield func(completions.Delta, error) bool) {
+		body, err := parseRequestBody(p.Body(), p.Request)
 		if err == nil {
 			err = body.forStream()
 		}
 		if err != nil {
-			yield(passthrough.Delta[completions.Delta]{}, err)
+			yield(completions.Delta{}, err)
 			return
 		}
-		res, u, err := b.r.openStream(ctx, p.Request.Model, postJSON(ctx, "/completions", body, true))
+		res, u, err := b.r.openStream(ctx, p.Request.Model, postJSON(ctx, "/completions", body, true), p.Flush)
 		if err != nil {
-			yield(passthrough.Delta[completions.Delta]{}, err)
+			yield(completions.Delta{}, err)
 			return
 		}
 		defer res.Body.Close()
@@ -119,17 +102,8 @@ func (b completionsBackend) stream(ctx context.Context, p *completions.Params, r
 			u:        u,
 			finished: make([]bool, p.Request.Choices()),
 			estimate: chat.Usage{PromptTokens: completionsPromptTokens(p.Request)},
-			pass:     pass,
 		}
-		checked := func(d passthrough.Delta[completions.Delta], err error) bool {
-			b.r.chatUsage(ctx, u, d.Delta.Usage)
-			return yield(d, err)
-		}
-		if err := readEvents(res.Body, u, cs.event(checked)); err != nil {
-			yield(passthrough.Delta[completions.Delta]{}, err)
-			return
-		}
-		finishStream(res.Body)
+		yieldEvents(res.Body, u, cs.event(yield, func(cu *chat.Usage) { b.r.chatUsage(ctx, u, cu) }), yield)
 	}
 }
 
@@ -142,10 +116,11 @@ type completionsStream struct {
 	chunk    completionsReply
 	kept     []span // the members of the chunk that a pass-through keeps
 	raw      []byte // the pass-through chunk, reused
-	pass     bool   // pass chunks through
 }
 
-func (cs *completionsStream) event(yield func(passthrough.Delta[completions.Delta], error) bool) func(data []byte) (bool, error) {
+// event returns the function that handles the data of one upstream
+// event, as chatStream's does.
+func (cs *completionsStream) event(yield func(completions.Delta, error) bool, claim func(*chat.Usage)) func(data []byte) (bool, error) {
 	return func(data []byte) (bool, error) {
 		choices := cs.chunk.Choices
 		clear(choices[:cap(choices)])
@@ -168,15 +143,17 @@ func (cs *completionsStream) event(yield func(passthrough.Delta[completions.Delt
 				return false, malformed(cs.u, "stream event", fmt.Errorf("text for choice %d after its finish reason", c.Index), nil)
 			}
 			cs.finished[c.Index] = c.FinishReason != ""
-			d := passthrough.Delta[completions.Delta]{Delta: completions.Delta{Choice: c.Index, Text: c.Text, FinishReason: c.FinishReason}}
-			if cs.pass && fast && len(cs.chunk.Choices) == 1 {
-				cs.raw = appendMembers(cs.raw[:0], data, cs.kept)
-				d.Raw = cs.raw
-			}
+			d := completions.Delta{Choice: c.Index, Text: c.Text, FinishReason: c.FinishReason}
 			if !cs.reported {
 				cs.estimate.CompletionTokens += fragmentTokens(c.Text)
 				cs.estimate.TotalTokens = cs.estimate.PromptTokens + cs.estimate.CompletionTokens
-				d.Delta.Usage = &cs.estimate
+				d.Usage = &cs.estimate
+			}
+			if fast && len(cs.chunk.Choices) == 1 {
+				// A chunk of the usual shape goes to the client as the
+				// upstream wrote it, as chatStream's do.
+				cs.raw = appendMembers(cs.raw[:0], data, cs.kept)
+				d.SetChunk(cs.raw)
 			}
 			if !yield(d, nil) {
 				return false, nil
@@ -184,7 +161,8 @@ func (cs *completionsStream) event(yield func(passthrough.Delta[completions.Delt
 		}
 		if u := cs.chunk.Usage; u != nil {
 			cs.reported = true
-			if !yield(passthrough.Delta[completions.Delta]{Delta: completions.Delta{Usage: u}}, nil) {
+			claim(u)
+			if !yield(completions.Delta{Usage: u}, nil) {
 				return false, nil
 			}
 		}

@@ -58,30 +58,34 @@
 //
 // The handlers own the wire: replies carry the gateway's ids, timestamps
 // and public model names, whatever the upstream sent. The backends
-// forward what the client sent, every field included (chat and
-// completions forward the request body byte for byte, as the handler
-// hands it over (internal/passthrough), with only "model" and, when
-// streaming, stream_options rewritten), and hand back what the upstream produced: the responses
-// backend relays output messages, function calls and reasoning items
-// (their summaries; see [Relay.Responses]).
+// forward what the client sent, every field included (the request body
+// byte for byte, as the Params give it, chat.Params.Body and the like,
+// with only "model" and, when streaming, stream_options rewritten; the
+// responses backend also replaces the input with the conversation), and
+// hand back what the upstream produced: the responses backend relays
+// output messages, function calls and reasoning items (their summaries;
+// see [Relay.Responses]).
 //
 // Streams are read event by event with package sse and passed on as they
-// arrive; nothing is buffered. The chat and completions handlers run a
-// relayed stream in the request's goroutine and flush what they wrote
-// before each read of the upstream's reply: the events of one read reach
-// the client in one write, and none waits for the next read. A chat chunk of the usual shape (one
-// choice, no tool calls) is passed through as the upstream wrote it, with
-// only id, object, created and model replaced by the gateway's and
-// "usage": null dropped (by internal/passthrough, the relay's own path
-// to the handler: chat.Backend itself describes content only), so that the members the
-// gateway does not model (system_fingerprint, logprobs, obfuscation, a
-// provider's own) reach the client; other chunks are decoded and encoded
-// again by the handler. A non-streaming chat reply without tool calls is
-// passed through the same way, with the gateway's usage
-// in place of the upstream's (the same counts, without the details that
-// package chat does not model). Completions and their chunks are passed
-// through alike, logprobs
-// included; their chunks carry no model, as the legacy format has it. The upstream is always asked for its usage
+// arrive; nothing is buffered. The handlers run a stream in the
+// request's goroutine, and the relay's streams call the Flush of their
+// Params (chat.Params.Flush, …) before each read of the upstream's reply:
+// the events of one read reach the client in one write, and none waits
+// for the next read. A chat chunk of the usual shape (one choice, no tool
+// calls) is attached to its delta (chat.Delta.SetChunk) and passed
+// through as the upstream wrote it, with only id, object, created and
+// model replaced by the gateway's and "usage": null dropped, so that the
+// members the gateway does not model (system_fingerprint, logprobs,
+// obfuscation, a provider's own) reach the client; other chunks are
+// decoded and encoded again by the handler. A non-streaming chat reply
+// without tool calls is passed through the same way
+// (chat.Result.SetReply), with the gateway's usage in place of the
+// upstream's (the same counts, without the details that package chat
+// does not model). Completions and their chunks are passed through alike,
+// logprobs included; their chunks carry no model, as the legacy format
+// has it. The capabilities travel with the data, so a backend that wraps
+// the relay's (a router, a logging wrapper) keeps them as long as it
+// passes the Params and the deltas along. The upstream is always asked for its usage
 // (stream_options.include_usage), and the handler shows the client the
 // usage chunk only if the client asked for it. The usage charged to the
 // API key is the upstream's; until it arrives (and if it never does),

@@ -69,55 +69,43 @@ func byAPI(gemini, openai func(u *Upstream) (*http.Request, error)) func(u *Upst
 	}
 }
 
-// completeGemini is CompleteRaw for a model that a Gemini-format upstream
+// completeGemini is Complete for a model that a Gemini-format upstream
 // serves: each upstream in failover order gets the request in its own
 // format, and the reply is read in the format of the one that answered.
-func (b chatBackend) completeGemini(ctx context.Context, p *chat.Params, raw []byte) (*chat.Result, []byte, error) {
+func (b chatBackend) completeGemini(ctx context.Context, p *chat.Params) (*chat.Result, error) {
 	gbody, err := geminiChatBody(p)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	obody, err := parseRequestBody(raw, p.Request)
+	obody, err := parseRequestBody(p.Body(), p.Request)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	res, u, err := b.r.Do(ctx, p.Request.Model, byAPI(geminiBuild(ctx, gbody, false), postJSON(ctx, "/chat/completions", obody, false)))
 	if err != nil {
-		return nil, nil, err
-	}
-	defer res.Body.Close()
-	if res.StatusCode != http.StatusOK {
-		return nil, nil, upstreamErrorOf(res, u)
+		return nil, err
 	}
 	if u.API != APIGemini {
 		var reply chatReply
-		var members []byte
-		err := readReply(res.Body, u, func(data []byte) error {
-			var kept []span
-			fast, err := reply.decode(data, &kept)
-			if fast {
-				members = appendMembers(nil, data, kept)
-			}
-			return err
-		})
+		raw, err := readCompletion(res, u, reply.decode)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		out, err := chatResult(p, &reply, u)
-		if out != nil {
-			b.r.chatUsage(ctx, u, &out.Usage)
-		}
-		return out, members, err
+		return b.result(ctx, p, &reply, raw, u)
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		return nil, upstreamErrorOf(res, u)
 	}
 	var reply gemini.Response
 	if err := readReply(res.Body, u, unmarshalInto(&reply)); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	out, err := geminiChatResult(p, &reply, u)
 	if out != nil {
 		b.r.chatUsage(ctx, u, &out.Usage)
 	}
-	return out, nil, err
+	return out, err
 }
 
 // upstreamErrorOf is UpstreamError, or geminiUpstreamError for a

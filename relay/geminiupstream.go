@@ -11,7 +11,6 @@ import (
 
 	"github.com/gatewaykit/gatewaykit/chat"
 	"github.com/gatewaykit/gatewaykit/gemini"
-	"github.com/gatewaykit/gatewaykit/internal/passthrough"
 	"github.com/gatewaykit/gatewaykit/sse"
 )
 
@@ -20,44 +19,37 @@ import (
 // its own format, and the stream is read in the format of the one that
 // answered (:streamGenerateContent?alt=sse: one data: line per event,
 // each a whole GenerateContentResponse, and no [DONE]).
-func (b chatBackend) streamGemini(ctx context.Context, p *chat.Params, raw []byte, pass bool) iter.Seq2[passthrough.Delta[chat.Delta], error] {
-	return func(yield func(passthrough.Delta[chat.Delta], error) bool) {
+func (b chatBackend) streamGemini(ctx context.Context, p *chat.Params) iter.Seq2[chat.Delta, error] {
+	return func(yield func(chat.Delta, error) bool) {
 		gbody, err := geminiChatBody(p)
 		if err != nil {
-			yield(passthrough.Delta[chat.Delta]{}, err)
+			yield(chat.Delta{}, err)
 			return
 		}
-		obody, err := parseRequestBody(raw, p.Request)
+		obody, err := parseRequestBody(p.Body(), p.Request)
 		if err == nil {
 			err = obody.forStream()
 		}
 		if err != nil {
-			yield(passthrough.Delta[chat.Delta]{}, err)
+			yield(chat.Delta{}, err)
 			return
 		}
-		res, u, err := b.r.openStream(ctx, p.Request.Model, byAPI(geminiBuild(ctx, gbody, true), postJSON(ctx, "/chat/completions", obody, true)))
+		res, u, err := b.r.openStream(ctx, p.Request.Model, byAPI(geminiBuild(ctx, gbody, true), postJSON(ctx, "/chat/completions", obody, true)), p.Flush)
 		if err != nil {
-			yield(passthrough.Delta[chat.Delta]{}, err)
+			yield(chat.Delta{}, err)
 			return
 		}
 		defer res.Body.Close()
-		checked := func(d passthrough.Delta[chat.Delta], err error) bool {
-			b.r.chatUsage(ctx, u, d.Delta.Usage)
-			return yield(d, err)
-		}
 		if u.API != APIGemini {
-			cs := newChatStream(p, u)
-			cs.pass = pass
-			if err := readEvents(res.Body, u, cs.event(checked)); err != nil {
-				yield(passthrough.Delta[chat.Delta]{}, err)
-				return
-			}
-			finishStream(res.Body)
+			b.readChatStream(ctx, p, res, u, yield)
 			return
 		}
 		gs := newGeminiReader(p, u)
-		if err := gs.read(res.Body, func(d chat.Delta) bool { return checked(passthrough.Delta[chat.Delta]{Delta: d}, nil) }); err != nil {
-			yield(passthrough.Delta[chat.Delta]{}, err)
+		if err := gs.read(res.Body, func(d chat.Delta) bool {
+			b.r.chatUsage(ctx, u, d.Usage)
+			return yield(d, nil)
+		}); err != nil {
+			yield(chat.Delta{}, err)
 		}
 	}
 }

@@ -13,7 +13,6 @@ import (
 
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
 	"github.com/gatewaykit/gatewaykit/internal/bytesem"
-	"github.com/gatewaykit/gatewaykit/internal/passthrough"
 )
 
 // Relay forwards requests for its routed models to their upstreams. Its
@@ -390,7 +389,7 @@ func (r *Relay) send(ctx context.Context, u *Upstream, build func(u *Upstream) (
 		req.Header.Del("Authorization")
 	}
 	actx, cancel := context.WithCancelCause(ctx)
-	b := &body{ctx: actx, cancel: cancel, idle: r.timeouts.Idle, firstByte: r.timeouts.FirstByte, upstream: u.Name, wait: passthrough.WaitFunc(ctx), replies: r.replies}
+	b := &body{ctx: actx, cancel: cancel, idle: r.timeouts.Idle, firstByte: r.timeouts.FirstByte, upstream: u.Name, replies: r.replies}
 	b.timer = time.AfterFunc(r.timeouts.FirstByte, b.expire)
 	res, err := r.transport.RoundTrip(req.WithContext(actx))
 	fired := !b.timer.Stop()
@@ -435,9 +434,8 @@ const (
 
 // body is an upstream reply's body: it enforces the Idle timeout on each
 // read, and releases the attempt's context when closed. Before each read
-// it calls wait, when the handler streams the reply in its own goroutine
-// (internal/passthrough.WaitFunc): the handler flushes what it wrote of
-// the bytes read before. A reply read whole ([readReply]) is counted in
+// it calls wait, when set (a stream's Params.Flush, see paced): the
+// handler flushes what it wrote of the bytes read before. A reply read whole ([readReply]) is counted in
 // replies, the relay's bound on buffered replies.
 type body struct {
 	rc        io.ReadCloser

@@ -86,12 +86,11 @@ type ResponsesBackend interface {
 
 type responsesBackend struct{ r *Relay }
 
-// ReadsUpstream implements passthrough.Reader; see chatBackend's.
-func (responsesBackend) ReadsUpstream() {}
-
-// responsesBody is the upstream request of p.
+// responsesBody is the upstream request of p: its Body as the client
+// sent it (p.Request encoded when it has none), with the conversation as
+// input.
 func responsesBody(p *responses.Params, stream bool) (requestBody, error) {
-	body, err := parseRequestBody(nil, p.Request)
+	body, err := parseRequestBody(p.Body(), p.Request)
 	if err != nil {
 		return body, err
 	}
@@ -366,6 +365,7 @@ func (b responsesBackend) Stream(ctx context.Context, p *responses.Params) iter.
 		}
 		res, u, err := b.r.Do(ctx, p.Request.Model, responsesBuild(ctx, p, body, true))
 		if err == nil {
+			paced(res, p.Flush)
 			if t := chatDialect(u.API); t != nil {
 				defer res.Body.Close()
 				for d, err := range fromchat.New(dialectReply{t, res, u}).Stream(ctx, p) {
@@ -385,15 +385,10 @@ func (b responsesBackend) Stream(ctx context.Context, p *responses.Params) iter.
 		defer res.Body.Close()
 		rs := &responsesStream{u: u, items: map[int]int{}, reasoning: map[int]*reasoningState{}, cur: -1,
 			estimate: responses.Usage{InputTokens: responsesInputTokens(p)}}
-		checked := func(d responses.Delta, err error) bool {
+		yieldEvents(res.Body, u, rs.event(func(d responses.Delta, err error) bool {
 			b.r.responsesUsage(ctx, u, d.Usage)
 			return yield(d, err)
-		}
-		if err := readEvents(res.Body, u, rs.event(checked)); err != nil {
-			yield(responses.Delta{}, err)
-			return
-		}
-		finishStream(res.Body)
+		}), yield)
 	}
 }
 

@@ -18,9 +18,25 @@ import (
 // openStream sends a streaming request with [Relay.Do] and returns the
 // reply once it is known to be a stream: a status other than 200 is the
 // client's error ([UpstreamError]), and a JSON reply where events were
-// expected is a 502.
-func (r *Relay) openStream(ctx context.Context, model string, build func(u *Upstream) (*http.Request, error)) (*http.Response, *Upstream, error) {
-	return checkStream(r.Do(ctx, model, build))
+// expected is a 502. Its body is paced by flush (see paced).
+func (r *Relay) openStream(ctx context.Context, model string, build func(u *Upstream) (*http.Request, error), flush func()) (*http.Response, *Upstream, error) {
+	res, u, err := r.Do(ctx, model, build)
+	if err == nil {
+		paced(res, flush)
+	}
+	return checkStream(res, u, err)
+}
+
+// paced makes each read of the body of res, the reply of [Relay.Do] to a
+// streaming request, call flush first: the Flush of the stream's Params,
+// by which the handler sends the client what it wrote of the events read
+// before. The events of one read of the upstream then leave in one write
+// to the client, as a byte-copying relay's would, and none waits for the
+// next read.
+func paced(res *http.Response, flush func()) {
+	if b, ok := res.Body.(*body); ok {
+		b.wait = flush
+	}
 }
 
 // checkStream is openStream's check of the result of Relay.Do.
@@ -46,10 +62,9 @@ func checkStream(res *http.Response, u *Upstream, err error) (*http.Response, *U
 // string: fn must not modify them, and may keep them (or strings that
 // share them).
 //
-// The stream is read in the caller's goroutine. When the handler
-// passes the stream through (StreamRaw), that is the handler's
-// goroutine, and the reply's body flushes what the handler wrote before
-// each read of the upstream (see body).
+// The stream is read in the caller's goroutine: the handler's, which
+// writes each event before the next is read, and flushes before each
+// read of the upstream (see paced).
 //
 // A stream that ends without [DONE], that cannot be read, or that carries
 // an event named "error" is a 502; an idle timeout is a 504, and the
@@ -76,6 +91,19 @@ func readEvents(body io.Reader, u *Upstream, fn func(data []byte) (bool, error))
 	}
 	return apierrors.BadGateway("The upstream's stream ended early.",
 		fmt.Errorf("relay: upstream %s: the stream ended without [DONE]", u.Name))
+}
+
+// yieldEvents reads the stream body of u with readEvents, handing the
+// data of each event to event (which yields the deltas it makes of it),
+// then yields the stream's error, if any; then it drains what is left of
+// the stream (finishStream).
+func yieldEvents[D any](body io.ReadCloser, u *Upstream, event func(data []byte) (bool, error), yield func(D, error) bool) {
+	if err := readEvents(body, u, event); err != nil {
+		var zero D
+		yield(zero, err)
+		return
+	}
+	finishStream(body)
 }
 
 // streamReadError is the error of a failed read of an upstream stream.

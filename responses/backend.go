@@ -4,6 +4,7 @@ import (
 	"context"
 	"iter"
 
+	"github.com/gatewaykit/gatewaykit/internal/pipeline"
 	"github.com/gatewaykit/gatewaykit/models"
 )
 
@@ -29,16 +30,18 @@ type Backend interface {
 // and otherwise streams the Result of Complete.
 //
 // Stream returns an iterator over the reply's increments, in order. The
-// handler ranges over it in a goroutine of its own, a few deltas ahead of
-// the client, and writes the events of each [Delta] as it arrives; it
-// copies what it keeps of a Delta (its Call, its Usage) before yield
-// returns, so an iterator may reuse one, and waits for the iterator to
-// return. When the client goes away, ctx
-// is cancelled and the loop stops (yield returns false), so the iterator
-// must return as soon as yield returns false or ctx is done. To fail,
-// yield a zero Delta with the error and return: before anything was sent
-// the client gets a JSON error with a real status; afterwards, the stream
-// ends with a response.failed event.
+// handler ranges over it in the request's goroutine and writes the
+// events of each [Delta] before yield returns, so an iterator may reuse
+// what a Delta points to (its Call, its Usage) once yield returns. The
+// handler flushes what it wrote after every Delta, unless the iterator
+// calls p.Flush: then only at those calls and at the end (see
+// [Params.Flush]). When the client goes away, ctx is cancelled and the
+// loop stops (yield returns false), so the iterator must return as soon
+// as yield returns false or ctx is done. To fail, yield a zero Delta
+// with the error and return: before anything was sent the client gets a
+// JSON error with a real status; afterwards, the stream ends with a
+// response.failed event. A panic of the iterator is a panic of the
+// handler, which net/http recovers from as from any handler's.
 type StreamingBackend interface {
 	Backend
 	Stream(ctx context.Context, p *Params) iter.Seq2[Delta, error]
@@ -62,7 +65,9 @@ type Compactor interface {
 // Params is what a [Backend] is asked: the decoded and validated request,
 // the catalogue entry of its model, and the conversation that the request
 // continues. They are shared with the handler: read them, do not modify
-// them.
+// them. A backend that asks another with a different request gives it a
+// copy with that request (q := *p; q.Request = req), which keeps its
+// Flush and has no Body.
 type Params struct {
 	Request *Request
 	Model   *models.Model
@@ -75,7 +80,40 @@ type Params struct {
 	// OpenAI's API, the instructions of earlier responses are not part of
 	// it.
 	History []Item
+
+	src pipeline.Source[Request] // the client's body and the stream's flush
 }
+
+// Body returns the request body as the client sent it: the JSON that
+// p.Request was decoded from. It is nil when the Params were built in
+// code, and in a copy of the Params whose Request was replaced, so it
+// never describes another request than p.Request. A relay sends it
+// upstream (with edits of its own: the model's name, the conversation
+// as input), so that every member the client sent reaches the upstream,
+// those that [Request] does not model included; with a nil Body it
+// encodes p.Request. The bytes are shared: do not modify them.
+func (p *Params) Body() []byte { return p.src.Body(p.Request) }
+
+// Flush says that the stream is about to wait for its source (the next
+// read of an upstream's reply, a pause of its own): the handler sends
+// the client what the stream has yielded so far, in one write. A stream
+// that never calls Flush is flushed after every [Delta]; once it has
+// called Flush, the handler flushes only when it calls Flush and at the
+// stream's end, so that what it yields between two waits leaves in one
+// write and none of it waits for the next. A stream that has its whole
+// reply at hand calls Flush once, first ([Deltas] does); a wrapper that
+// waits on something of its own between the deltas it passes on calls
+// Flush before it waits, as a backend does. Call Flush as yield is
+// called: from the iterator's goroutine, before the iterator returns. It does nothing outside a streamed reply, or in Params built
+// in code without [Params.SetFlush].
+func (p *Params) Flush() { p.src.Flush() }
+
+// SetFlush sets the function that [Params.Flush] calls; nil removes it.
+// The handler sets its stream's flush before it asks for the stream; a
+// backend that asks another with new Params (a chat backend's, say)
+// passes its own Flush on, so that the stream it asks for keeps its
+// pace. A copy of the Params keeps the function.
+func (p *Params) SetFlush(flush func()) { p.src.SetFlush(flush) }
 
 // Items returns the whole conversation the backend answers: History, then
 // the request's input ([Input.AsItems]). It returns a new slice, except
@@ -142,8 +180,8 @@ type FunctionCall struct {
 // iterator returns: the open item is closed and the terminal event
 // (response.completed or response.incomplete) carries the usage.
 //
-// The handler decides when the events go out: it flushes a Delta's
-// events unless the next Delta is already at hand.
+// The handler writes a Delta's events at once, and flushes them after
+// it, unless the stream has called [Params.Flush], which says when.
 type Delta struct {
 	Item       int
 	Text       string

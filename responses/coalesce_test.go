@@ -30,36 +30,23 @@ func eventTypes(t *testing.T, text string) []string {
 	return names
 }
 
-// TestHandlerCoalescesFlushes checks that the handler decides when to
-// flush: a delta whose successor is not at hand goes out before the
-// backend is waited for, deltas that are all at hand go out in one flush,
-// and the terminal event is flushed.
-func TestHandlerCoalescesFlushes(t *testing.T) {
+// TestHandlerFlushes checks when the handler flushes a stream: after
+// every delta of a stream that says nothing of its pace, and, once the
+// stream calls Params.Flush, only then and at the end (the terminal
+// event's flush).
+func TestHandlerFlushes(t *testing.T) {
 	t.Parallel()
-	// The first delta goes out alone; the others are at hand when the
-	// handler goes on.
-	rec, stream := endpointtest.Paced[responses.Params](t,
-		responses.Delta{Item: 0, Text: "Hel"},
-		responses.Delta{Item: 0, Text: "lo"},
-		responses.Delta{Item: 0, Text: "!"},
-		responses.Delta{Item: 1, Call: &responses.FunctionCall{Name: "f", Arguments: "{}"}},
-	)
-	rec.Post(newHandlerWith(endpointtest.FuncStreamingBackend[responses.Params, responses.Result, responses.Delta]{StreamFunc: stream}),
-		"/v1/responses", `{"model":"demo-chat","stream":true,"input":"hi"}`)
-
-	require.GreaterOrEqual(t, len(rec.Flushed), 2)
-	require.Equal(t, []string{
-		responses.EventCreated, responses.EventInProgress, responses.EventOutputItemAdded,
-		responses.EventContentPartAdded, responses.EventOutputTextDelta,
-	}, eventTypes(t, rec.Flushed[0]), "the first delta goes out at once")
-	second := eventTypes(t, rec.Flushed[1])
-	require.Contains(t, second, responses.EventFunctionArgumentsDelta, "the deltas at hand go out together")
-	require.Equal(t, 3, strings.Count(rec.Flushed[1], "event: "+responses.EventOutputTextDelta))
-	last := rec.Flushed[len(rec.Flushed)-1]
-	all := eventTypes(t, last)
-	require.Equal(t, []string{responses.EventCompleted, ""}, all[len(all)-2:], "the terminal event, then [DONE]")
-	require.Equal(t, rec.Body.String(), last, "nothing after the last flush")
-	checkStream(t, readEvents(t, rec.Body.String()))
+	endpointtest.PaceTest[responses.Params, responses.Result, responses.Delta]{
+		Handler: func(b endpointtest.FuncStreamingBackend[responses.Params, responses.Result, responses.Delta]) http.Handler {
+			return newHandlerWith(b)
+		},
+		Request: endpointtest.Request("/v1/responses", `{"model":"demo-chat","stream":true,"input":"hi"}`),
+		Flush:   (*responses.Params).Flush,
+		Reads:   [][]responses.Delta{{{Text: "Hel"}, {Text: "lo"}}, {{Text: "!"}}},
+		Count:   func(text string) int { return strings.Count(text, "event: "+responses.EventOutputTextDelta) },
+		Unpaced: []int{1, 2, 3, 3},
+		Paced:   []int{2, 3},
+	}.Run(t)
 }
 
 // TestStreamIsStoredBeforeDone: a client may ask for a streamed response

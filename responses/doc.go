@@ -238,11 +238,12 @@
 //
 // A [Backend] has one method, Complete, that returns the whole reply. A
 // [StreamingBackend] adds Stream, an iter.Seq2[Delta, error] that the
-// handler ranges over in a goroutine of its own, a few deltas ahead of
-// the client, flushing after a delta unless the next one is already at
-// hand, as in package chat (a relay's stream runs in the handler's
-// goroutine, flushed before each read of its upstream); a backend that does not
-// stream still serves streaming requests, each output item sent whole.
+// handler ranges over in the request's goroutine, writing each delta's
+// events before the iterator runs on, as in package chat: it flushes
+// after every delta, unless the stream calls [Params.Flush] (a relay's,
+// before each read of its upstream), then at those calls and at the end.
+// A backend that does not stream still serves streaming requests, each
+// output item sent whole, the reply in one write ([Deltas]).
 // The context is the request's: when the client goes away it is
 // cancelled, the backend must return, and nothing is left running. A
 // backend that breaks the streaming contract (an item index that is not

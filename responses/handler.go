@@ -185,7 +185,7 @@ func (h *creator) Prepare(ctx context.Context, req *Request, m *models.Model, bo
 		return nil, 0, 0, err
 	}
 	prompt := pipeline.PromptTokens(len(body)) + past
-	c := &createCall{p: &Params{Request: req, Model: m, History: history}, owner: owner}
+	c := &createCall{p: &Params{Request: req, Model: m, History: history, src: pipeline.NewSource(req, body)}, owner: owner}
 	return c, prompt, pipeline.Estimate(prompt, 1, req.TokenLimit(), m), nil
 }
 

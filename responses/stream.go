@@ -46,13 +46,10 @@ type ResponseEvent struct {
 	Response       *Response `json:"response"`
 }
 
-// Pace says how the backend's stream of c runs (see pipeline.PaceOf).
-func (h *creator) Pace(c *createCall) pipeline.Pace {
-	return pipeline.PaceOf[StreamingBackend](h.backend, c.p)
-}
-
-// Deltas returns the backend's stream of c; see [Deltas].
-func (h *creator) Deltas(ctx context.Context, c *createCall) iter.Seq2[Delta, error] {
+// Deltas returns the backend's stream of c (see [Deltas]), whose
+// Params.Flush is flush.
+func (h *creator) Deltas(ctx context.Context, c *createCall, flush func()) iter.Seq2[Delta, error] {
+	c.p.SetFlush(flush)
 	return Deltas(ctx, h.backend, c.p)
 }
 
@@ -91,32 +88,9 @@ type eventWriter struct {
 	hasUsage   bool             // a delta reported the usage
 	written    pipeline.Written // output sent, for the usage of a backend that reports none
 	incomplete string
-	ring       pipeline.DeltaRing[detached]
 }
 
 func (ew *eventWriter) open() bool { return ew.cur >= 0 && ew.cur == len(ew.resp.Output) }
-
-// detached is what Detach copies of a delta.
-type detached struct {
-	usage Usage
-	call  FunctionCall
-}
-
-// Detach copies what d points to, which the backend may reuse.
-func (ew *eventWriter) Detach(d *Delta) {
-	if d.Usage == nil && d.Call == nil {
-		return
-	}
-	sl := ew.ring.Next()
-	if d.Usage != nil {
-		sl.usage = d.Usage.Normalized()
-		d.Usage = &sl.usage
-	}
-	if d.Call != nil {
-		sl.call = *d.Call
-		d.Call = &sl.call
-	}
-}
 
 // End ends the stream after err, if it has not ended (see fail).
 func (ew *eventWriter) End(r *http.Request, err error) {
@@ -431,8 +405,10 @@ func backendError(format string, args ...any) error {
 
 // Deltas returns b's reply to p as the handler streams it: b.Stream's
 // deltas when b is a [StreamingBackend], and otherwise the [Result] of
-// b.Complete in whole pieces. It serves backends that wrap others (one
-// that routes by model, say) and must stream whatever they wrap.
+// b.Complete in whole pieces, all at hand at once: it calls p.Flush
+// before b.Complete, so that the reply goes out in one write at its end.
+// It serves backends that wrap others (one that routes by model, say)
+// and must stream whatever they wrap.
 func Deltas(ctx context.Context, b Backend, p *Params) iter.Seq2[Delta, error] {
 	if sb, ok := b.(StreamingBackend); ok {
 		return sb.Stream(ctx, p)
@@ -442,9 +418,11 @@ func Deltas(ctx context.Context, b Backend, p *Params) iter.Seq2[Delta, error] {
 
 // resultDeltas streams the Result of a backend that does not stream: each
 // output item whole, then the usage and the incomplete reason. All are
-// at hand at once: the reply goes out in one flush.
+// at hand at once: it calls p.Flush first, and the reply goes out in one
+// write.
 func resultDeltas(ctx context.Context, b Backend, p *Params) iter.Seq2[Delta, error] {
 	return func(yield func(Delta, error) bool) {
+		p.Flush()
 		res, err := b.Complete(ctx, p)
 		if err == nil {
 			err = checkResult(res)

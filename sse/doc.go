@@ -130,9 +130,10 @@
 // at hand writes them with [Stream.WriteRaw] and calls [Stream.Flush]
 // after the last: the burst then costs one flush, that is one write system
 // call on the connection, instead of one per event; the handlers do so
-// when a backend's next delta is already at hand, and, for a relayed
-// stream, before each read of the upstream's reply. An open stream holds no goroutine of its
-// own: the keep-alive timer runs only when it fires. See BenchmarkEvent
+// for the deltas that a backend's stream yields between two calls of its
+// Params' Flush (a relay's, before each read of its upstream's reply).
+// An open stream holds no goroutine of its own: the keep-alive timer
+// runs only when it fires. See BenchmarkEvent
 // for the cost per event against a raw fmt.Fprintf and Flush baseline,
 // BenchmarkStream for the cost of a whole stream, and the load tool
 // (go run ./bench, BENCHMARKS.md) for the cost per request and per open

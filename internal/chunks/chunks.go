@@ -1,6 +1,6 @@
 // Package chunks holds what the handlers of packages chat and completions
 // share beyond the steps of internal/pipeline: their whole replies
-// ([Complete], [Reply]); the deltas of a backend's reply, streamed or
+// ([Reply]); the deltas of a backend's reply, streamed or
 // whole ([Deltas]); the state of a chunk writer that does not depend on
 // the endpoint, and the end of its stream, with the usage chunk and
 // [DONE] ([Writer]); the usage object of their replies ([AppendUsage]);
@@ -22,7 +22,6 @@ import (
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
 	"github.com/gatewaykit/gatewaykit/internal/httpjson"
 	"github.com/gatewaykit/gatewaykit/internal/jsonenc"
-	"github.com/gatewaykit/gatewaykit/internal/passthrough"
 	"github.com/gatewaykit/gatewaykit/internal/pipeline"
 	"github.com/gatewaykit/gatewaykit/sse"
 )
@@ -44,6 +43,8 @@ type Streamer[P, D any] interface {
 type Whole[R, D any] struct {
 	// N is the number of choices asked for.
 	N int
+	// Flush is the Flush of the Params: the reply is all at hand.
+	Flush func()
 	// Check rejects a reply that cannot be sent (one without N choices,
 	// among others).
 	Check func(res R, n int) error
@@ -57,13 +58,15 @@ type Whole[R, D any] struct {
 // Deltas returns b's reply to p as a handler streams it: b.Stream's
 // deltas when b is a [Streamer], and otherwise the reply of b.Complete
 // in whole pieces: once w.Check accepts it, the deltas of each choice
-// (w.Choice), then its usage. All are at hand at once; a failure of
+// (w.Choice), then its usage. All are at hand at once: w.Flush is called
+// first, so that they go out in one write at the end. A failure of
 // Complete or of w.Check is yielded alone, with a zero delta.
 func Deltas[P, R, D any](ctx context.Context, b Completer[P, R], p P, w Whole[R, D]) iter.Seq2[D, error] {
 	if sb, ok := b.(Streamer[P, D]); ok {
 		return sb.Stream(ctx, p)
 	}
 	return func(yield func(D, error) bool) {
+		w.Flush()
 		res, err := b.Complete(ctx, p)
 		if err == nil {
 			err = w.Check(res, w.N)
@@ -170,21 +173,10 @@ func AppendUsageChunk(b []byte, u *endpoint.Usage) []byte {
 	return append(b, '}')
 }
 
-// Complete asks the backend that answers p (b, or the one b picks, see
-// passthrough.Complete) for its whole reply, with the upstream's members
-// when it is a relay's, and rejects a reply that check refuses.
-func Complete[B Completer[P, R], P, R any](ctx context.Context, b B, p P, body []byte, check func(R) error) (R, []byte, error) {
-	res, raw, err := passthrough.Complete(ctx, b, p, body, B.Complete)
-	if err == nil {
-		err = check(res)
-	}
-	return res, raw, err
-}
-
 // Reply writes the JSON reply of a whole result of package pkg's
 // backend, whose usage is u (the handler sets its TotalTokens) and whose
-// raw members, if any, must be a JSON object (an upstream's, see
-// internal/passthrough): appendReply appends it to a buffer. It returns
+// raw members, if any, must be a JSON object (an upstream's reply, set
+// with the Result's SetReply): appendReply appends it to a buffer. It returns
 // the usage to charge.
 func Reply(w http.ResponseWriter, pkg string, raw []byte, u endpoint.Usage, appendReply func(b []byte, u *endpoint.Usage) []byte) (pipeline.Usage, error) {
 	u = u.Normalized()

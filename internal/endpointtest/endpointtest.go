@@ -19,6 +19,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gatewaykit/gatewaykit/chat"
 	"github.com/gatewaykit/gatewaykit/demo"
 	"github.com/gatewaykit/gatewaykit/endpoint"
 	"github.com/gatewaykit/gatewaykit/models"
@@ -75,6 +76,19 @@ func serve(w http.ResponseWriter, h http.Handler, method, path, body string, isJ
 		m(r)
 	}
 	h.ServeHTTP(w, r)
+}
+
+// Request returns a function that makes a POST of the JSON body to
+// path, after mods edited it: a request of a [PaceTest].
+func Request(path, body string, mods ...func(*http.Request)) func() *http.Request {
+	return func() *http.Request {
+		r := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
+		for _, m := range mods {
+			m(r)
+		}
+		return r
+	}
 }
 
 // ContentType is a mod of [Post] that sets the request's Content-Type
@@ -175,37 +189,83 @@ func (f *FlushRecorder) Post(h http.Handler, path, body string) {
 	serve(f, h, http.MethodPost, path, body, true, nil)
 }
 
-// Paced returns a FlushRecorder and a StreamFunc that yields ds paced
-// for a test of when a handler flushes: the first delta alone, and the
-// others, once the first went out in a flush, all at once (the
-// recorder's first flush returns when the stream has ended). It fails t
-// if the first flush does not come within ten seconds.
-func Paced[P, D any](t testing.TB, ds ...D) (*FlushRecorder, func(context.Context, *P) iter.Seq2[D, error]) {
-	flushed, release := make(chan struct{}), make(chan struct{})
-	rec := &FlushRecorder{ResponseRecorder: httptest.NewRecorder(), OnFlush: func(n int) {
-		if n == 1 {
-			close(flushed) // the first delta went out alone
-			<-release      // and the others are at hand when the handler goes on
-		}
-	}}
-	stream := func(context.Context, *P) iter.Seq2[D, error] {
+// Reads returns a StreamFunc that yields the deltas of reads in turn,
+// as a relay yields the events of each read of its upstream's reply:
+// when flush is not nil, it calls flush(p) (the Flush of the Params)
+// before each read. With a nil flush, it yields them all without a word
+// about its pace.
+func Reads[P, D any](flush func(p *P), reads ...[]D) func(context.Context, *P) iter.Seq2[D, error] {
+	return func(_ context.Context, p *P) iter.Seq2[D, error] {
 		return func(yield func(D, error) bool) {
-			defer close(release)
-			for i, d := range ds {
-				if !yield(d, nil) {
-					return
+			for _, read := range reads {
+				if flush != nil {
+					flush(p)
 				}
-				if i == 0 {
-					select {
-					case <-flushed:
-					case <-time.After(10 * time.Second):
-						t.Error("timed out waiting for the flush of the first delta")
+				for _, d := range read {
+					if !yield(d, nil) {
+						return
 					}
 				}
 			}
 		}
 	}
-	return rec, stream
+}
+
+// A PaceTest checks that a handler keeps the pace of its backend's
+// stream: it serves Request to the handler over a backend whose stream
+// yields Reads (see [Reads]), once without a word about its pace and
+// once calling Flush (the Params' Flush) before each read, and checks
+// the events that the client had at each flush, as Count counts them:
+// Unpaced (a flush after every delta, and the end) and Paced (a flush at
+// each call of Flush that follows a delta, and the end).
+type PaceTest[P, R, D any] struct {
+	Handler        func(b FuncStreamingBackend[P, R, D]) http.Handler
+	Request        func() *http.Request
+	Flush          func(p *P)
+	Reads          [][]D
+	Count          func(text string) int
+	Unpaced, Paced []int
+}
+
+// ChatPaceTest returns the PaceTest of a handler over a chat backend,
+// made by handler, whose backend yields the contents "a" and "b", then
+// "c" (after a call of chat.Params.Flush when paced).
+func ChatPaceTest(handler func(b chat.StreamingBackend) http.Handler, request func() *http.Request, count func(text string) int, unpaced, paced []int) PaceTest[chat.Params, chat.Result, chat.Delta] {
+	return PaceTest[chat.Params, chat.Result, chat.Delta]{
+		Handler: func(b FuncStreamingBackend[chat.Params, chat.Result, chat.Delta]) http.Handler { return handler(b) },
+		Request: request,
+		Flush:   (*chat.Params).Flush,
+		Reads:   [][]chat.Delta{{{Content: "a"}, {Content: "b"}}, {{Content: "c"}}},
+		Count:   count,
+		Unpaced: unpaced,
+		Paced:   paced,
+	}
+}
+
+// Run runs the test.
+func (pt PaceTest[P, R, D]) Run(t *testing.T) {
+	t.Helper()
+	for _, tc := range []struct {
+		name  string
+		flush func(*P)
+		want  []int
+	}{
+		{"a stream that never calls Flush is flushed after every delta", nil, pt.Unpaced},
+		{"a stream that calls Flush is flushed then and at its end", pt.Flush, pt.Paced},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			rec := &FlushRecorder{ResponseRecorder: httptest.NewRecorder()}
+			pt.Handler(FuncStreamingBackend[P, R, D]{StreamFunc: Reads(tc.flush, pt.Reads...)}).ServeHTTP(rec, pt.Request())
+			require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+			var got []int
+			for _, f := range rec.Flushed {
+				got = append(got, pt.Count(f))
+			}
+			require.Equal(t, tc.want, got)
+			require.Equal(t, rec.Body.String(), rec.Flushed[len(rec.Flushed)-1], "nothing after the last flush")
+		})
+	}
 }
 
 // Received is the data of the events that the client had received at

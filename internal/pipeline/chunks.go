@@ -37,20 +37,10 @@ func (b *ChunkBuffer) Send(c []byte) error {
 }
 
 // SendRaw writes, as Send does, a chunk of the head and the members of
-// raw, a JSON object (internal/passthrough's Raw).
+// raw, a JSON object (an upstream's chunk).
 func (b *ChunkBuffer) SendRaw(raw []byte) error {
 	c := append(jsonenc.AppendMembers(b.buf[:b.head], raw), '}')
 	err := b.s.WriteRaw("", c)
 	b.buf = append(c[:b.head], `,"choices":[`...)
 	return err
-}
-
-// DetachRaw copies raw into *dst, whose memory it reuses, and returns the
-// copy: an empty raw stays an empty one, not nil.
-func DetachRaw(dst *[]byte, raw []byte) []byte {
-	*dst = append((*dst)[:0], raw...)
-	if *dst == nil {
-		*dst = []byte{}
-	}
-	return *dst
 }

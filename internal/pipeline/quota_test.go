@@ -51,9 +51,10 @@ func (g *gate) wait(ctx context.Context) error {
 	}
 }
 
-// gated holds seq as g says; the handler flushes what it has before the
-// gate blocks, as the next delta is not at hand.
-func gated[D any](ctx context.Context, g *gate, seq iter.Seq2[D, error]) iter.Seq2[D, error] {
+// gated holds seq as g says; before the gate blocks, it calls flush (the
+// Params' Flush), as a backend does before it waits, and the handler
+// sends what it has.
+func gated[D any](ctx context.Context, g *gate, flush func(), seq iter.Seq2[D, error]) iter.Seq2[D, error] {
 	return func(yield func(D, error) bool) {
 		if err := g.wait(ctx); err != nil {
 			var zero D
@@ -63,6 +64,7 @@ func gated[D any](ctx context.Context, g *gate, seq iter.Seq2[D, error]) iter.Se
 		n := 0
 		for d, err := range seq {
 			if g.limit >= 0 && n == g.limit {
+				flush()
 				<-ctx.Done()
 				var zero D
 				yield(zero, ctx.Err())
@@ -89,7 +91,7 @@ func (c chatGate) Complete(ctx context.Context, p *chat.Params) (*chat.Result, e
 }
 
 func (c chatGate) Stream(ctx context.Context, p *chat.Params) iter.Seq2[chat.Delta, error] {
-	return gated(ctx, c.g, c.b.Stream(ctx, p))
+	return gated(ctx, c.g, p.Flush, c.b.Stream(ctx, p))
 }
 
 type completionsGate struct {
@@ -105,7 +107,7 @@ func (c completionsGate) Complete(ctx context.Context, p *completions.Params) (*
 }
 
 func (c completionsGate) Stream(ctx context.Context, p *completions.Params) iter.Seq2[completions.Delta, error] {
-	return gated(ctx, c.g, c.b.Stream(ctx, p))
+	return gated(ctx, c.g, p.Flush, c.b.Stream(ctx, p))
 }
 
 type responsesGate struct {
@@ -121,7 +123,7 @@ func (c responsesGate) Complete(ctx context.Context, p *responses.Params) (*resp
 }
 
 func (c responsesGate) Stream(ctx context.Context, p *responses.Params) iter.Seq2[responses.Delta, error] {
-	return gated(ctx, c.g, c.b.Stream(ctx, p))
+	return gated(ctx, c.g, p.Flush, c.b.Stream(ctx, p))
 }
 
 // textEndpoint is one of the text endpoints, on the demo backend.

@@ -39,21 +39,18 @@ type Endpoint[R, P, D any] interface {
 	// a reply that was generated, and whose last step failed (the
 	// responses store could not keep it), is charged.
 	Reply(w http.ResponseWriter, r *http.Request, p P) (used Usage, err error)
-	// Pace says how the backend's stream of p runs (see [WriteDeltas]).
-	Pace(p P) Pace
-	// Deltas returns the backend's stream of p.
-	Deltas(ctx context.Context, p P) iter.Seq2[D, error]
+	// Deltas returns the backend's stream of p, whose Params call flush
+	// in their Flush (see [WriteDeltas]).
+	Deltas(ctx context.Context, p P, flush func()) iter.Seq2[D, error]
 	// NewStream returns the writer of the stream of p on s.
 	NewStream(r *http.Request, s *sse.Stream, p P) DeltaWriter[D]
 }
 
 // A DeltaWriter turns a backend's deltas into the events of a stream.
 type DeltaWriter[D any] interface {
-	// Detach makes d the handler's own: it copies what d points to and
-	// the backend may reuse (see [DeltaRing]). It is called in the
-	// stream's goroutine, before d is handed over to the handler's.
-	Detach(d *D)
-	// Add writes the events of one delta, without flushing them.
+	// Add writes the events of one delta, without flushing them. It must
+	// not keep d, nor what d points to, once it returns: the backend may
+	// reuse them.
 	Add(d *D) error
 	// Finish writes the end of a stream whose deltas were all written.
 	Finish() error
@@ -96,8 +93,8 @@ func Serve[R, P, D any](c *Config, catalog models.Catalog, compat models.Endpoin
 	defer s.Close()
 	dw := e.NewStream(r, s, p)
 	// The events are written without a flush, and flushed as the
-	// backend's pace says.
-	err = WriteDeltas(ctx, s, e.Pace(p), func(ctx context.Context) iter.Seq2[D, error] { return e.Deltas(ctx, p) }, dw)
+	// backend's stream says (see WriteDeltas).
+	err = WriteDeltas(ctx, s, func(ctx context.Context, flush func()) iter.Seq2[D, error] { return e.Deltas(ctx, p, flush) }, dw)
 	if err == nil {
 		err = dw.Finish()
 	}

@@ -11,7 +11,8 @@ import (
 
 // ChatParams returns the chat request that p amounts to, as [New]'s
 // backend asks its chat backend (see the package documentation,
-// "The request"), with p.Model as its model. A request that the chat
+// "The request"), with p.Model as its model and p's Flush (so that the
+// chat stream keeps the pace of the responses stream). A request that the chat
 // format cannot carry is a 400 invalid_request_error naming the param at
 // fault. ChatParams does not modify p; the result shares memory with it
 // (strings, pointers, raw JSON), which neither a responses nor a chat
@@ -59,7 +60,9 @@ func ChatParams(p *responses.Params) (*chat.Params, error) {
 		}
 	}
 	out.Extra = extra(req)
-	return &chat.Params{Request: out, Model: p.Model}, nil
+	cp := &chat.Params{Request: out, Model: p.Model}
+	cp.SetFlush(p.Flush) // the chat stream keeps the pace of the responses stream
+	return cp, nil
 }
 
 // appendItem appends the chat message of conversation item it to msgs.
