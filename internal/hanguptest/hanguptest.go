@@ -1,7 +1,7 @@
 // Package hanguptest checks that a handler lets go when its client hangs
 // up: the backend sees the cancellation, the handler returns, and no
-// goroutine is left behind. The chat, completions and responses tests
-// share it.
+// goroutine is left behind. The tests of the endpoint packages (chat,
+// completions, responses, messages…) share it.
 package hanguptest
 
 import (
