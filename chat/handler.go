@@ -65,7 +65,9 @@ type handler struct {
 // concurrent use.
 func NewHandler(catalog models.Catalog, backend Backend, opts ...Option) http.Handler {
 	pipeline.MustHave("chat", catalog, backend)
-	return &handler{backend: backend, catalog: catalog, cfg: pipeline.New(opts, Option.ApplyToChat)}
+	h := &handler{catalog: catalog, cfg: pipeline.New(opts, Option.ApplyToChat)}
+	h.backend = Intercept(backend, "chat", h.cfg.Chain)
+	return h
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {

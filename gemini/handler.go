@@ -79,7 +79,8 @@ type handler struct {
 // concurrent use.
 func NewHandler(catalog models.Catalog, backend chat.Backend, opts ...Option) http.Handler {
 	pipeline.MustHave("gemini", catalog, backend)
-	h := &handler{backend: backend, catalog: catalog, cfg: pipeline.New(opts, Option.ApplyToGemini)}
+	h := &handler{catalog: catalog, cfg: pipeline.New(opts, Option.ApplyToGemini)}
+	h.backend = chat.Intercept(backend, "gemini", h.cfg.Chain)
 	h.cfg.Renderer.Shape = apierrors.Google
 	return h
 }

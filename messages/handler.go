@@ -75,7 +75,8 @@ type params struct {
 // concurrent use.
 func NewHandler(catalog models.Catalog, backend chat.Backend, opts ...Option) http.Handler {
 	pipeline.MustHave("messages", catalog, backend)
-	h := &handler{backend: backend, catalog: catalog, cfg: pipeline.New(opts, Option.ApplyToMessages)}
+	h := &handler{catalog: catalog, cfg: pipeline.New(opts, Option.ApplyToMessages)}
+	h.backend = chat.Intercept(backend, "messages", h.cfg.Chain)
 	h.cfg.Renderer.Shape = apierrors.Messages
 	return h
 }

@@ -1,0 +1,141 @@
+package chat
+
+import (
+	"context"
+	"iter"
+	"strings"
+
+	"github.com/gatewaykit/gatewaykit/internal/pipeline"
+)
+
+// Prompt returns the text of r's messages, each message's text
+// (Content.String) on a line of its own: the text that interceptors see
+// as the prompt (endpoint.Prompter).
+func (r *Request) Prompt() string {
+	var b strings.Builder
+	for i := range r.Messages {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(r.Messages[i].Content.String())
+	}
+	return b.String()
+}
+
+// Intercept returns b with chain, the interceptors of a handler's
+// endpoint.WithInterceptors, run around each of its replies, the calls
+// named family. It is how the handlers of this module that run over a
+// Backend (chat, messages, gemini) run their interceptors; it is of no
+// use outside the module, whose code cannot make a chain: give the
+// interceptors to the handler. A nil chain returns b itself.
+func Intercept(b Backend, family string, chain pipeline.Chain) Backend {
+	if chain == nil {
+		return b
+	}
+	return &intercepted{b: b, family: family, chain: chain}
+}
+
+// intercepted is a Backend whose replies go through a chain of
+// interceptors.
+type intercepted struct {
+	b      Backend
+	family string
+	chain  pipeline.Chain
+}
+
+// call runs the chain for p.
+func (ib *intercepted) call(ctx context.Context, p *Params) (*pipeline.Reply, error) {
+	return ib.chain(ctx, &pipeline.Call{Family: ib.family, Model: p.Request.Model, Stream: p.Request.Stream, Request: p.Request})
+}
+
+// own is the Result of an interceptor's own reply r: its text as every
+// choice's content.
+func own(p *Params, r *pipeline.Reply) *Result {
+	res := &Result{Choices: make([]Output, p.Request.Choices()),
+		Usage: Usage{PromptTokens: int(min(r.Usage.Input, pipeline.MaxTokens)), CompletionTokens: int(min(r.Usage.Output, pipeline.MaxTokens))}}
+	for i := range res.Choices {
+		res.Choices[i].Content = r.Text
+	}
+	return res
+}
+
+// Complete answers p with the chain's reply: its error, its own reply,
+// or the backend's, whose text goes through the edit hooks (a choice
+// whose content a hook changes is encoded by the handler, the others as
+// the upstream sent them) and whose usage goes through the done hooks.
+func (ib *intercepted) Complete(ctx context.Context, p *Params) (*Result, error) {
+	r, err := ib.call(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	var res *Result
+	if r.Own {
+		res = own(p, r)
+	} else if res, err = ib.b.Complete(ctx, p); err != nil || res == nil {
+		u := pipeline.Usage{}
+		r.Done(ctx, &u, err)
+		return res, err
+	}
+	for i := range res.Choices {
+		res.Choices[i].Content = r.Edit(i, res.Choices[i].Content)
+	}
+	u := pipeline.Usage{Input: int64(pipeline.Count(res.Usage.PromptTokens)), Output: int64(pipeline.Count(res.Usage.CompletionTokens))}
+	if r.Done(ctx, &u, nil) {
+		res.Usage.PromptTokens, res.Usage.CompletionTokens = int(min(max(u.Input, 0), pipeline.MaxTokens)), int(min(max(u.Output, 0), pipeline.MaxTokens))
+	}
+	return res, nil
+}
+
+// Stream streams the chain's reply to p: its error, its own reply, or
+// the backend's stream, each delta's content through the edit hooks,
+// then the done hooks, whose usage ends the stream if they change it.
+func (ib *intercepted) Stream(ctx context.Context, p *Params) iter.Seq2[Delta, error] {
+	return func(yield func(Delta, error) bool) {
+		r, err := ib.call(ctx, p)
+		if err != nil {
+			yield(Delta{}, err)
+			return
+		}
+		var src iter.Seq2[Delta, error]
+		if r.Own {
+			src = Deltas(ctx, fixed{own(p, r)}, p)
+		} else {
+			src = Deltas(ctx, ib.b, p)
+		}
+		var u *Usage // the last usage reported
+		var last Usage
+		for d, err := range src {
+			if err != nil {
+				used := pipeline.Usage{}
+				r.Done(ctx, &used, err)
+				yield(d, err)
+				return
+			}
+			d.Content = r.Edit(d.Choice, d.Content)
+			if d.Usage != nil {
+				last = *d.Usage
+				u = &last
+			}
+			if !yield(d, nil) {
+				used := pipeline.Usage{}
+				if u != nil {
+					used = pipeline.Usage{Input: int64(pipeline.Count(u.PromptTokens)), Output: int64(pipeline.Count(u.CompletionTokens))}
+				}
+				r.Done(ctx, &used, ctx.Err())
+				return
+			}
+		}
+		used := pipeline.Usage{}
+		if u != nil {
+			used = pipeline.Usage{Input: int64(pipeline.Count(u.PromptTokens)), Output: int64(pipeline.Count(u.CompletionTokens))}
+		}
+		if r.Done(ctx, &used, nil) {
+			yield(Delta{Usage: &Usage{PromptTokens: int(min(max(used.Input, 0), pipeline.MaxTokens)), CompletionTokens: int(min(max(used.Output, 0), pipeline.MaxTokens))}}, nil)
+		}
+	}
+}
+
+// fixed is a Backend that answers with one Result.
+type fixed struct{ res *Result }
+
+func (f fixed) Complete(context.Context, *Params) (*Result, error) { return f.res, nil }

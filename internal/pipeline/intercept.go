@@ -1,0 +1,93 @@
+package pipeline
+
+import (
+	"context"
+	"strings"
+)
+
+// A Call is what the interceptors of endpoint.WithInterceptors see of a
+// request (endpoint.Call is made from it): its family, the model it
+// names, whether it streams, and the decoded request.
+type Call struct {
+	Family  string
+	Model   string
+	Stream  bool
+	Request any
+}
+
+// A Chain runs the interceptors of a handler for a call; it is set by
+// endpoint.WithInterceptors, and nil without interceptors (the handlers
+// then take none of the steps of this file). It returns the error to
+// send in place of the reply, or the reply: the backend's (Own false),
+// or the interceptors' own, with the hooks that the interceptors set on
+// it.
+type Chain func(ctx context.Context, c *Call) (*Reply, error)
+
+// A Reply is the reply of a call as the chain returns it: whether an
+// interceptor made it (Own, with its Text and Usage) or the backend is
+// to make it, and the hooks that the interceptors set on its way out.
+// The handlers call [Reply.Edit] on every piece of text of the reply, in
+// order, and [Reply.Done] once, when it ends.
+type Reply struct {
+	Own   bool
+	Text  string
+	Usage Usage
+
+	edits []func(choice int, text string) string
+	dones []func(ctx context.Context, o *Outcome)
+	texts []strings.Builder // the text of each choice, for dones
+}
+
+// An Outcome is what the done hooks see: the text of each choice, the
+// usage (which they may change) and the error that ended the reply.
+type Outcome struct {
+	Texts []string
+	Usage Usage
+	Err   error
+}
+
+// OnEdit adds f to the hooks that rewrite the reply's text.
+func (r *Reply) OnEdit(f func(choice int, text string) string) { r.edits = append(r.edits, f) }
+
+// OnDone adds f to the hooks that see the reply once it ends.
+func (r *Reply) OnDone(f func(ctx context.Context, o *Outcome)) { r.dones = append(r.dones, f) }
+
+// Edit passes text, a piece of choice's text, through the edit hooks, in
+// the order they were added, records the result for the done hooks, and
+// returns it.
+func (r *Reply) Edit(choice int, text string) string {
+	if r == nil || text == "" {
+		return text
+	}
+	for _, f := range r.edits {
+		text = f(choice, text)
+	}
+	if len(r.dones) > 0 && choice >= 0 && choice < 1<<16 {
+		for len(r.texts) <= choice {
+			r.texts = append(r.texts, strings.Builder{})
+		}
+		r.texts[choice].WriteString(text)
+	}
+	return text
+}
+
+// Done calls the done hooks, in the order of their adding (an
+// interceptor adds its hooks once next returns: the innermost first, the
+// outermost last, which sees what the inner ones did), with the text recorded, *u and err; it
+// sets *u to the usage that they leave. It reports whether they changed
+// it.
+func (r *Reply) Done(ctx context.Context, u *Usage, err error) bool {
+	if r == nil || len(r.dones) == 0 {
+		return false
+	}
+	o := &Outcome{Texts: make([]string, len(r.texts)), Usage: *u, Err: err}
+	for i := range r.texts {
+		o.Texts[i] = r.texts[i].String()
+	}
+	for _, f := range r.dones {
+		f(ctx, o)
+	}
+	changed := o.Usage != *u
+	*u = o.Usage
+	return changed
+}
