@@ -8,10 +8,10 @@ import (
 	"github.com/gatewaykit/gatewaykit/internal/pipeline"
 )
 
-// Prompt returns the text of r's messages, each message's text
+// PromptText returns the text of r's messages, each message's text
 // (Content.String) on a line of its own: the text that interceptors see
 // as the prompt (endpoint.Prompter).
-func (r *Request) Prompt() string {
+func (r *Request) PromptText() string {
 	var b strings.Builder
 	for i := range r.Messages {
 		if i > 0 {
@@ -52,7 +52,7 @@ func (ib *intercepted) call(ctx context.Context, p *Params) (*pipeline.Reply, er
 // choice's content.
 func own(p *Params, r *pipeline.Reply) *Result {
 	res := &Result{Choices: make([]Output, p.Request.Choices()),
-		Usage: Usage{PromptTokens: int(min(r.Usage.Input, pipeline.MaxTokens)), CompletionTokens: int(min(r.Usage.Output, pipeline.MaxTokens))}}
+		Usage: Usage{PromptTokens: pipeline.Tokens(r.Usage.Input), CompletionTokens: pipeline.Tokens(r.Usage.Output)}}
 	for i := range res.Choices {
 		res.Choices[i].Content = r.Text
 	}
@@ -81,7 +81,7 @@ func (ib *intercepted) Complete(ctx context.Context, p *Params) (*Result, error)
 	}
 	u := pipeline.Usage{Input: int64(pipeline.Count(res.Usage.PromptTokens)), Output: int64(pipeline.Count(res.Usage.CompletionTokens))}
 	if r.Done(ctx, &u, nil) {
-		res.Usage.PromptTokens, res.Usage.CompletionTokens = int(min(max(u.Input, 0), pipeline.MaxTokens)), int(min(max(u.Output, 0), pipeline.MaxTokens))
+		res.Usage.PromptTokens, res.Usage.CompletionTokens = pipeline.Tokens(u.Input), pipeline.Tokens(u.Output)
 	}
 	return res, nil
 }
@@ -96,43 +96,30 @@ func (ib *intercepted) Stream(ctx context.Context, p *Params) iter.Seq2[Delta, e
 			yield(Delta{}, err)
 			return
 		}
-		var src iter.Seq2[Delta, error]
+		src := Deltas(ctx, ib.b, p)
 		if r.Own {
 			src = Deltas(ctx, fixed{own(p, r)}, p)
-		} else {
-			src = Deltas(ctx, ib.b, p)
 		}
-		var u *Usage // the last usage reported
-		var last Usage
-		for d, err := range src {
-			if err != nil {
-				used := pipeline.Usage{}
-				r.Done(ctx, &used, err)
-				yield(d, err)
+		for d, err := range pipeline.InterceptStream(ctx, r, src, deltaTexts) {
+			if !yield(d, err) || err != nil {
 				return
 			}
-			d.Content = r.Edit(d.Choice, d.Content)
-			if d.Usage != nil {
-				last = *d.Usage
-				u = &last
-			}
-			if !yield(d, nil) {
-				used := pipeline.Usage{}
-				if u != nil {
-					used = pipeline.Usage{Input: int64(pipeline.Count(u.PromptTokens)), Output: int64(pipeline.Count(u.CompletionTokens))}
-				}
-				r.Done(ctx, &used, ctx.Err())
-				return
-			}
-		}
-		used := pipeline.Usage{}
-		if u != nil {
-			used = pipeline.Usage{Input: int64(pipeline.Count(u.PromptTokens)), Output: int64(pipeline.Count(u.CompletionTokens))}
-		}
-		if r.Done(ctx, &used, nil) {
-			yield(Delta{Usage: &Usage{PromptTokens: int(min(max(used.Input, 0), pipeline.MaxTokens)), CompletionTokens: int(min(max(used.Output, 0), pipeline.MaxTokens))}}, nil)
 		}
 	}
+}
+
+// deltaTexts is what pipeline.InterceptStream needs to know of a Delta.
+var deltaTexts = pipeline.Texts[Delta]{
+	Text: func(d *Delta) (int, *string) { return d.Choice, &d.Content },
+	Usage: func(d *Delta) (pipeline.Usage, bool) {
+		if d.Usage == nil {
+			return pipeline.Usage{}, false
+		}
+		return pipeline.Usage{Input: int64(d.Usage.PromptTokens), Output: int64(d.Usage.CompletionTokens)}, true
+	},
+	UsageDelta: func(u pipeline.Usage) Delta {
+		return Delta{Usage: &Usage{PromptTokens: pipeline.Tokens(u.Input), CompletionTokens: pipeline.Tokens(u.Output)}}
+	},
 }
 
 // fixed is a Backend that answers with one Result.

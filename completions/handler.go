@@ -66,7 +66,9 @@ type handler struct {
 // concurrent use.
 func NewHandler(catalog models.Catalog, backend Backend, opts ...Option) http.Handler {
 	pipeline.MustHave("completions", catalog, backend)
-	return &handler{backend: backend, catalog: catalog, cfg: pipeline.New(opts, Option.ApplyToCompletions)}
+	h := &handler{catalog: catalog, cfg: pipeline.New(opts, Option.ApplyToCompletions)}
+	h.backend = intercept(backend, h.cfg.Chain)
+	return h
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {

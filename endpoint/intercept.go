@@ -33,16 +33,16 @@ type Call struct {
 // A Prompter is a request that tells its prompt's text: the
 // requests of chat, completions and responses are Prompters.
 type Prompter interface {
-	// Prompt returns the text of the request's prompt (for chat, the
+	// PromptText returns the text of the request's prompt (for chat, the
 	// text of its messages), joined with "\n".
-	Prompt() string
+	PromptText() string
 }
 
 // Prompt returns the prompt's text of c.Request if it is a [Prompter],
 // and "" otherwise.
 func (c *Call) Prompt() string {
 	if p, ok := c.Request.(Prompter); ok {
-		return p.Prompt()
+		return p.PromptText()
 	}
 	return ""
 }

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"iter"
 	"strings"
 )
 
@@ -91,3 +92,48 @@ func (r *Reply) Done(ctx context.Context, u *Usage, err error) bool {
 	*u = o.Usage
 	return changed
 }
+
+// Texts is what [InterceptStream] needs to know of a family's deltas.
+type Texts[D any] struct {
+	// Text returns the choice of d and its text, which the edit hooks
+	// may change (nil if d carries none).
+	Text func(d *D) (choice int, text *string)
+	// Usage returns the usage that d reports, if any.
+	Usage func(d *D) (Usage, bool)
+	// UsageDelta returns a delta that reports only u.
+	UsageDelta func(u Usage) D
+}
+
+// InterceptStream returns src, a backend's stream (or an interceptor's
+// own reply as a stream), with every delta's text through r's edit hooks,
+// and r's done hooks called at its end: a delta of the usage that they
+// leave ends the stream if they changed it.
+func InterceptStream[D any](ctx context.Context, r *Reply, src iter.Seq2[D, error], t Texts[D]) iter.Seq2[D, error] {
+	return func(yield func(D, error) bool) {
+		var used Usage // the last usage reported
+		for d, err := range src {
+			if err != nil {
+				r.Done(ctx, &used, err)
+				yield(d, err)
+				return
+			}
+			if i, text := t.Text(&d); text != nil {
+				*text = r.Edit(i, *text)
+			}
+			if u, ok := t.Usage(&d); ok {
+				used = Usage{Input: int64(Tokens(u.Input)), Output: int64(Tokens(u.Output))}
+			}
+			if !yield(d, nil) {
+				r.Done(ctx, &used, context.Cause(ctx))
+				return
+			}
+		}
+		if r.Done(ctx, &used, nil) {
+			yield(t.UsageDelta(used), nil)
+		}
+	}
+}
+
+// Tokens returns n as a token count of a reply: n between 0 and
+// [MaxTokens].
+func Tokens(n int64) int { return int(min(max(n, 0), MaxTokens)) }
