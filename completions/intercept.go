@@ -29,8 +29,8 @@ func intercept(b Backend, chain pipeline.Chain) Backend {
 	return &intercepted{b: b, chain: chain}
 }
 
-func (ib *intercepted) call(ctx context.Context, p *Params) (*pipeline.Reply, error) {
-	return ib.chain(ctx, &pipeline.Call{Family: "completions", Model: p.Request.Model, Stream: p.Request.Stream, Request: p.Request})
+func (ib *intercepted) call(ctx context.Context, p *Params, stream bool) (*pipeline.Reply, error) {
+	return ib.chain(ctx, &pipeline.Call{Family: "completions", Model: p.Request.Model, Stream: stream, Request: p.Request})
 }
 
 // own is the Result of an interceptor's own reply r: its text as every
@@ -49,7 +49,7 @@ func own(p *Params, r *pipeline.Reply) *Result {
 // whose text a hook changes is encoded by the handler) and its usage
 // through the done hooks.
 func (ib *intercepted) Complete(ctx context.Context, p *Params) (*Result, error) {
-	r, err := ib.call(ctx, p)
+	r, err := ib.call(ctx, p, false)
 	if err != nil {
 		return nil, err
 	}
@@ -73,14 +73,16 @@ func (ib *intercepted) Complete(ctx context.Context, p *Params) (*Result, error)
 // Stream streams the chain's reply to p, as Complete answers it.
 func (ib *intercepted) Stream(ctx context.Context, p *Params) iter.Seq2[Delta, error] {
 	return func(yield func(Delta, error) bool) {
-		r, err := ib.call(ctx, p)
+		r, err := ib.call(ctx, p, true)
 		if err != nil {
 			yield(Delta{}, err)
 			return
 		}
-		src := Deltas(ctx, ib.b, p)
+		var src iter.Seq2[Delta, error]
 		if r.Own {
 			src = Deltas(ctx, fixed{own(p, r)}, p)
+		} else {
+			src = Deltas(ctx, ib.b, p)
 		}
 		for d, err := range pipeline.InterceptStream(ctx, r, src, deltaTexts) {
 			if !yield(d, err) || err != nil {
