@@ -111,7 +111,11 @@ type Texts[D any] struct {
 func InterceptStream[D any](ctx context.Context, r *Reply, src iter.Seq2[D, error], t Texts[D]) iter.Seq2[D, error] {
 	return func(yield func(D, error) bool) {
 		var used Usage // the last usage reported
-		for d, err := range src {
+		// One variable for every delta: &d escapes into t's functions,
+		// and a variable of the loop would be allocated for each delta.
+		var d D
+		for delta, err := range src {
+			d = delta
 			if err != nil {
 				r.Done(ctx, &used, err)
 				yield(d, err)
