@@ -12,7 +12,9 @@ import (
 // caller's quota) and about to be answered.
 type Call struct {
 	// Family is the endpoint family that serves the request: "chat",
-	// "completions", "responses", "messages" or "gemini".
+	// "completions", "responses", "messages", "gemini", "embeddings",
+	// "moderations", "rerank", "images" or "audio" (the name of its
+	// package).
 	Family string
 	// Model is the model that the request names.
 	Model string
@@ -22,16 +24,21 @@ type Call struct {
 	// for a handler that is not behind auth.Middleware.
 	Principal *auth.Principal
 	// Request is the decoded request, to type-switch on: a
-	// *chat.Request, *completions.Request or *responses.Request; the
-	// handlers of messages and gemini, which run over a chat.Backend,
-	// give the *chat.Request that they translated the request into. It
+	// *chat.Request, *completions.Request, *responses.Request,
+	// *embeddings.Request, *moderations.Request, *rerank.Request,
+	// *images.Request, *audio.SpeechRequest or
+	// *audio.TranscriptionRequest; the handlers of messages and gemini,
+	// which run over a chat.Backend, give the *chat.Request that they
+	// translated the request into. Every one of them is a [Prompter]. It
 	// is shared with the handler and the backend: read it, do not
 	// modify it.
 	Request any
 }
 
-// A Prompter is a request that tells its prompt's text: the
-// requests of chat, completions and responses are Prompters.
+// A Prompter is a request that tells its prompt's text: the request
+// types of every endpoint family are Prompters (for embeddings and
+// moderations, the input's texts; for rerank, the query and the
+// documents; for images, the prompt; for speech, the text to speak).
 type Prompter interface {
 	// PromptText returns the text of the request's prompt (for chat, the
 	// text of its messages), joined with "\n".
@@ -143,8 +150,13 @@ type Done struct {
 // backend is charged as without interceptors, or as its hooks leave the
 // usage ([Done]).
 //
-// The handlers of chat, completions, responses, messages and gemini run
-// them (the families of text that stream).
+// Every endpoint package's handler runs them. Those of chat,
+// completions, responses, messages and gemini send an interceptor's own
+// reply (JSON or stream, in their form) and run the edit hooks on the
+// reply's text. Those of embeddings, moderations, rerank, images and
+// audio, whose replies are not text, run refusals and done hooks (which
+// see the usage; Done.Texts is empty); an interceptor's own reply is a
+// 500 there.
 func WithInterceptors(ics ...Interceptor) Option {
 	return Option{func(c *pipeline.Config) {
 		all, _ := c.Interceptors.([]Interceptor)

@@ -6,21 +6,27 @@ import (
 	"iter"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gatewaykit/gatewaykit/audio"
 	"github.com/gatewaykit/gatewaykit/auth"
 	"github.com/gatewaykit/gatewaykit/chat"
 	"github.com/gatewaykit/gatewaykit/completions"
 	"github.com/gatewaykit/gatewaykit/demo"
+	"github.com/gatewaykit/gatewaykit/embeddings"
 	"github.com/gatewaykit/gatewaykit/endpoint"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
 	"github.com/gatewaykit/gatewaykit/gemini"
+	"github.com/gatewaykit/gatewaykit/images"
 	"github.com/gatewaykit/gatewaykit/internal/endpointtest"
 	"github.com/gatewaykit/gatewaykit/messages"
 	"github.com/gatewaykit/gatewaykit/models"
+	"github.com/gatewaykit/gatewaykit/moderations"
+	"github.com/gatewaykit/gatewaykit/rerank"
 	"github.com/gatewaykit/gatewaykit/responses"
 )
 
@@ -314,4 +320,82 @@ func tokens(u map[string]any) (in, out int64) {
 		}
 	}
 	return in, out
+}
+
+// TestAccessPointsRunTheInterceptors checks the access points whose
+// replies are not text: a guardrail refuses a call (400 in the OpenAI
+// shape, the backend not asked, nothing charged), and a done hook sees
+// the usage of a call that the backend answered.
+func TestAccessPointsRunTheInterceptors(t *testing.T) {
+	t.Parallel()
+	catalog := models.NewMemoryCatalog(demo.AccessModels()...)
+	openAI := `{"error":{"message":"` + refusal + `","type":"invalid_request_error","param":null,"code":"invalid_request_error"}}`
+	for _, tc := range []struct {
+		family  string
+		handler func(opts ...endpoint.Option) http.Handler
+		path    string
+		body    func(prompt string) string
+	}{
+		{"embeddings", func(opts ...endpoint.Option) http.Handler {
+			return embeddings.NewHandler(catalog, demo.NewEmbeddingBackend(), optsOf[embeddings.Option](opts)...)
+		}, "/v1/embeddings", func(p string) string { return `{"model":"demo-embedding","input":` + q(p) + `}` }},
+		{"moderations", func(opts ...endpoint.Option) http.Handler {
+			return moderations.NewHandler(catalog, demo.NewModerationBackend(), optsOf[moderations.Option](opts)...)
+		}, "/v1/moderations", func(p string) string { return `{"model":"demo-moderation","input":` + q(p) + `}` }},
+		{"rerank", func(opts ...endpoint.Option) http.Handler {
+			return rerank.NewHandler(catalog, demo.NewRerankBackend(), optsOf[rerank.Option](opts)...)
+		}, "/v1/rerank", func(p string) string { return `{"model":"demo-rerank","query":` + q(p) + `,"documents":["a cat","a dog"]}` }},
+		{"images", func(opts ...endpoint.Option) http.Handler {
+			return images.NewHandler(catalog, demo.NewImageBackend(), optsOf[images.Option](opts)...)
+		}, "/v1/images/generations", func(p string) string { return `{"model":"demo-image","size":"256x256","prompt":` + q(p) + `}` }},
+		{"audio", func(opts ...endpoint.Option) http.Handler {
+			return audio.NewHandler(catalog, demo.NewAudioBackend(), optsOf[audio.Option](opts)...)
+		}, "/v1/audio/speech", func(p string) string { return `{"model":"demo-tts","voice":"alloy","input":` + q(p) + `}` }},
+	} {
+		t.Run(tc.family, func(t *testing.T) {
+			t.Parallel()
+			keys := auth.NewMemoryKeyStore()
+			secret, err := auth.NewSecret()
+			require.NoError(t, err)
+			require.NoError(t, keys.Add(t.Context(), secret, auth.Key{ID: "key_1", Quota: auth.LimitedQuota(100000)}))
+			used := func() int64 {
+				k, err := keys.GetKey(t.Context(), "key_1")
+				require.NoError(t, err)
+				return k.Quota.Used
+			}
+			var done []endpoint.Done
+			var mu sync.Mutex
+			audit := func(next endpoint.Func) endpoint.Func {
+				return func(ctx context.Context, c *endpoint.Call) (*endpoint.Reply, error) {
+					require.Equal(t, tc.family, c.Family)
+					require.NotNil(t, c.Principal)
+					r, err := next(ctx, c)
+					if err == nil {
+						r.OnDone(func(_ context.Context, d *endpoint.Done) {
+							mu.Lock()
+							defer mu.Unlock()
+							done = append(done, *d)
+						})
+					}
+					return r, err
+				}
+			}
+			h := auth.Middleware(keys)(tc.handler(endpoint.WithInterceptors(audit, banned("plutonium"))))
+			bearer := func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+secret) }
+
+			w := endpointtest.Post(t, h, tc.path, tc.body("plutonium"), bearer)
+			require.Equal(t, http.StatusBadRequest, w.Code, w.Body.String())
+			require.JSONEq(t, openAI, w.Body.String())
+			require.Zero(t, used(), "a refusal is charged nothing")
+
+			w = endpointtest.Post(t, h, tc.path, tc.body("a quiet morning"), bearer)
+			require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+			mu.Lock()
+			defer mu.Unlock()
+			require.Len(t, done, 1)
+			require.NoError(t, done[0].Err)
+			require.Equal(t, used(), done[0].InputTokens+done[0].OutputTokens, "the done hook saw what the key was charged")
+			require.Positive(t, used())
+		})
+	}
 }
