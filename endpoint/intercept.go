@@ -183,7 +183,7 @@ func chain(ics []Interceptor) pipeline.Chain {
 		c.Principal, _ = auth.PrincipalFrom(ctx)
 		r, err := f(ctx, c)
 		if err != nil {
-			return nil, err
+			return nil, pipeline.Refusal(err)
 		}
 		if r == nil || r.r == nil {
 			return &pipeline.Reply{}, nil

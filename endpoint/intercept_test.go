@@ -282,22 +282,25 @@ func TestChargesAsTheInterceptorsSay(t *testing.T) {
 				}
 			}
 			h := auth.Middleware(keys)(f.handler(&calls{}, endpoint.WithInterceptors(banned("plutonium"), double, cache.Intercept)))
-			auth := func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+secret) }
+			bearer := func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+secret) }
 
-			w := endpointtest.Post(t, h, f.path, f.body("plutonium", false), auth)
+			w := endpointtest.Post(t, h, f.path, f.body("plutonium", false), bearer)
 			require.Equal(t, http.StatusBadRequest, w.Code, w.Body.String())
 			require.Zero(t, used(), "a refusal is charged nothing")
+			rows, err := keys.Usage(t.Context(), auth.UsageParams{KeyID: "key_1"})
+			require.NoError(t, err)
+			require.Empty(t, rows, "nor recorded as a request")
 
-			w = endpointtest.Post(t, h, f.path, f.body("Hello!", false), auth)
+			w = endpointtest.Post(t, h, f.path, f.body("Hello!", false), bearer)
 			require.Equal(t, http.StatusOK, w.Code, w.Body.String())
 			once := used()
 			require.Positive(t, once)
 
-			w = endpointtest.Post(t, h, f.streamPath, f.body("Hello!", true), auth)
+			w = endpointtest.Post(t, h, f.streamPath, f.body("Hello!", true), bearer)
 			require.Equal(t, http.StatusOK, w.Code, w.Body.String())
 			require.Equal(t, 2*once, used(), "a cache hit is charged the usage of its reply")
 
-			w = endpointtest.Post(t, h, f.path, f.body("double", false), auth)
+			w = endpointtest.Post(t, h, f.path, f.body("double", false), bearer)
 			require.Equal(t, http.StatusOK, w.Code, w.Body.String())
 			u := usageOf(t, w.Body.Bytes())
 			in, out := tokens(u)

@@ -131,7 +131,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if method == MethodGenerate {
 		var used pipeline.Usage
-		defer func() { h.cfg.Settle(ctx, rsv, used) }()
+		defer func() { h.cfg.SettleCall(ctx, rsv, used, err) }()
 		used, err = h.reply(w, r, p, ad.thoughts)
 		if err != nil {
 			h.cfg.Fail(w, r, err)
@@ -151,7 +151,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		h.endWithError(w, r, sw, err)
 	}
-	h.cfg.Settle(ctx, rsv, tr.used())
+	h.cfg.SettleCall(ctx, rsv, tr.used(), err)
 }
 
 // stream writes the events of the backend's stream of p as chat's

@@ -2,6 +2,8 @@ package pipeline
 
 import (
 	"context"
+	"errors"
+	"log/slog"
 	"iter"
 	"strings"
 )
@@ -141,3 +143,42 @@ func InterceptStream[D any](ctx context.Context, r *Reply, src iter.Seq2[D, erro
 // Tokens returns n as a token count of a reply: n between 0 and
 // [MaxTokens].
 func Tokens(n int64) int { return int(min(max(n, 0), MaxTokens)) }
+
+// refusal is the error of a call that an interceptor refused: the chain
+// returns it (endpoint.WithInterceptors), so that the handler releases
+// the call's reservation rather than record a request.
+type refusal struct{ error }
+
+func (r refusal) Unwrap() error { return r.error }
+
+// Refusal returns err, an interceptor's refusal of a call, marked as
+// one; nil for nil.
+func Refusal(err error) error {
+	if err == nil {
+		return nil
+	}
+	return refusal{err}
+}
+
+// Refused reports whether err is, or wraps, an interceptor's refusal.
+func Refused(err error) bool {
+	var r refusal
+	return errors.As(err, &r)
+}
+
+// SettleCall ends the charge ch of a call that ended with err: a call
+// that an interceptor refused has its reservation released, and no
+// usage recorded (no request in the key's usage); any other is settled
+// to u ([Config.Settle]).
+func (c *Config) SettleCall(ctx context.Context, ch *Charge, u Usage, err error) {
+	if !Refused(err) {
+		c.Settle(ctx, ch, u)
+		return
+	}
+	if ch == nil {
+		return
+	}
+	if _, err := ch.rsv.Settle(ctx, 0); err != nil {
+		c.Logger.LogAttrs(ctx, slog.LevelError, "releasing a reservation failed", slog.String("error", err.Error()))
+	}
+}
