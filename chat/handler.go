@@ -25,7 +25,7 @@ const Pattern = "POST /v1/chat/completions"
 // every endpoint package that takes them: [endpoint.WithLogger],
 // [endpoint.WithMaxRequestBytes], [endpoint.WithValidator],
 // [endpoint.WithAllowed], [endpoint.WithKeepAlive],
-// [endpoint.WithErrorHook] and [endpoint.WithClock]. An option of another
+// [endpoint.WithErrorHook], [endpoint.WithClock] and [endpoint.WithInterceptors]. An option of another
 // package, such as responses.WithStore, does not compile here.
 type Option interface {
 	// ApplyToChat applies the option to the configuration of a handler

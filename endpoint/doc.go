@@ -45,7 +45,8 @@
 //	type             returned by                 taken by
 //	Option           WithLogger,                 every endpoint package
 //	                 WithMaxRequestBytes,
-//	                 WithAllowed, WithErrorHook
+//	                 WithAllowed, WithErrorHook,
+//	                 WithInterceptors
 //	ValidatorOption  WithValidator               all but messages and gemini
 //	StreamOption     WithKeepAlive               chat, completions, responses,
 //	                                             messages, gemini (they stream)
@@ -61,6 +62,27 @@
 //
 //	opts := []chat.Option{endpoint.WithLogger(l), endpoint.WithKeepAlive(5 * time.Second)}
 //	chat.Register(mux, chat.NewHandler(catalog, backend, opts...))
+//
+// # Interceptors
+//
+// [WithInterceptors] gives a handler a chain of [Interceptor] values, in
+// connect's shape: an Interceptor wraps the next [Func] of the chain,
+// which ends at the backend, and sees each admitted call as a [Call]
+// (family, model, stream, principal, decoded request, prompt text through
+// [Prompter]). It may refuse the call (return an error: rendered once, in
+// the family's shape and status; the reservation released, no usage
+// recorded), answer it itself ([NewReply]: sent as JSON or as a stream in
+// the family's form, charged the usage it says), or call next and set
+// hooks on the [Reply]: [Reply.EditText] rewrites each piece of text on
+// its way out, [Reply.OnDone] sees the whole text and the usage once the
+// reply has ended, and may change the usage charged. Only a chunk (or a
+// JSON reply) whose text a hook changed is encoded anew: the members of an
+// upstream's reply that the kit does not model reach the client through
+// every hook that leaves the text alone. Without interceptors, a handler
+// takes none of these steps. The examples are a guardrail, a reply cache
+// and an audit log. videos.WithInterceptors runs the same interceptors
+// at the creation of a video task, and gateway.Config.Interceptors gives
+// them to every handler of package gateway.
 //
 // # Request bodies
 //

@@ -37,7 +37,7 @@ const (
 // mean something to the handler are Options, and mean the same here as in
 // every endpoint package that takes them: [endpoint.WithLogger],
 // [endpoint.WithMaxRequestBytes], [endpoint.WithAllowed],
-// [endpoint.WithKeepAlive] and [endpoint.WithErrorHook].
+// [endpoint.WithKeepAlive], [endpoint.WithErrorHook] and [endpoint.WithInterceptors].
 // endpoint.WithValidator and endpoint.WithClock are not Options: the
 // request is checked by its translation, and replies carry no time. An
 // option of another package, such as responses.WithStore, does not compile

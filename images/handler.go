@@ -37,8 +37,8 @@ const filePath = "/v1/images/files/"
 // here as in every endpoint package that takes them:
 // [endpoint.WithLogger], [endpoint.WithMaxRequestBytes],
 // [endpoint.WithValidator], [endpoint.WithAllowed],
-// [endpoint.WithErrorHook] and [endpoint.WithClock] (endpoint.WithKeepAlive
-// is not one: the handler does not stream). [WithURLKey] and
+// [endpoint.WithErrorHook], [endpoint.WithClock] and
+// [endpoint.WithInterceptors] (endpoint.WithKeepAlive is not one: the handler does not stream). [WithURLKey] and
 // [WithPublicURL] are this package's own: they are Options of no other
 // package, and an option of another package, such as
 // responses.WithStore, does not compile here.

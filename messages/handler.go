@@ -26,7 +26,7 @@ const Pattern = "POST /v1/messages"
 // mean something to the handler are Options, and mean the same here as in
 // every endpoint package that takes them: [endpoint.WithLogger],
 // [endpoint.WithMaxRequestBytes], [endpoint.WithAllowed],
-// [endpoint.WithKeepAlive] and [endpoint.WithErrorHook].
+// [endpoint.WithKeepAlive], [endpoint.WithErrorHook] and [endpoint.WithInterceptors].
 // endpoint.WithValidator and endpoint.WithClock are not Options: the
 // handler checks the format's rules itself and runs no validator of yours,
 // and replies carry no time. An option of another package, such as
