@@ -347,7 +347,9 @@ func TestAccessPointsRunTheInterceptors(t *testing.T) {
 		}, "/v1/moderations", func(p string) string { return `{"model":"demo-moderation","input":` + q(p) + `}` }},
 		{"rerank", func(opts ...endpoint.Option) http.Handler {
 			return rerank.NewHandler(catalog, demo.NewRerankBackend(), optsOf[rerank.Option](opts)...)
-		}, "/v1/rerank", func(p string) string { return `{"model":"demo-rerank","query":` + q(p) + `,"documents":["a cat","a dog"]}` }},
+		}, "/v1/rerank", func(p string) string {
+			return `{"model":"demo-rerank","query":` + q(p) + `,"documents":["a cat","a dog"]}`
+		}},
 		{"images", func(opts ...endpoint.Option) http.Handler {
 			return images.NewHandler(catalog, demo.NewImageBackend(), optsOf[images.Option](opts)...)
 		}, "/v1/images/generations", func(p string) string { return `{"model":"demo-image","size":"256x256","prompt":` + q(p) + `}` }},

@@ -3,8 +3,8 @@ package pipeline
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"iter"
+	"log/slog"
 	"strings"
 )
 
