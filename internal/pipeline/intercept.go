@@ -162,6 +162,9 @@ func Refusal(err error) error {
 
 // Refused reports whether err is, or wraps, an interceptor's refusal.
 func Refused(err error) bool {
+	if err == nil {
+		return false // without the allocation of errors.As's target
+	}
 	var r refusal
 	return errors.As(err, &r)
 }
