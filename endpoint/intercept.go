@@ -57,7 +57,8 @@ func (c *Call) Prompt() string {
 // A Func answers a [Call]: the next step of an [Interceptor], which ends
 // with the handler's backend. It returns the reply, or the error to send
 // in its place (an *apierrors.Error, rendered once, in the family's
-// shape and with its status; any other error is a 500).
+// shape and with its status; any other error is a 500). A nil Reply
+// with a nil error stands for the backend's.
 type Func func(ctx context.Context, c *Call) (*Reply, error)
 
 // An Interceptor wraps the next step of a call, as connect's
@@ -127,11 +128,13 @@ type Done struct {
 	// Texts holds the text of each choice as it was sent, after the edit
 	// hooks.
 	Texts []string
-	// InputTokens and OutputTokens are the reply's usage: the backend's
-	// report, or the handler's estimate of a stream whose backend
-	// reported none. A hook may change them: the reply is charged the
-	// usage that the hooks leave, and, where the reply has yet to send
-	// it (a JSON reply; a stream's final usage), reports it.
+	// InputTokens and OutputTokens are the reply's usage as its backend
+	// reported it (or as NewReply set it); both 0 for a stream whose
+	// backend reported none, which the handler then charges at its
+	// estimate, and for a reply that failed. A hook may change them: the
+	// reply is charged the usage that the hooks leave, and, where the
+	// reply has yet to send it (a JSON reply; a stream's final usage),
+	// reports it.
 	InputTokens, OutputTokens int64
 	// Err is the error that ended the reply, nil if it was complete.
 	Err error
