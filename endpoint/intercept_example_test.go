@@ -16,6 +16,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/endpoint"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
 	"github.com/gatewaykit/gatewaykit/models"
+	"github.com/gatewaykit/gatewaykit/sse"
 )
 
 // post posts body to h at path and returns the response.
@@ -157,4 +158,46 @@ func ExampleWithInterceptors_auditLog() {
 	// level=INFO msg=reply family=chat model=demo-chat stream=false input_tokens=2 output_tokens=8 text_bytes=19
 	// level=INFO msg=reply family=chat model=demo-chat stream=true input_tokens=2 output_tokens=8 text_bytes=19
 	// level=INFO msg=refused family=chat error="400 invalid_request_error: The prompt is refused by the gateway's policy. (param messages)"
+}
+
+// Redact rewrites every digit of a reply's text on its way out: in a
+// stream, each delta's text, as it is sent.
+func Redact(next endpoint.Func) endpoint.Func {
+	return func(ctx context.Context, c *endpoint.Call) (*endpoint.Reply, error) {
+		r, err := next(ctx, c)
+		if err == nil {
+			r.EditText(func(_ int, text string) string {
+				return strings.Map(func(c rune) rune {
+					if c >= '0' && c <= '9' {
+						return '#'
+					}
+					return c
+				}, text)
+			})
+		}
+		return r, err
+	}
+}
+
+func ExampleReply_EditText() {
+	catalog := models.NewMemoryCatalog(demo.TextModels()...)
+	h := chat.NewHandler(catalog, demo.NewTextBackend().Chat(), endpoint.WithInterceptors(Redact))
+
+	var c chat.Completion
+	w := post(h, "/v1/chat/completions", `{"model":"demo-chat","max_tokens":10,"messages":[{"role":"user","content":"My PIN is 4321"}]}`)
+	_ = json.Unmarshal(w.Body.Bytes(), &c)
+	fmt.Println(*c.Choices[0].Message.Content)
+
+	w = post(h, "/v1/chat/completions", `{"model":"demo-chat","stream":true,"max_tokens":10,"messages":[{"role":"user","content":"My PIN is 4321"}]}`)
+	var text strings.Builder
+	for ev := range sse.Read(w.Body) {
+		var chunk chat.Chunk
+		if !ev.IsDone() && json.Unmarshal([]byte(ev.Data), &chunk) == nil && len(chunk.Choices) > 0 {
+			text.WriteString(chunk.Choices[0].Delta.Content)
+		}
+	}
+	fmt.Println(text.String())
+	// Output:
+	// You said: "My PIN is ####".
+	// You said: "My PIN is ####".
 }

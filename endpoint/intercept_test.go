@@ -404,3 +404,33 @@ func TestAccessPointsRunTheInterceptors(t *testing.T) {
 		})
 	}
 }
+
+// TestDoneHookRewritesTheStreamsUsage checks that a done hook that
+// changes the usage of a stream has it sent in the final usage (chat's
+// usage chunk) and charged.
+func TestDoneHookRewritesTheStreamsUsage(t *testing.T) {
+	t.Parallel()
+	keys := auth.NewMemoryKeyStore()
+	secret, err := auth.NewSecret()
+	require.NoError(t, err)
+	require.NoError(t, keys.Add(t.Context(), secret, auth.Key{ID: "key_1", Quota: auth.LimitedQuota(1000)}))
+	double := func(next endpoint.Func) endpoint.Func {
+		return func(ctx context.Context, c *endpoint.Call) (*endpoint.Reply, error) {
+			r, err := next(ctx, c)
+			if err == nil {
+				r.OnDone(func(_ context.Context, d *endpoint.Done) { d.OutputTokens *= 2 })
+			}
+			return r, err
+		}
+	}
+	catalog := models.NewMemoryCatalog(demo.TextModels()...)
+	h := auth.Middleware(keys)(chat.NewHandler(catalog, demo.NewTextBackend().Chat(), endpoint.WithInterceptors(double)))
+	w := endpointtest.Post(t, h, "/v1/chat/completions",
+		`{"model":"demo-chat","stream":true,"stream_options":{"include_usage":true},"max_tokens":8,"messages":[{"role":"user","content":"Hello!"}]}`,
+		func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+secret) })
+	require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+	require.Contains(t, w.Body.String(), `"usage":{"prompt_tokens":2,"completion_tokens":16,"total_tokens":18}`)
+	k, err := keys.GetKey(t.Context(), "key_1")
+	require.NoError(t, err)
+	require.Equal(t, int64(18), k.Quota.Used)
+}
