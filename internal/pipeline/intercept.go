@@ -95,27 +95,99 @@ func (r *Reply) Done(ctx context.Context, u *Usage, err error) bool {
 	return changed
 }
 
-// Texts is what [InterceptStream] needs to know of a family's deltas.
-type Texts[D any] struct {
-	// Text returns the choice of d and its text, which the edit hooks
-	// may change (nil if d carries none).
-	Text func(d *D) (choice int, text *string)
-	// Usage returns the usage that d reports, if any.
-	Usage func(d *D) (Usage, bool)
+// A Family is what [Intercepted] needs to know of the backend types of
+// a family of text (chat, completions, responses): its params P, whole
+// result R and stream delta D.
+type Family[P, R, D any] struct {
+	// Name names the family in the calls (pipeline.Call.Family).
+	Name string
+	// Call returns the model that p names and the request it carries.
+	Call func(p P) (model string, request any)
+	// Own returns the result of an interceptor's own reply r to p.
+	Own func(p P, r *Reply) R
+	// Deltas returns b's reply to p as the handler streams it (the
+	// family's Deltas: b.Stream's, or b.Complete's result in pieces).
+	Deltas func(ctx context.Context, b Completer[P, R], p P) iter.Seq2[D, error]
+	// Texts calls f with each piece of text of res (nil: none), which
+	// the edit hooks may change.
+	Texts func(res R, f func(choice int, text *string))
+	// Usage returns the usage of res (nil: none); SetUsage sets it.
+	Usage    func(res R) Usage
+	SetUsage func(res R, u Usage)
+	// Delta returns the choice of d and its text, which the edit hooks
+	// may change (nil if d carries none), and the usage that d reports,
+	// if any.
+	Delta func(d *D) (choice int, text *string, u Usage, reported bool)
 	// UsageDelta returns a delta that reports only u.
 	UsageDelta func(u Usage) D
 }
 
-// InterceptStream returns src, a backend's stream (or an interceptor's
-// own reply as a stream), with every delta's text through r's edit hooks,
-// and r's done hooks called at its end: a delta of the usage that they
-// leave ends the stream if they changed it.
-func InterceptStream[D any](ctx context.Context, r *Reply, src iter.Seq2[D, error], t Texts[D]) iter.Seq2[D, error] {
+// A Completer is a family's Backend: Complete returns the whole reply.
+type Completer[P, R any] interface {
+	Complete(ctx context.Context, p P) (R, error)
+}
+
+// Intercepted is the backend of a handler with interceptors: b, whose
+// replies go through chain. It answers a call with the chain's error, or
+// with its own reply, or with b's, each piece of whose text goes through
+// the edit hooks (a piece that a hook changes is encoded by the handler,
+// the others as the upstream sent them) and whose usage goes through the
+// done hooks. The family's Backend type embeds it (Complete), and
+// streams with [Intercepted.Stream].
+type Intercepted[P, R, D any] struct {
+	B     Completer[P, R]
+	Chain Chain
+	F     *Family[P, R, D]
+}
+
+// call runs the chain for p.
+func (ib *Intercepted[P, R, D]) call(ctx context.Context, p P, stream bool) (*Reply, error) {
+	model, req := ib.F.Call(p)
+	return ib.Chain(ctx, &Call{Family: ib.F.Name, Model: model, Stream: stream, Request: req})
+}
+
+// Complete answers p (see [Intercepted]).
+func (ib *Intercepted[P, R, D]) Complete(ctx context.Context, p P) (R, error) {
+	var res R
+	r, err := ib.call(ctx, p, false)
+	if err != nil {
+		return res, err
+	}
+	if r.Own {
+		res = ib.F.Own(p, r)
+	} else if res, err = ib.B.Complete(ctx, p); err != nil {
+		r.Done(ctx, &Usage{}, err)
+		return res, err
+	}
+	ib.F.Texts(res, func(i int, text *string) { *text = r.Edit(i, *text) })
+	u := ib.F.Usage(res)
+	u = Usage{Input: int64(Tokens(u.Input)), Output: int64(Tokens(u.Output))}
+	if r.Done(ctx, &u, nil) {
+		ib.F.SetUsage(res, u)
+	}
+	return res, nil
+}
+
+// Stream streams the reply to p, as Complete answers it: each delta's
+// text through the edit hooks, then the done hooks, whose usage ends the
+// stream if they change it.
+func (ib *Intercepted[P, R, D]) Stream(ctx context.Context, p P) iter.Seq2[D, error] {
 	return func(yield func(D, error) bool) {
-		var used Usage // the last usage reported
-		// One variable for every delta: &d escapes into t's functions,
-		// and a variable of the loop would be allocated for each delta.
 		var d D
+		r, err := ib.call(ctx, p, true)
+		if err != nil {
+			yield(d, err)
+			return
+		}
+		var src iter.Seq2[D, error]
+		if r.Own {
+			src = ib.F.Deltas(ctx, fixed[P, R]{ib.F.Own(p, r)}, p)
+		} else {
+			src = ib.F.Deltas(ctx, ib.B, p)
+		}
+		var used Usage // the last usage reported
+		// One variable for every delta: &d escapes into F.Delta, and a
+		// variable of the loop would be allocated for each delta.
 		for delta, err := range src {
 			d = delta
 			if err != nil {
@@ -123,10 +195,11 @@ func InterceptStream[D any](ctx context.Context, r *Reply, src iter.Seq2[D, erro
 				yield(d, err)
 				return
 			}
-			if i, text := t.Text(&d); text != nil {
+			i, text, u, reported := ib.F.Delta(&d)
+			if text != nil {
 				*text = r.Edit(i, *text)
 			}
-			if u, ok := t.Usage(&d); ok {
+			if reported {
 				used = Usage{Input: int64(Tokens(u.Input)), Output: int64(Tokens(u.Output))}
 			}
 			if !yield(d, nil) {
@@ -135,10 +208,15 @@ func InterceptStream[D any](ctx context.Context, r *Reply, src iter.Seq2[D, erro
 			}
 		}
 		if r.Done(ctx, &used, nil) {
-			yield(t.UsageDelta(used), nil)
+			yield(ib.F.UsageDelta(used), nil)
 		}
 	}
 }
+
+// fixed is a backend that answers with one result.
+type fixed[P, R any] struct{ res R }
+
+func (f fixed[P, R]) Complete(context.Context, P) (R, error) { return f.res, nil }
 
 // Tokens returns n as a token count of a reply: n between 0 and
 // [MaxTokens].
