@@ -23,7 +23,8 @@
 // Every handler takes a request the same way: decode (at most
 // [WithMaxRequestBytes]), validate ([WithValidator]), check the model
 // against the catalogue and the caller's key ([WithAllowed]), reserve the
-// request's estimate from the key's quota, ask the backend, answer with
+// request's estimate from the key's quota, run the interceptors
+// ([WithInterceptors]), ask the backend, answer with
 // JSON or an SSE stream ([WithKeepAlive]; the handler flushes a streamed
 // event unless the backend's next delta is already at hand), and settle
 // the reservation to the usage. Errors go through one renderer and the
