@@ -36,7 +36,7 @@ const DefaultMaxRequestBytes int64 = 25 << 20
 // mean something to the handler are Options, and mean the same here as in
 // every endpoint package that takes them: [endpoint.WithLogger],
 // [endpoint.WithMaxRequestBytes], [endpoint.WithValidator],
-// [endpoint.WithAllowed] and [endpoint.WithErrorHook].
+// [endpoint.WithAllowed], [endpoint.WithErrorHook] and [endpoint.WithInterceptors].
 // endpoint.WithKeepAlive and endpoint.WithClock are not Options: the
 // handler does not stream, and its replies carry no time. An option of
 // another package, such as responses.WithStore, does not compile here.
@@ -122,7 +122,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (h *handler) serveSpeech(w http.ResponseWriter, r *http.Request) error {
+func (h *handler) serveSpeech(w http.ResponseWriter, r *http.Request) (err error) {
 	ctx := r.Context()
 	req := new(SpeechRequest)
 	body, err := h.speech.DecodeJSON(w, r, req)
@@ -140,7 +140,11 @@ func (h *handler) serveSpeech(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var in, out int64
-	defer func() { h.speech.Settle(ctx, charge, in, out) }()
+	rep, err := h.speech.Intercept(ctx, req, m.ID)
+	defer func() { h.speech.SettleReply(ctx, charge, rep, in, out, err) }()
+	if err != nil {
+		return err
+	}
 	sp, err := h.backend.Speech(ctx, &SpeechParams{Request: req, Model: m})
 	if err != nil {
 		return served.BackendError("audio", err)

@@ -25,7 +25,7 @@ const (
 	maxFieldBytes = 64 << 10
 )
 
-func (h *handler) serveTranscription(w http.ResponseWriter, r *http.Request, translate bool) error {
+func (h *handler) serveTranscription(w http.ResponseWriter, r *http.Request, translate bool) (err error) {
 	ctx := r.Context()
 	req, file, err := DecodeTranscription(w, r, h.transcription.Cfg.MaxBytes, translate)
 	if err != nil {
@@ -39,7 +39,11 @@ func (h *handler) serveTranscription(w http.ResponseWriter, r *http.Request, tra
 		return err
 	}
 	var in, out int64
-	defer func() { h.transcription.Settle(ctx, charge, in, out) }()
+	rep, err := h.transcription.Intercept(ctx, req, m.ID)
+	defer func() { h.transcription.SettleReply(ctx, charge, rep, in, out, err) }()
+	if err != nil {
+		return err
+	}
 	tr, err := h.backend.Transcribe(ctx, &TranscriptionParams{Request: req, File: file, Model: m})
 	if err != nil {
 		return served.BackendError("audio", err)

@@ -66,6 +66,30 @@
 // its own or with [WithPrincipal] in front of the handlers: it is charged
 // to its Keys, if set, and charged nothing otherwise.
 //
+// # Seams
+//
+// An embedder plugs into the kit at four points, each an exported type
+// with a stated contract, and nothing found on a backend's type or in a
+// context:
+//
+//   - Authenticator (package auth): who makes a request. auth.APIKeys
+//     reads sk- keys, auth.Identities an embedder's own sign-in, charged
+//     as a key is; any auth.Authenticator returns an auth.Principal.
+//   - Interceptor (package endpoint): what happens to a call between its
+//     admission and the backend, given to the handler with
+//     endpoint.WithInterceptors: refuse it (its error in the family's
+//     shape, charged nothing), answer it (endpoint.NewReply: JSON or
+//     stream, charged its usage), or watch and rewrite its reply's text
+//     and usage on the way out (Reply.EditText, Reply.OnDone). What an
+//     upstream sent that the kit does not model reaches the client as
+//     long as no hook changes the text that carries it.
+//   - Router (package router): which backend serves a model; a
+//     router.Router keeps the request body, the upstream's chunks and
+//     the stream's pace of the backends it routes to.
+//   - Route list (package route): where the handler is mounted; Routes
+//     lists the method, path and handler of each route for any router,
+//     Register mounts them on a ServeMux.
+//
 // # Credentials and precedence
 //
 // An API key is "sk-" followed by letters, digits, '-' and '_', at most

@@ -159,10 +159,34 @@
 // net/http handler; BENCHMARKS.md at the repository root records the
 // figures.
 //
+// # Seams
+//
+// An embedder plugs into the kit at four points, each an exported type
+// with a stated contract, and nothing found on a backend's type or in a
+// context:
+//
+//   - Authenticator (package auth): who makes a request. auth.APIKeys
+//     reads sk- keys, auth.Identities an embedder's own sign-in, charged
+//     as a key is; any auth.Authenticator returns an auth.Principal.
+//   - Interceptor (package endpoint): what happens to a call between its
+//     admission and the backend, given to the handler with
+//     endpoint.WithInterceptors: refuse it (its error in the family's
+//     shape, charged nothing), answer it (endpoint.NewReply: JSON or
+//     stream, charged its usage), or watch and rewrite its reply's text
+//     and usage on the way out (Reply.EditText, Reply.OnDone). What an
+//     upstream sent that the kit does not model reaches the client as
+//     long as no hook changes the text that carries it.
+//   - Router (package router): which backend serves a model; a
+//     router.Router keeps the request body, the upstream's chunks and
+//     the stream's pace of the backends it routes to.
+//   - Route list (package route): where the handler is mounted; Routes
+//     lists the method, path and handler of each route for any router,
+//     Register mounts them on a ServeMux.
+//
 // # Options
 //
 // [NewHandler] takes the options of package endpoint ([Option]):
 // endpoint.WithLogger, WithMaxRequestBytes, WithValidator, WithAllowed,
-// WithKeepAlive, WithErrorHook and WithClock. The options of other
+// WithKeepAlive, WithErrorHook, WithClock and WithInterceptors. The options of other
 // packages (responses.WithStore, images.WithURLKey…) do not compile here.
 package chat

@@ -26,7 +26,7 @@ const Pattern = "POST /v1/completions"
 // every endpoint package that takes them: [endpoint.WithLogger],
 // [endpoint.WithMaxRequestBytes], [endpoint.WithValidator],
 // [endpoint.WithAllowed], [endpoint.WithKeepAlive],
-// [endpoint.WithErrorHook] and [endpoint.WithClock]. An option of another
+// [endpoint.WithErrorHook], [endpoint.WithClock] and [endpoint.WithInterceptors]. An option of another
 // package, such as responses.WithStore, does not compile here.
 type Option interface {
 	// ApplyToCompletions applies the option to the configuration of a handler
@@ -66,7 +66,9 @@ type handler struct {
 // concurrent use.
 func NewHandler(catalog models.Catalog, backend Backend, opts ...Option) http.Handler {
 	pipeline.MustHave("completions", catalog, backend)
-	return &handler{backend: backend, catalog: catalog, cfg: pipeline.New(opts, Option.ApplyToCompletions)}
+	h := &handler{catalog: catalog, cfg: pipeline.New(opts, Option.ApplyToCompletions)}
+	h.backend = intercept(backend, h.cfg.Chain)
+	return h
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {

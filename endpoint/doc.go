@@ -23,7 +23,8 @@
 // Every handler takes a request the same way: decode (at most
 // [WithMaxRequestBytes]), validate ([WithValidator]), check the model
 // against the catalogue and the caller's key ([WithAllowed]), reserve the
-// request's estimate from the key's quota, ask the backend, answer with
+// request's estimate from the key's quota, run the interceptors
+// ([WithInterceptors]), ask the backend, answer with
 // JSON or an SSE stream ([WithKeepAlive]; the handler flushes a streamed
 // event unless the backend's next delta is already at hand), and settle
 // the reservation to the usage. Errors go through one renderer and the
@@ -45,7 +46,8 @@
 //	type             returned by                 taken by
 //	Option           WithLogger,                 every endpoint package
 //	                 WithMaxRequestBytes,
-//	                 WithAllowed, WithErrorHook
+//	                 WithAllowed, WithErrorHook,
+//	                 WithInterceptors
 //	ValidatorOption  WithValidator               all but messages and gemini
 //	StreamOption     WithKeepAlive               chat, completions, responses,
 //	                                             messages, gemini (they stream)
@@ -61,6 +63,27 @@
 //
 //	opts := []chat.Option{endpoint.WithLogger(l), endpoint.WithKeepAlive(5 * time.Second)}
 //	chat.Register(mux, chat.NewHandler(catalog, backend, opts...))
+//
+// # Interceptors
+//
+// [WithInterceptors] gives a handler a chain of [Interceptor] values, in
+// connect's shape: an Interceptor wraps the next [Func] of the chain,
+// which ends at the backend, and sees each admitted call as a [Call]
+// (family, model, stream, principal, decoded request, prompt text through
+// [Prompter]). It may refuse the call (return an error: rendered once, in
+// the family's shape and status; the reservation released, no usage
+// recorded), answer it itself ([NewReply]: sent as JSON or as a stream in
+// the family's form, charged the usage it says), or call next and set
+// hooks on the [Reply]: [Reply.EditText] rewrites each piece of text on
+// its way out, [Reply.OnDone] sees the whole text and the usage once the
+// reply has ended, and may change the usage charged. Only a chunk (or a
+// JSON reply) whose text a hook changed is encoded anew: the members of an
+// upstream's reply that the kit does not model reach the client through
+// every hook that leaves the text alone. Without interceptors, a handler
+// takes none of these steps. The examples are a guardrail, a reply cache
+// and an audit log. videos.WithInterceptors runs the same interceptors
+// at the creation of a video task, and gateway.Config.Interceptors gives
+// them to every handler of package gateway.
 //
 // # Request bodies
 //

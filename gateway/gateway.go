@@ -174,6 +174,17 @@ type Config struct {
 	// given to videos.WithMaxRequestBytes: 0 means its default (32 MiB).
 	MaxVideoRequestBytes int64
 
+	// Interceptors run around every call that the gateway's handlers
+	// answer (endpoint.WithInterceptors; videos.WithInterceptors at the
+	// creation of a task), the first outermost: chat, completions,
+	// responses, messages, Gemini-style, embeddings, moderations, rerank,
+	// images, audio and videos, their own backends' and the relay's
+	// backends' replies alike. The requests that the relay passes through
+	// whole (the access points of spec §4.4 for the models it routes to
+	// upstreams of their own format) reach no handler of the gateway and
+	// run none. Nil means none.
+	Interceptors []endpoint.Interceptor
+
 	// RateLimit is the per-key rate limit of keys that have none of their
 	// own; zero means none.
 	RateLimit auth.Limit
@@ -245,11 +256,12 @@ func New(c Config) (*Gateway, error) {
 	g.mux = mux
 	models.Register(mux, models.NewHandler(c.Catalog, models.WithLogger(logger), models.WithAllowed(keyAllows)))
 	if c.Chat != nil {
-		chat.Register(mux, chat.NewHandler(c.Catalog, c.Chat, endpoint.WithLogger(logger), endpoint.WithMaxRequestBytes(c.MaxRequestBytes)))
+		chat.Register(mux, chat.NewHandler(c.Catalog, c.Chat, endpoint.WithLogger(logger), endpoint.WithMaxRequestBytes(c.MaxRequestBytes),
+			endpoint.WithInterceptors(c.Interceptors...)))
 	}
 	if c.Completions != nil {
 		completions.Register(mux, completions.NewHandler(c.Catalog, c.Completions, endpoint.WithLogger(logger),
-			endpoint.WithMaxRequestBytes(c.MaxRequestBytes)))
+			endpoint.WithMaxRequestBytes(c.MaxRequestBytes), endpoint.WithInterceptors(c.Interceptors...)))
 	}
 	if c.Responses != nil {
 		convs := c.ConversationStore
@@ -257,7 +269,7 @@ func New(c Config) (*Gateway, error) {
 			convs = conversations.NewMemoryStore(nil)
 		}
 		opts := []responses.Option{endpoint.WithLogger(logger), endpoint.WithMaxRequestBytes(c.MaxRequestBytes),
-			responses.WithConversations(convs)}
+			endpoint.WithInterceptors(c.Interceptors...), responses.WithConversations(convs)}
 		if c.ResponseStore != nil {
 			opts = append(opts, responses.WithStore(c.ResponseStore))
 		}
@@ -276,7 +288,7 @@ func New(c Config) (*Gateway, error) {
 		opts := append([]runner.Option{runner.WithLogger(logger), runner.WithKeyStore(c.Keys)}, c.RunnerOptions...)
 		g.runner = runner.New(tasks, c.Videos, contents, opts...)
 		vopts := []videos.Option{videos.WithNotify(g.runner.Wake), videos.WithLogger(logger),
-			videos.WithMaxRequestBytes(c.MaxVideoRequestBytes)}
+			videos.WithMaxRequestBytes(c.MaxVideoRequestBytes), videos.WithInterceptors(c.Interceptors...)}
 		if c.PublicBaseURL != "" {
 			vopts = append(vopts, videos.WithPublicURL(c.PublicBaseURL))
 		}

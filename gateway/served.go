@@ -21,17 +21,18 @@ import (
 // image files) go on mux directly.
 func mountServed(mux *http.ServeMux, c Config, logger *slog.Logger, served map[string]http.Handler) {
 	log := endpoint.WithLogger(logger)
+	icpt := endpoint.WithInterceptors(c.Interceptors...)
 	if c.Embeddings != nil {
-		served[relay.PatternEmbeddings] = embeddings.NewHandler(c.Catalog, c.Embeddings, log)
+		served[relay.PatternEmbeddings] = embeddings.NewHandler(c.Catalog, c.Embeddings, log, icpt)
 	}
 	if c.Moderations != nil {
-		served[relay.PatternModerations] = moderations.NewHandler(c.Catalog, c.Moderations, log)
+		served[relay.PatternModerations] = moderations.NewHandler(c.Catalog, c.Moderations, log, icpt)
 	}
 	if c.Rerank != nil {
-		served[relay.PatternRerank] = rerank.NewHandler(c.Catalog, c.Rerank, log)
+		served[relay.PatternRerank] = rerank.NewHandler(c.Catalog, c.Rerank, log, icpt)
 	}
 	if c.Images != nil {
-		iopts := []images.Option{log, images.WithURLKey(c.ImageURLKey)}
+		iopts := []images.Option{log, icpt, images.WithURLKey(c.ImageURLKey)}
 		if c.PublicBaseURL != "" {
 			iopts = append(iopts, images.WithPublicURL(c.PublicBaseURL))
 		}
@@ -42,11 +43,11 @@ func mountServed(mux *http.ServeMux, c Config, logger *slog.Logger, served map[s
 	if c.Chat != nil {
 		// The messages format and the Gemini-style generateContent,
 		// translated over the chat backend.
-		served[relay.PatternMessages] = messages.NewHandler(c.Catalog, c.Chat, log, endpoint.WithMaxRequestBytes(c.MaxRequestBytes))
-		served[relay.PatternGemini] = gemini.NewHandler(c.Catalog, c.Chat, log, endpoint.WithMaxRequestBytes(c.MaxRequestBytes))
+		served[relay.PatternMessages] = messages.NewHandler(c.Catalog, c.Chat, log, icpt, endpoint.WithMaxRequestBytes(c.MaxRequestBytes))
+		served[relay.PatternGemini] = gemini.NewHandler(c.Catalog, c.Chat, log, icpt, endpoint.WithMaxRequestBytes(c.MaxRequestBytes))
 	}
 	if c.Audio != nil {
-		h := audio.NewHandler(c.Catalog, c.Audio, log)
+		h := audio.NewHandler(c.Catalog, c.Audio, log, icpt)
 		served[relay.PatternSpeech] = h
 		served[relay.PatternTranscriptions] = h
 		served[relay.PatternTranslations] = h

@@ -37,7 +37,7 @@ const (
 // mean something to the handler are Options, and mean the same here as in
 // every endpoint package that takes them: [endpoint.WithLogger],
 // [endpoint.WithMaxRequestBytes], [endpoint.WithAllowed],
-// [endpoint.WithKeepAlive] and [endpoint.WithErrorHook].
+// [endpoint.WithKeepAlive], [endpoint.WithErrorHook] and [endpoint.WithInterceptors].
 // endpoint.WithValidator and endpoint.WithClock are not Options: the
 // request is checked by its translation, and replies carry no time. An
 // option of another package, such as responses.WithStore, does not compile
@@ -79,7 +79,8 @@ type handler struct {
 // concurrent use.
 func NewHandler(catalog models.Catalog, backend chat.Backend, opts ...Option) http.Handler {
 	pipeline.MustHave("gemini", catalog, backend)
-	h := &handler{backend: backend, catalog: catalog, cfg: pipeline.New(opts, Option.ApplyToGemini)}
+	h := &handler{catalog: catalog, cfg: pipeline.New(opts, Option.ApplyToGemini)}
+	h.backend = chat.Intercept(backend, "gemini", h.cfg.Chain)
 	h.cfg.Renderer.Shape = apierrors.Google
 	return h
 }
@@ -130,7 +131,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if method == MethodGenerate {
 		var used pipeline.Usage
-		defer func() { h.cfg.Settle(ctx, rsv, used) }()
+		defer func() { h.cfg.SettleCall(ctx, rsv, used, err) }()
 		used, err = h.reply(w, r, p, ad.thoughts)
 		if err != nil {
 			h.cfg.Fail(w, r, err)
@@ -150,7 +151,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		h.endWithError(w, r, sw, err)
 	}
-	h.cfg.Settle(ctx, rsv, tr.used())
+	h.cfg.SettleCall(ctx, rsv, tr.used(), err)
 }
 
 // stream writes the events of the backend's stream of p as chat's

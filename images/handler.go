@@ -37,8 +37,8 @@ const filePath = "/v1/images/files/"
 // here as in every endpoint package that takes them:
 // [endpoint.WithLogger], [endpoint.WithMaxRequestBytes],
 // [endpoint.WithValidator], [endpoint.WithAllowed],
-// [endpoint.WithErrorHook] and [endpoint.WithClock] (endpoint.WithKeepAlive
-// is not one: the handler does not stream). [WithURLKey] and
+// [endpoint.WithErrorHook], [endpoint.WithClock] and
+// [endpoint.WithInterceptors] (endpoint.WithKeepAlive is not one: the handler does not stream). [WithURLKey] and
 // [WithPublicURL] are this package's own: they are Options of no other
 // package, and an option of another package, such as
 // responses.WithStore, does not compile here.
@@ -131,7 +131,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (h *handler) generate(w http.ResponseWriter, r *http.Request) error {
+func (h *handler) generate(w http.ResponseWriter, r *http.Request) (err error) {
 	ctx := r.Context()
 	req := new(Request)
 	body, err := h.ep.DecodeJSON(w, r, req)
@@ -149,7 +149,11 @@ func (h *handler) generate(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var in, out int64
-	defer func() { h.ep.Settle(ctx, charge, in, out) }()
+	rep, err := h.ep.Intercept(ctx, req, m.ID)
+	defer func() { h.ep.SettleReply(ctx, charge, rep, in, out, err) }()
+	if err != nil {
+		return err
+	}
 	res, err := h.backend.Generate(ctx, &Params{Request: req, Model: m})
 	if err != nil {
 		return served.BackendError("images", err)

@@ -26,7 +26,7 @@ const Pattern = "POST /v1/messages"
 // mean something to the handler are Options, and mean the same here as in
 // every endpoint package that takes them: [endpoint.WithLogger],
 // [endpoint.WithMaxRequestBytes], [endpoint.WithAllowed],
-// [endpoint.WithKeepAlive] and [endpoint.WithErrorHook].
+// [endpoint.WithKeepAlive], [endpoint.WithErrorHook] and [endpoint.WithInterceptors].
 // endpoint.WithValidator and endpoint.WithClock are not Options: the
 // handler checks the format's rules itself and runs no validator of yours,
 // and replies carry no time. An option of another package, such as
@@ -75,7 +75,8 @@ type params struct {
 // concurrent use.
 func NewHandler(catalog models.Catalog, backend chat.Backend, opts ...Option) http.Handler {
 	pipeline.MustHave("messages", catalog, backend)
-	h := &handler{backend: backend, catalog: catalog, cfg: pipeline.New(opts, Option.ApplyToMessages)}
+	h := &handler{catalog: catalog, cfg: pipeline.New(opts, Option.ApplyToMessages)}
+	h.backend = chat.Intercept(backend, "messages", h.cfg.Chain)
 	h.cfg.Renderer.Shape = apierrors.Messages
 	return h
 }

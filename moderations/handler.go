@@ -29,7 +29,7 @@ const IDPrefix = "modr-"
 // mean something to the handler are Options, and mean the same here as in
 // every endpoint package that takes them: [endpoint.WithLogger],
 // [endpoint.WithMaxRequestBytes], [endpoint.WithValidator],
-// [endpoint.WithAllowed] and [endpoint.WithErrorHook].
+// [endpoint.WithAllowed], [endpoint.WithErrorHook] and [endpoint.WithInterceptors].
 // endpoint.WithKeepAlive and endpoint.WithClock are not Options: the
 // handler does not stream, and its replies carry no time. An option of
 // another package, such as responses.WithStore, does not compile here.

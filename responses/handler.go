@@ -58,6 +58,7 @@ func Register(mux *http.ServeMux, h http.Handler) {
 
 type handler struct {
 	backend Backend
+	answer  Backend // backend, through the interceptors if any
 	catalog models.Catalog
 	cfg     config
 	routes  *http.ServeMux // see newRoutes
@@ -85,6 +86,7 @@ type handler struct {
 func NewHandler(catalog models.Catalog, backend Backend, opts ...Option) http.Handler {
 	pipeline.MustHave("responses", catalog, backend)
 	h := &handler{backend: backend, catalog: catalog, cfg: newConfig(opts)}
+	h.answer = intercept(backend, h.cfg.Chain)
 	h.routes = newRoutes(h)
 	return h
 }
@@ -198,7 +200,7 @@ func (h *creator) Reply(w http.ResponseWriter, r *http.Request, c *createCall) (
 	ctx := r.Context()
 	req := c.p.Request
 	created := h.cfg.Now().Unix()
-	res, err := h.backend.Complete(ctx, c.p)
+	res, err := h.answer.Complete(ctx, c.p)
 	if err == nil {
 		err = checkResult(res)
 	}

@@ -10,8 +10,8 @@ import (
 // mean the same here as in every endpoint package that takes them:
 // [endpoint.WithLogger], [endpoint.WithMaxRequestBytes],
 // [endpoint.WithValidator], [endpoint.WithAllowed],
-// [endpoint.WithKeepAlive], [endpoint.WithErrorHook] and
-// [endpoint.WithClock]. [WithStore], [WithConversations] and [WithOwner]
+// [endpoint.WithKeepAlive], [endpoint.WithErrorHook],
+// [endpoint.WithClock] and [endpoint.WithInterceptors]. [WithStore], [WithConversations] and [WithOwner]
 // are this package's own: they are Options of no other package, and an
 // option of another package, such as images.WithURLKey, does not compile
 // here.

@@ -50,7 +50,7 @@ type ResponseEvent struct {
 // Params.Flush is flush.
 func (h *creator) Deltas(ctx context.Context, c *createCall, flush func()) iter.Seq2[Delta, error] {
 	c.p.SetFlush(flush)
-	return Deltas(ctx, h.backend, c.p)
+	return Deltas(ctx, h.answer, c.p)
 }
 
 // NewStream returns the event writer of the stream of c: the lifecycle

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"iter"
 	"net/http"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/gatewaykit/gatewaykit/chat"
 	"github.com/gatewaykit/gatewaykit/demo"
+	"github.com/gatewaykit/gatewaykit/endpoint"
 	"github.com/gatewaykit/gatewaykit/internal/endpointtest"
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/relay"
@@ -194,6 +196,108 @@ func TestWrappersKeepThePassThrough(t *testing.T) {
 			defer mu.Unlock()
 			require.Equal(t, []string{"reply: Hello!", "delta: Hel", "delta: lo", "delta: !", "delta: ", "delta: "}, lines,
 				"the wrapper saw the replies: the reply, then the deltas, the finish and the usage included")
+		})
+	}
+}
+
+// TestInterceptorsKeepThePassThrough checks that the relay's chat
+// backend, behind the router, in a handler with interceptors that
+// observe the reply (an edit hook that leaves the text alone, a done
+// hook) still sends the client the upstream's unmodelled members
+// (system_fingerprint, logprobs), JSON and stream, and the upstream the
+// client's body; and that a hook that changes a delta's text has that
+// delta alone encoded by the handler.
+func TestInterceptorsKeepThePassThrough(t *testing.T) {
+	t.Parallel()
+	const reply = `{"id":"up-1","object":"chat.completion","created":7,"model":"up-model","system_fingerprint":"fp_up","choices":[{"index":0,"message":{"role":"assistant","content":"Hello!"},"logprobs":{"content":[{"token":"Hello","logprob":-0.1}]},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":2,"total_tokens":7}}`
+	reads := []string{
+		event(`{"role":"assistant","content":"Hel"}`, "null") + event(`{"content":"lo"}`, "null"),
+		event(`{"content":"!"}`, "null"),
+		event(`{}`, `"stop"`) + `data: {"id":"up-1","object":"chat.completion.chunk","created":7,"model":"up-model","choices":[],"usage":{"prompt_tokens":5,"completion_tokens":3,"total_tokens":8}}` + "\n\ndata: [DONE]\n\n",
+	}
+	for _, tc := range []struct {
+		name   string
+		edit   func(string) string
+		wantFP int // stream chunks that keep the upstream's members
+	}{
+		{"hooks that leave the text alone", func(s string) string { return s }, 4},
+		{"a hook that changes one delta", func(s string) string { return strings.ReplaceAll(s, "lo", "LO") }, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			up := &upstream{got: make(chan []byte, 1), reply: reply, reads: reads}
+			rl, err := relay.New([]relay.Route{{Model: "pub", Upstreams: []relay.Upstream{{BaseURL: "http://upstream.invalid/v1", Model: "up-model"}}}},
+				relay.WithTransport(up))
+			require.NoError(t, err)
+			rt, err := router.New(
+				router.Route{Models: []models.Model{{ID: "pub", EndpointTypes: []models.EndpointType{models.Compat}}}, Chat: rl.Chat()},
+				router.Route{Chat: demo.NewTextBackend().Chat()},
+			)
+			require.NoError(t, err)
+			var mu sync.Mutex
+			var done []string
+			observe := func(next endpoint.Func) endpoint.Func {
+				return func(ctx context.Context, c *endpoint.Call) (*endpoint.Reply, error) {
+					r, err := next(ctx, c)
+					if err != nil {
+						return nil, err
+					}
+					r.EditText(func(_ int, s string) string { return tc.edit(s) })
+					r.OnDone(func(_ context.Context, d *endpoint.Done) {
+						mu.Lock()
+						defer mu.Unlock()
+						done = append(done, fmt.Sprintf("%s %q %d+%d", c.Model, d.Texts, d.InputTokens, d.OutputTokens))
+					})
+					return r, nil
+				}
+			}
+			catalog := models.NewMemoryCatalog(append(demo.TextModels(), models.Model{ID: "pub", EndpointTypes: []models.EndpointType{models.Compat}})...)
+			h := chat.NewHandler(catalog, rt.Chat(), endpoint.WithInterceptors(observe))
+
+			const body = `{"model":"pub","messages":[{"role":"user","content":"Hi"}],"logprobs":true,"top_logprobs":2,"x_trace":"t-1"}`
+			w := endpointtest.Post(t, h, "/v1/chat/completions", body)
+			require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+			require.JSONEq(t, `{"model":"up-model","messages":[{"role":"user","content":"Hi"}],"logprobs":true,"top_logprobs":2,"x_trace":"t-1"}`, string(<-up.got),
+				"the client's request reached the upstream, members the kit does not model included")
+			var got map[string]json.RawMessage
+			require.NoError(t, json.Unmarshal(w.Body.Bytes(), &got))
+			if edited := tc.edit("Hello!"); edited == "Hello!" {
+				require.JSONEq(t, `"fp_up"`, string(got["system_fingerprint"]))
+				require.JSONEq(t, `[{"index":0,"message":{"role":"assistant","content":"Hello!"},"logprobs":{"content":[{"token":"Hello","logprob":-0.1}]},"finish_reason":"stop"}]`, string(got["choices"]))
+			} else {
+				require.NotContains(t, got, "system_fingerprint", "a reply whose text changed is the handler's encoding")
+				require.Contains(t, string(got["choices"]), `"content":"HelLO!"`)
+			}
+
+			rec := &endpointtest.FlushRecorder{ResponseRecorder: httptest.NewRecorder()}
+			rec.Post(h, "/v1/chat/completions", strings.Replace(body, `"logprobs"`, `"stream":true,"logprobs"`, 1))
+			require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+			require.Contains(t, string(<-up.got), `"x_trace":"t-1"`)
+			fp := 0
+			var text strings.Builder
+			for ev, err := range sse.Read(strings.NewReader(rec.Body.String())) {
+				require.NoError(t, err)
+				if ev.IsDone() {
+					continue
+				}
+				var c chat.Chunk
+				require.NoError(t, json.Unmarshal([]byte(ev.Data), &c))
+				if len(c.Choices) > 0 {
+					text.WriteString(c.Choices[0].Delta.Content)
+				}
+				if strings.Contains(ev.Data, `"system_fingerprint":"fp_up"`) && strings.Contains(ev.Data, `"logprobs":{"content":[]}`) {
+					fp++
+				}
+			}
+			require.Equal(t, tc.wantFP, fp, "chunks that keep the upstream's members")
+			require.Equal(t, tc.edit("Hel")+tc.edit("lo")+tc.edit("!"), text.String())
+
+			mu.Lock()
+			defer mu.Unlock()
+			require.Equal(t, []string{
+				fmt.Sprintf("pub [%q] 5+2", tc.edit("Hello!")),
+				fmt.Sprintf("pub [%q] 5+3", tc.edit("Hel")+tc.edit("lo")+tc.edit("!")),
+			}, done, "the done hook saw the text sent and the upstream's usage")
 		})
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
 	"github.com/gatewaykit/gatewaykit/internal/httpjson"
+	"github.com/gatewaykit/gatewaykit/internal/pipeline"
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/route"
 	"github.com/gatewaykit/gatewaykit/telemetry"
@@ -236,16 +237,22 @@ func (h *handler) newTask(owner, model string) *Task {
 // the reservation releases it.
 func (h *handler) save(w http.ResponseWriter, r *http.Request, t *Task, m *models.Model) {
 	rsv, err := h.reserve(r.Context(), t, m)
+	var rep *pipeline.Reply
 	if err == nil {
-		if err = h.submit(r.Context(), t); err != nil && rsv != nil {
+		if rep, err = h.intercept(r.Context(), m.ID, t.Request.of()); err == nil {
+			err = h.submit(r.Context(), t)
+		}
+		if err != nil && rsv != nil {
 			_, _ = rsv.Settle(r.Context(), 0)
 		}
 	}
 	if err != nil {
+		rep.Done(r.Context(), &pipeline.Usage{}, err)
 		h.flat.Write(w, r, err)
 		return
 	}
 	if err := h.store.Create(r.Context(), t); err != nil {
+		rep.Done(r.Context(), &pipeline.Usage{}, err)
 		if rsv != nil {
 			_, _ = rsv.Settle(r.Context(), 0)
 		}
@@ -256,6 +263,7 @@ func (h *handler) save(w http.ResponseWriter, r *http.Request, t *Task, m *model
 		h.flat.Write(w, r, storeError(r.Context(), err))
 		return
 	}
+	rep.Done(r.Context(), &pipeline.Usage{}, nil)
 	if h.cfg.notify != nil {
 		h.cfg.notify()
 	}

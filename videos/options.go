@@ -10,6 +10,7 @@ import (
 
 	"github.com/gatewaykit/gatewaykit/auth"
 	"github.com/gatewaykit/gatewaykit/internal/httpjson"
+	"github.com/gatewaykit/gatewaykit/internal/pipeline"
 	"github.com/gatewaykit/gatewaykit/models"
 )
 
@@ -56,6 +57,7 @@ type config struct {
 	pollAfter     time.Duration
 	price         func(model string) int64
 	now           func() time.Time
+	intercept     pipeline.Config // its Chain: the interceptors of WithInterceptors
 }
 
 func newConfig(opts []Option) *config {

@@ -21,14 +21,20 @@
 //	-upstream-key  the upstream's API key (default: $GATEWAY_UPSTREAM_KEY)
 //	-relay         comma-separated ids of the upstream's models to relay
 //
-// The session's user is the caller of the API: its stored responses are
-// its own (another user's are 404 to it). The identity is given to the
-// kit in one function, principal, as a session authenticator
-// (auth.WithSessionAuthenticator): such a principal's usage is not
-// charged to a quota.
+// The session's user is the caller of the API, charged like an API key:
+// each user has a key in the service's key store (c.keys), stored without
+// a secret, and auth.Identities names it from the session, so that the
+// user's quota is reserved and settled, its usage recorded by model, and
+// its stored responses its own (another user's are 404 to it). A
+// guardrail interceptor (endpoint.WithInterceptors) refuses prompts that
+// name a secret of the service's, in each family's error shape and
+// charged nothing. The demo-* models and the relayed ones are routed by
+// the kit's per-model router (package router), whose catalogue is the one
+// that /v1/models lists.
 package main
 
 import (
+	"context"
 	"flag"
 	"log"
 	"net"
@@ -43,25 +49,30 @@ import (
 	"github.com/gatewaykit/gatewaykit/chat"
 	"github.com/gatewaykit/gatewaykit/completions"
 	"github.com/gatewaykit/gatewaykit/demo"
+	"github.com/gatewaykit/gatewaykit/endpoint"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
-	"github.com/gatewaykit/gatewaykit/examples/internal/bymodel"
 	"github.com/gatewaykit/gatewaykit/gateway"
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/relay"
 	"github.com/gatewaykit/gatewaykit/responses"
 	"github.com/gatewaykit/gatewaykit/route"
+	"github.com/gatewaykit/gatewaykit/router"
 )
 
 // config configures the service.
 type config struct {
 	users       users
-	upstreamURL string   // the upstream's base URL, ending in /v1; empty for none
-	upstreamKey string   // the upstream's API key
-	relayed     []string // the upstream's models to relay
+	keys        *auth.MemoryKeyStore // the users' keys: their quotas and usage
+	upstreamURL string               // the upstream's base URL, ending in /v1; empty for none
+	upstreamKey string               // the upstream's API key
+	relayed     []string             // the upstream's models to relay
 }
 
 // newService returns the service's engine: its own routes, and the API.
 func newService(c config) (*gin.Engine, error) {
+	if err := c.users.keys(c.keys); err != nil {
+		return nil, err
+	}
 	api, err := newAPI(c)
 	if err != nil {
 		return nil, err
@@ -73,8 +84,8 @@ func newService(c config) (*gin.Engine, error) {
 	e.GET("/healthz", func(ctx *gin.Context) { ctx.JSON(http.StatusOK, gin.H{"status": "ok"}) })
 	e.GET("/api/profile", c.users.profile)
 
-	authenticate := auth.Middleware(auth.NewMemoryKeyStore(), // no sk- keys: the service's sessions only
-		auth.WithSessionAuthenticator(auth.SessionAuthenticatorFunc(c.users.principal)),
+	authenticate := auth.Middleware(c.keys, // no sk- keys: the service's sessions only, charged to their users' keys
+		auth.WithAuthenticators(auth.Identities(c.keys, c.users.identify)),
 		auth.WithErrorShape(apierrors.ShapeFor))
 	for _, rt := range api {
 		h := gin.WrapH(authenticate(rt.Handler))
@@ -93,34 +104,50 @@ func newService(c config) (*gin.Engine, error) {
 }
 
 // newAPI returns the routes of the kit's handlers: the model list, chat
-// completions, completions and responses, over the demo backend for the
-// demo-* models and a relay for c.relayed.
+// completions, completions and responses, over a router that sends the
+// demo-* models to the demo backend and c.relayed to a relay, with the
+// guardrail.
 func newAPI(c config) ([]route.Route, error) {
 	text := demo.NewTextBackend()
-	list := demo.TextModels() // demo-chat, demo-reasoner, demo-instruct
-	chatBackend := bymodel.Chat{Demo: text.Chat()}
-	completionsBackend := bymodel.Completions{Demo: text.Completions()}
-	responsesBackend := bymodel.Responses{Demo: text.Responses()}
+	routes := []router.Route{{Models: demo.TextModels(), // demo-chat, demo-reasoner, demo-instruct
+		Chat: text.Chat(), Completions: text.Completions(), Responses: text.Responses()}}
 	if c.upstreamURL != "" && len(c.relayed) > 0 {
-		var routes []relay.Route
+		var relayed []relay.Route
+		var list []models.Model
 		for _, id := range c.relayed {
-			routes = append(routes, relay.Route{Model: id, Upstreams: []relay.Upstream{{BaseURL: c.upstreamURL, Key: c.upstreamKey}}})
+			relayed = append(relayed, relay.Route{Model: id, Upstreams: []relay.Upstream{{BaseURL: c.upstreamURL, Key: c.upstreamKey}}})
 			list = append(list, models.Model{ID: id, OwnedBy: "upstream",
 				EndpointTypes: []models.EndpointType{models.Compat, models.CompatResponse}})
 		}
-		rl, err := relay.New(routes)
+		rl, err := relay.New(relayed)
 		if err != nil {
 			return nil, err
 		}
-		chatBackend.Other, completionsBackend.Other, responsesBackend.Other = rl.Chat(), rl.Completions(), rl.Responses()
+		routes = append(routes, router.Route{Models: list, Chat: rl.Chat(), Completions: rl.Completions(), Responses: rl.Responses()})
 	}
-	catalog := models.NewMemoryCatalog(list...)
+	rt, err := router.New(routes...)
+	if err != nil {
+		return nil, err
+	}
+	catalog := rt.Catalog()
+	guard := endpoint.WithInterceptors(guardrail)
 	return slices.Concat(
 		models.Routes(models.NewHandler(catalog)),
-		chat.Routes(chat.NewHandler(catalog, chatBackend)),
-		completions.Routes(completions.NewHandler(catalog, completionsBackend)),
-		responses.Routes(responses.NewHandler(catalog, responsesBackend)),
+		chat.Routes(chat.NewHandler(catalog, rt.Chat(), guard)),
+		completions.Routes(completions.NewHandler(catalog, rt.Completions(), guard)),
+		responses.Routes(responses.NewHandler(catalog, rt.Responses(), guard)),
 	), nil
+}
+
+// guardrail refuses the calls whose prompt names the service's secret
+// project: a 400 in the family's error shape, charged nothing.
+func guardrail(next endpoint.Func) endpoint.Func {
+	return func(ctx context.Context, c *endpoint.Call) (*endpoint.Reply, error) {
+		if strings.Contains(strings.ToLower(c.Prompt()), "project nightingale") {
+			return nil, apierrors.InvalidRequest("", "This request names a confidential project; it was not sent to the model.")
+		}
+		return next(ctx, c)
+	}
 }
 
 // ginPath spells a path of ServeMux syntax in gin's: {name} is :name,
@@ -150,11 +177,32 @@ type user struct {
 	ID   string `json:"id"`
 	Name string `json:"name"`
 	Team string `json:"team"`
+	// Quota is the tokens that the user may spend; 0 means no bound.
+	Quota int64 `json:"-"`
 }
 
 // users is the service's user table, by session token. A real service
 // keeps both in its database.
 type users map[string]user
+
+// keys puts the key of each user in keys: its id keyID(user), no secret
+// (only the user's session names it), the user as its owner, and the
+// user's quota.
+func (u users) keys(keys *auth.MemoryKeyStore) error {
+	for _, usr := range u {
+		q := auth.UnlimitedQuota()
+		if usr.Quota > 0 {
+			q = auth.LimitedQuota(usr.Quota)
+		}
+		if err := keys.PutKey(context.Background(), "", auth.Key{ID: keyID(usr), Owner: usr.ID, Quota: q}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// keyID is the id of the key of usr.
+func keyID(usr user) string { return "user-" + usr.ID }
 
 // session returns the session token of r: its X-Session header, or its
 // session cookie.
@@ -179,21 +227,21 @@ func (u users) profile(ctx *gin.Context) {
 	ctx.JSON(http.StatusOK, usr)
 }
 
-// principal is the service's identity as the kit sees it: the user of
-// the request's session, whose id scopes its stored responses. It is the
-// one place where the service's sessions meet the kit. A request without
-// a session gets the kit's 401 missing_authorization; an unknown session,
-// 401 invalid_api_key.
-func (u users) principal(r *http.Request) (*auth.Principal, error) {
+// identify is the service's identity as the kit sees it: the key of the
+// user of the request's session (auth.Identities). It is the one place
+// where the service's sessions meet the kit. A request without a session
+// gets the kit's 401 missing_authorization; an unknown session, 401
+// invalid_api_key.
+func (u users) identify(r *http.Request) (string, error) {
 	token := session(r)
 	if token == "" {
-		return nil, nil
+		return "", nil
 	}
 	usr, ok := u[token]
 	if !ok {
-		return nil, apierrors.InvalidAPIKey("The session is not valid; sign in again.")
+		return "", apierrors.InvalidAPIKey("The session is not valid; sign in again.")
 	}
-	return &auth.Principal{KeyID: "user-" + usr.ID, Owner: usr.ID}, nil
+	return keyID(usr), nil
 }
 
 func main() {
@@ -206,8 +254,9 @@ func main() {
 	c := config{
 		users: users{
 			"sess-alice": {ID: "u1", Name: "Alice", Team: "research"},
-			"sess-bob":   {ID: "u2", Name: "Bob", Team: "sales"},
+			"sess-bob":   {ID: "u2", Name: "Bob", Team: "sales", Quota: 5000},
 		},
+		keys:        auth.NewMemoryKeyStore(),
 		upstreamURL: *upstream,
 		upstreamKey: *upstreamKey,
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gatewaykit/gatewaykit/auth"
 	"github.com/gatewaykit/gatewaykit/relay/relaytest"
 )
 
@@ -28,10 +29,21 @@ func TestMain(m *testing.M) {
 // to a fake upstream, and returns its URL and the upstream.
 func setup(t *testing.T) (string, *relaytest.Upstream) {
 	t.Helper()
+	url, up, _ := setupKeys(t)
+	return url, up
+}
+
+// setupKeys is setup, and returns the users' key store too. Carol
+// (sess-carol) may spend 30 tokens.
+func setupKeys(t *testing.T) (string, *relaytest.Upstream, *auth.MemoryKeyStore) {
+	t.Helper()
 	up := relaytest.NewUpstream()
 	t.Cleanup(up.Close)
+	keys := auth.NewMemoryKeyStore()
 	h, err := newService(config{
-		users:       users{"sess-alice": {ID: "u1", Name: "Alice", Team: "research"}, "sess-bob": {ID: "u2", Name: "Bob", Team: "sales"}},
+		users: users{"sess-alice": {ID: "u1", Name: "Alice", Team: "research"}, "sess-bob": {ID: "u2", Name: "Bob", Team: "sales"},
+			"sess-carol": {ID: "u3", Name: "Carol", Team: "sales", Quota: 30}},
+		keys:        keys,
 		upstreamURL: up.BaseURL(),
 		upstreamKey: "sk-upstream",
 		relayed:     []string{"upstream-chat"},
@@ -39,7 +51,7 @@ func setup(t *testing.T) (string, *relaytest.Upstream) {
 	require.NoError(t, err)
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	return srv.URL, up
+	return srv.URL, up, keys
 }
 
 // client is the official SDK as the session's user: the session in its
@@ -193,4 +205,54 @@ func TestTheServicesRoutesAndJSONErrors(t *testing.T) {
 			require.JSONEq(t, tc.body, string(body))
 		})
 	}
+}
+
+// TestSessionsAreCharged checks that a user's session is charged like an
+// API key: Carol, with 30 tokens, gets 200s until her quota is spent,
+// then 403 insufficient_quota; her usage is recorded against her key, by
+// model; and a prompt that the guardrail refuses is a 400 charged
+// nothing, for a demo model as for a relayed one.
+func TestSessionsAreCharged(t *testing.T) {
+	t.Parallel()
+	url, up, keys := setupKeys(t)
+	ctx := context.Background()
+	c := client(url, "sess-carol")
+
+	for _, model := range []string{"demo-chat", "upstream-chat"} {
+		_, err := c.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{
+			Model:    model,
+			Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("What is Project Nightingale?")},
+		})
+		requireAPIError(t, err, http.StatusBadRequest, "invalid_request_error")
+	}
+	require.Nil(t, up.Last(), "the refused call never reached the upstream")
+	k, err := keys.GetKey(ctx, "user-u3")
+	require.NoError(t, err)
+	require.Zero(t, k.Quota.Used, "a refusal is charged nothing")
+
+	served := 0
+	for range 10 {
+		_, err := c.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{
+			Model:     "demo-chat",
+			Messages:  []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Hi")},
+			MaxTokens: openai.Int(4),
+		})
+		if err != nil {
+			requireAPIError(t, err, http.StatusForbidden, "insufficient_quota")
+			break
+		}
+		served++
+	}
+	require.Positive(t, served, "200s first")
+	require.Less(t, served, 10, "then 403 insufficient_quota")
+
+	k, err = keys.GetKey(ctx, "user-u3")
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, k.Quota.Used, int64(30))
+	rows, err := keys.Usage(ctx, auth.UsageParams{KeyID: "user-u3", GroupBy: auth.GroupByModel})
+	require.NoError(t, err)
+	require.Len(t, rows, 1)
+	require.Equal(t, "demo-chat", rows[0].Model)
+	require.Equal(t, int64(served), rows[0].Requests)
+	require.Equal(t, k.Quota.Used, rows[0].InputTokens+rows[0].OutputTokens)
 }

@@ -39,6 +39,12 @@ type Config struct {
 	KeepAlive time.Duration
 	ErrorHook func(*http.Request, *apierrors.Error)
 	Now       func() time.Time
+	// Chain runs the interceptors of endpoint.WithInterceptors; nil
+	// without any.
+	Chain Chain
+	// Interceptors holds the []endpoint.Interceptor that Chain runs, for
+	// the options that add more.
+	Interceptors any
 	// Renderer writes the handler's errors; Finish sets it.
 	Renderer apierrors.Renderer
 }

@@ -77,9 +77,8 @@ func Serve[R, P, D any](c *Config, catalog models.Catalog, compat models.Endpoin
 	}
 	if !e.Streams(p) {
 		var used Usage // what Reply says to charge; nothing if it fails before the backend answers
-		defer func() { c.Settle(ctx, rsv, used) }()
-		n, err := e.Reply(w, r, p)
-		used = n
+		defer func() { c.SettleCall(ctx, rsv, used, err) }()
+		used, err = e.Reply(w, r, p)
 		if err != nil {
 			c.Fail(w, r, err)
 		}
@@ -102,7 +101,7 @@ func Serve[R, P, D any](c *Config, catalog models.Catalog, compat models.Endpoin
 	// On every path, a failed or abandoned stream included, the charge
 	// is the total of the last usage reported, or, if the backend never
 	// reported one, the estimate of the prompt and of the output written.
-	c.Settle(ctx, rsv, dw.Used(prompt))
+	c.SettleCall(ctx, rsv, dw.Used(prompt), err)
 }
 
 // Admit takes the steps of Serve up to the reservation: it decodes and

@@ -163,7 +163,7 @@ func ServeJSON[Req any](e *Endpoint, w http.ResponseWriter, r *http.Request, val
 }
 
 func serveJSON[Req any](e *Endpoint, w http.ResponseWriter, r *http.Request, validate func(*Req) error, model func(*Req) string,
-	answer func(ctx context.Context, req *Req, m *models.Model) (input int64, err error)) error {
+	answer func(ctx context.Context, req *Req, m *models.Model) (input int64, err error)) (err error) {
 	ctx := r.Context()
 	req := new(Req)
 	body, err := e.DecodeJSON(w, r, req)
@@ -181,7 +181,11 @@ func serveJSON[Req any](e *Endpoint, w http.ResponseWriter, r *http.Request, val
 		return err
 	}
 	var used int64
-	defer func() { e.Settle(ctx, charge, used, 0) }()
+	rep, err := e.Intercept(ctx, req, m.ID)
+	defer func() { e.SettleReply(ctx, charge, rep, used, 0, err) }()
+	if err != nil {
+		return err
+	}
 	used, err = answer(ctx, req, m)
 	if err != nil {
 		used = 0
@@ -236,4 +240,35 @@ func (h *jsonHandler[Req, R]) ServeHTTP(w http.ResponseWriter, r *http.Request) 
 		}
 		return h.a.Reply(w, req, res)
 	})
+}
+
+// Intercept runs the interceptors of the handler (endpoint.WithInterceptors)
+// for a call of the endpoint's family on req, which names model, once
+// the call is admitted (its estimate reserved). It returns the error to
+// send in place of the reply: an interceptor's refusal, or, for an
+// interceptor that answers the call itself, a 500 (an access point of
+// this kind has no text reply to send); otherwise the reply, whose done
+// hooks [Endpoint.SettleReply] calls. Without interceptors it returns
+// nil, nil.
+func (e *Endpoint) Intercept(ctx context.Context, req any, model string) (*pipeline.Reply, error) {
+	if e.Cfg.Chain == nil {
+		return nil, nil
+	}
+	rep, err := e.Cfg.Chain(ctx, &pipeline.Call{Family: e.pkg, Model: model, Request: req})
+	if err != nil {
+		return nil, err
+	}
+	if rep.Own {
+		return nil, apierrors.Internal(fmt.Errorf("%s: an interceptor answered a call with a reply of its own, which %s cannot send", e.pkg, e.pkg))
+	}
+	return rep, nil
+}
+
+// SettleReply calls the done hooks of rep (nil: none) with the usage in,
+// out and the error that ended the call, then settles the charge ch to
+// the usage that they leave.
+func (e *Endpoint) SettleReply(ctx context.Context, ch *Charge, rep *pipeline.Reply, in, out int64, err error) {
+	u := pipeline.Usage{Input: in, Output: out}
+	rep.Done(ctx, &u, err)
+	e.Settle(ctx, ch, u.Input, u.Output)
 }
