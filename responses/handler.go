@@ -219,7 +219,7 @@ func (h *creator) Reply(w http.ResponseWriter, r *http.Request, c *createCall) (
 	if err != nil {
 		return pipeline.Usage{}, apierrors.Internal(err)
 	}
-	used := pipeline.Usage{Input: int64(usage.InputTokens), Output: int64(usage.OutputTokens)}
+	used := usage.charged()
 	if err := (*handler)(h).save(ctx, c.owner, req, resp); err != nil {
 		return used, err // generated, so charged; but not stored, which the client must know
 	}

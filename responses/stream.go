@@ -115,7 +115,7 @@ func (ew *eventWriter) save() error {
 // written.
 func (ew *eventWriter) Used(prompt int64) pipeline.Usage {
 	ew.usage = ew.usage.Normalized()
-	return ew.written.Usage(ew.usage.InputTokens, ew.usage.OutputTokens, prompt)
+	return ew.written.Usage(ew.usage.charged(), prompt)
 }
 
 // Add writes the events of one delta, without flushing them.

@@ -83,6 +83,10 @@ func (u *Upstream) responses(w http.ResponseWriter, r *http.Request) {
 		out := map[string]any{"id": "resp_up", "object": "response", "created_at": 1, "status": status, "model": req.Model + "-upstream", "output": output}
 		if withUsage {
 			out["usage"] = map[string]any{"input_tokens": PromptTokens, "output_tokens": k, "total_tokens": PromptTokens + k}
+			if req.Model == ModeDetails {
+				out["usage"] = map[string]any{"input_tokens": PromptTokens, "input_tokens_details": map[string]int{"cached_tokens": CachedTokens},
+					"output_tokens": k, "output_tokens_details": map[string]int{"reasoning_tokens": ReasoningTokens}, "total_tokens": PromptTokens + k}
+			}
 		}
 		if status == "incomplete" {
 			out["incomplete_details"] = map[string]any{"reason": "max_output_tokens"}
