@@ -107,7 +107,8 @@ var snake = strings.NewReplacer("_", "")
 
 // TestUsageDetailsThroughTheRelay: an upstream's cached, cache-write and
 // reasoning tokens, in each format it reports them, reach the client's
-// usage, streamed and not, in chat and in responses (issue 26).
+// usage, streamed and not, in chat and in responses, and the key's usage
+// ledger, and are charged at their own rates (issue 26).
 func TestUsageDetailsThroughTheRelay(t *testing.T) {
 	t.Parallel()
 	const chatBody = `{"model":%q,"messages":[{"role":"user","content":"hi"}]}`
@@ -133,6 +134,11 @@ func TestUsageDetailsThroughTheRelay(t *testing.T) {
 		{"ChatStreamFromGemini", "m-gemini", "/v1/chat/completions", chatStream, google},
 		{"ResponsesFromGemini", "m-gemini", "/v1/responses", respBody, google},
 	}
+	// A dollar a million input tokens, a tenth of it for cached ones, two
+	// for cache writes; ten a million output tokens, twenty for reasoning.
+	rate := func(v float64) *float64 { return &v }
+	pricing := models.Pricing{InputPerMillion: 1, OutputPerMillion: 10,
+		CachedInputPerMillion: rate(0.1), CacheWritePerMillion: rate(2), ReasoningPerMillion: rate(20)}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -149,7 +155,7 @@ func TestUsageDetailsThroughTheRelay(t *testing.T) {
 			require.NoError(t, keys.Add(t.Context(), clientKey, auth.Key{ID: "k", Quota: auth.LimitedQuota(quota)}))
 			var list []models.Model
 			for _, id := range []string{"m-openai", "m-anthropic", "m-gemini"} {
-				list = append(list, models.Model{ID: id, EndpointTypes: []models.EndpointType{models.Compat, models.CompatResponse}})
+				list = append(list, models.Model{ID: id, EndpointTypes: []models.EndpointType{models.Compat, models.CompatResponse}, Pricing: &pricing})
 			}
 			catalog := models.NewMemoryCatalog(list...)
 			mux := http.NewServeMux()
@@ -176,6 +182,17 @@ func TestUsageDetailsThroughTheRelay(t *testing.T) {
 			k, err := keys.Lookup(t.Context(), clientKey)
 			require.NoError(t, err)
 			require.Equal(t, tc.want.Input+tc.want.Output, k.Quota.Used, "charged the upstream's usage")
+			w := tc.want
+			cost := (float64(w.Input-w.Cached-w.CacheWrite)*1 + float64(w.Cached)*0.1 + float64(w.CacheWrite)*2 +
+				float64(w.Output-w.Reasoning)*10 + float64(w.Reasoning)*20) / 1e6
+			require.InDelta(t, cost, k.Quota.CostUSD, 1e-12, "each part at its rate")
+			rows, err := keys.Usage(t.Context(), auth.UsageParams{GroupBy: auth.GroupByModel})
+			require.NoError(t, err)
+			require.Len(t, rows, 1)
+			require.InDelta(t, cost, rows[0].CostUSD, 1e-12)
+			rows[0].CostUSD = 0
+			require.Equal(t, auth.UsageRow{Model: tc.model, Requests: 1, InputTokens: w.Input, OutputTokens: w.Output,
+				CachedTokens: w.Cached, CacheWriteTokens: w.CacheWrite, ReasoningTokens: w.Reasoning}, rows[0], "the ledger's row")
 		})
 	}
 }

@@ -273,21 +273,27 @@ func (c *Config) Reserve(ctx context.Context, m *models.Model, est int64) (*Char
 
 // Settle ends the charge ch of a request that used u: it releases the
 // reservation and records u's total against the key in one step, with
-// the model, the tokens and their cost at the model's pricing, so that
+// the model, the tokens (the cached, cache-write and reasoning tokens
+// apart) and their cost at the model's pricing (models.Pricing.TokensCost),
+// so that
 // the request is recorded once in the key's usage. A nil ch (no key)
 // records nothing; a settlement that fails is logged. Either way, u's
 // tokens go to the request's telemetry.Info (telemetry.AddTokens): call
 // Settle once per request.
 func (c *Config) Settle(ctx context.Context, ch *Charge, u Usage) {
+	parts := u.Clamped()
 	telemetry.AddTokens(ctx, u.Input, u.Output)
+	telemetry.AddTokenDetails(ctx, parts.Cached, parts.CacheWrite, parts.Reasoning)
 	if ch == nil {
 		return
 	}
 	tokens := u.Total()
-	p := auth.SettleParams{Used: tokens, InputTokens: max(u.Input, 0), OutputTokens: max(u.Output, 0)}
+	p := auth.SettleParams{Used: tokens, InputTokens: max(u.Input, 0), OutputTokens: max(u.Output, 0),
+		CachedTokens: parts.Cached, CacheWriteTokens: parts.CacheWrite, ReasoningTokens: parts.Reasoning}
 	if ch.model != nil {
 		p.Model = ch.model.ID
-		p.CostUSD = ch.model.Pricing.Cost(p.InputTokens, p.OutputTokens)
+		p.CostUSD = ch.model.Pricing.TokensCost(models.Tokens{Input: p.InputTokens, Output: p.OutputTokens,
+			Cached: p.CachedTokens, CacheWrite: p.CacheWriteTokens, Reasoning: p.ReasoningTokens})
 	}
 	_, err := ch.rsv.SettleUsage(ctx, p)
 	switch {
