@@ -80,6 +80,9 @@ type OutputItem struct {
 	Arguments string `json:"arguments,omitempty"`
 
 	Summary []SummaryText `json:"summary,omitempty"`
+	// EncryptedContent is a reasoning item's encrypted_content, sent
+	// when set (see [Output]).
+	EncryptedContent string `json:"encrypted_content,omitempty"`
 }
 
 // SummaryText is a part of the summary of a reasoning item:

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 )
 
@@ -27,6 +28,12 @@ const (
 	// whose message echoes the request's credential.
 	ModeErrorObject = "error-object"
 )
+
+// EncryptedReasoning is the encrypted_content of the reasoning item "rs_up"
+// of every response, when the request's include lists
+// "reasoning.encrypted_content" (in the finished item: the
+// response.output_item.done event and the response's output).
+const EncryptedReasoning = "gAAAAB-relaytest-encrypted-reasoning=="
 
 // ReasoningSummary are the summary parts of ModeReasoning's reasoning
 // item; each is streamed in two deltas, split at its first space.
@@ -71,6 +78,9 @@ func (u *Upstream) responses(w http.ResponseWriter, r *http.Request) {
 			parts[i] = map[string]any{"type": "summary_text", "text": s}
 		}
 		reasoning["summary"] = parts
+	}
+	if slices.Contains(req.Include, "reasoning.encrypted_content") {
+		reasoning["encrypted_content"] = EncryptedReasoning
 	}
 	var item map[string]any
 	if req.Model == ModeTools {

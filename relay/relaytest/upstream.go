@@ -256,6 +256,7 @@ type textRequest struct {
 	StreamOptions *struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
+	Include []string `json:"include"`
 }
 
 func (u *Upstream) chat(w http.ResponseWriter, r *http.Request)        { u.text(w, r, true) }
