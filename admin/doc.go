@@ -87,7 +87,15 @@
 //	  {"day":"2026-11-26","requests":3,"input_tokens":30,"output_tokens":90,"cost_usd":0.0012}]}
 //
 // Each row carries "day", "model" or "key_id" according to group_by, and
-// rows are sorted by that field. from and to are RFC 3339 times or UTC
+// rows are sorted by that field. The parts of the tokens that providers
+// price apart, and the model's pricing may (models.Pricing), are added
+// when not 0: "cached_tokens" and "cache_write_tokens" (of the input
+// tokens, read from and written to the provider's prompt cache) and
+// "reasoning_tokens" (of the output tokens):
+//
+//	{"model":"gpt-5","requests":2,"input_tokens":1200,"output_tokens":300,
+//	  "cached_tokens":1024,"reasoning_tokens":192,"cost_usd":0.0042} from and to are RFC 3339 times or UTC
+//
 // days (YYYY-MM-DD); a day as to includes that whole day. With a store
 // that records no usage, the route answers 404.
 //

@@ -325,7 +325,8 @@ func (h *handler) readUsage(w http.ResponseWriter, r *http.Request) {
 	reply := usageList{Object: "list", GroupBy: string(p.GroupBy), Data: make([]usageRow, len(rows))}
 	for i, row := range rows {
 		reply.Data[i] = usageRow{Day: row.Day, Model: row.Model, KeyID: row.KeyID, Requests: row.Requests,
-			InputTokens: row.InputTokens, OutputTokens: row.OutputTokens, CostUSD: roundUSD(row.CostUSD)}
+			InputTokens: row.InputTokens, OutputTokens: row.OutputTokens, CostUSD: roundUSD(row.CostUSD),
+			CachedTokens: row.CachedTokens, CacheWriteTokens: row.CacheWriteTokens, ReasoningTokens: row.ReasoningTokens}
 	}
 	_ = httpjson.Write(w, http.StatusOK, &reply)
 }

@@ -465,6 +465,30 @@ func TestUsage(t *testing.T) {
 	}
 }
 
+// TestUsageDetails: the cached, cache-write and reasoning tokens of the
+// usage rows are summed apart (issue 26).
+func TestUsageDetails(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	sd, err := auth.NewSecret()
+	require.NoError(t, err)
+	require.NoError(t, b.keys.PutKey(ctx, sd, auth.Key{ID: "key_a", Quota: auth.UnlimitedQuota()}))
+	at := time.Date(2026, 11, 26, 9, 0, 0, 0, time.UTC)
+	for _, p := range []auth.SettleParams{
+		{KeyID: "key_a", Model: "demo-reasoner", InputTokens: 1000, OutputTokens: 200, CachedTokens: 800, ReasoningTokens: 150, CostUSD: 0.001, Time: at},
+		{KeyID: "key_a", Model: "demo-reasoner", InputTokens: 200, OutputTokens: 100, CachedTokens: 100, CacheWriteTokens: 50, ReasoningTokens: 40, CostUSD: 0.0002, Time: at},
+		{KeyID: "key_a", Model: "demo-chat", InputTokens: 10, OutputTokens: 30, CostUSD: 0.0004, Time: at},
+	} {
+		p.Used = p.InputTokens + p.OutputTokens
+		_, err := b.keys.Settle(ctx, p)
+		require.NoError(t, err)
+	}
+	status, _, body := b.do(t, http.MethodGet, "/admin/v1/usage?group_by=model", "")
+	require.Equal(t, http.StatusOK, status, "%s", body)
+	golden(t, "usage_details.response", body, nil)
+}
+
 // lookupOnly is a key store that records no usage.
 type noUsage struct{ admin.Store }
 

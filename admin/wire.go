@@ -57,13 +57,17 @@ type usageList struct {
 }
 
 type usageRow struct {
-	Day          string  `json:"day,omitempty"`
-	Model        string  `json:"model,omitempty"`
-	KeyID        string  `json:"key_id,omitempty"`
-	Requests     int64   `json:"requests"`
-	InputTokens  int64   `json:"input_tokens"`
-	OutputTokens int64   `json:"output_tokens"`
-	CostUSD      float64 `json:"cost_usd"`
+	Day          string `json:"day,omitempty"`
+	Model        string `json:"model,omitempty"`
+	KeyID        string `json:"key_id,omitempty"`
+	Requests     int64  `json:"requests"`
+	InputTokens  int64  `json:"input_tokens"`
+	OutputTokens int64  `json:"output_tokens"`
+	// The parts of the input and output priced apart, when not 0.
+	CachedTokens     int64   `json:"cached_tokens,omitempty"`
+	CacheWriteTokens int64   `json:"cache_write_tokens,omitempty"`
+	ReasoningTokens  int64   `json:"reasoning_tokens,omitempty"`
+	CostUSD          float64 `json:"cost_usd"`
 }
 
 // roundUSD rounds a cost to 1e-10 USD, so that a sum of prices reads as

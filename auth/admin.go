@@ -139,6 +139,10 @@ type UsageRow struct {
 	Requests int64
 	// InputTokens and OutputTokens are the tokens read and written.
 	InputTokens, OutputTokens int64
+	// CachedTokens and CacheWriteTokens are the parts of InputTokens read
+	// from and written to the provider's prompt cache, ReasoningTokens
+	// the part of OutputTokens spent reasoning.
+	CachedTokens, CacheWriteTokens, ReasoningTokens int64
 	// CostUSD is the cost in US dollars.
 	CostUSD float64
 }
@@ -156,8 +160,9 @@ type usageBucket struct {
 
 // usageSum is the sum of the rows of a bucket.
 type usageSum struct {
-	requests, input, output int64
-	cost                    float64
+	requests, input, output       int64
+	cached, cacheWrite, reasoning int64
+	cost                          float64
 }
 
 // bucketOf returns the bucket of settlement p at now (p.Time if it is
@@ -178,6 +183,9 @@ func (s *usageSum) add(p SettleParams) {
 	s.requests++
 	s.input = addSat(s.input, max(p.InputTokens, 0))
 	s.output = addSat(s.output, max(p.OutputTokens, 0))
+	s.cached = addSat(s.cached, max(p.CachedTokens, 0))
+	s.cacheWrite = addSat(s.cacheWrite, max(p.CacheWriteTokens, 0))
+	s.reasoning = addSat(s.reasoning, max(p.ReasoningTokens, 0))
 	s.cost = AddCost(s.cost, p.CostUSD)
 }
 
@@ -224,6 +232,9 @@ func aggregate(buckets map[usageBucket]*usageSum, p UsageParams) []UsageRow {
 		g.Requests = addSat(g.Requests, sum.requests)
 		g.InputTokens = addSat(g.InputTokens, sum.input)
 		g.OutputTokens = addSat(g.OutputTokens, sum.output)
+		g.CachedTokens = addSat(g.CachedTokens, sum.cached)
+		g.CacheWriteTokens = addSat(g.CacheWriteTokens, sum.cacheWrite)
+		g.ReasoningTokens = addSat(g.ReasoningTokens, sum.reasoning)
 		g.CostUSD = AddCost(g.CostUSD, sum.cost)
 	}
 	keys := slices.Sorted(maps.Keys(groups))

@@ -203,10 +203,19 @@ type SettleParams struct {
 	// CostUSD to the key's Quota.CostUSD and, if it is a [UsageReader],
 	// records one usage row (key, model, time, tokens, cost) in the same
 	// write as the quota. A settlement without a Model records no row.
-	Model        string
-	InputTokens  int64
-	OutputTokens int64
-	CostUSD      float64
+	//
+	// CachedTokens and CacheWriteTokens are the parts of InputTokens read
+	// from and written to the provider's prompt cache, ReasoningTokens
+	// the part of OutputTokens spent reasoning, as the provider reported
+	// them (0 when it did not): the usage row keeps them, so that its cost
+	// can be told apart.
+	Model            string
+	InputTokens      int64
+	OutputTokens     int64
+	CachedTokens     int64
+	CacheWriteTokens int64
+	ReasoningTokens  int64
+	CostUSD          float64
 	// Time is when the usage happened, for the usage row; the zero time
 	// means the time of the Settle.
 	Time time.Time

@@ -248,8 +248,10 @@ func (r *Reservation) Settle(ctx context.Context, used int64) (Quota, error) {
 }
 
 // SettleUsage is [Reservation.Settle] with the usage described: p.Used is
-// the amount used, and p.Model, p.InputTokens, p.OutputTokens and
-// p.CostUSD describe it for the key's cost and its usage row
+// the amount used, and p.Model, p.InputTokens, p.OutputTokens (with
+// their parts, p.CachedTokens, p.CacheWriteTokens and p.ReasoningTokens,
+// each taken at most its whole) and p.CostUSD describe it for the key's
+// cost and its usage row
 // ([SettleParams]); p.KeyID and p.Reserved are ignored (the
 // reservation's own are settled). Like Settle, only the first call of
 // either settles, and it always releases the reservation. Negative
@@ -270,6 +272,9 @@ func (r *Reservation) SettleUsage(ctx context.Context, p SettleParams) (Quota, e
 	ctx = context.WithoutCancel(ctx)
 	p.KeyID, p.Reserved = r.keyID, r.amount
 	p.InputTokens, p.OutputTokens, p.CostUSD = max(p.InputTokens, 0), max(p.OutputTokens, 0), CleanCost(p.CostUSD)
+	p.CachedTokens = min(max(p.CachedTokens, 0), p.InputTokens)
+	p.CacheWriteTokens = min(max(p.CacheWriteTokens, 0), p.InputTokens-p.CachedTokens)
+	p.ReasoningTokens = min(max(p.ReasoningTokens, 0), p.OutputTokens)
 	q, err := r.keys.Settle(ctx, p)
 	if err != nil && r.amount > 0 && !errors.Is(err, ErrQuotaExceeded) && !errors.Is(err, ErrKeyNotFound) {
 		if _, rerr := r.keys.Settle(ctx, SettleParams{KeyID: r.keyID, Reserved: r.amount}); rerr != nil {

@@ -65,7 +65,9 @@
 // ("chatcmpl-" and 26 base32 characters, 128 random bits), "created"
 // ([endpoint.WithClock]), "model" (the request's, or [Result] Model), object
 // names, choice indexes, usage totals (total_tokens = prompt_tokens +
-// completion_tokens, always) and, when streaming, the framing below. A
+// completion_tokens, always; the details of [Usage], sent only when the
+// backend reports them, at most the counts they are parts of) and, when
+// streaming, the framing below. A
 // [Backend] only says what the model produced, so every backend (the demo,
 // a relay, an embedder's) follows the spec's conventions.
 //

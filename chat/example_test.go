@@ -44,7 +44,7 @@ func ExampleNewHandler() {
 	// Output:
 	// 200 chat.completion demo-chat
 	// "You said: \"Hello!\"." length
-	// {PromptTokens:2 CompletionTokens:8 TotalTokens:10 CompletionTokensDetails:<nil>}
+	// {PromptTokens:2 CompletionTokens:8 TotalTokens:10 PromptTokensDetails:<nil> CompletionTokensDetails:<nil>}
 }
 
 func ExampleNewHandler_streaming() {
@@ -77,7 +77,7 @@ func ExampleNewHandler_streaming() {
 	// chat.completion.chunk role="assistant" content="You said: \"" finish_reason=null
 	// chat.completion.chunk role="" content="Hello!\"." finish_reason=null
 	// chat.completion.chunk role="" content="" finish_reason=length
-	// usage {PromptTokens:2 CompletionTokens:8 TotalTokens:10 CompletionTokensDetails:<nil>}
+	// usage {PromptTokens:2 CompletionTokens:8 TotalTokens:10 PromptTokensDetails:<nil> CompletionTokensDetails:<nil>}
 	// [DONE]
 }
 

@@ -55,6 +55,10 @@ type Usage = endpoint.Usage
 // [endpoint.CompletionTokensDetails].
 type CompletionTokensDetails = endpoint.CompletionTokensDetails
 
+// PromptTokensDetails breaks prompt tokens down:
+// [endpoint.PromptTokensDetails].
+type PromptTokensDetails = endpoint.PromptTokensDetails
+
 // Chunk is one event of a streamed reply (spec §2.2). Each chunk carries
 // one choice, except the usage chunk, whose Choices is empty.
 type Chunk struct {

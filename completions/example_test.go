@@ -45,7 +45,7 @@ func ExampleNewHandler() {
 	// 200 text_completion demo-chat
 	// 0 "You said: \"Roses are red\"." length
 	// 1 "You said: \"Violets are blue\"." length
-	// {PromptTokens:6 CompletionTokens:18 TotalTokens:24 CompletionTokensDetails:<nil>}
+	// {PromptTokens:6 CompletionTokens:18 TotalTokens:24 PromptTokensDetails:<nil> CompletionTokensDetails:<nil>}
 }
 
 func ExampleNewHandler_streaming() {

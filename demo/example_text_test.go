@@ -22,7 +22,7 @@ func ExampleTextBackend_Chat() {
 	res, _ := demo.NewTextBackend().Chat().Complete(context.Background(), &chat.Params{Request: &req, Model: &models.Model{ID: demo.ChatModel}})
 	fmt.Printf("%q %s %+v\n", res.Choices[0].Content, res.Choices[0].FinishReason, res.Usage)
 	// Output:
-	// "You said: \"Count!\". This is the gatewaykit demo model, counting to twenty: one, two, three, " stop {PromptTokens:2 CompletionTokens:26 TotalTokens:28 CompletionTokensDetails:<nil>}
+	// "You said: \"Count!\". This is the gatewaykit demo model, counting to twenty: one, two, three, " stop {PromptTokens:2 CompletionTokens:26 TotalTokens:28 PromptTokensDetails:<nil> CompletionTokensDetails:<nil>}
 }
 
 func ExampleWithTokensPerChunk() {

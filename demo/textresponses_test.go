@@ -232,7 +232,7 @@ func ExampleTextBackend_Responses() {
 	res, _ := demo.NewTextBackend().Responses().Complete(context.Background(), &responses.Params{Request: &req, History: history})
 	fmt.Printf("%q %s %+v\n", res.Output[0].Text, res.Incomplete, res.Usage)
 	// Output:
-	// "Earlier you said: \"Hello.\" (1 earlier message" max_output_tokens {InputTokens:4 InputTokensDetails:{CachedTokens:0} OutputTokens:12 OutputTokensDetails:{ReasoningTokens:0} TotalTokens:16}
+	// "Earlier you said: \"Hello.\" (1 earlier message" max_output_tokens {InputTokens:4 InputTokensDetails:{CachedTokens:0 CacheWriteTokens:0} OutputTokens:12 OutputTokensDetails:{ReasoningTokens:0} TotalTokens:16}
 }
 
 func TestResponsesReasoner(t *testing.T) {

@@ -46,32 +46,99 @@ const (
 
 // Usage is the token usage of a chat or completions reply (spec §2.6).
 // TotalTokens is always PromptTokens + CompletionTokens.
-// CompletionTokensDetails is sent by reasoning models: their reasoning
-// tokens count as completion tokens.
+//
+// The details break the counts down as the backend reports them, and are
+// sent only when it reports them (nil is absent on the wire):
+// PromptTokensDetails counts the prompt tokens read from the provider's
+// prompt cache (cached_tokens), written to it (cache_write_tokens,
+// reported by providers that charge cache writes, such as Anthropic's) and
+// the audio tokens; CompletionTokensDetails counts the reasoning, audio and
+// predicted-output tokens. The detail counts are parts of PromptTokens and
+// CompletionTokens, never added to them.
 type Usage struct {
 	PromptTokens            int                      `json:"prompt_tokens"`
 	CompletionTokens        int                      `json:"completion_tokens"`
 	TotalTokens             int                      `json:"total_tokens"`
+	PromptTokensDetails     *PromptTokensDetails     `json:"prompt_tokens_details,omitempty"`
 	CompletionTokensDetails *CompletionTokensDetails `json:"completion_tokens_details,omitempty"`
 }
 
 // Normalized returns u as the handlers send and charge it, whatever a
 // backend reported: each count from 0 to [MaxOutputTokens] (a negative
-// count as 0, a larger one as MaxOutputTokens), the reasoning tokens at
-// most the completion tokens, and TotalTokens their sum, so that a client
+// count as 0, a larger one as MaxOutputTokens), each detail at most the
+// count that it is part of (the cached and cache-write tokens together at
+// most the prompt tokens), and TotalTokens their sum, so that a client
 // never sees a negative or overflowed total. It does not modify u.
 func (u Usage) Normalized() Usage {
 	u.PromptTokens, u.CompletionTokens = pipeline.Count(u.PromptTokens), pipeline.Count(u.CompletionTokens)
 	u.TotalTokens = u.PromptTokens + u.CompletionTokens
+	if d := u.PromptTokensDetails; d != nil {
+		n := PromptTokensDetails{CachedTokens: min(pipeline.Count(d.CachedTokens), u.PromptTokens)}
+		n.CacheWriteTokens = min(pipeline.Count(d.CacheWriteTokens), u.PromptTokens-n.CachedTokens)
+		n.AudioTokens = min(pipeline.Count(d.AudioTokens), u.PromptTokens)
+		u.PromptTokensDetails = &n
+	}
 	if d := u.CompletionTokensDetails; d != nil {
-		u.CompletionTokensDetails = &CompletionTokensDetails{ReasoningTokens: min(pipeline.Count(d.ReasoningTokens), u.CompletionTokens)}
+		c := u.CompletionTokens
+		u.CompletionTokensDetails = &CompletionTokensDetails{
+			ReasoningTokens:          min(pipeline.Count(d.ReasoningTokens), c),
+			AudioTokens:              min(pipeline.Count(d.AudioTokens), c),
+			AcceptedPredictionTokens: min(pipeline.Count(d.AcceptedPredictionTokens), c),
+			RejectedPredictionTokens: min(pipeline.Count(d.RejectedPredictionTokens), c),
+		}
 	}
 	return u
 }
 
-// CompletionTokensDetails breaks completion tokens down.
+// Cached returns the prompt tokens read from the prompt cache, 0 without
+// PromptTokensDetails.
+func (u *Usage) Cached() int {
+	if u.PromptTokensDetails == nil {
+		return 0
+	}
+	return u.PromptTokensDetails.CachedTokens
+}
+
+// CacheWrite returns the prompt tokens written to the prompt cache, 0
+// without PromptTokensDetails.
+func (u *Usage) CacheWrite() int {
+	if u.PromptTokensDetails == nil {
+		return 0
+	}
+	return u.PromptTokensDetails.CacheWriteTokens
+}
+
+// Reasoning returns the reasoning tokens, 0 without
+// CompletionTokensDetails.
+func (u *Usage) Reasoning() int {
+	if u.CompletionTokensDetails == nil {
+		return 0
+	}
+	return u.CompletionTokensDetails.ReasoningTokens
+}
+
+// PromptTokensDetails breaks prompt tokens down, as OpenAI's
+// prompt_tokens_details: CachedTokens were read from the provider's
+// prompt cache, AudioTokens were audio. CacheWriteTokens (cache_write_tokens,
+// sent only when not 0) were written to the prompt cache, for providers
+// that charge cache writes (Anthropic's cache_creation_input_tokens).
+type PromptTokensDetails struct {
+	CachedTokens     int `json:"cached_tokens"`
+	AudioTokens      int `json:"audio_tokens,omitempty"`
+	CacheWriteTokens int `json:"cache_write_tokens,omitempty"`
+}
+
+// CompletionTokensDetails breaks completion tokens down, as OpenAI's
+// completion_tokens_details: the reasoning tokens of reasoning models,
+// audio tokens, and the tokens of a predicted output (prediction) that
+// appeared in the completion (accepted) or did not (rejected, still
+// billed as completion tokens). The counts other than ReasoningTokens are
+// sent only when not 0.
 type CompletionTokensDetails struct {
-	ReasoningTokens int `json:"reasoning_tokens"`
+	ReasoningTokens          int `json:"reasoning_tokens"`
+	AudioTokens              int `json:"audio_tokens,omitempty"`
+	AcceptedPredictionTokens int `json:"accepted_prediction_tokens,omitempty"`
+	RejectedPredictionTokens int `json:"rejected_prediction_tokens,omitempty"`
 }
 
 // StreamOptions are the options of a streamed reply.

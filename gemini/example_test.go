@@ -37,7 +37,7 @@ func ExampleNewHandler() {
 	// Output:
 	// 200 demo-chat model MAX_TOKENS
 	// "You said: \"Hello!\"."
-	// {PromptTokenCount:2 CandidatesTokenCount:8 TotalTokenCount:10 ThoughtsTokenCount:0}
+	// {PromptTokenCount:2 CandidatesTokenCount:8 TotalTokenCount:10 CachedContentTokenCount:0 ThoughtsTokenCount:0}
 }
 
 func ExampleNewHandler_streaming() {

@@ -11,6 +11,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/chat"
 	"github.com/gatewaykit/gatewaykit/endpoint"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/internal/chunks"
 	"github.com/gatewaykit/gatewaykit/internal/httpjson"
 	"github.com/gatewaykit/gatewaykit/internal/pipeline"
 	"github.com/gatewaykit/gatewaykit/models"
@@ -224,7 +225,7 @@ func (h *handler) reply(w http.ResponseWriter, r *http.Request, p *chat.Params, 
 	if err := httpjson.Write(w, http.StatusOK, out); err != nil {
 		return pipeline.Usage{}, err
 	}
-	return pipeline.Usage{Input: int64(res.Usage.PromptTokens), Output: int64(res.Usage.CompletionTokens)}, nil
+	return chunks.Charged(&res.Usage), nil
 }
 
 func describe(res *chat.Result) string {

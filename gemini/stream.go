@@ -11,6 +11,7 @@ import (
 
 	"github.com/gatewaykit/gatewaykit/chat"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/internal/chunks"
 	"github.com/gatewaykit/gatewaykit/internal/ids"
 	"github.com/gatewaykit/gatewaykit/internal/jsonenc"
 	"github.com/gatewaykit/gatewaykit/internal/pipeline"
@@ -440,7 +441,7 @@ func (t *translator) finish() []byte {
 // finalUsage is the usage reported, or an estimate.
 func (t *translator) finalUsage() *chat.Usage {
 	if !t.reported {
-		u := t.written.Usage(0, 0, t.prompt)
+		u := t.written.Usage(pipeline.Usage{}, t.prompt)
 		t.usage = chat.Usage{PromptTokens: int(t.prompt), CompletionTokens: int(u.Output)}
 	}
 	t.usage = t.usage.Normalized()
@@ -449,7 +450,7 @@ func (t *translator) finalUsage() *chat.Usage {
 
 // used returns the tokens to charge.
 func (t *translator) used() pipeline.Usage {
-	return t.written.Usage(t.usage.PromptTokens, t.usage.CompletionTokens, t.prompt)
+	return t.written.Usage(chunks.Charged(&t.usage), t.prompt)
 }
 
 // backendError is the error for a backend that broke the streaming

@@ -587,7 +587,8 @@ func finishReasonOf(r chat.FinishReason) string {
 
 // usageOf is the usageMetadata of a chat usage: the completion tokens
 // less the reasoning tokens are candidatesTokenCount, the reasoning
-// tokens thoughtsTokenCount, and the total is the prompt's and the
+// tokens thoughtsTokenCount, the cached prompt tokens
+// cachedContentTokenCount, and the total is the prompt's and the
 // completion's.
 func usageOf(raw *chat.Usage) UsageMetadata {
 	n := raw.Normalized()
@@ -601,5 +602,7 @@ func usageOf(raw *chat.Usage) UsageMetadata {
 		CandidatesTokenCount: u.CompletionTokens - thoughts,
 		ThoughtsTokenCount:   thoughts,
 		TotalTokenCount:      u.PromptTokens + u.CompletionTokens,
+
+		CachedContentTokenCount: u.Cached(),
 	}
 }

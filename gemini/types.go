@@ -185,12 +185,14 @@ type Candidate struct {
 
 // UsageMetadata counts a reply's tokens. CandidatesTokenCount excludes
 // the thoughts, which ThoughtsTokenCount counts; TotalTokenCount is the
-// sum of the three.
+// sum of the three. CachedContentTokenCount is the part of the prompt
+// read from the context cache (a chat usage's cached_tokens).
 type UsageMetadata struct {
-	PromptTokenCount     int `json:"promptTokenCount"`
-	CandidatesTokenCount int `json:"candidatesTokenCount,omitempty"`
-	TotalTokenCount      int `json:"totalTokenCount"`
-	ThoughtsTokenCount   int `json:"thoughtsTokenCount,omitempty"`
+	PromptTokenCount        int `json:"promptTokenCount"`
+	CandidatesTokenCount    int `json:"candidatesTokenCount,omitempty"`
+	TotalTokenCount         int `json:"totalTokenCount"`
+	CachedContentTokenCount int `json:"cachedContentTokenCount,omitempty"`
+	ThoughtsTokenCount      int `json:"thoughtsTokenCount,omitempty"`
 }
 
 // MarshalJSON encodes a part; a part with nothing else set has its text,

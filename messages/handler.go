@@ -10,6 +10,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/chat"
 	"github.com/gatewaykit/gatewaykit/endpoint"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/internal/chunks"
 	"github.com/gatewaykit/gatewaykit/internal/httpjson"
 	"github.com/gatewaykit/gatewaykit/internal/pipeline"
 	"github.com/gatewaykit/gatewaykit/models"
@@ -165,7 +166,7 @@ func (h *handler) Reply(w http.ResponseWriter, r *http.Request, p *params) (pipe
 		return pipeline.Usage{}, apierrors.Internal(err)
 	}
 	httpjson.WriteRaw(w, http.StatusOK, b)
-	return pipeline.Usage{Input: int64(res.Usage.PromptTokens), Output: int64(res.Usage.CompletionTokens)}, nil
+	return chunks.Charged(&res.Usage), nil
 }
 
 // checkResult rejects a backend result that cannot be sent.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gatewaykit/gatewaykit/chat"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/internal/chunks"
 	"github.com/gatewaykit/gatewaykit/internal/ids"
 	"github.com/gatewaykit/gatewaykit/internal/jsonenc"
 	"github.com/gatewaykit/gatewaykit/internal/pipeline"
@@ -141,17 +142,18 @@ func (ew *eventWriter) start() error {
 		return nil
 	}
 	ew.started = true
-	input := int64(ew.usage.PromptTokens)
-	if !ew.reported {
-		input = ew.prompt
+	u := Usage{InputTokens: int(ew.prompt)}
+	if ew.reported {
+		u = usageOf(&ew.usage)
 	}
 	b := append(ew.buf[:0], `{"type":"message_start","message":{"id":`...)
 	b = jsonenc.AppendString(b, ids.New(IDPrefix))
 	b = append(b, `,"type":"message","role":"assistant","model":`...)
 	b = jsonenc.AppendString(b, ew.model)
-	b = append(b, `,"content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":`...)
-	b = strconv.AppendInt(b, input, 10)
-	b = append(b, `,"output_tokens":0}}}`...)
+	b = append(b, `,"content":[],"stop_reason":null,"stop_sequence":null,"usage":`...)
+	u.OutputTokens = 0
+	b = appendUsage(b, &u)
+	b = append(b, `}}`...)
 	return ew.send(EventMessageStart, b)
 }
 
@@ -245,17 +247,15 @@ func (ew *eventWriter) Finish() error {
 	if reason == "" && ew.calls > 0 {
 		reason = chat.FinishToolCalls
 	}
-	input, output := int64(ew.usage.PromptTokens), int64(ew.usage.CompletionTokens)
+	u := usageOf(&ew.usage)
 	if !ew.reported {
-		input, output = ew.prompt, ew.written.Usage(0, 0, ew.prompt).Output
+		u = Usage{InputTokens: int(ew.prompt), OutputTokens: int(ew.written.Usage(pipeline.Usage{}, ew.prompt).Output)}
 	}
 	b := append(ew.buf[:0], `{"type":"message_delta","delta":{"stop_reason":"`...)
 	b = append(b, StopReasonOf(reason)...)
-	b = append(b, `","stop_sequence":null},"usage":{"input_tokens":`...)
-	b = strconv.AppendInt(b, input, 10)
-	b = append(b, `,"output_tokens":`...)
-	b = strconv.AppendInt(b, output, 10)
-	b = append(b, `}}`...)
+	b = append(b, `","stop_sequence":null},"usage":`...)
+	b = appendUsage(b, &u)
+	b = append(b, '}')
 	if err := ew.send(EventMessageDelta, b); err != nil {
 		return err
 	}
@@ -297,5 +297,23 @@ func (ew *eventWriter) End(r *http.Request, err error) {
 // backend never reported one, the estimate of the prompt and of the
 // output written.
 func (ew *eventWriter) Used(prompt int64) pipeline.Usage {
-	return ew.written.Usage(ew.usage.PromptTokens, ew.usage.CompletionTokens, prompt)
+	return ew.written.Usage(chunks.Charged(&ew.usage), prompt)
+}
+
+// appendUsage appends the usage object u, its cache counts when set, as
+// encoding/json would.
+func appendUsage(b []byte, u *Usage) []byte {
+	b = append(b, `{"input_tokens":`...)
+	b = strconv.AppendInt(b, int64(u.InputTokens), 10)
+	b = append(b, `,"output_tokens":`...)
+	b = strconv.AppendInt(b, int64(u.OutputTokens), 10)
+	if u.CacheCreationInputTokens != nil {
+		b = append(b, `,"cache_creation_input_tokens":`...)
+		b = strconv.AppendInt(b, int64(*u.CacheCreationInputTokens), 10)
+	}
+	if u.CacheReadInputTokens != nil {
+		b = append(b, `,"cache_read_input_tokens":`...)
+		b = strconv.AppendInt(b, int64(*u.CacheReadInputTokens), 10)
+	}
+	return append(b, '}')
 }

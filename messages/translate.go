@@ -356,6 +356,21 @@ func FinishReasonOf(s StopReason) chat.FinishReason {
 	return chat.FinishStop
 }
 
+// usageOf is the messages-format usage of a normalized chat usage: the
+// format counts the prompt cache's reads and writes apart from
+// input_tokens, so a usage with prompt_tokens_details has the prompt
+// tokens less the cached and cache-write tokens as input_tokens, and
+// those as cache_read_input_tokens and cache_creation_input_tokens.
+func usageOf(u *chat.Usage) Usage {
+	out := Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens}
+	if d := u.PromptTokensDetails; d != nil {
+		read, write := d.CachedTokens, d.CacheWriteTokens
+		out.InputTokens -= read + write
+		out.CacheReadInputTokens, out.CacheCreationInputTokens = &read, &write
+	}
+	return out
+}
+
 // replyOf makes the reply of a backend's result.
 func replyOf(res *chat.Result, model string) (*Reply, error) {
 	o := &res.Choices[0]
@@ -366,7 +381,7 @@ func replyOf(res *chat.Result, model string) (*Reply, error) {
 		Model:      model,
 		Content:    []ContentBlock{},
 		StopReason: StopReasonOf(finishReason(o)),
-		Usage:      Usage{InputTokens: res.Usage.PromptTokens, OutputTokens: res.Usage.CompletionTokens},
+		Usage:      usageOf(&res.Usage),
 	}
 	if o.Reasoning != "" {
 		r.Content = append(r.Content, ContentBlock{Type: BlockThinking, Thinking: o.Reasoning})

@@ -40,7 +40,10 @@
 //	    "reasoning": false,                         // replies carry reasoning_content
 //	    "pricing": {                                // US dollars; default: free
 //	      "input_per_million": 0.15,                // per million input tokens
-//	      "output_per_million": 0.6                 // per million output tokens
+//	      "output_per_million": 0.6,                // per million output tokens
+//	      "cached_input_per_million": 0.075,        // read from the prompt cache; default: input's
+//	      "cache_write_per_million": 0.15,          // written to the prompt cache; default: input's
+//	      "reasoning_per_million": 0.6              // reasoning tokens; default: output's
 //	    }
 //	  },
 //	  {

@@ -167,3 +167,19 @@ func ExamplePricing_Cost() {
 	// 0.000660
 	// 0
 }
+
+// Cached prompt tokens, cache writes and reasoning tokens cost what the
+// provider charges for them; a rate left unset is the input or output
+// rate.
+func ExamplePricing_TokensCost() {
+	cached, write := 0.30, 3.75
+	p := &models.Pricing{InputPerMillion: 3, OutputPerMillion: 15, CachedInputPerMillion: &cached, CacheWritePerMillion: &write}
+	// 1M prompt tokens: 600k read from the cache, 100k written to it;
+	// 100k output tokens, 40k of them reasoning (at the output rate).
+	t := models.Tokens{Input: 1_000_000, Cached: 600_000, CacheWrite: 100_000, Output: 100_000, Reasoning: 40_000}
+	fmt.Printf("%.4f\n", p.TokensCost(t))
+	fmt.Printf("%.4f\n", p.Cost(t.Input, t.Output))
+	// Output:
+	// 2.9550
+	// 4.5000
+}

@@ -152,26 +152,85 @@ type Model struct {
 // Pricing is the price of a model in US dollars. Every field is optional
 // (0 is free) and must not be negative:
 //
-//	"pricing": {"input_per_million": 0.15, "output_per_million": 0.6}
+//	"pricing": {"input_per_million": 3, "output_per_million": 15,
+//	  "cached_input_per_million": 0.3, "cache_write_per_million": 3.75}
+//
+// The rates of the parts of the input and output that providers price
+// apart (prompt tokens read from or written to the provider's prompt
+// cache, reasoning tokens) are optional: unset (nil, absent from the
+// JSON) means the input or output rate, and 0 means free.
 type Pricing struct {
-	// InputPerMillion is the price of one million input (prompt) tokens.
+	// InputPerMillion is the price of one million input (prompt) tokens,
+	// those priced apart below excepted.
 	InputPerMillion float64 `json:"input_per_million,omitempty"`
 	// OutputPerMillion is the price of one million output (completion)
-	// tokens, reasoning tokens included.
+	// tokens, reasoning tokens included unless ReasoningPerMillion is
+	// set.
 	OutputPerMillion float64 `json:"output_per_million,omitempty"`
+	// CachedInputPerMillion is the price of one million input tokens read
+	// from the provider's prompt cache (cached_tokens); InputPerMillion
+	// when nil.
+	CachedInputPerMillion *float64 `json:"cached_input_per_million,omitempty"`
+	// CacheWritePerMillion is the price of one million input tokens
+	// written to the provider's prompt cache (cache_write_tokens, the
+	// messages format's cache_creation_input_tokens); InputPerMillion
+	// when nil.
+	CacheWritePerMillion *float64 `json:"cache_write_per_million,omitempty"`
+	// ReasoningPerMillion is the price of one million reasoning tokens
+	// (reasoning_tokens, part of the output); OutputPerMillion when nil.
+	ReasoningPerMillion *float64 `json:"reasoning_per_million,omitempty"`
 	// PerSecond is the price of one second of generated video, for video
 	// models: a task's cost is its seconds times PerSecond.
 	PerSecond float64 `json:"per_second,omitempty"`
 }
 
-// Cost returns the price of input and output tokens at p; 0 for a nil p.
+// Cost returns the price of input and output tokens at p, none of them
+// priced apart (TokensCost with only Input and Output); 0 for a nil p.
 // It is never negative, NaN or infinite: negative counts and prices count
 // as 0, and a price too large for a float64 is math.MaxFloat64.
 func (p *Pricing) Cost(input, output int64) float64 {
+	return p.TokensCost(Tokens{Input: input, Output: output})
+}
+
+// Tokens are the tokens of one request, as [Pricing.TokensCost] prices
+// them: Cached and CacheWrite are the parts of Input read from and
+// written to the provider's prompt cache, Reasoning the part of Output
+// spent reasoning.
+type Tokens struct {
+	Input, Output, Cached, CacheWrite, Reasoning int64
+}
+
+// TokensCost returns the price of t at p; 0 for a nil p. The cached
+// input tokens are priced at CachedInputPerMillion, the cache writes at
+// CacheWritePerMillion and the rest of the input at InputPerMillion; the
+// reasoning tokens at ReasoningPerMillion and the rest of the output at
+// OutputPerMillion (each unset rate being the input or output rate). Like
+// Cost, it is never negative, NaN or infinite: negative counts count as
+// 0, and the parts at most their whole (the cached tokens at most the
+// input, the cache writes at most the input less the cached tokens, the
+// reasoning tokens at most the output).
+func (p *Pricing) TokensCost(t Tokens) float64 {
 	if p == nil {
 		return 0
 	}
-	return finite(float64(max(input, 0))*price(p.InputPerMillion)/1e6 + float64(max(output, 0))*price(p.OutputPerMillion)/1e6)
+	in, out := max(t.Input, 0), max(t.Output, 0)
+	cached := min(max(t.Cached, 0), in)
+	write := min(max(t.CacheWrite, 0), in-cached)
+	reasoning := min(max(t.Reasoning, 0), out)
+	c := float64(in-cached-write)*price(p.InputPerMillion) +
+		float64(cached)*price(rate(p.CachedInputPerMillion, p.InputPerMillion)) +
+		float64(write)*price(rate(p.CacheWritePerMillion, p.InputPerMillion)) +
+		float64(out-reasoning)*price(p.OutputPerMillion) +
+		float64(reasoning)*price(rate(p.ReasoningPerMillion, p.OutputPerMillion))
+	return finite(c / 1e6)
+}
+
+// rate is *r, or def when r is nil.
+func rate(r *float64, def float64) float64 {
+	if r == nil {
+		return def
+	}
+	return *r
 }
 
 // VideoCost returns the price of seconds of video at p; 0 for a nil p.
@@ -200,7 +259,9 @@ func (p *Pricing) validate() []error {
 	for _, f := range []struct {
 		name string
 		v    float64
-	}{{"input_per_million", p.InputPerMillion}, {"output_per_million", p.OutputPerMillion}, {"per_second", p.PerSecond}} {
+	}{{"input_per_million", p.InputPerMillion}, {"output_per_million", p.OutputPerMillion}, {"per_second", p.PerSecond},
+		{"cached_input_per_million", rate(p.CachedInputPerMillion, 0)}, {"cache_write_per_million", rate(p.CacheWritePerMillion, 0)},
+		{"reasoning_per_million", rate(p.ReasoningPerMillion, 0)}} {
 		if f.v < 0 || math.IsNaN(f.v) || math.IsInf(f.v, 0) {
 			errs = append(errs, fmt.Errorf("pricing.%s: %v is not a price (want a number ≥ 0)", f.name, f.v))
 		}
@@ -224,6 +285,12 @@ func (m *Model) Clone() Model {
 	}
 	if m.Pricing != nil {
 		p := *m.Pricing
+		for _, r := range []**float64{&p.CachedInputPerMillion, &p.CacheWritePerMillion, &p.ReasoningPerMillion} {
+			if *r != nil {
+				v := **r
+				*r = &v
+			}
+		}
 		c.Pricing = &p
 	}
 	return c

@@ -243,3 +243,54 @@ func TestCostIsFinite(t *testing.T) {
 		})
 	}
 }
+
+// TestPricingTokensCost: each part of the input and output at its own
+// rate, an unset rate being the input or output rate and 0 free; the
+// parts at most their whole; never negative (issue 26).
+func TestPricingTokensCost(t *testing.T) {
+	t.Parallel()
+	f := func(v float64) *float64 { return &v }
+	base := models.Pricing{InputPerMillion: 2, OutputPerMillion: 10}
+	all := models.Pricing{InputPerMillion: 2, OutputPerMillion: 10, CachedInputPerMillion: f(0.5), CacheWritePerMillion: f(4), ReasoningPerMillion: f(20)}
+	free := models.Pricing{InputPerMillion: 2, OutputPerMillion: 10, CachedInputPerMillion: f(0), CacheWritePerMillion: f(0), ReasoningPerMillion: f(0)}
+	const M = 1_000_000
+	for _, tc := range []struct {
+		name string
+		p    *models.Pricing
+		t    models.Tokens
+		want float64
+	}{
+		{"nil is free", nil, models.Tokens{Input: M, Output: M}, 0},
+		{"unset rates are the input and output rates", &base, models.Tokens{Input: M, Cached: M / 2, CacheWrite: M / 4, Output: M, Reasoning: M / 2}, 12},
+		{"each part at its rate", &all, models.Tokens{Input: M, Cached: M / 2, CacheWrite: M / 4, Output: M, Reasoning: M / 2},
+			0.25*2 + 0.5*0.5 + 0.25*4 + 0.5*10 + 0.5*20},
+		{"0 is free", &free, models.Tokens{Input: M, Cached: M, Output: M, Reasoning: M}, 0},
+		{"parts over their whole", &all, models.Tokens{Input: M, Cached: 2 * M, CacheWrite: M, Output: M, Reasoning: 3 * M}, 0.5 + 20},
+		{"cache writes at most the uncached input", &all, models.Tokens{Input: M, Cached: M / 2, CacheWrite: M}, 0.25 + 2},
+		{"negative counts", &all, models.Tokens{Input: -M, Cached: -M, CacheWrite: -M, Output: -M, Reasoning: -M}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			require.InDelta(t, tc.want, tc.p.TokensCost(tc.t), 1e-9)
+		})
+	}
+	require.Equal(t, base.Cost(M, M), base.TokensCost(models.Tokens{Input: M, Output: M}), "Cost is TokensCost without parts")
+}
+
+// TestPricingRatesValidated: the optional rates are checked as the
+// others, and round-trip through the configuration.
+func TestPricingRatesValidated(t *testing.T) {
+	t.Parallel()
+	_, err := models.ParseModels([]byte(`[{"id":"a","supported_endpoint_types":["compat"],"pricing":{"cached_input_per_million":-1}}]`))
+	require.ErrorContains(t, err, "pricing.cached_input_per_million")
+	list, err := models.ParseModels([]byte(`[{"id":"a","supported_endpoint_types":["compat"],"pricing":{"input_per_million":3,"cached_input_per_million":0,"reasoning_per_million":9}}]`))
+	require.NoError(t, err)
+	p := list[0].Pricing
+	require.NotNil(t, p.CachedInputPerMillion)
+	require.Zero(t, *p.CachedInputPerMillion, "0 is kept: free, not unset")
+	require.Nil(t, p.CacheWritePerMillion)
+	require.Equal(t, 9.0, *p.ReasoningPerMillion)
+	c := list[0].Clone()
+	*c.Pricing.ReasoningPerMillion = 1
+	require.Equal(t, 9.0, *p.ReasoningPerMillion, "Clone shares no rate")
+}

@@ -43,6 +43,24 @@ type usageFields struct {
 	PromptTokenCount *int64 `json:"promptTokenCount"`
 	Candidates       *int64 `json:"candidatesTokenCount"`
 	Thoughts         *int64 `json:"thoughtsTokenCount"`
+	CachedContent    *int64 `json:"cachedContentTokenCount"`
+
+	// The details of OpenAI's usage objects (chat; responses).
+	PromptDetails     *cachedDetails    `json:"prompt_tokens_details"`
+	InputDetails      *cachedDetails    `json:"input_tokens_details"`
+	CompletionDetails *reasoningDetails `json:"completion_tokens_details"`
+	OutputDetails     *reasoningDetails `json:"output_tokens_details"`
+}
+
+// cachedDetails are the details of an OpenAI usage's input.
+type cachedDetails struct {
+	CachedTokens     *int64 `json:"cached_tokens"`
+	CacheWriteTokens *int64 `json:"cache_write_tokens"`
+}
+
+// reasoningDetails are the details of an OpenAI usage's output.
+type reasoningDetails struct {
+	ReasoningTokens *int64 `json:"reasoning_tokens"`
 }
 
 // merge sets the fields that o reports.
@@ -53,11 +71,47 @@ func (u *usageFields) merge(o usageFields) {
 		{&u.OutputTokens, &o.OutputTokens}, {&u.CacheCreation, &o.CacheCreation},
 		{&u.CacheRead, &o.CacheRead}, {&u.TotalTokenCount, &o.TotalTokenCount},
 		{&u.PromptTokenCount, &o.PromptTokenCount}, {&u.Candidates, &o.Candidates}, {&u.Thoughts, &o.Thoughts},
+		{&u.CachedContent, &o.CachedContent},
 	} {
 		if *p.src != nil {
 			*p.dst = *p.src
 		}
 	}
+	for _, p := range [...]struct{ dst, src **cachedDetails }{{&u.PromptDetails, &o.PromptDetails}, {&u.InputDetails, &o.InputDetails}} {
+		if *p.src != nil {
+			*p.dst = *p.src
+		}
+	}
+	for _, p := range [...]struct{ dst, src **reasoningDetails }{{&u.CompletionDetails, &o.CompletionDetails}, {&u.OutputDetails, &o.OutputDetails}} {
+		if *p.src != nil {
+			*p.dst = *p.src
+		}
+	}
+}
+
+// parts returns the parts of the input and output that the usage reports
+// apart, for the usage row and its cost: the prompt tokens read from the
+// provider's cache (cached_tokens, cache_read_input_tokens,
+// cachedContentTokenCount), those written to it (cache_write_tokens,
+// cache_creation_input_tokens), and the reasoning tokens
+// (reasoning_tokens, thoughtsTokenCount). The settlement takes each at
+// most its whole.
+func (u *usageFields) parts() (cached, cacheWrite, reasoning int64) {
+	cached = count(u.CacheRead) + count(u.CachedContent)
+	cacheWrite = count(u.CacheCreation)
+	for _, d := range [...]*cachedDetails{u.PromptDetails, u.InputDetails} {
+		if d != nil {
+			cached += count(d.CachedTokens)
+			cacheWrite += count(d.CacheWriteTokens)
+		}
+	}
+	reasoning = count(u.Thoughts)
+	for _, d := range [...]*reasoningDetails{u.CompletionDetails, u.OutputDetails} {
+		if d != nil {
+			reasoning += count(d.ReasoningTokens)
+		}
+	}
+	return cached, cacheWrite, reasoning
 }
 
 // tokens is the total that the usage reports: total_tokens or
@@ -379,10 +433,15 @@ func (h *accessHandler) charge(ctx context.Context, up *Upstream, u *usageFields
 	n := u.tokens()
 	in, out := u.split()
 	telemetry.AddTokens(ctx, in, out)
-	p := auth.SettleParams{Used: n, InputTokens: in, OutputTokens: out}
+	cached, write, reasoning := u.parts()
+	cached = min(cached, in)
+	write = min(write, in-cached)
+	reasoning = min(reasoning, out)
+	telemetry.AddTokenDetails(ctx, cached, write, reasoning)
+	p := auth.SettleParams{Used: n, InputTokens: in, OutputTokens: out, CachedTokens: cached, CacheWriteTokens: write, ReasoningTokens: reasoning}
 	slot, _ := ctx.Value(quotaSlotKey{}).(*quotaSlot)
 	if slot != nil && slot.model != nil {
-		p.Model, p.CostUSD = slot.model.ID, slot.model.Pricing.Cost(in, out)
+		p.Model, p.CostUSD = slot.model.ID, slot.model.Pricing.TokensCost(models.Tokens{Input: in, Output: out, Cached: cached, CacheWrite: write, Reasoning: reasoning})
 	}
 	if slot != nil && slot.rsv != nil {
 		_, err := slot.rsv.SettleUsage(ctx, p)

@@ -73,3 +73,33 @@ func FuzzUsageScanner(f *testing.F) {
 		}
 	})
 }
+
+// TestUsageScannerParts: the parts that providers price apart, in each
+// format's usage: the cache's reads and writes and the reasoning tokens
+// (issue 26).
+func TestUsageScannerParts(t *testing.T) {
+	t.Parallel()
+	type parts struct{ cached, write, reasoning int64 }
+	for _, tc := range []struct {
+		name string
+		text string
+		want parts
+	}{
+		{"OpenAIChat", `{"usage":{"prompt_tokens":50,"completion_tokens":20,"prompt_tokens_details":{"cached_tokens":30,"audio_tokens":0},"completion_tokens_details":{"reasoning_tokens":12}}}`, parts{30, 0, 12}},
+		{"OpenAIResponses", `{"usage":{"input_tokens":50,"input_tokens_details":{"cached_tokens":30},"output_tokens":20,"output_tokens_details":{"reasoning_tokens":12}}}`, parts{30, 0, 12}},
+		{"Messages", `{"usage":{"input_tokens":10,"cache_creation_input_tokens":20,"cache_read_input_tokens":50,"output_tokens":9}}`, parts{50, 20, 0}},
+		{"Gemini", `{"usageMetadata":{"promptTokenCount":80,"cachedContentTokenCount":50,"candidatesTokenCount":6,"thoughtsTokenCount":3}}`, parts{50, 0, 3}},
+		{"NullDetails", `{"usage":{"prompt_tokens":5,"prompt_tokens_details":null}}`, parts{}},
+		{"None", `{"usage":{"prompt_tokens":5,"completion_tokens":1}}`, parts{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var s usageScanner
+			_, _ = s.WriteString(tc.text)
+			c, w, r := s.usage.parts()
+			if got := (parts{c, w, r}); got != tc.want {
+				t.Fatalf("parts %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}

@@ -271,15 +271,26 @@ func anthropicResult(reply *messages.Reply, u *Upstream) (*chat.Result, error) {
 	return &chat.Result{Choices: []chat.Output{o}, Usage: anthropicUsage(&reply.Usage)}, nil
 }
 
+// anthropicUsage is the chat usage of a messages-format usage: the
+// prompt tokens are the input tokens with the cache's reads and writes,
+// which the format counts apart, and those are the prompt's cached_tokens
+// and cache_write_tokens (prompt_tokens_details, set when the upstream
+// reports either).
 func anthropicUsage(u *messages.Usage) chat.Usage {
 	in := u.InputTokens
+	var d *chat.PromptTokensDetails
+	if u.CacheCreationInputTokens != nil || u.CacheReadInputTokens != nil {
+		d = new(chat.PromptTokensDetails)
+	}
 	if u.CacheCreationInputTokens != nil {
 		in = addInts(in, *u.CacheCreationInputTokens)
+		d.CacheWriteTokens = *u.CacheCreationInputTokens
 	}
 	if u.CacheReadInputTokens != nil {
 		in = addInts(in, *u.CacheReadInputTokens)
+		d.CachedTokens = *u.CacheReadInputTokens
 	}
-	return chat.Usage{PromptTokens: in, CompletionTokens: u.OutputTokens, TotalTokens: addInts(in, u.OutputTokens)}
+	return chat.Usage{PromptTokens: in, CompletionTokens: u.OutputTokens, TotalTokens: addInts(in, u.OutputTokens), PromptTokensDetails: d}
 }
 
 // anthropicError is the client's error for an upstream reply that is not
@@ -381,9 +392,11 @@ func (st *anthropicStream) event(data []byte, yield func(chat.Delta, error) bool
 			return bad("a second message_start, or one without a message")
 		}
 		st.started = true
-		st.input = anthropicUsage(&e.Message.Usage).PromptTokens
+		start := anthropicUsage(&e.Message.Usage)
+		st.input = start.PromptTokens
 		if st.input > 0 {
 			st.estimate.PromptTokens = st.input
+			st.estimate.PromptTokensDetails = start.PromptTokensDetails
 		}
 		st.estimate.TotalTokens = st.estimate.PromptTokens + st.estimate.CompletionTokens
 		d.Usage = &st.estimate
@@ -442,7 +455,8 @@ func (st *anthropicStream) event(data []byte, yield func(chat.Delta, error) bool
 		if e.Usage != nil {
 			u := anthropicUsage(e.Usage)
 			if u.PromptTokens == 0 {
-				u.PromptTokens = st.estimate.PromptTokens
+				// message_delta without the input: message_start's
+				u.PromptTokens, u.PromptTokensDetails = st.estimate.PromptTokens, st.estimate.PromptTokensDetails
 			}
 			u.TotalTokens = u.PromptTokens + u.CompletionTokens
 			st.estimate, st.final = u, true

@@ -81,5 +81,6 @@ func TestAnthropicResult(t *testing.T) {
 	require.Equal(t, &chat.Result{Choices: []chat.Output{{
 		Content: "bc", Reasoning: "a", FinishReason: chat.FinishLength,
 		ToolCalls: []chat.ToolCall{{ID: "t1", Type: "function", Function: chat.FunctionCall{Name: "f", Arguments: `{"k":"v"}`}}},
-	}}, Usage: chat.Usage{PromptTokens: 10 + cached, CompletionTokens: 7, TotalTokens: 21}}, res)
+	}}, Usage: chat.Usage{PromptTokens: 10 + cached, CompletionTokens: 7, TotalTokens: 21,
+		PromptTokensDetails: &chat.PromptTokensDetails{CachedTokens: cached}}}, res)
 }

@@ -55,7 +55,11 @@ import (
 // and tool_use blocks the tool calls; stop_reason end_turn,
 // stop_sequence and pause_turn are stop, max_tokens length, tool_use
 // tool_calls and refusal content_filter; the usage's prompt tokens are
-// its input tokens, cached ones included. A stream's events become
+// its input tokens, the cache's reads and writes included, which are its
+// prompt_tokens_details' cached_tokens (cache_read_input_tokens) and
+// cache_write_tokens (cache_creation_input_tokens). A Gemini-style
+// upstream's cachedContentTokenCount is the cached_tokens, and its
+// thoughtsTokenCount the reasoning_tokens. A stream's events become
 // deltas as they arrive (message_start gives the input tokens,
 // message_delta the stop reason and output tokens; ping and unknown
 // events are skipped); one that breaks the format's order, ends without

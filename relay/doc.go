@@ -80,8 +80,12 @@
 // decoded and encoded again by the handler. A non-streaming chat reply
 // without tool calls is passed through the same way
 // (chat.Result.SetReply), with the gateway's usage in place of the
-// upstream's (the same counts, without the details that package chat
-// does not model). Completions and their chunks are passed through alike,
+// upstream's (the same counts, and the same prompt_tokens_details and
+// completion_tokens_details: cached, audio, reasoning and prediction
+// tokens; members of them that package chat does not model are
+// dropped). The usage chunk of a stream keeps them alike, and the usage
+// of an upstream of another format is translated with its cache and
+// reasoning counts (see [Relay.Chat]). Completions and their chunks are passed through alike,
 // logprobs included; their chunks carry no model, as the legacy format
 // has it. The capabilities travel with the data, so a backend that wraps
 // the relay's (a router, a logging wrapper) keeps them as long as it

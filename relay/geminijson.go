@@ -114,9 +114,11 @@ func (s *scanner) geminiUsage(dst **gemini.UsageMetadata) bool {
 	}
 	u := &gemini.UsageMetadata{}
 	*dst = u
-	var seen [4]bool
+	var seen [5]bool
 	return s.Object(func(key []byte) bool {
 		switch string(key) {
+		case "cachedContentTokenCount":
+			return once(&seen[4]) && s.int(&u.CachedContentTokenCount)
 		case "promptTokenCount":
 			return once(&seen[0]) && s.int(&u.PromptTokenCount)
 		case "candidatesTokenCount":
@@ -126,7 +128,7 @@ func (s *scanner) geminiUsage(dst **gemini.UsageMetadata) bool {
 		case "thoughtsTokenCount":
 			return once(&seen[3]) && s.int(&u.ThoughtsTokenCount)
 		}
-		return !foldsTo(key, "promptTokenCount", "candidatesTokenCount", "totalTokenCount", "thoughtsTokenCount") && s.skip()
+		return !foldsTo(key, "promptTokenCount", "candidatesTokenCount", "totalTokenCount", "thoughtsTokenCount", "cachedContentTokenCount") && s.skip()
 	})
 }
 

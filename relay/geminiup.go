@@ -331,11 +331,15 @@ func geminiFinish(reason string, calls bool) chat.FinishReason {
 }
 
 // geminiUsage is the chat usage of usageMetadata: the thoughts count as
-// completion (reasoning) tokens, as OpenAI counts them.
+// completion (reasoning) tokens, as OpenAI counts them, and the cached
+// content as the prompt's cached_tokens.
 func geminiUsage(m *gemini.UsageMetadata) chat.Usage {
 	u := chat.Usage{PromptTokens: m.PromptTokenCount, CompletionTokens: addInts(m.CandidatesTokenCount, m.ThoughtsTokenCount)}
 	if m.ThoughtsTokenCount > 0 {
 		u.CompletionTokensDetails = &chat.CompletionTokensDetails{ReasoningTokens: m.ThoughtsTokenCount}
+	}
+	if m.CachedContentTokenCount > 0 {
+		u.PromptTokensDetails = &chat.PromptTokensDetails{CachedTokens: m.CachedContentTokenCount}
 	}
 	u.TotalTokens = addInts(u.PromptTokens, u.CompletionTokens)
 	return u

@@ -60,6 +60,7 @@ var modes = []string{
 	relaytest.ModeVideoSizeRequired, relaytest.ModeVideoUnknownModel, relaytest.ModeVideoLeak, relaytest.ModeVideoScript,
 	relaytest.ModeVideoRedirectScript,
 	relaytest.ModeStatus403, relaytest.ModeReasoning, relaytest.ModeReasoningAtDone, relaytest.ModeNotAResponse, relaytest.ModeErrorObject,
+	relaytest.ModeDetails,
 }
 
 func newGateway(t *testing.T, setup func(up *relaytest.Upstream), opts ...relay.Option) *gateway {

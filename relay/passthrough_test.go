@@ -119,6 +119,18 @@ func TestChatStreamPassesChunksThrough(t *testing.T) {
 			"[DONE]",
 		},
 	}, {
+		name: "the usage chunk keeps the upstream's details (issue 26)",
+		body: withUsage,
+		upstream: []string{
+			`{"choices":[{"index":0,"delta":{"role":"assistant","content":"Hi"},"finish_reason":"stop"}]}`,
+			`{"choices":[],"usage":{"prompt_tokens":50,"completion_tokens":20,"total_tokens":70,"prompt_tokens_details":{"cached_tokens":30,"audio_tokens":0},"completion_tokens_details":{"reasoning_tokens":12,"audio_tokens":0,"accepted_prediction_tokens":0,"rejected_prediction_tokens":0}}}`,
+		},
+		want: []string{
+			head + `"choices":[{"index":0,"delta":{"role":"assistant","content":"Hi"},"finish_reason":"stop"}]}`,
+			head + `"choices":[],"usage":{"prompt_tokens":50,"completion_tokens":20,"total_tokens":70,"prompt_tokens_details":{"cached_tokens":30},"completion_tokens_details":{"reasoning_tokens":12}}}`,
+			"[DONE]",
+		},
+	}, {
 		name: "a first chunk without the role is encoded by the handler, which adds it",
 		body: stream,
 		upstream: []string{
@@ -186,9 +198,17 @@ func TestChatCompletePassesTheReplyThrough(t *testing.T) {
 	for _, tc := range []struct {
 		name, upstream, want string
 	}{{
-		name:     "members the gateway does not model are kept; the usage is the gateway's",
+		name:     "members the gateway does not model are kept; the usage is the gateway's, with the upstream's details",
 		upstream: `{"id":"up-1","object":"chat.completion","created":7,"model":"up-model","choices":[{"index":0,"message":{"role":"assistant","content":"Hé \"you\"","refusal":null,"annotations":[]},"logprobs":{"content":[]},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":2,"total_tokens":7,"prompt_tokens_details":{"cached_tokens":0}},"service_tier":"default","system_fingerprint":"fp_1"}`,
-		want:     head + `"choices":[{"index":0,"message":{"role":"assistant","content":"Hé \"you\"","refusal":null,"annotations":[]},"logprobs":{"content":[]},"finish_reason":"stop"}],"service_tier":"default","system_fingerprint":"fp_1","usage":{"prompt_tokens":5,"completion_tokens":2,"total_tokens":7}}`,
+		want:     head + `"choices":[{"index":0,"message":{"role":"assistant","content":"Hé \"you\"","refusal":null,"annotations":[]},"logprobs":{"content":[]},"finish_reason":"stop"}],"service_tier":"default","system_fingerprint":"fp_1","usage":{"prompt_tokens":5,"completion_tokens":2,"total_tokens":7,"prompt_tokens_details":{"cached_tokens":0}}}`,
+	}, {
+		name:     "cached, audio, reasoning and prediction tokens are kept (issue 26)",
+		upstream: `{"choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}],"usage":{"prompt_tokens":50,"completion_tokens":20,"total_tokens":70,"prompt_tokens_details":{"cached_tokens":30,"audio_tokens":2},"completion_tokens_details":{"reasoning_tokens":12,"audio_tokens":1,"accepted_prediction_tokens":3,"rejected_prediction_tokens":4}}}`,
+		want:     head + `"choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}],"usage":{"prompt_tokens":50,"completion_tokens":20,"total_tokens":70,"prompt_tokens_details":{"cached_tokens":30,"audio_tokens":2},"completion_tokens_details":{"reasoning_tokens":12,"audio_tokens":1,"accepted_prediction_tokens":3,"rejected_prediction_tokens":4}}}`,
+	}, {
+		name:     "details over their counts are taken at most the counts",
+		upstream: `{"choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":2,"total_tokens":7,"prompt_tokens_details":{"cached_tokens":30},"completion_tokens_details":{"reasoning_tokens":-3}}}`,
+		want:     head + `"choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":2,"total_tokens":7,"prompt_tokens_details":{"cached_tokens":5},"completion_tokens_details":{"reasoning_tokens":0}}}`,
 	}, {
 		name:     "without the upstream's usage, the gateway's estimate",
 		upstream: `{"choices":[{"index":0,"message":{"role":"assistant","content":"Hello there"},"finish_reason":"stop"}]}`,

@@ -116,7 +116,7 @@ func (s *scanner) usage(dst **chat.Usage) bool {
 	}
 	u := new(chat.Usage)
 	*dst = u
-	var seen [4]bool
+	var seen [5]bool
 	return s.Object(func(key []byte) bool {
 		switch string(key) {
 		case "prompt_tokens":
@@ -127,8 +127,10 @@ func (s *scanner) usage(dst **chat.Usage) bool {
 			return once(&seen[2]) && s.int(&u.TotalTokens)
 		case "completion_tokens_details":
 			return once(&seen[3]) && s.completionDetails(&u.CompletionTokensDetails)
+		case "prompt_tokens_details":
+			return once(&seen[4]) && s.promptDetails(&u.PromptTokensDetails)
 		}
-		return !foldsTo(key, "prompt_tokens", "completion_tokens", "total_tokens", "completion_tokens_details") && s.skip()
+		return !foldsTo(key, "prompt_tokens", "completion_tokens", "total_tokens", "completion_tokens_details", "prompt_tokens_details") && s.skip()
 	})
 }
 
@@ -141,12 +143,42 @@ func (s *scanner) completionDetails(dst **chat.CompletionTokensDetails) bool {
 	}
 	d := new(chat.CompletionTokensDetails)
 	*dst = d
-	var seen bool
+	var seen [4]bool
 	return s.Object(func(key []byte) bool {
-		if string(key) == "reasoning_tokens" {
-			return once(&seen) && s.int(&d.ReasoningTokens)
+		switch string(key) {
+		case "reasoning_tokens":
+			return once(&seen[0]) && s.int(&d.ReasoningTokens)
+		case "audio_tokens":
+			return once(&seen[1]) && s.int(&d.AudioTokens)
+		case "accepted_prediction_tokens":
+			return once(&seen[2]) && s.int(&d.AcceptedPredictionTokens)
+		case "rejected_prediction_tokens":
+			return once(&seen[3]) && s.int(&d.RejectedPredictionTokens)
 		}
-		return !foldsTo(key, "reasoning_tokens") && s.skip()
+		return !foldsTo(key, "reasoning_tokens", "audio_tokens", "accepted_prediction_tokens", "rejected_prediction_tokens") && s.skip()
+	})
+}
+
+// promptDetails decodes a usage's prompt_tokens_details into a new *dst,
+// or sets *dst to nil for null.
+func (s *scanner) promptDetails(dst **chat.PromptTokensDetails) bool {
+	*dst = nil
+	if s.Null() {
+		return true
+	}
+	d := new(chat.PromptTokensDetails)
+	*dst = d
+	var seen [3]bool
+	return s.Object(func(key []byte) bool {
+		switch string(key) {
+		case "cached_tokens":
+			return once(&seen[0]) && s.int(&d.CachedTokens)
+		case "audio_tokens":
+			return once(&seen[1]) && s.int(&d.AudioTokens)
+		case "cache_write_tokens":
+			return once(&seen[2]) && s.int(&d.CacheWriteTokens)
+		}
+		return !foldsTo(key, "cached_tokens", "audio_tokens", "cache_write_tokens") && s.skip()
 	})
 }
 

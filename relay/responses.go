@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"iter"
 	"net/http"
+	"slices"
 	"strings"
 
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
@@ -34,13 +35,21 @@ import (
 // become the reply's items (with the gateway's own ids); hosted tool
 // calls are not relayed. A reasoning item keeps its summary, its parts
 // joined by a blank line into the gateway's one summary part (or, from an
-// upstream that sends no summary but reasoning_text content, that text);
-// one with neither (an upstream asked for no summary) carries nothing the
-// gateway's reasoning items can hold, and is left out. A stream is read
+// upstream that sends no summary but reasoning_text content, that text),
+// and its encrypted_content, which the upstream sends when the request's
+// include lists "reasoning.encrypted_content" (include, like every field,
+// is forwarded as the client sent it). With that include, a reasoning
+// item also keeps the upstream's id, which its encrypted content goes
+// back with: the item returns intact, and a client that sends it back in
+// its input (store: false) has it forwarded unchanged; a stored response
+// keeps it, so that previous_response_id replays it. An item with
+// neither summary nor encrypted content carries nothing the gateway's
+// reasoning items can hold, and is left out. A stream is read
 // event by event: response.output_item.added begins a message or a
 // function call, and a reasoning item at its first
 // response.reasoning_summary_text.delta (or reasoning_text.delta), or
-// whole at its response.output_item.done if it streamed none;
+// whole at its response.output_item.done if it streamed none (whose
+// encrypted content is added to the item in any case);
 // output_text, function-call-argument and reasoning deltas continue it,
 // and the terminal event (response.completed or response.incomplete)
 // gives the usage and the incomplete reason. Until that usage arrives,
@@ -187,12 +196,14 @@ func (b responsesBackend) Compact(ctx context.Context, p *responses.CompactParam
 type responsesReply struct {
 	Status string `json:"status"`
 	Output []struct {
-		Type      string     `json:"type"`
-		CallID    string     `json:"call_id"`
-		Name      string     `json:"name"`
-		Arguments string     `json:"arguments"`
-		Content   []textPart `json:"content"`
-		Summary   []textPart `json:"summary"`
+		Type             string     `json:"type"`
+		ID               string     `json:"id"`
+		CallID           string     `json:"call_id"`
+		Name             string     `json:"name"`
+		Arguments        string     `json:"arguments"`
+		Content          []textPart `json:"content"`
+		Summary          []textPart `json:"summary"`
+		EncryptedContent string     `json:"encrypted_content"`
 	} `json:"output"`
 	Usage             *responses.Usage `json:"usage"`
 	IncompleteDetails *struct {
@@ -270,14 +281,19 @@ func (b responsesBackend) Complete(ctx context.Context, p *responses.Params) (*r
 	}
 	out := &responses.Result{}
 	outTokens := 0
+	keepIDs := wantsEncryptedReasoning(p)
 	for _, o := range reply.Output {
 		switch o.Type {
 		case responses.ItemReasoning:
 			text := reasoningText(o.Summary, o.Content)
-			if text == "" {
+			if text == "" && o.EncryptedContent == "" {
 				continue // nothing that a reasoning item of the gateway can show
 			}
-			out.Output = append(out.Output, responses.Output{Reasoning: text})
+			ro := responses.Output{Reasoning: text, EncryptedContent: o.EncryptedContent}
+			if keepIDs {
+				ro.ID = o.ID
+			}
+			out.Output = append(out.Output, ro)
 			outTokens += estimateTokens(text)
 		case responses.ItemMessage:
 			var text strings.Builder
@@ -326,6 +342,7 @@ type responsesEvent struct {
 	Delta        string `json:"delta"`
 	Item         *struct {
 		Type      string `json:"type"`
+		ID        string `json:"id"`
 		CallID    string `json:"call_id"`
 		Name      string `json:"name"`
 		Arguments string `json:"arguments"`
@@ -384,7 +401,7 @@ func (b responsesBackend) Stream(ctx context.Context, p *responses.Params) iter.
 		}
 		defer res.Body.Close()
 		rs := &responsesStream{u: u, items: map[int]int{}, reasoning: map[int]*reasoningState{}, cur: -1,
-			estimate: responses.Usage{InputTokens: responsesInputTokens(p)}}
+			estimate: responses.Usage{InputTokens: responsesInputTokens(p)}, keepIDs: wantsEncryptedReasoning(p)}
 		yieldEvents(res.Body, u, rs.event(func(d responses.Delta, err error) bool {
 			b.r.responsesUsage(ctx, u, d.Usage)
 			return yield(d, err)
@@ -400,15 +417,19 @@ type responsesStream struct {
 	cur       int                     // the gateway's open item
 	estimate  responses.Usage
 	reported  bool
+	keepIDs   bool // the request asked for reasoning.encrypted_content: reasoning items keep the upstream's ids
 }
 
 // reasoningState is a reasoning item of an upstream stream. The gateway's
-// item begins with its first summary (or reasoning text) delta, since a
-// reasoning item of the gateway has a summary: one that streams none is
-// not relayed.
+// item begins with its first summary (or reasoning text) delta, or, if
+// it streams none, at its response.output_item.done, with the summary
+// and the encrypted content of the finished item (one with neither is
+// not relayed). The encrypted content of an item begun earlier is added
+// to it at its response.output_item.done.
 type reasoningState struct {
 	opened bool
-	part   int // the summary part being streamed
+	part   int    // the summary part being streamed
+	id     string // the upstream's id of the item, if the gateway's item keeps it
 }
 
 func (rs *responsesStream) event(yield func(responses.Delta, error) bool) func(data []byte) (bool, error) {
@@ -435,7 +456,11 @@ func (rs *responsesStream) event(yield func(responses.Delta, error) bool) func(d
 				}
 				d.Call = &responses.FunctionCall{CallID: it.CallID, Name: it.Name, Arguments: it.Arguments}
 			case responses.ItemReasoning:
-				rs.reasoning[ev.OutputIndex] = &reasoningState{}
+				st := &reasoningState{}
+				if rs.keepIDs {
+					st.id = it.ID
+				}
+				rs.reasoning[ev.OutputIndex] = st
 				return true, nil // begun by its first delta
 			default:
 				return true, nil // hosted tool items are not relayed
@@ -476,6 +501,7 @@ func (rs *responsesStream) event(yield func(responses.Delta, error) bool) func(d
 				st.opened, st.part = true, ev.SummaryIndex
 				rs.cur++
 				rs.items[ev.OutputIndex] = rs.cur
+				d.ID = st.id
 			case rs.items[ev.OutputIndex] != rs.cur:
 				return false, malformed(rs.u, "stream event", fmt.Errorf("a delta for output item %d, which is not the open one", ev.OutputIndex), data)
 			case ev.Type == "response.reasoning_summary_text.delta" && ev.SummaryIndex != st.part:
@@ -491,28 +517,39 @@ func (rs *responsesStream) event(yield func(responses.Delta, error) bool) func(d
 			}
 		case "response.output_item.done":
 			st := rs.reasoning[ev.OutputIndex]
-			if st == nil || st.opened {
+			if st == nil {
 				return true, nil
 			}
-			// A reasoning item that streamed no deltas: its summary, if
-			// any, is in the finished item.
+			// The finished reasoning item: its encrypted content, and, if
+			// it streamed no deltas, its summary.
 			var done struct {
 				Item struct {
-					Summary []textPart `json:"summary"`
-					Content []textPart `json:"content"`
+					Summary          []textPart `json:"summary"`
+					Content          []textPart `json:"content"`
+					EncryptedContent string     `json:"encrypted_content"`
 				} `json:"item"`
 			}
 			if err := json.Unmarshal(data, &done); err != nil {
 				return false, malformed(rs.u, "stream event", err, data)
 			}
+			if st.opened {
+				if done.Item.EncryptedContent == "" {
+					return true, nil
+				}
+				if k := rs.items[ev.OutputIndex]; k != rs.cur {
+					return false, malformed(rs.u, "stream event", fmt.Errorf("output item %d done after the next one began", ev.OutputIndex), data)
+				}
+				d.Item, d.EncryptedContent = rs.cur, done.Item.EncryptedContent
+				break
+			}
 			text := reasoningText(done.Item.Summary, done.Item.Content)
-			if text == "" {
+			if text == "" && done.Item.EncryptedContent == "" {
 				return true, nil
 			}
 			st.opened = true
 			rs.cur++
 			rs.items[ev.OutputIndex] = rs.cur
-			d.Item, d.Reasoning = rs.cur, text
+			d.Item, d.Reasoning, d.EncryptedContent, d.ID = rs.cur, text, done.Item.EncryptedContent, st.id
 			if !rs.reported {
 				rs.estimate.OutputTokens += estimateTokens(text)
 				rs.estimate.TotalTokens = rs.estimate.InputTokens + rs.estimate.OutputTokens
@@ -548,6 +585,18 @@ func (rs *responsesStream) event(yield func(responses.Delta, error) bool) func(d
 		}
 		return yield(d, nil), nil
 	}
+}
+
+// wantsEncryptedReasoning reports whether the request's include asks for
+// reasoning.encrypted_content: then the reasoning items relayed keep the
+// upstream's ids, which their encrypted content goes back with.
+func wantsEncryptedReasoning(p *responses.Params) bool {
+	raw, ok := p.Request.Extra["include"]
+	if !ok {
+		return false
+	}
+	var include []string
+	return json.Unmarshal(raw, &include) == nil && slices.Contains(include, "reasoning.encrypted_content")
 }
 
 // responsesInputTokens estimates the input tokens of a request: its

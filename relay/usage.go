@@ -51,25 +51,41 @@ func (r *Relay) logClaim(ctx context.Context, u *Upstream, counts ...slog.Attr) 
 // handlers do (chat.Usage.Normalized) if a count is out of range, and
 // logs the claim; a usage in range is left as it is.
 func (r *Relay) chatUsage(ctx context.Context, u *Upstream, cu *chat.Usage) {
-	if cu == nil || inRange(int64(cu.PromptTokens)) && inRange(int64(cu.CompletionTokens)) &&
-		(cu.CompletionTokensDetails == nil || inRange(int64(cu.CompletionTokensDetails.ReasoningTokens))) {
+	if cu == nil || inRange(int64(cu.PromptTokens)) && inRange(int64(cu.CompletionTokens)) && detailsInRange(cu) {
 		return // the hot path: a running estimate, or a sane count
 	}
 	attrs := []slog.Attr{slog.Int("prompt_tokens", cu.PromptTokens), slog.Int("completion_tokens", cu.CompletionTokens)}
+	if d := cu.PromptTokensDetails; d != nil {
+		attrs = append(attrs, slog.Int("cached_tokens", d.CachedTokens), slog.Int("prompt_audio_tokens", d.AudioTokens), slog.Int("cache_write_tokens", d.CacheWriteTokens))
+	}
 	if d := cu.CompletionTokensDetails; d != nil {
-		attrs = append(attrs, slog.Int("reasoning_tokens", d.ReasoningTokens))
+		attrs = append(attrs, slog.Int("reasoning_tokens", d.ReasoningTokens), slog.Int("completion_audio_tokens", d.AudioTokens),
+			slog.Int("accepted_prediction_tokens", d.AcceptedPredictionTokens), slog.Int("rejected_prediction_tokens", d.RejectedPredictionTokens))
 	}
 	r.logClaim(ctx, u, attrs...)
 	*cu = cu.Normalized()
 }
 
+// detailsInRange reports whether every detail count of cu is in range.
+func detailsInRange(cu *chat.Usage) bool {
+	if d := cu.PromptTokensDetails; d != nil &&
+		!(inRange(int64(d.CachedTokens)) && inRange(int64(d.AudioTokens)) && inRange(int64(d.CacheWriteTokens))) {
+		return false
+	}
+	d := cu.CompletionTokensDetails
+	return d == nil || inRange(int64(d.ReasoningTokens)) && inRange(int64(d.AudioTokens)) &&
+		inRange(int64(d.AcceptedPredictionTokens)) && inRange(int64(d.RejectedPredictionTokens))
+}
+
 // responsesUsage is chatUsage for a responses usage.
 func (r *Relay) responsesUsage(ctx context.Context, u *Upstream, ru *responses.Usage) {
 	if ru == nil || inRange(int64(ru.InputTokens)) && inRange(int64(ru.OutputTokens)) &&
-		inRange(int64(ru.InputTokensDetails.CachedTokens)) && inRange(int64(ru.OutputTokensDetails.ReasoningTokens)) {
+		inRange(int64(ru.InputTokensDetails.CachedTokens)) && inRange(int64(ru.InputTokensDetails.CacheWriteTokens)) &&
+		inRange(int64(ru.OutputTokensDetails.ReasoningTokens)) {
 		return
 	}
 	r.logClaim(ctx, u, slog.Int("input_tokens", ru.InputTokens), slog.Int("output_tokens", ru.OutputTokens),
-		slog.Int("cached_tokens", ru.InputTokensDetails.CachedTokens), slog.Int("reasoning_tokens", ru.OutputTokensDetails.ReasoningTokens))
+		slog.Int("cached_tokens", ru.InputTokensDetails.CachedTokens), slog.Int("cache_write_tokens", ru.InputTokensDetails.CacheWriteTokens),
+		slog.Int("reasoning_tokens", ru.OutputTokensDetails.ReasoningTokens))
 	*ru = ru.Normalized()
 }

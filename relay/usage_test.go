@@ -77,17 +77,18 @@ func TestAbsurdUpstreamUsage(t *testing.T) {
 	chatStream := `{"model":%q,"stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"hi"}]}`
 	tests := []struct {
 		name, model, path, body string
-		// input and output are what the client sees and the key is charged.
-		input, output int64
+		// input and output are what the client sees and the key is charged;
+		// cached and reasoning their parts, in the usage row.
+		input, output, cached, reasoning int64
 	}{
-		{"Chat", "m-openai", "/v1/chat/completions", chatBody, limit, 0},
-		{"ChatStream", "m-openai", "/v1/chat/completions", chatStream, limit, 0},
-		{"Completions", "m-openai", "/v1/completions", `{"model":%q,"prompt":"hi"}`, limit, 0},
-		{"Responses", "m-openai", "/v1/responses", `{"model":%q,"input":"hi"}`, limit, 0},
-		{"ChatFromAnthropic", "m-anthropic", "/v1/chat/completions", chatBody, limit, 0},
-		{"ResponsesFromAnthropic", "m-anthropic", "/v1/responses", `{"model":%q,"input":"hi"}`, limit, 0},
-		{"ChatFromGemini", "m-gemini", "/v1/chat/completions", chatBody, limit, limit},
-		{"ResponsesFromGemini", "m-gemini", "/v1/responses", `{"model":%q,"input":"hi"}`, limit, limit},
+		{"Chat", "m-openai", "/v1/chat/completions", chatBody, limit, 0, 0, 0},
+		{"ChatStream", "m-openai", "/v1/chat/completions", chatStream, limit, 0, 0, 0},
+		{"Completions", "m-openai", "/v1/completions", `{"model":%q,"prompt":"hi"}`, limit, 0, 0, 0},
+		{"Responses", "m-openai", "/v1/responses", `{"model":%q,"input":"hi"}`, limit, 0, 0, 0},
+		{"ChatFromAnthropic", "m-anthropic", "/v1/chat/completions", chatBody, limit, 0, limit, 0},
+		{"ResponsesFromAnthropic", "m-anthropic", "/v1/responses", `{"model":%q,"input":"hi"}`, limit, 0, limit, 0},
+		{"ChatFromGemini", "m-gemini", "/v1/chat/completions", chatBody, limit, limit, 0, limit},
+		{"ResponsesFromGemini", "m-gemini", "/v1/responses", `{"model":%q,"input":"hi"}`, limit, limit, 0, limit},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -141,7 +142,8 @@ func TestAbsurdUpstreamUsage(t *testing.T) {
 			require.Equal(t, want, k.Quota, "charged the clamped usage, the reservation released")
 			rows, err := keys.Usage(t.Context(), auth.UsageParams{GroupBy: auth.GroupByModel})
 			require.NoError(t, err)
-			require.Equal(t, []auth.UsageRow{{Model: tc.model, Requests: 1, InputTokens: tc.input, OutputTokens: tc.output, CostUSD: float64(tc.input + tc.output)}}, rows)
+			require.Equal(t, []auth.UsageRow{{Model: tc.model, Requests: 1, InputTokens: tc.input, OutputTokens: tc.output,
+				CachedTokens: tc.cached, ReasoningTokens: tc.reasoning, CostUSD: float64(tc.input + tc.output)}}, rows)
 
 			require.Contains(t, logs.String(), `"msg":"relay: upstream reported token counts out of range`)
 			require.Contains(t, logs.String(), `9223372036854775807`, "the claim is logged")

@@ -144,13 +144,23 @@ type Result struct {
 }
 
 // Output is one output item of a [Result]: a function call if Call is
-// set; else a reasoning item whose summary is Reasoning, if it is set
-// (Text must then be empty); and otherwise an assistant message whose
-// text is Text. Reasoning models put their reasoning item first.
+// set; else a reasoning item whose summary is Reasoning, if it or
+// EncryptedContent is set (Text must then be empty); and otherwise an
+// assistant message whose text is Text. Reasoning models put their
+// reasoning item first.
+//
+// EncryptedContent is a reasoning item's encrypted_content: the
+// reasoning as an opaque value that only the backend that made it reads,
+// which a client that keeps no state (store: false) sends back in its
+// next input. ID, for a reasoning item only, is its id as the backend
+// made it, which its encrypted content goes back with; empty, the
+// item gets a new id of the gateway's.
 type Output struct {
-	Text      string
-	Call      *FunctionCall
-	Reasoning string
+	Text             string
+	Call             *FunctionCall
+	Reasoning        string
+	EncryptedContent string
+	ID               string
 }
 
 // FunctionCall is a call of a function tool. An empty CallID is replaced
@@ -169,10 +179,13 @@ type FunctionCall struct {
 // first Delta of an item says what it is: a function call if Call is set
 // (Call.Name is required; an empty Call.CallID is replaced by a random
 // "call_…" id; Call.Arguments may hold the start of the arguments), a
-// reasoning item if Reasoning is set, and otherwise a message. Later
+// reasoning item if Reasoning or EncryptedContent is set (with ID, if
+// set, as its id: see [Output]), and otherwise a message. Later
 // Deltas of the item carry pieces of its text (Text, for a message), of
 // its arguments (Arguments, for a function call) or of its reasoning
-// summary (Reasoning); Call is then ignored.
+// summary (Reasoning); Call and ID are then ignored. EncryptedContent on
+// a later Delta of a reasoning item sets its encrypted content (the last
+// one given counts); on another item it is an error.
 //
 // Usage reports the reply's usage and Incomplete makes the response
 // incomplete with that reason; for both, the last one reported counts. A
@@ -183,13 +196,15 @@ type FunctionCall struct {
 // The handler writes a Delta's events at once, and flushes them after
 // it, unless the stream has called [Params.Flush], which says when.
 type Delta struct {
-	Item       int
-	Text       string
-	Call       *FunctionCall
-	Arguments  string
-	Reasoning  string
-	Usage      *Usage
-	Incomplete string
+	Item             int
+	Text             string
+	Call             *FunctionCall
+	Arguments        string
+	Reasoning        string
+	EncryptedContent string
+	ID               string
+	Usage            *Usage
+	Incomplete       string
 }
 
 // CompactParams is what a [Compactor] is asked: the decoded and validated

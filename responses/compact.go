@@ -49,7 +49,7 @@ func (h *handler) compact(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	httpjson.WriteRaw(w, http.StatusOK, body)
-	used = pipeline.Usage{Input: int64(usage.InputTokens), Output: int64(usage.OutputTokens)}
+	used = usage.charged()
 }
 
 // compacter is the handler as the pipeline.Admission of POST

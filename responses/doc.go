@@ -79,7 +79,9 @@
 // The handler owns everything on the wire but the content: the id
 // ("resp_" and 26 base32 characters, 128 random bits), item ids ("msg_…"
 // for messages, "fc_…" for function calls, "rs_…" for the reasoning items
-// of reasoning models, whose summary is one summary_text part) and call
+// of reasoning models, whose summary is one summary_text part, or none
+// for an item that carries only its encrypted_content; a reasoning item
+// with encrypted content may keep its backend's id, see [Output]) and call
 // ids ("call_…", when
 // the backend gives none), created_at and completed_at ([endpoint.WithClock]),
 // object names, usage totals (total_tokens = input_tokens +
@@ -122,7 +124,8 @@
 // response.output_text.done, response.content_part.done; for a
 // reasoning item the same with response.reasoning_summary_part.added,
 // response.reasoning_summary_text.delta… and .done, and
-// response.reasoning_summary_part.done (summary_index 0); for a function
+// response.reasoning_summary_part.done (summary_index 0), none of them
+// for an item without a summary; for a function
 // call response.function_call_arguments.delta… and
 // response.function_call_arguments.done; then response.output_item.done
 // with the whole item. Exactly one terminal event ends the stream:

@@ -33,6 +33,10 @@ func appendOutputItem(b []byte, it *OutputItem) []byte {
 			b = appendSummaryText(b, it.Summary[i].Text)
 		}
 		b = append(b, ']')
+		if it.EncryptedContent != "" {
+			b = append(b, `,"encrypted_content":`...)
+			b = jsonenc.AppendString(b, it.EncryptedContent)
+		}
 	case ItemFunctionCall:
 		b = append(b, `,"call_id":`...)
 		b = jsonenc.AppendString(b, it.CallID)

@@ -221,7 +221,7 @@ func (h *creator) Reply(w http.ResponseWriter, r *http.Request, c *createCall) (
 	if err != nil {
 		return pipeline.Usage{}, apierrors.Internal(err)
 	}
-	used := pipeline.Usage{Input: int64(usage.InputTokens), Output: int64(usage.OutputTokens)}
+	used := usage.charged()
 	if err := (*handler)(h).save(ctx, c.owner, req, resp); err != nil {
 		return used, err // generated, so charged; but not stored, which the client must know
 	}
@@ -239,7 +239,7 @@ func checkResult(res *Result) error {
 		switch {
 		case o.Call != nil && o.Call.Name == "":
 			return backendError("function call (output item %d) without a name", i)
-		case o.Call == nil && o.Reasoning != "" && o.Text != "":
+		case o.Call == nil && (o.Reasoning != "" || o.EncryptedContent != "") && o.Text != "":
 			return backendError("reasoning item (output item %d) with text", i)
 		}
 	}
@@ -342,12 +342,26 @@ func outputItem(o *Output) OutputItem {
 		return OutputItem{Type: ItemFunctionCall, ID: ids.New(FunctionIDPrefix), Status: StatusCompleted,
 			CallID: callID, Name: c.Name, Arguments: c.Arguments}
 	}
-	if o.Reasoning != "" {
-		return OutputItem{Type: ItemReasoning, ID: ids.New(ReasoningIDPrefix), Status: StatusCompleted,
-			Summary: []SummaryText{{Type: PartSummary, Text: o.Reasoning}}}
+	if o.Reasoning != "" || o.EncryptedContent != "" {
+		it := OutputItem{Type: ItemReasoning, ID: o.ID, Status: StatusCompleted, Summary: summaryOf(o.Reasoning),
+			EncryptedContent: o.EncryptedContent}
+		if it.ID == "" {
+			it.ID = ids.New(ReasoningIDPrefix)
+		}
+		return it
 	}
 	return OutputItem{Type: ItemMessage, ID: ids.New(MessageIDPrefix), Status: StatusCompleted, Role: RoleAssistant,
 		Content: []OutputText{{Type: PartOutputText, Text: o.Text, Annotations: []json.RawMessage{}}}}
+}
+
+// summaryOf is the summary of a reasoning item whose summary text is
+// text: one part, or none for no text (an item that carries only its
+// encrypted content).
+func summaryOf(text string) []SummaryText {
+	if text == "" {
+		return []SummaryText{}
+	}
+	return []SummaryText{{Type: PartSummary, Text: text}}
 }
 
 // save stores resp unless the request said "store": false, and then adds
@@ -450,6 +464,7 @@ func historyItem(o *OutputItem) Item {
 	case ItemReasoning:
 		summary, _ := json.Marshal(o.Summary) // plain strings: cannot fail
 		it.Extra = map[string]json.RawMessage{"summary": summary}
+		it.EncryptedContent = o.EncryptedContent
 		return it
 	}
 	it.Role = o.Role

@@ -196,7 +196,7 @@ func storedSize(r *StoredResponse) int64 {
 	resp := &r.Response
 	for i := range resp.Output {
 		o := &resp.Output[i]
-		n += overhead + int64(len(o.ID)+len(o.CallID)+len(o.Name)+len(o.Arguments))
+		n += overhead + int64(len(o.ID)+len(o.CallID)+len(o.Name)+len(o.Arguments)+len(o.EncryptedContent))
 		for _, c := range o.Content {
 			n += int64(len(c.Text))
 		}

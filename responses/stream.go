@@ -81,6 +81,7 @@ type eventWriter struct {
 
 	cur  int        // index of the open item, -1 before the first
 	item OutputItem // the open item, if cur == len(resp.Output)
+	part bool       // the open reasoning item's summary part is begun
 	ref  []byte     // its encoded item_id and output_index (appendItemRef)
 	text strings.Builder
 
@@ -115,7 +116,7 @@ func (ew *eventWriter) save() error {
 // written.
 func (ew *eventWriter) Used(prompt int64) pipeline.Usage {
 	ew.usage = ew.usage.Normalized()
-	return ew.written.Usage(ew.usage.InputTokens, ew.usage.OutputTokens, prompt)
+	return ew.written.Usage(ew.usage.charged(), prompt)
 }
 
 // Add writes the events of one delta, without flushing them.
@@ -131,7 +132,7 @@ func (ew *eventWriter) Add(d *Delta) error {
 	if d.Incomplete != "" {
 		ew.incomplete = d.Incomplete
 	}
-	noItem := d.Text == "" && d.Call == nil && d.Arguments == "" && d.Reasoning == ""
+	noItem := d.Text == "" && d.Call == nil && d.Arguments == "" && d.Reasoning == "" && d.EncryptedContent == ""
 	if noItem && (d.Usage != nil || d.Incomplete != "") {
 		return nil
 	}
@@ -157,7 +158,13 @@ func (ew *eventWriter) Add(d *Delta) error {
 			if d.Text != "" || d.Arguments != "" {
 				return backendError("text or arguments for output item %d, a reasoning item", d.Item)
 			}
+			if d.EncryptedContent != "" {
+				ew.item.EncryptedContent = d.EncryptedContent
+			}
 			return ew.reasoning(d.Reasoning)
+		}
+		if d.EncryptedContent != "" {
+			return backendError("encrypted content for output item %d, which is not a reasoning item", d.Item)
 		}
 		if d.Arguments != "" || d.Reasoning != "" {
 			return backendError("arguments or reasoning for output item %d, a message", d.Item)
@@ -201,16 +208,18 @@ func (ew *eventWriter) openItem(d *Delta) error {
 		}
 		return ew.arguments(c.Arguments + d.Arguments)
 	}
-	if d.Reasoning != "" {
+	if d.Reasoning != "" || d.EncryptedContent != "" {
 		if d.Text != "" || d.Arguments != "" {
 			return backendError("text or arguments in the first delta of output item %d, a reasoning item", d.Item)
 		}
-		ew.item = OutputItem{Type: ItemReasoning, ID: ids.New(ReasoningIDPrefix), Status: StatusInProgress, Summary: []SummaryText{}}
+		ew.item = OutputItem{Type: ItemReasoning, ID: d.ID, Status: StatusInProgress, Summary: []SummaryText{},
+			EncryptedContent: d.EncryptedContent}
+		if ew.item.ID == "" {
+			ew.item.ID = ids.New(ReasoningIDPrefix)
+		}
+		ew.part = false
 		ew.ref = appendItemRef(ew.ref[:0], ew.item.ID, ew.cur)
 		if err := ew.send(EventOutputItemAdded, appendItemEvent(ew.buf[:0], EventOutputItemAdded, ew.seq, ew.cur, &ew.item)); err != nil {
-			return err
-		}
-		if err := ew.send(EventReasoningPartAdded, appendSummaryEvent(ew.buf[:0], EventReasoningPartAdded, ew.seq, ew.ref, "part", "")); err != nil {
 			return err
 		}
 		return ew.reasoning(d.Reasoning)
@@ -238,6 +247,14 @@ func (ew *eventWriter) reasoning(s string) error {
 	if s == "" {
 		return nil
 	}
+	if !ew.part {
+		// The summary part begins with its first text: an item that
+		// carries only its encrypted content has none.
+		ew.part = true
+		if err := ew.send(EventReasoningPartAdded, appendSummaryEvent(ew.buf[:0], EventReasoningPartAdded, ew.seq, ew.ref, "part", "")); err != nil {
+			return err
+		}
+	}
 	ew.text.WriteString(s)
 	return ew.send(EventReasoningTextDelta, appendSummaryEvent(ew.buf[:0], EventReasoningTextDelta, ew.seq, ew.ref, "delta", s))
 }
@@ -263,7 +280,10 @@ func (ew *eventWriter) closeItem(status Status) error {
 			return err
 		}
 	case ItemReasoning:
-		it.Summary = []SummaryText{{Type: PartSummary, Text: text}}
+		it.Summary = summaryOf(text)
+		if !ew.part {
+			break
+		}
 		if err := ew.send(EventReasoningTextDone, appendSummaryEvent(ew.buf[:0], EventReasoningTextDone, ew.seq, ew.ref, "text", text)); err != nil {
 			return err
 		}
@@ -354,7 +374,7 @@ func (ew *eventWriter) failed(r *http.Request, e *apierrors.Error, save bool) er
 		case ItemFunctionCall:
 			ew.item.Arguments = ew.text.String()
 		case ItemReasoning:
-			ew.item.Summary = []SummaryText{{Type: PartSummary, Text: ew.text.String()}}
+			ew.item.Summary = summaryOf(ew.text.String())
 		default:
 			ew.item.Content = []OutputText{{Type: PartOutputText, Text: ew.text.String(), Annotations: []json.RawMessage{}}}
 		}
@@ -433,7 +453,7 @@ func resultDeltas(ctx context.Context, b Backend, p *Params) iter.Seq2[Delta, er
 		}
 		for i := range res.Output {
 			o := &res.Output[i]
-			if !yield(Delta{Item: i, Text: o.Text, Call: o.Call, Reasoning: o.Reasoning}, nil) {
+			if !yield(Delta{Item: i, Text: o.Text, Call: o.Call, Reasoning: o.Reasoning, EncryptedContent: o.EncryptedContent, ID: o.ID}, nil) {
 				return
 			}
 		}

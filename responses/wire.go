@@ -80,6 +80,9 @@ type OutputItem struct {
 	Arguments string `json:"arguments,omitempty"`
 
 	Summary []SummaryText `json:"summary,omitempty"`
+	// EncryptedContent is a reasoning item's encrypted_content, sent
+	// when set (see [Output]).
+	EncryptedContent string `json:"encrypted_content,omitempty"`
 }
 
 // SummaryText is a part of the summary of a reasoning item:
@@ -128,20 +131,33 @@ type Usage struct {
 // Normalized returns u as the handler sends and charges it, whatever a
 // backend reported: each count from 0 to endpoint.MaxOutputTokens (a
 // negative count as 0, a larger one as endpoint.MaxOutputTokens), the
-// cached tokens at most the input tokens and the reasoning tokens at most
-// the output tokens, and TotalTokens their sum, so that a client never
-// sees a negative or overflowed total.
+// cached and cache-write tokens together at most the input tokens and the
+// reasoning tokens at most the output tokens, and TotalTokens their sum,
+// so that a client never sees a negative or overflowed total.
 func (u Usage) Normalized() Usage {
 	u.InputTokens, u.OutputTokens = pipeline.Count(u.InputTokens), pipeline.Count(u.OutputTokens)
 	u.InputTokensDetails.CachedTokens = min(pipeline.Count(u.InputTokensDetails.CachedTokens), u.InputTokens)
+	u.InputTokensDetails.CacheWriteTokens = min(pipeline.Count(u.InputTokensDetails.CacheWriteTokens), u.InputTokens-u.InputTokensDetails.CachedTokens)
 	u.OutputTokensDetails.ReasoningTokens = min(pipeline.Count(u.OutputTokensDetails.ReasoningTokens), u.OutputTokens)
 	u.TotalTokens = u.InputTokens + u.OutputTokens
 	return u
 }
 
-// InputTokensDetails breaks input tokens down.
+// charged returns the usage that u charges (u as it is: normalize it
+// first): the cached input tokens and the reasoning tokens apart.
+func (u *Usage) charged() pipeline.Usage {
+	return pipeline.Usage{Input: int64(u.InputTokens), Output: int64(u.OutputTokens),
+		Cached: int64(u.InputTokensDetails.CachedTokens), CacheWrite: int64(u.InputTokensDetails.CacheWriteTokens), Reasoning: int64(u.OutputTokensDetails.ReasoningTokens)}
+}
+
+// InputTokensDetails breaks input tokens down: CachedTokens were read
+// from the provider's prompt cache. CacheWriteTokens (cache_write_tokens,
+// sent only when not 0, as in chat's prompt_tokens_details) were written
+// to it, for providers that charge cache writes (Anthropic's
+// cache_creation_input_tokens, relayed through chat).
 type InputTokensDetails struct {
-	CachedTokens int `json:"cached_tokens"`
+	CachedTokens     int `json:"cached_tokens"`
+	CacheWriteTokens int `json:"cache_write_tokens,omitempty"`
 }
 
 // OutputTokensDetails breaks output tokens down: reasoning tokens count as

@@ -45,6 +45,9 @@
 //     settlements count: a handler or a backend of your own that charges
 //     tokens through package auth (auth.Charge, auth.Settle) adds them
 //     with [AddTokens].
+//   - CachedTokens, CacheWriteTokens and ReasoningTokens: the same
+//     handlers, with InputTokens and OutputTokens ([AddTokenDetails]),
+//     when the backend reported them.
 //   - KeyID: the auth middleware, once the credential named a known key.
 //   - Refusal: the auth middleware (a rate limit; a key with no quota
 //     left) and the handlers above (a key whose quota is all reserved by

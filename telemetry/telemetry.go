@@ -20,6 +20,13 @@ type Info struct {
 	// have, for a request without one); the sum of every AddTokens.
 	InputTokens  int64
 	OutputTokens int64
+	// CachedTokens and CacheWriteTokens are the parts of InputTokens read
+	// from and written to the provider's prompt cache, ReasoningTokens the
+	// part of OutputTokens spent reasoning, as the backend reported them;
+	// the sum of every AddTokenDetails.
+	CachedTokens     int64
+	CacheWriteTokens int64
+	ReasoningTokens  int64
 	// KeyID is the id of the API key that the request's credential named
 	// (never its secret), once the auth middleware has looked it up,
 	// refused requests of a known key included; empty otherwise.
@@ -79,6 +86,18 @@ func AddTokens(ctx context.Context, input, output int64) {
 	if info := FromContext(ctx); info != nil {
 		info.InputTokens += max(input, 0)
 		info.OutputTokens += max(output, 0)
+	}
+}
+
+// AddTokenDetails adds the parts of the tokens of [AddTokens] that
+// providers price apart to the request's CachedTokens, CacheWriteTokens
+// and ReasoningTokens, when ctx carries an Info; negative counts add
+// nothing. The kit's handlers call it with AddTokens.
+func AddTokenDetails(ctx context.Context, cached, cacheWrite, reasoning int64) {
+	if info := FromContext(ctx); info != nil {
+		info.CachedTokens += max(cached, 0)
+		info.CacheWriteTokens += max(cacheWrite, 0)
+		info.ReasoningTokens += max(reasoning, 0)
 	}
 }
 

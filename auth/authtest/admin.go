@@ -361,6 +361,22 @@ func TestUsageReader(t *testing.T, newStore func(t *testing.T) UsageStore) {
 		}
 	})
 
+	t.Run("KeepsTheCachedCacheWriteAndReasoningTokens", func(t *testing.T) {
+		t.Parallel()
+		s, keys := setup(t, 1)
+		m := model()
+		settle(t, s, auth.SettleParams{KeyID: keys[0], Used: 150, Model: m, InputTokens: 100, OutputTokens: 50,
+			CachedTokens: 60, CacheWriteTokens: 30, ReasoningTokens: 20, CostUSD: 0.002})
+		settle(t, s, auth.SettleParams{KeyID: keys[0], Used: 7, Model: m, InputTokens: 3, OutputTokens: 4, CostUSD: 0.0005})
+		settle(t, s, auth.SettleParams{KeyID: keys[0], Used: 12, Model: m, InputTokens: 8, OutputTokens: 4,
+			CachedTokens: 5, ReasoningTokens: 1, CostUSD: 0.0001})
+		want := []auth.UsageRow{{Model: m, Requests: 3, InputTokens: 111, OutputTokens: 58,
+			CachedTokens: 65, CacheWriteTokens: 30, ReasoningTokens: 21, CostUSD: 0.0026}}
+		if diff := cmp.Diff(want, usage(t, s, auth.UsageParams{KeyID: keys[0], GroupBy: auth.GroupByModel}), rowOpts); diff != "" {
+			t.Errorf("Usage mismatch (-want +got):\n%s", diff)
+		}
+	})
+
 	t.Run("RecordsNothingForAnUnknownKey", func(t *testing.T) {
 		t.Parallel()
 		s, _ := setup(t, 0)

@@ -137,6 +137,14 @@ async function usage(ev) {
     const dr = labels.map((d) => dayRows.get(d));
     const mr = byModel.data || [];
     const mLabels = mr.map((r) => r.model);
+    // The parts of the tokens priced apart, when the providers reported
+    // any (issue 26): a chart of their own, absent otherwise.
+    const parts = ['cached_tokens', 'cache_write_tokens', 'reasoning_tokens'];
+    const details = mr.some((r) => parts.some((p) => r[p] > 0))
+      ? [barChart({ id: 'chart-token-details-model', title: 'Cached, cache-write and reasoning tokens per model', labels: mLabels,
+        series: [{ name: 'cached input tokens', values: col(mr, 'cached_tokens') }, { name: 'cache writes', values: col(mr, 'cache_write_tokens') },
+          { name: 'reasoning tokens', values: col(mr, 'reasoning_tokens') }], format: num })]
+      : [];
     $('usage-charts').replaceChildren(
       barChart({ id: 'chart-requests-day', title: 'Requests per day', labels, series: [{ name: 'requests', values: col(dr, 'requests') }], format: num }),
       barChart({ id: 'chart-tokens-day', title: 'Tokens per day', labels,
@@ -144,7 +152,8 @@ async function usage(ev) {
       barChart({ id: 'chart-cost-day', title: 'Cost per day (USD)', labels, series: [{ name: 'cost', values: col(dr, 'cost_usd') }], format: usd, prefix: '$' }),
       barChart({ id: 'chart-cost-model', title: 'Cost per model (USD)', labels: mLabels, series: [{ name: 'cost', values: col(mr, 'cost_usd') }], format: usd, prefix: '$' }),
       barChart({ id: 'chart-tokens-model', title: 'Tokens per model', labels: mLabels,
-        series: [{ name: 'input tokens', values: col(mr, 'input_tokens') }, { name: 'output tokens', values: col(mr, 'output_tokens') }], format: num }));
+        series: [{ name: 'input tokens', values: col(mr, 'input_tokens') }, { name: 'output tokens', values: col(mr, 'output_tokens') }], format: num }),
+      ...details);
   } catch (err) {
     showError($('admin-error'), err);
   }

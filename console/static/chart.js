@@ -1,5 +1,5 @@
 // barChart draws a bar chart as inline SVG (no library): one bar per
-// label, stacked when there are two series. It returns a <figure> with the
+// label, its series stacked when there are more than one. It returns a <figure> with the
 // chart (role=img, labelled by its title) and the same numbers as a table,
 // for screen readers and for copying.
 import { el } from './api.js';

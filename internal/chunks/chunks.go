@@ -146,7 +146,14 @@ func (w *Writer) End(r *http.Request, err error) { w.Cfg.EndWithError(r, w.S, er
 // written.
 func (w *Writer) Used(prompt int64) pipeline.Usage {
 	w.Usage = w.Usage.Normalized()
-	return w.Written.Usage(w.Usage.PromptTokens, w.Usage.CompletionTokens, prompt)
+	return w.Written.Usage(Charged(&w.Usage), prompt)
+}
+
+// Charged returns the usage that u charges (u as it is: normalize it
+// first), the cached, cache-write and reasoning tokens apart.
+func Charged(u *endpoint.Usage) pipeline.Usage {
+	return pipeline.Usage{Input: int64(u.PromptTokens), Output: int64(u.CompletionTokens),
+		Cached: int64(u.Cached()), CacheWrite: int64(u.CacheWrite()), Reasoning: int64(u.Reasoning())}
 }
 
 // AppendUsage appends the usage object u.
@@ -157,12 +164,30 @@ func AppendUsage(b []byte, u *endpoint.Usage) []byte {
 	b = strconv.AppendInt(b, int64(u.CompletionTokens), 10)
 	b = append(b, `,"total_tokens":`...)
 	b = strconv.AppendInt(b, int64(u.TotalTokens), 10)
+	if d := u.PromptTokensDetails; d != nil {
+		b = append(b, `,"prompt_tokens_details":{"cached_tokens":`...)
+		b = strconv.AppendInt(b, int64(d.CachedTokens), 10)
+		b = appendCount(b, `,"audio_tokens":`, d.AudioTokens)
+		b = appendCount(b, `,"cache_write_tokens":`, d.CacheWriteTokens)
+		b = append(b, '}')
+	}
 	if d := u.CompletionTokensDetails; d != nil {
 		b = append(b, `,"completion_tokens_details":{"reasoning_tokens":`...)
 		b = strconv.AppendInt(b, int64(d.ReasoningTokens), 10)
+		b = appendCount(b, `,"audio_tokens":`, d.AudioTokens)
+		b = appendCount(b, `,"accepted_prediction_tokens":`, d.AcceptedPredictionTokens)
+		b = appendCount(b, `,"rejected_prediction_tokens":`, d.RejectedPredictionTokens)
 		b = append(b, '}')
 	}
 	return append(b, '}')
+}
+
+// appendCount appends key and n, unless n is 0 (the omitempty details).
+func appendCount(b []byte, key string, n int) []byte {
+	if n == 0 {
+		return b
+	}
+	return strconv.AppendInt(append(b, key...), int64(n), 10)
 }
 
 // AppendUsageChunk appends the final usage chunk after a chunk's prefix
@@ -190,7 +215,7 @@ func Reply(w http.ResponseWriter, pkg string, raw []byte, u endpoint.Usage, appe
 		*buf = reply
 		replyBuffers.Put(buf)
 	}
-	return pipeline.Usage{Input: int64(u.PromptTokens), Output: int64(u.CompletionTokens)}, nil
+	return Charged(&u), nil
 }
 
 // replyBuffers holds the buffers that non-streaming replies are encoded

@@ -239,8 +239,11 @@ func Estimate(promptTokens int64, choices, limit int, m *models.Model) int64 {
 const msgQuota = "You exceeded the quota of this API key: what is left is reserved by requests in flight. Please retry when they end, or check your plan and billing details."
 
 // Usage is the tokens that a request read and wrote, as its backend
-// reported them or as they were estimated.
-type Usage struct{ Input, Output int64 }
+// reported them or as they were estimated. Cached and CacheWrite are the
+// input tokens read from and written to the provider's prompt cache, and
+// Reasoning the output tokens spent reasoning: parts of Input and Output,
+// which a model's pricing may price apart (models.Pricing.UsageCost).
+type Usage struct{ Input, Output, Cached, CacheWrite, Reasoning int64 }
 
 // Total returns Input + Output, negative counts as 0, saturating at
 // math.MaxInt64.
@@ -276,21 +279,27 @@ func (c *Config) Reserve(ctx context.Context, m *models.Model, est int64) (*Char
 
 // Settle ends the charge ch of a request that used u: it releases the
 // reservation and records u's total against the key in one step, with
-// the model, the tokens and their cost at the model's pricing, so that
+// the model, the tokens (the cached, cache-write and reasoning tokens
+// apart) and their cost at the model's pricing (models.Pricing.TokensCost),
+// so that
 // the request is recorded once in the key's usage. A nil ch (no key)
 // records nothing; a settlement that fails is logged. Either way, u's
 // tokens go to the request's telemetry.Info (telemetry.AddTokens): call
 // Settle once per request.
 func (c *Config) Settle(ctx context.Context, ch *Charge, u Usage) {
+	parts := u.Clamped()
 	telemetry.AddTokens(ctx, u.Input, u.Output)
+	telemetry.AddTokenDetails(ctx, parts.Cached, parts.CacheWrite, parts.Reasoning)
 	if ch == nil {
 		return
 	}
 	tokens := u.Total()
-	p := auth.SettleParams{Used: tokens, InputTokens: max(u.Input, 0), OutputTokens: max(u.Output, 0)}
+	p := auth.SettleParams{Used: tokens, InputTokens: max(u.Input, 0), OutputTokens: max(u.Output, 0),
+		CachedTokens: parts.Cached, CacheWriteTokens: parts.CacheWrite, ReasoningTokens: parts.Reasoning}
 	if ch.model != nil {
 		p.Model = ch.model.ID
-		p.CostUSD = ch.model.Pricing.Cost(p.InputTokens, p.OutputTokens)
+		p.CostUSD = ch.model.Pricing.TokensCost(models.Tokens{Input: p.InputTokens, Output: p.OutputTokens,
+			Cached: p.CachedTokens, CacheWrite: p.CacheWriteTokens, Reasoning: p.ReasoningTokens})
 	}
 	_, err := ch.rsv.SettleUsage(ctx, p)
 	switch {
@@ -317,19 +326,31 @@ func (w *Written) Add(n int) { w.bytes = AddTokens(w.bytes, int64(n)) }
 // Reported records that the backend reported the usage.
 func (w *Written) Reported() { w.reported = true }
 
-// Usage returns the usage that the backend reported (input, output) if
-// it reported one; otherwise the estimate promptTokens in and
-// [PromptTokens] of the output bytes written out, or nothing if no
-// output was written (the stream failed, or its client left, before the
-// backend sent anything).
-func (w *Written) Usage(input, output int, promptTokens int64) Usage {
+// Usage returns the usage that the backend reported if it reported one
+// (each count taken from 0 to [MaxTokens], the details at most their
+// counts); otherwise the estimate promptTokens in and [PromptTokens] of
+// the output bytes written out, or nothing if no output was written (the
+// stream failed, or its client left, before the backend sent anything).
+func (w *Written) Usage(reported Usage, promptTokens int64) Usage {
 	switch {
 	case w.reported:
-		return Usage{Input: int64(Count(input)), Output: int64(Count(output))}
+		return reported.Clamped()
 	case w.bytes == 0:
 		return Usage{}
 	}
 	return Usage{Input: promptTokens, Output: (min(w.bytes, math.MaxInt64-3) + 3) / 4}
+}
+
+// Clamped returns u with each count from 0 to [MaxTokens], the cached
+// and cache-write tokens together at most the input tokens, and the
+// reasoning tokens at most the output tokens.
+func (u Usage) Clamped() Usage {
+	c := func(n int64) int64 { return min(max(n, 0), MaxTokens) }
+	u.Input, u.Output = c(u.Input), c(u.Output)
+	u.Cached = min(c(u.Cached), u.Input)
+	u.CacheWrite = min(c(u.CacheWrite), u.Input-u.Cached)
+	u.Reasoning = min(c(u.Reasoning), u.Output)
+	return u
 }
 
 // StartStream starts the SSE reply of a streaming request, with the

@@ -132,16 +132,41 @@ func TestUsageNeverOverflows(t *testing.T) {
 	}
 	var w pipeline.Written
 	w.Reported()
-	require.Equal(t, pipeline.Usage{Input: 0, Output: pipeline.MaxTokens}, w.Usage(-5, math.MaxInt, 1),
+	require.Equal(t, pipeline.Usage{Input: 0, Output: pipeline.MaxTokens}, w.Usage(pipeline.Usage{Input: -5, Output: math.MaxInt64}, 1),
 		"a backend's counts are taken from 0 to MaxTokens")
+}
+
+func TestUsageClamped(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		u, want pipeline.Usage
+	}{
+		{"AsItIs", pipeline.Usage{Input: 100, Output: 50, Cached: 60, CacheWrite: 30, Reasoning: 20},
+			pipeline.Usage{Input: 100, Output: 50, Cached: 60, CacheWrite: 30, Reasoning: 20}},
+		{"CachedAtMostInput", pipeline.Usage{Input: 10, Output: 5, Cached: 60, CacheWrite: 30},
+			pipeline.Usage{Input: 10, Output: 5, Cached: 10}},
+		{"CacheWriteAtMostTheRest", pipeline.Usage{Input: 10, Cached: 4, CacheWrite: 30},
+			pipeline.Usage{Input: 10, Cached: 4, CacheWrite: 6}},
+		{"ReasoningAtMostOutput", pipeline.Usage{Input: 1, Output: 5, Reasoning: 9},
+			pipeline.Usage{Input: 1, Output: 5, Reasoning: 5}},
+		{"Negative", pipeline.Usage{Input: -1, Output: -1, Cached: -1, CacheWrite: -1, Reasoning: -1}, pipeline.Usage{}},
+		{"Large", pipeline.Usage{Input: math.MaxInt64, Output: math.MaxInt64, Cached: math.MaxInt64, Reasoning: math.MaxInt64},
+			pipeline.Usage{Input: pipeline.MaxTokens, Output: pipeline.MaxTokens, Cached: pipeline.MaxTokens, Reasoning: pipeline.MaxTokens}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			require.Equal(t, tc.want, tc.u.Clamped())
+		})
+	}
 }
 
 func TestWrittenUsage(t *testing.T) {
 	t.Parallel()
 	var w pipeline.Written
-	require.Equal(t, pipeline.Usage{}, w.Usage(90, 9, 5), "nothing reported, nothing written: nothing charged")
+	require.Equal(t, pipeline.Usage{}, w.Usage(pipeline.Usage{Input: 90, Output: 9}, 5), "nothing reported, nothing written: nothing charged")
 	w.Add(10)
-	require.Equal(t, pipeline.Usage{Input: 5, Output: 3}, w.Usage(90, 9, 5), "no usage reported: the prompt estimate and a quarter of the output bytes")
+	require.Equal(t, pipeline.Usage{Input: 5, Output: 3}, w.Usage(pipeline.Usage{Input: 90, Output: 9}, 5), "no usage reported: the prompt estimate and a quarter of the output bytes")
 	w.Reported()
-	require.Equal(t, pipeline.Usage{Input: 90, Output: 9}, w.Usage(90, 9, 5), "the usage reported")
+	require.Equal(t, pipeline.Usage{Input: 90, Output: 9}, w.Usage(pipeline.Usage{Input: 90, Output: 9}, 5), "the usage reported")
 }

@@ -28,6 +28,7 @@
 //	gatewaykit_time_to_first_token_seconds{route,model}  histogram, streams: to the first body byte
 //	gatewaykit_open_streams                              gauge
 //	gatewaykit_tokens_total{model,direction}             counter, direction input or output
+//	gatewaykit_token_details_total{model,detail}         counter, detail cached, cache_write (of the input) or reasoning (of the output)
 //	gatewaykit_refused_requests_total{reason}            counter, reason rate_limit or quota
 //	gatewaykit_upstream_requests_total{upstream,status}  counter, one per attempt
 //	gatewaykit_upstream_failovers_total{upstream}        counter, attempts that failed over
@@ -60,7 +61,13 @@
 // key (auth.SettleParams.InputTokens and OutputTokens, which the kit's
 // handlers add to the request's telemetry.Info, mounted through package
 // gateway or not), or would have for a request without one; video
-// tasks, charged in seconds, count none.
+// tasks, charged in seconds, count none. gatewaykit_token_details_total
+// splits out the parts of them that providers price apart, as the
+// backend reported them (auth.SettleParams.CachedTokens,
+// CacheWriteTokens and ReasoningTokens): the input tokens read from
+// (cached) and written to (cache_write) the provider's prompt cache, and
+// the output tokens spent reasoning. They are parts of
+// gatewaykit_tokens_total, not added to it.
 //
 // The last three watch the stores when they fail: a response that the
 // response store failed to keep was generated and charged, and its client

@@ -38,6 +38,7 @@ type Metrics struct {
 	ttft      *prometheus.HistogramVec
 	streams   prometheus.Gauge
 	tokens    *prometheus.CounterVec
+	details   *prometheus.CounterVec
 	refused   *prometheus.CounterVec
 	upstream  *prometheus.CounterVec
 	failovers *prometheus.CounterVec
@@ -125,6 +126,10 @@ func New(reg prometheus.Registerer, opts ...Option) *Metrics {
 			Name: "gatewaykit_tokens_total",
 			Help: "Tokens settled against API keys, by model and direction (input or output).",
 		}, []string{"model", "direction"}),
+		details: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gatewaykit_token_details_total",
+			Help: "Parts of the settled tokens that providers price apart, by model and detail (cached and cache_write, parts of the input; reasoning, part of the output).",
+		}, []string{"model", "detail"}),
 		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gatewaykit_refused_requests_total",
 			Help: "Requests refused by the gateway's own limits, by reason (rate_limit or quota).",
@@ -181,7 +186,7 @@ func New(reg prometheus.Registerer, opts ...Option) *Metrics {
 		}
 		return 0
 	})
-	reg.MustRegister(m.requests, m.duration, m.ttft, m.streams, m.tokens, m.refused,
+	reg.MustRegister(m.requests, m.duration, m.ttft, m.streams, m.tokens, m.details, m.refused,
 		m.upstream, m.failovers, m.upTime, m.tasks, m.queue, m.limiter, m.unstored, pending, failures)
 	if m.keyRequests != nil {
 		reg.MustRegister(m.keyRequests, m.keyTokens)
@@ -202,15 +207,21 @@ type series struct {
 }
 
 // tokenCounters are the token counters of one model, looked up once.
-type tokenCounters struct{ input, output prometheus.Counter }
+type tokenCounters struct {
+	input, output                 prometheus.Counter
+	cached, cacheWrite, reasoning prometheus.Counter
+}
 
 func (m *Metrics) tokensOf(model string) *tokenCounters {
 	if c, ok := m.modelToks.Load(model); ok {
 		return c.(*tokenCounters)
 	}
 	c := &tokenCounters{
-		input:  m.tokens.WithLabelValues(model, "input"),
-		output: m.tokens.WithLabelValues(model, "output"),
+		input:      m.tokens.WithLabelValues(model, "input"),
+		output:     m.tokens.WithLabelValues(model, "output"),
+		cached:     m.details.WithLabelValues(model, "cached"),
+		cacheWrite: m.details.WithLabelValues(model, "cache_write"),
+		reasoning:  m.details.WithLabelValues(model, "reasoning"),
 	}
 	v, _ := m.modelToks.LoadOrStore(model, c)
 	return v.(*tokenCounters)
@@ -263,6 +274,9 @@ func (m *Metrics) record(rec *recorder) {
 		c := m.tokensOf(info.Model)
 		c.input.Add(float64(max(info.InputTokens, 0)))
 		c.output.Add(float64(max(info.OutputTokens, 0)))
+		c.cached.Add(float64(max(info.CachedTokens, 0)))
+		c.cacheWrite.Add(float64(max(info.CacheWriteTokens, 0)))
+		c.reasoning.Add(float64(max(info.ReasoningTokens, 0)))
 	}
 	if m.keyRequests != nil && info.KeyID != "" {
 		m.keyRequests.WithLabelValues(info.KeyID, strconv.Itoa(rec.status)).Inc()

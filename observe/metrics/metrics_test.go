@@ -60,7 +60,7 @@ func setup(t *testing.T) *bundle {
 	t.Cleanup(up.Close)
 	rl, err := relay.New([]relay.Route{{Model: "relayed", Upstreams: []relay.Upstream{
 		{Name: "down", BaseURL: down.BaseURL(), Model: relaytest.ModeOK},
-		{Name: "up", BaseURL: up.BaseURL(), Model: relaytest.ModeOK},
+		{Name: "up", BaseURL: up.BaseURL(), Model: relaytest.ModeDetails},
 	}}}, relay.WithAttemptObserver(m.ObserveAttempt))
 	require.NoError(t, err)
 
@@ -189,6 +189,14 @@ func TestScrapeAfterAChatRequestAndAStream(t *testing.T) {
 	// requests, once each: settlingChat's usage.
 	require.Equal(t, 6.0, counter(t, mfs, "gatewaykit_tokens_total", "model=demo-chat", "direction=input"))
 	require.Equal(t, 10.0, counter(t, mfs, "gatewaykit_tokens_total", "model=demo-chat", "direction=output"))
+
+	// The relayed upstream reports cached and reasoning tokens: parts of
+	// its input and output, counted apart (issue 26).
+	require.Equal(t, float64(relaytest.PromptTokens), counter(t, mfs, "gatewaykit_tokens_total", "model=relayed", "direction=input"))
+	require.Equal(t, float64(relaytest.CachedTokens), counter(t, mfs, "gatewaykit_token_details_total", "model=relayed", "detail=cached"))
+	require.Equal(t, float64(relaytest.ReasoningTokens), counter(t, mfs, "gatewaykit_token_details_total", "model=relayed", "detail=reasoning"))
+	require.Equal(t, 0.0, counter(t, mfs, "gatewaykit_token_details_total", "model=relayed", "detail=cache_write"))
+	require.Equal(t, 0.0, counter(t, mfs, "gatewaykit_token_details_total", "model=demo-chat", "detail=cached"))
 
 	require.Equal(t, 1.0, counter(t, mfs, "gatewaykit_refused_requests_total", "reason=quota"))
 	require.Equal(t, 1.0, counter(t, mfs, "gatewaykit_upstream_requests_total", "upstream=down", "status=error"))

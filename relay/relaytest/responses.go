@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 )
 
@@ -27,6 +28,12 @@ const (
 	// whose message echoes the request's credential.
 	ModeErrorObject = "error-object"
 )
+
+// EncryptedReasoning is the encrypted_content of the reasoning item "rs_up"
+// of every response, when the request's include lists
+// "reasoning.encrypted_content" (in the finished item: the
+// response.output_item.done event and the response's output).
+const EncryptedReasoning = "gAAAAB-relaytest-encrypted-reasoning=="
 
 // ReasoningSummary are the summary parts of ModeReasoning's reasoning
 // item; each is streamed in two deltas, split at its first space.
@@ -72,6 +79,9 @@ func (u *Upstream) responses(w http.ResponseWriter, r *http.Request) {
 		}
 		reasoning["summary"] = parts
 	}
+	if slices.Contains(req.Include, "reasoning.encrypted_content") {
+		reasoning["encrypted_content"] = EncryptedReasoning
+	}
 	var item map[string]any
 	if req.Model == ModeTools {
 		item = map[string]any{"type": "function_call", "id": "fc_up", "call_id": "call_up1", "name": "get_weather", "arguments": `{"city":"Paris"}`, "status": "completed"}
@@ -83,6 +93,10 @@ func (u *Upstream) responses(w http.ResponseWriter, r *http.Request) {
 		out := map[string]any{"id": "resp_up", "object": "response", "created_at": 1, "status": status, "model": req.Model + "-upstream", "output": output}
 		if withUsage {
 			out["usage"] = map[string]any{"input_tokens": PromptTokens, "output_tokens": k, "total_tokens": PromptTokens + k}
+			if req.Model == ModeDetails {
+				out["usage"] = map[string]any{"input_tokens": PromptTokens, "input_tokens_details": map[string]int{"cached_tokens": CachedTokens},
+					"output_tokens": k, "output_tokens_details": map[string]int{"reasoning_tokens": ReasoningTokens}, "total_tokens": PromptTokens + k}
+			}
 		}
 		if status == "incomplete" {
 			out["incomplete_details"] = map[string]any{"reason": "max_output_tokens"}

@@ -28,6 +28,13 @@ const (
 	// ModeNoUsage streams as ModeOK but never sends usage, even when
 	// asked.
 	ModeNoUsage = "no-usage"
+	// ModeDetails answers as ModeOK, with the usage's details as a
+	// provider reports them: [CachedTokens] of the prompt tokens read
+	// from its cache and [ReasoningTokens] of the completion tokens
+	// spent reasoning (prompt_tokens_details, completion_tokens_details;
+	// the responses format's input_tokens_details and
+	// output_tokens_details).
+	ModeDetails = "details"
 	// ModeDie sends two chunks, then drops the connection.
 	ModeDie = "die"
 	// ModeNoDone sends the chunks, then ends the stream without [DONE].
@@ -73,6 +80,14 @@ const LeakHost = "llm-7.corp.internal"
 // PromptTokens is the prompt_tokens of every usage the fake reports; the
 // completion tokens are the number of chunks (one token each).
 const PromptTokens = 11
+
+// CachedTokens and ReasoningTokens are the details of [ModeDetails]'s
+// usage. ReasoningTokens is at most the completion tokens of a reply of
+// the default length.
+const (
+	CachedTokens    = 7
+	ReasoningTokens = 3
+)
 
 // A Request is a request that the fake received.
 type Request struct {
@@ -241,6 +256,7 @@ type textRequest struct {
 	StreamOptions *struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
+	Include []string `json:"include"`
 }
 
 func (u *Upstream) chat(w http.ResponseWriter, r *http.Request)        { u.text(w, r, true) }
@@ -357,8 +373,14 @@ func Text(n int) string {
 	return b.String()
 }
 
-func usage(completion int) map[string]int {
-	return map[string]int{"prompt_tokens": PromptTokens, "completion_tokens": completion, "total_tokens": PromptTokens + completion}
+func usage(model string, completion int) map[string]any {
+	u := map[string]any{"prompt_tokens": PromptTokens, "completion_tokens": completion, "total_tokens": PromptTokens + completion}
+	if model == ModeDetails {
+		u["prompt_tokens_details"] = map[string]int{"cached_tokens": CachedTokens, "audio_tokens": 0}
+		u["completion_tokens_details"] = map[string]int{"reasoning_tokens": ReasoningTokens, "audio_tokens": 0,
+			"accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0}
+	}
+	return u
 }
 
 func (u *Upstream) textReply(w http.ResponseWriter, model string, n int, isChat bool) {
@@ -385,7 +407,7 @@ func (u *Upstream) textReply(w http.ResponseWriter, model string, n int, isChat 
 	}
 	writeJSON(w, 200, map[string]any{
 		"id": "upstream-id", "object": obj, "created": 1, "model": model + "-upstream",
-		"choices": choices, "usage": usage(k * n), "system_fingerprint": "fp_up",
+		"choices": choices, "usage": usage(model, k*n), "system_fingerprint": "fp_up",
 	})
 }
 
@@ -470,7 +492,7 @@ func (u *Upstream) stream(w http.ResponseWriter, r *http.Request, req *textReque
 	}
 	if req.StreamOptions != nil && req.StreamOptions.IncludeUsage && req.Model != ModeNoUsage {
 		c := chunk()
-		c["usage"] = usage(k * n)
+		c["usage"] = usage(req.Model, k*n)
 		if !send(c) {
 			return
 		}

@@ -45,12 +45,16 @@ func incompleteReason(f chat.FinishReason) string {
 	return ""
 }
 
-// usage is the responses usage of a chat usage, reasoning tokens
-// included. The counts are taken as they are, and TotalTokens is left to
-// the handler, which takes the counts from 0 to its largest and sums
-// them (see responses.Usage.Normalized).
+// usage is the responses usage of a chat usage: the cached (and
+// cache-write) prompt tokens are the input's details, the reasoning
+// tokens the output's. The counts are taken as they are, and TotalTokens
+// is left to the handler, which takes the counts from 0 to its largest
+// and sums them (see responses.Usage.Normalized).
 func usage(u *chat.Usage) responses.Usage {
 	out := responses.Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens}
+	if d := u.PromptTokensDetails; d != nil {
+		out.InputTokensDetails = responses.InputTokensDetails{CachedTokens: d.CachedTokens, CacheWriteTokens: d.CacheWriteTokens}
+	}
 	if d := u.CompletionTokensDetails; d != nil {
 		out.OutputTokensDetails.ReasoningTokens = d.ReasoningTokens
 	}

@@ -45,6 +45,11 @@ func TestComplete(t *testing.T) {
 			responses.Result{Model: "m-2025", Output: []responses.Output{{Reasoning: "Think."}, {Text: "Calling."},
 				{Call: &responses.FunctionCall{CallID: "c1", Name: "f", Arguments: `{"a":1}`}}, {Call: &responses.FunctionCall{Name: "g", Arguments: "{}"}}},
 				Usage: responses.Usage{InputTokens: 10, OutputTokens: 20, OutputTokensDetails: responses.OutputTokensDetails{ReasoningTokens: 4}}}},
+		{"cached and cache-write prompt tokens are the input's details (issue 26)",
+			chat.Result{Choices: []chat.Output{{Content: "Hello."}}, Usage: chat.Usage{PromptTokens: 100, CompletionTokens: 2,
+				PromptTokensDetails: &chat.PromptTokensDetails{CachedTokens: 60, AudioTokens: 1, CacheWriteTokens: 30}}},
+			responses.Result{Output: []responses.Output{{Text: "Hello."}}, Usage: responses.Usage{InputTokens: 100, OutputTokens: 2,
+				InputTokensDetails: responses.InputTokensDetails{CachedTokens: 60, CacheWriteTokens: 30}}}},
 		{"tool calls without text make no message",
 			chat.Result{Choices: []chat.Output{{ToolCalls: []chat.ToolCall{call("c1", "f", "{}")}}}},
 			responses.Result{Output: []responses.Output{{Call: &responses.FunctionCall{CallID: "c1", Name: "f", Arguments: "{}"}}}}},
@@ -98,8 +103,10 @@ func TestCompleteErrors(t *testing.T) {
 // they come.
 func TestStream(t *testing.T) {
 	t.Parallel()
-	usage := &chat.Usage{PromptTokens: 5, CompletionTokens: 9, CompletionTokensDetails: &chat.CompletionTokensDetails{ReasoningTokens: 3}}
-	rusage := &responses.Usage{InputTokens: 5, OutputTokens: 9, OutputTokensDetails: responses.OutputTokensDetails{ReasoningTokens: 3}}
+	usage := &chat.Usage{PromptTokens: 5, CompletionTokens: 9, CompletionTokensDetails: &chat.CompletionTokensDetails{ReasoningTokens: 3},
+		PromptTokensDetails: &chat.PromptTokensDetails{CachedTokens: 2}}
+	rusage := &responses.Usage{InputTokens: 5, OutputTokens: 9, OutputTokensDetails: responses.OutputTokensDetails{ReasoningTokens: 3},
+		InputTokensDetails: responses.InputTokensDetails{CachedTokens: 2}}
 	tc := func(index int, id, name, args string) []chat.ToolCallDelta {
 		return []chat.ToolCallDelta{{Index: index, ID: id, Name: name, Arguments: args}}
 	}

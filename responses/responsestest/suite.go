@@ -34,6 +34,9 @@ func NewStoredResponse(owner, id, prev string) *responses.StoredResponse {
 			Tools:      []responses.Tool{},
 			Metadata:   map[string]string{"topic": "suite"},
 			Output: []responses.OutputItem{
+				{Type: responses.ItemReasoning, ID: "rs_" + id, Status: responses.StatusCompleted,
+					Summary:          []responses.SummaryText{{Type: responses.PartSummary, Text: "Thinking."}},
+					EncryptedContent: "gAAAAB-" + id}, // kept, for previous_response_id (issue 26)
 				{Type: responses.ItemMessage, ID: "msg_" + id, Status: responses.StatusCompleted, Role: responses.RoleAssistant,
 					Content: []responses.OutputText{{Type: responses.PartOutputText, Text: "You said: " + text, Annotations: []json.RawMessage{}}}},
 				{Type: responses.ItemFunctionCall, ID: "fc_" + id, Status: responses.StatusCompleted,

@@ -131,7 +131,7 @@ func newFakeAdmin(t *testing.T, adminKey string) *fakeAdmin {
 			}
 		case "model":
 			data = []map[string]any{
-				{"model": "demo-chat", "requests": 40, "input_tokens": 6200, "output_tokens": 3300, "cost_usd": 0.5},
+				{"model": "demo-chat", "requests": 40, "input_tokens": 6200, "output_tokens": 3300, "cached_tokens": 4000, "reasoning_tokens": 900, "cost_usd": 0.5},
 				{"model": "demo-video", "requests": 5, "input_tokens": 300, "output_tokens": 200, "cost_usd": 2},
 			}
 		default:

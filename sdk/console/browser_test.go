@@ -901,11 +901,14 @@ func TestBrowserAdminKeysAndUsage(t *testing.T) {
 		chromedp.SetValue(chromedp.CSS("#usage-from"), "2026-11-01"),
 		chromedp.SetValue(chromedp.CSS("#usage-to"), "2026-11-07"),
 		chromedp.Click(chromedp.CSS(`#usage-form button[type=submit]`)))
-	wait(t, ctx, `document.querySelectorAll('#usage-charts svg').length === 5 && document.querySelector('#chart-cost-day table tbody th').textContent === '2026-11-01'`)
+	wait(t, ctx, `document.querySelectorAll('#usage-charts svg').length === 6 && document.querySelector('#chart-cost-day table tbody th').textContent === '2026-11-01'`)
 	require.Equal(t, "from=2026-11-01&to=2026-11-07&group_by=day", fake.usageQuery("day"))
 	require.Equal(t, 7, eval[int](t, ctx, `document.querySelectorAll('#chart-cost-day rect').length`), "one bar a day, empty days too")
 	require.Equal(t, 2, eval[int](t, ctx, `document.querySelectorAll('#chart-cost-model rect').length`))
 	require.Equal(t, 4, eval[int](t, ctx, `document.querySelectorAll('#chart-tokens-model rect').length`), "input and output stacked")
+	require.Equal(t, 6, eval[int](t, ctx, `document.querySelectorAll('#chart-token-details-model rect').length`),
+		"cached input, cache writes and reasoning stacked, per model (issue 26)")
+	require.Contains(t, text(t, ctx, "#chart-token-details-model table"), "4000")
 	// The tallest bar of the cost per day is the day that cost most.
 	tallest := eval[string](t, ctx, `[...document.querySelectorAll('#chart-cost-day rect')].sort((a, b) => b.height.baseVal.value - a.height.baseVal.value)[0].querySelector('title').textContent`)
 	require.Equal(t, "2026-11-03: cost $1.50", tallest)

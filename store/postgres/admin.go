@@ -171,7 +171,10 @@ func (s *KeyStore) Usage(ctx context.Context, p auth.UsageParams) ([]auth.UsageR
 	// overflow.
 	q := `SELECT ` + group + `, count(*), LEAST(COALESCE(sum(input_tokens), 0), 9223372036854775807)::bigint,
 		LEAST(COALESCE(sum(output_tokens), 0), 9223372036854775807)::bigint,
-		LEAST(COALESCE(sum(cost_usd::numeric), 0), 1.7976931348623157e308)::double precision FROM gk_usage`
+		LEAST(COALESCE(sum(cost_usd::numeric), 0), 1.7976931348623157e308)::double precision,
+		LEAST(COALESCE(sum(cached_tokens), 0), 9223372036854775807)::bigint,
+		LEAST(COALESCE(sum(cache_write_tokens), 0), 9223372036854775807)::bigint,
+		LEAST(COALESCE(sum(reasoning_tokens), 0), 9223372036854775807)::bigint FROM gk_usage`
 	if len(where) > 0 {
 		q += ` WHERE ` + strings.Join(where, " AND ")
 	}
@@ -187,7 +190,7 @@ func (s *KeyStore) Usage(ctx context.Context, p auth.UsageParams) ([]auth.UsageR
 				r auth.UsageRow
 				g string
 			)
-			err := row.Scan(&g, &r.Requests, &r.InputTokens, &r.OutputTokens, &r.CostUSD)
+			err := row.Scan(&g, &r.Requests, &r.InputTokens, &r.OutputTokens, &r.CostUSD, &r.CachedTokens, &r.CacheWriteTokens, &r.ReasoningTokens)
 			r.SetGroup(p.GroupBy, g)
 			return r, err
 		})

@@ -765,12 +765,16 @@ func (b *quotaBatcher) complete(ops, again []*quotaOp) {
 	b.mu.Unlock()
 	settles := 0
 	for _, op := range ops {
-		close(op.done)
 		if op.settle {
 			settles++
 		}
 	}
+	// The places first: a caller woken by its done (Flush) finds them
+	// free.
 	b.release(settles)
+	for _, op := range ops {
+		close(op.done)
+	}
 }
 
 // send applies ops in one transaction: one statement for each Reserve,
@@ -785,7 +789,7 @@ func (b *quotaBatcher) send(ctx context.Context, ops []*quotaOp) (xid int64, com
 		)
 		pb.Queue("SET LOCAL synchronous_commit = off")
 		pb.Queue("SELECT txid_current()")
-		reserve, settle := b.db.q(`SELECT gk_reserve($1, $2, $3)`), b.db.q(`SELECT * FROM gk_settle($1, $2, $3, $4, $5, $6, $7, $8, $9)`)
+		reserve, settle := b.db.q(`SELECT gk_reserve($1, $2, $3)`), b.db.q(`SELECT * FROM gk_settle($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`)
 		for i := 0; i < len(ops); {
 			op := ops[i]
 			if !op.settle {
@@ -802,11 +806,13 @@ func (b *quotaBatcher) send(ctx context.Context, ops []*quotaOp) (xid int64, com
 			n := len(group)
 			reserved, used, input, output := make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
 			model, cost, at := make([]string, n), make([]float64, n), make([]time.Time, n)
+			cached, write, reasoning := make([]int64, n), make([]int64, n), make([]int64, n)
 			for k, g := range group {
 				reserved[k], used[k] = g.p.Reserved, g.p.Used
 				model[k], input[k], output[k], cost[k], at[k] = g.p.Model, g.p.InputTokens, g.p.OutputTokens, g.p.CostUSD, g.p.Time
+				cached[k], write[k], reasoning[k] = g.p.CachedTokens, g.p.CacheWriteTokens, g.p.ReasoningTokens
 			}
-			pb.Queue(settle, op.keyID, b.db.instance, reserved, used, model, input, output, cost, at)
+			pb.Queue(settle, op.keyID, b.db.instance, reserved, used, model, input, output, cost, at, cached, write, reasoning)
 			groups = append(groups, group)
 			i = j
 		}

@@ -155,7 +155,8 @@ func (s *KeyStore) Usage(ctx context.Context, p auth.UsageParams) ([]auth.UsageR
 	if !p.To.IsZero() {
 		where, args = append(where, "at < ?"), append(args, p.To.UnixNano())
 	}
-	q := `SELECT ` + group + `, count(*), total(input_tokens), total(output_tokens), total(cost_usd) FROM usage`
+	q := `SELECT ` + group + `, count(*), total(input_tokens), total(output_tokens), total(cost_usd),
+		total(cached_tokens), total(cache_write_tokens), total(reasoning_tokens) FROM usage`
 	if len(where) > 0 {
 		q += ` WHERE ` + strings.Join(where, " AND ")
 	}
@@ -168,14 +169,16 @@ func (s *KeyStore) Usage(ctx context.Context, p auth.UsageParams) ([]auth.UsageR
 	var out []auth.UsageRow
 	for rows.Next() {
 		var (
-			r        auth.UsageRow
-			g        string
-			in, out2 float64
+			r                    auth.UsageRow
+			g                    string
+			in, out2             float64
+			cached, write, think float64
 		)
-		if err := rows.Scan(&g, &r.Requests, &in, &out2, &r.CostUSD); err != nil {
+		if err := rows.Scan(&g, &r.Requests, &in, &out2, &r.CostUSD, &cached, &write, &think); err != nil {
 			return nil, fmt.Errorf("sqlite: KeyStore.Usage: %w", err)
 		}
 		r.InputTokens, r.OutputTokens, r.CostUSD = tokens(in), tokens(out2), auth.CleanCost(r.CostUSD)
+		r.CachedTokens, r.CacheWriteTokens, r.ReasoningTokens = tokens(cached), tokens(write), tokens(think)
 		r.SetGroup(p.GroupBy, g)
 		out = append(out, r)
 	}

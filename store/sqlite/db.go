@@ -306,7 +306,9 @@ func (db *DB) writeQuotas(ctx context.Context, ids []string, rows []auth.Quota, 
 			u := &usage[i]
 			err := exec(st.insertUsage, driver.NamedValue{Ordinal: 1, Value: u.keyID}, driver.NamedValue{Ordinal: 2, Value: u.model},
 				driver.NamedValue{Ordinal: 3, Value: u.at}, driver.NamedValue{Ordinal: 4, Value: u.input},
-				driver.NamedValue{Ordinal: 5, Value: u.output}, driver.NamedValue{Ordinal: 6, Value: u.cost})
+				driver.NamedValue{Ordinal: 5, Value: u.output}, driver.NamedValue{Ordinal: 6, Value: u.cost},
+				driver.NamedValue{Ordinal: 7, Value: u.cached}, driver.NamedValue{Ordinal: 8, Value: u.cacheWrite},
+				driver.NamedValue{Ordinal: 9, Value: u.reasoning})
 			if err != nil {
 				_ = exec(st.cancel)
 				return err
@@ -338,7 +340,7 @@ func (db *DB) prepareQuotaStmts(ctx context.Context, dc any) (*quotaStmts, error
 	}{
 		{&st.begin, `BEGIN IMMEDIATE`},
 		{&st.update, `UPDATE keys SET remaining = ?, reserved = ?, used = ?, cost_usd = ? WHERE id = ?`},
-		{&st.insertUsage, `INSERT INTO usage (key_id, model, at, input_tokens, output_tokens, cost_usd) VALUES (?, ?, ?, ?, ?, ?)`},
+		{&st.insertUsage, `INSERT INTO usage (key_id, model, at, input_tokens, output_tokens, cost_usd, cached_tokens, cache_write_tokens, reasoning_tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`},
 		{&st.commit, `COMMIT`},
 		{&st.cancel, `ROLLBACK`},
 	} {

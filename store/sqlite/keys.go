@@ -365,7 +365,8 @@ func (s *KeyStore) Settle(ctx context.Context, p auth.SettleParams) (auth.Quota,
 			at = time.Now()
 		}
 		u.rows = append(u.rows, usageRow{keyID: p.KeyID, model: p.Model, at: at.UnixNano(),
-			input: max(p.InputTokens, 0), output: max(p.OutputTokens, 0), cost: auth.CleanCost(p.CostUSD)})
+			input: max(p.InputTokens, 0), output: max(p.OutputTokens, 0), cost: auth.CleanCost(p.CostUSD),
+			cached: max(p.CachedTokens, 0), cacheWrite: max(p.CacheWriteTokens, 0), reasoning: max(p.ReasoningTokens, 0)})
 	}
 	if !covered {
 		err = fmt.Errorf("sqlite: key id %q: used %d with %d left: %w", p.KeyID, p.Used, before, auth.ErrQuotaExceeded)
@@ -586,10 +587,11 @@ func btoi(b bool) int {
 
 // usageRow is a usage row not yet written.
 type usageRow struct {
-	keyID, model  string
-	at            int64 // Unix ns
-	input, output int64
-	cost          float64
+	keyID, model                  string
+	at                            int64 // Unix ns
+	input, output                 int64
+	cached, cacheWrite, reasoning int64
+	cost                          float64
 }
 
 // close stops the writer and writes what is still dirty. Only its first

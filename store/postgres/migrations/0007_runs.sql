@@ -1,0 +1,3 @@
+-- Placeholder for 0007_runs.sql of branch h/bg (background responses),
+-- so that this branch's 0008 follows a 0007 (SQLite migrations must not
+-- skip a version). When merging, take h/bg's file in place of this one.
