@@ -108,14 +108,14 @@ func ExampleWithInterceptors_cache() {
 	for range 2 {
 		var c chat.Completion
 		_ = json.Unmarshal(post(h, "/v1/chat/completions", body).Body.Bytes(), &c)
-		fmt.Printf("%q %+v\n", *c.Choices[0].Message.Content, c.Usage)
+		fmt.Printf("%q prompt %d, completion %d, total %d\n", *c.Choices[0].Message.Content, c.Usage.PromptTokens, c.Usage.CompletionTokens, c.Usage.TotalTokens)
 	}
 	w := post(h, "/v1/chat/completions", strings.Replace(body, `"max_tokens":8`, `"max_tokens":8,"stream":true`, 1))
 	fmt.Println(w.Header().Get("Content-Type"), strings.Contains(w.Body.String(), `"content":"You said: \"Hello!\"."`))
 	fmt.Println("backend calls:", backend.calls)
 	// Output:
-	// "You said: \"Hello!\"." {PromptTokens:2 CompletionTokens:8 TotalTokens:10 CompletionTokensDetails:<nil>}
-	// "You said: \"Hello!\"." {PromptTokens:2 CompletionTokens:8 TotalTokens:10 CompletionTokensDetails:<nil>}
+	// "You said: \"Hello!\"." prompt 2, completion 8, total 10
+	// "You said: \"Hello!\"." prompt 2, completion 8, total 10
 	// text/event-stream true
 	// backend calls: 1
 }
