@@ -245,7 +245,18 @@ func TestHealthAnswersUnderAFloodOfIdleConnections(t *testing.T) {
 func TestLimitListenerClosesTheIdlestConnection(t *testing.T) {
 	t.Parallel()
 	started, release := make(chan struct{}, 1), make(chan struct{})
-	addr := serve(t, gateway.NewServer("", blocking(started, release)), 3)
+	srv := gateway.NewServer("", blocking(started, release))
+	// The listener ranks connections by the time the server saw them fall
+	// idle, which may come after their client has read the reply: each
+	// idle() waits for it, so that older is idle before newer.
+	track, idled := srv.ConnState, make(chan struct{}, 8)
+	srv.ConnState = func(c net.Conn, s http.ConnState) {
+		track(c, s)
+		if s == http.StateIdle {
+			idled <- struct{}{}
+		}
+	}
+	addr := serve(t, srv, 3)
 
 	// busy carries a request; older and newer fall idle in turn.
 	busy, err := net.Dial("tcp", addr)
@@ -266,6 +277,7 @@ func TestLimitListenerClosesTheIdlestConnection(t *testing.T) {
 		require.NoError(t, err)
 		_, _ = io.Copy(io.Discard, res.Body)
 		require.NoError(t, res.Body.Close())
+		<-idled
 		return c, br
 	}
 	older, olderR := idle()
