@@ -37,6 +37,7 @@ type config struct {
 	store         Store
 	conversations ConversationStore // nil: none
 	owner         auth.OwnerFunc
+	background    *Background // nil: none
 }
 
 func newConfig(opts []Option) config {
