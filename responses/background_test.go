@@ -298,4 +298,3 @@ func TestBackgroundStreamResume(t *testing.T) {
 	require.True(t, done)
 	require.Equal(t, all, replay)
 }
-

@@ -26,7 +26,7 @@ func TestRunStore(t *testing.T, newStore func(t *testing.T) responses.RunStore) 
 	newRun := func(id string, at time.Time) *responses.Run {
 		return &responses.Run{ID: id, Owner: "alice", CreatedAt: at, Request: json.RawMessage(`{"model":"m","input":"hi"}`),
 			Response: responses.Response{ID: id, Object: responses.ObjectResponse, Status: responses.StatusQueued, Model: "m"},
-			Stream: true, Charge: &responses.RunCharge{KeyID: "k", Amount: 10, Model: "m"}, Prompt: 3}
+			Stream:   true, Charge: &responses.RunCharge{KeyID: "k", Amount: 10, Model: "m"}, Prompt: 3}
 	}
 	claim := func(s responses.RunStore, worker string, now time.Time) (*responses.Run, []*responses.Run, error) {
 		return s.ClaimRun(ctx, responses.RunClaim{Worker: worker, Now: now, Lease: time.Minute, MaxAttempts: 2})
