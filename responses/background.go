@@ -572,7 +572,7 @@ func (b *Background) params(ctx context.Context, h *handler, run *Run) (*Params,
 	if err != nil {
 		return nil, err
 	}
-	return &Params{Request: req, Model: m, History: history}, nil
+	return &Params{Request: req, Model: m, History: history, background: true}, nil
 }
 
 // runSink is the eventSink of a background run: it keeps the events of
