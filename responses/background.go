@@ -530,7 +530,7 @@ func (b *Background) execute(parent context.Context, run *Run) {
 	case cause == errRunDeleted:
 		// The response was deleted: nothing to record, but what it used.
 		stopHeartbeat()
-		b.settle(rctx, run, ew.Used(run.Prompt))
+		b.settle(rctx, run, ew.usedSoFar(run.Prompt))
 		return
 	case cause == errRunCancelled:
 		ew.cancelled()
@@ -547,7 +547,7 @@ func (b *Background) execute(parent context.Context, run *Run) {
 	if err := update(RunUpdate{Finish: &final}); err != nil && !errors.Is(err, ErrNotFound) {
 		log.LogAttrs(rctx, slog.LevelError, "responses: recording the end of a background run", slog.String("error", err.Error()))
 	}
-	b.settle(rctx, run, ew.Used(run.Prompt))
+	b.settle(rctx, run, ew.usedSoFar(run.Prompt))
 	log.LogAttrs(rctx, slog.LevelDebug, "responses: background run ended", slog.String("status", string(ew.resp.Status)))
 }
 

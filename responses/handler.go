@@ -18,7 +18,7 @@ import (
 )
 
 // The routes served by [NewHandler], in [http.ServeMux] syntax. [Register]
-// registers all five.
+// registers all six.
 const (
 	// Pattern creates a response (spec §4.3).
 	Pattern = "POST /v1/responses"

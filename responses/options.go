@@ -11,8 +11,8 @@ import (
 // [endpoint.WithLogger], [endpoint.WithMaxRequestBytes],
 // [endpoint.WithValidator], [endpoint.WithAllowed],
 // [endpoint.WithKeepAlive], [endpoint.WithErrorHook] and
-// [endpoint.WithClock]. [WithStore], [WithConversations] and [WithOwner]
-// are this package's own: they are Options of no other package, and an
+// [endpoint.WithClock]. [WithStore], [WithConversations], [WithOwner]
+// and [WithBackground] are this package's own: they are Options of no other package, and an
 // option of another package, such as images.WithURLKey, does not compile
 // here.
 type Option interface {

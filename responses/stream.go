@@ -128,6 +128,14 @@ func (ew *eventWriter) Used(prompt int64) pipeline.Usage {
 	return ew.written.Usage(ew.usage.InputTokens, ew.usage.OutputTokens, prompt)
 }
 
+// usedSoFar is Used without writing the writer's usage, which the
+// stored response may point to once the stream ended (a background run
+// settles after it stored the response).
+func (ew *eventWriter) usedSoFar(prompt int64) pipeline.Usage {
+	u := ew.usage.Normalized()
+	return ew.written.Usage(u.InputTokens, u.OutputTokens, prompt)
+}
+
 // Add writes the events of one delta, without flushing them.
 func (ew *eventWriter) Add(d *Delta) error {
 	if d.Usage != nil {
