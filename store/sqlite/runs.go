@@ -13,7 +13,10 @@ import (
 
 // RunStore is the [responses.RunStore] of a [DB]: the background
 // responses, durable across restarts, with the lease policy of that
-// interface. Each claim, update, cancel and append is one write
+// interface. [Open] ends the leases of the runs a previous process was
+// running, so that the new process takes them over at once (run again,
+// or failed, as the policy says), and counts the quota that the runs not
+// yet done reserved in their keys' reservations. Each claim, update, cancel and append is one write
 // transaction (SQLite serialises them), so two claims never return the
 // same run. A run whose process died is taken over (or failed) once its
 // lease runs out. Ended runs are kept until pruned
@@ -54,9 +57,14 @@ func putRun(ctx context.Context, tx *sql.Tx, r *responses.Run, insert bool) erro
 	if r.Done {
 		done = 1
 	}
+	var key sql.NullString
+	var amount int64
+	if r.Charge != nil {
+		key, amount = sql.NullString{String: r.Charge.KeyID, Valid: true}, r.Charge.Amount
+	}
 	if insert {
-		_, err = tx.ExecContext(ctx, `INSERT INTO runs (id, owner, status, done, created_at, lease_expires_at, ended_at, data)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, r.ID, r.Owner, string(r.Status()), done, nanos(r.CreatedAt), nanos(r.LeaseExpiresAt), nanos(r.EndedAt), data)
+		_, err = tx.ExecContext(ctx, `INSERT INTO runs (id, owner, status, done, created_at, lease_expires_at, ended_at, charge_key, charge_amount, data)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, r.ID, r.Owner, string(r.Status()), done, nanos(r.CreatedAt), nanos(r.LeaseExpiresAt), nanos(r.EndedAt), key, amount, data)
 	} else {
 		_, err = tx.ExecContext(ctx, `UPDATE runs SET status = ?, done = ?, lease_expires_at = ?, ended_at = ?, data = ? WHERE id = ?`,
 			string(r.Status()), done, nanos(r.LeaseExpiresAt), nanos(r.EndedAt), data, r.ID)

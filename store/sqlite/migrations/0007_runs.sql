@@ -4,6 +4,8 @@
 -- runs holds each run as JSON in data, with the columns that claims and
 -- prunes select on. done is 1 once the run's final response is recorded;
 -- lease_expires_at (Unix ns) matters while a worker holds the run.
+-- charge_key and charge_amount are the quota the run reserved, until it
+-- is done (Open recomputes the keys' reservations from them).
 CREATE TABLE runs (
 	id               TEXT    PRIMARY KEY,
 	owner            TEXT    NOT NULL,
@@ -12,8 +14,11 @@ CREATE TABLE runs (
 	created_at       INTEGER NOT NULL,
 	lease_expires_at INTEGER NOT NULL,
 	ended_at         INTEGER NOT NULL,
+	charge_key       TEXT,
+	charge_amount    INTEGER NOT NULL,
 	data             BLOB    NOT NULL
 ) STRICT;
+CREATE INDEX runs_charged ON runs (charge_key) WHERE done = 0;
 CREATE INDEX runs_open ON runs (done, status, created_at, id);
 CREATE INDEX runs_ended ON runs (done, ended_at);
 
