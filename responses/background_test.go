@@ -140,9 +140,11 @@ func TestBackgroundCreatePollComplete(t *testing.T) {
 	require.Positive(t, settled[0].Reserved)
 	require.Equal(t, int64(9), settled[0].Used)
 
-	// A finished response cannot be cancelled.
+	// Cancelling a finished response answers it as it is.
 	w = do(t, s.h, http.MethodPost, "/v1/responses/"+id+"/cancel", "")
-	servedtest.RequireError(t, w, 400, "invalid_request_error", "", "Cannot cancel a response with status completed")
+	require.Equal(t, 200, w.Code, w.Body.String())
+	require.Equal(t, "completed", decode(t, w.Body.String())["status"])
+	require.Len(t, s.keys.Settled(), 1, "and settles nothing more")
 }
 
 func TestBackgroundCancel(t *testing.T) {

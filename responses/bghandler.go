@@ -266,8 +266,9 @@ func (h *handler) follow(w http.ResponseWriter, r *http.Request, id string, afte
 // cancel serves POST /v1/responses/{id}/cancel: a queued or in_progress
 // background response is cancelled (its worker's backend call is
 // stopped, on whatever process runs it), and answered with status
-// cancelled; cancelling it again answers it again. A response that was
-// not created in the background, or that has ended, is a 400.
+// cancelled; a background response that has ended (cancelled before,
+// completed, failed, incomplete) is answered as it is. A response that
+// was not created in the background is a 400.
 func (h *handler) cancel(w http.ResponseWriter, r *http.Request, id string) {
 	ctx := r.Context()
 	owner, err := h.owner(ctx)
@@ -290,14 +291,12 @@ func (h *handler) cancel(w http.ResponseWriter, r *http.Request, id string) {
 		}
 		h.cfg.Fail(w, r, h.lookupError(ctx, err, id))
 		return
-	case errors.Is(err, ErrRunEnded) && run != nil && run.Status() == StatusCancelled:
-		// Cancelled before: the same answer.
+	case errors.Is(err, ErrRunEnded) && run != nil:
+		// Ended (cancelled before, completed, failed, incomplete): the
+		// response as it is, as OpenAI's API answers.
 		if sr, serr := h.cfg.store.Get(ctx, owner, id); serr == nil {
 			run.Response = sr.Response
 		}
-	case errors.Is(err, ErrRunEnded) && run != nil:
-		h.cfg.Fail(w, r, apierrors.InvalidRequestf("", "Cannot cancel a response with status %s: only queued and in_progress background responses can be cancelled.", run.Status()))
-		return
 	case err != nil:
 		h.cfg.Fail(w, r, storeError(ctx, err))
 		return

@@ -246,9 +246,10 @@
 // once, on another replica at its worker's next lease renewal, every
 // second by default, [WithCancelCheck]), keeps the output so far (the
 // open item incomplete) and ends cancelled. The answer is the response
-// with status cancelled; cancelling it again answers it again. A
-// response that was not created in the background, or that has ended, is
-// a 400 invalid_request_error; an unknown one a 404. The quota reserved
+// with status cancelled. A background response that has ended
+// (cancelled before, completed, failed or incomplete) is answered as it
+// is, unchanged, as OpenAI's API does; a response that was not created
+// in the background is a 400 invalid_request_error; an unknown one a 404. The quota reserved
 // at create is settled when the run ends, whatever ends it (completion,
 // failure, cancel, delete): to the usage reported, or else the estimate
 // of the prompt and of the output written; to nothing for a run that

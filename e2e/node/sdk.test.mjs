@@ -159,7 +159,9 @@ test('background: create, poll, cancel; a stream resumed after its event 10', as
   }
   assert.equal(got.status, 'incomplete');
   assert.match(got.output_text, /^You said: "hello"\./);
-  await assert.rejects(other().responses.cancel(got.id), OpenAI.BadRequestError);
+  assert.equal((await other().responses.cancel(got.id)).status, 'incomplete', 'an ended response is answered as it is');
+  const foreground = await client().responses.create({ model: 'demo-chat', input: 'hi' });
+  await assert.rejects(client().responses.cancel(foreground.id), OpenAI.BadRequestError);
 
   const doomed = await client().responses.create({ model: 'demo-chat', input: 'Tell me a story.', background: true });
   const cancelled = await other().responses.cancel(doomed.id);

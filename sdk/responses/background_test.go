@@ -89,7 +89,11 @@ func driveBackground(t *testing.T, client openai.Client) {
 	_, err = client.Responses.Cancel(ctx, created.ID)
 	require.NoError(t, err, "cancelling again answers the cancelled response")
 
-	// A finished response cannot be cancelled.
+	// A finished background response is answered as it is; a
+	// foreground one cannot be cancelled.
+	finished, err := client.Responses.Cancel(ctx, got.ID)
+	require.NoError(t, err)
+	require.Equal(t, oresponses.ResponseStatusCancelled, finished.Status)
 	var apiErr *openai.Error
 	done, err := client.Responses.New(ctx, oresponses.ResponseNewParams{Model: demo.ChatModel,
 		Input: oresponses.ResponseNewParamsInputUnion{OfString: openai.String("hi")}})
