@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gatewaykit/gatewaykit/auth"
+	"github.com/gatewaykit/gatewaykit/internal/endpointtest"
 	"github.com/gatewaykit/gatewaykit/internal/servedtest"
 	"github.com/gatewaykit/gatewaykit/responses"
 	"github.com/gatewaykit/gatewaykit/sse"
@@ -299,4 +300,60 @@ func TestBackgroundStreamResume(t *testing.T) {
 	replay, _, done := readSSE(t, bufio.NewReader(res2.Body), func(int) bool { return false })
 	require.True(t, done)
 	require.Equal(t, all, replay)
+}
+
+// Runs whose worker died are left to another: one nobody saw runs again
+// and completes, one whose events were seen is failed, and its
+// reservation released.
+func TestBackgroundTakesOverDeadWorkersRuns(t *testing.T) {
+	t.Parallel()
+	g := newGate(3, 5)
+	s := newBGSetup(t, g)
+	s.stop() // the setup's own worker is not the one that dies
+	ctx := context.Background()
+	w := post(t, s.h, `{"model":"demo-chat","input":"Quiet.","background":true}`)
+	require.Equal(t, 200, w.Code, w.Body.String())
+	w = post(t, s.h, `{"model":"demo-chat","input":"Seen.","background":true}`)
+	require.Equal(t, 200, w.Code, w.Body.String())
+	seen := decode(t, w.Body.String())["id"].(string)
+
+	// A worker claims both, logs an event of the second, and dies.
+	dead := endpointtest.FixedClock().Add(-time.Hour)
+	var quietID, owner string
+	for range 2 {
+		r, _, err := s.runs.ClaimRun(ctx, responses.RunClaim{Worker: "dead", Now: dead, Lease: time.Minute})
+		require.NoError(t, err)
+		owner = r.Owner
+		if r.ID == seen {
+			require.NoError(t, s.runs.AppendEvents(ctx, r.ID, r.Attempts, []responses.Event{{Seq: 0, Type: "response.created", Data: []byte(`{}`)}}))
+		} else {
+			quietID = r.ID
+		}
+	}
+
+	// A new Background takes over.
+	bg := responses.NewBackground(s.runs, responses.WithKeyStore(s.keys))
+	h := newHandlerWith(g, responses.WithBackground(bg))
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); _ = bg.Run(runCtx) }()
+	<-g.started
+	require.NoError(t, bg.Shutdown(ctx))
+	cancel()
+	<-done
+
+	_ = h
+	q, err := s.runs.GetRun(ctx, owner, quietID)
+	require.NoError(t, err)
+	require.Equal(t, responses.StatusCompleted, q.Status(), "run again, to its end")
+	require.Equal(t, 2, q.Attempts)
+	f, err := s.runs.GetRun(ctx, owner, seen)
+	require.NoError(t, err)
+	require.Equal(t, responses.StatusFailed, f.Status())
+	require.Contains(t, f.Response.Error.Message, "stopped responding")
+	var used []int64
+	for _, p := range s.keys.Settled() {
+		used = append(used, p.Used)
+	}
+	require.ElementsMatch(t, []int64{0, 8}, used, "the failed run's reservation released, the other's charged")
 }
