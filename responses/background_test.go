@@ -357,3 +357,34 @@ func TestBackgroundTakesOverDeadWorkersRuns(t *testing.T) {
 	}
 	require.ElementsMatch(t, []int64{0, 8}, used, "the failed run's reservation released, the other's charged")
 }
+
+// Deleting a background response stops its run and settles its charge
+// once, whether it was queued or running.
+func TestBackgroundDelete(t *testing.T) {
+	t.Parallel()
+	g := newGate(10, 2)
+	s := newBGSetup(t, g)
+	w := post(t, s.h, `{"model":"demo-chat","input":"Delete me.","background":true}`)
+	require.Equal(t, 200, w.Code, w.Body.String())
+	running := decode(t, w.Body.String())["id"].(string)
+	<-g.started
+	w = do(t, s.h, http.MethodDelete, "/v1/responses/"+running, "")
+	require.Equal(t, 200, w.Code, w.Body.String())
+	require.ErrorIs(t, <-g.cancelled, context.Canceled, "the run is stopped")
+	s.stop()
+	w = do(t, s.h, http.MethodGet, "/v1/responses/"+running, "")
+	require.Equal(t, 404, w.Code, "not stored again by its worker: %s", w.Body.String())
+	require.Len(t, s.keys.Settled(), 1)
+
+	w = post(t, s.h, `{"model":"demo-chat","input":"Never run.","background":true}`)
+	require.Equal(t, 200, w.Code, w.Body.String())
+	queued := decode(t, w.Body.String())["id"].(string)
+	w = do(t, s.h, http.MethodDelete, "/v1/responses/"+queued, "")
+	require.Equal(t, 200, w.Code, w.Body.String())
+	settled := s.keys.Settled()
+	require.Len(t, settled, 2)
+	require.Zero(t, settled[1].Used)
+	require.Equal(t, int64(100000)-settled[0].Used, s.keys.Quota(t).Remaining, "nothing stays reserved")
+	w = do(t, s.h, http.MethodDelete, "/v1/responses/"+queued, "")
+	require.Equal(t, 404, w.Code)
+}

@@ -319,7 +319,7 @@ func (h *handler) deleteRun(ctx context.Context, owner, id string) (bool, error)
 	if b == nil {
 		return false, nil
 	}
-	err := b.runs.DeleteRun(ctx, owner, id)
+	run, err := b.runs.DeleteRun(ctx, owner, id)
 	switch {
 	case errors.Is(err, ErrNotFound):
 		return false, nil
@@ -328,5 +328,11 @@ func (h *handler) deleteRun(ctx context.Context, owner, id string) (bool, error)
 	}
 	b.stopLocal(id, errRunDeleted)
 	b.notify(id)
+	// A run that no worker holds settles here: one still queued, or one
+	// whose worker died (its lease ran out). A held one is settled by
+	// its worker, which learns of the delete at its next renewal.
+	if !run.Done && (run.Status() == StatusQueued || RunExpired(run, h.cfg.Now())) {
+		b.settle(ctx, run, pipeline.Usage{})
+	}
 	return true, nil
 }

@@ -174,15 +174,15 @@ func (s *MemoryRunStore) Events(_ context.Context, id string, after, limit int) 
 }
 
 // DeleteRun implements [RunStore].
-func (s *MemoryRunStore) DeleteRun(_ context.Context, owner, id string) error {
+func (s *MemoryRunStore) DeleteRun(_ context.Context, owner, id string) (*Run, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	m, ok := s.runs[id]
 	if !ok || m.r.Owner != owner {
-		return fmt.Errorf("%w: run %q", ErrNotFound, id)
+		return nil, fmt.Errorf("%w: run %q", ErrNotFound, id)
 	}
 	delete(s.runs, id)
-	return nil
+	return m.r.Clone(), nil
 }
 
 // PruneRuns implements [RunStore].

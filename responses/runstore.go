@@ -172,9 +172,9 @@ type RunStore interface {
 	// after, in order; ErrEventsDropped if the log no longer holds the
 	// event after+1 but holds later ones.
 	Events(ctx context.Context, id string, after, limit int) ([]Event, error)
-	// DeleteRun removes owner's run and its events, or returns
-	// ErrNotFound.
-	DeleteRun(ctx context.Context, owner, id string) error
+	// DeleteRun removes owner's run and its events, and returns the run
+	// as it was, or returns ErrNotFound.
+	DeleteRun(ctx context.Context, owner, id string) (*Run, error)
 	// PruneRuns removes the runs that ended before t, with their
 	// events, and returns how many.
 	PruneRuns(ctx context.Context, before time.Time) (int, error)

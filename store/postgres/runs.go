@@ -304,19 +304,20 @@ func (s *RunStore) Events(ctx context.Context, id string, after, limit int) ([]r
 }
 
 // DeleteRun implements [responses.RunStore]; its events go with it.
-func (s *RunStore) DeleteRun(ctx context.Context, owner, id string) error {
-	var tag pgconn.CommandTag
-	err := s.db.tx(ctx, false, func(tx pgx.Tx) (err error) {
-		tag, err = tx.Exec(ctx, s.db.q(`DELETE FROM gk_runs WHERE id = $1 AND owner = $2`), id, owner)
+func (s *RunStore) DeleteRun(ctx context.Context, owner, id string) (*responses.Run, error) {
+	var out *responses.Run
+	err := s.db.tx(ctx, false, func(tx pgx.Tx) error {
+		r, err := scanRun(tx.QueryRow(ctx, s.db.q(`DELETE FROM gk_runs WHERE id = $1 AND owner = $2 RETURNING data`), id, owner))
+		out = r
 		return err
 	})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("postgres: run %s: %w", id, responses.ErrNotFound)
+	}
 	if err != nil {
-		return fmt.Errorf("postgres: deleting run %s: %w", id, err)
+		return nil, fmt.Errorf("postgres: deleting run %s: %w", id, err)
 	}
-	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("postgres: run %s: %w", id, responses.ErrNotFound)
-	}
-	return nil
+	return out, nil
 }
 
 // PruneRuns implements [responses.RunStore].

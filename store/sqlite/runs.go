@@ -293,18 +293,27 @@ func (s *RunStore) Events(ctx context.Context, id string, after, limit int) ([]r
 }
 
 // DeleteRun implements [responses.RunStore].
-func (s *RunStore) DeleteRun(ctx context.Context, owner, id string) error {
-	return s.db.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM runs WHERE id = ? AND owner = ?`, id, owner)
+func (s *RunStore) DeleteRun(ctx context.Context, owner, id string) (*responses.Run, error) {
+	var out *responses.Run
+	err := s.db.write(ctx, func(tx *sql.Tx) error {
+		r, err := getRun(ctx, tx, id)
 		if err != nil {
-			return fmt.Errorf("sqlite: run %s: %w", id, err)
+			return err
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
+		if r.Owner != owner {
 			return fmt.Errorf("%w: run %s", responses.ErrNotFound, id)
+		}
+		out = r
+		if _, err := tx.ExecContext(ctx, `DELETE FROM runs WHERE id = ?`, id); err != nil {
+			return fmt.Errorf("sqlite: run %s: %w", id, err)
 		}
 		_, err = tx.ExecContext(ctx, `DELETE FROM run_events WHERE run_id = ?`, id)
 		return err
 	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // PruneRuns implements [responses.RunStore].
