@@ -36,6 +36,12 @@
 //	             be reached, -redis-fail closed refuses them with 503
 //	-video-lease how long a replica holds a video task without renewing
 //	             it (default 1m); then another replica takes it over
+//	-background-lease  the same for a background response (default 30s):
+//	             then another replica runs it again if no client saw
+//	             any of it, and fails it otherwise
+//	-background-delay  the demo's pause before each token of a
+//	             background response (default 200ms), to poll, cancel
+//	             and resume one with curl
 //	-admin-key   the admin key (default: $GATEWAY_ADMIN_KEY): with it,
 //	             the admin API (package admin: keys created, changed and
 //	             revoked, usage and cost read back) is served on
