@@ -159,7 +159,9 @@ func TestBackgroundCancel(t *testing.T) {
 
 	w = do(t, s.h, http.MethodPost, "/v1/responses/"+id+"/cancel", "")
 	require.Equal(t, 200, w.Code, w.Body.String())
-	require.Equal(t, "cancelled", decode(t, w.Body.String())["status"])
+	reply := decode(t, w.Body.String())
+	require.Equal(t, "cancelled", reply["status"])
+	require.Equal(t, "t0 t1 t2 ", outputText(reply), "the answer waits for the worker's record: the output so far")
 	require.ErrorIs(t, <-g.cancelled, context.Canceled, "the backend's context is cancelled")
 	s.stop()
 

@@ -307,8 +307,49 @@ func (h *handler) cancel(w http.ResponseWriter, r *http.Request, id string) {
 		b.notify(id)
 	default:
 		b.stopLocal(id, errRunCancelled)
+		if final := h.awaitEnd(ctx, owner, id); final != nil {
+			run.Response = *final
+		}
 	}
 	_ = httpjson.Write(w, http.StatusOK, &run.Response)
+}
+
+// cancelWait bounds how long a cancel waits for the worker of a running
+// response to stop and record what it has.
+const cancelWait = 5 * time.Second
+
+// awaitEnd waits, at most cancelWait, for the run id to end after a
+// cancel, and returns its final response: cancelled with the output and
+// usage so far, or, if it ended before its worker learnt of the cancel,
+// as it ended. It returns nil if it did not end in time (its worker's
+// process may have died: the run ends cancelled once its lease runs out).
+func (h *handler) awaitEnd(ctx context.Context, owner, id string) *Response {
+	b := h.cfg.background
+	sub := b.subscribe(id)
+	defer b.unsubscribe(id, sub)
+	ctx, cancel := context.WithTimeout(ctx, cancelWait)
+	defer cancel()
+	timer := time.NewTimer(b.cfg.follow)
+	defer timer.Stop()
+	for {
+		run, err := b.runs.GetRun(ctx, owner, id)
+		if err != nil {
+			return nil
+		}
+		if run.Done {
+			if sr, err := h.cfg.store.Get(ctx, owner, id); err == nil {
+				return &sr.Response
+			}
+			return &run.Response
+		}
+		timer.Reset(b.cfg.follow)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-sub:
+		case <-timer.C:
+		}
+	}
 }
 
 // deleteRun removes the background run of a deleted response, if it has

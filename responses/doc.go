@@ -245,8 +245,12 @@
 // running one has its backend's context cancelled (on its own process at
 // once, on another replica at its worker's next lease renewal, every
 // second by default, [WithCancelCheck]), keeps the output so far (the
-// open item incomplete) and ends cancelled. The answer is the response
-// with status cancelled. A background response that has ended
+// open item incomplete) and ends cancelled. The answer waits for the
+// worker's record (at most 5 s) and is the response as it ended:
+// cancelled with the output so far, or, for a run that ended before its
+// worker learnt of the cancel, as it ended; a worker that does not
+// answer in time (its process died) leaves the answer cancelled, and
+// the run ends so once its lease runs out. A background response that has ended
 // (cancelled before, completed, failed or incomplete) is answered as it
 // is, unchanged, as OpenAI's API does; a response that was not created
 // in the background is a 400 invalid_request_error; an unknown one a 404. The quota reserved

@@ -117,8 +117,9 @@ type RunUpdate struct {
 	Attempt int
 	Now     time.Time // zero: time.Now()
 	Lease   time.Duration
-	// Finish ends the run with this final response (its status is kept
-	// cancelled if the run was cancelled meanwhile).
+	// Finish ends the run with this final response: cancelled with what
+	// it had when its worker learnt of a cancel, or as it ended if it
+	// ended first.
 	Finish *Response
 	// Release gives the run up (shutdown): claimable at once.
 	Release bool
@@ -203,11 +204,7 @@ func ApplyRunUpdate(r *Run, p RunUpdate) error {
 	}
 	switch {
 	case p.Finish != nil:
-		resp := *p.Finish
-		if st == StatusCancelled {
-			resp.Status = StatusCancelled
-		}
-		r.Response = resp
+		r.Response = *p.Finish
 		r.Done, r.EndedAt = true, now
 		r.Worker, r.LeaseExpiresAt = "", time.Time{}
 	case p.Release:

@@ -157,11 +157,13 @@ func TestRunStore(t *testing.T, newStore func(t *testing.T) responses.RunStore) 
 		require.ErrorIs(t, err, responses.ErrRunCancelled, "the worker learns of the cancel")
 		require.NoError(t, s.AppendEvents(ctx, r.ID, r.Attempts, events(0, 2)), "and may still log its last events")
 		final := r.Response
-		final.Status = responses.StatusCompleted
+		final.Status = responses.StatusCancelled
+		final.Output = []responses.OutputItem{{Type: responses.ItemMessage, ID: "msg_1", Status: responses.StatusIncomplete}}
 		got, err = s.UpdateRun(ctx, responses.RunUpdate{ID: r.ID, Attempt: r.Attempts, Now: t0, Finish: &final})
 		require.NoError(t, err)
 		require.True(t, got.Done)
-		require.Equal(t, responses.StatusCancelled, got.Status(), "a cancelled run stays cancelled")
+		require.Equal(t, responses.StatusCancelled, got.Status())
+		require.Len(t, got.Response.Output, 1, "the output it had")
 	})
 
 	t.Run("LeasePolicy", func(t *testing.T) {
