@@ -18,7 +18,8 @@ import (
 // and never twice, the lease policy (a run nobody saw is run again, a
 // run whose events were seen is failed, a cancelled one ends cancelled,
 // and the reaped runs are returned), updates known by attempt, cancel,
-// the event log in sequence, its replay after a sequence number, delete
+// the event log in sequence and bounded to responses.MaxRunEvents, its
+// replay after a sequence number, delete
 // and prune. Each subtest gets a new, empty store.
 func TestRunStore(t *testing.T, newStore func(t *testing.T) responses.RunStore) {
 	ctx := context.Background()
@@ -257,6 +258,27 @@ func TestRunStore(t *testing.T, newStore func(t *testing.T) responses.RunStore) 
 		require.Empty(t, none)
 		_, err = s.Events(ctx, "resp_nope", -1, 10)
 		require.ErrorIs(t, err, responses.ErrNotFound)
+	})
+
+	t.Run("BoundedLog", func(t *testing.T) {
+		s := newStore(t)
+		require.NoError(t, s.CreateRun(ctx, newRun("resp_1", t0)))
+		r, _, err := claim(s, "w1", t0)
+		require.NoError(t, err)
+		total := responses.MaxRunEvents + 5
+		for from := 0; from < total; from += 2000 {
+			require.NoError(t, s.AppendEvents(ctx, r.ID, r.Attempts, events(from, min(2000, total-from))))
+		}
+		_, err = s.Events(ctx, r.ID, -1, 10)
+		require.ErrorIs(t, err, responses.ErrEventsDropped, "the oldest five are gone")
+		_, err = s.Events(ctx, r.ID, 3, 10)
+		require.ErrorIs(t, err, responses.ErrEventsDropped)
+		got, err := s.Events(ctx, r.ID, 4, 2)
+		require.NoError(t, err)
+		require.Equal(t, events(5, 2), got, "the newest MaxRunEvents are kept")
+		last, err := s.Events(ctx, r.ID, total-2, 10)
+		require.NoError(t, err)
+		require.Equal(t, events(total-1, 1), last)
 	})
 
 	t.Run("DeletePrune", func(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/gatewaykit/gatewaykit/responses"
@@ -242,13 +243,20 @@ func (s *RunStore) AppendEvents(ctx context.Context, id string, attempt int, eve
 		if err := responses.CheckEvents(r.Events, events); err != nil {
 			return err
 		}
-		for _, e := range events {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO run_events (run_id, seq, type, data) VALUES (?, ?, ?, ?)`,
-				id, e.Seq, e.Type, e.Data); err != nil {
+		// Many rows a statement: a flush of a fast stream holds many events.
+		for len(events) > 0 {
+			batch := events[:min(len(events), 200)]
+			events = events[len(batch):]
+			query := strings.Repeat("(?, ?, ?, ?), ", len(batch))
+			args := make([]any, 0, 4*len(batch))
+			for _, e := range batch {
+				args = append(args, id, e.Seq, e.Type, e.Data)
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO run_events (run_id, seq, type, data) VALUES `+query[:len(query)-2], args...); err != nil {
 				return fmt.Errorf("sqlite: run %s: %w", id, err)
 			}
+			r.Events += len(batch)
 		}
-		r.Events += len(events)
 		if _, err := tx.ExecContext(ctx, `DELETE FROM run_events WHERE run_id = ? AND seq < ?`, id, r.Events-responses.MaxRunEvents); err != nil {
 			return fmt.Errorf("sqlite: run %s: %w", id, err)
 		}
