@@ -266,8 +266,12 @@
 // one whose events a client may have seen is failed (code server_error),
 // because running it again would stream other events under the same
 // sequence numbers. A run is never left to nobody, and never runs twice
-// once any of it was seen. A process that shuts down releases its runs
-// (they are claimed at once under the same rule).
+// once any of it was seen; a run that is run again was asked of its
+// backend once before, in part, by the process that died, whose usage is
+// not known and not charged (the run is charged once, for the attempt
+// that ended it). A process that shuts down releases its runs (they are
+// claimed at once under the same rule); store/sqlite's Open ends the
+// leases of the runs that the previous process held.
 //
 // # Resumable streams
 //
