@@ -220,6 +220,17 @@ func TestBackgroundErrors(t *testing.T) {
 	servedtest.RequireError(t, w, 404, "not_found", "", "resp_nope")
 	w = do(t, s.h, http.MethodGet, "/v1/responses/resp_nope?stream=true&starting_after=x", "")
 	servedtest.RequireError(t, w, 400, "invalid_request_error", "starting_after", "starting_after")
+	for _, tc := range []struct{ query, body, param string }{
+		{"?stream=maybe", "", "stream"},
+		{"?stream=true&starting_after=-2", "", "starting_after"},
+		{"", `{"stream":"yes"}`, ""},
+		{"", `not json`, ""},
+	} {
+		w = do(t, s.h, http.MethodGet, "/v1/responses/"+id+tc.query, tc.body)
+		servedtest.RequireError(t, w, 400, "invalid_request_error", tc.param, "")
+	}
+	w = do(t, s.h, http.MethodGet, "/v1/responses/"+id, `{"stream":false}`)
+	require.Equal(t, 200, w.Code, "a body that asks for no stream: %s", w.Body.String())
 	w = do(t, s.h, http.MethodGet, "/v1/responses/resp_x/cancel", "")
 	require.Equal(t, 405, w.Code)
 	require.Equal(t, "POST", w.Header().Get("Allow"))

@@ -129,7 +129,7 @@ func (h *handler) streamParams(r *http.Request) (stream bool, after int, err err
 		}
 		if len(bytes.TrimSpace(b)) > 0 {
 			if err := json.Unmarshal(b, &o); err != nil {
-				return false, 0, apierrors.InvalidRequest("", "The request body must be a JSON object.").WithCause(err)
+				return false, 0, apierrors.InvalidRequest("", "The request body, if any, must be a JSON object such as {\"stream\": true, \"starting_after\": 10}.").WithCause(err)
 			}
 		}
 		if o.Stream != nil {
