@@ -23,15 +23,28 @@ import (
 
 // Defaults of a [Background].
 const (
-	DefaultRunWorkers    = 8
-	DefaultRunPoll       = time.Second
-	DefaultFollowPoll    = 200 * time.Millisecond
-	DefaultRunRetention  = 24 * time.Hour
-	DefaultCancelCheck   = time.Second
-	defaultEventsPerRead = 500
+	// DefaultRunWorkers is how many runs a Background runs at once
+	// ([WithWorkers]); more wait, queued.
+	DefaultRunWorkers = 8
+	// DefaultRunPoll is how long an idle Background waits before asking
+	// its store for work again ([WithPollInterval]).
+	DefaultRunPoll = time.Second
+	// DefaultFollowPoll is how often a stream that follows a run on
+	// another process asks the store for its new events
+	// ([WithFollowInterval]).
+	DefaultFollowPoll = 200 * time.Millisecond
+	// DefaultRunRetention is how long an ended run and its event log are
+	// kept ([WithRetention]).
+	DefaultRunRetention = 24 * time.Hour
+	// DefaultCancelCheck is how often a worker renews its run's lease and
+	// so learns of a cancel made on another process ([WithCancelCheck]).
+	DefaultCancelCheck = time.Second
 )
 
-// storeTimeout bounds each store write of a run made after its context
+// defaultEventsPerRead is how many events a follower reads at a time.
+const defaultEventsPerRead = 500
+
+// runStoreTimeout bounds each store write of a run made after its context
 // is gone (the final record, an event flush at the end).
 const runStoreTimeout = 10 * time.Second
 

@@ -11,8 +11,9 @@ import (
 
 // MemoryRunStore is the in-memory [RunStore], for one process: its runs
 // live as long as the process (a restart loses them) or until
-// [RunStore.PruneRuns] removes the ended ones. It is safe for concurrent
-// use.
+// [RunStore.PruneRuns] removes the ended ones (a [Background] prunes
+// those older than its retention). Each run's event log holds at most
+// [MaxRunEvents] events. It is safe for concurrent use.
 type MemoryRunStore struct {
 	mu   sync.Mutex
 	runs map[string]*memRun
