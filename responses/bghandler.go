@@ -24,6 +24,8 @@ const (
 	msgNotStreamed     = "Response %s cannot be streamed: only background responses created with \"stream\": true keep their events."
 )
 
+var _ pipeline.Deferrer[*createCall] = (*creator)(nil)
+
 // Defer takes over a background request (see pipeline.Deferrer): it
 // stores the queued run, with the quota reserved for it, and answers the
 // queued response; or, for "stream": true, follows the run's events as
