@@ -223,7 +223,7 @@
 // still sees the task completed and downloads what it paid for. The
 // middleware checks the quota on the requests that [WithSpending] says
 // spend, by default [Spends]: every method but GET, HEAD, OPTIONS and
-// DELETE. For the kit's routes that is
+// DELETE, and POST /v1/responses/{id}/cancel. For the kit's routes that is
 //
 //	spend (403 once the quota or    POST /v1/chat/completions, /v1/completions,
 //	the budget in money is spent)   /v1/responses, /v1/responses/compact,
@@ -237,7 +237,8 @@
 //	                                GET /v1/videos, /v1/videos/{id}, /v1/videos/{id}/content,
 //	                                GET /v1/responses/{id}, /v1/responses/{id}/input_items,
 //	                                GET /v1/images/files/{name},
-//	                                DELETE /v1/videos/{id}, /v1/responses/{id}
+//	                                DELETE /v1/videos/{id}, /v1/responses/{id},
+//	                                POST /v1/responses/{id}/cancel
 //
 // and the spending handlers reserve their estimate through [Reserve],
 // which the KeyStore refuses for a spent key too, however stale the

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -179,7 +180,9 @@ func WithSpending(spends func(r *http.Request) bool) Option {
 
 // Spends is the default of [WithSpending]: a request spends quota unless
 // its method is GET, HEAD, OPTIONS or DELETE, which read or remove what
-// a key already owns. In the kit every POST route generates or creates
+// a key already owns, or it cancels a background response (POST
+// /v1/responses/{id}/cancel), which stops spending. In the kit every
+// other POST route generates or creates
 // something (chat, completions, responses and their compaction, the
 // messages format, generateContent, embeddings, moderations, rerank,
 // images, audio, video creation, conversations, their metadata and
@@ -191,7 +194,8 @@ func Spends(r *http.Request) bool {
 	case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodDelete:
 		return false
 	}
-	return true
+	// Cancelling a background response stops spending.
+	return !(strings.HasPrefix(r.URL.Path, "/v1/responses/") && strings.HasSuffix(r.URL.Path, "/cancel"))
 }
 
 // LimiterFailure is what the middleware does with a request when its

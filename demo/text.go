@@ -73,6 +73,7 @@ type TextOption func(*textConfig)
 
 type textConfig struct {
 	delay          time.Duration
+	bgDelay        time.Duration // for background responses; 0: delay
 	tokensPerChunk int
 }
 
@@ -85,6 +86,18 @@ func WithChunkDelay(d time.Duration) TextOption {
 		panic("demo: WithChunkDelay: negative delay")
 	}
 	return func(c *textConfig) { c.delay = d }
+}
+
+// WithBackgroundChunkDelay makes the responses of "background": true
+// (responses.Params.InBackground) wait d before each chunk instead of
+// the delay of [WithChunkDelay], so that a background run lasts long
+// enough to be polled, cancelled and resumed with curl. The default is 0:
+// the delay of WithChunkDelay. It panics if d is negative.
+func WithBackgroundChunkDelay(d time.Duration) TextOption {
+	if d < 0 {
+		panic("demo: WithBackgroundChunkDelay: negative delay")
+	}
+	return func(c *textConfig) { c.bgDelay = d }
 }
 
 // WithTokensPerChunk sets how many tokens each streamed chunk carries.

@@ -62,8 +62,9 @@ func (b *ResponsesBackend) Complete(ctx context.Context, p *responses.Params) (*
 // reasoning model, then the message's text, in chunks of the configured
 // number of tokens, or the function call (its name, then its arguments in
 // chunks); then the usage. It calls p.Flush as the chat backend's Stream
-// does: before each pause of [WithChunkDelay], or once, first, without a
-// chunk delay.
+// does: before each pause of [WithChunkDelay] (of
+// [WithBackgroundChunkDelay] for a background response), or once, first,
+// without a chunk delay.
 func (b *ResponsesBackend) Stream(ctx context.Context, p *responses.Params) iter.Seq2[responses.Delta, error] {
 	return func(yield func(responses.Delta, error) bool) {
 		r, err := responsesReply(p)
@@ -71,7 +72,11 @@ func (b *ResponsesBackend) Stream(ctx context.Context, p *responses.Params) iter
 			yield(responses.Delta{}, err)
 			return
 		}
-		pace := newPacer(ctx, b.t.cfg.delay, p.Flush)
+		delay := b.t.cfg.delay
+		if p.InBackground() && b.t.cfg.bgDelay > 0 {
+			delay = b.t.cfg.bgDelay
+		}
+		pace := newPacer(ctx, delay, p.Flush)
 		k := b.t.cfg.tokensPerChunk
 		send := func(d responses.Delta) bool {
 			if err := pace.wait(); err != nil {

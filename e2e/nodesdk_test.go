@@ -21,8 +21,8 @@ import (
 
 // TestNodeSDK runs the official OpenAI Node SDK's suite (e2e/node) against
 // the example server, and through the example relay in front of it; and,
-// with GATEWAYKIT_TEST_POSTGRES, its conversation test across two example
-// servers on one PostgreSQL database.
+// with GATEWAYKIT_TEST_POSTGRES, its conversation and background tests
+// across two example servers on one PostgreSQL database.
 func TestNodeSDK(t *testing.T) {
 	node := requireNode(t)
 	statSources(t)
@@ -42,7 +42,9 @@ func TestNodeSDK(t *testing.T) {
 	}
 
 	// Two replicas on one PostgreSQL database: the conversation test
-	// starts its conversation on one and continues it on the other.
+	// starts its conversation on one and continues it on the other; the
+	// background test polls, cancels and resumes on the other the
+	// responses it creates on one.
 	t.Run("postgres replicas", func(t *testing.T) {
 		dsn := newPostgresDatabase(t)
 		var urls []string
@@ -50,7 +52,7 @@ func TestNodeSDK(t *testing.T) {
 			urls = append(urls, start(t, filepath.Join(bin, "server"), "-addr", "127.0.0.1:0", "-admin-addr", "", "-db", dsn))
 		}
 		runSuite(t, node, "postgres replicas", "OPENAI_BASE_URL="+urls[0]+"/v1", "OPENAI_BASE_URL_OTHER="+urls[1]+"/v1",
-			"--test-name-pattern=conversation")
+			"--test-name-pattern=conversation|background")
 	})
 }
 

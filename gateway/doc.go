@@ -16,7 +16,7 @@
 //		Chat:        text.Chat(),
 //		Completions: text.Completions(),
 //	})
-//	go g.Run(ctx)       // the video runner, if Videos is set
+//	go g.Run(ctx)       // the video runner and the background responses' runner
 //	l, err := net.Listen("tcp", addr)
 //	srv := gateway.NewServer(addr, g)
 //	go srv.Serve(gateway.LimitListener(l, gateway.DefaultMaxConns))

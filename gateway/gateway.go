@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gatewaykit/gatewaykit/audio"
@@ -77,6 +78,15 @@ type Config struct {
 	// nil means a new [conversations.MemoryStore] with the default
 	// bounds.
 	ConversationStore conversations.Store
+	// Runs keeps the background responses ("background": true on POST
+	// /v1/responses), which [Gateway.Run] runs on a
+	// [responses.Background] that settles their quota against Keys; nil
+	// means a new [responses.MemoryRunStore] (runs live as long as the
+	// process). Use the store of a shared database for several replicas.
+	Runs responses.RunStore
+	// BackgroundOptions configure the runner of the background
+	// responses (workers, lease, retention…).
+	BackgroundOptions []responses.BackgroundOption
 
 	// Videos generates videos; with it, the video task endpoints are
 	// mounted and [Gateway.Run] runs a [runner.Runner]. A generator that
@@ -218,7 +228,8 @@ type Gateway struct {
 	handler http.Handler
 	mux     *http.ServeMux
 	health  func(w http.ResponseWriter, r *http.Request) bool
-	runner  *runner.Runner // nil without Config.Videos
+	runner  *runner.Runner        // nil without Config.Videos
+	bg      *responses.Background // nil without Config.Responses
 }
 
 // New assembles the gateway described by c. It returns an error when a
@@ -273,6 +284,13 @@ func New(c Config) (*Gateway, error) {
 		if c.ResponseStore != nil {
 			opts = append(opts, responses.WithStore(c.ResponseStore))
 		}
+		runs := c.Runs
+		if runs == nil {
+			runs = responses.NewMemoryRunStore()
+		}
+		g.bg = responses.NewBackground(runs, append([]responses.BackgroundOption{responses.WithRunLogger(logger),
+			responses.WithKeyStore(c.Keys)}, c.BackgroundOptions...)...)
+		opts = append(opts, responses.WithBackground(g.bg))
 		responses.Register(mux, responses.NewHandler(c.Catalog, c.Responses, opts...))
 		conversations.Register(mux, conversations.NewHandler(convs, conversations.WithLogger(logger),
 			conversations.WithMaxRequestBytes(c.MaxRequestBytes)))
@@ -409,24 +427,40 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	routeOf(g.mux, r)
 }
 
-// Run runs the video runner until ctx is done or [Gateway.Shutdown] is
-// called (see [runner.Runner.Run]). Without a video generator it returns
-// nil at once. Call it once, in its own goroutine.
+// Run runs the video runner and the runner of background responses
+// until ctx is done or [Gateway.Shutdown] is called (see
+// [runner.Runner.Run] and [responses.Background.Run]). Without a video
+// generator nor a responses backend it returns nil at once. Call it
+// once, in its own goroutine.
 func (g *Gateway) Run(ctx context.Context) error {
-	if g.runner == nil {
-		return nil
+	var (
+		wg    sync.WaitGroup
+		bgErr error
+	)
+	if g.bg != nil {
+		wg.Go(func() { bgErr = g.bg.Run(ctx) })
 	}
-	return g.runner.Run(ctx)
+	var err error
+	if g.runner != nil {
+		err = g.runner.Run(ctx)
+	}
+	wg.Wait()
+	return errors.Join(err, bgErr)
 }
 
-// Shutdown stops the video runner from taking new tasks and waits, until
-// ctx is done, for the running ones to finish. Shut the http.Server down
-// first, so that no new task arrives.
+// Shutdown stops the video runner and the runner of background responses
+// from taking new work and waits, until ctx is done, for the running
+// work to finish. Shut the http.Server down first, so that no new work
+// arrives.
 func (g *Gateway) Shutdown(ctx context.Context) error {
-	if g.runner == nil {
-		return nil
+	var errs []error
+	if g.bg != nil {
+		errs = append(errs, g.bg.Shutdown(ctx))
 	}
-	return g.runner.Shutdown(ctx)
+	if g.runner != nil {
+		errs = append(errs, g.runner.Shutdown(ctx))
+	}
+	return errors.Join(errs...)
 }
 
 // keyAllows lists only the models that the request's key may use, as the

@@ -102,6 +102,7 @@ func TestASpentKeyKeepsWhatItPaidFor(t *testing.T) {
 				{"missing thumbnail", "GET", "/v1/videos/{task}/content?variant=thumbnail", "", nil, 404},
 				{"stored response", "GET", "/v1/responses/{resp}", "", nil, 200},
 				{"input items", "GET", "/v1/responses/{resp}/input_items", "", nil, 200},
+				{"cancel a foreground response", "POST", "/v1/responses/{resp}/cancel", "", nil, 400},
 				{"image file", "GET", "{image}", "", nil, 200},
 				{"delete response", "DELETE", "/v1/responses/{resp}", "", nil, 200},
 				{"delete task", "DELETE", "/v1/videos/{task}", "", nil, 200},

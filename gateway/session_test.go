@@ -62,6 +62,7 @@ func TestContentSessions(t *testing.T) {
 		"POST /v1/responses": "/v1/responses", "POST /v1/responses/compact": "/v1/responses/compact",
 		"GET /v1/responses/{response_id}": "/v1/responses/resp_1", "DELETE /v1/responses/{response_id}": "/v1/responses/resp_1",
 		"GET /v1/responses/{response_id}/input_items": "/v1/responses/resp_1/input_items",
+		"POST /v1/responses/{response_id}/cancel":     "/v1/responses/resp_1/cancel",
 		"POST /v1/videos": "/v1/videos", "GET /v1/videos": "/v1/videos",
 		"GET /v1/videos/{task_id}": "/v1/videos/" + b.task, "DELETE /v1/videos/{task_id}": "/v1/videos/" + b.task,
 		"POST /v1/vendorai/videos": "/v1/vendorai/videos", "POST /v1/vendor/videos": "/v1/vendor/videos",

@@ -81,8 +81,15 @@ type Params struct {
 	// it.
 	History []Item
 
-	src pipeline.Source[Request] // the client's body and the stream's flush
+	src        pipeline.Source[Request] // the client's body and the stream's flush
+	background bool
 }
+
+// InBackground reports whether the handler asks for this reply on a
+// worker of its [Background] ("background": true): no client waits on
+// the backend, which is asked in the foreground (the Request's
+// Background is nil, and there is no Body), whatever it is.
+func (p *Params) InBackground() bool { return p.background }
 
 // Body returns the request body as the client sent it: the JSON that
 // p.Request was decoded from. It is nil when the Params were built in

@@ -2,7 +2,9 @@
 // POST /v1/responses (spec §4.3), its stored conversations
 // (previous_response_id, and the "conversation" of package
 // conversations), GET and DELETE /v1/responses/{id}, GET
-// /v1/responses/{id}/input_items, and POST /v1/responses/compact. It
+// /v1/responses/{id}/input_items, POST /v1/responses/compact, and the
+// background responses (POST /v1/responses/{id}/cancel, resumable
+// streams). It
 // holds the request and reply types, the typed stream events, the
 // [Backend] interface that produces replies, the [Store] that keeps
 // responses, and the handler that owns the wire.
@@ -11,7 +13,7 @@
 //	responses.Register(mux, responses.NewHandler(catalog, demo.NewTextBackend().Responses()))
 //	server := auth.Middleware(keys)(mux)
 //
-// One handler serves the five routes of [Patterns] ([Register] mounts
+// One handler serves the six routes of [Patterns] ([Register] mounts
 // them on a ServeMux; on any other router, mount the routes of [Routes],
 // see package route), routing them with a ServeMux of its own: under a
 // prefix, mount it through http.StripPrefix.
@@ -223,6 +225,81 @@
 // charged but not added to the conversation, with "X-Should-Retry:
 // false", or a stream that ends with response.failed carrying it.
 //
+// # Background responses
+//
+// With a [Background] ([WithBackground]; package gateway always gives
+// its handler one), a request with "background": true is answered at
+// once with the response in status queued and "background": true, and
+// runs on the Background's workers: a bounded pool ([WithWorkers],
+// default [DefaultRunWorkers]) that claims runs from a [RunStore] with
+// leases, as the video runner claims tasks, so that several gateway
+// processes may share a store (package store/sqlite's, and
+// store/postgres's across replicas; [MemoryRunStore] for one process).
+// The run asks the handler's backend in the foreground, whatever the
+// backend is (the demo's, fromchat's, a relay's: the upstream is asked
+// for a plain reply, and the gateway runs it in the background itself),
+// with [Params.InBackground] set. "background" needs "store": true (a
+// 400 with param "background" otherwise), and a handler without a
+// Background answers it with a 400 too.
+//
+// GET /v1/responses/{id} polls it: queued, in_progress, then completed,
+// incomplete, failed or cancelled, owner-scoped like stored responses.
+// POST /v1/responses/{id}/cancel cancels it: a queued run ends at once; a
+// running one has its backend's context cancelled (on its own process at
+// once, on another replica at its worker's next lease renewal, every
+// second by default, [WithCancelCheck]), keeps the output so far (the
+// open item incomplete) and ends cancelled. The answer waits for the
+// worker's record (at most 5 s) and is the response as it ended:
+// cancelled with the output so far, or, for a run that ended before its
+// worker learnt of the cancel, as it ended; a worker that does not
+// answer in time (its process died) leaves the answer cancelled, and
+// the run ends so once its lease runs out. A background response that has ended
+// (cancelled before, completed, failed or incomplete) is answered as it
+// is, unchanged, as OpenAI's API does; a response that was not created
+// in the background is a 400 invalid_request_error; an unknown one a 404. The quota reserved
+// at create is settled when the run ends, whatever ends it (completion,
+// failure, cancel, delete): to the usage reported, or else the estimate
+// of the prompt and of the output written; to nothing for a run that
+// never ran ([WithKeyStore] names the key store).
+//
+// A process that dies leaves its runs to the others once their leases
+// run out ([WithLease], default 30 s; see [RunStore]): a run that no
+// client saw any of (not streamed, or streamed but not begun) is run
+// again from the start, at most [DefaultRunMaxAttempts] claims in all;
+// one whose events a client may have seen is failed (code server_error),
+// because running it again would stream other events under the same
+// sequence numbers. A run is never left to nobody, and never runs twice
+// once any of it was seen; a run that is run again was asked of its
+// backend once before, in part, by the process that died, whose usage is
+// not known and not charged (the run is charged once, for the attempt
+// that ended it). A process that shuts down releases its runs (they are
+// claimed at once under the same rule); store/sqlite's Open ends the
+// leases of the runs that the previous process held.
+//
+// # Resumable streams
+//
+// A background request with "stream": true streams its events as the run
+// produces them (the same events as a foreground stream), from the run's
+// event log: the client may go away, the run goes on. GET
+// /v1/responses/{id}?stream=true&starting_after=N (stream and
+// starting_after in the query, or in a JSON body as the Go SDK's
+// GetStreaming sends them) replays the logged events whose
+// sequence_number is above N (all of them without starting_after), then
+// follows the live run to its end, on any process sharing the store: a
+// follower is told of new events by its own process's workers, and asks
+// the store every [DefaultFollowPoll] (200 ms, [WithFollowInterval])
+// otherwise. A client that drops after event N and resumes with
+// starting_after=N sees every event exactly once. The stream ends after
+// the terminal event (completed, incomplete, failed) with [DONE]; a
+// cancelled run has no terminal event in OpenAI's API, and its stream
+// just ends with [DONE]. The log of a run keeps its newest
+// [MaxRunEvents] (10 000) events (a resume from before them is a 400
+// with param starting_after), and is kept with the run for
+// [DefaultRunRetention] (24 h, [WithRetention]) after the run ended; the
+// response itself stays in the [Store]. Responses that were not created
+// with "background" and "stream" are not kept as events: streaming them
+// is a 400 with param stream.
+//
 // # Compaction
 //
 // POST /v1/responses/compact takes OpenAI's compact request ([CompactRequest]:
@@ -299,7 +376,7 @@
 // [NewHandler] takes the options of package endpoint ([Option]):
 // endpoint.WithLogger, WithMaxRequestBytes, WithValidator, WithAllowed,
 // WithKeepAlive, WithErrorHook and WithClock; and this package's own,
-// [WithStore], [WithConversations] and [WithOwner], which no other
+// [WithStore], [WithConversations], [WithOwner] and [WithBackground], which no other
 // package takes. The options
 // of other packages (images.WithURLKey…) do not compile here.
 package responses

@@ -230,3 +230,31 @@ func ExampleWithKeepAlive() {
 	// Output:
 	// true
 }
+
+// A background response: answered at once, queued; the Background's
+// workers run it; Shutdown waits for the running ones.
+func ExampleNewBackground() {
+	catalog := models.NewMemoryCatalog(demo.TextModels()...)
+	bg := responses.NewBackground(responses.NewMemoryRunStore())
+	mux := http.NewServeMux()
+	responses.Register(mux, responses.NewHandler(catalog, demo.NewTextBackend().Responses(), responses.WithBackground(bg)))
+
+	w := send(mux, "POST", "/v1/responses", `{"model":"demo-chat","input":"Hello!","max_output_tokens":8,"background":true}`)
+	var resp responses.Response
+	_ = json.Unmarshal(w.Body.Bytes(), &resp)
+	fmt.Println(w.Code, resp.Status, *resp.Background)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { _ = bg.Run(ctx) }()
+	bg.Wake()
+	for resp.Status == responses.StatusQueued || resp.Status == responses.StatusInProgress {
+		time.Sleep(time.Millisecond) // poll
+		_ = json.Unmarshal(send(mux, "GET", "/v1/responses/"+resp.ID, "").Body.Bytes(), &resp)
+	}
+	_ = bg.Shutdown(context.Background())
+	fmt.Println(resp.Status, resp.IncompleteDetails.Reason)
+	// Output:
+	// 200 queued true
+	// incomplete max_output_tokens
+}

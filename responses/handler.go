@@ -18,7 +18,7 @@ import (
 )
 
 // The routes served by [NewHandler], in [http.ServeMux] syntax. [Register]
-// registers all five.
+// registers all six.
 const (
 	// Pattern creates a response (spec §4.3).
 	Pattern = "POST /v1/responses"
@@ -30,6 +30,8 @@ const (
 	PatternDelete = "DELETE /v1/responses/{response_id}"
 	// PatternInputItems lists the input items of a stored response.
 	PatternInputItems = "GET /v1/responses/{response_id}/input_items"
+	// PatternCancel cancels a background response.
+	PatternCancel = "POST /v1/responses/{response_id}/cancel"
 )
 
 // MaxConversationDepth is the most earlier responses that a
@@ -39,7 +41,7 @@ const MaxConversationDepth = 1000
 
 // Patterns returns every route of [NewHandler] (a new slice each call).
 func Patterns() []string {
-	return []string{Pattern, PatternCompact, PatternGet, PatternDelete, PatternInputItems}
+	return []string{Pattern, PatternCompact, PatternGet, PatternDelete, PatternInputItems, PatternCancel}
 }
 
 // Routes returns the routes of h, normally the handler of [NewHandler]:
@@ -87,6 +89,9 @@ func NewHandler(catalog models.Catalog, backend Backend, opts ...Option) http.Ha
 	pipeline.MustHave("responses", catalog, backend)
 	h := &handler{backend: backend, catalog: catalog, cfg: newConfig(opts)}
 	h.answer = intercept(backend, h.cfg.Chain)
+	if b := h.cfg.background; b != nil && !b.h.CompareAndSwap(nil, h) {
+		panic("responses: NewHandler: the Background serves another handler already")
+	}
 	h.routes = newRoutes(h)
 	return h
 }
@@ -105,11 +110,13 @@ func newRoutes(h *handler) *http.ServeMux {
 	mux.Handle(PatternGet, id(h.get)) // HEAD too
 	mux.Handle(PatternDelete, id(h.delete))
 	mux.Handle(PatternInputItems, id(h.inputItems)) // HEAD too
+	mux.Handle(PatternCancel, id(h.cancel))
 	notAllowed := func(allow string) http.HandlerFunc {
 		return func(w http.ResponseWriter, r *http.Request) { h.notAllowed(w, r, allow) }
 	}
 	mux.Handle("/v1/responses", notAllowed("POST"))
 	mux.Handle("/v1/responses/{response_id}/input_items", notAllowed("GET, HEAD"))
+	mux.Handle("/v1/responses/{response_id}/cancel", notAllowed("POST"))
 	// compact is a segment where a response id may stand: the other
 	// methods of PatternGet and PatternDelete on it are named here, and
 	// the rest in the fallback of the id's path.
@@ -167,9 +174,21 @@ func (h *creator) Decode(w http.ResponseWriter, r *http.Request, req *Request) (
 	return (*handler)(h).decode(w, r, req)
 }
 
-// Validate checks req; see validate.
+// Validate checks req; see validate. A background request needs the
+// handler's Background and "store": true.
 func (h *creator) Validate(req *Request) error {
-	return validate(h.cfg.Validate, req)
+	if err := validate(h.cfg.Validate, req); err != nil {
+		return err
+	}
+	if req.InBackground() {
+		switch {
+		case h.cfg.background == nil:
+			return apierrors.InvalidRequest("background", "Background responses are not enabled on this server.")
+		case !req.Stored():
+			return apierrors.InvalidRequest("background", msgBackgroundStore)
+		}
+	}
+	return nil
 }
 
 // Model returns the model req names.
@@ -482,21 +501,6 @@ func storeError(ctx context.Context, err error) error {
 	return apierrors.FromDependency(ctx, fmt.Errorf("responses: store: %w", err))
 }
 
-// get serves GET /v1/responses/{id}.
-func (h *handler) get(w http.ResponseWriter, r *http.Request, id string) {
-	sr, err := h.stored(r.Context(), id)
-	if err != nil {
-		h.cfg.Fail(w, r, err)
-		return
-	}
-	body, err := json.Marshal(&sr.Response)
-	if err != nil {
-		h.cfg.Fail(w, r, apierrors.Internal(err))
-		return
-	}
-	httpjson.WriteRaw(w, http.StatusOK, body)
-}
-
 // delete serves DELETE /v1/responses/{id}.
 func (h *handler) delete(w http.ResponseWriter, r *http.Request, id string) {
 	owner, err := h.owner(r.Context())
@@ -504,7 +508,13 @@ func (h *handler) delete(w http.ResponseWriter, r *http.Request, id string) {
 		h.cfg.Fail(w, r, err)
 		return
 	}
-	if err := h.cfg.store.Delete(r.Context(), owner, id); err != nil {
+	err = h.cfg.store.Delete(r.Context(), owner, id)
+	hadRun, runErr := h.deleteRun(r.Context(), owner, id)
+	if runErr != nil {
+		h.cfg.Fail(w, r, storeError(r.Context(), runErr))
+		return
+	}
+	if err != nil && !(hadRun && errors.Is(err, ErrNotFound)) {
 		h.cfg.Fail(w, r, h.lookupError(r.Context(), err, id))
 		return
 	}

@@ -11,8 +11,9 @@ import (
 // [endpoint.WithLogger], [endpoint.WithMaxRequestBytes],
 // [endpoint.WithValidator], [endpoint.WithAllowed],
 // [endpoint.WithKeepAlive], [endpoint.WithErrorHook],
-// [endpoint.WithClock] and [endpoint.WithInterceptors]. [WithStore], [WithConversations] and [WithOwner]
-// are this package's own: they are Options of no other package, and an
+// [endpoint.WithClock] and [endpoint.WithInterceptors]. [WithStore],
+// [WithConversations], [WithOwner] and [WithBackground] are this
+// package's own: they are Options of no other package, and an
 // option of another package, such as images.WithURLKey, does not compile
 // here.
 type Option interface {
@@ -37,6 +38,7 @@ type config struct {
 	store         Store
 	conversations ConversationStore // nil: none
 	owner         auth.OwnerFunc
+	background    *Background // nil: none
 }
 
 func newConfig(opts []Option) config {

@@ -65,11 +65,21 @@ func (h *creator) NewStream(r *http.Request, s *sse.Stream, c *createCall) pipel
 		resp: newResponse(c.p.Request, ids.New(IDPrefix), h.cfg.Now().Unix())}
 }
 
+// eventSink is where an eventWriter writes: the *sse.Stream of a
+// request, or the event log of a background run (runSink).
+type eventSink interface {
+	WriteRaw(event string, data []byte) error
+	Flush() error
+	Done() error
+	Error(err error) error
+	Started() bool
+}
+
 // eventWriter turns deltas into events. It builds the response as it
 // goes (ew.resp.Output holds the finished items) and encodes the events
 // of the open item into one reused buffer.
 type eventWriter struct {
-	s     *sse.Stream
+	s     eventSink
 	h     *handler
 	r     *http.Request // the request of the stream, for end
 	call  *createCall
@@ -117,6 +127,14 @@ func (ew *eventWriter) save() error {
 func (ew *eventWriter) Used(prompt int64) pipeline.Usage {
 	ew.usage = ew.usage.Normalized()
 	return ew.written.Usage(ew.usage.charged(), prompt)
+}
+
+// usedSoFar is Used without writing the writer's usage, which the
+// stored response may point to once the stream ended (a background run
+// settles after it stored the response).
+func (ew *eventWriter) usedSoFar(prompt int64) pipeline.Usage {
+	u := ew.usage.Normalized()
+	return ew.written.Usage(u.charged(), prompt)
 }
 
 // Add writes the events of one delta, without flushing them.
@@ -398,6 +416,38 @@ func (ew *eventWriter) failed(r *http.Request, e *apierrors.Error, save bool) er
 		return err
 	}
 	return ew.s.Done()
+}
+
+// cancelled ends the stream of a background run that was cancelled: the
+// open item is kept as incomplete, the response is cancelled with the
+// usage reported so far (or none), and stored; no terminal event is
+// sent (OpenAI's API has none for a cancelled response), and the stream
+// ends.
+func (ew *eventWriter) cancelled() {
+	if ew.open() {
+		ew.item.Status = StatusIncomplete
+		switch ew.item.Type {
+		case ItemFunctionCall:
+			ew.item.Arguments = ew.text.String()
+		case ItemReasoning:
+			ew.item.Summary = []SummaryText{{Type: PartSummary, Text: ew.text.String()}}
+		default:
+			ew.item.Content = []OutputText{{Type: PartOutputText, Text: ew.text.String(), Annotations: []json.RawMessage{}}}
+		}
+		ew.resp.Output = append(ew.resp.Output, ew.item)
+	}
+	if ew.hasUsage {
+		ew.usage = ew.usage.Normalized()
+		ew.resp.Usage = &ew.usage
+	}
+	ew.resp.Status = StatusCancelled
+	ew.resp.CompletedAt = nil
+	ew.ended = true
+	if err := ew.save(); err != nil {
+		ew.h.cfg.Logger.LogAttrs(ew.r.Context(), slog.LevelError, "storing the cancelled response failed",
+			slog.String("response_id", ew.resp.ID), slog.String("error", err.Error()))
+	}
+	_ = ew.s.Done()
 }
 
 // sendResponse sends a lifecycle event carrying the whole response.

@@ -106,6 +106,10 @@ type Request struct {
 
 	Instructions *string `json:"instructions,omitempty"`
 	Stream       bool    `json:"stream,omitempty"`
+	// Background runs the response on the handler's [Background]
+	// workers: the request is answered at once, queued (see the package
+	// documentation). It needs Store.
+	Background *bool `json:"background,omitempty"`
 
 	// Temperature is 0 to 2 and TopP 0 to 1, as for chat; nil means the
 	// backend's default.
@@ -153,6 +157,9 @@ func (r Request) MarshalJSON() ([]byte, error) {
 	type plain Request
 	return jsonext.Marshal(plain(r), r.Extra)
 }
+
+// InBackground reports whether the request asks for a background run.
+func (r *Request) InBackground() bool { return r.Background != nil && *r.Background }
 
 // Stored reports whether the response is to be kept: Store, or true.
 func (r *Request) Stored() bool { return r.Store == nil || *r.Store }

@@ -44,8 +44,11 @@ type Response struct {
 	Usage              *Usage             `json:"usage"`
 	// Conversation is the conversation that the request named (see
 	// [WithConversations]), to which the input and output items are
-	// added. It is the one member sent only when set.
+	// added. It and Background are the members sent only when set.
 	Conversation *ConversationRef `json:"conversation,omitempty"`
+	// Background is true for a response run in the background (see
+	// [Background]); it is sent only then.
+	Background *bool `json:"background,omitempty"`
 }
 
 // ResponseError is the error of a failed response: a machine-readable

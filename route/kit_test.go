@@ -49,6 +49,7 @@ func kitPackages() []kitPackage {
 			"GET /v1/responses/{response_id}", "HEAD /v1/responses/{response_id}",
 			"DELETE /v1/responses/{response_id}",
 			"GET /v1/responses/{response_id}/input_items", "HEAD /v1/responses/{response_id}/input_items",
+			"POST /v1/responses/{response_id}/cancel",
 		}},
 		{"messages", messages.Routes, messages.Register, []string{"POST /v1/messages"}},
 		{"gemini", gemini.Routes, gemini.Register, []string{"POST /v1beta/models/{action...}"}},

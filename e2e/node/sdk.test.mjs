@@ -146,6 +146,52 @@ test('responses stream ends cleanly', async () => {
   assert.ok(final.usage.total_tokens > 0);
 });
 
+test('background: create, poll, cancel; a stream resumed after its event 10', async () => {
+  const created = await client().responses.create({
+    model: 'demo-chat', input: 'hello', background: true, max_output_tokens: 16,
+  });
+  assert.equal(created.status, 'queued');
+  assert.equal(created.background, true);
+  let got = created;
+  while (got.status === 'queued' || got.status === 'in_progress') {
+    await new Promise((resolve) => setTimeout(resolve, 50)); // a client's poll
+    got = await other().responses.retrieve(created.id);
+  }
+  assert.equal(got.status, 'incomplete');
+  assert.match(got.output_text, /^You said: "hello"\./);
+  assert.equal((await other().responses.cancel(got.id)).status, 'incomplete', 'an ended response is answered as it is');
+  const foreground = await client().responses.create({ model: 'demo-chat', input: 'hi' });
+  await assert.rejects(client().responses.cancel(foreground.id), OpenAI.BadRequestError);
+
+  const doomed = await client().responses.create({ model: 'demo-chat', input: 'Tell me a story.', background: true });
+  const cancelled = await other().responses.cancel(doomed.id);
+  assert.equal(cancelled.status, 'cancelled');
+  assert.equal((await client().responses.retrieve(doomed.id)).status, 'cancelled');
+
+  const stream = await client().responses.create({
+    model: 'demo-chat', input: 'hello', background: true, stream: true, max_output_tokens: 16,
+  });
+  const seqs = [];
+  let id;
+  let text = '';
+  for await (const ev of stream) {
+    seqs.push(ev.sequence_number);
+    if (ev.type === 'response.created') id = ev.response.id;
+    if (ev.type === 'response.output_text.delta') text += ev.delta;
+    if (ev.sequence_number === 10) break; // the client drops
+  }
+  const resumed = await other().responses.retrieve(id, { stream: true, starting_after: 10 });
+  let final;
+  for await (const ev of resumed) {
+    seqs.push(ev.sequence_number);
+    if (ev.type === 'response.output_text.delta') text += ev.delta;
+    if (ev.type === 'response.incomplete') final = ev.response;
+  }
+  assert.deepEqual(seqs, seqs.map((_, i) => i), 'every event once, in order');
+  assert.ok(final, 'the resumed stream ends with response.incomplete');
+  assert.equal(final.output[0].content[0].text, text);
+});
+
 test('video: create (multipart), poll, download the video and its thumbnail', async () => {
   const c = client();
   let v = await c.videos.create({ model: 'demo-video', prompt: 'a red kite', seconds: '4', size: '1280x720' });

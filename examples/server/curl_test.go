@@ -233,7 +233,7 @@ func (s *session) start(line string) {
 		key = strings.TrimSpace(key)
 	}
 	lines := startRunLines(s.t, options{db: "sqlite:" + filepath.Join(s.dir, "gatewaykit.db"), addr: "127.0.0.1:0",
-		adminAddr: "127.0.0.1:0", adminKey: key, maxConns: 64, textOptions: []demo.TextOption{}})
+		adminAddr: "127.0.0.1:0", adminKey: key, maxConns: 64, textOptions: []demo.TextOption{demo.WithBackgroundChunkDelay(defaultBackgroundDelay)}})
 	api, ok := strings.CutPrefix(lines[0], "gatewaykit example server on http://")
 	require.True(s.t, ok, lines[0])
 	s.api = api

@@ -36,6 +36,12 @@
 //	             be reached, -redis-fail closed refuses them with 503
 //	-video-lease how long a replica holds a video task without renewing
 //	             it (default 1m); then another replica takes it over
+//	-background-lease  the same for a background response (default 30s):
+//	             then another replica runs it again if no client saw
+//	             any of it, and fails it otherwise
+//	-background-delay  the demo's pause before each token of a
+//	             background response (default 200ms), to poll, cancel
+//	             and resume one with curl
 //	-admin-key   the admin key (default: $GATEWAY_ADMIN_KEY): with it,
 //	             the admin API (package admin: keys created, changed and
 //	             revoked, usage and cost read back) is served on
@@ -108,6 +114,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/internal/listenaddr"
 	"github.com/gatewaykit/gatewaykit/models"
 	"github.com/gatewaykit/gatewaykit/relay"
+	"github.com/gatewaykit/gatewaykit/responses"
 	"github.com/gatewaykit/gatewaykit/store/redis"
 	"github.com/gatewaykit/gatewaykit/telemetry"
 	"github.com/gatewaykit/gatewaykit/videos/runner"
@@ -124,6 +131,8 @@ func main() {
 	flag.StringVar(&o.redisPrefix, "redis-prefix", redis.DefaultPrefix, "prefix of the Redis keys of -redis")
 	flag.TextVar(&o.redisFail, "redis-fail", auth.FailOpen, "while -redis cannot be reached: open serves requests without rate limits, closed refuses them with 503")
 	flag.DurationVar(&o.videoLease, "video-lease", 0, "lease of a claimed video task, after which another replica takes it over (default 1m)")
+	flag.DurationVar(&o.runLease, "background-lease", 0, "lease of a claimed background response, after which another replica takes it over or fails it (default 30s)")
+	flag.DurationVar(&o.backgroundDelay, "background-delay", defaultBackgroundDelay, "the demo's pause before each token of a background response, to poll, cancel and resume it with curl")
 	flag.StringVar(&o.adminKey, "admin-key", os.Getenv("GATEWAY_ADMIN_KEY"), "admin key of the admin API on -admin-addr (default $GATEWAY_ADMIN_KEY; none: no admin API)")
 	flag.StringVar(&o.adminAddr, "admin-addr", defaultAdminAddr, "address of the admin listener: /metrics, and the admin API with -admin-key (empty: none)")
 	flag.Parse()
@@ -150,6 +159,9 @@ type options struct {
 	// redisFail is what the gateway does while -redis cannot be reached.
 	redisFail  auth.LimiterFailure
 	videoLease time.Duration
+	// runLease and backgroundDelay: -background-lease, -background-delay.
+	runLease        time.Duration
+	backgroundDelay time.Duration
 	// adminKey, if set, mounts the admin API on the admin listener at
 	// adminAddr.
 	adminKey string
@@ -239,14 +251,16 @@ func newGateway(c gateway.File, st *stores, logger *slog.Logger, textOpts ...dem
 		Tasks:             st.observe.Tasks(st.tasks),
 		Contents:          st.contents,
 		// The admin console's sessions, on the content route only.
-		ContentSessions: sessions,
-		RunnerOptions:   []runner.Option{runner.WithLease(st.videoLease)},
-		Relay:           rl,
-		RateLimit:       c.RateLimit,
-		AuthOptions:     authOpts,
-		Logger:          logger,
-		AccessLog:       true,
-		ReadyChecks:     readyChecks(st),
+		ContentSessions:   sessions,
+		RunnerOptions:     []runner.Option{runner.WithLease(st.videoLease)},
+		Runs:              st.runs,
+		BackgroundOptions: []responses.BackgroundOption{responses.WithLease(st.runLease)},
+		Relay:             rl,
+		RateLimit:         c.RateLimit,
+		AuthOptions:       authOpts,
+		Logger:            logger,
+		AccessLog:         true,
+		ReadyChecks:       readyChecks(st),
 	})
 }
 
@@ -261,7 +275,7 @@ func run(ctx context.Context, o options, stdout io.Writer, logger *slog.Logger) 
 		return fmt.Errorf("-max-conns %d: want at least 1", o.maxConns)
 	}
 	if o.textOptions == nil {
-		o.textOptions = []demo.TextOption{demo.WithChunkDelay(20 * time.Millisecond)}
+		o.textOptions = []demo.TextOption{demo.WithChunkDelay(20 * time.Millisecond), demo.WithBackgroundChunkDelay(o.backgroundDelay)}
 	}
 	st, err := openStores(ctx, o.db, logger)
 	if err != nil {
@@ -273,6 +287,7 @@ func run(ctx context.Context, o options, stdout io.Writer, logger *slog.Logger) 
 		}
 	}()
 	st.videoLease, st.limiterFailure = o.videoLease, o.redisFail
+	st.runLease = o.runLease
 	if o.adminKey != "" {
 		st.sessions = admin.NewSessions(o.adminKey, 0)
 	}
@@ -362,6 +377,11 @@ func run(ctx context.Context, o options, stdout io.Writer, logger *slog.Logger) 
 // defaultAdminAddr is the -admin-addr of a server started without one:
 // the loopback interface only.
 const defaultAdminAddr = "127.0.0.1:8090"
+
+// defaultBackgroundDelay is the demo's pace for background responses
+// (-background-delay): 200 ms a token, about 12 s for a reply of the demo
+// model, long enough to poll, cancel and resume one with curl.
+const defaultBackgroundDelay = 200 * time.Millisecond
 
 // adminAddrError is the error of a failed listen on -admin-addr addr. A
 // port in use is most often another gateway's admin listener, as when a

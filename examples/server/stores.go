@@ -30,6 +30,7 @@ type stores struct {
 	keys          auth.KeyStore
 	responses     responses.Store
 	conversations conversations.Store
+	runs          responses.RunStore // the background responses; nil means in memory
 	tasks         videos.TaskStore
 	contents      videos.ContentStore
 	// where says where the state lives and what survives a restart, for
@@ -48,6 +49,9 @@ type stores struct {
 	// videoLease is the lease of a claimed video task (-video-lease); 0
 	// means the runner's default.
 	videoLease time.Duration
+	// runLease is the lease of a claimed background response
+	// (-background-lease); 0 means the default.
+	runLease time.Duration
 	// observe is the server's metrics and traces; nil observes nothing
 	// (the tests that need none).
 	observe *observability.Observability
@@ -110,9 +114,10 @@ func openSQLite(ctx context.Context, path string, logger *slog.Logger) (*stores,
 		keys:          auth.NewCachedKeyStore(db.Keys(), auth.DefaultKeyCacheTTL),
 		responses:     db.Responses(),
 		conversations: db.Conversations(),
+		runs:          db.Runs(),
 		tasks:         db.Tasks(),
 		contents:      db.Contents(),
-		where:         "SQLite file " + abs + " (keys' usage, responses, conversations, video tasks and videos survive a restart)",
+		where:         "SQLite file " + abs + " (keys' usage, responses, background responses, conversations, video tasks and videos survive a restart)",
 		close:         db.Close,
 	}, nil
 }

@@ -33,6 +33,7 @@ func openPostgres(ctx context.Context, dsn string, logger *slog.Logger) (*stores
 		keys:          auth.NewCachedKeyStore(db.Keys(), auth.DefaultKeyCacheTTL),
 		responses:     db.Responses(),
 		conversations: db.Conversations(),
+		runs:          db.Runs(),
 		tasks:         db.Tasks(),
 		contents:      db.Contents(),
 		where: "PostgreSQL (keys' usage, responses, conversations, video tasks and videos survive a restart, " +

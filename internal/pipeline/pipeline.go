@@ -257,6 +257,22 @@ type Charge struct {
 	model *models.Model
 }
 
+// KeyID returns the id of the key charged; "" for a nil Charge.
+func (ch *Charge) KeyID() string {
+	if ch == nil {
+		return ""
+	}
+	return ch.rsv.KeyID()
+}
+
+// Amount returns the amount reserved; 0 for a nil Charge.
+func (ch *Charge) Amount() int64 {
+	if ch == nil {
+		return 0
+	}
+	return ch.rsv.Amount()
+}
+
 // Reserve reserves est tokens of the request's API key (auth.Reserve)
 // for a request to model m. All of the key's quota promised to requests
 // in flight, or its budget in money spent, is a 403 insufficient_quota;

@@ -75,6 +75,9 @@ func Serve[R, P, D any](c *Config, catalog models.Catalog, compat models.Endpoin
 		c.Fail(w, r, err)
 		return
 	}
+	if d, ok := e.(Deferrer[P]); ok && d.Defer(w, r, p, prompt, rsv) {
+		return
+	}
 	if !e.Streams(p) {
 		var used Usage // what Reply says to charge; nothing if it fails before the backend answers
 		defer func() { c.SettleCall(ctx, rsv, used, err) }()
@@ -102,6 +105,14 @@ func Serve[R, P, D any](c *Config, catalog models.Catalog, compat models.Endpoin
 	// is the total of the last usage reported, or, if the backend never
 	// reported one, the estimate of the prompt and of the output written.
 	c.SettleCall(ctx, rsv, dw.Used(prompt), err)
+}
+
+// A Deferrer is an [Endpoint] that may answer a request at once and do
+// its work later (a background response): Defer reports whether it took
+// the request over, the charge ch included, which it then settles when
+// the work ends (or at once, if it fails to take it over).
+type Deferrer[P any] interface {
+	Defer(w http.ResponseWriter, r *http.Request, p P, prompt int64, ch *Charge) bool
 }
 
 // Admit takes the steps of Serve up to the reservation: it decodes and

@@ -82,6 +82,7 @@ type DB struct {
 	resps    *ResponseStore
 	convs    *ConversationStore
 	tasks    *TaskStore
+	runs     *RunStore
 	contents *ContentStore
 	batcher  *quotaBatcher
 
@@ -234,6 +235,7 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*DB, error) {
 	db.resps = &ResponseStore{db: db}
 	db.convs = &ConversationStore{db: db}
 	db.tasks = &TaskStore{db: db}
+	db.runs = &RunStore{db: db}
 	db.contents = &ContentStore{db: db}
 	go db.beat()
 	return db, nil
@@ -298,6 +300,9 @@ func (db *DB) Responses() *ResponseStore { return db.resps }
 
 // Conversations returns the conversation store of the database.
 func (db *DB) Conversations() *ConversationStore { return db.convs }
+
+// Runs returns the store of background responses.
+func (db *DB) Runs() *RunStore { return db.runs }
 
 // Tasks returns the store of video tasks.
 func (db *DB) Tasks() *TaskStore { return db.tasks }

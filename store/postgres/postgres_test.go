@@ -88,6 +88,11 @@ func TestResponseStore(t *testing.T) {
 	responsestest.TestStore(t, func(t *testing.T) responses.Store { return newDB(t, pool, nil).Responses() })
 }
 
+func TestRunStore(t *testing.T) {
+	pool := testPool(t)
+	responsestest.TestRunStore(t, func(t *testing.T) responses.RunStore { return newDB(t, pool, nil).Runs() })
+}
+
 func TestConversationStore(t *testing.T) {
 	pool := testPool(t)
 	conversationstest.TestStore(t, func(t *testing.T) conversations.Store { return newDB(t, pool, nil).Conversations() })

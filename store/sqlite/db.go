@@ -94,11 +94,13 @@ type DB struct {
 // process that opens it:
 //
 //   - every key's Reserved is recomputed as the reservations of the
-//     video tasks still queued or running, which a task keeps until its
+//     video tasks still queued or running and of the background
+//     responses not yet done, which a task or a run keeps until its
 //     runner settles it: a reservation of a request that was in flight
 //     when a previous process died (kill -9) would otherwise be held
 //     forever, since no one is left to settle it;
-//   - every running task's lease is ended, so that the new process's
+//   - every running task's lease is ended (and every background
+//     response's, see [RunStore]), so that the new process's
 //     runner claims it again at once (the attempt counts against the
 //     runner's MaxAttempts, so a task that crashes the gateway is failed
 //     rather than retried forever).
@@ -207,8 +209,15 @@ func (db *DB) recover(ctx context.Context, now time.Time) error {
 	return db.write(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `UPDATE keys SET reserved = CASE WHEN unlimited THEN 0 ELSE
 	CAST(MIN(COALESCE((SELECT TOTAL(charge_amount) FROM tasks
-		WHERE charge_key = keys.id AND status IN ('queued', 'in_progress')), 0), 9223372036854775807) AS INTEGER) END`); err != nil {
+		WHERE charge_key = keys.id AND status IN ('queued', 'in_progress')), 0)
+		+ COALESCE((SELECT TOTAL(charge_amount) FROM runs WHERE charge_key = keys.id AND done = 0), 0),
+		9223372036854775807) AS INTEGER) END`); err != nil {
 			return fmt.Errorf("recomputing reservations: %w", err)
+		}
+		// The background runs of a previous process: claimable at once.
+		if _, err := tx.ExecContext(ctx, `UPDATE runs SET lease_expires_at = ? WHERE done = 0
+	AND status IN ('in_progress', 'cancelled') AND lease_expires_at > ?`, now.UnixNano(), now.UnixNano()); err != nil {
+			return fmt.Errorf("ending the leases of background runs: %w", err)
 		}
 		return endLeases(ctx, tx, now)
 	})

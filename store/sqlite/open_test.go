@@ -11,6 +11,7 @@ import (
 
 	"github.com/gatewaykit/gatewaykit/auth"
 	"github.com/gatewaykit/gatewaykit/auth/authtest"
+	"github.com/gatewaykit/gatewaykit/responses"
 	"github.com/gatewaykit/gatewaykit/responses/responsestest"
 	"github.com/gatewaykit/gatewaykit/store/sqlite"
 	"github.com/gatewaykit/gatewaykit/videos"
@@ -80,6 +81,13 @@ func TestReopen(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, db.Keys().Reserve(ctx, seed.Key.ID, 300)) // a request in flight
 	require.NoError(t, db.Keys().Reserve(ctx, seed.Key.ID, 40))  // the video task's below
+	require.NoError(t, db.Keys().Reserve(ctx, seed.Key.ID, 25))  // the background run's below
+
+	run := &responses.Run{ID: "resp_bg", Owner: "acme", CreatedAt: time.Now(), Request: []byte(`{"model":"m","input":"hi"}`),
+		Response: responses.Response{ID: "resp_bg", Status: responses.StatusQueued}, Charge: &responses.RunCharge{KeyID: seed.Key.ID, Amount: 25}}
+	require.NoError(t, db.Runs().CreateRun(ctx, run))
+	_, _, err = db.Runs().ClaimRun(ctx, responses.RunClaim{Worker: "dead", Lease: time.Hour})
+	require.NoError(t, err)
 
 	running, queued := videostest.NewTask("acme", 0), videostest.NewTask("acme", time.Second)
 	queued.Charge = &videos.TaskCharge{KeyID: seed.Key.ID, Amount: 40}
@@ -99,8 +107,13 @@ func TestReopen(t *testing.T) {
 
 	k, err := again.Keys().Lookup(ctx, seed.Secret)
 	require.NoError(t, err)
-	require.Equal(t, auth.Quota{Remaining: 900, Reserved: 40, Used: 100}, k.Quota,
-		"usage is kept; only the unfinished video task's reservation is")
+	require.Equal(t, auth.Quota{Remaining: 900, Reserved: 65, Used: 100}, k.Quota,
+		"usage is kept; only the reservations of the unfinished video task and background run are")
+
+	taken, _, err := again.Runs().ClaimRun(ctx, responses.RunClaim{Worker: "new", Lease: time.Hour})
+	require.NoError(t, err, "the running background run's lease ended at Open")
+	require.Equal(t, "resp_bg", taken.ID)
+	require.Equal(t, 2, taken.Attempts, "nobody saw any of it: it runs again")
 
 	resumed, err := again.Tasks().Claim(ctx, videos.ClaimParams{Worker: "new", Lease: time.Hour})
 	require.NoError(t, err, "the running task's lease ended at Open")

@@ -58,6 +58,10 @@ func TestResponseStore(t *testing.T) {
 	responsestest.TestStore(t, func(t *testing.T) responses.Store { return open(t).Responses() })
 }
 
+func TestRunStore(t *testing.T) {
+	responsestest.TestRunStore(t, func(t *testing.T) responses.RunStore { return open(t).Runs() })
+}
+
 func TestConversationStore(t *testing.T) {
 	conversationstest.TestStore(t, func(t *testing.T) conversations.Store { return open(t).Conversations() })
 }
