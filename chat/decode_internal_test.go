@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 
@@ -244,8 +245,11 @@ const benchConversation = `{
   "seed": 7
 }`
 
-// BenchmarkDecodeRequest compares the encoding/json path (Reflect) with
-// decodeRequest, which takes the fast path for these bodies.
+// BenchmarkDecodeRequest compares the encoding/json path (Reflect) and
+// the same path with json v2 as its unmarshaller (ReflectV2: the Extra
+// members are still collected by the second walk, and the nested types'
+// UnmarshalJSON methods still run) with decodeRequest, which takes the
+// fast path for these bodies.
 func BenchmarkDecodeRequest(b *testing.B) {
 	for _, name := range []string{"JSON", "Stream64", "Conversation"} {
 		body := []byte(benchBodies[name])
@@ -255,6 +259,9 @@ func BenchmarkDecodeRequest(b *testing.B) {
 			decode func([]byte, *Request) error
 		}{
 			{"Reflect", decodeRequestReflect},
+			{"ReflectV2", func(body []byte, r *Request) error {
+				return r.decode(body, func(d []byte, v any) error { return jsonv2.Unmarshal(d, v) })
+			}},
 			{"Fast", decodeRequest},
 		} {
 			b.Run(name+"/"+path.name, func(b *testing.B) {

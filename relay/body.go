@@ -30,10 +30,12 @@ type requestBody struct {
 	members *[]member
 }
 
-// member is one member of a JSON object: its name, its key as it was
-// written (quoted, escapes and all) and its raw value.
+// member is one member of a JSON object: its name (unquoted; the key's
+// own bytes when it has no escape, so that reading a body costs no copy
+// of its names), its key as it was written (quoted, escapes and all) and
+// its raw value.
 type member struct {
-	name string
+	name []byte
 	key  []byte
 	val  []byte
 }
@@ -67,9 +69,13 @@ func objectMembers(data []byte) ([]member, bool) {
 	err := jsonext.WalkObject(data, func(key, val []byte) error {
 		m := member{key: key, val: val}
 		if inner := key[1 : len(key)-1]; bytes.IndexByte(inner, '\\') < 0 {
-			m.name = string(inner)
-		} else if err := json.Unmarshal(key, &m.name); err != nil {
-			return err
+			m.name = inner
+		} else {
+			var name string
+			if err := json.Unmarshal(key, &name); err != nil {
+				return err
+			}
+			m.name = []byte(name)
 		}
 		members = append(members, m)
 		return nil
@@ -82,7 +88,7 @@ func objectMembers(data []byte) ([]member, bool) {
 func (b requestBody) get(name string) ([]byte, bool) {
 	ms := *b.members
 	for i := len(ms) - 1; i >= 0; i-- {
-		if ms[i].name == name {
+		if string(ms[i].name) == name {
 			return ms[i].val, true
 		}
 	}
@@ -93,7 +99,7 @@ func (b requestBody) get(name string) ([]byte, bool) {
 func (b requestBody) del(name string) {
 	ms := (*b.members)[:0]
 	for _, m := range *b.members {
-		if m.name != name {
+		if string(m.name) != name {
 			ms = append(ms, m)
 		}
 	}
@@ -103,7 +109,7 @@ func (b requestBody) del(name string) {
 // set replaces the members called name with one of value v, at the end.
 func (b requestBody) set(name string, v []byte) {
 	b.del(name)
-	*b.members = append(*b.members, member{name: name, key: jsonenc.AppendString(nil, name), val: v})
+	*b.members = append(*b.members, member{name: []byte(name), key: jsonenc.AppendString(nil, name), val: v})
 }
 
 // forStream asks the upstream for a stream, with
@@ -120,7 +126,7 @@ func (b requestBody) forStream() error {
 		}
 		opts = append(opts[:0], '{')
 		for _, m := range inner {
-			if m.name != "include_usage" {
+			if string(m.name) != "include_usage" {
 				opts = append(append(append(append(opts, m.key...), ':'), m.val...), ',')
 			}
 		}
@@ -141,7 +147,7 @@ func (b requestBody) encode(model string) ([]byte, error) {
 	out := append(make([]byte, 0, n), '{')
 	wrote := false
 	for _, m := range *b.members {
-		if m.name == "model" {
+		if string(m.name) == "model" {
 			if wrote {
 				continue
 			}

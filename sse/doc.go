@@ -1,8 +1,11 @@
 // Package sse writes and reads the server-sent event (SSE) streams of the
 // gateway API. It is a thin layer over github.com/tmaxmax/go-sse (imported
-// as gosse), which does all of the SSE framing and parsing: a [Stream]
-// writes through a gosse Session and gosse Messages, and [Read] wraps
-// gosse's reader. No other package of the module frames SSE by hand.
+// as gosse), which does all of the SSE framing: a [Stream] writes through
+// a gosse Session and gosse Messages. [Read] parses as gosse's reader does,
+// with gosse's split of the stream into events, without its copies of each
+// line and event (the relay reads every upstream event with it);
+// FuzzReadLikeGoSSE holds it to gosse's reader, event for event and error
+// for error. No other package of the module frames or parses SSE by hand.
 //
 // # Writing a stream
 //

@@ -3,7 +3,7 @@ package ids
 
 import (
 	"crypto/rand"
-	"unsafe"
+	"strings"
 )
 
 // New returns prefix followed by 128 random bits in base32, in the
@@ -12,10 +12,11 @@ func New(prefix string) string {
 	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
 	var src [26]byte
 	_, _ = rand.Read(src[:]) // never fails (crypto/rand)
-	b := make([]byte, len(prefix)+len(src))
-	n := copy(b, prefix)
-	for i, c := range src {
-		b[n+i] = alphabet[c&31]
+	var b strings.Builder // one allocation, no copy
+	b.Grow(len(prefix) + len(src))
+	b.WriteString(prefix)
+	for _, c := range src {
+		b.WriteByte(alphabet[c&31])
 	}
-	return unsafe.String(unsafe.SliceData(b), len(b))
+	return b.String()
 }
