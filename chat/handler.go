@@ -66,7 +66,7 @@ type handler struct {
 func NewHandler(catalog models.Catalog, backend Backend, opts ...Option) http.Handler {
 	pipeline.MustHave("chat", catalog, backend)
 	h := &handler{catalog: catalog, cfg: pipeline.New(opts, Option.ApplyToChat)}
-	h.backend = Intercept(backend, "chat", h.cfg.Chain)
+	h.backend = intercept(backend, "chat", h.cfg.Chain)
 	return h
 }
 

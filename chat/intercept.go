@@ -5,6 +5,7 @@ import (
 	"iter"
 	"strings"
 
+	"github.com/gatewaykit/gatewaykit/internal/chatchain"
 	"github.com/gatewaykit/gatewaykit/internal/pipeline"
 )
 
@@ -22,19 +23,24 @@ func (r *Request) PromptText() string {
 	return b.String()
 }
 
-// Intercept returns b with chain, the interceptors of a handler's
+// intercept returns b with chain, the interceptors of a handler's
 // endpoint.WithInterceptors, run around each of its replies, the calls
-// named family. It is how the handlers of this module that run over a
-// Backend (chat, messages, gemini) run their interceptors; it is of no
-// use outside the module, whose code cannot make a chain: give the
-// interceptors to the handler. A nil chain returns b itself.
-func Intercept(b Backend, family string, chain pipeline.Chain) Backend {
+// named family: how the handlers over a Backend (chat's, and through
+// package chatchain those of messages and gemini) run their
+// interceptors. A nil chain returns b itself.
+func intercept(b Backend, family string, chain pipeline.Chain) Backend {
 	if chain == nil {
 		return b
 	}
 	f := chatFamily
 	f.Name = family
 	return &intercepted{pipeline.Intercepted[*Params, *Result, Delta]{B: b, Chain: chain, F: &f}}
+}
+
+func init() {
+	chatchain.Wrap = func(b any, family string, chain pipeline.Chain) any {
+		return intercept(b.(Backend), family, chain)
+	}
 }
 
 // intercepted is a Backend whose replies go through a chain of

@@ -11,6 +11,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/chat"
 	"github.com/gatewaykit/gatewaykit/endpoint"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/internal/chatchain"
 	"github.com/gatewaykit/gatewaykit/internal/chunks"
 	"github.com/gatewaykit/gatewaykit/internal/httpjson"
 	"github.com/gatewaykit/gatewaykit/internal/pipeline"
@@ -81,7 +82,7 @@ type handler struct {
 func NewHandler(catalog models.Catalog, backend chat.Backend, opts ...Option) http.Handler {
 	pipeline.MustHave("gemini", catalog, backend)
 	h := &handler{catalog: catalog, cfg: pipeline.New(opts, Option.ApplyToGemini)}
-	h.backend = chat.Intercept(backend, "gemini", h.cfg.Chain)
+	h.backend = chatchain.Wrap(backend, "gemini", h.cfg.Chain).(chat.Backend)
 	h.cfg.Renderer.Shape = apierrors.Google
 	return h
 }

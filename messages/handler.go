@@ -10,6 +10,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/chat"
 	"github.com/gatewaykit/gatewaykit/endpoint"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/internal/chatchain"
 	"github.com/gatewaykit/gatewaykit/internal/chunks"
 	"github.com/gatewaykit/gatewaykit/internal/httpjson"
 	"github.com/gatewaykit/gatewaykit/internal/pipeline"
@@ -77,7 +78,7 @@ type params struct {
 func NewHandler(catalog models.Catalog, backend chat.Backend, opts ...Option) http.Handler {
 	pipeline.MustHave("messages", catalog, backend)
 	h := &handler{catalog: catalog, cfg: pipeline.New(opts, Option.ApplyToMessages)}
-	h.backend = chat.Intercept(backend, "messages", h.cfg.Chain)
+	h.backend = chatchain.Wrap(backend, "messages", h.cfg.Chain).(chat.Backend)
 	h.cfg.Renderer.Shape = apierrors.Messages
 	return h
 }
