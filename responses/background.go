@@ -19,6 +19,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/auth"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
 	"github.com/gatewaykit/gatewaykit/internal/pipeline"
+	"github.com/gatewaykit/gatewaykit/models"
 )
 
 // Defaults of a [Background].
@@ -382,10 +383,13 @@ func (b *Background) settle(ctx context.Context, r *Run, u pipeline.Usage) {
 	}
 	p := auth.SettleParams{KeyID: r.Charge.KeyID, Reserved: r.Charge.Amount}
 	if total := u.Total(); total > 0 {
+		parts := u.Clamped()
 		p.Used, p.InputTokens, p.OutputTokens, p.Model = total, max(u.Input, 0), max(u.Output, 0), r.Charge.Model
+		p.CachedTokens, p.CacheWriteTokens, p.ReasoningTokens = parts.Cached, parts.CacheWrite, parts.Reasoning
 		if h := b.h.Load(); h != nil {
 			if m, err := h.catalog.Get(ctx, r.Charge.Model); err == nil && m != nil {
-				p.CostUSD = m.Pricing.Cost(p.InputTokens, p.OutputTokens)
+				p.CostUSD = m.Pricing.TokensCost(models.Tokens{Input: p.InputTokens, Output: p.OutputTokens,
+					Cached: p.CachedTokens, CacheWrite: p.CacheWriteTokens, Reasoning: p.ReasoningTokens})
 			}
 		}
 	}

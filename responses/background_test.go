@@ -52,7 +52,9 @@ func (g *gateBackend) Stream(ctx context.Context, p *responses.Params) iter.Seq2
 				return
 			}
 		}
-		yield(responses.Delta{Usage: &responses.Usage{InputTokens: 5, OutputTokens: g.n}}, nil)
+		yield(responses.Delta{Usage: &responses.Usage{InputTokens: 5, OutputTokens: g.n,
+			InputTokensDetails:  responses.InputTokensDetails{CachedTokens: 3},
+			OutputTokensDetails: responses.OutputTokensDetails{ReasoningTokens: 1}}}, nil)
 	}
 }
 
@@ -140,6 +142,8 @@ func TestBackgroundCreatePollComplete(t *testing.T) {
 	require.Len(t, settled, 1)
 	require.Positive(t, settled[0].Reserved)
 	require.Equal(t, int64(9), settled[0].Used)
+	require.Equal(t, int64(3), settled[0].CachedTokens, "the usage's details are recorded")
+	require.Equal(t, int64(1), settled[0].ReasoningTokens)
 
 	// Cancelling a finished response answers it as it is.
 	w = do(t, s.h, http.MethodPost, "/v1/responses/"+id+"/cancel", "")
