@@ -524,7 +524,14 @@ func (b *Background) execute(parent context.Context, run *Run) {
 	p, err := b.params(ctx, h, run)
 	if err == nil {
 		ew.call = &createCall{p: p, owner: run.Owner}
-		err = pipeline.WriteDeltas(ctx, sink, func(ctx context.Context, flush func()) iter.Seq2[Delta, error] {
+		// The handler's interceptors see the caller as the run knows it:
+		// the key it charges, if any (the run settles its charge itself,
+		// and does not keep the rest of the request's principal).
+		caller := &auth.Principal{}
+		if run.Charge != nil {
+			caller.KeyID = run.Charge.KeyID
+		}
+		err = pipeline.WriteDeltas(auth.WithPrincipal(ctx, caller), sink, func(ctx context.Context, flush func()) iter.Seq2[Delta, error] {
 			p.SetFlush(flush)
 			return Deltas(ctx, h.answer, p)
 		}, ew)

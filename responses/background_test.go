@@ -9,12 +9,15 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/gatewaykit/gatewaykit/auth"
+	"github.com/gatewaykit/gatewaykit/endpoint"
+	apierrors "github.com/gatewaykit/gatewaykit/errors"
 	"github.com/gatewaykit/gatewaykit/internal/endpointtest"
 	"github.com/gatewaykit/gatewaykit/internal/servedtest"
 	"github.com/gatewaykit/gatewaykit/responses"
@@ -86,12 +89,18 @@ type bgSetup struct {
 
 func newBGSetup(t *testing.T, b responses.Backend, opts ...responses.BackgroundOption) *bgSetup {
 	t.Helper()
+	return newBGSetupWith(t, b, nil, opts...)
+}
+
+// newBGSetupWith is newBGSetup with options of the handler as well.
+func newBGSetupWith(t *testing.T, b responses.Backend, hopts []responses.Option, opts ...responses.BackgroundOption) *bgSetup {
+	t.Helper()
 	keys := &servedtest.Keys{MemoryKeyStore: auth.NewMemoryKeyStore()}
 	require.NoError(t, keys.Add(context.Background(), servedtest.Secret, auth.Key{ID: "key_test", Owner: "acct", Quota: auth.LimitedQuota(100000)}))
 	runs := responses.NewMemoryRunStore()
 	bg := responses.NewBackground(runs, append([]responses.BackgroundOption{responses.WithKeyStore(keys),
 		responses.WithFollowInterval(5 * time.Millisecond)}, opts...)...)
-	inner := newHandlerWith(b, responses.WithBackground(bg))
+	inner := newHandlerWith(b, append(hopts, responses.WithBackground(bg))...)
 	mw := auth.Middleware(keys)(inner)
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r.Header.Set("Authorization", "Bearer "+servedtest.Secret)
@@ -404,4 +413,43 @@ func TestBackgroundDelete(t *testing.T) {
 	require.Equal(t, int64(100000)-settled[0].Used, s.keys.Quota(t).Remaining, "nothing stays reserved")
 	w = do(t, s.h, http.MethodDelete, "/v1/responses/"+queued, "")
 	require.Equal(t, 404, w.Code)
+}
+
+// TestBackgroundRunsTheInterceptors: a background run asks the backend
+// through the handler's interceptors, which see the run's caller; one
+// that refuses ends the run failed with its error.
+func TestBackgroundRunsTheInterceptors(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var seen []string
+	guard := func(next endpoint.Func) endpoint.Func {
+		return func(ctx context.Context, c *endpoint.Call) (*endpoint.Reply, error) {
+			mu.Lock()
+			seen = append(seen, c.Family+" "+c.Principal.KeyID+" "+c.Principal.Owner)
+			mu.Unlock()
+			if strings.Contains(c.Prompt(), "forbidden") {
+				return nil, apierrors.InvalidRequest("input", "The prompt names a forbidden word.")
+			}
+			return next(ctx, c)
+		}
+	}
+	g := newGate(2, -1)
+	s := newBGSetupWith(t, g, []responses.Option{endpoint.WithInterceptors(guard)})
+	// Streamed, each POST answers once its run has ended.
+	run := func(input string) string {
+		w := post(t, s.h, `{"model":"demo-chat","input":"`+input+`","background":true,"stream":true}`)
+		require.Equal(t, 200, w.Code, w.Body.String())
+		_, rest, ok := strings.Cut(w.Body.String(), `"id":"`)
+		require.True(t, ok, w.Body.String())
+		return rest[:strings.IndexByte(rest, '"')]
+	}
+	ok, refused := run("Fine."), run("A forbidden word.")
+
+	require.Equal(t, "completed", s.get(t, ok)["status"])
+	failed := s.get(t, refused)
+	require.Equal(t, "failed", failed["status"])
+	require.Contains(t, fmt.Sprint(failed["error"]), "The prompt names a forbidden word.")
+	mu.Lock()
+	defer mu.Unlock()
+	require.Equal(t, []string{"responses key_test ", "responses key_test "}, seen, "the run's key; its principal's owner is not kept")
 }

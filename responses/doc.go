@@ -238,7 +238,10 @@
 // The run asks the handler's backend in the foreground, whatever the
 // backend is (the demo's, fromchat's, a relay's: the upstream is asked
 // for a plain reply, and the gateway runs it in the background itself),
-// with [Params.InBackground] set. "background" needs "store": true (a
+// with [Params.InBackground] set, through the handler's interceptors
+// (endpoint.WithInterceptors), which run on the worker: their Call's
+// Principal holds only the key that the run charges, and a refusal ends
+// the run failed with its error. "background" needs "store": true (a
 // 400 with param "background" otherwise), and a handler without a
 // Background answers it with a 400 too.
 //
