@@ -144,8 +144,11 @@ async function attach(t, open) {
   try {
     let final = await read(t, await open(controller.signal));
     if (!final && t.background && t.id) {
+      // A cancelled run's stream ends so; a stream that a proxy closed
+      // early ends so too, while the run goes on.
       final = await apiJSON(`/v1/responses/${encodeURIComponent(t.id)}`);
       setStatus(t, final.status);
+      if (!ENDED.has(final.status)) throw new Error('it ended before the run did');
     }
     if (!final) throw new ApiError(0, 'The stream ended without a final event.');
     if (t.background) ended(t);
@@ -162,7 +165,7 @@ async function attach(t, open) {
     if (t.background && t.id && !(err instanceof ApiError) && !ENDED.has(t.status)) {
       // Stopped, or the stream dropped: the run goes on, to be resumed.
       t.li.classList.add('detached');
-      note(t.li, err.name === 'AbortError' ? 'Detached: the run goes on.' : `${errorText(err)} (the run goes on)`);
+      note(t.li, err.name === 'AbortError' ? 'Detached: the run goes on.' : `The stream dropped (${err.message}): the run goes on.`);
     } else if (err.name === 'AbortError') {
       note(t.li, 'Stopped.');
     } else {

@@ -145,11 +145,15 @@ func TestBrowserConversationBackgroundTurns(t *testing.T) {
 	require.Equal(t, "starts the conversation · Detached: the run goes on. · cancelled", text(t, ctx, turn+" .meta"))
 	require.True(t, eval[bool](t, ctx, `document.querySelector('`+turn+` .bg-resume').disabled`))
 
-	// Poll shows the stored status of a detached run.
+	// A stream that the network drops leaves the run going on, to be
+	// resumed; Poll shows its stored status.
 	second := send("Hello there, console")
 	turn = `#conv-log [data-response-id="` + second + `"]`
-	detach(turn)
-	require.Contains(t, text(t, ctx, turn+" .meta"), "Detached: the run goes on.")
+	e.drop()
+	wait(t, ctx, `document.querySelector('`+turn+`.detached:not([aria-busy])')`)
+	require.Regexp(t, `^starts the conversation · The stream dropped \(.+\): the run goes on\.$`, text(t, ctx, turn+" .meta"))
+	require.Equal(t, "in_progress", text(t, ctx, turn+" .status"))
+	require.True(t, eval[bool](t, ctx, `document.getElementById('conv-error').hidden`), "no error: the run goes on")
 	require.True(t, eval[bool](t, ctx, `!document.querySelector('`+turn+` .bg-resume').disabled`))
 	seq := text(t, ctx, turn+" .seq")
 	before := text(t, ctx, turn+" .text")

@@ -230,6 +230,9 @@ type testEnv struct {
 	// release, once closed, lets the background responses that the test
 	// backend holds run on (see holdingResponses).
 	release chan struct{}
+	// drop closes every connection of the browser to the gateway, as a
+	// network that drops them would.
+	drop func()
 }
 
 // newEnv starts the gateway with the demo backends and the demo keys, and
@@ -265,7 +268,7 @@ func newEnv(t *testing.T, c console.Config) *testEnv {
 		cancel()
 		<-done
 	})
-	return &testEnv{url: srv.URL, stalled: stall.stalled, release: held.release}
+	return &testEnv{url: srv.URL, stalled: stall.stalled, release: held.release, drop: srv.CloseClientConnections}
 }
 
 func do(t *testing.T, ctx context.Context, steps ...chromedp.Action[chromedp.Void]) {
