@@ -34,7 +34,7 @@ function turn(model, background) {
     el('span', { class: 'who' }, `${model} · `, el('code', { class: 'response-id' }, '…')),
     background && el('p', { class: 'bg-state' },
       'Background: ', el('output', { class: 'status' }, 'queued'),
-      ' · last event ', el('output', { class: 'seq' }, '–')),
+      ' · last event ', el('output', { class: 'seq', 'aria-live': 'off' }, '–')),
     el('details', { class: 'reasoning', open: true, hidden: true }, el('summary', {}, 'Reasoning'), el('div', { class: 'reasoning-text' })),
     el('div', { class: 'text' }),
     el('div', { class: 'meta' }));
@@ -111,7 +111,7 @@ function addControls(t) {
   const b = (label, cls, fn) => el('button', { type: 'button', class: `secondary ${cls}`, onclick: fn,
     'aria-label': `${label} ${t.id}` }, label);
   t.cancel = b('Cancel', 'bg-cancel', () => cancel(t));
-  t.resume = b('Resume', 'bg-resume', () => attach(t, resumeStream(t)));
+  t.resume = b('Resume', 'bg-resume', () => resume(t));
   t.resume.disabled = true;
   t.poll = b('Poll', 'bg-poll', () => poll(t));
   t.li.querySelector('.bg-state').after(el('div', { class: 'row bg-controls' }, t.cancel, t.resume, t.poll));
@@ -119,14 +119,20 @@ function addControls(t) {
 
 // ended marks a background turn as over: nothing to cancel or resume.
 function ended(t) {
+  t.li.classList.remove('detached');
+  t.li.querySelector('.polled')?.remove();
   if (!t.cancel) return;
   t.cancel.disabled = true;
   t.resume.disabled = true;
   t.resume.dataset.ended = 'true';
 }
 
-function resumeStream(t) {
-  return (signal) => api(`/v1/responses/${encodeURIComponent(t.id)}?stream=true&starting_after=${t.seq}`, { signal });
+// resume reattaches the page to the stream of t's background run, after
+// the last event it saw.
+function resume(t) {
+  if (controller) return;
+  note(t.li, `resumed after event ${t.seq}`);
+  attach(t, (signal) => api(`/v1/responses/${encodeURIComponent(t.id)}?stream=true&starting_after=${t.seq}`, { signal }));
 }
 
 // attach reads the stream that open(signal) answers into the turn t, and

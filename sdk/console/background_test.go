@@ -160,6 +160,7 @@ func TestBrowserConversationBackgroundTurns(t *testing.T) {
 	do(t, ctx, chromedp.Click(chromedp.CSS(turn+" .bg-poll")))
 	wait(t, ctx, `document.querySelector('`+turn+` .polled')`)
 	require.Contains(t, text(t, ctx, turn+" .polled"), ": in_progress")
+	screenshot(t, ctx, "conversations-background")
 
 	// Resume: the events after the last one seen, each once, to the end.
 	close(e.release)
@@ -177,5 +178,6 @@ func TestBrowserConversationBackgroundTurns(t *testing.T) {
 	require.Equal(t, second, text(t, ctx, "#conv-previous"), "the completed turn is continued from")
 	require.Regexp(t, `^Usage: \d+ input \+ \d+ output = \d+ tokens$`, text(t, ctx, "#conv-usage"))
 	require.True(t, eval[bool](t, ctx, `document.querySelector('`+turn+` .bg-resume').disabled`))
-	screenshot(t, ctx, "conversations-background")
+	require.Equal(t, "starts the conversation · The stream dropped (network error): the run goes on. · resumed after event "+seq, text(t, ctx, turn+" .meta"))
+	require.False(t, eval[bool](t, ctx, `document.querySelector('`+turn+`').matches('.detached') || !!document.querySelector('`+turn+` .polled')`))
 }
