@@ -47,7 +47,23 @@
 //     as text, never as HTML.
 //   - Conversations: POST /v1/responses streamed as typed events, each
 //     turn continuing the last with previous_response_id, the response ids
-//     shown.
+//     shown. With the Background box ticked, a turn is created with
+//     "background": true, "stream": true and "store": true, and shows its
+//     status as it goes (queued, in_progress, then completed, cancelled,
+//     failed or incomplete) and the sequence_number of the last event
+//     seen. Its Cancel button posts POST /v1/responses/{id}/cancel: the
+//     turn ends cancelled with the text written so far (the stream's end,
+//     or the cancel's answer when the page was detached). Stop only
+//     detaches the page from the stream, and a stream that drops (or ends
+//     before its run does) leaves the turn detached too: the run goes on,
+//     Resume reattaches with GET
+//     /v1/responses/{id}?stream=true&starting_after=N (N the last sequence
+//     number seen), so that each event is appended once, and Poll shows
+//     the stored status (GET /v1/responses/{id}). A cancelled or failed
+//     turn is not continued from; a turn that completes after a resume is,
+//     when it is still the last one. The example server's demo answers
+//     background requests slowly (-background-delay, 200 ms a token) so
+//     that all of this can be watched.
 //   - Video studio: create tasks on POST /v1/videos (JSON or
 //     multipart/form-data) or POST /v1/vendorai/videos, with controls that
 //     follow the model's capabilities from the model list (seconds, sizes;

@@ -41,7 +41,7 @@
 //	             any of it, and fails it otherwise
 //	-background-delay  the demo's pause before each token of a
 //	             background response (default 200ms), to poll, cancel
-//	             and resume one with curl
+//	             and resume one with curl or in the console
 //	-admin-key   the admin key (default: $GATEWAY_ADMIN_KEY): with it,
 //	             the admin API (package admin: keys created, changed and
 //	             revoked, usage and cost read back) is served on

@@ -227,6 +227,12 @@ func (s *stallingChat) Stream(ctx context.Context, p *chat.Params) iter.Seq2[cha
 type testEnv struct {
 	url     string
 	stalled chan struct{}
+	// release, once closed, lets the background responses that the test
+	// backend holds run on (see holdingResponses).
+	release chan struct{}
+	// drop closes every connection of the browser to the gateway, as a
+	// network that drops them would.
+	drop func()
 }
 
 // newEnv starts the gateway with the demo backends and the demo keys, and
@@ -238,13 +244,14 @@ func newEnv(t *testing.T, c console.Config) *testEnv {
 	require.NoError(t, gateway.PutKeys(ctx, keys, gateway.DemoKeys()))
 	text := demo.NewTextBackend(demo.WithChunkDelay(15 * time.Millisecond))
 	stall := &stallingChat{StreamingBackend: text.Chat(), stalled: make(chan struct{})}
+	held := &holdingResponses{ResponsesBackend: text.Responses(), release: make(chan struct{})}
 	ms := append(demo.TextModels(), demo.VideoModels()...)
 	g, err := gateway.New(gateway.Config{
 		Keys:          keys,
 		Catalog:       models.NewMemoryCatalog(ms...),
 		Chat:          stall,
 		Completions:   text.Completions(),
-		Responses:     text.Responses(),
+		Responses:     held,
 		Videos:        demo.NewVideoGenerator(demo.WithVideoDuration(1500 * time.Millisecond)),
 		RunnerOptions: []runner.Option{},
 	})
@@ -261,7 +268,7 @@ func newEnv(t *testing.T, c console.Config) *testEnv {
 		cancel()
 		<-done
 	})
-	return &testEnv{url: srv.URL, stalled: stall.stalled}
+	return &testEnv{url: srv.URL, stalled: stall.stalled, release: held.release, drop: srv.CloseClientConnections}
 }
 
 func do(t *testing.T, ctx context.Context, steps ...chromedp.Action[chromedp.Void]) {
