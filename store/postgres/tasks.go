@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/gatewaykit/gatewaykit/store/internal/sqlstore"
 	"github.com/gatewaykit/gatewaykit/videos"
 )
 
@@ -256,13 +257,7 @@ func (s *TaskStore) List(ctx context.Context, p videos.ListParams) ([]*videos.Ta
 	if err != nil {
 		return nil, false, fmt.Errorf("postgres: listing tasks: %w", err)
 	}
-	more := p.Limit > 0 && len(tasks) > p.Limit
-	if more {
-		tasks = tasks[:p.Limit]
-	}
-	if tasks == nil {
-		tasks = []*videos.Task{}
-	}
+	tasks, more := sqlstore.Page(tasks, p.Limit)
 	return tasks, more, nil
 }
 

@@ -7,12 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/gatewaykit/gatewaykit/auth"
+	"github.com/gatewaykit/gatewaykit/store/internal/sqlstore"
 	"github.com/gatewaykit/gatewaykit/telemetry"
 )
 
@@ -335,7 +335,7 @@ func (s *KeyStore) Reserve(ctx context.Context, keyID string, amount int64) erro
 	case q.Remaining <= q.Reserved:
 		return fmt.Errorf("sqlite: key id %q: reserving %d with %d left, all reserved: %w", keyID, amount, q.Remaining, auth.ErrQuotaExceeded)
 	default:
-		q.Reserved = addSat(q.Reserved, amount)
+		q.Reserved = sqlstore.AddSat(q.Reserved, amount)
 		u.dirty[keyID] = true
 	}
 	return nil
@@ -356,7 +356,7 @@ func (s *KeyStore) Settle(ctx context.Context, p auth.SettleParams) (auth.Quota,
 		return auth.Quota{}, err
 	}
 	before := q.Remaining
-	next, covered := settle(*q, p)
+	next, covered := sqlstore.Settle(*q, p)
 	*q = next
 	u.dirty[p.KeyID] = true
 	if p.Model != "" {
@@ -563,7 +563,7 @@ func (u *usageState) flush(ctx context.Context, db *DB) error {
 	u.mu.Unlock()
 
 	err := db.writeQuotas(ctx, ids, rows, usage)
-	db.noteWrite(err)
+	db.writes.Note(err, writeFault)
 	u.failed.Add(uint64(btoi(err != nil)))
 	u.mu.Lock()
 	defer u.mu.Unlock()
@@ -602,29 +602,4 @@ func (u *usageState) close(db *DB) error {
 		err = u.flush(context.Background(), db)
 	})
 	return err
-}
-
-func addSat(a, b int64) int64 {
-	if b > math.MaxInt64-a {
-		return math.MaxInt64
-	}
-	return a + b
-}
-
-// settle applies p to q as [auth.KeyStore.Settle] says, and reports
-// whether the budget covered p.Used.
-func settle(q auth.Quota, p auth.SettleParams) (auth.Quota, bool) {
-	q.Reserved = max(q.Reserved-p.Reserved, 0)
-	q.CostUSD = auth.AddCost(q.CostUSD, p.CostUSD)
-	q.Used = addSat(q.Used, p.Used)
-	if q.Unlimited {
-		q.Remaining, q.Reserved = 0, 0
-		return q, true
-	}
-	if p.Used > q.Remaining {
-		q.Remaining = 0
-		return q, p.Used == 0
-	}
-	q.Remaining -= p.Used
-	return q, true
 }

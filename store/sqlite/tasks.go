@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/gatewaykit/gatewaykit/store/internal/sqlstore"
 	"github.com/gatewaykit/gatewaykit/videos"
 )
 
@@ -281,13 +282,7 @@ func (s *TaskStore) List(ctx context.Context, p videos.ListParams) ([]*videos.Ta
 	if err != nil {
 		return nil, false, err
 	}
-	more := p.Limit > 0 && len(tasks) > p.Limit
-	if more {
-		tasks = tasks[:p.Limit]
-	}
-	if tasks == nil {
-		tasks = []*videos.Task{}
-	}
+	tasks, more := sqlstore.Page(tasks, p.Limit)
 	return tasks, more, nil
 }
 

@@ -1,0 +1,96 @@
+package sqlstore
+
+import (
+	"errors"
+	"math"
+	"testing"
+
+	"github.com/gatewaykit/gatewaykit/auth"
+	"github.com/gatewaykit/gatewaykit/conversations"
+	"github.com/gatewaykit/gatewaykit/responses"
+)
+
+func TestSettle(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		q       auth.Quota
+		p       auth.SettleParams
+		want    auth.Quota
+		covered bool
+	}{
+		{"within", auth.Quota{Remaining: 10, Reserved: 5}, auth.SettleParams{Reserved: 5, Used: 4}, auth.Quota{Remaining: 6, Used: 4}, true},
+		{"over", auth.Quota{Remaining: 3}, auth.SettleParams{Used: 4}, auth.Quota{Used: 4}, false},
+		{"unlimited", auth.Quota{Unlimited: true, Reserved: 2}, auth.SettleParams{Used: 9}, auth.Quota{Unlimited: true, Used: 9}, true},
+		{"saturates", auth.Quota{Remaining: 1, Used: math.MaxInt64 - 1}, auth.SettleParams{Used: 1}, auth.Quota{Used: math.MaxInt64}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, covered := Settle(tc.q, tc.p)
+			if got != tc.want || covered != tc.covered {
+				t.Errorf("Settle = %+v, %v; want %+v, %v", got, covered, tc.want, tc.covered)
+			}
+		})
+	}
+	if got := AddSat(math.MaxInt64, 1); got != math.MaxInt64 {
+		t.Errorf("AddSat = %d", got)
+	}
+}
+
+func TestPage(t *testing.T) {
+	for _, tc := range []struct {
+		items []int
+		limit int
+		want  []int
+		more  bool
+	}{
+		{nil, 2, []int{}, false},
+		{[]int{1, 2, 3}, 2, []int{1, 2}, true},
+		{[]int{1, 2}, 2, []int{1, 2}, false},
+		{[]int{1, 2, 3}, 0, []int{1, 2, 3}, false},
+	} {
+		got, more := Page(tc.items, tc.limit)
+		if got == nil || len(got) != len(tc.want) || more != tc.more {
+			t.Errorf("Page(%v, %d) = %v, %v; want %v, %v", tc.items, tc.limit, got, more, tc.want, tc.more)
+		}
+	}
+}
+
+func TestItems(t *testing.T) {
+	items := []responses.Item{{ID: "a"}, {ID: "b"}, {ID: "a"}}
+	if got := DuplicateID(items); got != "a" {
+		t.Errorf("DuplicateID = %q", got)
+	}
+	if got := DuplicateID(items[:2]); got != "" {
+		t.Errorf("DuplicateID = %q", got)
+	}
+	if after, cmp, order := ItemPage(conversations.ItemQuery{Order: conversations.OrderDesc}); after != 1<<62 || cmp != "<" || order != "DESC" {
+		t.Errorf("ItemPage(desc) = %d %s %s", after, cmp, order)
+	}
+	if after, cmp, order := ItemPage(conversations.ItemQuery{}); after != 0 || cmp != ">" || order != "ASC" {
+		t.Errorf("ItemPage(asc) = %d %s %s", after, cmp, order)
+	}
+	if _, err := Conversation("conv_1", 1, []byte("{")); err == nil {
+		t.Error("Conversation decoded bad metadata")
+	}
+}
+
+func TestWriteHealth(t *testing.T) {
+	var h WriteHealth
+	fault := func(err error) bool { return err.Error() == "disk full" }
+	full := errors.New("disk full")
+	h.Note(errors.New("duplicate key"), fault)
+	if h.Last() != nil {
+		t.Fatal("a statement's error was recorded")
+	}
+	h.Note(full, fault)
+	if h.Last() != full {
+		t.Fatalf("Last = %v", h.Last())
+	}
+	h.Note(errors.New("duplicate key"), fault)
+	if h.Last() != full {
+		t.Fatal("a statement's error cleared the fault")
+	}
+	h.Note(nil, fault)
+	if h.Last() != nil {
+		t.Fatal("a success did not clear the fault")
+	}
+}
