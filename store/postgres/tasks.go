@@ -32,13 +32,8 @@ const claimBatch = 16
 
 // Create implements [videos.TaskStore].
 func (s *TaskStore) Create(ctx context.Context, t *videos.Task) error {
-	switch {
-	case t == nil:
-		return fmt.Errorf("%w: nil task", videos.ErrInvalidParams)
-	case t.ID == "" || t.Owner == "" || t.CreatedAt.IsZero():
-		return fmt.Errorf("%w: a new task needs an id, an owner and a creation time", videos.ErrInvalidParams)
-	case t.Status != videos.StatusQueued:
-		return fmt.Errorf("%w: a new task must be queued, not %q", videos.ErrInvalidParams, t.Status)
+	if err := sqlstore.CheckNewTask(t); err != nil {
+		return err
 	}
 	b, err := json.Marshal(t)
 	if err != nil {

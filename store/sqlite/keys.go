@@ -67,7 +67,7 @@ const keyColumns = `id, owner, unlimited, remaining, reserved, used, expires_at,
 // a key without a secret (found by its id only: [KeyStore.LookupID]), and
 // k.ID not empty. Use PutKey to upsert keys from a configuration.
 func (s *KeyStore) Add(ctx context.Context, secret string, k auth.Key) error {
-	if err := checkKey(secret, k); err != nil {
+	if err := sqlstore.CheckKey(secret, k); err != nil {
 		return fmt.Errorf("sqlite: KeyStore.Add: %w", err)
 	}
 	q := k.Quota
@@ -108,7 +108,7 @@ func (s *KeyStore) Add(ctx context.Context, secret string, k auth.Key) error {
 // update is one write transaction, so it loses no concurrent Reserve or
 // Settle.
 func (s *KeyStore) PutKey(ctx context.Context, secret string, k auth.Key) error {
-	if err := checkKey(secret, k); err != nil {
+	if err := sqlstore.CheckKey(secret, k); err != nil {
 		return fmt.Errorf("sqlite: KeyStore.PutKey: %w", err)
 	}
 	// The row is written with u.mu held, from the quota in memory; a
@@ -161,16 +161,6 @@ func (s *KeyStore) PutKey(ctx context.Context, secret string, k auth.Key) error 
 	u.dirty[k.ID] = true
 	u.mu.Unlock()
 	u.wake()
-	return nil
-}
-
-func checkKey(secret string, k auth.Key) error {
-	switch {
-	case k.ID == "":
-		return errors.New("empty key id")
-	case secret != "" && !auth.ValidSecret(secret):
-		return fmt.Errorf("key %q: %w", k.ID, auth.ErrMalformedCredential)
-	}
 	return nil
 }
 

@@ -8,9 +8,11 @@ package sqlstore
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"sync/atomic"
+	"time"
 
 	"github.com/gatewaykit/gatewaykit/auth"
 	"github.com/gatewaykit/gatewaykit/conversations"
@@ -72,6 +74,66 @@ func CheckPut(p videos.PutParams) error {
 		return fmt.Errorf("%w: content: no content type", videos.ErrInvalidParams)
 	}
 	return nil
+}
+
+// CheckNewTask returns an error wrapping [videos.ErrInvalidParams]
+// unless t may be created: a queued task with an id, an owner and a
+// creation time.
+func CheckNewTask(t *videos.Task) error {
+	switch {
+	case t == nil:
+		return fmt.Errorf("%w: nil task", videos.ErrInvalidParams)
+	case t.ID == "" || t.Owner == "" || t.CreatedAt.IsZero():
+		return fmt.Errorf("%w: a new task needs an id, an owner and a creation time", videos.ErrInvalidParams)
+	case t.Status != videos.StatusQueued:
+		return fmt.Errorf("%w: a new task must be queued, not %q", videos.ErrInvalidParams, t.Status)
+	}
+	return nil
+}
+
+// CheckKey returns an error unless k may be added with secret: it has
+// an id, and secret is empty or well formed (an error wrapping
+// [auth.ErrMalformedCredential]).
+func CheckKey(secret string, k auth.Key) error {
+	switch {
+	case k.ID == "":
+		return errors.New("empty key id")
+	case secret != "" && !auth.ValidSecret(secret):
+		return fmt.Errorf("key %q: %w", k.ID, auth.ErrMalformedCredential)
+	}
+	return nil
+}
+
+// UsageGroup returns the expression that a usage query groups its rows
+// by for by: the model, the key id, or else day, the dialect's
+// expression of the UTC day of the at column.
+func UsageGroup(by auth.UsageGroup, day string) string {
+	switch by {
+	case auth.GroupByModel:
+		return "model"
+	case auth.GroupByKey:
+		return "key_id"
+	}
+	return day
+}
+
+// UsageFilter returns the conditions of the WHERE clause that selects
+// the usage rows p asks for, each with "?" for its one argument, and
+// their arguments; at converts a bound of p to the at column's value.
+func UsageFilter(p auth.UsageParams, at func(time.Time) any) (where []string, args []any) {
+	if p.KeyID != "" {
+		where, args = append(where, "key_id = ?"), append(args, p.KeyID)
+	}
+	if p.Model != "" {
+		where, args = append(where, "model = ?"), append(args, p.Model)
+	}
+	if !p.From.IsZero() {
+		where, args = append(where, "at >= ?"), append(args, at(p.From))
+	}
+	if !p.To.IsZero() {
+		where, args = append(where, "at < ?"), append(args, at(p.To))
+	}
+	return where, args
 }
 
 // DuplicateID returns the first id that two of items share, or "".

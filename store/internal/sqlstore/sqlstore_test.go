@@ -3,11 +3,14 @@ package sqlstore
 import (
 	"errors"
 	"math"
+	"slices"
+	"time"
 	"testing"
 
 	"github.com/gatewaykit/gatewaykit/auth"
 	"github.com/gatewaykit/gatewaykit/conversations"
 	"github.com/gatewaykit/gatewaykit/responses"
+	"github.com/gatewaykit/gatewaykit/videos"
 )
 
 func TestSettle(t *testing.T) {
@@ -92,5 +95,33 @@ func TestWriteHealth(t *testing.T) {
 	h.Note(nil, fault)
 	if h.Last() != nil {
 		t.Fatal("a success did not clear the fault")
+	}
+}
+
+func TestUsageQuery(t *testing.T) {
+	from := time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC)
+	where, args := UsageFilter(auth.UsageParams{KeyID: "key_1", From: from}, func(t time.Time) any { return t.Unix() })
+	if !slices.Equal(where, []string{"key_id = ?", "at >= ?"}) || len(args) != 2 || args[0] != "key_1" || args[1] != from.Unix() {
+		t.Errorf("UsageFilter = %q, %v", where, args)
+	}
+	for by, want := range map[auth.UsageGroup]string{auth.GroupByModel: "model", auth.GroupByKey: "key_id", auth.GroupByDay: "DAY", "": "DAY"} {
+		if got := UsageGroup(by, "DAY"); got != want {
+			t.Errorf("UsageGroup(%q) = %q, want %q", by, got, want)
+		}
+	}
+}
+
+func TestChecks(t *testing.T) {
+	if err := CheckKey("", auth.Key{}); err == nil || err.Error() != "empty key id" {
+		t.Errorf("CheckKey(no id) = %v", err)
+	}
+	if err := CheckKey("not a secret", auth.Key{ID: "k"}); !errors.Is(err, auth.ErrMalformedCredential) {
+		t.Errorf("CheckKey(bad secret) = %v", err)
+	}
+	if err := CheckNewTask(nil); !errors.Is(err, videos.ErrInvalidParams) {
+		t.Errorf("CheckNewTask(nil) = %v", err)
+	}
+	if err := CheckPut(videos.PutParams{}); !errors.Is(err, videos.ErrInvalidParams) {
+		t.Errorf("CheckPut(zero) = %v", err)
 	}
 }
