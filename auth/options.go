@@ -10,6 +10,7 @@ import (
 	"time"
 
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/internal/quietlog"
 )
 
 // Option configures [Middleware].
@@ -39,7 +40,7 @@ type config struct {
 // newConfig returns the configuration of a middleware over keys.
 func newConfig(keys KeyStore, opts []Option) *config {
 	c := &config{
-		logger: slog.New(slog.DiscardHandler),
+		logger: quietlog.Discard,
 		now:    time.Now,
 		spends: Spends,
 	}
@@ -63,12 +64,7 @@ func newConfig(keys KeyStore, opts []Option) *config {
 // ones (debug level, key id and credential kind). Secrets are never
 // logged. By default, and for nil, nothing is logged.
 func WithLogger(l *slog.Logger) Option {
-	return func(c *config) {
-		if l == nil {
-			l = slog.New(slog.DiscardHandler)
-		}
-		c.logger = l
-	}
+	return func(c *config) { c.logger = quietlog.Or(l) }
 }
 
 // WithLimiter sets the [Limiter] that enforces rate limits. By default,
