@@ -1,7 +1,7 @@
 // Admin: keys (create, with the secret shown once; disable, enable,
 // revoke) and usage and cost per day and per model, drawn as charts. It
 // calls the admin API at the configured URL with the admin key.
-import { keys, admin, adminURL, el, showError, showPage, fmtTime } from './api.js';
+import { keys, admin, adminURL, el, showError, showPage, confirmButton, fmtTime } from './api.js';
 import { barChart } from './chart.js';
 
 const $ = (id) => document.getElementById(id);
@@ -18,17 +18,6 @@ function when(v) {
 function limitText(l) {
   if (l === null || l === undefined || l === '') return 'none';
   return typeof l === 'object' ? JSON.stringify(l) : String(l);
-}
-
-function confirmButton(label, confirmLabel, action) {
-  const b = el('button', { type: 'button', class: 'danger' }, label);
-  b.addEventListener('click', () => {
-    if (b.dataset.armed) { action(); return; }
-    b.dataset.armed = 'true';
-    b.textContent = confirmLabel;
-    b.addEventListener('blur', () => { delete b.dataset.armed; b.textContent = label; }, { once: true });
-  });
-  return b;
 }
 
 function keyRow(k) {

@@ -169,6 +169,19 @@ export function showPage(list, more, table, moreButton, rowOf) {
   return list.last_id || '';
 }
 
+// confirmButton returns a button that acts on its second press: the
+// first shows confirmLabel, and leaving the button disarms it.
+export function confirmButton(label, confirmLabel, action) {
+  const b = el('button', { type: 'button', class: 'danger' }, label);
+  b.addEventListener('click', () => {
+    if (b.dataset.armed) { action(); return; }
+    b.dataset.armed = 'true';
+    b.textContent = confirmLabel;
+    b.addEventListener('blur', () => { delete b.dataset.armed; b.textContent = label; }, { once: true });
+  });
+  return b;
+}
+
 // ctrlEnter makes Ctrl+Enter (or Cmd+Enter) in textarea submit its form.
 export function ctrlEnter(textarea) {
   textarea.addEventListener('keydown', (ev) => {

@@ -4,7 +4,7 @@
 // GET /v1/videos/{id} is polled; the video and its thumbnail fetched from
 // GET /v1/videos/{id}/content with the Authorization header and shown from
 // object URLs; the list of earlier tasks, with download and delete.
-import { api, apiJSON, el, showError, showPage, fillSelect, fmtTime, ApiError } from './api.js';
+import { api, apiJSON, el, showError, showPage, confirmButton, fillSelect, fmtTime, ApiError } from './api.js';
 
 const $ = (id) => document.getElementById(id);
 const ALL_MODES = ['t2v', 'i2v', 'first_frame', 'first_last_frame', 'ref_image', 'video_extend', 'video_edit'];
@@ -281,18 +281,6 @@ async function download(id) {
   } catch (err) {
     showError($('video-error'), err);
   }
-}
-
-// confirmButton asks for a second press before it acts.
-function confirmButton(label, confirmLabel, action) {
-  const b = el('button', { type: 'button', class: 'danger' }, label);
-  b.addEventListener('click', () => {
-    if (b.dataset.armed) { action(); return; }
-    b.dataset.armed = 'true';
-    b.textContent = confirmLabel;
-    b.addEventListener('blur', () => { delete b.dataset.armed; b.textContent = label; }, { once: true });
-  });
-  return b;
 }
 
 async function remove(id) {
