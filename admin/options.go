@@ -3,6 +3,7 @@ package admin
 import (
 	"log/slog"
 
+	"github.com/gatewaykit/gatewaykit/internal/quietlog"
 	"github.com/gatewaykit/gatewaykit/models"
 )
 
@@ -22,7 +23,7 @@ type config struct {
 const DefaultMaxRequestBytes = 64 << 10
 
 func newConfig(opts []Option) config {
-	c := config{logger: slog.New(slog.DiscardHandler), maxBytes: DefaultMaxRequestBytes}
+	c := config{logger: quietlog.Discard, maxBytes: DefaultMaxRequestBytes}
 	for _, o := range opts {
 		o(&c)
 	}
@@ -41,12 +42,7 @@ func WithAdminKey(key string) Option {
 // debug level, server errors with their cause at error level). Default:
 // nothing is logged; nil restores that.
 func WithLogger(l *slog.Logger) Option {
-	return func(c *config) {
-		if l == nil {
-			l = slog.New(slog.DiscardHandler)
-		}
-		c.logger = l
-	}
+	return func(c *config) { c.logger = quietlog.Or(l) }
 }
 
 // WithMaxRequestBytes sets the largest request body read; a larger one

@@ -3,7 +3,6 @@ package audio
 import (
 	"errors"
 	"net/http"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -152,15 +151,7 @@ func (h *handler) serveSpeech(w http.ResponseWriter, r *http.Request) (err error
 	if sp == nil || len(sp.Audio) == 0 {
 		return apierrors.Internal(errors.New("audio: backend returned no speech and no error"))
 	}
-	ct := sp.ContentType
-	if ct == "" {
-		ct = http.DetectContentType(sp.Audio)
-	}
-	hd := w.Header()
-	mediareply.Audio.Set(hd, ct)
-	hd.Set("Content-Length", strconv.Itoa(len(sp.Audio)))
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(sp.Audio)
+	mediareply.Audio.Write(w, sp.ContentType, sp.Audio, false)
 	if sp.Usage != nil {
 		in, out = int64(max(sp.Usage.InputTokens, 0)), int64(max(sp.Usage.OutputTokens, 0))
 	} else {

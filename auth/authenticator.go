@@ -65,8 +65,7 @@ const (
 // 401 invalid_api_key), looks it up ([KeyStore.Lookup]), and returns the
 // key's principal, charged to keys ([Principal].Keys), with the source of
 // the key as its Credential. An unknown key is a 401 invalid_api_key, and
-// so is a disabled or expired one (at time.Now; the middleware's own
-// default authenticator reads the clock of [WithClock]), returned with the
+// so is a disabled or expired one (at time.Now), returned with the
 // key's principal. A KeyStore that fails is an outage (a 503, whose cause
 // is logged with the secret redacted). A key without a RateLimit of its
 // own gets the middleware's default; one whose RateLimit has Requests ≤ 0
@@ -75,7 +74,7 @@ func APIKeys(keys KeyStore) Authenticator {
 	if keys == nil {
 		panic("auth: APIKeys: nil KeyStore")
 	}
-	return &keyAuthenticator{keys: keys, now: time.Now}
+	return &keyAuthenticator{keys: keys}
 }
 
 // Identities returns the [Authenticator] of an embedder's own identity,
@@ -115,7 +114,7 @@ func Identities(keys KeyStore, identify func(r *http.Request) (keyID string, err
 	case !looksUpIDs(keys):
 		panic(fmt.Sprintf("auth: Identities: the KeyStore (%T) cannot look keys up by id: it is no auth.IDLookup", keys))
 	}
-	return &keyAuthenticator{keys: keys, ids: keys.(IDLookup), identify: identify, now: time.Now}
+	return &keyAuthenticator{keys: keys, ids: keys.(IDLookup), identify: identify}
 }
 
 // looksUpIDs reports whether keys is an IDLookup, down to the store that
@@ -141,7 +140,6 @@ type keyAuthenticator struct {
 	keys     KeyStore
 	ids      IDLookup                            // Identities only
 	identify func(*http.Request) (string, error) // Identities only
-	now      func() time.Time
 }
 
 // Authenticate implements [Authenticator].
@@ -206,7 +204,7 @@ func (a *keyAuthenticator) check(k *Key) error {
 		if a.identify != nil {
 			msg = msgDisabledIdentity
 		}
-	case k.Expired(a.now()):
+	case k.Expired(time.Now()):
 		msg, cause = msgExpired, ErrKeyExpired
 		if a.identify != nil {
 			msg = msgExpiredIdentity

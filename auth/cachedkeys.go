@@ -84,15 +84,10 @@ func (c *CachedKeyStore) Lookup(ctx context.Context, secret string) (*Key, error
 	h := sha256.Sum256([]byte(secret))
 	now := c.now()
 	c.mu.Lock()
-	if e, ok := c.byHash[h]; ok && now.Before(e.expires) {
-		k := e.key.Clone()
-		c.mu.Unlock()
+	k, start := c.hitLocked(c.byHash[h], now)
+	if k != nil {
 		return k, nil
 	}
-	start := c.seq
-	c.misses++
-	c.mu.Unlock()
-
 	k, err := c.keys.Lookup(ctx, secret)
 	return c.keep(k, err, start, now, &cachedKey{hash: h, hashed: true})
 }
@@ -107,17 +102,25 @@ func (c *CachedKeyStore) LookupID(ctx context.Context, id string) (*Key, error) 
 	}
 	now := c.now()
 	c.mu.Lock()
-	if e, ok := c.byID[id]; ok && now.Before(e.expires) {
-		k := e.key.Clone()
-		c.mu.Unlock()
+	k, start := c.hitLocked(c.byID[id], now)
+	if k != nil {
 		return k, nil
 	}
-	start := c.seq
-	c.misses++
-	c.mu.Unlock()
-
 	k, err := ids.LookupID(ctx, id)
 	return c.keep(k, err, start, now, &cachedKey{})
+}
+
+// hitLocked returns a copy of the key of e, if e is set and fresh at
+// now; else it counts a miss and returns the number of the last change,
+// at which the lookup starts. c.mu is held on entry and released on
+// return.
+func (c *CachedKeyStore) hitLocked(e *cachedKey, now time.Time) (*Key, uint64) {
+	defer c.mu.Unlock()
+	if e != nil && now.Before(e.expires) {
+		return e.key.Clone(), 0
+	}
+	c.misses++
+	return nil, c.seq
 }
 
 // keep ends a lookup that missed the cache at now, when the last change

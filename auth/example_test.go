@@ -128,7 +128,7 @@ func ExampleWithDefaultRateLimit() {
 	clock := authtest.NewClock(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
 	h := auth.Middleware(keys,
 		auth.WithDefaultRateLimit(auth.PerMinute(2)),
-		auth.WithClock(clock.Now),
+		auth.WithLimiter(auth.NewMemoryLimiter(&auth.MemoryLimiterOptions{Now: clock.Now})),
 	)(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 
 	for range 3 {

@@ -310,7 +310,7 @@ func (c *config) limiterFailed(ctx context.Context, err error) error {
 		return dependencyError(ctx, fmt.Errorf("auth: rate limiter: %w", err))
 	}
 	missed := c.limiterLog.missed.Add(1)
-	now := c.now().UnixNano()
+	now := time.Now().UnixNano()
 	next := c.limiterLog.next.Load()
 	if now < next || !c.limiterLog.next.CompareAndSwap(next, now+int64(limiterLogInterval)) {
 		return nil

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -28,7 +29,10 @@ import (
 
 var update = flag.Bool("update", false, "update .golden files")
 
-var testStart = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+// testStart is the time at which a synctest bubble's clock starts: the
+// tests whose keys expire or are rate-limited run in a bubble, where time
+// moves only when they sleep.
+var testStart = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // testKeys are the keys of every bundle, by id.
 var testKeys = []auth.Key{
@@ -46,7 +50,6 @@ var testKeys = []auth.Key{
 
 type testBundle struct {
 	keys    *auth.MemoryKeyStore
-	clock   *authtest.Clock
 	secrets map[string]string // key id → secret
 	logs    *bytes.Buffer     // debug-level JSON logs of the middleware
 	handler http.Handler
@@ -58,7 +61,6 @@ func setup(t *testing.T, opts ...auth.Option) *testBundle {
 	t.Helper()
 	b := &testBundle{
 		keys:    auth.NewMemoryKeyStore(),
-		clock:   authtest.NewClock(testStart),
 		secrets: make(map[string]string),
 		logs:    new(bytes.Buffer),
 	}
@@ -68,7 +70,7 @@ func setup(t *testing.T, opts ...auth.Option) *testBundle {
 		b.secrets[k.ID] = sd.Secret
 	}
 	logger := slog.New(slog.NewJSONHandler(&lockedWriter{w: b.logs}, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	opts = append([]auth.Option{auth.WithClock(b.clock.Now), auth.WithLogger(logger)}, opts...)
+	opts = append([]auth.Option{auth.WithLogger(logger)}, opts...)
 	b.handler = auth.Middleware(b.keys, opts...)(http.HandlerFunc(echoPrincipal))
 	return b
 }
@@ -362,39 +364,41 @@ func TestMiddleware(t *testing.T) {
 	for _, tc := range middlewareCases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			b := setup(t)
-			for range tc.warmup {
-				require.Equal(t, http.StatusOK, b.do(tc.header, tc.query).Code, "warm-up request")
-			}
-			w := b.do(tc.header, tc.query)
-			require.Equal(t, tc.wantStatus, w.Code, "body: %s", w.Body)
-			for k, want := range tc.wantHeader {
-				require.Equal(t, want, w.Header().Get(k), "header %s", k)
-			}
-			for _, secret := range b.secrets {
-				require.NotContains(t, w.Body.String(), secret, "the body echoes a secret")
-			}
-			if tc.wantStatus != http.StatusOK {
-				require.Equal(t, "application/json", w.Header().Get("Content-Type"))
-				checkGolden(t, tc.golden, w.Body.Bytes())
-				return
-			}
-			var got auth.Principal
-			require.NoError(t, json.Unmarshal(w.Body.Bytes(), &got))
-			k := keyByID(tc.wantKey)
-			want := auth.Principal{
-				KeyID:         k.ID,
-				Owner:         k.Owner,
-				AllowedModels: k.AllowedModels,
-				Credential:    tc.wantCred,
-				Quota:         k.Quota,
-			}
-			if k.RateLimit != nil {
-				want.RateLimit = *k.RateLimit
-			}
-			if diff := cmp.Diff(want, got); diff != "" {
-				t.Errorf("principal mismatch (-want +got):\n%s", diff)
-			}
+			synctest.Test(t, func(t *testing.T) {
+				b := setup(t)
+				for range tc.warmup {
+					require.Equal(t, http.StatusOK, b.do(tc.header, tc.query).Code, "warm-up request")
+				}
+				w := b.do(tc.header, tc.query)
+				require.Equal(t, tc.wantStatus, w.Code, "body: %s", w.Body)
+				for k, want := range tc.wantHeader {
+					require.Equal(t, want, w.Header().Get(k), "header %s", k)
+				}
+				for _, secret := range b.secrets {
+					require.NotContains(t, w.Body.String(), secret, "the body echoes a secret")
+				}
+				if tc.wantStatus != http.StatusOK {
+					require.Equal(t, "application/json", w.Header().Get("Content-Type"))
+					checkGolden(t, tc.golden, w.Body.Bytes())
+					return
+				}
+				var got auth.Principal
+				require.NoError(t, json.Unmarshal(w.Body.Bytes(), &got))
+				k := keyByID(tc.wantKey)
+				want := auth.Principal{
+					KeyID:         k.ID,
+					Owner:         k.Owner,
+					AllowedModels: k.AllowedModels,
+					Credential:    tc.wantCred,
+					Quota:         k.Quota,
+				}
+				if k.RateLimit != nil {
+					want.RateLimit = *k.RateLimit
+				}
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Errorf("principal mismatch (-want +got):\n%s", diff)
+				}
+			})
 		})
 	}
 }
@@ -494,18 +498,20 @@ func TestMiddlewareRateLimit(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			b := setup(t, tc.opts...)
-			for i, s := range tc.steps {
-				b.clock.Advance(s.advance)
-				w := b.do(bearer(tc.key), "")
-				require.Equal(t, s.wantStatus, w.Code, "step %d: %s", i, w.Body)
-				h := w.Header()
-				limited := s.remaining != ""
-				require.Equal(t, limited, h.Get(auth.HeaderLimitRequests) != "", "step %d: x-ratelimit-limit-requests present", i)
-				require.Equal(t, s.remaining, h.Get(auth.HeaderRemainingRequests), "step %d: remaining", i)
-				require.Equal(t, s.reset, h.Get(auth.HeaderResetRequests), "step %d: reset", i)
-				require.Equal(t, s.retryAfter, h.Get("Retry-After"), "step %d: Retry-After", i)
-			}
+			synctest.Test(t, func(t *testing.T) {
+				b := setup(t, tc.opts...)
+				for i, s := range tc.steps {
+					time.Sleep(s.advance)
+					w := b.do(bearer(tc.key), "")
+					require.Equal(t, s.wantStatus, w.Code, "step %d: %s", i, w.Body)
+					h := w.Header()
+					limited := s.remaining != ""
+					require.Equal(t, limited, h.Get(auth.HeaderLimitRequests) != "", "step %d: x-ratelimit-limit-requests present", i)
+					require.Equal(t, s.remaining, h.Get(auth.HeaderRemainingRequests), "step %d: remaining", i)
+					require.Equal(t, s.reset, h.Get(auth.HeaderResetRequests), "step %d: reset", i)
+					require.Equal(t, s.retryAfter, h.Get("Retry-After"), "step %d: Retry-After", i)
+				}
+			})
 		})
 	}
 }
@@ -631,26 +637,28 @@ func TestMiddlewareSession(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			b := setup(t, tc.opts...)
-			for range tc.repeat {
-				require.Equal(t, 200, b.do(tc.header, "").Code)
-			}
-			w := b.do(tc.header, "")
-			require.Equal(t, tc.wantStatus, w.Code, "body: %s", w.Body)
-			if tc.wantStatus != 200 {
-				var body apierrors.Body
-				require.NoError(t, json.Unmarshal(w.Body.Bytes(), &body))
-				require.Equal(t, tc.wantCode, body.Error.Code)
-				if tc.wantMessage != "" {
-					require.Equal(t, tc.wantMessage, body.Error.Message)
+			synctest.Test(t, func(t *testing.T) {
+				b := setup(t, tc.opts...)
+				for range tc.repeat {
+					require.Equal(t, 200, b.do(tc.header, "").Code)
 				}
-				return
-			}
-			var p auth.Principal
-			require.NoError(t, json.Unmarshal(w.Body.Bytes(), &p))
-			require.Equal(t, tc.wantKey, p.KeyID)
-			require.Equal(t, tc.wantCred, p.Credential)
-			require.Equal(t, tc.wantLimit, w.Header().Get(auth.HeaderLimitRequests))
+				w := b.do(tc.header, "")
+				require.Equal(t, tc.wantStatus, w.Code, "body: %s", w.Body)
+				if tc.wantStatus != 200 {
+					var body apierrors.Body
+					require.NoError(t, json.Unmarshal(w.Body.Bytes(), &body))
+					require.Equal(t, tc.wantCode, body.Error.Code)
+					if tc.wantMessage != "" {
+						require.Equal(t, tc.wantMessage, body.Error.Message)
+					}
+					return
+				}
+				var p auth.Principal
+				require.NoError(t, json.Unmarshal(w.Body.Bytes(), &p))
+				require.Equal(t, tc.wantKey, p.KeyID)
+				require.Equal(t, tc.wantCred, p.Credential)
+				require.Equal(t, tc.wantLimit, w.Header().Get(auth.HeaderLimitRequests))
+			})
 		})
 	}
 }
@@ -767,32 +775,34 @@ func cmpOr(s, fallback string) string {
 func TestMiddlewareLimiterFailsOpen(t *testing.T) {
 	t.Parallel()
 	var observed atomic.Int64
-	b := setup(t, auth.WithLimiter(failingLimiter{}), auth.WithDefaultRateLimit(auth.PerMinute(10)),
-		auth.WithLimiterErrorObserver(func(ctx context.Context, err error) {
-			require.EqualError(t, err, "limiter down")
-			_, ok := auth.PrincipalFrom(ctx)
-			require.False(t, ok, "observed before the principal is in the context")
-			observed.Add(1)
-		}))
-	lines := func() int { return strings.Count(b.logs.String(), "the rate limiter failed") }
+	synctest.Test(t, func(t *testing.T) {
+		b := setup(t, auth.WithLimiter(failingLimiter{}), auth.WithDefaultRateLimit(auth.PerMinute(10)),
+			auth.WithLimiterErrorObserver(func(ctx context.Context, err error) {
+				require.EqualError(t, err, "limiter down")
+				_, ok := auth.PrincipalFrom(ctx)
+				require.False(t, ok, "observed before the principal is in the context")
+				observed.Add(1)
+			}))
+		lines := func() int { return strings.Count(b.logs.String(), "the rate limiter failed") }
 
-	for range 3 {
-		w := b.do(bearer("key_ok"), "")
-		require.Equal(t, 200, w.Code, "body: %s", w.Body)
-		var p auth.Principal
-		require.NoError(t, json.Unmarshal(w.Body.Bytes(), &p))
-		require.Equal(t, "key_ok", p.KeyID)
-		require.Empty(t, w.Header().Get(auth.HeaderLimitRequests), "no decision, no headers")
-	}
-	require.EqualValues(t, 3, observed.Load())
-	require.Equal(t, 1, lines(), "logged once per interval")
-	require.Contains(t, b.logs.String(), `"failures":1`)
+		for range 3 {
+			w := b.do(bearer("key_ok"), "")
+			require.Equal(t, 200, w.Code, "body: %s", w.Body)
+			var p auth.Principal
+			require.NoError(t, json.Unmarshal(w.Body.Bytes(), &p))
+			require.Equal(t, "key_ok", p.KeyID)
+			require.Empty(t, w.Header().Get(auth.HeaderLimitRequests), "no decision, no headers")
+		}
+		require.EqualValues(t, 3, observed.Load())
+		require.Equal(t, 1, lines(), "logged once per interval")
+		require.Contains(t, b.logs.String(), `"failures":1`)
 
-	b.clock.Advance(10 * time.Second)
-	require.Equal(t, 200, b.do(bearer("key_ok"), "").Code)
-	require.Equal(t, 2, lines(), "and again after the interval")
-	require.Contains(t, b.logs.String(), `"failures":3`, "with the failures since the last line")
-	require.Contains(t, b.logs.String(), `"level":"ERROR"`)
+		time.Sleep(10 * time.Second)
+		require.Equal(t, 200, b.do(bearer("key_ok"), "").Code)
+		require.Equal(t, 2, lines(), "and again after the interval")
+		require.Contains(t, b.logs.String(), `"failures":3`, "with the failures since the last line")
+		require.Contains(t, b.logs.String(), `"level":"ERROR"`)
+	})
 }
 
 func TestLimiterFailureText(t *testing.T) {
@@ -834,28 +844,30 @@ func TestMiddlewareQuotaRefusesOnlySpending(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			b := setup(t, tc.opts...)
-			r := httptest.NewRequest(tc.method, tc.path, nil)
-			r.Header.Set("Authorization", "Bearer "+b.secrets[tc.key])
-			w := httptest.NewRecorder()
-			b.handler.ServeHTTP(w, r)
-			require.Equal(t, tc.wantStatus, w.Code, "body: %s", w.Body)
-			if tc.wantStatus == 403 {
-				var body apierrors.Body
-				require.NoError(t, json.Unmarshal(w.Body.Bytes(), &body))
-				require.Equal(t, "insufficient_quota", body.Error.Code)
-				if tc.wantMessage != "" {
-					require.Equal(t, tc.wantMessage, body.Error.Message)
+			synctest.Test(t, func(t *testing.T) {
+				b := setup(t, tc.opts...)
+				r := httptest.NewRequest(tc.method, tc.path, nil)
+				r.Header.Set("Authorization", "Bearer "+b.secrets[tc.key])
+				w := httptest.NewRecorder()
+				b.handler.ServeHTTP(w, r)
+				require.Equal(t, tc.wantStatus, w.Code, "body: %s", w.Body)
+				if tc.wantStatus == 403 {
+					var body apierrors.Body
+					require.NoError(t, json.Unmarshal(w.Body.Bytes(), &body))
+					require.Equal(t, "insufficient_quota", body.Error.Code)
+					if tc.wantMessage != "" {
+						require.Equal(t, tc.wantMessage, body.Error.Message)
+					}
+					return
 				}
-				return
-			}
-			if tc.method == http.MethodHead {
-				return
-			}
-			var p auth.Principal
-			require.NoError(t, json.Unmarshal(w.Body.Bytes(), &p))
-			require.Equal(t, tc.key, p.KeyID)
-			require.True(t, p.Quota.Exhausted(), "the principal carries the spent quota")
+				if tc.method == http.MethodHead {
+					return
+				}
+				var p auth.Principal
+				require.NoError(t, json.Unmarshal(w.Body.Bytes(), &p))
+				require.Equal(t, tc.key, p.KeyID)
+				require.True(t, p.Quota.Exhausted(), "the principal carries the spent quota")
+			})
 		})
 	}
 }
@@ -895,19 +907,21 @@ func storeWith(t *testing.T, secret string, keys ...auth.Key) *auth.MemoryKeySto
 // debug level, and looks for the secrets in the log.
 func TestMiddlewareNeverLogsSecrets(t *testing.T) {
 	t.Parallel()
-	b := setup(t, auth.WithDefaultRateLimit(auth.PerMinute(1000)))
-	for _, tc := range middlewareCases {
-		for range tc.warmup + 1 {
-			b.do(tc.header, tc.query)
+	synctest.Test(t, func(t *testing.T) {
+		b := setup(t, auth.WithDefaultRateLimit(auth.PerMinute(1000)))
+		for _, tc := range middlewareCases {
+			for range tc.warmup + 1 {
+				b.do(tc.header, tc.query)
+			}
 		}
-	}
-	logs := b.logs.String()
-	require.Contains(t, logs, `"key_id":"key_ok"`, "successful requests are logged by key id")
-	require.Contains(t, logs, "invalid_api_key", "refusals are logged")
-	for id, secret := range b.secrets {
-		require.NotContains(t, logs, secret, "the log contains the secret of %s", id)
-		require.NotContains(t, logs, secret[len(auth.KeyPrefix):], "the log contains the secret of %s", id)
-	}
+		logs := b.logs.String()
+		require.Contains(t, logs, `"key_id":"key_ok"`, "successful requests are logged by key id")
+		require.Contains(t, logs, "invalid_api_key", "refusals are logged")
+		for id, secret := range b.secrets {
+			require.NotContains(t, logs, secret, "the log contains the secret of %s", id)
+			require.NotContains(t, logs, secret[len(auth.KeyPrefix):], "the log contains the secret of %s", id)
+		}
+	})
 }
 
 func TestCredentialRedactsItself(t *testing.T) {
@@ -926,17 +940,19 @@ func TestCharge(t *testing.T) {
 
 	t.Run("RecordsUsageAgainstTheKey", func(t *testing.T) {
 		t.Parallel()
-		b := setup(t)
-		var got auth.Quota
-		var err error
-		h := auth.Middleware(b.keys)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			got, err = auth.Charge(r.Context(), 40)
-		}))
-		r := httptest.NewRequest(http.MethodPost, "/", nil)
-		r.Header.Set("Authorization", "Bearer "+b.secrets["key_quota"])
-		h.ServeHTTP(httptest.NewRecorder(), r)
-		require.NoError(t, err)
-		require.Equal(t, auth.Quota{Remaining: 60, Used: 40}, got)
+		synctest.Test(t, func(t *testing.T) {
+			b := setup(t)
+			var got auth.Quota
+			var err error
+			h := auth.Middleware(b.keys)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				got, err = auth.Charge(r.Context(), 40)
+			}))
+			r := httptest.NewRequest(http.MethodPost, "/", nil)
+			r.Header.Set("Authorization", "Bearer "+b.secrets["key_quota"])
+			h.ServeHTTP(httptest.NewRecorder(), r)
+			require.NoError(t, err)
+			require.Equal(t, auth.Quota{Remaining: 60, Used: 40}, got)
+		})
 	})
 
 	t.Run("ChargesEvenWhenTheClientHasGone", func(t *testing.T) {
@@ -981,37 +997,39 @@ func TestCharge(t *testing.T) {
 		// request is either refused with 403 up front, or charged; exactly
 		// 100 charges succeed, and the rest are reported.
 		const requests = 150
-		b := setup(t)
-		var charged, exceeded, refused atomic.Int64
-		h := auth.Middleware(b.keys)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			_, err := auth.Charge(r.Context(), 1)
-			switch {
-			case err == nil:
-				charged.Add(1)
-			case errors.Is(err, auth.ErrQuotaExceeded):
-				exceeded.Add(1)
-			default:
-				t.Errorf("Charge: %v", err)
-			}
-		}))
-		var wg sync.WaitGroup
-		for range requests {
-			wg.Go(func() {
-				r := httptest.NewRequest(http.MethodPost, "/", nil)
-				r.Header.Set("Authorization", "Bearer "+b.secrets["key_quota"])
-				w := httptest.NewRecorder()
-				h.ServeHTTP(w, r)
-				if w.Code == http.StatusForbidden {
-					refused.Add(1)
+		synctest.Test(t, func(t *testing.T) {
+			b := setup(t)
+			var charged, exceeded, refused atomic.Int64
+			h := auth.Middleware(b.keys)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				_, err := auth.Charge(r.Context(), 1)
+				switch {
+				case err == nil:
+					charged.Add(1)
+				case errors.Is(err, auth.ErrQuotaExceeded):
+					exceeded.Add(1)
+				default:
+					t.Errorf("Charge: %v", err)
 				}
-			})
-		}
-		wg.Wait()
-		require.Equal(t, int64(100), charged.Load())
-		require.Equal(t, int64(requests-100), exceeded.Load()+refused.Load())
-		k, err := b.keys.Lookup(context.Background(), b.secrets["key_quota"])
-		require.NoError(t, err)
-		require.Equal(t, auth.Quota{Remaining: 0, Used: 100 + exceeded.Load()}, k.Quota)
+			}))
+			var wg sync.WaitGroup
+			for range requests {
+				wg.Go(func() {
+					r := httptest.NewRequest(http.MethodPost, "/", nil)
+					r.Header.Set("Authorization", "Bearer "+b.secrets["key_quota"])
+					w := httptest.NewRecorder()
+					h.ServeHTTP(w, r)
+					if w.Code == http.StatusForbidden {
+						refused.Add(1)
+					}
+				})
+			}
+			wg.Wait()
+			require.Equal(t, int64(100), charged.Load())
+			require.Equal(t, int64(requests-100), exceeded.Load()+refused.Load())
+			k, err := b.keys.Lookup(context.Background(), b.secrets["key_quota"])
+			require.NoError(t, err)
+			require.Equal(t, auth.Quota{Remaining: 0, Used: 100 + exceeded.Load()}, k.Quota)
+		})
 	})
 }
 
@@ -1085,29 +1103,31 @@ func TestWithKeyObserver(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			var calls []string
-			b := setup(t, auth.WithKeyObserver(func(w http.ResponseWriter, r *http.Request, keyID string) {
-				require.NotNil(t, w)
-				require.NotNil(t, r)
-				calls = append(calls, keyID)
-			}))
-			header := map[string][]string{}
-			if tc.auth != "" {
-				header["Authorization"] = []string{tc.auth}
-			}
-			var rec *httptest.ResponseRecorder
-			for range 3 { // key_rate allows 2
-				calls = nil
-				rec = b.do(header, "")
-				if rec.Code != 200 || tc.status == 200 {
-					break
+			synctest.Test(t, func(t *testing.T) {
+				b := setup(t, auth.WithKeyObserver(func(w http.ResponseWriter, r *http.Request, keyID string) {
+					require.NotNil(t, w)
+					require.NotNil(t, r)
+					calls = append(calls, keyID)
+				}))
+				header := map[string][]string{}
+				if tc.auth != "" {
+					header["Authorization"] = []string{tc.auth}
 				}
-			}
-			require.Equal(t, tc.status, rec.Code, rec.Body.String())
-			if tc.want == "" {
-				require.Empty(t, calls)
-				return
-			}
-			require.Equal(t, []string{tc.want}, calls, "called once, with the id")
+				var rec *httptest.ResponseRecorder
+				for range 3 { // key_rate allows 2
+					calls = nil
+					rec = b.do(header, "")
+					if rec.Code != 200 || tc.status == 200 {
+						break
+					}
+				}
+				require.Equal(t, tc.status, rec.Code, rec.Body.String())
+				if tc.want == "" {
+					require.Empty(t, calls)
+					return
+				}
+				require.Equal(t, []string{tc.want}, calls, "called once, with the id")
+			})
 		})
 	}
 }

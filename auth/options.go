@@ -8,9 +8,9 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
-	"time"
 
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/internal/quietlog"
 )
 
 // Option configures [Middleware].
@@ -22,7 +22,6 @@ type config struct {
 	defaultLimit   Limit
 	authenticators []Authenticator // nil: APIKeys of the middleware's store
 	sessions       SessionAuthenticator
-	now            func() time.Time
 	errorShape     func(*http.Request) apierrors.Shape
 	observeKey     func(w http.ResponseWriter, r *http.Request, keyID string)
 	spends         func(*http.Request) bool
@@ -40,18 +39,17 @@ type config struct {
 // newConfig returns the configuration of a middleware over keys.
 func newConfig(keys KeyStore, opts []Option) *config {
 	c := &config{
-		logger: slog.New(slog.DiscardHandler),
-		now:    time.Now,
+		logger: quietlog.Discard,
 		spends: Spends,
 	}
 	for _, o := range opts {
 		o(c)
 	}
 	if c.limiter == nil {
-		c.limiter = NewMemoryLimiter(&MemoryLimiterOptions{Now: c.now})
+		c.limiter = NewMemoryLimiter(nil)
 	}
 	if c.authenticators == nil {
-		c.authenticators = []Authenticator{&keyAuthenticator{keys: keys, now: c.now}}
+		c.authenticators = []Authenticator{&keyAuthenticator{keys: keys}}
 	}
 	if c.sessions != nil {
 		c.authenticators = append(c.authenticators[:len(c.authenticators):len(c.authenticators)], sessions{c.sessions})
@@ -64,17 +62,11 @@ func newConfig(keys KeyStore, opts []Option) *config {
 // ones (debug level, key id and credential kind). Secrets are never
 // logged. By default, and for nil, nothing is logged.
 func WithLogger(l *slog.Logger) Option {
-	return func(c *config) {
-		if l == nil {
-			l = slog.New(slog.DiscardHandler)
-		}
-		c.logger = l
-	}
+	return func(c *config) { c.logger = quietlog.Or(l) }
 }
 
 // WithLimiter sets the [Limiter] that enforces rate limits. By default,
-// and for nil, each Middleware has its own [MemoryLimiter] reading the
-// clock of [WithClock].
+// and for nil, each Middleware has its own [MemoryLimiter].
 func WithLimiter(l Limiter) Option {
 	return func(c *config) { c.limiter = l }
 }
@@ -122,19 +114,6 @@ func WithAuthenticators(a ...Authenticator) Option {
 // the video content endpoint.
 func WithSessionAuthenticator(sa SessionAuthenticator) Option {
 	return func(c *config) { c.sessions = sa }
-}
-
-// WithClock sets the clock used for key expiry by the middleware's
-// default authenticator ([APIKeys] of its KeyStore; the authenticators of
-// [WithAuthenticators] read time.Now) and by the default limiter, for
-// tests. By default, and for nil, time.Now.
-func WithClock(now func() time.Time) Option {
-	return func(c *config) {
-		if now == nil {
-			now = time.Now
-		}
-		c.now = now
-	}
 }
 
 // WithErrorShape sets the function that picks, per request, the wire shape

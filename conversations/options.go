@@ -6,6 +6,7 @@ import (
 
 	"github.com/gatewaykit/gatewaykit/auth"
 	"github.com/gatewaykit/gatewaykit/internal/httpjson"
+	"github.com/gatewaykit/gatewaykit/internal/quietlog"
 )
 
 // An Option configures [NewHandler].
@@ -19,7 +20,7 @@ type config struct {
 }
 
 func newConfig(opts []Option) *config {
-	c := &config{logger: slog.New(slog.DiscardHandler), maxBytes: httpjson.DefaultTextMaxBytes, owner: auth.AccountOwner, now: time.Now}
+	c := &config{logger: quietlog.Discard, maxBytes: httpjson.DefaultTextMaxBytes, owner: auth.AccountOwner, now: time.Now}
 	for _, o := range opts {
 		o(c)
 	}
@@ -30,12 +31,7 @@ func newConfig(opts []Option) *config {
 // debug level, server errors (a store that fails) at error level. By
 // default, and when l is nil, nothing is logged.
 func WithLogger(l *slog.Logger) Option {
-	return func(c *config) {
-		if l == nil {
-			l = slog.New(slog.DiscardHandler)
-		}
-		c.logger = l
-	}
+	return func(c *config) { c.logger = quietlog.Or(l) }
 }
 
 // WithMaxRequestBytes sets the largest request body accepted; a larger one

@@ -379,18 +379,14 @@ func (c *cursor) next(choice, k int) (chat.Delta, bool) {
 	for {
 		switch c.phase {
 		case phaseReasoning:
-			if c.pos < len(c.p.reasoning) {
-				end := advance(c.p.reasoning, c.pos, k)
-				d.Reasoning = c.p.reasoning[c.pos:end]
-				c.pos = end
+			if piece, ok := c.take(c.p.reasoning, k); ok {
+				d.Reasoning = piece
 				return c.emit(d), true
 			}
 			c.phase, c.pos = phaseContent, 0
 		case phaseContent:
-			if c.pos < len(c.p.content) {
-				end := advance(c.p.content, c.pos, k)
-				d.Content = c.p.content[c.pos:end]
-				c.pos = end
+			if piece, ok := c.take(c.p.content, k); ok {
+				d.Content = piece
 				return c.emit(d), true
 			}
 			c.phase, c.pos = phaseToolName, 0
@@ -404,11 +400,9 @@ func (c *cursor) next(choice, k int) (chat.Delta, bool) {
 			c.phase = phaseToolArgs
 			return c.emit(d), true
 		case phaseToolArgs:
-			if c.pos < len(c.p.toolArgs) {
-				end := advance(c.p.toolArgs, c.pos, k)
-				c.call[0] = chat.ToolCallDelta{Arguments: c.p.toolArgs[c.pos:end]}
+			if piece, ok := c.take(c.p.toolArgs, k); ok {
+				c.call[0] = chat.ToolCallDelta{Arguments: piece}
 				d.ToolCalls = c.call[:]
-				c.pos = end
 				return c.emit(d), true
 			}
 			c.phase = phaseEnd
@@ -420,6 +414,19 @@ func (c *cursor) next(choice, k int) (chat.Delta, bool) {
 			return d, true
 		}
 	}
+}
+
+// take returns the next k tokens of s, the text of the current phase
+// (see advance), and moves the cursor past them; false when s has been
+// sent entirely.
+func (c *cursor) take(s string, k int) (string, bool) {
+	if c.pos >= len(s) {
+		return "", false
+	}
+	end := advance(s, c.pos, k)
+	piece := s[c.pos:end]
+	c.pos = end
+	return piece, true
 }
 
 // emit sets the finish reason on d if nothing follows it.

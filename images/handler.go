@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"path"
-	"strconv"
 	"time"
 	"unicode/utf8"
 
@@ -322,17 +321,7 @@ func (h *handler) serveFile(w http.ResponseWriter, r *http.Request) error {
 	if img == nil || len(img.Data) == 0 {
 		return apierrors.Internal(errors.New("images: Redraw returned no image"))
 	}
-	ct := img.ContentType
-	if ct == "" {
-		ct = http.DetectContentType(img.Data)
-	}
-	hd := w.Header()
-	mediareply.Image.Set(hd, ct)
-	hd.Set("Content-Length", strconv.Itoa(len(img.Data)))
-	hd.Set("Cache-Control", "private, max-age=3600")
-	w.WriteHeader(http.StatusOK)
-	if r.Method != http.MethodHead {
-		_, _ = w.Write(img.Data)
-	}
+	w.Header().Set("Cache-Control", "private, max-age=3600")
+	mediareply.Image.Write(w, img.ContentType, img.Data, r.Method == http.MethodHead)
 	return nil
 }

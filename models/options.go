@@ -1,6 +1,10 @@
 package models
 
-import "log/slog"
+import (
+	"log/slog"
+
+	"github.com/gatewaykit/gatewaykit/internal/quietlog"
+)
 
 // An Option configures [NewHandler].
 type Option func(*config)
@@ -11,7 +15,7 @@ type config struct {
 }
 
 func newConfig(opts []Option) *config {
-	cfg := &config{logger: slog.New(slog.DiscardHandler)}
+	cfg := &config{logger: quietlog.Discard}
 	for _, o := range opts {
 		o(cfg)
 	}
@@ -22,12 +26,7 @@ func newConfig(opts []Option) *config {
 // debug level, server errors at error level). By default, and when l is
 // nil, nothing is logged.
 func WithLogger(l *slog.Logger) Option {
-	return func(c *config) {
-		if l == nil {
-			l = slog.New(slog.DiscardHandler)
-		}
-		c.logger = l
-	}
+	return func(c *config) { c.logger = quietlog.Or(l) }
 }
 
 // WithAllowed sets the check of which models the caller may see. Models it

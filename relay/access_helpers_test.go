@@ -152,7 +152,8 @@ func serveAccessCatalogKeys(t testing.TB, r *relay.Relay, catalog []models.Model
 	// A stopped clock keeps the rate limiter's messages the same from run
 	// to run, for the golden files.
 	stopped := func() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) }
-	srv := httptest.NewServer(auth.Middleware(keys, auth.WithErrorShape(apierrors.ShapeFor), auth.WithClock(stopped))(mux))
+	srv := httptest.NewServer(auth.Middleware(keys, auth.WithErrorShape(apierrors.ShapeFor),
+		auth.WithLimiter(auth.NewMemoryLimiter(&auth.MemoryLimiterOptions{Now: stopped})))(mux))
 	t.Cleanup(srv.Close)
 	return srv, keys
 }

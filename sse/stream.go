@@ -149,15 +149,11 @@ func (s *Stream) Send(v any) error {
 // usable. It also returns the error of the write, [ErrClosed] after the
 // stream ended, and the context's error once the request is done.
 func (s *Stream) SendJSON(event string, v any) error {
-	typ, err := eventType(event)
+	typ, err := s.lockWritable(event)
 	if err != nil {
 		return err
 	}
-	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.writableLocked(); err != nil {
-		return err
-	}
 	data, err := s.encodeLocked(v)
 	if err != nil {
 		return err
@@ -197,15 +193,11 @@ func (s *Stream) SendEvent(ev Event) error {
 // timer flushes them instead of writing a comment. Errors are those of
 // [Stream.SendJSON]; WriteRaw does not retain data.
 func (s *Stream) WriteRaw(event string, data []byte) error {
-	typ, err := eventType(event)
+	typ, err := s.lockWritable(event)
 	if err != nil {
 		return err
 	}
-	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.writableLocked(); err != nil {
-		return err
-	}
 	s.msg = gosse.Message{Type: typ}
 	appendData(&s.msg, bytesToString(data))
 	err = s.appendLocked(&s.msg)
@@ -226,16 +218,29 @@ func (s *Stream) Flush() error {
 	return s.flushLocked()
 }
 
-func (s *Stream) send(event, data string) error {
+// lockWritable returns the type of the events named event and locks the
+// stream, if the name is valid and the stream can be written to (see
+// writableLocked): the caller then unlocks it. Otherwise it returns the
+// error and leaves the stream unlocked.
+func (s *Stream) lockWritable(event string) (gosse.EventType, error) {
 	typ, err := eventType(event)
+	if err != nil {
+		return typ, err
+	}
+	s.mu.Lock()
+	if err := s.writableLocked(); err != nil {
+		s.mu.Unlock()
+		return typ, err
+	}
+	return typ, nil
+}
+
+func (s *Stream) send(event, data string) error {
+	typ, err := s.lockWritable(event)
 	if err != nil {
 		return err
 	}
-	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.writableLocked(); err != nil {
-		return err
-	}
 	return s.writeLocked(typ, data)
 }
 

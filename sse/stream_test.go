@@ -15,6 +15,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -550,35 +551,39 @@ func waitForGoroutines(t *testing.T, baseline int) {
 	}
 }
 
-// Not parallel: it counts goroutines.
+// In a bubble, the keep-alive timers fire as the bubble's clock moves,
+// synctest.Wait returns once every tick they started has run, and
+// synctest.Test fails if a goroutine of the streams outlives the test.
 func TestCloseStopsKeepAlive(t *testing.T) {
-	baseline := runtime.NumGoroutine()
-	type pair struct {
-		s   *sse.Stream
-		rec *httptest.ResponseRecorder
-	}
-	var streams []pair
-	for range 20 {
-		rec := httptest.NewRecorder()
-		s, err := sse.Start(rec, newRequest(), sse.WithKeepAlive(time.Microsecond))
-		require.NoError(t, err)
-		streams = append(streams, pair{s, rec})
-	}
-	for _, p := range streams {
-		for !p.s.Started() { // the timer is writing comments
-			time.Sleep(time.Millisecond)
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		type pair struct {
+			s   *sse.Stream
+			rec *httptest.ResponseRecorder
 		}
-	}
-	lens := make([]int, len(streams))
-	for i, p := range streams {
-		p.s.Close()
-		lens[i] = p.rec.Body.Len() // the race detector flags any write after Close
-	}
-	time.Sleep(10 * time.Millisecond) // ten thousand intervals: a tick that ran late would have written
-	waitForGoroutines(t, baseline)
-	for i, p := range streams {
-		require.Equal(t, lens[i], p.rec.Body.Len(), "nothing written after Close")
-	}
+		var streams []pair
+		for range 20 {
+			rec := httptest.NewRecorder()
+			s, err := sse.Start(rec, newRequest(), sse.WithKeepAlive(time.Microsecond))
+			require.NoError(t, err)
+			streams = append(streams, pair{s, rec})
+		}
+		time.Sleep(time.Millisecond) // a thousand intervals
+		synctest.Wait()
+		for _, p := range streams {
+			require.True(t, p.s.Started(), "the timer wrote comments")
+		}
+		lens := make([]int, len(streams))
+		for i, p := range streams {
+			p.s.Close()
+			lens[i] = p.rec.Body.Len() // the race detector flags any write after Close
+		}
+		time.Sleep(10 * time.Millisecond) // ten thousand intervals: a tick that ran late would have written
+		synctest.Wait()
+		for i, p := range streams {
+			require.Equal(t, lens[i], p.rec.Body.Len(), "nothing written after Close")
+		}
+	})
 }
 
 // Not parallel: it counts goroutines.

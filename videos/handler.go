@@ -183,43 +183,42 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // create serves POST /v1/videos.
 func (h *handler) create(w http.ResponseWriter, r *http.Request, owner string) {
 	req, err := decodeCreate(w, r, h.cfg)
+	if err == nil {
+		err = h.start(w, r, owner, req.Model, Request{Create: req}, func(m *models.Model, t *Task) error { return h.checkCreate(req, m, t) })
+	}
 	if err != nil {
 		h.flat.Write(w, r, err)
-		return
 	}
-	m, err := models.Require(r.Context(), h.catalog, req.Model, models.CompatVideo, h.cfg.allow)
-	if err != nil {
-		h.flat.Write(w, r, err)
-		return
-	}
-	t := h.newTask(owner, m.ID)
-	if err := h.checkCreate(req, m, t); err != nil {
-		h.flat.Write(w, r, err)
-		return
-	}
-	t.Request = Request{Create: req}
-	h.save(w, r, t, m)
 }
 
 // createMultimodal serves POST /v1/vendorai/videos.
 func (h *handler) createMultimodal(w http.ResponseWriter, r *http.Request, owner string) {
 	req, err := decodeMultimodal(w, r, h.cfg)
-	if err != nil {
-		h.flat.Write(w, r, err)
-		return
+	if err == nil {
+		err = h.start(w, r, owner, req.Model, Request{Multimodal: req}, func(m *models.Model, t *Task) error { return h.checkMultimodal(req, m, t) })
 	}
-	m, err := models.Require(r.Context(), h.catalog, req.Model, models.CompatVideo, h.cfg.allow)
 	if err != nil {
 		h.flat.Write(w, r, err)
-		return
+	}
+}
+
+// start makes the task of a decoded request, req, for model, if the
+// catalogue has the model and check accepts the request for it (check
+// may fill in the task), and saves it. It returns the error for the
+// client when it did not get as far as saving; saving answers the
+// client itself.
+func (h *handler) start(w http.ResponseWriter, r *http.Request, owner, model string, req Request, check func(*models.Model, *Task) error) error {
+	m, err := models.Require(r.Context(), h.catalog, model, models.CompatVideo, h.cfg.allow)
+	if err != nil {
+		return err
 	}
 	t := h.newTask(owner, m.ID)
-	if err := h.checkMultimodal(req, m, t); err != nil {
-		h.flat.Write(w, r, err)
-		return
+	if err := check(m, t); err != nil {
+		return err
 	}
-	t.Request = Request{Multimodal: req}
+	t.Request = req
 	h.save(w, r, t, m)
+	return nil
 }
 
 func (h *handler) newTask(owner, model string) *Task {

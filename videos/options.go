@@ -11,6 +11,7 @@ import (
 	"github.com/gatewaykit/gatewaykit/auth"
 	"github.com/gatewaykit/gatewaykit/internal/httpjson"
 	"github.com/gatewaykit/gatewaykit/internal/pipeline"
+	"github.com/gatewaykit/gatewaykit/internal/quietlog"
 	"github.com/gatewaykit/gatewaykit/models"
 )
 
@@ -62,7 +63,7 @@ type config struct {
 
 func newConfig(opts []Option) *config {
 	c := &config{
-		logger:        slog.New(slog.DiscardHandler),
+		logger:        quietlog.Discard,
 		maxBytes:      httpjson.DefaultMaxBytes,
 		maxImageBytes: DefaultMaxImageBytes,
 		maxExtraBytes: DefaultMaxExtraBytes,
@@ -88,12 +89,7 @@ func principalAllows(ctx context.Context, id string) bool {
 // apierrors.Renderer: client errors at debug level, server errors at
 // error level). By default, and for nil, nothing is logged.
 func WithLogger(l *slog.Logger) Option {
-	return func(c *config) {
-		if l == nil {
-			l = slog.New(slog.DiscardHandler)
-		}
-		c.logger = l
-	}
+	return func(c *config) { c.logger = quietlog.Or(l) }
 }
 
 // WithMaxRequestBytes bounds the body of the create requests, JSON or

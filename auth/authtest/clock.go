@@ -7,8 +7,7 @@ import (
 
 // Clock is a manual clock for tests: time moves only when Advance is
 // called. It is safe for concurrent use; pass its Now method wherever a
-// func() time.Time is expected (auth.WithClock,
-// auth.MemoryLimiterOptions.Now).
+// func() time.Time is expected (auth.MemoryLimiterOptions.Now).
 type Clock struct {
 	mu  sync.Mutex
 	now time.Time

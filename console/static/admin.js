@@ -1,7 +1,7 @@
 // Admin: keys (create, with the secret shown once; disable, enable,
 // revoke) and usage and cost per day and per model, drawn as charts. It
 // calls the admin API at the configured URL with the admin key.
-import { keys, admin, adminURL, el, showError, fmtTime } from './api.js';
+import { keys, admin, adminURL, el, showError, showPage, confirmButton, fmtTime } from './api.js';
 import { barChart } from './chart.js';
 
 const $ = (id) => document.getElementById(id);
@@ -18,17 +18,6 @@ function when(v) {
 function limitText(l) {
   if (l === null || l === undefined || l === '') return 'none';
   return typeof l === 'object' ? JSON.stringify(l) : String(l);
-}
-
-function confirmButton(label, confirmLabel, action) {
-  const b = el('button', { type: 'button', class: 'danger' }, label);
-  b.addEventListener('click', () => {
-    if (b.dataset.armed) { action(); return; }
-    b.dataset.armed = 'true';
-    b.textContent = confirmLabel;
-    b.addEventListener('blur', () => { delete b.dataset.armed; b.textContent = label; }, { once: true });
-  });
-  return b;
 }
 
 function keyRow(k) {
@@ -56,11 +45,7 @@ async function listKeys(more) {
     const q = new URLSearchParams({ limit: '20' });
     if (more && after) q.set('after', after);
     const list = await admin('/admin/v1/keys?' + q);
-    const body = $('keys-table').tBodies[0];
-    const rows = (list.data || []).map(keyRow);
-    if (more) body.append(...rows); else body.replaceChildren(...rows);
-    after = list.last_id || '';
-    $('keys-more').hidden = !list.has_more;
+    after = showPage(list, more, $('keys-table'), $('keys-more'), keyRow);
   } catch (err) {
     showError($('admin-error'), err);
   }

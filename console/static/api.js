@@ -156,6 +156,32 @@ export function showError(p, err) {
   p.hidden = false;
 }
 
+// showPage shows a page of a list (list.data, list.last_id,
+// list.has_more) in the body of table, each item a row that rowOf makes:
+// in place of the rows there, or after them when more. It shows the
+// button moreButton while more items follow, and returns the id to list
+// the next page after ('' for none).
+export function showPage(list, more, table, moreButton, rowOf) {
+  const body = table.tBodies[0];
+  const rows = (list.data || []).map(rowOf);
+  if (more) body.append(...rows); else body.replaceChildren(...rows);
+  moreButton.hidden = !list.has_more;
+  return list.last_id || '';
+}
+
+// confirmButton returns a button that acts on its second press: the
+// first shows confirmLabel, and leaving the button disarms it.
+export function confirmButton(label, confirmLabel, action) {
+  const b = el('button', { type: 'button', class: 'danger' }, label);
+  b.addEventListener('click', () => {
+    if (b.dataset.armed) { action(); return; }
+    b.dataset.armed = 'true';
+    b.textContent = confirmLabel;
+    b.addEventListener('blur', () => { delete b.dataset.armed; b.textContent = label; }, { once: true });
+  });
+  return b;
+}
+
 // ctrlEnter makes Ctrl+Enter (or Cmd+Enter) in textarea submit its form.
 export function ctrlEnter(textarea) {
   textarea.addEventListener('keydown', (ev) => {

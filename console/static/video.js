@@ -4,7 +4,7 @@
 // GET /v1/videos/{id} is polled; the video and its thumbnail fetched from
 // GET /v1/videos/{id}/content with the Authorization header and shown from
 // object URLs; the list of earlier tasks, with download and delete.
-import { api, apiJSON, el, showError, fillSelect, fmtTime, ApiError } from './api.js';
+import { api, apiJSON, el, showError, showPage, confirmButton, fillSelect, fmtTime, ApiError } from './api.js';
 
 const $ = (id) => document.getElementById(id);
 const ALL_MODES = ['t2v', 'i2v', 'first_frame', 'first_last_frame', 'ref_image', 'video_extend', 'video_edit'];
@@ -283,18 +283,6 @@ async function download(id) {
   }
 }
 
-// confirmButton asks for a second press before it acts.
-function confirmButton(label, confirmLabel, action) {
-  const b = el('button', { type: 'button', class: 'danger' }, label);
-  b.addEventListener('click', () => {
-    if (b.dataset.armed) { action(); return; }
-    b.dataset.armed = 'true';
-    b.textContent = confirmLabel;
-    b.addEventListener('blur', () => { delete b.dataset.armed; b.textContent = label; }, { once: true });
-  });
-  return b;
-}
-
 async function remove(id) {
   try {
     await api('/v1/videos/' + encodeURIComponent(id), { method: 'DELETE' });
@@ -330,11 +318,7 @@ async function refresh(more) {
     const q = new URLSearchParams({ limit: '10' });
     if (more && after) q.set('after', after);
     const list = await apiJSON('/v1/videos?' + q);
-    const body = $('video-table').tBodies[0];
-    const rows = (list.data || []).map(row);
-    if (more) body.append(...rows); else body.replaceChildren(...rows);
-    after = list.last_id || '';
-    $('video-more').hidden = !list.has_more;
+    after = showPage(list, more, $('video-table'), $('video-more'), row);
   } catch (err) {
     showError($('video-error'), err);
   }

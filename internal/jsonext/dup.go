@@ -282,23 +282,5 @@ func fieldsOf(t reflect.Type) []dupField {
 }
 
 func addDupFields(list *[]dupField, t reflect.Type) {
-	for i := range t.NumField() {
-		f := t.Field(i)
-		tag := f.Tag.Get("json")
-		if tag == "-" {
-			continue
-		}
-		name, _, _ := strings.Cut(tag, ",")
-		if f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct {
-			addDupFields(list, f.Type)
-			continue
-		}
-		if !f.IsExported() {
-			continue
-		}
-		if name == "" {
-			name = f.Name
-		}
-		*list = append(*list, dupField{name: name, typ: f.Type})
-	}
+	structFields(t, func(name string, typ reflect.Type) { *list = append(*list, dupField{name: name, typ: typ}) })
 }

@@ -58,6 +58,15 @@ func Fields[T any]() FieldSet {
 }
 
 func addFields(set FieldSet, t reflect.Type) {
+	structFields(t, func(name string, _ reflect.Type) { set[name] = struct{}{} })
+}
+
+// structFields calls fn with the JSON name and the type of each field of
+// the struct type t that encoding/json decodes: it skips the fields
+// tagged "-" and the unexported ones, and promotes the fields of
+// embedded structs without a name, exported or not, as encoding/json
+// does.
+func structFields(t reflect.Type, fn func(name string, typ reflect.Type)) {
 	for i := range t.NumField() {
 		f := t.Field(i)
 		tag := f.Tag.Get("json")
@@ -66,9 +75,7 @@ func addFields(set FieldSet, t reflect.Type) {
 		}
 		name, _, _ := strings.Cut(tag, ",")
 		if f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct {
-			// encoding/json promotes the fields of embedded structs,
-			// exported or not.
-			addFields(set, f.Type)
+			structFields(f.Type, fn)
 			continue
 		}
 		if !f.IsExported() {
@@ -77,7 +84,7 @@ func addFields(set FieldSet, t reflect.Type) {
 		if name == "" {
 			name = f.Name
 		}
-		set[name] = struct{}{}
+		fn(name, f.Type)
 	}
 }
 

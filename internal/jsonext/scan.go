@@ -84,49 +84,45 @@ func KeyIs(key []byte, name string) bool {
 // and stops at the first error fn returns. It does nothing if data is not
 // an object.
 func WalkObject(data []byte, fn func(key, val []byte) error) error {
-	i := SkipSpace(data, 0)
-	if i >= len(data) || data[i] != '{' {
-		return nil
-	}
-	for i++; ; {
-		i = SkipSpace(data, i)
-		if i >= len(data) {
-			return errMalformed
-		}
-		switch data[i] {
-		case '}':
-			return nil
-		case ',':
-			i++
-			continue
-		}
+	return walk(data, '{', '}', func(i int) (int, error) {
 		end := SkipString(data, i)
 		if end < 0 {
-			return errMalformed
+			return 0, errMalformed
 		}
 		key := data[i:end]
 		i = SkipSpace(data, end)
 		if i >= len(data) || data[i] != ':' {
-			return errMalformed
+			return 0, errMalformed
 		}
 		i = SkipSpace(data, i+1)
 		vend := SkipValue(data, i)
 		if vend < 0 {
-			return errMalformed
+			return 0, errMalformed
 		}
-		if err := fn(key, data[i:vend]); err != nil {
-			return err
-		}
-		i = vend
-	}
+		return vend, fn(key, data[i:vend])
+	})
 }
 
 // WalkArray calls fn with each raw element of the JSON array data, in
 // order, and stops at the first error fn returns. It does nothing if data
 // is not an array.
 func WalkArray(data []byte, fn func(elem []byte) error) error {
+	return walk(data, '[', ']', func(i int) (int, error) {
+		end := SkipValue(data, i)
+		if end < 0 {
+			return 0, errMalformed
+		}
+		return end, fn(data[i:end])
+	})
+}
+
+// walk calls elem with the index of each element of the JSON object or
+// array (delimited by open and end) that data holds, which returns the
+// index just past the element, and stops at the first error elem
+// returns. It does nothing if data holds no such value.
+func walk(data []byte, open, end byte, elem func(i int) (int, error)) error {
 	i := SkipSpace(data, 0)
-	if i >= len(data) || data[i] != '[' {
+	if i >= len(data) || data[i] != open {
 		return nil
 	}
 	for i++; ; {
@@ -135,20 +131,16 @@ func WalkArray(data []byte, fn func(elem []byte) error) error {
 			return errMalformed
 		}
 		switch data[i] {
-		case ']':
+		case end:
 			return nil
 		case ',':
 			i++
 			continue
 		}
-		end := SkipValue(data, i)
-		if end < 0 {
-			return errMalformed
-		}
-		if err := fn(data[i:end]); err != nil {
+		var err error
+		if i, err = elem(i); err != nil {
 			return err
 		}
-		i = end
 	}
 }
 

@@ -179,23 +179,9 @@ func scanObject(data []byte, i, depth int) int {
 		if i = ScanString(data, i); i < 0 {
 			return -1
 		}
-		i = SkipSpace(data, i)
-		if i >= len(data) || data[i] != ':' {
-			return -1
-		}
-		if i = scanValue(data, SkipSpace(data, i+1), depth, false); i < 0 {
-			return -1
-		}
-		if i = SkipSpace(data, i); i >= len(data) {
-			return -1
-		}
-		switch data[i] {
-		case '}':
-			return i + 1
-		case ',':
-			i = SkipSpace(data, i+1)
-		default:
-			return -1
+		var done bool
+		if i, done = scanMember(data, i, depth, false); done {
+			return i
 		}
 	}
 }
@@ -220,25 +206,36 @@ func scanObjectOnce(data []byte, i, depth int) int {
 		if !seen.add(unsafe.String(unsafe.SliceData(name), len(name))) {
 			return -1
 		}
-		i = SkipSpace(data, i)
-		if i >= len(data) || data[i] != ':' {
-			return -1
-		}
-		if i = scanValue(data, SkipSpace(data, i+1), depth, true); i < 0 {
-			return -1
-		}
-		if i = SkipSpace(data, i); i >= len(data) {
-			return -1
-		}
-		switch data[i] {
-		case '}':
-			return i + 1
-		case ',':
-			i = SkipSpace(data, i+1)
-		default:
-			return -1
+		var done bool
+		if i, done = scanMember(data, i, depth, true); done {
+			return i
 		}
 	}
+}
+
+// scanMember scans what follows the name of an object's member that
+// ends at data[i]: the colon, the value, and the comma or closing brace
+// after it. It returns the index of the next member's name and false,
+// or, with true, the index just past the object or -1 if the object is
+// malformed.
+func scanMember(data []byte, i, depth int, once bool) (int, bool) {
+	i = SkipSpace(data, i)
+	if i >= len(data) || data[i] != ':' {
+		return -1, true
+	}
+	if i = scanValue(data, SkipSpace(data, i+1), depth, once); i < 0 {
+		return -1, true
+	}
+	if i = SkipSpace(data, i); i >= len(data) {
+		return -1, true
+	}
+	switch data[i] {
+	case '}':
+		return i + 1, true
+	case ',':
+		return SkipSpace(data, i+1), false
+	}
+	return -1, true
 }
 
 // scanName returns the index just past the member name that starts at

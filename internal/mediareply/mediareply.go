@@ -12,6 +12,7 @@ import (
 	"mime"
 	"net/http"
 	"slices"
+	"strconv"
 )
 
 // OctetStream is the type of a reply whose declared type is not one of
@@ -83,4 +84,21 @@ func (ts Types) Set(h http.Header, contentType string) bool {
 func Protect(h http.Header) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Content-Security-Policy", SandboxPolicy)
+}
+
+// Write answers 200 with data, a file of one of ts: its type is
+// contentType, or the one http.DetectContentType sniffs when that is
+// empty, set as [Types.Set] does, with its Content-Length. The headers
+// the caller set before stay. head leaves the body out (a HEAD request).
+func (ts Types) Write(w http.ResponseWriter, contentType string, data []byte, head bool) {
+	if contentType == "" {
+		contentType = http.DetectContentType(data)
+	}
+	h := w.Header()
+	ts.Set(h, contentType)
+	h.Set("Content-Length", strconv.Itoa(len(data)))
+	w.WriteHeader(http.StatusOK)
+	if !head {
+		_, _ = w.Write(data)
+	}
 }

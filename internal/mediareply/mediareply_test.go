@@ -2,6 +2,8 @@ package mediareply_test
 
 import (
 	"net/http"
+	"net/http/httptest"
+	"strconv"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -48,6 +50,37 @@ func TestTypesSet(t *testing.T) {
 			if diff := cmp.Diff(tc.want, h); diff != "" {
 				t.Errorf("headers (-want +got):\n%s", diff)
 			}
+		})
+	}
+}
+
+func TestTypesWrite(t *testing.T) {
+	t.Parallel()
+	png := []byte("\x89PNG\r\n\x1a\n rest of the file")
+	cases := []struct {
+		name        string
+		contentType string
+		head        bool
+		wantType    string
+		wantBody    string
+	}{
+		{"Given", "image/webp", false, "image/webp", string(png)},
+		{"Sniffed", "", false, "image/png", string(png)},
+		{"HeadLeavesTheBodyOut", "", true, "image/png", ""},
+		{"NotAnImage", "text/html", false, mediareply.OctetStream, string(png)},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			rec := httptest.NewRecorder()
+			rec.Header().Set("Cache-Control", "private")
+			mediareply.Image.Write(rec, tc.contentType, png, tc.head)
+			require.Equal(t, http.StatusOK, rec.Code)
+			require.Equal(t, tc.wantType, rec.Header().Get("Content-Type"))
+			require.Equal(t, strconv.Itoa(len(png)), rec.Header().Get("Content-Length"))
+			require.Equal(t, "nosniff", rec.Header().Get("X-Content-Type-Options"))
+			require.Equal(t, "private", rec.Header().Get("Cache-Control"), "the caller's headers stay")
+			require.Equal(t, tc.wantBody, rec.Body.String())
 		})
 	}
 }

@@ -57,22 +57,10 @@ type Metrics struct {
 
 	series    sync.Map // seriesKey → *series
 	modelToks sync.Map // model → *tokenCounters
-	now       func() time.Time
 }
 
 // An Option configures [New].
 type Option func(*Metrics)
-
-// WithClock sets the clock of the latency histograms, for tests. The
-// default is time.Now; nil restores it.
-func WithClock(now func() time.Time) Option {
-	return func(m *Metrics) {
-		if now == nil {
-			now = time.Now
-		}
-		m.now = now
-	}
-}
 
 // WithKeyIDs adds two metrics labelled by API key id, for gateways with a
 // bounded number of keys:
@@ -163,7 +151,6 @@ func New(reg prometheus.Registerer, opts ...Option) *Metrics {
 			Name: "gatewaykit_unstored_responses_total",
 			Help: "Responses generated (and charged) that the response store failed to keep; their clients were told.",
 		}),
-		now: time.Now,
 	}
 	for _, o := range opts {
 		o(m)
@@ -248,7 +235,7 @@ func (m *Metrics) Middleware(next http.Handler) http.Handler {
 		panic("metrics: Middleware: nil next Handler")
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rec := &recorder{ResponseWriter: w, m: m, start: m.now()}
+		rec := &recorder{ResponseWriter: w, m: m, start: time.Now()}
 		if rec.info = telemetry.FromContext(r.Context()); rec.info == nil {
 			rec.info = &rec.own
 			r = r.WithContext(telemetry.NewContext(r.Context(), rec.info))
@@ -263,7 +250,7 @@ func (m *Metrics) record(rec *recorder) {
 	info := rec.info
 	s := m.seriesOf(seriesKey{info.Route, info.Model, rec.status})
 	s.requests.Inc()
-	s.duration.Observe(m.now().Sub(rec.start).Seconds())
+	s.duration.Observe(time.Since(rec.start).Seconds())
 	if rec.stream {
 		m.streams.Dec()
 		if !rec.first.IsZero() {
@@ -355,7 +342,7 @@ func (rec *recorder) Write(b []byte) (int, error) {
 	rec.header(http.StatusOK)
 	if rec.stream && rec.first.IsZero() && len(b) > 0 && b[0] != ':' {
 		// The first event; a comment (": keep-alive") is not a token.
-		rec.first = rec.m.now()
+		rec.first = time.Now()
 	}
 	return rec.ResponseWriter.Write(b)
 }

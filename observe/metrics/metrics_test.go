@@ -6,8 +6,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -258,21 +258,21 @@ func TestOpenStreamsWhileAStreamIsOpen(t *testing.T) {
 // to its first event; a keep-alive comment before it does not count.
 func TestTimeToFirstTokenSkipsComments(t *testing.T) {
 	t.Parallel()
-	var mu sync.Mutex
-	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	now := t0
-	set := func(d time.Duration) { mu.Lock(); now = t0.Add(d); mu.Unlock() }
 	reg := prometheus.NewRegistry()
-	m := metrics.New(reg, metrics.WithClock(func() time.Time { mu.Lock(); defer mu.Unlock(); return now }))
-	h := m.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		set(5 * time.Second)
-		io.WriteString(w, ": keep-alive\n\n")
-		set(7 * time.Second)
-		io.WriteString(w, "data: {}\n\n")
-		set(9 * time.Second)
-	}))
-	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/", nil))
+	// In a bubble, time moves only when the handler sleeps: the request
+	// arrives at 0, the comment goes out at 5s, the first event at 7s.
+	synctest.Test(t, func(t *testing.T) {
+		m := metrics.New(reg)
+		h := m.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			time.Sleep(5 * time.Second)
+			io.WriteString(w, ": keep-alive\n\n")
+			time.Sleep(2 * time.Second)
+			io.WriteString(w, "data: {}\n\n")
+			time.Sleep(2 * time.Second)
+		}))
+		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/", nil))
+	})
 
 	require.NoError(t, testutil.CollectAndCompare(reg, strings.NewReader(`
 # HELP gatewaykit_time_to_first_token_seconds Time from a streamed request's arrival to the first byte of its stream's body.

@@ -48,16 +48,24 @@ func (s *responseStore) Put(ctx context.Context, r *responses.StoredResponse) er
 }
 
 // Ping asks rs whether it answers, when it can be asked.
-func (s *responseStore) Ping(ctx context.Context) error {
-	if p, ok := s.Store.(interface{ Ping(context.Context) error }); ok {
+func (s *responseStore) Ping(ctx context.Context) error { return pingStore(ctx, s.Store) }
+
+// Shared reports whether rs says it is shared by every replica, when it
+// can be asked.
+func (s *responseStore) Shared() bool { return sharedStore(s.Store) }
+
+// pingStore asks store whether it answers, when it can be asked (it has
+// a Ping method: gateway.Pinger), and returns nil otherwise.
+func pingStore(ctx context.Context, store any) error {
+	if p, ok := store.(interface{ Ping(context.Context) error }); ok {
 		return p.Ping(ctx)
 	}
 	return nil
 }
 
-// Shared reports whether rs says it is shared by every replica, when it
-// can be asked.
-func (s *responseStore) Shared() bool {
-	sh, ok := s.Store.(interface{ Shared() bool })
+// sharedStore reports whether store says it is shared by every replica,
+// when it can be asked (gateway.SharedPinger).
+func sharedStore(store any) bool {
+	sh, ok := store.(interface{ Shared() bool })
 	return ok && sh.Shared()
 }

@@ -67,16 +67,8 @@ func (s *taskStore) Delete(ctx context.Context, owner, id string) error {
 }
 
 // Ping asks ts whether it answers, when it can be asked.
-func (s *taskStore) Ping(ctx context.Context) error {
-	if p, ok := s.TaskStore.(interface{ Ping(context.Context) error }); ok {
-		return p.Ping(ctx)
-	}
-	return nil
-}
+func (s *taskStore) Ping(ctx context.Context) error { return pingStore(ctx, s.TaskStore) }
 
 // Shared reports whether ts says it is shared by every replica, when it
 // can be asked (for readiness: gateway.SharedPinger).
-func (s *taskStore) Shared() bool {
-	sh, ok := s.TaskStore.(interface{ Shared() bool })
-	return ok && sh.Shared()
-}
+func (s *taskStore) Shared() bool { return sharedStore(s.TaskStore) }

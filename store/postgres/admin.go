@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/gatewaykit/gatewaykit/auth"
+	"github.com/gatewaykit/gatewaykit/store/internal/sqlstore"
 )
 
 // GetKey implements [auth.KeyAdmin].
@@ -137,34 +139,10 @@ func (s *KeyStore) Usage(ctx context.Context, p auth.UsageParams) ([]auth.UsageR
 	if err := s.db.batcher.flush(ctx); err != nil {
 		return nil, fmt.Errorf("postgres: reading usage: %w", err)
 	}
-	var group string
-	switch p.GroupBy {
-	case auth.GroupByModel:
-		group = "model"
-	case auth.GroupByKey:
-		group = "key_id"
-	default:
-		group = "to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD')"
-	}
-	var (
-		where []string
-		args  []any
-	)
-	arg := func(cond string, v any) {
-		args = append(args, v)
-		where = append(where, strings.ReplaceAll(cond, "?", "$"+strconv.Itoa(len(args))))
-	}
-	if p.KeyID != "" {
-		arg("key_id = ?", p.KeyID)
-	}
-	if p.Model != "" {
-		arg("model = ?", p.Model)
-	}
-	if !p.From.IsZero() {
-		arg("at >= ?", p.From)
-	}
-	if !p.To.IsZero() {
-		arg("at < ?", p.To)
+	group := sqlstore.UsageGroup(p.GroupBy, "to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD')")
+	where, args := sqlstore.UsageFilter(p, func(t time.Time) any { return t })
+	for i := range where {
+		where[i] = strings.ReplaceAll(where[i], "?", "$"+strconv.Itoa(i+1))
 	}
 	// The sums saturate rather than fail: a bigint's sum is a numeric
 	// that may not fit a bigint, and a sum of doubles raises an error on

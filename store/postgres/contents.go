@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/gatewaykit/gatewaykit/store/internal/sqlstore"
 	"github.com/gatewaykit/gatewaykit/videos"
 )
 
@@ -30,13 +31,8 @@ var _ videos.ContentStore = (*ContentStore)(nil)
 // Put implements [videos.ContentStore]: it replaces the content of the
 // task's variant, in one transaction.
 func (s *ContentStore) Put(ctx context.Context, p videos.PutParams) error {
-	switch {
-	case !videos.ValidID(p.TaskID):
-		return fmt.Errorf("%w: content: bad task id", videos.ErrInvalidParams)
-	case !p.Variant.Valid():
-		return fmt.Errorf("%w: content: bad variant %q", videos.ErrInvalidParams, p.Variant)
-	case p.ContentType == "":
-		return fmt.Errorf("%w: content: no content type", videos.ErrInvalidParams)
+	if err := sqlstore.CheckPut(p); err != nil {
+		return err
 	}
 	chunk := s.db.chunk
 	// Repeatable: it replaces the content, whatever is there.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gatewaykit/gatewaykit/conversations"
 	"github.com/gatewaykit/gatewaykit/responses"
+	"github.com/gatewaykit/gatewaykit/store/internal/sqlstore"
 )
 
 // ConversationStore is the [conversations.Store] of a [DB]: each
@@ -27,26 +28,14 @@ type ConversationStore struct {
 
 var _ conversations.Store = (*ConversationStore)(nil)
 
-// duplicateID returns the first id that two of items share, or "".
-func duplicateID(items []responses.Item) string {
-	seen := make(map[string]bool, len(items))
-	for i := range items {
-		if seen[items[i].ID] {
-			return items[i].ID
-		}
-		seen[items[i].ID] = true
-	}
-	return ""
-}
-
 // itemColumns returns the ids and the JSON of items.
 func itemColumns(items []responses.Item) (ids []string, data [][]byte, err error) {
-	ids, data = make([]string, len(items)), make([][]byte, len(items))
+	if data, err = sqlstore.EncodeItems(items); err != nil {
+		return nil, nil, err
+	}
+	ids = make([]string, len(items))
 	for i := range items {
 		ids[i] = items[i].ID
-		if data[i], err = json.Marshal(&items[i]); err != nil {
-			return nil, nil, fmt.Errorf("item %d: %w", i, err)
-		}
 	}
 	return ids, data, nil
 }
@@ -67,7 +56,7 @@ func (s *ConversationStore) Create(ctx context.Context, owner string, c *convers
 	if c == nil || c.ID == "" {
 		return errors.New("postgres: ConversationStore.Create: the conversation has no id")
 	}
-	if id := duplicateID(items); id != "" {
+	if id := sqlstore.DuplicateID(items); id != "" {
 		return &responses.DuplicateItemError{ID: id}
 	}
 	metadata, err := json.Marshal(c.Metadata)
@@ -96,8 +85,8 @@ func (s *ConversationStore) Create(ctx context.Context, owner string, c *convers
 
 // conversation returns the conversation of a row.
 func conversation(id string, createdAt int64, metadata []byte) (*conversations.Conversation, error) {
-	c := &conversations.Conversation{ID: id, Object: conversations.ObjectConversation, CreatedAt: createdAt}
-	if err := json.Unmarshal(metadata, &c.Metadata); err != nil {
+	c, err := sqlstore.Conversation(id, createdAt, metadata)
+	if err != nil {
 		return nil, fmt.Errorf("postgres: decoding conversation %s: %w", id, err)
 	}
 	return c, nil
@@ -181,7 +170,7 @@ func (s *ConversationStore) Delete(ctx context.Context, owner, id string) error 
 // Run again after a COMMIT whose answer was lost, it would find its items
 // there: it is tried again only when it certainly did not commit.
 func (s *ConversationStore) AppendItems(ctx context.Context, owner, id string, items []responses.Item) error {
-	if dup := duplicateID(items); dup != "" {
+	if dup := sqlstore.DuplicateID(items); dup != "" {
 		return &responses.DuplicateItemError{ID: dup}
 	}
 	ids, data, err := itemColumns(items)
@@ -294,10 +283,7 @@ func (s *ConversationStore) ListItems(ctx context.Context, owner, id string, q c
 			return err
 		}
 		// after is a seq of the conversation; the page starts past it.
-		after, cmp, order := int64(0), ">", "ASC"
-		if q.Order == conversations.OrderDesc {
-			after, cmp, order = 1<<62, "<", "DESC"
-		}
+		after, cmp, order := sqlstore.ItemPage(q)
 		if q.After != "" {
 			err := tx.QueryRow(ctx, s.db.q(`SELECT seq FROM gk_conversation_items WHERE owner = $1 AND conversation_id = $2 AND id = $3`),
 				owner, id, q.After).Scan(&after)
@@ -315,10 +301,8 @@ func (s *ConversationStore) ListItems(ctx context.Context, owner, id string, q c
 	if err != nil {
 		return nil, false, wrapRead("listing the items of", id, err)
 	}
-	if len(items) > limit {
-		return items[:limit], true, nil
-	}
-	return items, false, nil
+	items, more := sqlstore.Page(items, limit)
+	return items, more, nil
 }
 
 // GetItem implements [conversations.Store].

@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/gatewaykit/gatewaykit/auth"
+	"github.com/gatewaykit/gatewaykit/store/internal/sqlstore"
 )
 
 // Group commit of quota. Each Reserve and Settle is one statement that
@@ -119,8 +120,8 @@ type settleSum struct {
 
 func (s *settleSum) add(p auth.SettleParams) {
 	s.n++
-	s.released = addSat(s.released, p.Reserved)
-	s.used = addSat(s.used, p.Used)
+	s.released = sqlstore.AddSat(s.released, p.Reserved)
+	s.used = sqlstore.AddSat(s.used, p.Used)
 	s.cost = auth.AddCost(s.cost, p.CostUSD)
 }
 
@@ -137,7 +138,7 @@ func (s *settleSum) sub(p auth.SettleParams) {
 // apply returns q after the Settles of s, in any order: releases and
 // uses clamp at 0, so their order does not change the result.
 func (s *settleSum) apply(q auth.Quota) auth.Quota {
-	q.Used = addSat(q.Used, s.used)
+	q.Used = sqlstore.AddSat(q.Used, s.used)
 	q.CostUSD = auth.AddCost(q.CostUSD, s.cost)
 	if q.Unlimited {
 		q.Remaining, q.Reserved = 0, 0
@@ -301,7 +302,7 @@ func (b *quotaBatcher) settle(ctx context.Context, p auth.SettleParams) (q auth.
 	st.pend.add(p)
 	if st.loaded {
 		op.async = true
-		st.q, covered = settleQuota(st.q, p)
+		st.q, covered = sqlstore.Settle(st.q, p)
 		q = st.q
 		st.last = op
 	}
@@ -312,32 +313,6 @@ func (b *quotaBatcher) settle(ctx context.Context, p auth.SettleParams) (q auth.
 	}
 	<-op.done
 	return op.q, op.found, op.covered, op.err
-}
-
-// settleQuota applies p to q as [auth.KeyStore.Settle] says, and reports
-// whether the budget covered p.Used: what gk_settle does for one
-// settlement.
-func settleQuota(q auth.Quota, p auth.SettleParams) (auth.Quota, bool) {
-	q.Reserved = max(q.Reserved-p.Reserved, 0)
-	q.CostUSD = auth.AddCost(q.CostUSD, p.CostUSD)
-	q.Used = addSat(q.Used, p.Used)
-	if q.Unlimited {
-		q.Remaining, q.Reserved = 0, 0
-		return q, true
-	}
-	if p.Used > q.Remaining {
-		q.Remaining = 0
-		return q, false
-	}
-	q.Remaining -= p.Used
-	return q, true
-}
-
-func addSat(a, b int64) int64 {
-	if b > math.MaxInt64-a {
-		return math.MaxInt64
-	}
-	return a + b
 }
 
 // pendingKey returns the last Settle of the key keyID that returned when
@@ -549,7 +524,7 @@ func (b *quotaBatcher) run(batch []*quotaOp) error {
 	}
 	slices.SortStableFunc(batch, func(x, y *quotaOp) int { return cmp.Compare(x.keyID, y.keyID) })
 	xid, err := b.commit(ctx, batch)
-	b.db.noteWrite(err)
+	b.db.writes.Note(err, writeFault)
 	if err == nil {
 		b.complete(batch, nil)
 		return nil
@@ -736,10 +711,10 @@ func (b *quotaBatcher) complete(ops, again []*quotaOp) {
 		} else if op.err == nil && op.status == "ok" && op.gen == st.gen {
 			if q, ok := base[op.keyID]; ok {
 				if !q.Unlimited {
-					q.Reserved = addSat(q.Reserved, op.amount)
+					q.Reserved = sqlstore.AddSat(q.Reserved, op.amount)
 				}
 			} else if st.loaded && !st.q.Unlimited {
-				st.q.Reserved = addSat(st.q.Reserved, op.amount)
+				st.q.Reserved = sqlstore.AddSat(st.q.Reserved, op.amount)
 			}
 		}
 		st.inflight--

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/gatewaykit/gatewaykit/auth"
+	"github.com/gatewaykit/gatewaykit/store/internal/sqlstore"
 	"github.com/gatewaykit/gatewaykit/telemetry"
 )
 
@@ -403,12 +404,10 @@ func (s *KeyStore) Disable(ctx context.Context, keyID string) error {
 }
 
 func checkKey(secret string, k auth.Key) error {
-	switch {
-	case k.ID == "":
-		return errors.New("postgres: empty key id")
-	case secret != "" && !auth.ValidSecret(secret):
-		return fmt.Errorf("postgres: key %q: %w", k.ID, auth.ErrMalformedCredential)
-	case k.Quota.Used < 0:
+	if err := sqlstore.CheckKey(secret, k); err != nil {
+		return fmt.Errorf("postgres: %w", err)
+	}
+	if k.Quota.Used < 0 {
 		return fmt.Errorf("postgres: key %q: negative usage %d", k.ID, k.Quota.Used)
 	}
 	return nil

@@ -19,7 +19,7 @@ func (db *DB) Ping(ctx context.Context) error {
 	if err := db.retry(ctx, func() error { return db.pool.Ping(ctx) }); err != nil {
 		return fmt.Errorf("postgres: ping: %w", err)
 	}
-	if db.lastWriteErr() == nil {
+	if db.writes.Last() == nil {
 		return nil
 	}
 	if err := db.heartbeat(ctx); err != nil {
@@ -52,29 +52,6 @@ func (s *TaskStore) Shared() bool { return true }
 // Shared reports that the store's database is shared by the replicas
 // ([DB.Shared]).
 func (s *ContentStore) Shared() bool { return true }
-
-// noteWrite records the outcome of a write of the quota writer or of the
-// heartbeat: a success clears the record of a failure; a failure of the
-// server's (writeFault) is recorded; any other leaves it as it is.
-func (db *DB) noteWrite(err error) {
-	switch {
-	case err == nil:
-		if db.writeErr.Load() != nil {
-			db.writeErr.Store(nil)
-		}
-	case writeFault(err):
-		db.writeErr.Store(&err)
-	}
-}
-
-// lastWriteErr returns the error of the last write that failed for a
-// reason of the server's, unless a write has succeeded since.
-func (db *DB) lastWriteErr() error {
-	if p := db.writeErr.Load(); p != nil {
-		return *p
-	}
-	return nil
-}
 
 // writeFault reports whether err is a failure of the server to write,
 // rather than one of the statement: a lost connection (lostConn), scarce

@@ -9,12 +9,13 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/gatewaykit/gatewaykit/store/internal/sqlstore"
 )
 
 // Defaults of [Options].
@@ -86,10 +87,10 @@ type DB struct {
 	contents *ContentStore
 	batcher  *quotaBatcher
 
-	// writeErr is the error of the last write of the quota writer or
-	// the heartbeat that failed for a reason of the server's, until one
-	// succeeds (see noteWrite).
-	writeErr atomic.Pointer[error]
+	// writes records the last write of the quota writer or the
+	// heartbeat that failed for a reason of the server's (writeFault),
+	// until one succeeds.
+	writes sqlstore.WriteHealth
 
 	stop      chan struct{}
 	done      chan struct{}
@@ -251,7 +252,7 @@ func (db *DB) q(query string) string {
 // counting, and forgets instances that have been gone for an hour,
 // with their reservations.
 func (db *DB) heartbeat(ctx context.Context) (err error) {
-	defer func() { db.noteWrite(err) }()
+	defer func() { db.writes.Note(err, writeFault) }()
 	return db.retry(ctx, func() error {
 		_, err := db.pool.Exec(ctx, db.q(`
 			INSERT INTO gk_instances (id, expires_at) VALUES ($1, clock_timestamp() + $2 * interval '1 microsecond')

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/gatewaykit/gatewaykit/store/internal/sqlstore"
 	"github.com/gatewaykit/gatewaykit/videos"
 )
 
@@ -31,13 +32,8 @@ const claimBatch = 16
 
 // Create implements [videos.TaskStore].
 func (s *TaskStore) Create(ctx context.Context, t *videos.Task) error {
-	switch {
-	case t == nil:
-		return fmt.Errorf("%w: nil task", videos.ErrInvalidParams)
-	case t.ID == "" || t.Owner == "" || t.CreatedAt.IsZero():
-		return fmt.Errorf("%w: a new task needs an id, an owner and a creation time", videos.ErrInvalidParams)
-	case t.Status != videos.StatusQueued:
-		return fmt.Errorf("%w: a new task must be queued, not %q", videos.ErrInvalidParams, t.Status)
+	if err := sqlstore.CheckNewTask(t); err != nil {
+		return err
 	}
 	b, err := json.Marshal(t)
 	if err != nil {
@@ -256,13 +252,7 @@ func (s *TaskStore) List(ctx context.Context, p videos.ListParams) ([]*videos.Ta
 	if err != nil {
 		return nil, false, fmt.Errorf("postgres: listing tasks: %w", err)
 	}
-	more := p.Limit > 0 && len(tasks) > p.Limit
-	if more {
-		tasks = tasks[:p.Limit]
-	}
-	if tasks == nil {
-		tasks = []*videos.Task{}
-	}
+	tasks, more := sqlstore.Page(tasks, p.Limit)
 	return tasks, more, nil
 }
 

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"time"
 
 	"github.com/gatewaykit/gatewaykit/auth"
+	"github.com/gatewaykit/gatewaykit/store/internal/sqlstore"
 )
 
 // GetKey implements [auth.KeyAdmin].
@@ -130,31 +132,8 @@ func (s *KeyStore) Usage(ctx context.Context, p auth.UsageParams) ([]auth.UsageR
 	if err := s.db.usage.flush(ctx, s.db); err != nil {
 		return nil, fmt.Errorf("sqlite: KeyStore.Usage: committing usage: %w", err)
 	}
-	var group string
-	switch p.GroupBy {
-	case auth.GroupByModel:
-		group = "model"
-	case auth.GroupByKey:
-		group = "key_id"
-	default:
-		group = "date(at / 1000000000, 'unixepoch')"
-	}
-	var (
-		where []string
-		args  []any
-	)
-	if p.KeyID != "" {
-		where, args = append(where, "key_id = ?"), append(args, p.KeyID)
-	}
-	if p.Model != "" {
-		where, args = append(where, "model = ?"), append(args, p.Model)
-	}
-	if !p.From.IsZero() {
-		where, args = append(where, "at >= ?"), append(args, p.From.UnixNano())
-	}
-	if !p.To.IsZero() {
-		where, args = append(where, "at < ?"), append(args, p.To.UnixNano())
-	}
+	group := sqlstore.UsageGroup(p.GroupBy, "date(at / 1000000000, 'unixepoch')")
+	where, args := sqlstore.UsageFilter(p, func(t time.Time) any { return t.UnixNano() })
 	q := `SELECT ` + group + `, count(*), total(input_tokens), total(output_tokens), total(cost_usd),
 		total(cached_tokens), total(cache_write_tokens), total(reasoning_tokens) FROM usage`
 	if len(where) > 0 {

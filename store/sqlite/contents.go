@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/gatewaykit/gatewaykit/store/internal/sqlstore"
 	"github.com/gatewaykit/gatewaykit/videos"
 )
 
@@ -23,13 +24,8 @@ var _ videos.ContentStore = (*ContentStore)(nil)
 
 // Put implements [videos.ContentStore].
 func (s *ContentStore) Put(ctx context.Context, p videos.PutParams) error {
-	switch {
-	case !videos.ValidID(p.TaskID):
-		return fmt.Errorf("%w: content: bad task id", videos.ErrInvalidParams)
-	case !p.Variant.Valid():
-		return fmt.Errorf("%w: content: bad variant %q", videos.ErrInvalidParams, p.Variant)
-	case p.ContentType == "":
-		return fmt.Errorf("%w: content: no content type", videos.ErrInvalidParams)
+	if err := sqlstore.CheckPut(p); err != nil {
+		return err
 	}
 	data := p.Data
 	if data == nil {

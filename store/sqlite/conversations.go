@@ -9,6 +9,7 @@ import (
 
 	"github.com/gatewaykit/gatewaykit/conversations"
 	"github.com/gatewaykit/gatewaykit/responses"
+	"github.com/gatewaykit/gatewaykit/store/internal/sqlstore"
 )
 
 // ConversationStore is the [conversations.Store] of a [DB]: each
@@ -25,14 +26,14 @@ func (s *ConversationStore) Create(ctx context.Context, owner string, c *convers
 	if c == nil || c.ID == "" {
 		return errors.New("sqlite: ConversationStore.Create: the conversation has no id")
 	}
-	if id := duplicateID(items); id != "" {
+	if id := sqlstore.DuplicateID(items); id != "" {
 		return &responses.DuplicateItemError{ID: id}
 	}
 	metadata, err := json.Marshal(c.Metadata)
 	if err != nil {
 		return fmt.Errorf("sqlite: ConversationStore.Create %q: %w", c.ID, err)
 	}
-	rows, err := itemRows(items)
+	rows, err := sqlstore.EncodeItems(items)
 	if err != nil {
 		return fmt.Errorf("sqlite: ConversationStore.Create %q: %w", c.ID, err)
 	}
@@ -44,31 +45,6 @@ func (s *ConversationStore) Create(ctx context.Context, owner string, c *convers
 		}
 		return insertItems(ctx, tx, owner, c.ID, 1, items, rows)
 	})
-}
-
-// duplicateID returns the first id that two of items share, or "".
-func duplicateID(items []responses.Item) string {
-	seen := make(map[string]bool, len(items))
-	for i := range items {
-		if seen[items[i].ID] {
-			return items[i].ID
-		}
-		seen[items[i].ID] = true
-	}
-	return ""
-}
-
-// itemRows returns the JSON of each item.
-func itemRows(items []responses.Item) ([][]byte, error) {
-	rows := make([][]byte, len(items))
-	for i := range items {
-		b, err := json.Marshal(&items[i])
-		if err != nil {
-			return nil, fmt.Errorf("item %d: %w", i, err)
-		}
-		rows[i] = b
-	}
-	return rows, nil
 }
 
 // insertItems inserts items, whose JSON is rows, numbered from first.
@@ -91,8 +67,8 @@ func insertItems(ctx context.Context, tx *sql.Tx, owner, id string, first int64,
 
 // conversation returns the conversation of a row.
 func conversation(id string, createdAt int64, metadata []byte) (*conversations.Conversation, error) {
-	c := &conversations.Conversation{ID: id, Object: conversations.ObjectConversation, CreatedAt: createdAt}
-	if err := json.Unmarshal(metadata, &c.Metadata); err != nil {
+	c, err := sqlstore.Conversation(id, createdAt, metadata)
+	if err != nil {
 		return nil, fmt.Errorf("sqlite: conversation %q: %w", id, err)
 	}
 	return c, nil
@@ -159,10 +135,10 @@ func (s *ConversationStore) Delete(ctx context.Context, owner, id string) error 
 // transaction, it numbers the items after the conversation's last, checks
 // that the conversation holds none of their ids, and inserts them.
 func (s *ConversationStore) AppendItems(ctx context.Context, owner, id string, items []responses.Item) error {
-	if dup := duplicateID(items); dup != "" {
+	if dup := sqlstore.DuplicateID(items); dup != "" {
 		return &responses.DuplicateItemError{ID: dup}
 	}
-	rows, err := itemRows(items)
+	rows, err := sqlstore.EncodeItems(items)
 	if err != nil {
 		return fmt.Errorf("sqlite: ConversationStore.AppendItems %q: %w", id, err)
 	}
@@ -280,10 +256,7 @@ func (s *ConversationStore) ListItems(ctx context.Context, owner, id string, q c
 			return err
 		}
 		// after is a seq of the conversation; the page starts past it.
-		after, cmp, order := int64(0), ">", "ASC"
-		if q.Order == conversations.OrderDesc {
-			after, cmp, order = 1<<62, "<", "DESC"
-		}
+		after, cmp, order := sqlstore.ItemPage(q)
 		if q.After != "" {
 			err := tx.QueryRowContext(ctx, `SELECT seq FROM conversation_items WHERE owner = ? AND conversation_id = ? AND id = ?`,
 				owner, id, q.After).Scan(&after)
@@ -305,10 +278,8 @@ func (s *ConversationStore) ListItems(ctx context.Context, owner, id string, q c
 	if err != nil {
 		return nil, false, wrapRead("ListItems", id, err)
 	}
-	if len(items) > limit {
-		return items[:limit], true, nil
-	}
-	return items, false, nil
+	items, more := sqlstore.Page(items, limit)
+	return items, more, nil
 }
 
 // GetItem implements [conversations.Store].

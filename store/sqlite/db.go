@@ -12,12 +12,12 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	_ "modernc.org/sqlite" // the pure Go driver, registered as "sqlite"
 
 	"github.com/gatewaykit/gatewaykit/auth"
+	"github.com/gatewaykit/gatewaykit/store/internal/sqlstore"
 )
 
 // ErrInUse is returned, wrapped, by [Open] for a database file that
@@ -79,9 +79,9 @@ type DB struct {
 	writer *sql.DB      // one connection, BEGIN IMMEDIATE
 	reader *sql.DB      // MaxReaders query_only connections
 	usage  usageState
-	// writeErr is the error of the last write that failed for a reason
-	// of the file's, until a write succeeds (see noteWrite).
-	writeErr atomic.Pointer[error]
+	// writes records the last write that failed for a reason of the
+	// file's (writeFault), until a write succeeds.
+	writes sqlstore.WriteHealth
 
 	// quotaStmts are the statements of the group commits, prepared once
 	// on the writer's connection: used only while holding it.
@@ -255,7 +255,7 @@ func (db *DB) Contents() *ContentStore { return &ContentStore{db: db} }
 // write runs fn in a write transaction (BEGIN IMMEDIATE on the one
 // writer connection) and commits it if fn returns nil.
 func (db *DB) write(ctx context.Context, fn func(tx *sql.Tx) error) (err error) {
-	defer func() { db.noteWrite(err) }()
+	defer func() { db.writes.Note(err, writeFault) }()
 	tx, err := db.writer.BeginTx(ctx, nil)
 	if err != nil {
 		return err

@@ -7,12 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/gatewaykit/gatewaykit/auth"
+	"github.com/gatewaykit/gatewaykit/store/internal/sqlstore"
 	"github.com/gatewaykit/gatewaykit/telemetry"
 )
 
@@ -67,7 +67,7 @@ const keyColumns = `id, owner, unlimited, remaining, reserved, used, expires_at,
 // a key without a secret (found by its id only: [KeyStore.LookupID]), and
 // k.ID not empty. Use PutKey to upsert keys from a configuration.
 func (s *KeyStore) Add(ctx context.Context, secret string, k auth.Key) error {
-	if err := checkKey(secret, k); err != nil {
+	if err := sqlstore.CheckKey(secret, k); err != nil {
 		return fmt.Errorf("sqlite: KeyStore.Add: %w", err)
 	}
 	q := k.Quota
@@ -108,7 +108,7 @@ func (s *KeyStore) Add(ctx context.Context, secret string, k auth.Key) error {
 // update is one write transaction, so it loses no concurrent Reserve or
 // Settle.
 func (s *KeyStore) PutKey(ctx context.Context, secret string, k auth.Key) error {
-	if err := checkKey(secret, k); err != nil {
+	if err := sqlstore.CheckKey(secret, k); err != nil {
 		return fmt.Errorf("sqlite: KeyStore.PutKey: %w", err)
 	}
 	// The row is written with u.mu held, from the quota in memory; a
@@ -161,16 +161,6 @@ func (s *KeyStore) PutKey(ctx context.Context, secret string, k auth.Key) error 
 	u.dirty[k.ID] = true
 	u.mu.Unlock()
 	u.wake()
-	return nil
-}
-
-func checkKey(secret string, k auth.Key) error {
-	switch {
-	case k.ID == "":
-		return errors.New("empty key id")
-	case secret != "" && !auth.ValidSecret(secret):
-		return fmt.Errorf("key %q: %w", k.ID, auth.ErrMalformedCredential)
-	}
 	return nil
 }
 
@@ -335,7 +325,7 @@ func (s *KeyStore) Reserve(ctx context.Context, keyID string, amount int64) erro
 	case q.Remaining <= q.Reserved:
 		return fmt.Errorf("sqlite: key id %q: reserving %d with %d left, all reserved: %w", keyID, amount, q.Remaining, auth.ErrQuotaExceeded)
 	default:
-		q.Reserved = addSat(q.Reserved, amount)
+		q.Reserved = sqlstore.AddSat(q.Reserved, amount)
 		u.dirty[keyID] = true
 	}
 	return nil
@@ -356,7 +346,7 @@ func (s *KeyStore) Settle(ctx context.Context, p auth.SettleParams) (auth.Quota,
 		return auth.Quota{}, err
 	}
 	before := q.Remaining
-	next, covered := settle(*q, p)
+	next, covered := sqlstore.Settle(*q, p)
 	*q = next
 	u.dirty[p.KeyID] = true
 	if p.Model != "" {
@@ -564,7 +554,7 @@ func (u *usageState) flush(ctx context.Context, db *DB) error {
 	u.mu.Unlock()
 
 	err := db.writeQuotas(ctx, ids, rows, usage)
-	db.noteWrite(err)
+	db.writes.Note(err, writeFault)
 	u.failed.Add(uint64(btoi(err != nil)))
 	u.mu.Lock()
 	defer u.mu.Unlock()
@@ -604,29 +594,4 @@ func (u *usageState) close(db *DB) error {
 		err = u.flush(context.Background(), db)
 	})
 	return err
-}
-
-func addSat(a, b int64) int64 {
-	if b > math.MaxInt64-a {
-		return math.MaxInt64
-	}
-	return a + b
-}
-
-// settle applies p to q as [auth.KeyStore.Settle] says, and reports
-// whether the budget covered p.Used.
-func settle(q auth.Quota, p auth.SettleParams) (auth.Quota, bool) {
-	q.Reserved = max(q.Reserved-p.Reserved, 0)
-	q.CostUSD = auth.AddCost(q.CostUSD, p.CostUSD)
-	q.Used = addSat(q.Used, p.Used)
-	if q.Unlimited {
-		q.Remaining, q.Reserved = 0, 0
-		return q, true
-	}
-	if p.Used > q.Remaining {
-		q.Remaining = 0
-		return q, p.Used == 0
-	}
-	q.Remaining -= p.Used
-	return q, true
 }

@@ -24,7 +24,7 @@ func (db *DB) Ping(ctx context.Context) error {
 	if err := db.reader.QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil {
 		return fmt.Errorf("sqlite: ping: %w", err)
 	}
-	if db.lastWriteErr() == nil {
+	if db.writes.Last() == nil {
 		return nil
 	}
 	var err error
@@ -39,30 +39,6 @@ func (db *DB) Ping(ctx context.Context) error {
 	}
 	if err != nil {
 		return fmt.Errorf("sqlite: ping: the database cannot be written: %w", err)
-	}
-	return nil
-}
-
-// noteWrite records the outcome of a write: a success clears the record
-// of a failure; a failure of the file's (writeFault) is recorded; any
-// other (a duplicate key, a context that ended) leaves the record as it
-// is.
-func (db *DB) noteWrite(err error) {
-	switch {
-	case err == nil:
-		if db.writeErr.Load() != nil {
-			db.writeErr.Store(nil)
-		}
-	case writeFault(err):
-		db.writeErr.Store(&err)
-	}
-}
-
-// lastWriteErr returns the error of the last write that failed for a
-// reason of the file's, unless a write has succeeded since.
-func (db *DB) lastWriteErr() error {
-	if p := db.writeErr.Load(); p != nil {
-		return *p
 	}
 	return nil
 }

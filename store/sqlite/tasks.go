@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/gatewaykit/gatewaykit/store/internal/sqlstore"
 	"github.com/gatewaykit/gatewaykit/videos"
 )
 
@@ -85,13 +86,8 @@ func getTask(ctx context.Context, q interface {
 
 // Create implements [videos.TaskStore].
 func (s *TaskStore) Create(ctx context.Context, t *videos.Task) error {
-	switch {
-	case t == nil:
-		return fmt.Errorf("%w: nil task", videos.ErrInvalidParams)
-	case t.ID == "" || t.Owner == "" || t.CreatedAt.IsZero():
-		return fmt.Errorf("%w: a new task needs an id, an owner and a creation time", videos.ErrInvalidParams)
-	case t.Status != videos.StatusQueued:
-		return fmt.Errorf("%w: a new task must be queued, not %q", videos.ErrInvalidParams, t.Status)
+	if err := sqlstore.CheckNewTask(t); err != nil {
+		return err
 	}
 	return s.db.write(ctx, func(tx *sql.Tx) error {
 		var one int
@@ -281,13 +277,7 @@ func (s *TaskStore) List(ctx context.Context, p videos.ListParams) ([]*videos.Ta
 	if err != nil {
 		return nil, false, err
 	}
-	more := p.Limit > 0 && len(tasks) > p.Limit
-	if more {
-		tasks = tasks[:p.Limit]
-	}
-	if tasks == nil {
-		tasks = []*videos.Task{}
-	}
+	tasks, more := sqlstore.Page(tasks, p.Limit)
 	return tasks, more, nil
 }
 
