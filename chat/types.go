@@ -131,9 +131,14 @@ func decodeRequest(body []byte, r *Request) error {
 	if decodeRequestFast(body, r) {
 		return nil
 	}
+	requestFallback.Add()
 	*r = Request{}
 	return decodeRequestReflect(body, r)
 }
+
+// requestFallback counts the request bodies that decodeRequestFast
+// could not take.
+var requestFallback = jsonext.NewFallback("chat.Request")
 
 // requestType is the type that a request body decodes into, for the
 // duplicate check of httpjson.CheckObject.

@@ -127,6 +127,7 @@ func (gs *geminiReader) read(body io.Reader, yield func(chat.Delta) bool) error 
 func (gs *geminiReader) event(data []byte, yield func(chat.Delta) bool) (bool, error) {
 	var ev geminiEvent
 	if !decodeGeminiEvent(data, &ev) {
+		fallbacks.geminiEvent.Add()
 		ev = geminiEvent{}
 		if err := json.Unmarshal(data, &ev); err != nil {
 			return false, malformed(gs.u, "stream event", err, data)
