@@ -104,6 +104,8 @@ func (gs *geminiReader) read(body io.Reader, yield func(chat.Delta) bool) error 
 		if ev.Data == "" {
 			continue
 		}
+		// A view of the immutable data, as in readEvents: a copy per
+		// event saved (BENCHMARKS.md, JSON codecs).
 		more, err := gs.event(unsafe.Slice(unsafe.StringData(ev.Data), len(ev.Data)), yield)
 		if err != nil || !more {
 			return err
