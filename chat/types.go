@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"reflect"
 	"strings"
-	"unsafe"
 
 	"github.com/gatewaykit/gatewaykit/endpoint"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
@@ -132,9 +131,14 @@ func decodeRequest(body []byte, r *Request) error {
 	if decodeRequestFast(body, r) {
 		return nil
 	}
+	requestFallback.Add()
 	*r = Request{}
 	return decodeRequestReflect(body, r)
 }
+
+// requestFallback counts the request bodies that decodeRequestFast
+// could not take.
+var requestFallback = jsonext.NewFallback("chat.Request")
 
 // requestType is the type that a request body decodes into, for the
 // duplicate check of httpjson.CheckObject.
@@ -169,9 +173,20 @@ func (r *Request) decode(data []byte, unmarshal func([]byte, any) error) error {
 		return err
 	}
 	// plainMessage and Message (plainTool and Tool) have the same
-	// underlying type, so the slices can be reinterpreted in place.
-	r.Messages = unsafe.Slice((*Message)(unsafe.Pointer(unsafe.SliceData(sh.Messages))), len(sh.Messages))
-	r.Tools = unsafe.Slice((*Tool)(unsafe.Pointer(unsafe.SliceData(sh.Tools))), len(sh.Tools))
+	// underlying type: each element converts.
+	r.Messages, r.Tools = nil, nil
+	if sh.Messages != nil {
+		r.Messages = make([]Message, len(sh.Messages))
+		for i := range sh.Messages {
+			r.Messages[i] = Message(sh.Messages[i])
+		}
+	}
+	if sh.Tools != nil {
+		r.Tools = make([]Tool, len(sh.Tools))
+		for i := range sh.Tools {
+			r.Tools[i] = Tool(sh.Tools[i])
+		}
+	}
 	r.Extra = nil
 	return jsonext.WalkObject(data, func(key, val []byte) error {
 		switch {

@@ -200,16 +200,21 @@ func (ew *eventWriter) ping() error {
 
 // delta sends a content_block_delta of the open block.
 func (ew *eventWriter) delta(typ, member, text string) error {
-	b := append(ew.buf[:0], `{"type":"content_block_delta","index":`...)
-	b = strconv.AppendInt(b, int64(ew.index), 10)
+	return ew.send(EventContentBlockDelta, appendDelta(ew.buf[:0], ew.index, typ, member, text))
+}
+
+// appendDelta appends a content_block_delta event of block index: a
+// delta of type typ whose member holds text.
+func appendDelta(b []byte, index int, typ, member, text string) []byte {
+	b = append(b, `{"type":"content_block_delta","index":`...)
+	b = strconv.AppendInt(b, int64(index), 10)
 	b = append(b, `,"delta":{"type":"`...)
 	b = append(b, typ...)
 	b = append(b, `","`...)
 	b = append(b, member...)
 	b = append(b, `":`...)
 	b = jsonenc.AppendString(b, text)
-	b = append(b, `}}`...)
-	return ew.send(EventContentBlockDelta, b)
+	return append(b, `}}`...)
 }
 
 // stop closes the open block, if any.

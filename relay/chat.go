@@ -110,6 +110,7 @@ func (r *chatReply) decode(data []byte, kept *[]span) (fast bool, err error) {
 	if decodeChatReply(data, r, kept) {
 		return true, nil
 	}
+	fallbacks.chatReply.Add()
 	*r = chatReply{}
 	return false, json.Unmarshal(data, r)
 }
@@ -360,6 +361,7 @@ func (c *chatChunk) decode(data []byte, kept *[]span) (fast bool, err error) {
 	if decodeChatChunk(data, c, kept) {
 		return true, nil
 	}
+	fallbacks.chatChunk.Add()
 	c.reset()
 	return false, json.Unmarshal(data, c)
 }

@@ -13,6 +13,10 @@ var chunkSeeds = []string{
 	`{"choices":[{"index":0,"delta":{"content":"line\nbreak \"q\" \u00e9 é"},"finish_reason":null}]}`,
 	`{"choices":[{"index":0,"delta":{"reasoning_content":"think","reasoning":"more"},"finish_reason":"stop"}]}`,
 	`{"choices":[{"index":0,"delta":{},"finish_reason":"length"}],"usage":{"prompt_tokens":1,"completion_tokens":2,"total_tokens":3}}`,
+	`{"id":"chatcmpl-up","object":"chat.completion.chunk","created":1,"model":"bench","choices":[],"usage":{"prompt_tokens":20,"completion_tokens":62,"total_tokens":82}}`,
+	`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","system_fingerprint":"fp","choices":[],"usage":{"prompt_tokens":19,"completion_tokens":10,"total_tokens":29,"prompt_tokens_details":{"cached_tokens":0,"audio_tokens":0},"completion_tokens_details":{"reasoning_tokens":0,"audio_tokens":0,"accepted_prediction_tokens":0,"rejected_prediction_tokens":0}}}`,
+	`{"choices":[],"usage":{"prompt_tokens":1},"usage":null}`,
+	`{"choices":[],"usage":{"Prompt_Tokens":1,"total_tokens":"x"}}`,
 	`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c","function":{"name":"f","arguments":""}}]}}]}`,
 	`{"choices":[{"Index":2,"delta":{"Content":"x"}}]}`,
 	`{"choices":[{"index":0,"delta":{"content":"a"}},{"index":0,"delta":{"content":"b"},"index":3}]}`,
@@ -66,7 +70,7 @@ func FuzzDecodeChatChunk(f *testing.F) {
 
 func TestDecodeChatChunkTakesTheUsualShape(t *testing.T) {
 	t.Parallel()
-	for i, s := range chunkSeeds[:4] {
+	for i, s := range chunkSeeds[:7] {
 		var c chatChunk
 		var kept []span
 		if !decodeChatChunk([]byte(s), &c, &kept) {

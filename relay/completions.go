@@ -44,6 +44,7 @@ func (r *completionsReply) decode(data []byte, kept *[]span) (fast bool, err err
 	if decodeCompletionsReply(data, r, kept) {
 		return true, nil
 	}
+	fallbacks.completionsReply.Add()
 	clear(choices[:cap(choices)])
 	*r = completionsReply{Choices: choices}
 	return false, json.Unmarshal(data, r)

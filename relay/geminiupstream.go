@@ -104,6 +104,8 @@ func (gs *geminiReader) read(body io.Reader, yield func(chat.Delta) bool) error 
 		if ev.Data == "" {
 			continue
 		}
+		// A view of the immutable data, as in readEvents: a copy per
+		// event saved (BENCHMARKS.md, JSON codecs).
 		more, err := gs.event(unsafe.Slice(unsafe.StringData(ev.Data), len(ev.Data)), yield)
 		if err != nil || !more {
 			return err
@@ -127,6 +129,7 @@ func (gs *geminiReader) read(body io.Reader, yield func(chat.Delta) bool) error 
 func (gs *geminiReader) event(data []byte, yield func(chat.Delta) bool) (bool, error) {
 	var ev geminiEvent
 	if !decodeGeminiEvent(data, &ev) {
+		fallbacks.geminiEvent.Add()
 		ev = geminiEvent{}
 		if err := json.Unmarshal(data, &ev); err != nil {
 			return false, malformed(gs.u, "stream event", err, data)

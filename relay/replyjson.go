@@ -5,6 +5,18 @@ import (
 	"github.com/gatewaykit/gatewaykit/internal/jsonext"
 )
 
+// fallbacks count the documents that each hand decoder could not take
+// and handed to encoding/json (jsonext.Fallbacks lists them).
+var fallbacks = struct {
+	chatChunk, chatReply, completionsReply, responsesEvent, geminiEvent *jsonext.Fallback
+}{
+	chatChunk:        jsonext.NewFallback("relay.chatChunk"),
+	chatReply:        jsonext.NewFallback("relay.chatReply"),
+	completionsReply: jsonext.NewFallback("relay.completionsReply"),
+	responsesEvent:   jsonext.NewFallback("relay.responsesEvent"),
+	geminiEvent:      jsonext.NewFallback("relay.geminiEvent"),
+}
+
 // decodeChatReply decodes an upstream's chat completion into r, which
 // must be zero, as json.Unmarshal would, without reflection, for the
 // usual shape of a reply: choices with an index, a message of content,

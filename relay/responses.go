@@ -356,6 +356,7 @@ func (e *responsesEvent) decode(data []byte) error {
 	if decodeResponsesEvent(data, e) {
 		return nil
 	}
+	fallbacks.responsesEvent.Add()
 	*e = responsesEvent{}
 	return json.Unmarshal(data, e)
 }

@@ -3,7 +3,6 @@ package responses
 import (
 	"bytes"
 	"encoding/json"
-	"unsafe"
 
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
 	"github.com/gatewaykit/gatewaykit/internal/jsonext"
@@ -269,7 +268,10 @@ func (in *Input) UnmarshalJSON(b []byte) error {
 		if err := json.Unmarshal(b, &items); err != nil {
 			return err
 		}
-		in.Items = unsafe.Slice((*Item)(unsafe.Pointer(unsafe.SliceData(items))), len(items))
+		in.Items = make([]Item, len(items))
+		for i := range items {
+			in.Items[i] = Item(items[i])
+		}
 		i := 0
 		return jsonext.WalkArray(b, func(elem []byte) error {
 			if i >= len(in.Items) {
@@ -287,8 +289,8 @@ func (in *Input) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// plainItem is Item without its methods; the two have the same memory
-// layout, so a []plainItem can be viewed as a []Item.
+// plainItem is Item without its methods; the two have the same
+// underlying type, so each plainItem converts to an Item.
 type plainItem Item
 
 // MarshalJSON encodes the input in the form it has; absent input is null,

@@ -12,7 +12,7 @@ func New(prefix string) string {
 	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
 	var src [26]byte
 	_, _ = rand.Read(src[:]) // never fails (crypto/rand)
-	var b strings.Builder // one allocation, no copy
+	var b strings.Builder    // one allocation, no copy
 	b.Grow(len(prefix) + len(src))
 	b.WriteString(prefix)
 	for _, c := range src {

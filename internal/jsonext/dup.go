@@ -1,12 +1,12 @@
 package jsonext
 
 import (
+	"bytes"
 	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"unsafe"
 )
 
 // This file finds the members that a JSON object gives twice. RFC 8259
@@ -62,6 +62,7 @@ func DuplicateMember(data []byte, t reflect.Type) string {
 // dupField is one JSON field of a struct type: its name and its type.
 type dupField struct {
 	name string
+	key  []byte // name's bytes, for nameSet
 	typ  reflect.Type
 }
 
@@ -113,7 +114,7 @@ func (d *dupFinder) object(data []byte, t reflect.Type) int {
 	case t.Kind() == reflect.Map:
 		elem = t.Elem()
 	}
-	var seen nameSet // views of data, or of fields, never copies
+	var seen nameSet // views of data, or of fields
 	i := 1
 	for {
 		i = SkipSpace(data, i)
@@ -137,10 +138,10 @@ func (d *dupFinder) object(data []byte, t reflect.Type) int {
 		}
 		typ := elem
 		if f := matchField(fields, name); f != nil {
-			name, typ = f.name, f.typ
+			name, typ = f.key, f.typ
 		}
 		if !seen.add(name) {
-			d.found = append(d.found, dupStep{name: strings.Clone(name), index: -1})
+			d.found = append(d.found, dupStep{name: string(name), index: -1})
 			return -1
 		}
 		i = SkipSpace(data, end)
@@ -154,7 +155,7 @@ func (d *dupFinder) object(data []byte, t reflect.Type) int {
 		n := d.value(data[i:], typ)
 		if n < 0 {
 			if d.found != nil {
-				d.found = append(d.found, dupStep{name: strings.Clone(name), index: -1})
+				d.found = append(d.found, dupStep{name: string(name), index: -1})
 			}
 			return -1
 		}
@@ -162,21 +163,22 @@ func (d *dupFinder) object(data []byte, t reflect.Type) int {
 	}
 }
 
-// nameSet is the set of the member names of one object: on the stack
-// for the first 16 (objects are small, and comparing a few strings beats
-// hashing them), in a map beyond, so that an object of many members costs
-// linear time, not quadratic.
+// nameSet is the set of the member names of one object, views of the
+// caller's bytes that must not change while the set is in use: on the
+// stack for the first 16 (objects are small, and comparing a few names
+// beats hashing them), in a map beyond (a copy of each name), so that an
+// object of many members costs linear time, not quadratic.
 type nameSet struct {
-	small [16]string
+	small [16][]byte
 	n     int
 	big   map[string]struct{}
 }
 
 // add adds name to the set, and reports false if it was there already.
-func (s *nameSet) add(name string) bool {
+func (s *nameSet) add(name []byte) bool {
 	if s.big == nil {
 		for _, x := range s.small[:s.n] {
-			if x == name {
+			if string(x) == string(name) {
 				return false
 			}
 		}
@@ -187,40 +189,40 @@ func (s *nameSet) add(name string) bool {
 		}
 		s.big = make(map[string]struct{}, 4*len(s.small))
 		for _, x := range s.small {
-			s.big[x] = struct{}{}
+			s.big[string(x)] = struct{}{}
 		}
 	}
-	if _, dup := s.big[name]; dup {
+	if _, dup := s.big[string(name)]; dup {
 		return false
 	}
-	s.big[name] = struct{}{}
+	s.big[string(name)] = struct{}{}
 	return true
 }
 
 // keyName returns the name that the quoted key q spells: a view of q's
 // bytes when they mean themselves, else the copy that encoding/json
 // decodes (escapes undone, invalid UTF-8 replaced).
-func keyName(q []byte) (string, bool) {
+func keyName(q []byte) ([]byte, bool) {
 	if len(q) < 2 {
-		return "", false
+		return nil, false
 	}
 	if inner := q[1 : len(q)-1]; plain(inner) {
-		return unsafe.String(unsafe.SliceData(inner), len(inner)), true
+		return inner, true
 	}
 	s, err := Unquote(q)
-	return s, err == nil
+	return []byte(s), err == nil
 }
 
 // matchField returns the field that encoding/json decodes a member called
 // name into: the one of that name, else the first whose name folds to it.
-func matchField(fields []dupField, name string) *dupField {
+func matchField(fields []dupField, name []byte) *dupField {
 	for i := range fields {
-		if fields[i].name == name {
+		if fields[i].name == string(name) {
 			return &fields[i]
 		}
 	}
 	for i := range fields {
-		if strings.EqualFold(fields[i].name, name) {
+		if bytes.EqualFold(fields[i].key, name) {
 			return &fields[i]
 		}
 	}
@@ -282,5 +284,7 @@ func fieldsOf(t reflect.Type) []dupField {
 }
 
 func addDupFields(list *[]dupField, t reflect.Type) {
-	structFields(t, func(name string, typ reflect.Type) { *list = append(*list, dupField{name: name, typ: typ}) })
+	structFields(t, func(name string, typ reflect.Type) {
+		*list = append(*list, dupField{name: name, key: []byte(name), typ: typ})
+	})
 }

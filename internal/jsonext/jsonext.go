@@ -32,7 +32,8 @@
 // (DuplicateMember, and ScanValueOnce, which also validates, for the hot
 // path); and the decoding of the unions that chat and responses content
 // is sent as, a string or an array (StringOrArray, with Kind naming a
-// value of another kind).
+// value of another kind); and Fallback, the counter by which a hand
+// decoder says that it handed a document to encoding/json.
 package jsonext
 
 import (

@@ -1,7 +1,5 @@
 package jsonext
 
-import "unsafe"
-
 // This file holds the validating counterparts of SkipString and
 // SkipValue: they accept exactly what json.Valid accepts, so that a
 // decoder that walks bytes by hand can check them in the same pass
@@ -203,7 +201,7 @@ func scanObjectOnce(data []byte, i, depth int) int {
 			return -1
 		}
 		name := data[start+1 : i-1]
-		if !seen.add(unsafe.String(unsafe.SliceData(name), len(name))) {
+		if !seen.add(name) {
 			return -1
 		}
 		var done bool
