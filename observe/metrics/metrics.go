@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/gatewaykit/gatewaykit/internal/reqctx"
 	"github.com/gatewaykit/gatewaykit/relay"
 	"github.com/gatewaykit/gatewaykit/telemetry"
 )
@@ -251,7 +252,10 @@ func (m *Metrics) Middleware(next http.Handler) http.Handler {
 		rec := &recorder{ResponseWriter: w, m: m, start: m.now()}
 		if rec.info = telemetry.FromContext(r.Context()); rec.info == nil {
 			rec.info = &rec.own
-			r = r.WithContext(telemetry.NewContext(r.Context(), rec.info))
+			// The request's own context value, which the auth
+			// middleware also records its principal in (one copy of
+			// the request for both).
+			r = r.WithContext(reqctx.New(r.Context(), rec.info))
 		}
 		next.ServeHTTP(rec, r)
 		m.record(rec)
