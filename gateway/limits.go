@@ -116,11 +116,15 @@ func LimitBodies(l BodyLimits) func(http.Handler) http.Handler {
 					b.ctl, b.timeout = ctl, l.ReadTimeout
 				}
 			}
-			defer b.finish()
-			r2 := new(http.Request)
-			*r2 = *r
-			r2.Body = b
-			next.ServeHTTP(w, r2)
+			// The limited body replaces r's while next serves it, and r's
+			// own is put back after, for the middlewares that gave r: no
+			// copy of the request, which is the larger allocation.
+			defer func(body io.ReadCloser) {
+				r.Body = body
+				b.finish()
+			}(r.Body)
+			r.Body = b
+			next.ServeHTTP(w, r)
 		})
 	}
 }
