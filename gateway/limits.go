@@ -51,7 +51,10 @@ type BodyLimits struct {
 // that request bodies take; [New] mounts it behind the auth middleware,
 // with the limits of [Config]. Embedders that mount the endpoint packages
 // themselves can mount it the same way. Requests without a body pass
-// through untouched. For the others:
+// through untouched. The others are handed on with their Body replaced
+// by the limited one while next serves them, and their own Body put back
+// when next returns (the request itself, not a copy: a copy is the
+// larger allocation). For them:
 //
 //   - Read deadline. The connection's read deadline is set to
 //     ReadTimeout from now (with http.ResponseController, not
