@@ -100,8 +100,8 @@ func Middleware(keys KeyStore, opts ...Option) func(http.Handler) http.Handler {
 	}
 }
 
-// authenticate returns the request context carrying the principal, and
-// sets the rate-limit headers on w.
+// authenticate returns the principal of r, in a context derived from r's
+// that carries it, and sets the rate-limit headers on w.
 func (c *config) authenticate(w http.ResponseWriter, r *http.Request) (*principalCtx, error) {
 	for _, a := range c.authenticators {
 		var (
