@@ -11,6 +11,7 @@ import (
 	"time"
 
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/internal/reqctx"
 	"github.com/gatewaykit/gatewaykit/telemetry"
 )
 
@@ -78,7 +79,7 @@ func Middleware(keys KeyStore, opts ...Option) func(http.Handler) http.Handler {
 			panic("auth: Middleware: nil next Handler")
 		}
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			ctx, err := c.authenticate(w, r)
+			pc, err := c.authenticate(w, r)
 			if err != nil {
 				rd := rd
 				if c.errorShape != nil {
@@ -87,14 +88,21 @@ func Middleware(keys KeyStore, opts ...Option) func(http.Handler) http.Handler {
 				rd.Write(w, r, hintFor(rd.Shape, challenge(err)))
 				return
 			}
-			next.ServeHTTP(w, r.WithContext(ctx))
+			if st := reqctx.Claim(r.Context()); st != nil {
+				// The request's context value of the kit's metrics or
+				// tracing middleware: no copy of the request.
+				st.Principal = pc
+				next.ServeHTTP(w, r)
+				return
+			}
+			next.ServeHTTP(w, r.WithContext(pc))
 		})
 	}
 }
 
-// authenticate returns the request context carrying the principal, and
-// sets the rate-limit headers on w.
-func (c *config) authenticate(w http.ResponseWriter, r *http.Request) (context.Context, error) {
+// authenticate returns the principal of r, in a context derived from r's
+// that carries it, and sets the rate-limit headers on w.
+func (c *config) authenticate(w http.ResponseWriter, r *http.Request) (*principalCtx, error) {
 	for _, a := range c.authenticators {
 		var (
 			p   Principal

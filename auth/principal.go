@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"sync/atomic"
+
+	"github.com/gatewaykit/gatewaykit/internal/reqctx"
 )
 
 // ErrNoPrincipal is returned by [Charge] when the context carries no
@@ -55,12 +57,12 @@ func (p *Principal) AllowsModel(model string) bool {
 	return len(p.AllowedModels) == 0 || slices.Contains(p.AllowedModels, model)
 }
 
-type ctxKey struct{}
-
 // principalCtx is the context that carries a principal: one value that
-// answers [ctxKey] with itself. The middleware's principal lives in own,
-// so that a request costs one allocation for the principal and its
-// context.
+// answers reqctx.PrincipalKey with itself. The middleware's principal
+// lives in own, so that a request costs one allocation for the principal
+// and its context. Behind the kit's metrics or tracing middleware, the
+// middleware records it in their reqctx.State instead, where it serves
+// only as the principal's holder (its Context is then never asked).
 type principalCtx struct {
 	context.Context
 	p   *Principal
@@ -68,7 +70,7 @@ type principalCtx struct {
 }
 
 func (c *principalCtx) Value(key any) any {
-	if key == (ctxKey{}) {
+	if key == (reqctx.PrincipalKey{}) {
 		return c
 	}
 	return c.Context.Value(key)
@@ -87,7 +89,7 @@ func WithPrincipal(ctx context.Context, p *Principal) context.Context {
 // PrincipalFrom returns the principal that [Middleware] (or
 // [WithPrincipal]) put in ctx.
 func PrincipalFrom(ctx context.Context) (*Principal, bool) {
-	c, ok := ctx.Value(ctxKey{}).(*principalCtx)
+	c, ok := ctx.Value(reqctx.PrincipalKey{}).(*principalCtx)
 	if !ok || c.p == nil {
 		return nil, false
 	}

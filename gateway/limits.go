@@ -51,7 +51,10 @@ type BodyLimits struct {
 // that request bodies take; [New] mounts it behind the auth middleware,
 // with the limits of [Config]. Embedders that mount the endpoint packages
 // themselves can mount it the same way. Requests without a body pass
-// through untouched. For the others:
+// through untouched. The others are handed on with their Body replaced
+// by the limited one while next serves them, and their own Body put back
+// when next returns (the request itself, not a copy: a copy is the
+// larger allocation). For them:
 //
 //   - Read deadline. The connection's read deadline is set to
 //     ReadTimeout from now (with http.ResponseController, not
@@ -116,11 +119,15 @@ func LimitBodies(l BodyLimits) func(http.Handler) http.Handler {
 					b.ctl, b.timeout = ctl, l.ReadTimeout
 				}
 			}
-			defer b.finish()
-			r2 := new(http.Request)
-			*r2 = *r
-			r2.Body = b
-			next.ServeHTTP(w, r2)
+			// The limited body replaces r's while next serves it, and r's
+			// own is put back after, for the middlewares that gave r: no
+			// copy of the request, which is the larger allocation.
+			defer func(body io.ReadCloser) {
+				r.Body = body
+				b.finish()
+			}(r.Body)
+			r.Body = b
+			next.ServeHTTP(w, r)
 		})
 	}
 }

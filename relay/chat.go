@@ -139,7 +139,7 @@ func (b chatBackend) Complete(ctx context.Context, p *chat.Params) (*chat.Result
 	if err != nil {
 		return nil, err
 	}
-	res, u, err := b.r.Do(ctx, p.Request.Model, chatBuild(ctx, p, req, false))
+	res, u, err := b.r.do(ctx, p.Request.Model, chatBuild(p, req, false))
 	if err != nil {
 		return nil, err
 	}
@@ -213,7 +213,7 @@ func (r *Relay) complete(ctx context.Context, model, path string, raw []byte, v 
 	if err != nil {
 		return nil, nil, err
 	}
-	res, u, err := r.Do(ctx, model, postJSON(ctx, path, body, false))
+	res, u, err := r.do(ctx, model, postJSON(path, body, false))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -264,13 +264,13 @@ func chatDialect(api API) chatTranslator {
 // chatBuild is the build function of a chat request: body, the request
 // as the client sent it, to path /chat/completions of an OpenAI-format
 // upstream, or p translated for another.
-func chatBuild(ctx context.Context, p *chat.Params, body requestBody, stream bool) func(u *Upstream) (*http.Request, error) {
-	openai := postJSON(ctx, "/chat/completions", body, stream)
-	return func(u *Upstream) (*http.Request, error) {
+func chatBuild(p *chat.Params, body requestBody, stream bool) attemptBuild {
+	openai := postJSON("/chat/completions", body, stream)
+	return func(ctx context.Context, u *Upstream) (*http.Request, error) {
 		if t := chatDialect(u.API); t != nil {
 			return t.request(ctx, u, p, stream)
 		}
-		return openai(u)
+		return openai(ctx, u)
 	}
 }
 
@@ -296,8 +296,8 @@ func byIndex[C any](u *Upstream, n int, choices []C, index func(*C) int, place f
 
 // postJSON is the build function of a POST of body to path, with each
 // upstream's model name, asking for a stream when stream is set.
-func postJSON(ctx context.Context, path string, body requestBody, stream bool) func(u *Upstream) (*http.Request, error) {
-	return func(u *Upstream) (*http.Request, error) {
+func postJSON(path string, body requestBody, stream bool) attemptBuild {
+	return func(ctx context.Context, u *Upstream) (*http.Request, error) {
 		data, err := body.encode(u.Model)
 		if err != nil {
 			return nil, err
@@ -393,7 +393,7 @@ func (b chatBackend) Stream(ctx context.Context, p *chat.Params) iter.Seq2[chat.
 			yield(chat.Delta{}, err)
 			return
 		}
-		res, u, err := b.r.Do(ctx, p.Request.Model, chatBuild(ctx, p, body, true))
+		res, u, err := b.r.do(ctx, p.Request.Model, chatBuild(p, body, true))
 		if err == nil {
 			paced(res, p.Flush)
 			if t := chatDialect(u.API); t != nil {

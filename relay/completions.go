@@ -93,7 +93,7 @@ func (b completionsBackend) Stream(ctx context.Context, p *completions.Params) i
 			yield(completions.Delta{}, err)
 			return
 		}
-		res, u, err := b.r.openStream(ctx, p.Request.Model, postJSON(ctx, "/completions", body, true), p.Flush)
+		res, u, err := b.r.openStream(ctx, p.Request.Model, postJSON("/completions", body, true), p.Flush)
 		if err != nil {
 			yield(completions.Delta{}, err)
 			return

@@ -35,8 +35,8 @@ func (r *Relay) speaks(model string, api API) bool {
 
 // geminiBuild returns the build function of a Gemini-style call with
 // body, generateContent, or streamGenerateContent?alt=sse if stream.
-func geminiBuild(ctx context.Context, body []byte, stream bool) func(u *Upstream) (*http.Request, error) {
-	return func(u *Upstream) (*http.Request, error) {
+func geminiBuild(body []byte, stream bool) attemptBuild {
+	return func(ctx context.Context, u *Upstream) (*http.Request, error) {
 		method, query := gemini.MethodGenerate, ""
 		if stream {
 			method, query = gemini.MethodStream, "alt=sse"
@@ -60,12 +60,12 @@ func geminiBuild(ctx context.Context, body []byte, stream bool) func(u *Upstream
 // byAPI returns the build function that sends each upstream's request in
 // its own format: gemini's for [APIGemini] upstreams, openai's for the
 // others.
-func byAPI(gemini, openai func(u *Upstream) (*http.Request, error)) func(u *Upstream) (*http.Request, error) {
-	return func(u *Upstream) (*http.Request, error) {
+func byAPI(gemini, openai attemptBuild) attemptBuild {
+	return func(ctx context.Context, u *Upstream) (*http.Request, error) {
 		if u.API == APIGemini {
-			return gemini(u)
+			return gemini(ctx, u)
 		}
-		return openai(u)
+		return openai(ctx, u)
 	}
 }
 
@@ -81,7 +81,7 @@ func (b chatBackend) completeGemini(ctx context.Context, p *chat.Params) (*chat.
 	if err != nil {
 		return nil, err
 	}
-	res, u, err := b.r.Do(ctx, p.Request.Model, byAPI(geminiBuild(ctx, gbody, false), postJSON(ctx, "/chat/completions", obody, false)))
+	res, u, err := b.r.do(ctx, p.Request.Model, byAPI(geminiBuild(gbody, false), postJSON("/chat/completions", obody, false)))
 	if err != nil {
 		return nil, err
 	}

@@ -34,7 +34,7 @@ func (b chatBackend) streamGemini(ctx context.Context, p *chat.Params) iter.Seq2
 			yield(chat.Delta{}, err)
 			return
 		}
-		res, u, err := b.r.openStream(ctx, p.Request.Model, byAPI(geminiBuild(ctx, gbody, true), postJSON(ctx, "/chat/completions", obody, true)), p.Flush)
+		res, u, err := b.r.openStream(ctx, p.Request.Model, byAPI(geminiBuild(gbody, true), postJSON("/chat/completions", obody, true)), p.Flush)
 		if err != nil {
 			yield(chat.Delta{}, err)
 			return

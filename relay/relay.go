@@ -302,6 +302,24 @@ func (r *Relay) Upstreams(model string) []Upstream {
 // The reply's body enforces the Idle timeout on each read: a read that
 // waits longer fails with a 504 gateway_timeout *apierrors.Error.
 func (r *Relay) Do(ctx context.Context, model string, build func(u *Upstream) (*http.Request, error)) (*http.Response, *Upstream, error) {
+	return r.do(ctx, model, func(actx context.Context, u *Upstream) (*http.Request, error) {
+		req, err := build(u)
+		if err != nil {
+			return nil, err
+		}
+		return req.WithContext(actx), nil
+	})
+}
+
+// attemptBuild makes the request of one attempt at u with ctx, the
+// attempt's context (the caller's, with the attempt's deadline and
+// cancellation, and the caller's values): the relay's own build
+// functions, which so need no copy of each request made to set it.
+type attemptBuild func(ctx context.Context, u *Upstream) (*http.Request, error)
+
+// do is [Relay.Do] with a build function that is given the attempt's
+// context.
+func (r *Relay) do(ctx context.Context, model string, build attemptBuild) (*http.Response, *Upstream, error) {
 	ups, ok := r.routes[model]
 	if !ok {
 		return nil, nil, apierrors.ModelNotFound(model)
@@ -368,12 +386,14 @@ func (r *Relay) Do(ctx context.Context, model string, build func(u *Upstream) (*
 // send makes one attempt at u: build, send, and wait for the headers
 // within the FirstByte timeout. It reports whether a failure may be
 // retried on another upstream.
-func (r *Relay) send(ctx context.Context, u *Upstream, build func(u *Upstream) (*http.Request, error)) (_ *http.Response, retry bool, _ error) {
+func (r *Relay) send(ctx context.Context, u *Upstream, build attemptBuild) (_ *http.Response, retry bool, _ error) {
 	if err := ctx.Err(); err != nil {
 		return nil, false, err
 	}
-	req, err := build(u)
+	actx, cancel := context.WithCancelCause(ctx)
+	req, err := build(actx, u)
 	if err != nil {
+		cancel(nil)
 		return nil, false, err
 	}
 	if req.Header == nil {
@@ -388,10 +408,9 @@ func (r *Relay) send(ctx context.Context, u *Upstream, build func(u *Upstream) (
 	default:
 		req.Header.Del("Authorization")
 	}
-	actx, cancel := context.WithCancelCause(ctx)
 	b := &body{ctx: actx, cancel: cancel, idle: r.timeouts.Idle, firstByte: r.timeouts.FirstByte, upstream: u.Name, replies: r.replies}
 	b.timer = time.AfterFunc(r.timeouts.FirstByte, b.expire)
-	res, err := r.transport.RoundTrip(req.WithContext(actx))
+	res, err := r.transport.RoundTrip(req)
 	fired := !b.timer.Stop()
 	if err == nil && fired {
 		// The timer went off as the headers arrived: the body's reads

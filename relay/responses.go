@@ -158,7 +158,7 @@ func (b responsesBackend) Compact(ctx context.Context, p *responses.CompactParam
 		return nil, err
 	}
 	body.del("previous_response_id")
-	res, u, err := b.r.Do(ctx, p.Request.Model, postJSON(ctx, "/responses/compact", body, false))
+	res, u, err := b.r.do(ctx, p.Request.Model, postJSON("/responses/compact", body, false))
 	if err != nil {
 		return nil, err
 	}
@@ -253,7 +253,7 @@ func (b responsesBackend) Complete(ctx context.Context, p *responses.Params) (*r
 	if err != nil {
 		return nil, err
 	}
-	res, u, err := b.r.Do(ctx, p.Request.Model, responsesBuild(ctx, p, body, false))
+	res, u, err := b.r.do(ctx, p.Request.Model, responsesBuild(p, body, false))
 	if err != nil {
 		return nil, err
 	}
@@ -381,7 +381,7 @@ func (b responsesBackend) Stream(ctx context.Context, p *responses.Params) iter.
 			yield(responses.Delta{}, err)
 			return
 		}
-		res, u, err := b.r.Do(ctx, p.Request.Model, responsesBuild(ctx, p, body, true))
+		res, u, err := b.r.do(ctx, p.Request.Model, responsesBuild(p, body, true))
 		if err == nil {
 			paced(res, p.Flush)
 			if t := chatDialect(u.API); t != nil {

@@ -31,9 +31,9 @@ func (b responsesBackend) viaChat() responses.StreamingBackend { return fromchat
 
 // responsesBuild is the build function of a responses request: body to
 // /responses of an OpenAI-format upstream, or p translated for another.
-func responsesBuild(ctx context.Context, p *responses.Params, body requestBody, stream bool) func(u *Upstream) (*http.Request, error) {
-	openai := postJSON(ctx, "/responses", body, stream)
-	return func(u *Upstream) (*http.Request, error) {
+func responsesBuild(p *responses.Params, body requestBody, stream bool) attemptBuild {
+	openai := postJSON("/responses", body, stream)
+	return func(ctx context.Context, u *Upstream) (*http.Request, error) {
 		if t := chatDialect(u.API); t != nil {
 			cp, err := fromchat.ChatParams(p)
 			if err != nil {
@@ -41,7 +41,7 @@ func responsesBuild(ctx context.Context, p *responses.Params, body requestBody, 
 			}
 			return t.request(ctx, u, cp, stream)
 		}
-		return openai(u)
+		return openai(ctx, u)
 	}
 }
 

@@ -19,8 +19,8 @@ import (
 // reply once it is known to be a stream: a status other than 200 is the
 // client's error ([UpstreamError]), and a JSON reply where events were
 // expected is a 502. Its body is paced by flush (see paced).
-func (r *Relay) openStream(ctx context.Context, model string, build func(u *Upstream) (*http.Request, error), flush func()) (*http.Response, *Upstream, error) {
-	res, u, err := r.Do(ctx, model, build)
+func (r *Relay) openStream(ctx context.Context, model string, build attemptBuild, flush func()) (*http.Response, *Upstream, error) {
+	res, u, err := r.do(ctx, model, build)
 	if err == nil {
 		paced(res, flush)
 	}

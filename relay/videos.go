@@ -294,9 +294,9 @@ func (b videoBackend) create(ctx context.Context, task *videos.Task) (*upstreamV
 	if err != nil {
 		return nil, nil, err
 	}
-	build := postJSON(ctx, path, body, false)
-	res, u, err := b.r.Do(ctx, task.Model, func(u *Upstream) (*http.Request, error) {
-		req, err := build(u)
+	build := postJSON(path, body, false)
+	res, u, err := b.r.do(ctx, task.Model, func(ctx context.Context, u *Upstream) (*http.Request, error) {
+		req, err := build(ctx, u)
 		if err == nil {
 			req.Header.Set("Idempotency-Key", task.ID)
 		}
@@ -316,7 +316,7 @@ func (b videoBackend) create(ctx context.Context, task *videos.Task) (*upstreamV
 // poll reads the upstream task once, from the upstream that has it: no
 // failover.
 func (b videoBackend) poll(ctx context.Context, u *Upstream, path string, scrub videoScrub) (*upstreamVideo, error) {
-	res, _, err := b.r.send(ctx, u, func(u *Upstream) (*http.Request, error) {
+	res, _, err := b.r.send(ctx, u, func(ctx context.Context, u *Upstream) (*http.Request, error) {
 		return newJSONRequest(ctx, http.MethodGet, u.URL(path), nil)
 	})
 	if err != nil {
@@ -415,7 +415,7 @@ func (b videoBackend) result(ctx context.Context, u *Upstream, path string, v *u
 // media fetches a video or thumbnail: its bytes, or the URL that the
 // upstream redirects to.
 func (b videoBackend) media(ctx context.Context, u *Upstream, path string, scrub videoScrub) (*videos.Media, error) {
-	res, _, err := b.r.send(ctx, u, func(u *Upstream) (*http.Request, error) {
+	res, _, err := b.r.send(ctx, u, func(ctx context.Context, u *Upstream) (*http.Request, error) {
 		req, err := newJSONRequest(ctx, http.MethodGet, u.URL(path), nil)
 		if err == nil {
 			req.Header.Del("Accept")

@@ -1,6 +1,10 @@
 package telemetry
 
-import "context"
+import (
+	"context"
+
+	"github.com/gatewaykit/gatewaykit/internal/reqctx"
+)
 
 // Info is what the kit learns about one request, for the metrics and
 // traces of a middleware that wraps it (see the package documentation
@@ -46,16 +50,14 @@ const (
 	RefusalQuota = "insufficient_quota"
 )
 
-type infoKey struct{}
-
 // NewContext returns a copy of ctx that carries info.
 func NewContext(ctx context.Context, info *Info) context.Context {
-	return context.WithValue(ctx, infoKey{}, info)
+	return context.WithValue(ctx, reqctx.InfoKey{}, info)
 }
 
 // FromContext returns the Info that ctx carries, or nil.
 func FromContext(ctx context.Context) *Info {
-	info, _ := ctx.Value(infoKey{}).(*Info)
+	info, _ := ctx.Value(reqctx.InfoKey{}).(*Info)
 	return info
 }
 

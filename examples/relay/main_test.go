@@ -508,3 +508,27 @@ func TestRelayTranslatesTheMessagesFormat(t *testing.T) {
 	require.Contains(t, string(b), `"type":"message"`)
 	require.Contains(t, string(b), `You said: \"hello\".`)
 }
+
+func TestGCPercentFlagAndVariable(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		gogc     int
+		explicit bool
+		env      string
+		want     int
+		set      bool
+	}{
+		{"the default", defaultGOGC, false, "", defaultGOGC, true},
+		{"GOGC rules over the default", defaultGOGC, false, "200", 0, false},
+		{"GOGC=off rules over the default", defaultGOGC, false, "off", 0, false},
+		{"-gogc rules over GOGC", 150, true, "200", 150, true},
+		{"-gogc alone", 100, true, "", 100, true},
+		{"-gogc -1 turns collection off", -1, true, "", -1, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, set := gcPercent(tc.gogc, tc.explicit, tc.env)
+			require.Equal(t, tc.set, set)
+			require.Equal(t, tc.want, got)
+		})
+	}
+}

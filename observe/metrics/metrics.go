@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/gatewaykit/gatewaykit/internal/reqctx"
 	"github.com/gatewaykit/gatewaykit/relay"
 	"github.com/gatewaykit/gatewaykit/telemetry"
 )
@@ -57,6 +58,7 @@ type Metrics struct {
 
 	series    sync.Map // seriesKey → *series
 	modelToks sync.Map // model → *tokenCounters
+	attempts  sync.Map // attemptKey → *attemptSeries
 }
 
 // An Option configures [New].
@@ -238,7 +240,10 @@ func (m *Metrics) Middleware(next http.Handler) http.Handler {
 		rec := &recorder{ResponseWriter: w, m: m, start: time.Now()}
 		if rec.info = telemetry.FromContext(r.Context()); rec.info == nil {
 			rec.info = &rec.own
-			r = r.WithContext(telemetry.NewContext(r.Context(), rec.info))
+			// The request's own context value, which the auth
+			// middleware also records its principal in (one copy of
+			// the request for both).
+			r = r.WithContext(reqctx.New(r.Context(), rec.info))
 		}
 		next.ServeHTTP(rec, r)
 		m.record(rec)
@@ -285,15 +290,42 @@ func (m *Metrics) record(rec *recorder) {
 // ObserveAttempt records one attempt at a relay upstream: give it to
 // relay.WithAttemptObserver.
 func (m *Metrics) ObserveAttempt(_ context.Context, a relay.Attempt) {
-	status := "error"
-	if a.Status != 0 {
-		status = strconv.Itoa(a.Status)
-	}
-	m.upstream.WithLabelValues(a.Upstream, status).Inc()
-	m.upTime.WithLabelValues(a.Upstream).Observe(a.Duration.Seconds())
+	s := m.attemptOf(attemptKey{a.Upstream, a.Status})
+	s.count.Inc()
+	s.duration.Observe(a.Duration.Seconds())
 	if a.Failover {
 		m.failovers.WithLabelValues(a.Upstream).Inc()
 	}
+}
+
+// attemptKey names the series of an upstream attempt: its upstream and
+// status (0 for none).
+type attemptKey struct {
+	upstream string
+	status   int
+}
+
+// attemptSeries are the series of the attempts of one attemptKey, looked
+// up once.
+type attemptSeries struct {
+	count    prometheus.Counter
+	duration prometheus.Observer
+}
+
+func (m *Metrics) attemptOf(k attemptKey) *attemptSeries {
+	if s, ok := m.attempts.Load(k); ok {
+		return s.(*attemptSeries)
+	}
+	status := "error"
+	if k.status != 0 {
+		status = strconv.Itoa(k.status)
+	}
+	s := &attemptSeries{
+		count:    m.upstream.WithLabelValues(k.upstream, status),
+		duration: m.upTime.WithLabelValues(k.upstream),
+	}
+	v, _ := m.attempts.LoadOrStore(k, s)
+	return v.(*attemptSeries)
 }
 
 // ObserveLimiterError counts one request whose rate limiter failed

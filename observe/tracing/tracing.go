@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/gatewaykit/gatewaykit/gateway"
+	"github.com/gatewaykit/gatewaykit/internal/reqctx"
 	"github.com/gatewaykit/gatewaykit/telemetry"
 )
 
@@ -109,7 +110,10 @@ func (t *Tracing) Middleware(next http.Handler) http.Handler {
 		info := telemetry.FromContext(r.Context())
 		if info == nil {
 			info = new(telemetry.Info)
-			r = r.WithContext(telemetry.NewContext(r.Context(), info))
+			// The request's own context value, which the auth
+			// middleware also records its principal in (one copy of
+			// the request for both).
+			r = r.WithContext(reqctx.New(r.Context(), info))
 		}
 		next.ServeHTTP(w, r)
 		span := trace.SpanFromContext(r.Context())
