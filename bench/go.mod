@@ -16,6 +16,8 @@ require (
 	github.com/gatewaykit/gatewaykit v0.0.0
 	github.com/gatewaykit/gatewaykit/observe v0.0.0
 	github.com/gatewaykit/gatewaykit/store v0.0.0
+	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875
+	github.com/google/go-cmp v0.7.0
 	github.com/prometheus/client_golang v1.25.0
 	github.com/stretchr/testify v1.12.1
 )
