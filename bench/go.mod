@@ -5,7 +5,9 @@ go 1.26.0
 // In this repository the kit, its stores and its metrics are the ones
 // beside this module; go.work says so too. The load tool is a module of
 // its own so that it can measure the durable stores (module store) and
-// the metrics (module observe) without the kit importing them.
+// the metrics (module observe) without the kit importing them, and the
+// codec benchmarks' json v2 side (bench/codecs) without the kit's go.mod
+// requiring json v2.
 replace (
 	github.com/gatewaykit/gatewaykit => ../
 	github.com/gatewaykit/gatewaykit/observe => ../observe
@@ -16,6 +18,8 @@ require (
 	github.com/gatewaykit/gatewaykit v0.0.0
 	github.com/gatewaykit/gatewaykit/observe v0.0.0
 	github.com/gatewaykit/gatewaykit/store v0.0.0
+	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875
+	github.com/google/go-cmp v0.7.0
 	github.com/prometheus/client_golang v1.25.0
 	github.com/stretchr/testify v1.12.1
 )

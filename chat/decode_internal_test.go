@@ -6,12 +6,12 @@ import (
 	"strings"
 	"testing"
 
-	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
 
+	"github.com/gatewaykit/gatewaykit/internal/codecdocs"
 	"github.com/gatewaykit/gatewaykit/internal/golden"
 )
 
@@ -209,47 +209,18 @@ var benchBodies = map[string]string{
 
 // The requests of BenchmarkStack: the JSON one is answered with 61 tokens
 // (~600 bytes); the streamed one with 64 chunks (63 one-token content
-// chunks and the finish chunk), then [DONE].
+// chunks and the finish chunk), then [DONE]. Module bench decodes the
+// same documents (internal/codecdocs) with json v2 (bench/codecs).
 const (
-	benchJSON   = `{"model":"demo-chat","messages":[{"role":"system","content":"You are a helpful assistant."},{"role":"user","content":"Hello, how are you today?"}],"temperature":0.7}`
-	benchStream = `{"model":"demo-chat","stream":true,"max_tokens":63,"messages":[{"role":"system","content":"You are a helpful assistant."},{"role":"user","content":"Hello, how are you today?"}],"temperature":0.7}`
+	benchJSON         = codecdocs.ChatJSON
+	benchStream       = codecdocs.ChatStream
+	benchConversation = codecdocs.ChatConversation
 )
 
-const benchConversation = `{
-  "model": "demo-chat",
-  "messages": [
-    {"role": "system", "content": "You are a travel assistant. Use the tools to look up flights and hotels, and answer in short sentences."},
-    {"role": "user", "content": "I want to fly from Paris to Lisbon next Friday and stay two nights. What are my options?"},
-    {"role": "assistant", "content": null, "tool_calls": [
-      {"id": "call_a1", "type": "function", "function": {"name": "search_flights", "arguments": "{\"from\":\"CDG\",\"to\":\"LIS\",\"date\":\"2026-12-04\"}"}},
-      {"id": "call_a2", "type": "function", "function": {"name": "search_hotels", "arguments": "{\"city\":\"Lisbon\",\"nights\":2}"}}
-    ]},
-    {"role": "tool", "tool_call_id": "call_a1", "content": "[{\"flight\":\"TP433\",\"departs\":\"07:05\",\"price\":129},{\"flight\":\"AF1024\",\"departs\":\"12:40\",\"price\":164}]"},
-    {"role": "tool", "tool_call_id": "call_a2", "content": "[{\"hotel\":\"Alfama Suites\",\"price\":210},{\"hotel\":\"Baixa Inn\",\"price\":150}]"},
-    {"role": "assistant", "content": "TP433 leaves at 07:05 for 129 EUR, AF1024 at 12:40 for 164 EUR. Alfama Suites costs 210 EUR for two nights, Baixa Inn 150 EUR."},
-    {"role": "user", "name": "ann", "content": [
-      {"type": "text", "text": "Book the early flight and the cheaper hotel. Here is my passport:"},
-      {"type": "image_url", "image_url": {"url": "https://example.com/passport.png", "detail": "low"}}
-    ]}
-  ],
-  "tools": [
-    {"type": "function", "function": {"name": "search_flights", "description": "Find flights between two airports on a date.", "parameters": {"type": "object", "properties": {"from": {"type": "string"}, "to": {"type": "string"}, "date": {"type": "string", "format": "date"}}, "required": ["from", "to", "date"]}}},
-    {"type": "function", "function": {"name": "search_hotels", "description": "Find hotels in a city.", "parameters": {"type": "object", "properties": {"city": {"type": "string"}, "nights": {"type": "integer", "minimum": 1}}, "required": ["city", "nights"]}}},
-    {"type": "function", "function": {"name": "book", "description": "Book a flight and a hotel.", "strict": true, "parameters": {"type": "object", "properties": {"flight": {"type": "string"}, "hotel": {"type": "string"}}, "required": ["flight", "hotel"], "additionalProperties": false}}}
-  ],
-  "tool_choice": "auto",
-  "parallel_tool_calls": true,
-  "temperature": 0.2,
-  "max_completion_tokens": 512,
-  "user": "user-1234",
-  "seed": 7
-}`
-
-// BenchmarkDecodeRequest compares the encoding/json path (Reflect) and
-// the same path with json v2 as its unmarshaller (ReflectV2: the Extra
-// members are still collected by the second walk, and the nested types'
-// UnmarshalJSON methods still run) with decodeRequest, which takes the
-// fast path for these bodies.
+// BenchmarkDecodeRequest compares the encoding/json path (Reflect) with
+// decodeRequest, which takes the fast path for these bodies. The same
+// path with json v2 as its unmarshaller (ReflectV2) is measured in module
+// bench (bench/codecs), which keeps json v2 out of the kit's go.mod.
 func BenchmarkDecodeRequest(b *testing.B) {
 	for _, name := range []string{"JSON", "Stream64", "Conversation"} {
 		body := []byte(benchBodies[name])
@@ -259,9 +230,6 @@ func BenchmarkDecodeRequest(b *testing.B) {
 			decode func([]byte, *Request) error
 		}{
 			{"Reflect", decodeRequestReflect},
-			{"ReflectV2", func(body []byte, r *Request) error {
-				return r.decode(body, func(d []byte, v any) error { return jsonv2.Unmarshal(d, v) })
-			}},
 			{"Fast", decodeRequest},
 		} {
 			b.Run(name+"/"+path.name, func(b *testing.B) {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gatewaykit/gatewaykit/endpoint"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/internal/chatdecode"
 	"github.com/gatewaykit/gatewaykit/internal/httpjson"
 	"github.com/gatewaykit/gatewaykit/internal/jsonext"
 )
@@ -163,6 +164,12 @@ func decodeRequestReflect(body []byte, r *Request) error {
 		return err
 	}
 	return apierrors.InvalidRequest("", "request body could not be decoded").WithCause(err)
+}
+
+func init() {
+	chatdecode.WithUnmarshal = func(data []byte, r any, unmarshal func([]byte, any) error) error {
+		return r.(*Request).decode(data, unmarshal)
+	}
 }
 
 // decode decodes data into r with unmarshal, then walks data once to
