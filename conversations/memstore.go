@@ -1,6 +1,7 @@
 package conversations
 
 import (
+	"cmp"
 	"container/list"
 	"context"
 	"encoding/json"
@@ -75,12 +76,8 @@ func NewMemoryStore(opts *MemoryStoreOptions) *MemoryStore {
 	if opts != nil {
 		o = *opts
 	}
-	if o.MaxConversations == 0 {
-		o.MaxConversations = DefaultMaxConversations
-	}
-	if o.MaxBytes == 0 {
-		o.MaxBytes = DefaultMaxBytes
-	}
+	o.MaxConversations = cmp.Or(o.MaxConversations, DefaultMaxConversations)
+	o.MaxBytes = cmp.Or(o.MaxBytes, DefaultMaxBytes)
 	return &MemoryStore{maxN: o.MaxConversations, maxBytes: o.MaxBytes, order: list.New(), byKey: make(map[memKey]*list.Element)}
 }
 

@@ -1,6 +1,7 @@
 package responses
 
 import (
+	"cmp"
 	"container/list"
 	"context"
 	"encoding/json"
@@ -82,15 +83,9 @@ func NewMemoryStore(opts *MemoryStoreOptions) *MemoryStore {
 	if opts != nil {
 		o = *opts
 	}
-	if o.MaxResponses == 0 {
-		o.MaxResponses = DefaultMaxResponses
-	}
-	if o.MaxAge == 0 {
-		o.MaxAge = DefaultMaxAge
-	}
-	if o.MaxBytes == 0 {
-		o.MaxBytes = DefaultMaxBytes
-	}
+	o.MaxResponses = cmp.Or(o.MaxResponses, DefaultMaxResponses)
+	o.MaxAge = cmp.Or(o.MaxAge, DefaultMaxAge)
+	o.MaxBytes = cmp.Or(o.MaxBytes, DefaultMaxBytes)
 	if o.Now == nil {
 		o.Now = time.Now
 	}
