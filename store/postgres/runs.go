@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/gatewaykit/gatewaykit/responses"
+	"github.com/gatewaykit/gatewaykit/store/internal/sqlstore"
 )
 
 // RunStore is the [responses.RunStore] of a [DB], with the lease policy
@@ -104,64 +105,30 @@ func (s *RunStore) GetRun(ctx context.Context, owner, id string) (*responses.Run
 
 // ClaimRun implements [responses.RunStore] in one transaction.
 func (s *RunStore) ClaimRun(ctx context.Context, p responses.RunClaim) (*responses.Run, []*responses.Run, error) {
-	if p.Worker == "" {
-		return nil, nil, errors.New("postgres: ClaimRun needs a worker name")
-	}
-	if p.Now.IsZero() {
-		p.Now = time.Now()
-	}
-	var (
-		claimed *responses.Run
-		reaped  []*responses.Run
-	)
-	err := s.db.tx(ctx, true, func(tx pgx.Tx) error {
-		claimed, reaped = nil, nil
-		for {
-			rows, err := tx.Query(ctx, s.db.q(`SELECT data FROM gk_runs
-				WHERE NOT done AND status IN ('in_progress', 'cancelled') AND lease_ns <= $1
-				ORDER BY created_ns, id LIMIT $2 FOR UPDATE SKIP LOCKED`), p.Now.UnixNano(), claimBatch)
-			if err != nil {
-				return err
-			}
-			expired, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*responses.Run, error) { return scanRun(r) })
-			if err != nil {
-				return err
-			}
-			for _, r := range expired {
-				if responses.ApplyRunExpiry(r, p) {
-					claimed = r
-					break
-				}
-				if err := s.write(ctx, tx, r, false); err != nil {
-					return err
-				}
-				reaped = append(reaped, r)
-			}
-			if claimed != nil || len(expired) < claimBatch {
-				break
-			}
-		}
-		if claimed == nil {
-			r, err := scanRun(tx.QueryRow(ctx, s.db.q(`SELECT data FROM gk_runs WHERE NOT done AND status = 'queued'
-				ORDER BY created_ns, id LIMIT 1 FOR UPDATE SKIP LOCKED`)))
-			if errors.Is(err, pgx.ErrNoRows) {
-				return nil
-			}
-			if err != nil {
-				return err
-			}
-			claimed = r
-		}
-		responses.ApplyRunClaim(claimed, p)
-		return s.write(ctx, tx, claimed, false)
+	return sqlstore.ClaimRun("postgres", p, claimBatch, func(claim func(sqlstore.RunTx) error) error {
+		return s.db.tx(ctx, true, func(tx pgx.Tx) error {
+			return claim(sqlstore.RunTx{
+				Expired: func(now time.Time) ([]*responses.Run, error) {
+					rows, err := tx.Query(ctx, s.db.q(`SELECT data FROM gk_runs
+						WHERE NOT done AND status IN ('in_progress', 'cancelled') AND lease_ns <= $1
+						ORDER BY created_ns, id LIMIT $2 FOR UPDATE SKIP LOCKED`), now.UnixNano(), claimBatch)
+					if err != nil {
+						return nil, err
+					}
+					return pgx.CollectRows(rows, func(r pgx.CollectableRow) (*responses.Run, error) { return scanRun(r) })
+				},
+				Queued: func() (*responses.Run, error) {
+					r, err := scanRun(tx.QueryRow(ctx, s.db.q(`SELECT data FROM gk_runs WHERE NOT done AND status = 'queued'
+						ORDER BY created_ns, id LIMIT 1 FOR UPDATE SKIP LOCKED`)))
+					if errors.Is(err, pgx.ErrNoRows) {
+						return nil, nil
+					}
+					return r, err
+				},
+				Write: func(r *responses.Run) error { return s.write(ctx, tx, r, false) },
+			})
+		})
 	})
-	if err != nil {
-		return nil, nil, fmt.Errorf("postgres: claiming a run: %w", err)
-	}
-	if claimed == nil {
-		return nil, reaped, responses.ErrNoRun
-	}
-	return claimed, reaped, nil
 }
 
 // UpdateRun implements [responses.RunStore].

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gatewaykit/gatewaykit/responses"
+	"github.com/gatewaykit/gatewaykit/store/internal/sqlstore"
 )
 
 // RunStore is the [responses.RunStore] of a [DB]: the background
@@ -125,53 +126,24 @@ func queryRuns(ctx context.Context, tx *sql.Tx, query string, args ...any) ([]*r
 
 // ClaimRun implements [responses.RunStore].
 func (s *RunStore) ClaimRun(ctx context.Context, p responses.RunClaim) (*responses.Run, []*responses.Run, error) {
-	if p.Worker == "" {
-		return nil, nil, errors.New("sqlite: ClaimRun needs a worker name")
-	}
-	if p.Now.IsZero() {
-		p.Now = time.Now()
-	}
-	var (
-		claimed *responses.Run
-		reaped  []*responses.Run
-	)
-	err := s.db.write(ctx, func(tx *sql.Tx) error {
-		claimed, reaped = nil, nil
-		expired, err := queryRuns(ctx, tx, `SELECT data FROM runs WHERE done = 0 AND status IN ('in_progress', 'cancelled')
-	AND lease_expires_at <= ? ORDER BY created_at, id`, p.Now.UnixNano())
-		if err != nil {
-			return err
-		}
-		for _, r := range expired {
-			if responses.ApplyRunExpiry(r, p) {
-				claimed = r
-				break
-			}
-			if err := putRun(ctx, tx, r, false); err != nil {
-				return err
-			}
-			reaped = append(reaped, r)
-		}
-		if claimed == nil {
-			queued, err := queryRuns(ctx, tx, `SELECT data FROM runs WHERE done = 0 AND status = 'queued' ORDER BY created_at, id LIMIT 1`)
-			if err != nil {
-				return err
-			}
-			if len(queued) == 0 {
-				return nil
-			}
-			claimed = queued[0]
-		}
-		responses.ApplyRunClaim(claimed, p)
-		return putRun(ctx, tx, claimed, false)
+	return sqlstore.ClaimRun("sqlite", p, 0, func(claim func(sqlstore.RunTx) error) error {
+		return s.db.write(ctx, func(tx *sql.Tx) error {
+			return claim(sqlstore.RunTx{
+				Expired: func(now time.Time) ([]*responses.Run, error) {
+					return queryRuns(ctx, tx, `SELECT data FROM runs WHERE done = 0 AND status IN ('in_progress', 'cancelled')
+	AND lease_expires_at <= ? ORDER BY created_at, id`, now.UnixNano())
+				},
+				Queued: func() (*responses.Run, error) {
+					queued, err := queryRuns(ctx, tx, `SELECT data FROM runs WHERE done = 0 AND status = 'queued' ORDER BY created_at, id LIMIT 1`)
+					if err != nil || len(queued) == 0 {
+						return nil, err
+					}
+					return queued[0], nil
+				},
+				Write: func(r *responses.Run) error { return putRun(ctx, tx, r, false) },
+			})
+		})
 	})
-	if err != nil {
-		return nil, nil, fmt.Errorf("sqlite: claiming a run: %w", err)
-	}
-	if claimed == nil {
-		return nil, reaped, responses.ErrNoRun
-	}
-	return claimed, reaped, nil
 }
 
 // UpdateRun implements [responses.RunStore].
