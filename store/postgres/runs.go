@@ -105,9 +105,25 @@ func (s *RunStore) GetRun(ctx context.Context, owner, id string) (*responses.Run
 
 // ClaimRun implements [responses.RunStore] in one transaction.
 func (s *RunStore) ClaimRun(ctx context.Context, p responses.RunClaim) (*responses.Run, []*responses.Run, error) {
-	return sqlstore.ClaimRun("postgres", p, claimBatch, func(claim func(sqlstore.RunTx) error) error {
+	return sqlstore.ClaimRun("postgres", p, claimBatch, s.inTx(ctx))
+}
+
+// UpdateRun implements [responses.RunStore].
+func (s *RunStore) UpdateRun(ctx context.Context, p responses.RunUpdate) (*responses.Run, error) {
+	return sqlstore.UpdateRun(p, s.inTx(ctx))
+}
+
+// CancelRun implements [responses.RunStore].
+func (s *RunStore) CancelRun(ctx context.Context, owner, id string, now time.Time) (*responses.Run, error) {
+	return sqlstore.CancelRun(owner, id, now, s.inTx(ctx))
+}
+
+// inTx runs f in a write transaction (retried), with the reads and
+// writes of runs of sqlstore.RunTx.
+func (s *RunStore) inTx(ctx context.Context) func(f func(sqlstore.RunTx) error) error {
+	return func(f func(sqlstore.RunTx) error) error {
 		return s.db.tx(ctx, true, func(tx pgx.Tx) error {
-			return claim(sqlstore.RunTx{
+			return f(sqlstore.RunTx{
 				Expired: func(now time.Time) ([]*responses.Run, error) {
 					rows, err := tx.Query(ctx, s.db.q(`SELECT data FROM gk_runs
 						WHERE NOT done AND status IN ('in_progress', 'cancelled') AND lease_ns <= $1
@@ -125,75 +141,12 @@ func (s *RunStore) ClaimRun(ctx context.Context, p responses.RunClaim) (*respons
 					}
 					return r, err
 				},
-				Write: func(r *responses.Run) error { return s.write(ctx, tx, r, false) },
+				Get:     func(id string) (*responses.Run, error) { return s.lockRun(ctx, tx, id) },
+				Missing: func(id string) error { return fmt.Errorf("postgres: run %s: %w", id, responses.ErrNotFound) },
+				Write:   func(r *responses.Run) error { return s.write(ctx, tx, r, false) },
 			})
 		})
-	})
-}
-
-// UpdateRun implements [responses.RunStore].
-func (s *RunStore) UpdateRun(ctx context.Context, p responses.RunUpdate) (*responses.Run, error) {
-	var (
-		out       *responses.Run
-		cancelled bool
-		runs      int
-	)
-	err := s.db.tx(ctx, true, func(tx pgx.Tx) error {
-		runs++
-		r, err := s.lockRun(ctx, tx, p.ID)
-		if err != nil {
-			return err
-		}
-		err = responses.ApplyRunUpdate(r, p)
-		cancelled = errors.Is(err, responses.ErrRunCancelled)
-		if err != nil && !cancelled {
-			if runs > 1 && p.Finish != nil && errors.Is(err, responses.ErrRunEnded) && r.Attempts == p.Attempt {
-				out = r // our own Finish, whose COMMIT's answer was lost
-				return nil
-			}
-			return err
-		}
-		out = r
-		return s.write(ctx, tx, r, false)
-	})
-	if err != nil {
-		return nil, err
 	}
-	if cancelled {
-		return out, responses.ErrRunCancelled
-	}
-	return out, nil
-}
-
-// CancelRun implements [responses.RunStore].
-func (s *RunStore) CancelRun(ctx context.Context, owner, id string, now time.Time) (*responses.Run, error) {
-	var (
-		out   *responses.Run
-		ended bool
-	)
-	err := s.db.tx(ctx, true, func(tx pgx.Tx) error {
-		out, ended = nil, false
-		r, err := s.lockRun(ctx, tx, id)
-		if err != nil {
-			return err
-		}
-		if r.Owner != owner {
-			return fmt.Errorf("postgres: run %s: %w", id, responses.ErrNotFound)
-		}
-		out = r
-		if err := responses.ApplyRunCancel(r, now); err != nil {
-			ended = true
-			return nil
-		}
-		return s.write(ctx, tx, r, false)
-	})
-	if err != nil {
-		return nil, err
-	}
-	if ended {
-		return out, responses.ErrRunEnded
-	}
-	return out, nil
 }
 
 // AppendEvents implements [responses.RunStore].

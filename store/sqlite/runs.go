@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -126,9 +125,25 @@ func queryRuns(ctx context.Context, tx *sql.Tx, query string, args ...any) ([]*r
 
 // ClaimRun implements [responses.RunStore].
 func (s *RunStore) ClaimRun(ctx context.Context, p responses.RunClaim) (*responses.Run, []*responses.Run, error) {
-	return sqlstore.ClaimRun("sqlite", p, 0, func(claim func(sqlstore.RunTx) error) error {
+	return sqlstore.ClaimRun("sqlite", p, 0, s.inTx(ctx))
+}
+
+// UpdateRun implements [responses.RunStore].
+func (s *RunStore) UpdateRun(ctx context.Context, p responses.RunUpdate) (*responses.Run, error) {
+	return sqlstore.UpdateRun(p, s.inTx(ctx))
+}
+
+// CancelRun implements [responses.RunStore].
+func (s *RunStore) CancelRun(ctx context.Context, owner, id string, now time.Time) (*responses.Run, error) {
+	return sqlstore.CancelRun(owner, id, now, s.inTx(ctx))
+}
+
+// inTx runs f in a write transaction, with the reads and writes of runs
+// of sqlstore.RunTx.
+func (s *RunStore) inTx(ctx context.Context) func(f func(sqlstore.RunTx) error) error {
+	return func(f func(sqlstore.RunTx) error) error {
 		return s.db.write(ctx, func(tx *sql.Tx) error {
-			return claim(sqlstore.RunTx{
+			return f(sqlstore.RunTx{
 				Expired: func(now time.Time) ([]*responses.Run, error) {
 					return queryRuns(ctx, tx, `SELECT data FROM runs WHERE done = 0 AND status IN ('in_progress', 'cancelled')
 	AND lease_expires_at <= ? ORDER BY created_at, id`, now.UnixNano())
@@ -140,64 +155,12 @@ func (s *RunStore) ClaimRun(ctx context.Context, p responses.RunClaim) (*respons
 					}
 					return queued[0], nil
 				},
-				Write: func(r *responses.Run) error { return putRun(ctx, tx, r, false) },
+				Get:     func(id string) (*responses.Run, error) { return getRun(ctx, tx, id) },
+				Missing: func(id string) error { return fmt.Errorf("%w: run %s", responses.ErrNotFound, id) },
+				Write:   func(r *responses.Run) error { return putRun(ctx, tx, r, false) },
 			})
 		})
-	})
-}
-
-// UpdateRun implements [responses.RunStore].
-func (s *RunStore) UpdateRun(ctx context.Context, p responses.RunUpdate) (*responses.Run, error) {
-	var out *responses.Run
-	var cancelled bool
-	err := s.db.write(ctx, func(tx *sql.Tx) error {
-		r, err := getRun(ctx, tx, p.ID)
-		if err != nil {
-			return err
-		}
-		err = responses.ApplyRunUpdate(r, p)
-		cancelled = errors.Is(err, responses.ErrRunCancelled)
-		if err != nil && !cancelled {
-			return err
-		}
-		out = r
-		return putRun(ctx, tx, r, false)
-	})
-	if err != nil {
-		return nil, err
 	}
-	if cancelled {
-		return out, responses.ErrRunCancelled
-	}
-	return out, nil
-}
-
-// CancelRun implements [responses.RunStore].
-func (s *RunStore) CancelRun(ctx context.Context, owner, id string, now time.Time) (*responses.Run, error) {
-	var out *responses.Run
-	var ended bool
-	err := s.db.write(ctx, func(tx *sql.Tx) error {
-		r, err := getRun(ctx, tx, id)
-		if err != nil {
-			return err
-		}
-		if r.Owner != owner {
-			return fmt.Errorf("%w: run %s", responses.ErrNotFound, id)
-		}
-		out = r
-		if err := responses.ApplyRunCancel(r, now); err != nil {
-			ended = errors.Is(err, responses.ErrRunEnded)
-			return err
-		}
-		return putRun(ctx, tx, r, false)
-	})
-	if ended {
-		return out, responses.ErrRunEnded
-	}
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
 }
 
 // AppendEvents implements [responses.RunStore].
