@@ -1,11 +1,10 @@
 package chat
 
 import (
-	"context"
-	"iter"
 	"strings"
 
 	"github.com/gatewaykit/gatewaykit/internal/chatchain"
+	"github.com/gatewaykit/gatewaykit/internal/choices"
 	"github.com/gatewaykit/gatewaykit/internal/pipeline"
 )
 
@@ -51,45 +50,9 @@ type intercepted struct {
 
 // chatFamily is what pipeline.Intercepted needs to know of this
 // package's types.
-var chatFamily = pipeline.Family[*Params, *Result, Delta]{
-	Call: func(p *Params) (string, any) { return p.Request.Model, p.Request },
-	// An interceptor's own reply: its text as every choice's content.
-	Own: func(p *Params, r *pipeline.Reply) *Result {
-		res := &Result{Choices: make([]Output, p.Request.Choices()),
-			Usage: Usage{PromptTokens: pipeline.Tokens(r.Usage.Input), CompletionTokens: pipeline.Tokens(r.Usage.Output)}}
-		for i := range res.Choices {
-			res.Choices[i].Content = r.Text
-		}
-		return res
-	},
-	Deltas: func(ctx context.Context, b pipeline.Completer[*Params, *Result], p *Params) iter.Seq2[Delta, error] {
-		return Deltas(ctx, b, p)
-	},
-	Texts: func(res *Result, f func(int, *string)) {
-		if res != nil {
-			for i := range res.Choices {
-				f(i, &res.Choices[i].Content)
-			}
-		}
-	},
-	Usage: func(res *Result) pipeline.Usage {
-		if res == nil {
-			return pipeline.Usage{}
-		}
-		return pipeline.Usage{Input: int64(res.Usage.PromptTokens), Output: int64(res.Usage.CompletionTokens)}
-	},
-	SetUsage: func(res *Result, u pipeline.Usage) {
-		if res != nil {
-			res.Usage.PromptTokens, res.Usage.CompletionTokens = pipeline.Tokens(u.Input), pipeline.Tokens(u.Output)
-		}
-	},
-	Delta: func(d *Delta) (int, *string, pipeline.Usage, bool) {
-		if d.Usage == nil {
-			return d.Choice, &d.Content, pipeline.Usage{}, false
-		}
-		return d.Choice, &d.Content, pipeline.Usage{Input: int64(d.Usage.PromptTokens), Output: int64(d.Usage.CompletionTokens)}, true
-	},
-	UsageDelta: func(u pipeline.Usage) Delta {
-		return Delta{Usage: &Usage{PromptTokens: pipeline.Tokens(u.Input), CompletionTokens: pipeline.Tokens(u.Output)}}
-	},
-}
+var chatFamily = choices.Family("chat", choices.Types[*Params, Result, Output, Delta]{
+	Call:   func(p *Params) (string, any, int) { return p.Request.Model, p.Request, p.Request.Choices() },
+	Result: func(res *Result) (*[]Output, *Usage) { return &res.Choices, &res.Usage },
+	Text:   func(o *Output) *string { return &o.Content },
+	Delta:  func(d *Delta) (*int, *string, **Usage) { return &d.Choice, &d.Content, &d.Usage },
+}, Deltas)

@@ -16,18 +16,17 @@ import (
 // the first failure as a 400 naming the field. Every rule lives here, in
 // plain Go: no struct tags, no reflection on the hot path.
 func validate(v *validator.Validate, req *Request) error {
-	if err := checkFields(req); err != nil {
-		return err
-	}
+	return validation.Request(v, req, checkFields, checkMessages, checkToolChoice)
+}
+
+// checkMessages checks the content of each message (checkMessage).
+func checkMessages(req *Request) error {
 	for i := range req.Messages {
 		if err := checkMessage(i, &req.Messages[i]); err != nil {
 			return err
 		}
 	}
-	if err := checkToolChoice(req); err != nil {
-		return err
-	}
-	return validation.Struct(v, req)
+	return nil
 }
 
 // checkMessage checks the content of message i. Paths are built only for

@@ -1,11 +1,10 @@
 package completions
 
 import (
-	"context"
-	"iter"
 	"strings"
 
 	"github.com/gatewaykit/gatewaykit/endpoint"
+	"github.com/gatewaykit/gatewaykit/internal/choices"
 	"github.com/gatewaykit/gatewaykit/internal/pipeline"
 )
 
@@ -31,46 +30,9 @@ type intercepted struct {
 
 // completionsFamily is what pipeline.Intercepted needs to know of this
 // package's types.
-var completionsFamily = pipeline.Family[*Params, *Result, Delta]{
-	Name: "completions",
-	Call: func(p *Params) (string, any) { return p.Request.Model, p.Request },
-	// An interceptor's own reply: its text as every choice's.
-	Own: func(p *Params, r *pipeline.Reply) *Result {
-		res := &Result{Choices: make([]Output, p.Request.Choices()),
-			Usage: endpoint.Usage{PromptTokens: pipeline.Tokens(r.Usage.Input), CompletionTokens: pipeline.Tokens(r.Usage.Output)}}
-		for i := range res.Choices {
-			res.Choices[i].Text = r.Text
-		}
-		return res
-	},
-	Deltas: func(ctx context.Context, b pipeline.Completer[*Params, *Result], p *Params) iter.Seq2[Delta, error] {
-		return Deltas(ctx, b, p)
-	},
-	Texts: func(res *Result, f func(int, *string)) {
-		if res != nil {
-			for i := range res.Choices {
-				f(i, &res.Choices[i].Text)
-			}
-		}
-	},
-	Usage: func(res *Result) pipeline.Usage {
-		if res == nil {
-			return pipeline.Usage{}
-		}
-		return pipeline.Usage{Input: int64(res.Usage.PromptTokens), Output: int64(res.Usage.CompletionTokens)}
-	},
-	SetUsage: func(res *Result, u pipeline.Usage) {
-		if res != nil {
-			res.Usage.PromptTokens, res.Usage.CompletionTokens = pipeline.Tokens(u.Input), pipeline.Tokens(u.Output)
-		}
-	},
-	Delta: func(d *Delta) (int, *string, pipeline.Usage, bool) {
-		if d.Usage == nil {
-			return d.Choice, &d.Text, pipeline.Usage{}, false
-		}
-		return d.Choice, &d.Text, pipeline.Usage{Input: int64(d.Usage.PromptTokens), Output: int64(d.Usage.CompletionTokens)}, true
-	},
-	UsageDelta: func(u pipeline.Usage) Delta {
-		return Delta{Usage: &endpoint.Usage{PromptTokens: pipeline.Tokens(u.Input), CompletionTokens: pipeline.Tokens(u.Output)}}
-	},
-}
+var completionsFamily = choices.Family("completions", choices.Types[*Params, Result, Output, Delta]{
+	Call:   func(p *Params) (string, any, int) { return p.Request.Model, p.Request, p.Request.Choices() },
+	Result: func(res *Result) (*[]Output, *endpoint.Usage) { return &res.Choices, &res.Usage },
+	Text:   func(o *Output) *string { return &o.Text },
+	Delta:  func(d *Delta) (*int, *string, **endpoint.Usage) { return &d.Choice, &d.Text, &d.Usage },
+}, Deltas)

@@ -1,7 +1,7 @@
 package conversations
 
 import (
-	"container/list"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/internal/lru"
 	"github.com/gatewaykit/gatewaykit/responses"
 )
 
@@ -47,25 +48,18 @@ type MemoryStoreOptions struct {
 // nothing. Conversations do not expire: as in OpenAI's API, they
 // are kept until deleted (or evicted).
 type MemoryStore struct {
-	maxN     int
 	maxBytes int64
 
 	mu    sync.Mutex
-	order *list.List // of *memConv, least recently changed first
-	byKey map[memKey]*list.Element
-	bytes int64 // estimated size of the conversations held
+	convs *lru.List[*memConv] // least recently changed first; an entry's Size is the whole conversation's
 }
-
-type memKey struct{ owner, id string }
 
 // memConv is a conversation held: its items, their ids and sizes.
 type memConv struct {
-	key   memKey
 	conv  *Conversation // replaced, never modified, by Update
 	items []responses.Item
 	sizes []int64 // of items
 	held  map[string]bool
-	size  int64 // of the whole conversation
 }
 
 // NewMemoryStore returns an empty store with the bounds of opts; nil
@@ -75,13 +69,9 @@ func NewMemoryStore(opts *MemoryStoreOptions) *MemoryStore {
 	if opts != nil {
 		o = *opts
 	}
-	if o.MaxConversations == 0 {
-		o.MaxConversations = DefaultMaxConversations
-	}
-	if o.MaxBytes == 0 {
-		o.MaxBytes = DefaultMaxBytes
-	}
-	return &MemoryStore{maxN: o.MaxConversations, maxBytes: o.MaxBytes, order: list.New(), byKey: make(map[memKey]*list.Element)}
+	o.MaxConversations = cmp.Or(o.MaxConversations, DefaultMaxConversations)
+	o.MaxBytes = cmp.Or(o.MaxBytes, DefaultMaxBytes)
+	return &MemoryStore{maxBytes: o.MaxBytes, convs: lru.New[*memConv](o.MaxConversations, o.MaxBytes)}
 }
 
 var _ Store = (*MemoryStore)(nil)
@@ -151,64 +141,41 @@ func (s *MemoryStore) Create(_ context.Context, owner string, c *Conversation, i
 	if err != nil {
 		return err
 	}
-	mc := &memConv{key: memKey{owner, c.ID}, conv: c, items: slices.Clone(items), sizes: sizes,
-		held: make(map[string]bool, len(items)), size: convOverhead + metadataSize(c.Metadata) + total}
+	mc := &memConv{conv: c, items: slices.Clone(items), sizes: sizes, held: make(map[string]bool, len(items))}
+	size := convOverhead + metadataSize(c.Metadata) + total
 	for i := range items {
 		mc.held[items[i].ID] = true
 	}
-	if s.maxBytes >= 0 && mc.size > s.maxBytes {
-		return s.tooLarge(c.ID, mc.size)
+	if s.maxBytes >= 0 && size > s.maxBytes {
+		return s.tooLarge(c.ID, size)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.byKey[mc.key]; ok {
+	k := lru.Key{Owner: owner, ID: c.ID}
+	if _, ok := s.convs.Get(k); ok {
 		return fmt.Errorf("conversations: MemoryStore.Create: conversation %q exists already", c.ID)
 	}
-	s.byKey[mc.key] = s.order.PushBack(mc)
-	s.bytes += mc.size
-	s.pruneLocked(mc)
+	e := s.convs.Push(k, mc, size)
+	s.convs.Prune(e, nil)
 	return nil
 }
 
-// lookupLocked returns owner's conversation id, or ErrNotFound.
-func (s *MemoryStore) lookupLocked(owner, id string) (*list.Element, *memConv, error) {
-	el, ok := s.byKey[memKey{owner, id}]
+// lookupLocked returns owner's conversation id, and its entry, or
+// ErrNotFound.
+func (s *MemoryStore) lookupLocked(owner, id string) (*lru.Entry[*memConv], *memConv, error) {
+	e, ok := s.convs.Get(lru.Key{Owner: owner, ID: id})
 	if !ok {
 		return nil, nil, notFound(id)
 	}
-	return el, el.Value.(*memConv), nil
+	return e, e.Value, nil
 }
 
-// changedLocked records that mc, at el, changed by delta bytes: it is
-// now the most recently changed, and the others are evicted as the
-// bounds require.
-func (s *MemoryStore) changedLocked(el *list.Element, mc *memConv, delta int64) {
-	mc.size += delta
-	s.bytes += delta
-	s.order.MoveToBack(el)
-	s.pruneLocked(mc)
-}
-
-// pruneLocked evicts the least recently changed conversations but keep
-// until the count and the size are within their bounds.
-func (s *MemoryStore) pruneLocked(keep *memConv) {
-	for el := s.order.Front(); el != nil; {
-		if (s.maxN < 0 || s.order.Len() <= s.maxN) && (s.maxBytes < 0 || s.bytes <= s.maxBytes) {
-			return
-		}
-		next := el.Next()
-		if mc := el.Value.(*memConv); mc != keep {
-			s.removeLocked(el)
-		}
-		el = next
-	}
-}
-
-func (s *MemoryStore) removeLocked(el *list.Element) {
-	mc := el.Value.(*memConv)
-	s.order.Remove(el)
-	delete(s.byKey, mc.key)
-	s.bytes -= mc.size
+// changedLocked records that the conversation of e changed by delta
+// bytes: it is now the most recently changed, and the others are
+// evicted as the bounds require.
+func (s *MemoryStore) changedLocked(e *lru.Entry[*memConv], delta int64) {
+	s.convs.Grow(e, delta)
+	s.convs.Prune(e, nil)
 }
 
 // Get implements [Store].
@@ -234,7 +201,7 @@ func (s *MemoryStore) Update(_ context.Context, owner, id string, metadata map[s
 	c.Metadata = metadata
 	delta := metadataSize(metadata) - metadataSize(mc.conv.Metadata)
 	mc.conv = &c
-	s.changedLocked(el, mc, delta)
+	s.changedLocked(el, delta)
 	return mc.conv, nil
 }
 
@@ -246,7 +213,7 @@ func (s *MemoryStore) Delete(_ context.Context, owner, id string) error {
 	if err != nil {
 		return err
 	}
-	s.removeLocked(el)
+	s.convs.Remove(el)
 	return nil
 }
 
@@ -265,15 +232,15 @@ func (s *MemoryStore) AppendItems(_ context.Context, owner, id string, items []r
 	if dup := duplicate(mc.held, items); dup != "" {
 		return &responses.DuplicateItemError{ID: dup}
 	}
-	if s.maxBytes >= 0 && mc.size+total > s.maxBytes {
-		return s.tooLarge(id, mc.size+total)
+	if s.maxBytes >= 0 && el.Size+total > s.maxBytes {
+		return s.tooLarge(id, el.Size+total)
 	}
 	mc.items = append(mc.items, items...)
 	mc.sizes = append(mc.sizes, sizes...)
 	for i := range items {
 		mc.held[items[i].ID] = true
 	}
-	s.changedLocked(el, mc, total)
+	s.changedLocked(el, total)
 	return nil
 }
 
@@ -361,7 +328,7 @@ func (s *MemoryStore) DeleteItem(_ context.Context, owner, id, itemID string) (*
 	mc.items = slices.Delete(mc.items, i, i+1)
 	mc.sizes = slices.Delete(mc.sizes, i, i+1)
 	delete(mc.held, itemID)
-	s.changedLocked(el, mc, -size)
+	s.changedLocked(el, -size)
 	return mc.conv, nil
 }
 
@@ -369,7 +336,7 @@ func (s *MemoryStore) DeleteItem(_ context.Context, owner, id, itemID string) (*
 func (s *MemoryStore) Len() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.order.Len()
+	return s.convs.Len()
 }
 
 func notFound(id string) error {

@@ -58,9 +58,7 @@ var (
 )
 
 type handler struct {
-	backend chat.Backend
-	catalog models.Catalog
-	cfg     pipeline.Config
+	chatchain.Handler[chat.Backend]
 }
 
 // NewHandler returns the handler of the Gemini-style content generation
@@ -80,11 +78,7 @@ type handler struct {
 // NewHandler panics if catalog or backend is nil. The handler is safe for
 // concurrent use.
 func NewHandler(catalog models.Catalog, backend chat.Backend, opts ...Option) http.Handler {
-	pipeline.MustHave("gemini", catalog, backend)
-	h := &handler{catalog: catalog, cfg: pipeline.New(opts, Option.ApplyToGemini)}
-	h.backend = chatchain.Wrap(backend, "gemini", h.cfg.Chain).(chat.Backend)
-	h.cfg.Renderer.Shape = apierrors.Google
-	return h
+	return &handler{chatchain.New("gemini", catalog, backend, pipeline.New(opts, Option.ApplyToGemini), apierrors.Google)}
 }
 
 // Action splits the end of a Gemini-style path, the {action...} of
@@ -121,26 +115,26 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	telemetry.SetRoute(r.Context(), Pattern)
 	model, method, ok := Action(action(r))
 	if !ok {
-		h.cfg.Fail(w, r, errMethod(r.URL.Path))
+		h.Cfg.Fail(w, r, errMethod(r.URL.Path))
 		return
 	}
 	ctx := r.Context()
 	ad := &admission{h: h, model: model}
-	p, prompt, rsv, err := pipeline.Admit[Request, *chat.Params](&h.cfg, h.catalog, models.Compat, ad, w, r)
+	p, prompt, rsv, err := pipeline.Admit[Request, *chat.Params](&h.Cfg, h.Catalog, models.Compat, ad, w, r)
 	if err != nil {
-		h.cfg.Fail(w, r, err)
+		h.Cfg.Fail(w, r, err)
 		return
 	}
 	if method == MethodGenerate {
 		var used pipeline.Usage
-		defer func() { h.cfg.SettleCall(ctx, rsv, used, err) }()
+		defer func() { h.Cfg.SettleCall(ctx, rsv, used, err) }()
 		used, err = h.reply(w, r, p, ad.thoughts)
 		if err != nil {
-			h.cfg.Fail(w, r, err)
+			h.Cfg.Fail(w, r, err)
 		}
 		return
 	}
-	sw := newWire(w, r, r.URL.Query().Get("alt") == "sse", h.cfg.KeepAlive)
+	sw := newWire(w, r, r.URL.Query().Get("alt") == "sse", h.Cfg.KeepAlive)
 	defer sw.close()
 	tr := newTranslator(model, p.Request.Choices(), ad.thoughts, prompt)
 	err = h.stream(ctx, sw, tr, p)
@@ -153,7 +147,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		h.endWithError(w, r, sw, err)
 	}
-	h.cfg.SettleCall(ctx, rsv, tr.used(), err)
+	h.Cfg.SettleCall(ctx, rsv, tr.used(), err)
 }
 
 // stream writes the events of the backend's stream of p as chat's
@@ -164,7 +158,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (h *handler) stream(ctx context.Context, sw *wire, tr *translator, p *chat.Params) error {
 	return pipeline.WriteDeltas(ctx, sw, func(ctx context.Context, flush func()) iter.Seq2[chat.Delta, error] {
 		p.SetFlush(flush)
-		return chat.Deltas(ctx, h.backend, p)
+		return chat.Deltas(ctx, h.Backend, p)
 	}, &deltaWriter{tr: tr, sw: sw})
 }
 
@@ -202,19 +196,19 @@ func (h *handler) endWithError(w http.ResponseWriter, r *http.Request, sw *wire,
 		return
 	}
 	if sw.abandon() {
-		h.cfg.Fail(w, r, err)
+		h.Cfg.Fail(w, r, err)
 		return
 	}
-	h.cfg.Hook(r, err)
+	h.Cfg.Hook(r, err)
 	e := apierrors.From(err)
-	h.cfg.Renderer.Logger.LogAttrs(r.Context(), levelOf(e), "gemini: stream failed", errorAttr(e))
+	h.Cfg.Renderer.Logger.LogAttrs(r.Context(), levelOf(e), "gemini: stream failed", errorAttr(e))
 	_ = sw.fail(errorBody(e))
 }
 
 // reply asks the backend for the whole reply and writes it; it returns
 // the usage to charge.
 func (h *handler) reply(w http.ResponseWriter, r *http.Request, p *chat.Params, thoughts bool) (pipeline.Usage, error) {
-	res, err := h.backend.Complete(r.Context(), p)
+	res, err := h.Backend.Complete(r.Context(), p)
 	if err != nil {
 		return pipeline.Usage{}, err
 	}
@@ -247,7 +241,7 @@ type admission struct {
 
 // Decode reads and decodes the request body.
 func (a *admission) Decode(w http.ResponseWriter, r *http.Request, req *Request) ([]byte, error) {
-	body, err := httpjson.ReadJSON(w, r, a.h.cfg.MaxBytes)
+	body, err := httpjson.ReadJSON(w, r, a.h.Cfg.MaxBytes)
 	if err != nil {
 		return nil, err
 	}

@@ -47,9 +47,7 @@ var (
 )
 
 type handler struct {
-	backend chat.Backend
-	catalog models.Catalog
-	cfg     pipeline.Config
+	chatchain.Handler[chat.Backend]
 }
 
 // params is what the handler hands its backend: the chat request that a
@@ -76,16 +74,12 @@ type params struct {
 // NewHandler panics if catalog or backend is nil. The handler is safe for
 // concurrent use.
 func NewHandler(catalog models.Catalog, backend chat.Backend, opts ...Option) http.Handler {
-	pipeline.MustHave("messages", catalog, backend)
-	h := &handler{catalog: catalog, cfg: pipeline.New(opts, Option.ApplyToMessages)}
-	h.backend = chatchain.Wrap(backend, "messages", h.cfg.Chain).(chat.Backend)
-	h.cfg.Renderer.Shape = apierrors.Messages
-	return h
+	return &handler{chatchain.New("messages", catalog, backend, pipeline.New(opts, Option.ApplyToMessages), apierrors.Messages)}
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	telemetry.SetRoute(r.Context(), Pattern)
-	pipeline.Serve(&h.cfg, h.catalog, models.Compat, h, shouldRetryWriter{w}, r)
+	pipeline.Serve(&h.Cfg, h.Catalog, models.Compat, h, shouldRetryWriter{w}, r)
 }
 
 // shouldRetryWriter adds "x-should-retry: false" to the error replies
@@ -108,7 +102,7 @@ func (w shouldRetryWriter) Flush() { _ = http.NewResponseController(w.ResponseWr
 
 // Decode reads the request body and decodes it into req.
 func (h *handler) Decode(w http.ResponseWriter, r *http.Request, req *Request) ([]byte, error) {
-	body, err := httpjson.ReadJSON(w, r, h.cfg.MaxBytes)
+	body, err := httpjson.ReadJSON(w, r, h.Cfg.MaxBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -146,7 +140,7 @@ func (h *handler) Streams(p *params) bool { return p.chat.Request.Stream }
 
 // Reply writes the JSON reply to p.
 func (h *handler) Reply(w http.ResponseWriter, r *http.Request, p *params) (pipeline.Usage, error) {
-	res, err := h.backend.Complete(r.Context(), &p.chat)
+	res, err := h.Backend.Complete(r.Context(), &p.chat)
 	if err == nil {
 		err = checkResult(res)
 	}
@@ -185,12 +179,12 @@ func checkResult(res *chat.Result) error {
 // flush.
 func (h *handler) Deltas(ctx context.Context, p *params, flush func()) iter.Seq2[chat.Delta, error] {
 	p.chat.SetFlush(flush)
-	return chat.Deltas(ctx, h.backend, &p.chat)
+	return chat.Deltas(ctx, h.Backend, &p.chat)
 }
 
 // NewStream returns the event writer of the stream of p.
 func (h *handler) NewStream(r *http.Request, s *sse.Stream, p *params) pipeline.DeltaWriter[chat.Delta] {
-	return newEventWriter(s, &h.cfg, p.chat.Request.Model, p.prompt)
+	return newEventWriter(s, &h.Cfg, p.chat.Request.Model, p.prompt)
 }
 
 // Routes returns the route of h, normally the handler of [NewHandler]:

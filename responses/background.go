@@ -2,22 +2,20 @@ package responses
 
 import (
 	"bytes"
+	"cmp"
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"iter"
 	"log/slog"
 	"net/http"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/sync/semaphore"
-
 	"github.com/gatewaykit/gatewaykit/auth"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/internal/leasepool"
 	"github.com/gatewaykit/gatewaykit/internal/pipeline"
 	"github.com/gatewaykit/gatewaykit/models"
 )
@@ -73,33 +71,21 @@ func WithWorkers(n int) BackgroundOption { return func(c *bgConfig) { c.workers 
 // store for work again when it found none. Default [DefaultRunPoll];
 // [Background.Wake] (which the handler calls at each create) cuts it short.
 func WithPollInterval(d time.Duration) BackgroundOption {
-	return func(c *bgConfig) {
-		if d > 0 {
-			c.poll = d
-		}
-	}
+	return func(c *bgConfig) { leasepool.Positive(&c.poll, d) }
 }
 
 // WithFollowInterval sets how often a stream that follows a run asks the
 // store for new events when no worker of this process told it of any
 // (the run is on another replica). Default [DefaultFollowPoll].
 func WithFollowInterval(d time.Duration) BackgroundOption {
-	return func(c *bgConfig) {
-		if d > 0 {
-			c.follow = d
-		}
-	}
+	return func(c *bgConfig) { leasepool.Positive(&c.follow, d) }
 }
 
 // WithLease sets the lease of a claimed run (see [RunStore]). Default
 // [DefaultRunLease] (30 s): a run whose process died is taken over (or
 // failed) by another once it runs out.
 func WithLease(d time.Duration) BackgroundOption {
-	return func(c *bgConfig) {
-		if d > 0 {
-			c.lease = d
-		}
-	}
+	return func(c *bgConfig) { leasepool.Positive(&c.lease, d) }
 }
 
 // WithCancelCheck sets how often the worker of a run renews its lease
@@ -107,43 +93,27 @@ func WithLease(d time.Duration) BackgroundOption {
 // on its own process stops it at once). Default [DefaultCancelCheck]
 // (1 s), and never less often than a third of the lease.
 func WithCancelCheck(d time.Duration) BackgroundOption {
-	return func(c *bgConfig) {
-		if d > 0 {
-			c.check = d
-		}
-	}
+	return func(c *bgConfig) { leasepool.Positive(&c.check, d) }
 }
 
 // WithMaxAttempts sets how many times a run that no client has seen any
 // of may be claimed before a lease that runs out fails it. Default
 // [DefaultRunMaxAttempts].
 func WithMaxAttempts(n int) BackgroundOption {
-	return func(c *bgConfig) {
-		if n > 0 {
-			c.maxAttempts = n
-		}
-	}
+	return func(c *bgConfig) { leasepool.Positive(&c.maxAttempts, n) }
 }
 
 // WithRetention sets how long an ended run (and the event log that GET
 // ?stream=true replays) is kept. Default [DefaultRunRetention] (24 h).
 // The response itself is kept by the handler's [Store] as any other.
 func WithRetention(d time.Duration) BackgroundOption {
-	return func(c *bgConfig) {
-		if d > 0 {
-			c.retention = d
-		}
-	}
+	return func(c *bgConfig) { leasepool.Positive(&c.retention, d) }
 }
 
 // WithWorkerName sets the name runs are claimed under. Default: host
 // name, process id and a random suffix.
 func WithWorkerName(name string) BackgroundOption {
-	return func(c *bgConfig) {
-		if name != "" {
-			c.name = name
-		}
-	}
+	return func(c *bgConfig) { c.name = cmp.Or(name, c.name) }
 }
 
 // WithRunLogger sets the logger of the workers. Default: none.
@@ -159,9 +129,7 @@ func WithRunLogger(l *slog.Logger) BackgroundOption {
 // at create: the run's charge is settled there when it ends, whatever
 // ends it. It must be the store given to auth.Middleware. Without it, a
 // charged run's reservation is never settled (an error is logged).
-func WithKeyStore(keys auth.KeyStore) BackgroundOption {
-	return func(c *bgConfig) { c.keys = keys }
-}
+func WithKeyStore(keys auth.KeyStore) BackgroundOption { return func(c *bgConfig) { c.keys = keys } }
 
 // Background runs the background responses of a handler ("background":
 // true; see the package documentation): a bounded pool of workers that
@@ -178,15 +146,9 @@ type Background struct {
 	runs RunStore
 	cfg  bgConfig
 	h    atomic.Pointer[handler]
-
-	wake     chan struct{}
-	started  atomic.Bool
-	stopOnce sync.Once
-	stopping chan struct{}
-	done     chan struct{}
+	pool *leasepool.Pool
 
 	mu      sync.Mutex
-	cancel  context.CancelFunc                    // of the running runs
 	running map[string]context.CancelCauseFunc    // the runs of this process, by id
 	subs    map[string]map[chan struct{}]struct{} // the followers of this process, by run id
 	pruned  time.Time
@@ -206,12 +168,8 @@ func NewBackground(store RunStore, opts ...BackgroundOption) *Background {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	if cfg.name == "" {
-		host, _ := os.Hostname()
-		cfg.name = fmt.Sprintf("%s-%d-%s", host, os.Getpid(), rand.Text()[:6])
-	}
-	return &Background{runs: store, cfg: cfg, wake: make(chan struct{}, 1), stopping: make(chan struct{}),
-		done: make(chan struct{}), running: map[string]context.CancelCauseFunc{}, subs: map[string]map[chan struct{}]struct{}{}}
+	cfg.name = leasepool.WorkerName(cfg.name, "")
+	return &Background{runs: store, cfg: cfg, pool: leasepool.New("responses: Background.Run", cfg.workers, cfg.poll), running: map[string]context.CancelCauseFunc{}, subs: map[string]map[chan struct{}]struct{}{}}
 }
 
 // WithBackground gives the handler the runner of its background
@@ -225,12 +183,7 @@ func WithBackground(b *Background) Option {
 func (b *Background) Store() RunStore { return b.runs }
 
 // Wake makes a waiting Background ask its store for work at once.
-func (b *Background) Wake() {
-	select {
-	case b.wake <- struct{}{}:
-	default:
-	}
-}
+func (b *Background) Wake() { b.pool.Wake() }
 
 // Run claims and runs runs until ctx is done or [Background.Shutdown] is
 // called, and returns once every run it started has returned. When ctx
@@ -242,91 +195,26 @@ func (b *Background) Run(ctx context.Context) error {
 	if b.h.Load() == nil {
 		return errors.New("responses: Background.Run: no handler has this Background (WithBackground)")
 	}
-	if !b.started.CompareAndSwap(false, true) {
-		return errors.New("responses: Background.Run called twice")
-	}
-	defer close(b.done)
-	runCtx, cancelRuns := context.WithCancel(ctx)
-	defer cancelRuns()
-	b.mu.Lock()
-	b.cancel = cancelRuns
-	b.mu.Unlock()
-	loopCtx, stopLoop := context.WithCancel(ctx)
-	defer stopLoop()
-	go func() {
-		select {
-		case <-b.stopping:
-			stopLoop()
-		case <-loopCtx.Done():
-		}
-	}()
-	sem := semaphore.NewWeighted(int64(b.cfg.workers))
-	var wg sync.WaitGroup
-	timer := time.NewTimer(b.cfg.poll)
-	timer.Stop()
-	for {
-		if err := sem.Acquire(loopCtx, 1); err != nil {
-			break
-		}
-		b.prune(loopCtx)
-		run, reaped, err := b.runs.ClaimRun(loopCtx, RunClaim{Worker: b.cfg.name, Now: b.now(),
-			Lease: b.cfg.lease, MaxAttempts: b.cfg.maxAttempts})
-		for _, r := range reaped {
-			b.reaped(loopCtx, r)
-		}
-		if err == nil {
-			wg.Go(func() {
-				defer sem.Release(1)
-				b.execute(runCtx, run)
-			})
-			continue
-		}
-		sem.Release(1)
-		if loopCtx.Err() != nil {
-			break
-		}
-		if !errors.Is(err, ErrNoRun) {
-			b.cfg.logger.LogAttrs(ctx, slog.LevelError, "responses: claiming a background run", slog.String("error", err.Error()))
-		}
-		timer.Reset(b.cfg.poll)
-		select {
-		case <-loopCtx.Done():
-		case <-b.wake:
-		case <-timer.C:
-		}
-		timer.Stop()
-	}
-	wg.Wait()
-	select {
-	case <-b.stopping:
-		return nil
-	default:
-		return ctx.Err()
-	}
+	return leasepool.Run(ctx, b.pool, leasepool.Claim[*Run]{
+		Claim: func(ctx context.Context) (*Run, error) {
+			b.prune(ctx)
+			run, reaped, err := b.runs.ClaimRun(ctx, RunClaim{Worker: b.cfg.name, Now: b.now(), Lease: b.cfg.lease, MaxAttempts: b.cfg.maxAttempts})
+			for _, r := range reaped {
+				b.reaped(ctx, r)
+			}
+			return run, err
+		},
+		NoWork: ErrNoRun,
+		Run:    b.execute,
+		Logger: b.cfg.logger,
+		Failed: "responses: claiming a background run",
+	})
 }
 
 // Shutdown stops claiming runs and waits for the running ones to end; if
 // ctx ends first, it stops them (they are released) and returns
 // ctx.Err(). It is safe to call more than once.
-func (b *Background) Shutdown(ctx context.Context) error {
-	b.stopOnce.Do(func() { close(b.stopping) })
-	if !b.started.Load() {
-		return nil
-	}
-	select {
-	case <-b.done:
-		return nil
-	case <-ctx.Done():
-	}
-	b.mu.Lock()
-	cancel := b.cancel
-	b.mu.Unlock()
-	if cancel != nil {
-		cancel()
-	}
-	<-b.done
-	return ctx.Err()
-}
+func (b *Background) Shutdown(ctx context.Context) error { return b.pool.Shutdown(ctx) }
 
 func (b *Background) now() time.Time {
 	if h := b.h.Load(); h != nil {
@@ -486,33 +374,10 @@ func (b *Background) execute(parent context.Context, run *Run) {
 	}
 	// The heartbeat renews the lease, and so learns of a cancel made on
 	// another process.
-	hbDone, hbStopped := make(chan struct{}), make(chan struct{})
-	stopHeartbeat := sync.OnceFunc(func() { close(hbDone); <-hbStopped })
+	stopHeartbeat := leasepool.Heartbeat(ctx, min(b.cfg.check, b.cfg.lease/3), errRunCancelled, func() {
+		_ = update(RunUpdate{Lease: b.cfg.lease})
+	})
 	defer stopHeartbeat()
-	go func() {
-		defer close(hbStopped)
-		tick := time.NewTicker(max(min(b.cfg.check, b.cfg.lease/3), time.Millisecond))
-		defer tick.Stop()
-		for {
-			select {
-			case <-hbDone:
-				return
-			case <-ctx.Done():
-				if context.Cause(ctx) != errRunCancelled {
-					return
-				}
-				// Cancelled: keep the lease while the run records its end.
-				select {
-				case <-hbDone:
-					return
-				case <-tick.C:
-					_ = update(RunUpdate{Lease: b.cfg.lease})
-				}
-			case <-tick.C:
-				_ = update(RunUpdate{Lease: b.cfg.lease})
-			}
-		}
-	}()
 
 	rctx := context.WithoutCancel(ctx) // the records of the run's end outlive its cancellation
 	fake, _ := http.NewRequestWithContext(rctx, http.MethodPost, "/v1/responses", nil)

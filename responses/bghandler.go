@@ -154,35 +154,50 @@ func (h *handler) streamParams(r *http.Request) (stream bool, after int, err err
 // getStream serves GET /v1/responses/{id}?stream=true.
 func (h *handler) getStream(w http.ResponseWriter, r *http.Request, id string, after int) {
 	ctx := r.Context()
-	owner, err := h.owner(ctx)
-	if err != nil {
-		h.cfg.Fail(w, r, err)
-		return
-	}
-	b := h.cfg.background
-	var run *Run
-	if b != nil {
-		run, err = b.runs.GetRun(ctx, owner, id)
-	} else {
-		err = ErrNotFound
-	}
+	notStreamed := apierrors.InvalidRequestf("stream", msgNotStreamed, apierrors.Quote(id))
+	// A response without a run (or not kept since) is not streamed.
+	_, run, ok, err := h.backgroundRun(w, r, id, notStreamed, func(runs RunStore, owner string) (*Run, error) {
+		return runs.GetRun(ctx, owner, id)
+	})
 	switch {
-	case errors.Is(err, ErrNotFound):
-		// A response without a run (or not kept since) is not streamed.
-		if _, serr := h.cfg.store.Get(ctx, owner, id); serr == nil {
-			h.cfg.Fail(w, r, apierrors.InvalidRequestf("stream", msgNotStreamed, apierrors.Quote(id)))
-			return
-		}
-		h.cfg.Fail(w, r, h.lookupError(ctx, err, id))
+	case !ok:
 		return
 	case err != nil:
 		h.cfg.Fail(w, r, storeError(ctx, err))
 		return
 	case !run.Stream:
-		h.cfg.Fail(w, r, apierrors.InvalidRequestf("stream", msgNotStreamed, apierrors.Quote(id)))
+		h.cfg.Fail(w, r, notStreamed)
 		return
 	}
 	h.follow(w, r, id, after)
+}
+
+// backgroundRun asks find for the run of response id on the handler's
+// run store, for the caller's owner, and answers the request itself
+// (ok false) when that ends it: the caller refused, the run not found
+// (ErrNotFound, or no Background) and the response stored without one
+// (notRun), or neither found (404). Any other error of find is
+// returned, with the run, for the caller to judge.
+func (h *handler) backgroundRun(w http.ResponseWriter, r *http.Request, id string, notRun error,
+	find func(runs RunStore, owner string) (*Run, error)) (owner string, run *Run, ok bool, err error) {
+	ctx := r.Context()
+	if owner, err = h.owner(ctx); err != nil {
+		h.cfg.Fail(w, r, err)
+		return "", nil, false, nil
+	}
+	err = ErrNotFound
+	if b := h.cfg.background; b != nil {
+		run, err = find(b.runs, owner)
+	}
+	if !errors.Is(err, ErrNotFound) {
+		return owner, run, true, err
+	}
+	if _, serr := h.cfg.store.Get(ctx, owner, id); serr == nil {
+		h.cfg.Fail(w, r, notRun)
+	} else {
+		h.cfg.Fail(w, r, h.lookupError(ctx, err, id))
+	}
+	return "", nil, false, nil
 }
 
 // terminalEvent reports whether an event ends a response's stream.
@@ -273,25 +288,12 @@ func (h *handler) follow(w http.ResponseWriter, r *http.Request, id string, afte
 // was not created in the background is a 400.
 func (h *handler) cancel(w http.ResponseWriter, r *http.Request, id string) {
 	ctx := r.Context()
-	owner, err := h.owner(ctx)
-	if err != nil {
-		h.cfg.Fail(w, r, err)
-		return
-	}
+	owner, run, ok, err := h.backgroundRun(w, r, id, apierrors.InvalidRequest("", msgNotBackground), func(runs RunStore, owner string) (*Run, error) {
+		return runs.CancelRun(ctx, owner, id, h.cfg.Now())
+	})
 	b := h.cfg.background
-	var run *Run
-	if b != nil {
-		run, err = b.runs.CancelRun(ctx, owner, id, h.cfg.Now())
-	} else {
-		err = ErrNotFound
-	}
 	switch {
-	case errors.Is(err, ErrNotFound):
-		if _, serr := h.cfg.store.Get(ctx, owner, id); serr == nil {
-			h.cfg.Fail(w, r, apierrors.InvalidRequest("", msgNotBackground))
-			return
-		}
-		h.cfg.Fail(w, r, h.lookupError(ctx, err, id))
+	case !ok:
 		return
 	case errors.Is(err, ErrRunEnded) && run != nil:
 		// Ended (cancelled before, completed, failed, incomplete): the

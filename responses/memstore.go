@@ -1,13 +1,15 @@
 package responses
 
 import (
-	"container/list"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/gatewaykit/gatewaykit/internal/lru"
 )
 
 // Default bounds of a [MemoryStore].
@@ -55,24 +57,17 @@ type MemoryStoreOptions struct {
 // It keeps the *StoredResponse it is given and returns it from Get, as
 // the [Store] contract allows: records are immutable once stored.
 type MemoryStore struct {
-	maxN     int
 	maxAge   time.Duration
 	maxBytes int64
 	now      func() time.Time
 
-	mu    sync.Mutex
-	order *list.List // of *memEntry, least recently put first
-	byKey map[memKey]*list.Element
-	bytes int64 // estimated size of the entries held
+	mu      sync.Mutex
+	entries *lru.List[memEntry] // least recently put first
 }
 
-type memKey struct{ owner, id string }
-
 type memEntry struct {
-	key  memKey
-	r    *StoredResponse
-	at   time.Time
-	size int64
+	r  *StoredResponse
+	at time.Time
 }
 
 // NewMemoryStore returns an empty store with the bounds of opts; nil
@@ -82,20 +77,14 @@ func NewMemoryStore(opts *MemoryStoreOptions) *MemoryStore {
 	if opts != nil {
 		o = *opts
 	}
-	if o.MaxResponses == 0 {
-		o.MaxResponses = DefaultMaxResponses
-	}
-	if o.MaxAge == 0 {
-		o.MaxAge = DefaultMaxAge
-	}
-	if o.MaxBytes == 0 {
-		o.MaxBytes = DefaultMaxBytes
-	}
+	o.MaxResponses = cmp.Or(o.MaxResponses, DefaultMaxResponses)
+	o.MaxAge = cmp.Or(o.MaxAge, DefaultMaxAge)
+	o.MaxBytes = cmp.Or(o.MaxBytes, DefaultMaxBytes)
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &MemoryStore{maxN: o.MaxResponses, maxAge: o.MaxAge, maxBytes: o.MaxBytes, now: o.Now,
-		order: list.New(), byKey: make(map[memKey]*list.Element)}
+	return &MemoryStore{maxAge: o.MaxAge, maxBytes: o.MaxBytes, now: o.Now,
+		entries: lru.New[memEntry](o.MaxResponses, o.MaxBytes)}
 }
 
 var errEmptyID = errors.New("responses: stored response has no id")
@@ -110,38 +99,16 @@ func (s *MemoryStore) Put(_ context.Context, r *StoredResponse) error {
 		return fmt.Errorf("responses: response %q of about %d bytes is larger than the store's MaxBytes (%d)", r.Response.ID, size, s.maxBytes)
 	}
 	now := s.now()
-	k := memKey{r.Owner, r.Response.ID}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if el, ok := s.byKey[k]; ok {
-		s.removeLocked(el)
-	}
-	s.byKey[k] = s.order.PushBack(&memEntry{key: k, r: r, at: now, size: size})
-	s.bytes += size
-	s.pruneLocked(now)
+	s.entries.Push(lru.Key{Owner: r.Owner, ID: r.Response.ID}, memEntry{r: r, at: now}, size)
+	// Drop the responses that are too old, then the least recently put
+	// ones above the count or the size.
+	s.entries.Prune(nil, func(e *lru.Entry[memEntry]) bool { return s.expired(e.Value, now) })
 	return nil
 }
 
-func (s *MemoryStore) removeLocked(el *list.Element) {
-	e := el.Value.(*memEntry)
-	s.order.Remove(el)
-	delete(s.byKey, e.key)
-	s.bytes -= e.size
-}
-
-// pruneLocked drops the responses that are too old, then the least
-// recently put ones above the count or the size.
-func (s *MemoryStore) pruneLocked(now time.Time) {
-	for el := s.order.Front(); el != nil; el = s.order.Front() {
-		e := el.Value.(*memEntry)
-		if !s.expired(e, now) && (s.maxN < 0 || s.order.Len() <= s.maxN) && (s.maxBytes < 0 || s.bytes <= s.maxBytes) {
-			return
-		}
-		s.removeLocked(el)
-	}
-}
-
-func (s *MemoryStore) expired(e *memEntry, now time.Time) bool {
+func (s *MemoryStore) expired(e memEntry, now time.Time) bool {
 	return s.maxAge >= 0 && now.Sub(e.at) >= s.maxAge
 }
 
@@ -150,11 +117,11 @@ func (s *MemoryStore) Get(_ context.Context, owner, id string) (*StoredResponse,
 	now := s.now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	el, ok := s.byKey[memKey{owner, id}]
-	if !ok || s.expired(el.Value.(*memEntry), now) {
+	e, ok := s.entries.Get(lru.Key{Owner: owner, ID: id})
+	if !ok || s.expired(e.Value, now) {
 		return nil, notFound(id)
 	}
-	return el.Value.(*memEntry).r, nil
+	return e.Value.r, nil
 }
 
 // Delete implements [Store].
@@ -162,12 +129,12 @@ func (s *MemoryStore) Delete(_ context.Context, owner, id string) error {
 	now := s.now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	el, ok := s.byKey[memKey{owner, id}]
+	e, ok := s.entries.Get(lru.Key{Owner: owner, ID: id})
 	if !ok {
 		return notFound(id)
 	}
-	s.removeLocked(el)
-	if s.expired(el.Value.(*memEntry), now) {
+	s.entries.Remove(e)
+	if s.expired(e.Value, now) {
 		return notFound(id)
 	}
 	return nil
@@ -178,7 +145,7 @@ func (s *MemoryStore) Delete(_ context.Context, owner, id string) error {
 func (s *MemoryStore) Len() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.order.Len()
+	return s.entries.Len()
 }
 
 func notFound(id string) error {

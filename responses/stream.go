@@ -386,26 +386,8 @@ func (ew *eventWriter) failed(r *http.Request, e *apierrors.Error, save bool) er
 	if err := ew.begin(); err != nil {
 		return err
 	}
-	if ew.open() {
-		ew.item.Status = StatusIncomplete
-		switch ew.item.Type {
-		case ItemFunctionCall:
-			ew.item.Arguments = ew.text.String()
-		case ItemReasoning:
-			ew.item.Summary = summaryOf(ew.text.String())
-		default:
-			ew.item.Content = []OutputText{{Type: PartOutputText, Text: ew.text.String(), Annotations: []json.RawMessage{}}}
-		}
-		ew.resp.Output = append(ew.resp.Output, ew.item)
-	}
-	if ew.hasUsage {
-		ew.usage = ew.usage.Normalized()
-		ew.resp.Usage = &ew.usage
-	}
-	ew.resp.Status = StatusFailed
-	ew.resp.CompletedAt = nil
+	ew.cut(StatusFailed, summaryOf)
 	ew.resp.Error = &ResponseError{Code: string(e.Code), Message: e.Message}
-	ew.ended = true
 	if save {
 		if err := ew.save(); err != nil {
 			ew.h.cfg.Logger.LogAttrs(ctx, slog.LevelError, "storing the failed response failed",
@@ -418,19 +400,18 @@ func (ew *eventWriter) failed(r *http.Request, e *apierrors.Error, save bool) er
 	return ew.s.Done()
 }
 
-// cancelled ends the stream of a background run that was cancelled: the
-// open item is kept as incomplete, the response is cancelled with the
-// usage reported so far (or none), and stored; no terminal event is
-// sent (OpenAI's API has none for a cancelled response), and the stream
-// ends.
-func (ew *eventWriter) cancelled() {
+// cut ends the response with status, cut short: the open item, if any,
+// is kept as incomplete with its text so far (a reasoning item's as
+// summary(text)), and the usage reported so far (or none) is the
+// response's.
+func (ew *eventWriter) cut(status Status, summary func(text string) []SummaryText) {
 	if ew.open() {
 		ew.item.Status = StatusIncomplete
 		switch ew.item.Type {
 		case ItemFunctionCall:
 			ew.item.Arguments = ew.text.String()
 		case ItemReasoning:
-			ew.item.Summary = []SummaryText{{Type: PartSummary, Text: ew.text.String()}}
+			ew.item.Summary = summary(ew.text.String())
 		default:
 			ew.item.Content = []OutputText{{Type: PartOutputText, Text: ew.text.String(), Annotations: []json.RawMessage{}}}
 		}
@@ -440,9 +421,18 @@ func (ew *eventWriter) cancelled() {
 		ew.usage = ew.usage.Normalized()
 		ew.resp.Usage = &ew.usage
 	}
-	ew.resp.Status = StatusCancelled
+	ew.resp.Status = status
 	ew.resp.CompletedAt = nil
 	ew.ended = true
+}
+
+// cancelled ends the stream of a background run that was cancelled: the
+// open item is kept as incomplete, the response is cancelled with the
+// usage reported so far (or none), and stored; no terminal event is
+// sent (OpenAI's API has none for a cancelled response), and the stream
+// ends.
+func (ew *eventWriter) cancelled() {
+	ew.cut(StatusCancelled, func(text string) []SummaryText { return []SummaryText{{Type: PartSummary, Text: text}} })
 	if err := ew.save(); err != nil {
 		ew.h.cfg.Logger.LogAttrs(ew.r.Context(), slog.LevelError, "storing the cancelled response failed",
 			slog.String("response_id", ew.resp.ID), slog.String("error", err.Error()))

@@ -12,25 +12,16 @@ import (
 	"github.com/gatewaykit/gatewaykit/internal/validation"
 )
 
+// checkRequestInput checks the input of req, which a request must have.
+func checkRequestInput(req *Request) error { return checkInput(req.Input, true) }
+
 // validate checks req: its fields ([checkFields]), its input's forms and
 // items, and tool_choice against tools; then, when endpoint.WithValidator
 // gave one, the validator's own rules. It returns the first failure as a
 // 400 naming the field. Every rule lives here, in plain Go: the request
 // types carry no validate tags.
 func validate(v *validator.Validate, req *Request) error {
-	if err := checkFields(req); err != nil {
-		return err
-	}
-	if err := checkConversation(req); err != nil {
-		return err
-	}
-	if err := checkInput(req.Input, true); err != nil {
-		return err
-	}
-	if err := checkToolChoice(req); err != nil {
-		return err
-	}
-	return validation.Struct(v, req)
+	return validation.Request(v, req, checkFields, checkConversation, checkRequestInput, checkToolChoice)
 }
 
 // validateCompact checks a compact request: its model, its input (which

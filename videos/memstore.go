@@ -47,15 +47,9 @@ type MemoryStoreOptions struct {
 
 // withDefaults returns o with the default of each zero field.
 func (o MemoryStoreOptions) withDefaults() MemoryStoreOptions {
-	if o.MaxTasks == 0 {
-		o.MaxTasks = DefaultMaxTasks
-	}
-	if o.MaxAge == 0 {
-		o.MaxAge = DefaultMaxAge
-	}
-	if o.MaxBytes == 0 {
-		o.MaxBytes = DefaultMaxBytes
-	}
+	o.MaxTasks = cmp.Or(o.MaxTasks, DefaultMaxTasks)
+	o.MaxAge = cmp.Or(o.MaxAge, DefaultMaxAge)
+	o.MaxBytes = cmp.Or(o.MaxBytes, DefaultMaxBytes)
 	if o.Now == nil {
 		o.Now = time.Now
 	}

@@ -1,6 +1,7 @@
 package videos
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"net/http"
@@ -96,11 +97,7 @@ func WithLogger(l *slog.Logger) Option {
 // multipart. A larger body is refused with a 400 in the flat shape.
 // Default 32 MiB; values ≤ 0 mean the default.
 func WithMaxRequestBytes(n int64) Option {
-	return func(c *config) {
-		if n > 0 {
-			c.maxBytes = n
-		}
-	}
+	return func(c *config) { c.maxBytes = cmp.Or(max(n, 0), c.maxBytes) }
 }
 
 // WithMaxImageBytes bounds one reference image: an uploaded
@@ -108,11 +105,7 @@ func WithMaxRequestBytes(n int64) Option {
 // input_reference.image_url or in an image asset. Default
 // [DefaultMaxImageBytes] (10 MiB); values ≤ 0 mean the default.
 func WithMaxImageBytes(n int64) Option {
-	return func(c *config) {
-		if n > 0 {
-			c.maxImageBytes = n
-		}
-	}
+	return func(c *config) { c.maxImageBytes = cmp.Or(max(n, 0), c.maxImageBytes) }
 }
 
 // WithMaxExtraBytes bounds the fields of a create request that the
@@ -123,11 +116,7 @@ func WithMaxImageBytes(n int64) Option {
 // field. Default [DefaultMaxExtraBytes] (64 KiB); values ≤ 0 mean the
 // default.
 func WithMaxExtraBytes(n int64) Option {
-	return func(c *config) {
-		if n > 0 {
-			c.maxExtraBytes = n
-		}
-	}
+	return func(c *config) { c.maxExtraBytes = cmp.Or(max(n, 0), c.maxExtraBytes) }
 }
 
 // WithMaxFormFields bounds the number of fields (parts) of a
@@ -136,11 +125,7 @@ func WithMaxExtraBytes(n int64) Option {
 // (input_reference fields excepted, which hold an image). Default
 // [DefaultMaxFormFields] (32); values ≤ 0 mean the default.
 func WithMaxFormFields(n int) Option {
-	return func(c *config) {
-		if n > 0 {
-			c.maxFormFields = n
-		}
-	}
+	return func(c *config) { c.maxFormFields = cmp.Or(max(n, 0), c.maxFormFields) }
 }
 
 // WithOwner sets how the owner that scopes a request's tasks is found

@@ -33,6 +33,19 @@ func New() *validator.Validate {
 	return v
 }
 
+// Request checks req with each of checks, in order, then with v
+// (Struct), and returns the first failure: how the handlers validate a
+// request, their own rules in plain Go first, then a validator's given
+// with endpoint.WithValidator.
+func Request[T any](v *validator.Validate, req *T, checks ...func(*T) error) error {
+	for _, check := range checks {
+		if err := check(req); err != nil {
+			return err
+		}
+	}
+	return Struct(v, req)
+}
+
 // Struct validates s with v. A validation failure becomes an
 // *apierrors.Error naming the first failing field; any other error is
 // returned as it is. A nil v (no validator given) accepts everything.

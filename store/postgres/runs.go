@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/gatewaykit/gatewaykit/responses"
+	"github.com/gatewaykit/gatewaykit/store/internal/sqlstore"
 )
 
 // RunStore is the [responses.RunStore] of a [DB], with the lease policy
@@ -104,129 +105,48 @@ func (s *RunStore) GetRun(ctx context.Context, owner, id string) (*responses.Run
 
 // ClaimRun implements [responses.RunStore] in one transaction.
 func (s *RunStore) ClaimRun(ctx context.Context, p responses.RunClaim) (*responses.Run, []*responses.Run, error) {
-	if p.Worker == "" {
-		return nil, nil, errors.New("postgres: ClaimRun needs a worker name")
-	}
-	if p.Now.IsZero() {
-		p.Now = time.Now()
-	}
-	var (
-		claimed *responses.Run
-		reaped  []*responses.Run
-	)
-	err := s.db.tx(ctx, true, func(tx pgx.Tx) error {
-		claimed, reaped = nil, nil
-		for {
-			rows, err := tx.Query(ctx, s.db.q(`SELECT data FROM gk_runs
-				WHERE NOT done AND status IN ('in_progress', 'cancelled') AND lease_ns <= $1
-				ORDER BY created_ns, id LIMIT $2 FOR UPDATE SKIP LOCKED`), p.Now.UnixNano(), claimBatch)
-			if err != nil {
-				return err
-			}
-			expired, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*responses.Run, error) { return scanRun(r) })
-			if err != nil {
-				return err
-			}
-			for _, r := range expired {
-				if responses.ApplyRunExpiry(r, p) {
-					claimed = r
-					break
-				}
-				if err := s.write(ctx, tx, r, false); err != nil {
-					return err
-				}
-				reaped = append(reaped, r)
-			}
-			if claimed != nil || len(expired) < claimBatch {
-				break
-			}
-		}
-		if claimed == nil {
-			r, err := scanRun(tx.QueryRow(ctx, s.db.q(`SELECT data FROM gk_runs WHERE NOT done AND status = 'queued'
-				ORDER BY created_ns, id LIMIT 1 FOR UPDATE SKIP LOCKED`)))
-			if errors.Is(err, pgx.ErrNoRows) {
-				return nil
-			}
-			if err != nil {
-				return err
-			}
-			claimed = r
-		}
-		responses.ApplyRunClaim(claimed, p)
-		return s.write(ctx, tx, claimed, false)
-	})
-	if err != nil {
-		return nil, nil, fmt.Errorf("postgres: claiming a run: %w", err)
-	}
-	if claimed == nil {
-		return nil, reaped, responses.ErrNoRun
-	}
-	return claimed, reaped, nil
+	return sqlstore.ClaimRun("postgres", p, claimBatch, s.inTx(ctx))
 }
 
 // UpdateRun implements [responses.RunStore].
 func (s *RunStore) UpdateRun(ctx context.Context, p responses.RunUpdate) (*responses.Run, error) {
-	var (
-		out       *responses.Run
-		cancelled bool
-		runs      int
-	)
-	err := s.db.tx(ctx, true, func(tx pgx.Tx) error {
-		runs++
-		r, err := s.lockRun(ctx, tx, p.ID)
-		if err != nil {
-			return err
-		}
-		err = responses.ApplyRunUpdate(r, p)
-		cancelled = errors.Is(err, responses.ErrRunCancelled)
-		if err != nil && !cancelled {
-			if runs > 1 && p.Finish != nil && errors.Is(err, responses.ErrRunEnded) && r.Attempts == p.Attempt {
-				out = r // our own Finish, whose COMMIT's answer was lost
-				return nil
-			}
-			return err
-		}
-		out = r
-		return s.write(ctx, tx, r, false)
-	})
-	if err != nil {
-		return nil, err
-	}
-	if cancelled {
-		return out, responses.ErrRunCancelled
-	}
-	return out, nil
+	return sqlstore.UpdateRun(p, s.inTx(ctx))
 }
 
 // CancelRun implements [responses.RunStore].
 func (s *RunStore) CancelRun(ctx context.Context, owner, id string, now time.Time) (*responses.Run, error) {
-	var (
-		out   *responses.Run
-		ended bool
-	)
-	err := s.db.tx(ctx, true, func(tx pgx.Tx) error {
-		out, ended = nil, false
-		r, err := s.lockRun(ctx, tx, id)
-		if err != nil {
-			return err
-		}
-		if r.Owner != owner {
-			return fmt.Errorf("postgres: run %s: %w", id, responses.ErrNotFound)
-		}
-		out = r
-		if err := responses.ApplyRunCancel(r, now); err != nil {
-			ended = true
-			return nil
-		}
-		return s.write(ctx, tx, r, false)
-	})
-	if err != nil {
-		return nil, err
+	return sqlstore.CancelRun(owner, id, now, s.inTx(ctx))
+}
+
+// inTx runs f in a write transaction (retried), with the reads and
+// writes of runs of sqlstore.RunTx.
+func (s *RunStore) inTx(ctx context.Context) func(f func(sqlstore.RunTx) error) error {
+	return func(f func(sqlstore.RunTx) error) error {
+		return s.db.tx(ctx, true, func(tx pgx.Tx) error {
+			return f(sqlstore.RunTx{
+				Expired: func(now time.Time) ([]*responses.Run, error) {
+					rows, err := tx.Query(ctx, s.db.q(`SELECT data FROM gk_runs
+						WHERE NOT done AND status IN ('in_progress', 'cancelled') AND lease_ns <= $1
+						ORDER BY created_ns, id LIMIT $2 FOR UPDATE SKIP LOCKED`), now.UnixNano(), claimBatch)
+					if err != nil {
+						return nil, err
+					}
+					return pgx.CollectRows(rows, func(r pgx.CollectableRow) (*responses.Run, error) { return scanRun(r) })
+				},
+				Queued: func() (*responses.Run, error) {
+					r, err := scanRun(tx.QueryRow(ctx, s.db.q(`SELECT data FROM gk_runs WHERE NOT done AND status = 'queued'
+						ORDER BY created_ns, id LIMIT 1 FOR UPDATE SKIP LOCKED`)))
+					if errors.Is(err, pgx.ErrNoRows) {
+						return nil, nil
+					}
+					return r, err
+				},
+				Get:     func(id string) (*responses.Run, error) { return s.lockRun(ctx, tx, id) },
+				Missing: func(id string) error { return fmt.Errorf("postgres: run %s: %w", id, responses.ErrNotFound) },
+				Write:   func(r *responses.Run) error { return s.write(ctx, tx, r, false) },
+			})
+		})
 	}
-	if ended {
-		return out, responses.ErrRunEnded
-	}
-	return out, nil
 }
 
 // AppendEvents implements [responses.RunStore].

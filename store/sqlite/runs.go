@@ -4,12 +4,12 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/gatewaykit/gatewaykit/responses"
+	"github.com/gatewaykit/gatewaykit/store/internal/sqlstore"
 )
 
 // RunStore is the [responses.RunStore] of a [DB]: the background
@@ -125,107 +125,42 @@ func queryRuns(ctx context.Context, tx *sql.Tx, query string, args ...any) ([]*r
 
 // ClaimRun implements [responses.RunStore].
 func (s *RunStore) ClaimRun(ctx context.Context, p responses.RunClaim) (*responses.Run, []*responses.Run, error) {
-	if p.Worker == "" {
-		return nil, nil, errors.New("sqlite: ClaimRun needs a worker name")
-	}
-	if p.Now.IsZero() {
-		p.Now = time.Now()
-	}
-	var (
-		claimed *responses.Run
-		reaped  []*responses.Run
-	)
-	err := s.db.write(ctx, func(tx *sql.Tx) error {
-		claimed, reaped = nil, nil
-		expired, err := queryRuns(ctx, tx, `SELECT data FROM runs WHERE done = 0 AND status IN ('in_progress', 'cancelled')
-	AND lease_expires_at <= ? ORDER BY created_at, id`, p.Now.UnixNano())
-		if err != nil {
-			return err
-		}
-		for _, r := range expired {
-			if responses.ApplyRunExpiry(r, p) {
-				claimed = r
-				break
-			}
-			if err := putRun(ctx, tx, r, false); err != nil {
-				return err
-			}
-			reaped = append(reaped, r)
-		}
-		if claimed == nil {
-			queued, err := queryRuns(ctx, tx, `SELECT data FROM runs WHERE done = 0 AND status = 'queued' ORDER BY created_at, id LIMIT 1`)
-			if err != nil {
-				return err
-			}
-			if len(queued) == 0 {
-				return nil
-			}
-			claimed = queued[0]
-		}
-		responses.ApplyRunClaim(claimed, p)
-		return putRun(ctx, tx, claimed, false)
-	})
-	if err != nil {
-		return nil, nil, fmt.Errorf("sqlite: claiming a run: %w", err)
-	}
-	if claimed == nil {
-		return nil, reaped, responses.ErrNoRun
-	}
-	return claimed, reaped, nil
+	return sqlstore.ClaimRun("sqlite", p, 0, s.inTx(ctx))
 }
 
 // UpdateRun implements [responses.RunStore].
 func (s *RunStore) UpdateRun(ctx context.Context, p responses.RunUpdate) (*responses.Run, error) {
-	var out *responses.Run
-	var cancelled bool
-	err := s.db.write(ctx, func(tx *sql.Tx) error {
-		r, err := getRun(ctx, tx, p.ID)
-		if err != nil {
-			return err
-		}
-		err = responses.ApplyRunUpdate(r, p)
-		cancelled = errors.Is(err, responses.ErrRunCancelled)
-		if err != nil && !cancelled {
-			return err
-		}
-		out = r
-		return putRun(ctx, tx, r, false)
-	})
-	if err != nil {
-		return nil, err
-	}
-	if cancelled {
-		return out, responses.ErrRunCancelled
-	}
-	return out, nil
+	return sqlstore.UpdateRun(p, s.inTx(ctx))
 }
 
 // CancelRun implements [responses.RunStore].
 func (s *RunStore) CancelRun(ctx context.Context, owner, id string, now time.Time) (*responses.Run, error) {
-	var out *responses.Run
-	var ended bool
-	err := s.db.write(ctx, func(tx *sql.Tx) error {
-		r, err := getRun(ctx, tx, id)
-		if err != nil {
-			return err
-		}
-		if r.Owner != owner {
-			return fmt.Errorf("%w: run %s", responses.ErrNotFound, id)
-		}
-		out = r
-		if err := responses.ApplyRunCancel(r, now); err != nil {
-			ended = errors.Is(err, responses.ErrRunEnded)
-			return err
-		}
-		return putRun(ctx, tx, r, false)
-	})
-	if ended {
-		return out, responses.ErrRunEnded
+	return sqlstore.CancelRun(owner, id, now, s.inTx(ctx))
+}
+
+// inTx runs f in a write transaction, with the reads and writes of runs
+// of sqlstore.RunTx.
+func (s *RunStore) inTx(ctx context.Context) func(f func(sqlstore.RunTx) error) error {
+	return func(f func(sqlstore.RunTx) error) error {
+		return s.db.write(ctx, func(tx *sql.Tx) error {
+			return f(sqlstore.RunTx{
+				Expired: func(now time.Time) ([]*responses.Run, error) {
+					return queryRuns(ctx, tx, `SELECT data FROM runs WHERE done = 0 AND status IN ('in_progress', 'cancelled')
+	AND lease_expires_at <= ? ORDER BY created_at, id`, now.UnixNano())
+				},
+				Queued: func() (*responses.Run, error) {
+					queued, err := queryRuns(ctx, tx, `SELECT data FROM runs WHERE done = 0 AND status = 'queued' ORDER BY created_at, id LIMIT 1`)
+					if err != nil || len(queued) == 0 {
+						return nil, err
+					}
+					return queued[0], nil
+				},
+				Get:     func(id string) (*responses.Run, error) { return getRun(ctx, tx, id) },
+				Missing: func(id string) error { return fmt.Errorf("%w: run %s", responses.ErrNotFound, id) },
+				Write:   func(r *responses.Run) error { return putRun(ctx, tx, r, false) },
+			})
+		})
 	}
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
 }
 
 // AppendEvents implements [responses.RunStore].

@@ -1,21 +1,19 @@
 package runner
 
 import (
+	"cmp"
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/sync/semaphore"
-
 	"github.com/gatewaykit/gatewaykit/auth"
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
+	"github.com/gatewaykit/gatewaykit/internal/leasepool"
 	"github.com/gatewaykit/gatewaykit/videos"
 )
 
@@ -63,65 +61,37 @@ type config struct {
 // releases it when the task fails. It must be the store given to
 // auth.Middleware. Without it, a charged task's reservation is never
 // settled, and the runner logs an error for each such task.
-func WithKeyStore(keys auth.KeyStore) Option {
-	return func(c *config) { c.keys = keys }
-}
+func WithKeyStore(keys auth.KeyStore) Option { return func(c *config) { c.keys = keys } }
 
 // WithWorkers sets how many tasks the runner generates at once. Default
 // [DefaultWorkers] (4); values below 1 mean 1.
-func WithWorkers(n int) Option {
-	return func(c *config) { c.workers = max(n, 1) }
-}
+func WithWorkers(n int) Option { return func(c *config) { c.workers = max(n, 1) } }
 
 // WithPollInterval sets how long the runner waits before asking the store
 // again when it found nothing to claim (or the store failed). Default
 // [DefaultPollInterval] (1s). [Runner.Wake] cuts a wait short.
 func WithPollInterval(d time.Duration) Option {
-	return func(c *config) {
-		if d > 0 {
-			c.poll = d
-		}
-	}
+	return func(c *config) { leasepool.Positive(&c.poll, d) }
 }
 
 // WithLease sets the lease of a claim (see [videos.TaskStore]). The runner
 // renews it at every progress report and every third of it. Default
 // [videos.DefaultLease] (1 minute).
-func WithLease(d time.Duration) Option {
-	return func(c *config) {
-		if d > 0 {
-			c.lease = d
-		}
-	}
-}
+func WithLease(d time.Duration) Option { return func(c *config) { leasepool.Positive(&c.lease, d) } }
 
 // WithMaxAttempts sets how many times a task may be claimed before a run
 // out lease fails it (see [videos.TaskStore]). Default [videos.DefaultMaxAttempts] (3).
-func WithMaxAttempts(n int) Option {
-	return func(c *config) {
-		if n > 0 {
-			c.maxAttempts = n
-		}
-	}
-}
+func WithMaxAttempts(n int) Option { return func(c *config) { leasepool.Positive(&c.maxAttempts, n) } }
 
 // WithGenerationTimeout bounds one call of [videos.Generator.Generate]; a task
 // that takes longer fails with generation_failed. Default
 // [DefaultGenerationTimeout] (1 hour); 0 or less means no bound.
-func WithGenerationTimeout(d time.Duration) Option {
-	return func(c *config) { c.timeout = max(d, 0) }
-}
+func WithGenerationTimeout(d time.Duration) Option { return func(c *config) { c.timeout = max(d, 0) } }
 
 // WithWorkerName sets the name the runner claims tasks under (the videos.Task's
 // Worker field, and logs). Default: host name, process id and a random
 // suffix.
-func WithWorkerName(name string) Option {
-	return func(c *config) {
-		if name != "" {
-			c.name = name
-		}
-	}
-}
+func WithWorkerName(name string) Option { return func(c *config) { c.name = cmp.Or(name, c.name) } }
 
 // WithLogger sets the runner's logger: claims and outcomes at debug
 // level, failed tasks at info, store and content failures at error. By
@@ -142,14 +112,6 @@ func WithClock(now func() time.Time) Option {
 			c.now = now
 		}
 	}
-}
-
-func defaultWorkerName() string {
-	host, _ := os.Hostname()
-	if host == "" {
-		host = "runner"
-	}
-	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), rand.Text()[:6])
 }
 
 // Runner moves video tasks from queued to completed or failed: it claims
@@ -173,15 +135,7 @@ type Runner struct {
 	gen      videos.Generator
 	contents videos.ContentStore
 	cfg      config
-
-	wake     chan struct{}
-	started  atomic.Bool
-	stopOnce sync.Once
-	stopping chan struct{} // closed by Shutdown: claim no more
-	done     chan struct{} // closed when Run returns
-
-	mu          sync.Mutex
-	cancelTasks context.CancelFunc // cancels the running tasks
+	pool     *leasepool.Pool
 }
 
 // New returns a runner. It panics if store, gen or contents is nil.
@@ -207,29 +161,15 @@ func New(store videos.TaskStore, gen videos.Generator, contents videos.ContentSt
 	for _, o := range opts {
 		o(&cfg)
 	}
-	if cfg.name == "" {
-		cfg.name = defaultWorkerName()
-	}
-	return &Runner{
-		store:    store,
-		gen:      gen,
-		contents: contents,
-		cfg:      cfg,
-		wake:     make(chan struct{}, 1),
-		stopping: make(chan struct{}),
-		done:     make(chan struct{}),
-	}
+	cfg.name = leasepool.WorkerName(cfg.name, "runner")
+	return &Runner{store: store, gen: gen, contents: contents, cfg: cfg,
+		pool: leasepool.New("runner: Runner.Run", cfg.workers, cfg.poll)}
 }
 
 // Wake makes a waiting runner ask the store for work at once, instead of
 // at the end of its poll interval. Call it after creating a task (see
 // [videos.WithNotify]). It never blocks and is safe for concurrent use.
-func (r *Runner) Wake() {
-	select {
-	case r.wake <- struct{}{}:
-	default:
-	}
-}
+func (r *Runner) Wake() { r.pool.Wake() }
 
 // Run claims and runs tasks until ctx is done or [Runner.Shutdown] is
 // called, and returns once every task it started has returned. When ctx
@@ -238,70 +178,15 @@ func (r *Runner) Wake() {
 // allowed to finish (see there). Run returns ctx.Err() if ctx ended it,
 // nil after Shutdown, and an error if called twice.
 func (r *Runner) Run(ctx context.Context) error {
-	if !r.started.CompareAndSwap(false, true) {
-		return errors.New("runner: Runner.Run called twice")
-	}
-	defer close(r.done)
-
-	taskCtx, cancelTasks := context.WithCancel(ctx)
-	defer cancelTasks()
-	r.mu.Lock()
-	r.cancelTasks = cancelTasks
-	r.mu.Unlock()
-
-	loopCtx, stopLoop := context.WithCancel(ctx)
-	defer stopLoop()
-	go func() {
-		select {
-		case <-r.stopping:
-			stopLoop()
-		case <-loopCtx.Done():
-		}
-	}()
-
-	sem := semaphore.NewWeighted(int64(r.cfg.workers))
-	var wg sync.WaitGroup
-	timer := time.NewTimer(r.cfg.poll)
-	timer.Stop()
-	for {
-		if err := sem.Acquire(loopCtx, 1); err != nil {
-			break
-		}
-		task, err := r.store.Claim(loopCtx, videos.ClaimParams{
-			Worker:      r.cfg.name,
-			Now:         r.cfg.now(),
-			Lease:       r.cfg.lease,
-			MaxAttempts: r.cfg.maxAttempts,
-		})
-		if err == nil {
-			wg.Go(func() {
-				defer sem.Release(1)
-				r.runTask(taskCtx, task)
-			})
-			continue
-		}
-		sem.Release(1)
-		if loopCtx.Err() != nil {
-			break
-		}
-		if !errors.Is(err, videos.ErrNoTask) {
-			r.cfg.logger.LogAttrs(ctx, slog.LevelError, "videos: claiming a task", slog.String("error", err.Error()))
-		}
-		timer.Reset(r.cfg.poll)
-		select {
-		case <-loopCtx.Done():
-		case <-r.wake:
-		case <-timer.C:
-		}
-		timer.Stop()
-	}
-	wg.Wait()
-	select {
-	case <-r.stopping:
-		return nil
-	default:
-		return ctx.Err()
-	}
+	return leasepool.Run(ctx, r.pool, leasepool.Claim[*videos.Task]{
+		Claim: func(ctx context.Context) (*videos.Task, error) {
+			return r.store.Claim(ctx, videos.ClaimParams{Worker: r.cfg.name, Now: r.cfg.now(), Lease: r.cfg.lease, MaxAttempts: r.cfg.maxAttempts})
+		},
+		NoWork: videos.ErrNoTask,
+		Run:    r.runTask,
+		Logger: r.cfg.logger,
+		Failed: "videos: claiming a task",
+	})
 }
 
 // Shutdown stops the runner claiming tasks and waits for the running ones
@@ -309,25 +194,7 @@ func (r *Runner) Run(ctx context.Context) error {
 // released, so another runner picks them up at once), waits for them to
 // return, and returns ctx.Err(). Shutdown before Run makes Run return at
 // once. It is safe to call more than once.
-func (r *Runner) Shutdown(ctx context.Context) error {
-	r.stopOnce.Do(func() { close(r.stopping) })
-	if !r.started.Load() {
-		return nil
-	}
-	select {
-	case <-r.done:
-		return nil
-	case <-ctx.Done():
-	}
-	r.mu.Lock()
-	cancel := r.cancelTasks
-	r.mu.Unlock()
-	if cancel != nil {
-		cancel()
-	}
-	<-r.done
-	return ctx.Err()
-}
+func (r *Runner) Shutdown(ctx context.Context) error { return r.pool.Shutdown(ctx) }
 
 // errLeaseGone is the cancellation cause of a task that this runner may no
 // longer record: deleted, taken over, or finished elsewhere.
@@ -368,28 +235,10 @@ func (r *Runner) runTask(parent context.Context, t *videos.Task) {
 
 	// Heartbeat: renew the lease at a third of its length, until the
 	// outcome is about to be recorded.
-	hbDone := make(chan struct{})
-	hbStopped := make(chan struct{})
-	stopHeartbeat := sync.OnceFunc(func() {
-		close(hbDone)
-		<-hbStopped
+	stopHeartbeat := leasepool.Heartbeat(ctx, r.cfg.lease/3, nil, func() {
+		_, _ = update(videos.UpdateParams{Lease: r.cfg.lease})
 	})
 	defer stopHeartbeat()
-	go func() {
-		defer close(hbStopped)
-		tick := time.NewTicker(max(r.cfg.lease/3, time.Millisecond))
-		defer tick.Stop()
-		for {
-			select {
-			case <-hbDone:
-				return
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-				_, _ = update(videos.UpdateParams{Lease: r.cfg.lease})
-			}
-		}
-	}()
 
 	var (
 		progressMu sync.Mutex
