@@ -313,3 +313,39 @@ func TestRoutesReplaceAServedAccessPoint(t *testing.T) {
 	require.Equal(t, http.StatusOK, status)
 	require.Equal(t, "mine", body)
 }
+
+// TestGatewayAccessLogSource: the access log line records its call site
+// once rather than per request; a handler with AddSource still names the
+// gateway's access log, on every line, and a logger whose level is above
+// Info gets no line.
+func TestGatewayAccessLogSource(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		level slog.Level
+		want  int // lines for two requests
+	}{
+		{"info", slog.LevelInfo, 2},
+		{"warn only", slog.LevelWarn, 0},
+	}
+	for _, tc := range tests {
+		lines := make(chan string, 10)
+		logger := slog.New(slog.NewTextHandler(lineWriter(lines), &slog.HandlerOptions{AddSource: true, Level: tc.level}))
+		g := newDemo(t, func(c *gateway.Config) { c.Logger, c.AccessLog = logger, true })
+		for range 2 {
+			status, body := do(t, g, "GET", "/v1/models", "sk-demo", "")
+			require.Equal(t, http.StatusOK, status, "%s: %s", tc.name, body)
+		}
+		close(lines)
+		var got []string
+		for l := range lines {
+			if strings.Contains(l, "msg=request ") {
+				got = append(got, l)
+			}
+		}
+		require.Len(t, got, tc.want, tc.name)
+		for _, l := range got {
+			require.Regexp(t, `source=\S*gateway/accesslog\.go:\d+ `, l, tc.name)
+		}
+	}
+}
