@@ -11,7 +11,7 @@
 //	go run ./examples/gin          # http://127.0.0.1:8083, sessions sess-alice and sess-bob
 //	go run ./examples/gin -upstream http://127.0.0.1:8080/v1 -upstream-key sk-demo -relay gpt-4o-mini
 //
-//	curl -H 'X-Session: sess-alice' http://127.0.0.1:8083/v1/chat/completions \
+//	curl -H 'X-Session: sess-alice' -H 'Content-Type: application/json' http://127.0.0.1:8083/v1/chat/completions \
 //		-d '{"model":"demo-chat","messages":[{"role":"user","content":"Hello!"}]}'
 //
 // Flags:
