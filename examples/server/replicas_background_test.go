@@ -1,16 +1,11 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"iter"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -27,44 +22,10 @@ import (
 // one replica is polled, cancelled and its stream resumed on the other.
 func TestTwoReplicasRunBackgroundResponses(t *testing.T) {
 	dsn := pgtest.NewDatabase(t)
-	bin := filepath.Join(t.TempDir(), "server")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	require.NoError(t, err, "go build ./examples/server:\n%s", out)
+	bin := buildServer(t)
 	start := func(t *testing.T, name string) *replica {
 		t.Helper()
-		cmd := exec.Command(bin, "-addr", "127.0.0.1:0", "-admin-addr", "127.0.0.1:0", "-db", dsn,
-			"-background-lease", "1s", "-background-delay", "50ms")
-		stdout, err := cmd.StdoutPipe()
-		require.NoError(t, err)
-		logs, err := os.Create(filepath.Join(t.TempDir(), name+".log"))
-		require.NoError(t, err)
-		cmd.Stderr = logs
-		require.NoError(t, cmd.Start())
-		r := &replica{name: name, cmd: cmd, done: make(chan error, 1)}
-		urls := make(chan string, 1)
-		go func() {
-			sc := bufio.NewScanner(stdout)
-			for sc.Scan() {
-				if m := bannerAddr.FindStringSubmatch(sc.Text()); m != nil {
-					urls <- m[1]
-				}
-			}
-			close(urls)
-			r.done <- cmd.Wait()
-		}()
-		t.Cleanup(func() {
-			_ = cmd.Process.Signal(syscall.SIGTERM)
-			<-r.done
-			if t.Failed() {
-				b, _ := os.ReadFile(logs.Name())
-				t.Logf("replica %s logged:\n%s", name, b)
-			}
-			logs.Close()
-		})
-		u, ok := <-urls
-		require.True(t, ok, "replica %s exited before its banner", name)
-		r.url = u
-		return r
+		return startReplica(t, bin, name, "-db", dsn, "-background-lease", "1s", "-background-delay", "50ms")
 	}
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, dsn)

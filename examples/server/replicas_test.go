@@ -38,6 +38,55 @@ type replica struct {
 
 var bannerAddr = regexp.MustCompile(`example server on (http://\S+)`)
 
+// buildServer builds the example server into a temporary folder and
+// returns the binary's path.
+func buildServer(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "server")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	require.NoError(t, err, "go build ./examples/server:\n%s", out)
+	return bin
+}
+
+// startReplica starts the example server bin on loopback ports with the
+// extra flags args, waits for its banner, and stops it (SIGTERM) at the
+// end of the test, whose log it prints if the test failed.
+func startReplica(t *testing.T, bin, name string, args ...string) *replica {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"-addr", "127.0.0.1:0", "-admin-addr", "127.0.0.1:0"}, args...)...)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	logs, err := os.Create(filepath.Join(t.TempDir(), name+".log"))
+	require.NoError(t, err)
+	cmd.Stderr = logs
+	require.NoError(t, cmd.Start())
+	r := &replica{name: name, cmd: cmd, done: make(chan error, 1)}
+	urls := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if m := bannerAddr.FindStringSubmatch(sc.Text()); m != nil {
+				urls <- m[1]
+			}
+		}
+		close(urls)
+		r.done <- cmd.Wait()
+	}()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		<-r.done
+		if t.Failed() {
+			b, _ := os.ReadFile(logs.Name())
+			t.Logf("replica %s logged:\n%s", name, b)
+		}
+		logs.Close()
+	})
+	u, ok := <-urls
+	require.True(t, ok, "replica %s exited before its banner", name)
+	r.url = u
+	return r
+}
+
 // TestTwoReplicasShareOnePostgresAndOneRedis runs two example server
 // processes on one PostgreSQL database and one Redis server, and shows
 // that either serves what the other started, that the rate limit and the
@@ -49,45 +98,10 @@ func TestTwoReplicasShareOnePostgresAndOneRedis(t *testing.T) {
 	dsn := pgtest.NewDatabase(t)
 	rc, prefix := redistest.NewClient(t)
 	redisURL := "redis://" + rc.Options().Addr + "/" + strconv.Itoa(rc.Options().DB)
-	bin := filepath.Join(t.TempDir(), "server")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	require.NoError(t, err, "go build ./examples/server:\n%s", out)
-
+	bin := buildServer(t)
 	start := func(t *testing.T, name string) *replica {
 		t.Helper()
-		cmd := exec.Command(bin, "-addr", "127.0.0.1:0", "-admin-addr", "127.0.0.1:0", "-db", dsn, "-redis", redisURL, "-redis-prefix", prefix,
-			"-video-lease", "1s")
-		stdout, err := cmd.StdoutPipe()
-		require.NoError(t, err)
-		logs, err := os.Create(filepath.Join(t.TempDir(), name+".log"))
-		require.NoError(t, err)
-		cmd.Stderr = logs
-		require.NoError(t, cmd.Start())
-		r := &replica{name: name, cmd: cmd, done: make(chan error, 1)}
-		urls := make(chan string, 1)
-		go func() {
-			sc := bufio.NewScanner(stdout)
-			for sc.Scan() {
-				if m := bannerAddr.FindStringSubmatch(sc.Text()); m != nil {
-					urls <- m[1]
-				}
-			}
-			close(urls)
-			r.done <- cmd.Wait()
-		}()
-		t.Cleanup(func() {
-			_ = cmd.Process.Signal(syscall.SIGTERM)
-			<-r.done
-			if t.Failed() {
-				b, _ := os.ReadFile(logs.Name())
-				t.Logf("replica %s logged:\n%s", name, b)
-			}
-			logs.Close()
-		})
-		u, ok := <-urls
-		require.True(t, ok, "replica %s exited before its banner", name)
-		r.url = u
-		return r
+		return startReplica(t, bin, name, "-db", dsn, "-redis", redisURL, "-redis-prefix", prefix, "-video-lease", "1s")
 	}
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, dsn)

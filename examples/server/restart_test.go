@@ -33,9 +33,7 @@ func TestRestartAfterKill(t *testing.T) {
 		t.Skip("builds and runs the server: not in -short")
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "server")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	require.NoError(t, err, "go build ./examples/server:\n%s", out)
+	bin := buildServer(t)
 
 	dbPath := filepath.Join(dir, "state", "gatewaykit.db")
 	require.NoError(t, os.Mkdir(filepath.Dir(dbPath), 0o700))
