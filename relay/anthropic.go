@@ -46,7 +46,7 @@ func (anthropicChat) request(ctx context.Context, u *Upstream, p *chat.Params, s
 	if err != nil {
 		return nil, apierrors.Internal(fmt.Errorf("relay: encoding a messages request: %w", err))
 	}
-	req, err := newFixedJSONRequest(ctx, http.MethodPost, u.URL("/messages"), body)
+	req, err := newJSONRequest(ctx, http.MethodPost, u.URL("/messages"), body)
 	if err != nil {
 		return nil, err
 	}

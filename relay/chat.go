@@ -302,7 +302,7 @@ func postJSON(path string, body requestBody, stream bool) attemptBuild {
 		if err != nil {
 			return nil, err
 		}
-		req, err := newFixedJSONRequest(ctx, http.MethodPost, u.URL(path), data)
+		req, err := newJSONRequest(ctx, http.MethodPost, u.URL(path), data)
 		if err != nil {
 			return nil, err
 		}

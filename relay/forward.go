@@ -6,9 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
-	"sync"
-	"sync/atomic"
 )
 
 type forwardKey struct{}
@@ -79,28 +76,11 @@ func JSONRequest(ctx context.Context, method, path string, body []byte) func(u *
 // newJSONRequest makes one upstream request with body (nil for none) and
 // the forwarded client headers.
 func newJSONRequest(ctx context.Context, method, url string, body []byte) (*http.Request, error) {
-	return newJSONRequestAt(ctx, method, url, body, false)
-}
-
-// newFixedJSONRequest is [newJSONRequest] for a url made of an upstream's
-// BaseURL and one of the relay's fixed paths (no ids, no query): its
-// parse is kept (see [fixedURLs]).
-func newFixedJSONRequest(ctx context.Context, method, url string, body []byte) (*http.Request, error) {
-	return newJSONRequestAt(ctx, method, url, body, true)
-}
-
-func newJSONRequestAt(ctx context.Context, method, url string, body []byte, fixed bool) (*http.Request, error) {
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
 	}
-	var req *http.Request
-	var err error
-	if fixed {
-		req, err = fixedURLs.request(ctx, method, url, rd)
-	} else {
-		req, err = http.NewRequestWithContext(ctx, method, url, rd)
-	}
+	req, err := http.NewRequestWithContext(ctx, method, url, rd)
 	if err != nil {
 		return nil, fmt.Errorf("relay: %w", err)
 	}
@@ -110,41 +90,4 @@ func newJSONRequestAt(ctx context.Context, method, url string, body []byte, fixe
 	}
 	req.Header["Accept"] = []string{"application/json"}
 	return req, nil
-}
-
-// urlCache keeps the URLs that http.NewRequestWithContext parsed for the
-// relay's fixed upstream URLs (an upstream's BaseURL and a fixed path),
-// so that each request copies one rather than parsing its string again
-// (url.Parse was about 1.7% of the relay's CPU per request). It holds at
-// most maxFixedURLs; past that, URLs are parsed each time.
-type urlCache struct {
-	m sync.Map // string -> url.URL, as NewRequestWithContext left it
-	n atomic.Int32
-}
-
-const maxFixedURLs = 1024
-
-var fixedURLs urlCache
-
-// request is http.NewRequestWithContext(ctx, method, rawURL, body), with
-// the URL parsed once: the same request, URL and Host.
-func (c *urlCache) request(ctx context.Context, method, rawURL string, body io.Reader) (*http.Request, error) {
-	if v, ok := c.m.Load(rawURL); ok {
-		req, err := http.NewRequestWithContext(ctx, method, "", body)
-		if err != nil {
-			return nil, err
-		}
-		// The empty URL that NewRequestWithContext parsed becomes a copy
-		// of the kept one: no further allocation.
-		*req.URL = v.(url.URL)
-		req.Host = req.URL.Host
-		return req, nil
-	}
-	req, err := http.NewRequestWithContext(ctx, method, rawURL, body)
-	if err == nil && c.n.Load() < maxFixedURLs {
-		if _, loaded := c.m.LoadOrStore(rawURL, *req.URL); !loaded {
-			c.n.Add(1)
-		}
-	}
-	return req, err
 }
