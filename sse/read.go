@@ -89,8 +89,8 @@ func Read(r io.Reader) iter.Seq2[Event, error] {
 				first = false
 			}
 			for len(block) > 0 {
-				i := bytes.IndexAny(block, "\r\n")
-				if i < 0 {
+				i, _ := newlineIndex(block)
+				if i == len(block) {
 					yield(Event{}, readError(gosse.ErrUnexpectedEOF))
 					return
 				}
@@ -183,18 +183,24 @@ func splitEvents(data []byte, atEOF bool) (advance int, token []byte, err error)
 }
 
 // newlineIndex returns the index of the first line break in s, and its
-// length (2 for CRLF; 0 when there is none, index being len(s)).
+// length (2 for CRLF; 0 when there is none, index being len(s)). It
+// looks for LF, then for a CR before it, with bytes.IndexByte: an event
+// line is mostly a long data field, which that scans many bytes at a time.
 func newlineIndex(s []byte) (index, length int) {
-	for l := len(s); index < l; index++ {
-		if b := s[index]; isNewline(b) {
-			length++
-			if b == '\r' && index < l-1 && s[index+1] == '\n' {
-				length++
-			}
-			break
-		}
+	index = bytes.IndexByte(s, '\n')
+	if index < 0 {
+		index = len(s)
 	}
-	return index, length
+	if cr := bytes.IndexByte(s[:index], '\r'); cr >= 0 {
+		if cr+1 < len(s) && s[cr+1] == '\n' {
+			return cr, 2
+		}
+		return cr, 1
+	}
+	if index == len(s) {
+		return index, 0
+	}
+	return index, 1
 }
 
 func isNewline(b byte) bool { return b == '\n' || b == '\r' }
