@@ -73,16 +73,11 @@ func (p *Params) Body() []byte { return p.src.Body(p.Request) }
 
 // Flush says that the stream is about to wait for its source (the next
 // read of an upstream's reply, a pause of its own): the handler sends
-// the client what the stream has yielded so far, in one write. A stream
-// that never calls Flush is flushed after every [Delta]; once it has
-// called Flush, the handler flushes only when it calls Flush and at the
-// stream's end, so that what it yields between two waits leaves in one
-// write and none of it waits for the next. A stream that has its whole
-// reply at hand calls Flush once, first ([Deltas] does); a wrapper that
-// waits on something of its own between the deltas it passes on calls
-// Flush before it waits, as a backend does. Call Flush as yield is
-// called: from the iterator's goroutine, before the iterator returns. It does nothing outside a streamed reply, or in Params built
-// in code without [Params.SetFlush].
+// the client what the stream has yielded so far, in one write. The
+// contract is that of every streaming backend of the kit: see Streams in
+// package [endpoint]. A stream that has its whole reply at hand calls
+// Flush once, first ([Deltas] does). Flush does nothing outside a
+// streamed reply, or in Params built in code without [Params.SetFlush].
 func (p *Params) Flush() { p.src.Flush() }
 
 // SetFlush sets the function that [Params.Flush] calls; nil removes it.

@@ -64,6 +64,24 @@
 //	opts := []chat.Option{endpoint.WithLogger(l), endpoint.WithKeepAlive(5 * time.Second)}
 //	chat.Register(mux, chat.NewHandler(catalog, backend, opts...))
 //
+// # Streams
+//
+// A streaming backend (chat.StreamingBackend, completions and responses
+// alike) yields the deltas of its reply, and the handler writes the
+// events of each delta before yield returns. The backend's Params say
+// when to send them (their Flush): Flush says that the stream is about
+// to wait for its source (the next read of an upstream's reply, a pause
+// of its own), and the handler sends the client what the stream has
+// yielded so far, in one write. A stream that never calls Flush is
+// flushed after every delta; once it has called Flush, the handler
+// flushes only when it calls Flush and at the stream's end, so that what
+// it yields between two waits leaves in one write and none of it waits
+// for the next. A stream that has its whole reply at hand calls Flush
+// once, first; a wrapper that waits on something of its own between the
+// deltas it passes on calls Flush before it waits, as a backend does.
+// Call Flush as yield is called: from the iterator's goroutine, before
+// the iterator returns.
+//
 // # Interceptors
 //
 // [WithInterceptors] gives a handler a chain of [Interceptor] values, in

@@ -31,20 +31,15 @@ const (
 // filePath is the path of PatternFile without its wildcard.
 const filePath = "/v1/images/files/"
 
-// An Option configures [NewHandler]. The options of package endpoint
-// that mean something to the handler are Options, and mean the same
-// here as in every endpoint package that takes them:
-// [endpoint.WithLogger], [endpoint.WithMaxRequestBytes],
-// [endpoint.WithValidator], [endpoint.WithAllowed],
-// [endpoint.WithErrorHook], [endpoint.WithClock] and
-// [endpoint.WithInterceptors] (endpoint.WithKeepAlive is not one: the handler does not stream). [WithURLKey] and
-// [WithPublicURL] are this package's own: they are Options of no other
-// package, and an option of another package, such as
-// responses.WithStore, does not compile here.
+// An Option configures [NewHandler]: an option of package [endpoint] of
+// type [endpoint.Option], [endpoint.ValidatorOption] or
+// [endpoint.ClockOption] (see the table of its Options: the handler does
+// not stream), and this package's own, [WithURLKey] and [WithPublicURL].
+// An option of another package, such as responses.WithStore, does not
+// compile here.
 type Option interface {
-	// ApplyToImages applies the option to the configuration of a handler
-	// being made; NewHandler calls it. Only this module's packages
-	// implement it: Target is internal to the module.
+	// ApplyToImages applies the option to the handler being made;
+	// NewHandler calls it. Only this module's packages implement it.
 	ApplyToImages(pipeline.Target)
 }
 
