@@ -32,18 +32,11 @@ type Backend interface {
 // Stream for requests with "stream": true when the backend implements it,
 // and otherwise streams the Result of Complete, one chunk per choice.
 //
-// Stream returns an iterator over the reply's increments, in order. The
-// handler ranges over it in the request's goroutine and writes the chunk
-// of each [Delta] before yield returns, so an iterator may reuse what a
-// Delta points to (its Usage) once yield returns. The handler flushes
-// what it wrote after every Delta, unless the iterator calls p.Flush:
-// then only at those calls and at the end (see [Params.Flush]). When the
-// client goes away, ctx is cancelled and the loop stops (yield returns
-// false), so the iterator must return as soon as yield returns false or
-// ctx is done. To fail, yield a zero Delta with the error and return:
-// before anything was sent, the client gets a JSON error with a real
-// status; afterwards, an error event. A panic of the iterator is a panic
-// of the handler, which net/http recovers from as from any handler's.
+// Stream returns an iterator over the reply's increments ([Delta]), in
+// order, under the contract of every streaming backend of the kit (see
+// Streams in package [endpoint], and [Params.Flush]): an iterator may reuse what a Delta
+// points to (its Usage) once yield returns, and an error after the first
+// chunk ends the stream with an error event.
 type StreamingBackend interface {
 	Backend
 	Stream(ctx context.Context, p *Params) iter.Seq2[Delta, error]
