@@ -31,18 +31,14 @@ const (
 // endpoints' 8 MiB.)
 const DefaultMaxRequestBytes int64 = 25 << 20
 
-// An Option configures [NewHandler]. The options of package endpoint that
-// mean something to the handler are Options, and mean the same here as in
-// every endpoint package that takes them: [endpoint.WithLogger],
-// [endpoint.WithMaxRequestBytes], [endpoint.WithValidator],
-// [endpoint.WithAllowed], [endpoint.WithErrorHook] and [endpoint.WithInterceptors].
-// endpoint.WithKeepAlive and endpoint.WithClock are not Options: the
-// handler does not stream, and its replies carry no time. An option of
-// another package, such as responses.WithStore, does not compile here.
+// An Option configures [NewHandler]: an option of package [endpoint] of
+// type [endpoint.Option] or [endpoint.ValidatorOption] (see the table of
+// its Options: the handler does not stream, and its replies carry no
+// time). An option of another package, such as responses.WithStore, does
+// not compile here.
 type Option interface {
-	// ApplyToAudio applies the option to the configuration of a handler
-	// being made; NewHandler calls it. Only this module's packages
-	// implement it: Target is internal to the module.
+	// ApplyToAudio applies the option to the handler being made;
+	// NewHandler calls it. Only this module's packages implement it.
 	ApplyToAudio(pipeline.Target)
 }
 
@@ -121,43 +117,25 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (h *handler) serveSpeech(w http.ResponseWriter, r *http.Request) (err error) {
-	ctx := r.Context()
-	req := new(SpeechRequest)
-	body, err := h.speech.DecodeJSON(w, r, req)
+func (h *handler) serveSpeech(w http.ResponseWriter, r *http.Request) error {
+	req, body, err := served.DecodeRequest(&h.speech, w, r, ValidateSpeech)
 	if err != nil {
 		return err
 	}
-	if err := ValidateSpeech(req); err != nil {
-		return err
-	}
-	if err := h.speech.Validate(req); err != nil {
-		return err
-	}
-	m, charge, err := h.speech.Admit(ctx, req.Model, served.Tokens(len(body)))
-	if err != nil {
-		return err
-	}
-	var in, out int64
-	rep, err := h.speech.Intercept(ctx, req, m.ID)
-	defer func() { h.speech.SettleReply(ctx, charge, rep, in, out, err) }()
-	if err != nil {
-		return err
-	}
-	sp, err := h.backend.Speech(ctx, &SpeechParams{Request: req, Model: m})
-	if err != nil {
-		return served.BackendError("audio", err)
-	}
-	if sp == nil || len(sp.Audio) == 0 {
-		return apierrors.Internal(errors.New("audio: backend returned no speech and no error"))
-	}
-	mediareply.Audio.Write(w, sp.ContentType, sp.Audio, false)
-	if sp.Usage != nil {
-		in, out = int64(max(sp.Usage.InputTokens, 0)), int64(max(sp.Usage.OutputTokens, 0))
-	} else {
-		in = served.Tokens(len(req.Input))
-	}
-	return nil
+	return h.speech.Call(r.Context(), req, req.Model, served.Tokens(len(body)), func(m *models.Model) (in, out int64, err error) {
+		sp, err := h.backend.Speech(r.Context(), &SpeechParams{Request: req, Model: m})
+		switch {
+		case err != nil:
+			return 0, 0, served.BackendError("audio", err)
+		case sp == nil || len(sp.Audio) == 0:
+			return 0, 0, apierrors.Internal(errors.New("audio: backend returned no speech and no error"))
+		}
+		mediareply.Audio.Write(w, sp.ContentType, sp.Audio, false)
+		if sp.Usage != nil {
+			return int64(max(sp.Usage.InputTokens, 0)), int64(max(sp.Usage.OutputTokens, 0)), nil
+		}
+		return served.Tokens(len(req.Input)), 0, nil
+	})
 }
 
 // ValidateSpeech checks a decoded speech request as the handler does,

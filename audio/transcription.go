@@ -17,6 +17,7 @@ import (
 	apierrors "github.com/gatewaykit/gatewaykit/errors"
 	"github.com/gatewaykit/gatewaykit/internal/httpjson"
 	"github.com/gatewaykit/gatewaykit/internal/served"
+	"github.com/gatewaykit/gatewaykit/models"
 )
 
 // The bounds of a multipart form besides the body limit.
@@ -25,47 +26,37 @@ const (
 	maxFieldBytes = 64 << 10
 )
 
-func (h *handler) serveTranscription(w http.ResponseWriter, r *http.Request, translate bool) (err error) {
-	ctx := r.Context()
+func (h *handler) serveTranscription(w http.ResponseWriter, r *http.Request, translate bool) error {
 	req, file, err := DecodeTranscription(w, r, h.transcription.Cfg.MaxBytes, translate)
+	if err == nil {
+		err = h.transcription.Validate(req)
+	}
 	if err != nil {
 		return err
 	}
-	if err := h.transcription.Validate(req); err != nil {
-		return err
-	}
-	m, charge, err := h.transcription.Admit(ctx, req.Model, served.Tokens(len(file.Data)/32+len(req.Prompt)))
-	if err != nil {
-		return err
-	}
-	var in, out int64
-	rep, err := h.transcription.Intercept(ctx, req, m.ID)
-	defer func() { h.transcription.SettleReply(ctx, charge, rep, in, out, err) }()
-	if err != nil {
-		return err
-	}
-	tr, err := h.backend.Transcribe(ctx, &TranscriptionParams{Request: req, File: file, Model: m})
-	if err != nil {
-		return served.BackendError("audio", err)
-	}
-	if tr == nil {
-		return apierrors.Internal(errors.New("audio: backend returned no transcription and no error"))
-	}
-	ct, body, err := Render(req, tr)
-	if err != nil {
-		return apierrors.Internal(err)
-	}
-	hd := w.Header()
-	hd.Set("Content-Type", ct)
-	hd.Set("Content-Length", strconv.Itoa(len(body)))
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(body)
-	if tr.Usage != nil {
-		in, out = int64(max(tr.Usage.InputTokens, 0)), int64(max(tr.Usage.OutputTokens, 0))
-	} else {
-		out = served.Tokens(len(tr.Text))
-	}
-	return nil
+	est := served.Tokens(len(file.Data)/32 + len(req.Prompt))
+	return h.transcription.Call(r.Context(), req, req.Model, est, func(m *models.Model) (in, out int64, err error) {
+		tr, err := h.backend.Transcribe(r.Context(), &TranscriptionParams{Request: req, File: file, Model: m})
+		switch {
+		case err != nil:
+			return 0, 0, served.BackendError("audio", err)
+		case tr == nil:
+			return 0, 0, apierrors.Internal(errors.New("audio: backend returned no transcription and no error"))
+		}
+		ct, body, err := Render(req, tr)
+		if err != nil {
+			return 0, 0, apierrors.Internal(err)
+		}
+		hd := w.Header()
+		hd.Set("Content-Type", ct)
+		hd.Set("Content-Length", strconv.Itoa(len(body)))
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(body)
+		if tr.Usage != nil {
+			return int64(max(tr.Usage.InputTokens, 0)), int64(max(tr.Usage.OutputTokens, 0)), nil
+		}
+		return 0, served.Tokens(len(tr.Text)), nil
+	})
 }
 
 // DecodeTranscription reads the multipart/form-data body of a

@@ -20,17 +20,12 @@ import (
 // Pattern is the route served by [NewHandler], in [http.ServeMux] syntax.
 const Pattern = "POST /v1/chat/completions"
 
-// An Option configures [NewHandler]. The options of package endpoint that
-// mean something to the handler are Options, and mean the same here as in
-// every endpoint package that takes them: [endpoint.WithLogger],
-// [endpoint.WithMaxRequestBytes], [endpoint.WithValidator],
-// [endpoint.WithAllowed], [endpoint.WithKeepAlive],
-// [endpoint.WithErrorHook], [endpoint.WithClock] and [endpoint.WithInterceptors]. An option of another
-// package, such as responses.WithStore, does not compile here.
+// An Option configures [NewHandler]: any option of package [endpoint]
+// (see the table of its Options). An option of another package, such as
+// responses.WithStore, does not compile here.
 type Option interface {
-	// ApplyToChat applies the option to the configuration of a handler
-	// being made; NewHandler calls it. Only this module's packages
-	// implement it: Target is internal to the module.
+	// ApplyToChat applies the option to the handler being made;
+	// NewHandler calls it. Only this module's packages implement it.
 	ApplyToChat(pipeline.Target)
 }
 

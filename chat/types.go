@@ -88,7 +88,7 @@ type Request struct {
 	Extra map[string]json.RawMessage `json:"-"`
 }
 
-var requestFields = jsonext.Fields[Request]()
+var requestJSON = jsonext.NewCodec[Request]()
 
 // The types without their methods, for encoding/json.
 type (
@@ -198,11 +198,11 @@ func (r *Request) decode(data []byte, unmarshal func([]byte, any) error) error {
 	return jsonext.WalkObject(data, func(key, val []byte) error {
 		switch {
 		case jsonext.KeyIs(key, "messages"):
-			return collectExtras(val, r.Messages, messageFields, func(m *Message) *map[string]json.RawMessage { return &m.Extra })
+			return collectExtras(val, r.Messages, messageJSON.Known(), func(m *Message) *map[string]json.RawMessage { return &m.Extra })
 		case jsonext.KeyIs(key, "tools"):
-			return collectExtras(val, r.Tools, toolFields, func(t *Tool) *map[string]json.RawMessage { return &t.Extra })
+			return collectExtras(val, r.Tools, toolJSON.Known(), func(t *Tool) *map[string]json.RawMessage { return &t.Extra })
 		}
-		return jsonext.KeepUnknown(&r.Extra, requestFields, key, val)
+		return jsonext.KeepUnknown(&r.Extra, requestJSON.Known(), key, val)
 	})
 }
 
@@ -222,10 +222,7 @@ func collectExtras[T any](data []byte, list []T, known jsonext.FieldSet, extra f
 }
 
 // MarshalJSON encodes a request with its Extra fields.
-func (r Request) MarshalJSON() ([]byte, error) {
-	type plain Request
-	return jsonext.Marshal(plain(r), r.Extra)
-}
+func (r Request) MarshalJSON() ([]byte, error) { return requestJSON.Encode(&r) }
 
 // Choices returns the number of choices the request asks for: N, or 1.
 func (r *Request) Choices() int {
@@ -272,21 +269,13 @@ type Message struct {
 	Extra map[string]json.RawMessage `json:"-"`
 }
 
-var messageFields = jsonext.Fields[Message]()
+var messageJSON = jsonext.NewCodec[Message]()
 
 // UnmarshalJSON decodes a message, keeping unmodelled fields in Extra.
-func (m *Message) UnmarshalJSON(b []byte) error {
-	type plain Message
-	var err error
-	m.Extra, err = jsonext.Unmarshal(b, (*plain)(m), messageFields)
-	return err
-}
+func (m *Message) UnmarshalJSON(b []byte) error { return messageJSON.Decode(b, m) }
 
 // MarshalJSON encodes a message with its Extra fields.
-func (m Message) MarshalJSON() ([]byte, error) {
-	type plain Message
-	return jsonext.Marshal(plain(m), m.Extra)
-}
+func (m Message) MarshalJSON() ([]byte, error) { return messageJSON.Encode(&m) }
 
 // Content is the content of a message: a string, an array of parts, or
 // null. Text is set for a string and Parts for an array (an empty array
@@ -375,21 +364,13 @@ type ContentPart struct {
 	Extra map[string]json.RawMessage `json:"-"`
 }
 
-var contentPartFields = jsonext.Fields[ContentPart]()
+var contentPartJSON = jsonext.NewCodec[ContentPart]()
 
 // UnmarshalJSON decodes a part, keeping unmodelled fields in Extra.
-func (p *ContentPart) UnmarshalJSON(b []byte) error {
-	type plain ContentPart
-	var err error
-	p.Extra, err = jsonext.Unmarshal(b, (*plain)(p), contentPartFields)
-	return err
-}
+func (p *ContentPart) UnmarshalJSON(b []byte) error { return contentPartJSON.Decode(b, p) }
 
 // MarshalJSON encodes a part with its Extra fields.
-func (p ContentPart) MarshalJSON() ([]byte, error) {
-	type plain ContentPart
-	return jsonext.Marshal(plain(p), p.Extra)
-}
+func (p ContentPart) MarshalJSON() ([]byte, error) { return contentPartJSON.Encode(&p) }
 
 // ImageURL is the image of an image_url part: an http(s) URL or a data
 // URI holding a base64 image ("data:image/png;base64,…").
@@ -421,21 +402,13 @@ type Tool struct {
 	Extra map[string]json.RawMessage `json:"-"`
 }
 
-var toolFields = jsonext.Fields[Tool]()
+var toolJSON = jsonext.NewCodec[Tool]()
 
 // UnmarshalJSON decodes a tool, keeping unmodelled fields in Extra.
-func (t *Tool) UnmarshalJSON(b []byte) error {
-	type plain Tool
-	var err error
-	t.Extra, err = jsonext.Unmarshal(b, (*plain)(t), toolFields)
-	return err
-}
+func (t *Tool) UnmarshalJSON(b []byte) error { return toolJSON.Decode(b, t) }
 
 // MarshalJSON encodes a tool with its Extra fields.
-func (t Tool) MarshalJSON() ([]byte, error) {
-	type plain Tool
-	return jsonext.Marshal(plain(t), t.Extra)
-}
+func (t Tool) MarshalJSON() ([]byte, error) { return toolJSON.Encode(&t) }
 
 // FunctionDefinition describes a function tool. Parameters is its JSON
 // Schema, kept as sent.

@@ -1,7 +1,6 @@
 package completions
 
 import (
-	"bytes"
 	"encoding/json"
 
 	"github.com/gatewaykit/gatewaykit/endpoint"
@@ -44,21 +43,13 @@ type Request struct {
 	Extra map[string]json.RawMessage `json:"-"`
 }
 
-var requestFields = jsonext.Fields[Request]()
+var requestJSON = jsonext.NewCodec[Request]()
 
 // UnmarshalJSON decodes a request, keeping unmodelled fields in Extra.
-func (r *Request) UnmarshalJSON(b []byte) error {
-	type plain Request
-	var err error
-	r.Extra, err = jsonext.Unmarshal(b, (*plain)(r), requestFields)
-	return err
-}
+func (r *Request) UnmarshalJSON(b []byte) error { return requestJSON.Decode(b, r) }
 
 // MarshalJSON encodes a request with its Extra fields.
-func (r Request) MarshalJSON() ([]byte, error) {
-	type plain Request
-	return jsonext.Marshal(plain(r), r.Extra)
-}
+func (r Request) MarshalJSON() ([]byte, error) { return requestJSON.Encode(&r) }
 
 // PerPrompt returns the number of choices for each prompt: N, or 1.
 func (r *Request) PerPrompt() int {
@@ -90,28 +81,10 @@ type Prompt []string
 // UnmarshalJSON decodes a string, an array of strings or null. Another
 // value is a 400 with param "prompt".
 func (p *Prompt) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimLeft(b, " \t\r\n")
-	if len(b) > 0 {
-		switch b[0] {
-		case 'n':
-			*p = nil
-			return nil
-		case '"':
-			var one string
-			if err := json.Unmarshal(b, &one); err != nil {
-				return err
-			}
-			*p = Prompt{one}
-			return nil
-		case '[':
-			many := []string{}
-			if err := json.Unmarshal(b, &many); err == nil {
-				*p = many
-				return nil
-			}
-		}
+	if !jsonext.Strings(b, (*[]string)(p)) {
+		return apierrors.InvalidRequest("prompt", "prompt must be a string or an array of strings (arrays of token ids are not supported)")
 	}
-	return apierrors.InvalidRequest("prompt", "prompt must be a string or an array of strings (arrays of token ids are not supported)")
+	return nil
 }
 
 // MarshalJSON encodes one prompt as a string, and others as an array.

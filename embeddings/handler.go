@@ -24,18 +24,14 @@ import (
 // Pattern is the route served by [NewHandler], in [http.ServeMux] syntax.
 const Pattern = "POST /v1/embeddings"
 
-// An Option configures [NewHandler]. The options of package endpoint that
-// mean something to the handler are Options, and mean the same here as in
-// every endpoint package that takes them: [endpoint.WithLogger],
-// [endpoint.WithMaxRequestBytes], [endpoint.WithValidator],
-// [endpoint.WithAllowed], [endpoint.WithErrorHook] and [endpoint.WithInterceptors].
-// endpoint.WithKeepAlive and endpoint.WithClock are not Options: the
-// handler does not stream, and its replies carry no time. An option of
-// another package, such as responses.WithStore, does not compile here.
+// An Option configures [NewHandler]: an option of package [endpoint] of
+// type [endpoint.Option] or [endpoint.ValidatorOption] (see the table of
+// its Options: the handler does not stream, and its replies carry no
+// time). An option of another package, such as responses.WithStore, does
+// not compile here.
 type Option interface {
-	// ApplyToEmbeddings applies the option to the configuration of a handler
-	// being made; NewHandler calls it. Only this module's packages
-	// implement it: Target is internal to the module.
+	// ApplyToEmbeddings applies the option to the handler being made;
+	// NewHandler calls it. Only this module's packages implement it.
 	ApplyToEmbeddings(pipeline.Target)
 }
 

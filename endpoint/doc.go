@@ -64,6 +64,35 @@
 //	opts := []chat.Option{endpoint.WithLogger(l), endpoint.WithKeepAlive(5 * time.Second)}
 //	chat.Register(mux, chat.NewHandler(catalog, backend, opts...))
 //
+// # Streams
+//
+// A streaming backend (chat.StreamingBackend, and those of completions
+// and responses) returns an iterator over the increments (deltas) of its
+// reply, in order. The handler ranges over it in the request's
+// goroutine, and writes the events of each delta before yield returns,
+// so that an iterator may reuse what a delta points to once yield
+// returns. When the client goes away, ctx is cancelled and the loop
+// stops (yield returns false): the iterator must return as soon as yield
+// returns false or ctx is done. To fail, an iterator yields a zero delta
+// with the error and returns: before anything was sent, the client gets
+// a JSON error with a real status; afterwards, the stream's own end for
+// errors (an error event; in responses, response.failed). A panic of the
+// iterator is a panic of the handler, which net/http recovers from as
+// from any handler's.
+//
+// The backend's Params say when to send what it yielded (their Flush):
+// Flush says that the stream is about to wait for its source (the next read of an upstream's reply, a pause
+// of its own), and the handler sends the client what the stream has
+// yielded so far, in one write. A stream that never calls Flush is
+// flushed after every delta; once it has called Flush, the handler
+// flushes only when it calls Flush and at the stream's end, so that what
+// it yields between two waits leaves in one write and none of it waits
+// for the next. A stream that has its whole reply at hand calls Flush
+// once, first; a wrapper that waits on something of its own between the
+// deltas it passes on calls Flush before it waits, as a backend does.
+// Call Flush as yield is called: from the iterator's goroutine, before
+// the iterator returns.
+//
 // # Interceptors
 //
 // [WithInterceptors] gives a handler a chain of [Interceptor] values, in

@@ -1,7 +1,6 @@
 package endpoint
 
 import (
-	"bytes"
 	"encoding/json"
 	"net/url"
 	"strings"
@@ -147,21 +146,13 @@ type StreamOptions struct {
 	Extra        map[string]json.RawMessage `json:"-"`
 }
 
-var streamOptionsFields = jsonext.Fields[StreamOptions]()
+var streamOptionsJSON = jsonext.NewCodec[StreamOptions]()
 
 // UnmarshalJSON decodes stream options, keeping unmodelled fields in Extra.
-func (o *StreamOptions) UnmarshalJSON(b []byte) error {
-	type plain StreamOptions
-	var err error
-	o.Extra, err = jsonext.Unmarshal(b, (*plain)(o), streamOptionsFields)
-	return err
-}
+func (o *StreamOptions) UnmarshalJSON(b []byte) error { return streamOptionsJSON.Decode(b, o) }
 
 // MarshalJSON encodes stream options with their Extra fields.
-func (o StreamOptions) MarshalJSON() ([]byte, error) {
-	type plain StreamOptions
-	return jsonext.Marshal(plain(o), o.Extra)
-}
+func (o StreamOptions) MarshalJSON() ([]byte, error) { return streamOptionsJSON.Encode(&o) }
 
 // Stop is the stop sequences of a request, sent as a string or an array
 // of strings; a string decodes to one element. It encodes as an array.
@@ -171,29 +162,10 @@ type Stop []string
 // UnmarshalJSON decodes a string, an array of strings or null. Another
 // value is a 400 with param "stop".
 func (s *Stop) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimLeft(b, " \t\r\n")
-	if len(b) == 0 {
-		return nil
+	if !jsonext.Strings(b, (*[]string)(s)) {
+		return apierrors.InvalidRequest("stop", "stop must be a string or an array of strings")
 	}
-	switch b[0] {
-	case 'n':
-		*s = nil
-		return nil
-	case '"':
-		var one string
-		if err := json.Unmarshal(b, &one); err != nil {
-			return err
-		}
-		*s = Stop{one}
-		return nil
-	case '[':
-		var many []string
-		if err := json.Unmarshal(b, &many); err == nil {
-			*s = many
-			return nil
-		}
-	}
-	return apierrors.InvalidRequest("stop", "stop must be a string or an array of strings")
+	return nil
 }
 
 // ValidImageURL reports whether u is an absolute http or https URL with a

@@ -35,19 +35,14 @@ const (
 	MethodStream   = "streamGenerateContent"
 )
 
-// An Option configures [NewHandler]. The options of package endpoint that
-// mean something to the handler are Options, and mean the same here as in
-// every endpoint package that takes them: [endpoint.WithLogger],
-// [endpoint.WithMaxRequestBytes], [endpoint.WithAllowed],
-// [endpoint.WithKeepAlive], [endpoint.WithErrorHook] and [endpoint.WithInterceptors].
-// endpoint.WithValidator and endpoint.WithClock are not Options: the
-// request is checked by its translation, and replies carry no time. An
-// option of another package, such as responses.WithStore, does not compile
-// here.
+// An Option configures [NewHandler]: an option of package [endpoint] of
+// type [endpoint.Option] or [endpoint.StreamOption] (see the table of its
+// Options: the request is checked by its translation, and replies carry
+// no time). An option of another package, such as responses.WithStore,
+// does not compile here.
 type Option interface {
-	// ApplyToGemini applies the option to the configuration of a handler
-	// being made; NewHandler calls it. Only this module's packages
-	// implement it: Target is internal to the module.
+	// ApplyToGemini applies the option to the handler being made;
+	// NewHandler calls it. Only this module's packages implement it.
 	ApplyToGemini(pipeline.Target)
 }
 

@@ -31,20 +31,15 @@ const (
 // filePath is the path of PatternFile without its wildcard.
 const filePath = "/v1/images/files/"
 
-// An Option configures [NewHandler]. The options of package endpoint
-// that mean something to the handler are Options, and mean the same
-// here as in every endpoint package that takes them:
-// [endpoint.WithLogger], [endpoint.WithMaxRequestBytes],
-// [endpoint.WithValidator], [endpoint.WithAllowed],
-// [endpoint.WithErrorHook], [endpoint.WithClock] and
-// [endpoint.WithInterceptors] (endpoint.WithKeepAlive is not one: the handler does not stream). [WithURLKey] and
-// [WithPublicURL] are this package's own: they are Options of no other
-// package, and an option of another package, such as
-// responses.WithStore, does not compile here.
+// An Option configures [NewHandler]: an option of package [endpoint] of
+// type [endpoint.Option], [endpoint.ValidatorOption] or
+// [endpoint.ClockOption] (see the table of its Options: the handler does
+// not stream), and this package's own, [WithURLKey] and [WithPublicURL].
+// An option of another package, such as responses.WithStore, does not
+// compile here.
 type Option interface {
-	// ApplyToImages applies the option to the configuration of a handler
-	// being made; NewHandler calls it. Only this module's packages
-	// implement it: Target is internal to the module.
+	// ApplyToImages applies the option to the handler being made;
+	// NewHandler calls it. Only this module's packages implement it.
 	ApplyToImages(pipeline.Target)
 }
 
@@ -130,47 +125,29 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (h *handler) generate(w http.ResponseWriter, r *http.Request) (err error) {
-	ctx := r.Context()
-	req := new(Request)
-	body, err := h.ep.DecodeJSON(w, r, req)
+func (h *handler) generate(w http.ResponseWriter, r *http.Request) error {
+	req, body, err := served.DecodeRequest(&h.ep, w, r, Validate)
 	if err != nil {
 		return err
 	}
-	if err := Validate(req); err != nil {
-		return err
-	}
-	if err := h.ep.Validate(req); err != nil {
-		return err
-	}
-	m, charge, err := h.ep.Admit(ctx, req.Model, served.Tokens(len(body))+int64(req.Count())*outputEstimate)
-	if err != nil {
-		return err
-	}
-	var in, out int64
-	rep, err := h.ep.Intercept(ctx, req, m.ID)
-	defer func() { h.ep.SettleReply(ctx, charge, rep, in, out, err) }()
-	if err != nil {
-		return err
-	}
-	res, err := h.backend.Generate(ctx, &Params{Request: req, Model: m})
-	if err != nil {
-		return served.BackendError("images", err)
-	}
-	now := h.ep.Cfg.Now()
-	reply, err := h.reply(req, res, now)
-	if err != nil {
-		return err
-	}
-	if err := httpjson.Write(w, http.StatusOK, reply); err != nil {
-		return apierrors.Internal(err)
-	}
-	if res.Usage != nil {
-		in, out = int64(max(res.Usage.InputTokens, 0)), int64(max(res.Usage.OutputTokens, 0))
-	} else {
-		in = served.Tokens(len(req.Prompt))
-	}
-	return nil
+	est := served.Tokens(len(body)) + int64(req.Count())*outputEstimate
+	return h.ep.Call(r.Context(), req, req.Model, est, func(m *models.Model) (in, out int64, err error) {
+		res, err := h.backend.Generate(r.Context(), &Params{Request: req, Model: m})
+		if err != nil {
+			return 0, 0, served.BackendError("images", err)
+		}
+		reply, err := h.reply(req, res, h.ep.Cfg.Now())
+		if err != nil {
+			return 0, 0, err
+		}
+		if err := httpjson.Write(w, http.StatusOK, reply); err != nil {
+			return 0, 0, apierrors.Internal(err)
+		}
+		if res.Usage != nil {
+			return int64(max(res.Usage.InputTokens, 0)), int64(max(res.Usage.OutputTokens, 0)), nil
+		}
+		return served.Tokens(len(req.Prompt)), 0, nil
+	})
 }
 
 // outputEstimate is the tokens that a request reserves per image.

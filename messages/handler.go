@@ -24,19 +24,14 @@ import (
 // (the same as relay.PatternMessages).
 const Pattern = "POST /v1/messages"
 
-// An Option configures [NewHandler]. The options of package endpoint that
-// mean something to the handler are Options, and mean the same here as in
-// every endpoint package that takes them: [endpoint.WithLogger],
-// [endpoint.WithMaxRequestBytes], [endpoint.WithAllowed],
-// [endpoint.WithKeepAlive], [endpoint.WithErrorHook] and [endpoint.WithInterceptors].
-// endpoint.WithValidator and endpoint.WithClock are not Options: the
-// handler checks the format's rules itself and runs no validator of yours,
-// and replies carry no time. An option of another package, such as
+// An Option configures [NewHandler]: an option of package [endpoint] of
+// type [endpoint.Option] or [endpoint.StreamOption] (see the table of its
+// Options: the handler checks the format's rules itself, and replies
+// carry no time). An option of another package, such as
 // responses.WithStore, does not compile here.
 type Option interface {
-	// ApplyToMessages applies the option to the configuration of a handler
-	// being made; NewHandler calls it. Only this module's packages
-	// implement it: Target is internal to the module.
+	// ApplyToMessages applies the option to the handler being made;
+	// NewHandler calls it. Only this module's packages implement it.
 	ApplyToMessages(pipeline.Target)
 }
 

@@ -29,19 +29,11 @@ type Backend interface {
 // Stream for requests with "stream": true when the backend implements it,
 // and otherwise streams the Result of Complete.
 //
-// Stream returns an iterator over the reply's increments, in order. The
-// handler ranges over it in the request's goroutine and writes the
-// events of each [Delta] before yield returns, so an iterator may reuse
-// what a Delta points to (its Call, its Usage) once yield returns. The
-// handler flushes what it wrote after every Delta, unless the iterator
-// calls p.Flush: then only at those calls and at the end (see
-// [Params.Flush]). When the client goes away, ctx is cancelled and the
-// loop stops (yield returns false), so the iterator must return as soon
-// as yield returns false or ctx is done. To fail, yield a zero Delta
-// with the error and return: before anything was sent the client gets a
-// JSON error with a real status; afterwards, the stream ends with a
-// response.failed event. A panic of the iterator is a panic of the
-// handler, which net/http recovers from as from any handler's.
+// Stream returns an iterator over the reply's increments ([Delta]), in
+// order, under the contract of every streaming backend of the kit (see
+// Streams in package [endpoint], and [Params.Flush]): an iterator may reuse what a Delta
+// points to (its Call, its Usage) once yield returns, and an error after
+// the first event ends the stream with a response.failed event.
 type StreamingBackend interface {
 	Backend
 	Stream(ctx context.Context, p *Params) iter.Seq2[Delta, error]
@@ -103,16 +95,11 @@ func (p *Params) Body() []byte { return p.src.Body(p.Request) }
 
 // Flush says that the stream is about to wait for its source (the next
 // read of an upstream's reply, a pause of its own): the handler sends
-// the client what the stream has yielded so far, in one write. A stream
-// that never calls Flush is flushed after every [Delta]; once it has
-// called Flush, the handler flushes only when it calls Flush and at the
-// stream's end, so that what it yields between two waits leaves in one
-// write and none of it waits for the next. A stream that has its whole
-// reply at hand calls Flush once, first ([Deltas] does); a wrapper that
-// waits on something of its own between the deltas it passes on calls
-// Flush before it waits, as a backend does. Call Flush as yield is
-// called: from the iterator's goroutine, before the iterator returns. It does nothing outside a streamed reply, or in Params built
-// in code without [Params.SetFlush].
+// the client what the stream has yielded so far, in one write. The
+// contract is that of every streaming backend of the kit: see Streams in
+// package [endpoint]. A stream that has its whole reply at hand calls
+// Flush once, first ([Deltas] does). Flush does nothing outside a
+// streamed reply, or in Params built in code without [Params.SetFlush].
 func (p *Params) Flush() { p.src.Flush() }
 
 // SetFlush sets the function that [Params.Flush] calls; nil removes it.

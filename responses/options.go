@@ -6,20 +6,13 @@ import (
 	"github.com/gatewaykit/gatewaykit/internal/pipeline"
 )
 
-// An Option configures [NewHandler]. The options of package endpoint
-// mean the same here as in every endpoint package that takes them:
-// [endpoint.WithLogger], [endpoint.WithMaxRequestBytes],
-// [endpoint.WithValidator], [endpoint.WithAllowed],
-// [endpoint.WithKeepAlive], [endpoint.WithErrorHook],
-// [endpoint.WithClock] and [endpoint.WithInterceptors]. [WithStore],
-// [WithConversations], [WithOwner] and [WithBackground] are this
-// package's own: they are Options of no other package, and an
-// option of another package, such as images.WithURLKey, does not compile
-// here.
+// An Option configures [NewHandler]: any option of package [endpoint]
+// (see the table of its Options), and this package's own, [WithStore],
+// [WithConversations], [WithOwner] and [WithBackground]. An option of
+// another package, such as images.WithURLKey, does not compile here.
 type Option interface {
-	// ApplyToResponses applies the option to the configuration of a
-	// handler being made; NewHandler calls it. Only this module's
-	// packages implement it: Target is internal to the module.
+	// ApplyToResponses applies the option to the handler being made;
+	// NewHandler calls it. Only this module's packages implement it.
 	ApplyToResponses(pipeline.Target)
 }
 

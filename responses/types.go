@@ -141,21 +141,13 @@ type Request struct {
 	Extra map[string]json.RawMessage `json:"-"`
 }
 
-var requestFields = jsonext.Fields[Request]()
+var requestJSON = jsonext.NewCodec[Request]()
 
 // UnmarshalJSON decodes a request, keeping unmodelled fields in Extra.
-func (r *Request) UnmarshalJSON(b []byte) error {
-	type plain Request
-	var err error
-	r.Extra, err = jsonext.Unmarshal(b, (*plain)(r), requestFields)
-	return err
-}
+func (r *Request) UnmarshalJSON(b []byte) error { return requestJSON.Decode(b, r) }
 
 // MarshalJSON encodes a request with its Extra fields.
-func (r Request) MarshalJSON() ([]byte, error) {
-	type plain Request
-	return jsonext.Marshal(plain(r), r.Extra)
-}
+func (r Request) MarshalJSON() ([]byte, error) { return requestJSON.Encode(&r) }
 
 // InBackground reports whether the request asks for a background run.
 func (r *Request) InBackground() bool { return r.Background != nil && *r.Background }
@@ -278,7 +270,7 @@ func (in *Input) UnmarshalJSON(b []byte) error {
 				return nil
 			}
 			var err error
-			in.Items[i].Extra, err = jsonext.UnknownMembers(elem, itemFields)
+			in.Items[i].Extra, err = jsonext.UnknownMembers(elem, itemJSON.Known())
 			i++
 			return err
 		})
@@ -338,21 +330,13 @@ type Item struct {
 	Extra map[string]json.RawMessage `json:"-"`
 }
 
-var itemFields = jsonext.Fields[Item]()
+var itemJSON = jsonext.NewCodec[Item]()
 
 // UnmarshalJSON decodes an item, keeping unmodelled fields in Extra.
-func (it *Item) UnmarshalJSON(b []byte) error {
-	type plain Item
-	var err error
-	it.Extra, err = jsonext.Unmarshal(b, (*plain)(it), itemFields)
-	return err
-}
+func (it *Item) UnmarshalJSON(b []byte) error { return itemJSON.Decode(b, it) }
 
 // MarshalJSON encodes an item with its Extra fields.
-func (it Item) MarshalJSON() ([]byte, error) {
-	type plain Item
-	return jsonext.Marshal(plain(it), it.Extra)
-}
+func (it Item) MarshalJSON() ([]byte, error) { return itemJSON.Encode(&it) }
 
 // Kind returns the item's type, "message" for an item with no type and a
 // role.
@@ -457,21 +441,13 @@ type ContentPart struct {
 	Extra map[string]json.RawMessage `json:"-"`
 }
 
-var contentPartFields = jsonext.Fields[ContentPart]()
+var contentPartJSON = jsonext.NewCodec[ContentPart]()
 
 // UnmarshalJSON decodes a part, keeping unmodelled fields in Extra.
-func (p *ContentPart) UnmarshalJSON(b []byte) error {
-	type plain ContentPart
-	var err error
-	p.Extra, err = jsonext.Unmarshal(b, (*plain)(p), contentPartFields)
-	return err
-}
+func (p *ContentPart) UnmarshalJSON(b []byte) error { return contentPartJSON.Decode(b, p) }
 
 // MarshalJSON encodes a part with its Extra fields.
-func (p ContentPart) MarshalJSON() ([]byte, error) {
-	type plain ContentPart
-	return jsonext.Marshal(plain(p), p.Extra)
-}
+func (p ContentPart) MarshalJSON() ([]byte, error) { return contentPartJSON.Encode(&p) }
 
 // Tool is a tool the model may use. Function tools ({"type":"function",
 // "name","description","parameters","strict"}, flat as the responses API
@@ -488,21 +464,13 @@ type Tool struct {
 	Extra map[string]json.RawMessage `json:"-"`
 }
 
-var toolFields = jsonext.Fields[Tool]()
+var toolJSON = jsonext.NewCodec[Tool]()
 
 // UnmarshalJSON decodes a tool, keeping unmodelled fields in Extra.
-func (t *Tool) UnmarshalJSON(b []byte) error {
-	type plain Tool
-	var err error
-	t.Extra, err = jsonext.Unmarshal(b, (*plain)(t), toolFields)
-	return err
-}
+func (t *Tool) UnmarshalJSON(b []byte) error { return toolJSON.Decode(b, t) }
 
 // MarshalJSON encodes a tool with its Extra fields.
-func (t Tool) MarshalJSON() ([]byte, error) {
-	type plain Tool
-	return jsonext.Marshal(plain(t), t.Extra)
-}
+func (t Tool) MarshalJSON() ([]byte, error) { return toolJSON.Encode(&t) }
 
 // ToolChoice is the tool selection policy: a string (Mode: "none", "auto"
 // or "required") or an object. {"type":"function","name"} sets Function;
@@ -593,21 +561,13 @@ type TextConfig struct {
 	Extra map[string]json.RawMessage `json:"-"`
 }
 
-var textConfigFields = jsonext.Fields[TextConfig]()
+var textConfigJSON = jsonext.NewCodec[TextConfig]()
 
 // UnmarshalJSON decodes a text config, keeping unmodelled fields in Extra.
-func (t *TextConfig) UnmarshalJSON(b []byte) error {
-	type plain TextConfig
-	var err error
-	t.Extra, err = jsonext.Unmarshal(b, (*plain)(t), textConfigFields)
-	return err
-}
+func (t *TextConfig) UnmarshalJSON(b []byte) error { return textConfigJSON.Decode(b, t) }
 
 // MarshalJSON encodes a text config with its Extra fields.
-func (t TextConfig) MarshalJSON() ([]byte, error) {
-	type plain TextConfig
-	return jsonext.Marshal(plain(t), t.Extra)
-}
+func (t TextConfig) MarshalJSON() ([]byte, error) { return textConfigJSON.Encode(&t) }
 
 // TextFormat is the format of the text output, flat as the responses API
 // has it: {"type":"text"}, {"type":"json_object"}, or
@@ -633,19 +593,11 @@ type CompactRequest struct {
 	Extra map[string]json.RawMessage `json:"-"`
 }
 
-var compactRequestFields = jsonext.Fields[CompactRequest]()
+var compactRequestJSON = jsonext.NewCodec[CompactRequest]()
 
 // UnmarshalJSON decodes a compact request, keeping unmodelled fields in
 // Extra.
-func (r *CompactRequest) UnmarshalJSON(b []byte) error {
-	type plain CompactRequest
-	var err error
-	r.Extra, err = jsonext.Unmarshal(b, (*plain)(r), compactRequestFields)
-	return err
-}
+func (r *CompactRequest) UnmarshalJSON(b []byte) error { return compactRequestJSON.Decode(b, r) }
 
 // MarshalJSON encodes a compact request with its Extra fields.
-func (r CompactRequest) MarshalJSON() ([]byte, error) {
-	type plain CompactRequest
-	return jsonext.Marshal(plain(r), r.Extra)
-}
+func (r CompactRequest) MarshalJSON() ([]byte, error) { return compactRequestJSON.Encode(&r) }

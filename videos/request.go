@@ -32,21 +32,13 @@ type CreateRequest struct {
 	Extra map[string]json.RawMessage `json:"-"`
 }
 
-var createRequestFields = jsonext.Fields[CreateRequest]()
+var createRequestJSON = jsonext.NewCodec[CreateRequest]()
 
 // UnmarshalJSON decodes r, keeping unknown members in Extra.
-func (r *CreateRequest) UnmarshalJSON(b []byte) error {
-	type plain CreateRequest
-	var err error
-	r.Extra, err = jsonext.Unmarshal(b, (*plain)(r), createRequestFields)
-	return err
-}
+func (r *CreateRequest) UnmarshalJSON(b []byte) error { return createRequestJSON.Decode(b, r) }
 
 // MarshalJSON encodes r with the members of Extra.
-func (r CreateRequest) MarshalJSON() ([]byte, error) {
-	type plain CreateRequest
-	return jsonext.Marshal(plain(r), r.Extra)
-}
+func (r CreateRequest) MarshalJSON() ([]byte, error) { return createRequestJSON.Encode(&r) }
 
 // InputReference is the reference image of POST /v1/videos: a JSON object
 // {"image_url": URL or data URI}, or a file uploaded in the multipart form
@@ -65,7 +57,7 @@ type InputReference struct {
 	Extra map[string]json.RawMessage `json:"-"`
 }
 
-var inputReferenceFields = jsonext.Fields[InputReference]()
+var inputReferenceJSON = jsonext.NewCodec[InputReference]()
 
 // UnmarshalJSON decodes r, keeping unknown members in Extra.
 func (r *InputReference) UnmarshalJSON(b []byte) error {
@@ -73,20 +65,14 @@ func (r *InputReference) UnmarshalJSON(b []byte) error {
 		// A bare string is taken as the image URL.
 		return json.Unmarshal(t, &r.ImageURL)
 	}
-	type plain InputReference
-	var err error
-	r.Extra, err = jsonext.Unmarshal(b, (*plain)(r), inputReferenceFields)
-	if err != nil {
+	if err := inputReferenceJSON.Decode(b, r); err != nil {
 		return inputReferenceTypeError(err)
 	}
 	return nil
 }
 
 // MarshalJSON encodes r with the members of Extra.
-func (r InputReference) MarshalJSON() ([]byte, error) {
-	type plain InputReference
-	return jsonext.Marshal(plain(r), r.Extra)
-}
+func (r InputReference) MarshalJSON() ([]byte, error) { return inputReferenceJSON.Encode(&r) }
 
 func inputReferenceTypeError(err error) error {
 	if te, ok := err.(*json.UnmarshalTypeError); ok && te.Field == "" {
@@ -128,21 +114,13 @@ type MultimodalRequest struct {
 	Extra map[string]json.RawMessage `json:"-"`
 }
 
-var multimodalRequestFields = jsonext.Fields[MultimodalRequest]()
+var multimodalRequestJSON = jsonext.NewCodec[MultimodalRequest]()
 
 // UnmarshalJSON decodes r, keeping unknown members in Extra.
-func (r *MultimodalRequest) UnmarshalJSON(b []byte) error {
-	type plain MultimodalRequest
-	var err error
-	r.Extra, err = jsonext.Unmarshal(b, (*plain)(r), multimodalRequestFields)
-	return err
-}
+func (r *MultimodalRequest) UnmarshalJSON(b []byte) error { return multimodalRequestJSON.Decode(b, r) }
 
 // MarshalJSON encodes r with the members of Extra.
-func (r MultimodalRequest) MarshalJSON() ([]byte, error) {
-	type plain MultimodalRequest
-	return jsonext.Marshal(plain(r), r.Extra)
-}
+func (r MultimodalRequest) MarshalJSON() ([]byte, error) { return multimodalRequestJSON.Encode(&r) }
 
 // The asset roles of the multimodal path (spec §4.8).
 const (
@@ -164,21 +142,13 @@ type Asset struct {
 	Extra map[string]json.RawMessage `json:"-"`
 }
 
-var assetFields = jsonext.Fields[Asset]()
+var assetJSON = jsonext.NewCodec[Asset]()
 
 // UnmarshalJSON decodes a, keeping unknown members in Extra.
-func (a *Asset) UnmarshalJSON(b []byte) error {
-	type plain Asset
-	var err error
-	a.Extra, err = jsonext.Unmarshal(b, (*plain)(a), assetFields)
-	return err
-}
+func (a *Asset) UnmarshalJSON(b []byte) error { return assetJSON.Decode(b, a) }
 
 // MarshalJSON encodes a with the members of Extra.
-func (a Asset) MarshalJSON() ([]byte, error) {
-	type plain Asset
-	return jsonext.Marshal(plain(a), a.Extra)
-}
+func (a Asset) MarshalJSON() ([]byte, error) { return assetJSON.Encode(&a) }
 
 // Seconds is a duration in seconds as decimal text. It decodes from a JSON
 // number or string and encodes as a string, as the spec's task has it.

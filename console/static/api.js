@@ -127,6 +127,30 @@ export function el(tag, attrs = {}, ...children) {
   return e;
 }
 
+// composerEnd ends the composer form of the view named prefix (chat,
+// conv), as the two views have it: in the form, the Send, Stop and New
+// buttons (ids prefix-send, prefix-stop and newID, the last labelled
+// newLabel); after it, the usage line and the error (prefix-usage,
+// prefix-error). Stop calls stop; New calls stop, then reset, and clears
+// the usage and the error.
+export function composerEnd(prefix, newID, newLabel, stop, reset) {
+  const usage = el('p', { id: prefix + '-usage', class: 'usage', role: 'status' });
+  const error = el('p', { id: prefix + '-error', class: 'error', role: 'alert', hidden: true });
+  const form = document.getElementById(prefix + '-form');
+  form.append(el('div', { class: 'row' },
+    el('button', { type: 'submit', id: prefix + '-send' }, 'Send'),
+    el('button', { type: 'button', id: prefix + '-stop', class: 'secondary', disabled: true, onclick: stop }, 'Stop'),
+    el('button', {
+      type: 'button', id: newID, class: 'secondary', onclick: () => {
+        stop();
+        reset();
+        usage.textContent = '';
+        showError(error, null);
+      },
+    }, newLabel)));
+  form.after(usage, error);
+}
+
 // appendText appends s to the text of element e. A streamed reply grows
 // one text node, so that each piece costs the browser that piece, not the
 // whole text set (and laid out) again.

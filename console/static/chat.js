@@ -2,7 +2,7 @@
 // token by token; Stop aborts the fetch (the gateway sees the client go and
 // cancels the generation); the last chunk carries the usage
 // (stream_options.include_usage); reasoning_content is shown apart.
-import { api, sse, el, showError, errorText, fillSelect, ctrlEnter, appendText, scrollToEnd, ApiError } from './api.js';
+import { api, sse, el, showError, errorText, fillSelect, ctrlEnter, appendText, scrollToEnd, composerEnd, ApiError } from './api.js';
 
 const $ = (id) => document.getElementById(id);
 let sent = []; // the messages of the chat so far (the history sent with each request)
@@ -105,14 +105,10 @@ async function send(ev) {
 }
 
 export function init() {
-  $('chat-form').addEventListener('submit', send);
-  ctrlEnter($('chat-input'));
-  $('chat-stop').addEventListener('click', () => controller && controller.abort());
-  $('chat-clear').addEventListener('click', () => {
-    if (controller) controller.abort();
+  composerEnd('chat', 'chat-clear', 'New chat', () => controller && controller.abort(), () => {
     sent = [];
     $('chat-log').replaceChildren();
-    $('chat-usage').textContent = '';
-    showError($('chat-error'), null);
   });
+  $('chat-form').addEventListener('submit', send);
+  ctrlEnter($('chat-input'));
 }

@@ -10,7 +10,7 @@
 // /v1/responses/{id}?stream=true&starting_after=<last sequence number>,
 // so that each event is appended once; Poll shows the stored status (GET
 // /v1/responses/{id}); Cancel stops the run (POST /v1/responses/{id}/cancel).
-import { api, apiJSON, sse, el, showError, errorText, fillSelect, ctrlEnter, appendText, scrollToEnd, ApiError } from './api.js';
+import { api, apiJSON, sse, el, showError, errorText, fillSelect, ctrlEnter, appendText, scrollToEnd, composerEnd, ApiError } from './api.js';
 
 const $ = (id) => document.getElementById(id);
 let previous = '';
@@ -244,14 +244,10 @@ function send(ev) {
 }
 
 export function init() {
-  $('conv-form').addEventListener('submit', send);
-  ctrlEnter($('conv-input'));
-  $('conv-stop').addEventListener('click', () => controller && controller.abort());
-  $('conv-new').addEventListener('click', () => {
-    if (controller) controller.abort();
+  composerEnd('conv', 'conv-new', 'New conversation', () => controller && controller.abort(), () => {
     setPrevious('');
     $('conv-log').replaceChildren();
-    $('conv-usage').textContent = '';
-    showError($('conv-error'), null);
   });
+  $('conv-form').addEventListener('submit', send);
+  ctrlEnter($('conv-input'));
 }

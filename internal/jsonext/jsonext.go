@@ -2,26 +2,19 @@
 // that a gateway never drops what it does not understand: a request decoded
 // into a struct and encoded again carries every field the client sent.
 //
-// A type opts in with an Extra field and two small methods:
+// A type opts in with an Extra field, its [Codec] and two one-line
+// methods:
 //
 //	type Request struct {
 //		Model string                     `json:"model"`
 //		Extra map[string]json.RawMessage `json:"-"`
 //	}
 //
-//	var requestFields = jsonext.Fields[Request]()
+//	var requestJSON = jsonext.NewCodec[Request]()
 //
-//	func (r *Request) UnmarshalJSON(b []byte) error {
-//		type plain Request
-//		var err error
-//		r.Extra, err = jsonext.Unmarshal(b, (*plain)(r), requestFields)
-//		return err
-//	}
+//	func (r *Request) UnmarshalJSON(b []byte) error { return requestJSON.Decode(b, r) }
 //
-//	func (r Request) MarshalJSON() ([]byte, error) {
-//		type plain Request
-//		return jsonext.Marshal(plain(r), r.Extra)
-//	}
+//	func (r Request) MarshalJSON() ([]byte, error) { return requestJSON.Encode(&r) }
 //
 // It also holds the scanners that the hot paths read JSON with, without
 // reflection: SkipValue and WalkObject over JSON already checked, the
@@ -30,9 +23,10 @@
 // chat requests and of the relay's upstream chunks and replies are
 // built; the finding of members that an object gives twice
 // (DuplicateMember, and ScanValueOnce, which also validates, for the hot
-// path); and the decoding of the unions that chat and responses content
-// is sent as, a string or an array (StringOrArray, with Kind naming a
-// value of another kind); and Fallback, the counter by which a hand
+// path); the decoding of the unions that chat and responses content is
+// sent as, a string or an array (StringOrArray, with Kind naming a value
+// of another kind), and of the stop and prompt members, a string or an
+// array of strings (Strings); and Fallback, the counter by which a hand
 // decoder says that it handed a document to encoding/json.
 package jsonext
 

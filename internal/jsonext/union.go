@@ -53,3 +53,33 @@ func StringOrArray[T any](b []byte, text **string, list *[]T) (invalid string, e
 	}
 	return "", nil
 }
+
+// Strings decodes b, null, a JSON string or an array of strings, into
+// *list, as the string-or-strings members of requests (stop, prompt)
+// are sent: null (or nothing) is nil, a string one element and an array
+// its elements. It reports false, leaving *list as it was, for a value of
+// another kind, an array of anything but strings included.
+func Strings(b []byte, list *[]string) bool {
+	b = bytes.TrimLeft(b, " \t\r\n")
+	if len(b) == 0 || b[0] == 'n' {
+		*list = nil
+		return true
+	}
+	var l []string
+	switch b[0] {
+	case '"':
+		var one string
+		if err := json.Unmarshal(b, &one); err != nil {
+			return false
+		}
+		l = []string{one}
+	case '[':
+		if err := json.Unmarshal(b, &l); err != nil {
+			return false
+		}
+	default:
+		return false
+	}
+	*list = l
+	return true
+}

@@ -163,32 +163,55 @@ func ServeJSON[Req any](e *Endpoint, w http.ResponseWriter, r *http.Request, val
 }
 
 func serveJSON[Req any](e *Endpoint, w http.ResponseWriter, r *http.Request, validate func(*Req) error, model func(*Req) string,
-	answer func(ctx context.Context, req *Req, m *models.Model) (input int64, err error)) (err error) {
-	ctx := r.Context()
+	answer func(ctx context.Context, req *Req, m *models.Model) (input int64, err error)) error {
+	req, body, err := DecodeRequest(e, w, r, validate)
+	if err != nil {
+		return err
+	}
+	return e.Call(r.Context(), req, model(req), Tokens(len(body)), func(m *models.Model) (int64, int64, error) {
+		in, err := answer(r.Context(), req, m)
+		return in, 0, err
+	})
+}
+
+// DecodeRequest reads r's JSON body into a new Req (DecodeJSON), and
+// checks it with the package's own rules (validate), then with the
+// validator of endpoint.WithValidator; it returns the request and the
+// body, or the first failure.
+func DecodeRequest[Req any](e *Endpoint, w http.ResponseWriter, r *http.Request, validate func(*Req) error) (*Req, []byte, error) {
 	req := new(Req)
 	body, err := e.DecodeJSON(w, r, req)
+	if err == nil {
+		err = validate(req)
+	}
+	if err == nil {
+		err = e.Validate(req)
+	}
+	return req, body, err
+}
+
+// Call takes the steps of a decoded and valid request req, which names
+// model, from its admission to its settlement: it admits it (Admit, with
+// the estimate est), runs the interceptors (Intercept) and calls answer,
+// which asks the backend for the model found, writes the reply and
+// returns the input and output tokens to charge. The reservation is
+// settled once, whatever happened (SettleReply): to those tokens, or to
+// nothing when answer failed. Call returns the error to send, if any.
+func (e *Endpoint) Call(ctx context.Context, req any, model string, est int64,
+	answer func(m *models.Model) (in, out int64, err error)) (err error) {
+	m, charge, err := e.Admit(ctx, model, est)
 	if err != nil {
 		return err
 	}
-	if err := validate(req); err != nil {
-		return err
-	}
-	if err := e.Validate(req); err != nil {
-		return err
-	}
-	m, charge, err := e.Admit(ctx, model(req), Tokens(len(body)))
-	if err != nil {
-		return err
-	}
-	var used int64
+	var in, out int64
 	rep, err := e.Intercept(ctx, req, m.ID)
-	defer func() { e.SettleReply(ctx, charge, rep, used, 0, err) }()
+	defer func() { e.SettleReply(ctx, charge, rep, in, out, err) }()
 	if err != nil {
 		return err
 	}
-	used, err = answer(ctx, req, m)
+	in, out, err = answer(m)
 	if err != nil {
-		used = 0
+		in, out = 0, 0
 	}
 	return err
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/gatewaykit/gatewaykit/responses"
 	"github.com/gatewaykit/gatewaykit/telemetry"
 )
@@ -28,21 +30,20 @@ func (m *Metrics) WatchUsage(w telemetry.UsageWriter) {
 // gateway.Config.ResponseStore. It keeps rs's Ping and Shared (for
 // readiness), when rs has them.
 func (m *Metrics) Responses(rs responses.Store) responses.Store {
-	if rs == nil {
-		panic("metrics: Responses: nil Store")
-	}
-	return &responseStore{Store: rs, m: m}
+	return &responseStore{Store: mustStore(rs, "Responses: nil Store"), unstored: m.unstored}
 }
 
+// responseStore is the store of Responses, with the one counter it
+// adds to.
 type responseStore struct {
 	responses.Store
-	m *Metrics
+	unstored prometheus.Counter // gatewaykit_unstored_responses_total
 }
 
 func (s *responseStore) Put(ctx context.Context, r *responses.StoredResponse) error {
 	err := s.Store.Put(ctx, r)
 	if err != nil && !errors.Is(err, context.Canceled) {
-		s.m.unstored.Inc()
+		s.unstored.Inc()
 	}
 	return err
 }
@@ -53,6 +54,16 @@ func (s *responseStore) Ping(ctx context.Context) error { return pingStore(ctx, 
 // Shared reports whether rs says it is shared by every replica, when it
 // can be asked.
 func (s *responseStore) Shared() bool { return sharedStore(s.Store) }
+
+// mustStore returns store, a store that a wrapper of this package is
+// given; it panics with "metrics: " and msg, as the method that makes the
+// wrapper does, if store is nil.
+func mustStore[S any](store S, msg string) S {
+	if any(store) == nil {
+		panic("metrics: " + msg)
+	}
+	return store
+}
 
 // pingStore asks store whether it answers, when it can be asked (it has
 // a Ping method: gateway.Pinger), and returns nil otherwise.

@@ -3,6 +3,8 @@ package metrics
 import (
 	"context"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/gatewaykit/gatewaykit/videos"
 )
 
@@ -11,22 +13,22 @@ import (
 // (gatewaykit_video_queue_depth): give it to gateway.Config.Tasks. It
 // keeps ts's Ping and Shared (for readiness), when ts has them.
 func (m *Metrics) Tasks(ts videos.TaskStore) videos.TaskStore {
-	if ts == nil {
-		panic("metrics: Tasks: nil TaskStore")
-	}
-	return &taskStore{TaskStore: ts, m: m}
+	return &taskStore{TaskStore: mustStore(ts, "Tasks: nil TaskStore"), tasks: m.tasks, queue: m.queue}
 }
 
+// taskStore is the store of Tasks, with the counter and the gauge it
+// moves.
 type taskStore struct {
 	videos.TaskStore
-	m *Metrics
+	tasks *prometheus.CounterVec // gatewaykit_video_tasks_total
+	queue prometheus.Gauge       // gatewaykit_video_queue_depth
 }
 
 func (s *taskStore) Create(ctx context.Context, t *videos.Task) error {
 	err := s.TaskStore.Create(ctx, t)
 	if err == nil {
-		s.m.tasks.WithLabelValues(string(videos.StatusQueued)).Inc()
-		s.m.queue.Inc()
+		s.tasks.WithLabelValues(string(videos.StatusQueued)).Inc()
+		s.queue.Inc()
 	}
 	return err
 }
@@ -36,8 +38,8 @@ func (s *taskStore) Claim(ctx context.Context, p videos.ClaimParams) (*videos.Ta
 	if err == nil && t.Attempts == 1 {
 		// Its first claim: the task leaves the queue. (A later one takes
 		// over a task whose lease ran out, which was not queued.)
-		s.m.tasks.WithLabelValues(string(videos.StatusInProgress)).Inc()
-		s.m.queue.Dec()
+		s.tasks.WithLabelValues(string(videos.StatusInProgress)).Inc()
+		s.queue.Dec()
 	}
 	return t, err
 }
@@ -47,9 +49,9 @@ func (s *taskStore) Update(ctx context.Context, p videos.UpdateParams) (*videos.
 	if err == nil {
 		switch {
 		case p.Complete != nil:
-			s.m.tasks.WithLabelValues(string(videos.StatusCompleted)).Inc()
+			s.tasks.WithLabelValues(string(videos.StatusCompleted)).Inc()
 		case p.Fail != nil:
-			s.m.tasks.WithLabelValues(string(videos.StatusFailed)).Inc()
+			s.tasks.WithLabelValues(string(videos.StatusFailed)).Inc()
 		}
 	}
 	return t, err
@@ -61,7 +63,7 @@ func (s *taskStore) Delete(ctx context.Context, owner, id string) error {
 	t, gerr := s.TaskStore.Get(ctx, owner, id)
 	err := s.TaskStore.Delete(ctx, owner, id)
 	if err == nil && gerr == nil && t.Status == videos.StatusQueued {
-		s.m.queue.Dec()
+		s.queue.Dec()
 	}
 	return err
 }
