@@ -43,10 +43,7 @@ type Option interface {
 }
 
 // The option types of package endpoint that are Options.
-var (
-	_ Option = endpoint.Option{}
-	_ Option = endpoint.ValidatorOption{}
-)
+var _ = []Option{endpoint.Option{}, endpoint.ValidatorOption{}}
 
 type handler struct {
 	speech, transcription served.Endpoint

@@ -30,12 +30,7 @@ type Option interface {
 }
 
 // The option types of package endpoint that are Options.
-var (
-	_ Option = endpoint.Option{}
-	_ Option = endpoint.ValidatorOption{}
-	_ Option = endpoint.StreamOption{}
-	_ Option = endpoint.ClockOption{}
-)
+var _ = []Option{endpoint.Option{}, endpoint.ValidatorOption{}, endpoint.StreamOption{}, endpoint.ClockOption{}}
 
 type handler struct {
 	backend Backend

@@ -36,10 +36,7 @@ type Option interface {
 }
 
 // The option types of package endpoint that are Options.
-var (
-	_ Option = endpoint.Option{}
-	_ Option = endpoint.ValidatorOption{}
-)
+var _ = []Option{endpoint.Option{}, endpoint.ValidatorOption{}}
 
 // NewHandler returns the handler of POST /v1/embeddings: it decodes and
 // validates the request, checks the model against catalog (endpoint type

@@ -36,10 +36,7 @@ type Option interface {
 }
 
 // The option types of package endpoint that are Options.
-var (
-	_ Option = endpoint.Option{}
-	_ Option = endpoint.StreamOption{}
-)
+var _ = []Option{endpoint.Option{}, endpoint.StreamOption{}}
 
 type handler struct {
 	chatchain.Handler[chat.Backend]

@@ -17,12 +17,7 @@ type Option interface {
 }
 
 // The option types of package endpoint that are Options.
-var (
-	_ Option = endpoint.Option{}
-	_ Option = endpoint.ValidatorOption{}
-	_ Option = endpoint.StreamOption{}
-	_ Option = endpoint.ClockOption{}
-)
+var _ = []Option{endpoint.Option{}, endpoint.ValidatorOption{}, endpoint.StreamOption{}, endpoint.ClockOption{}}
 
 // config is the configuration of a handler: the one common to the
 // endpoint packages, and the settings of this package's own options.
