@@ -231,15 +231,11 @@ func Write(w http.ResponseWriter, status int, v any) error {
 }
 
 // WriteRaw sends pre-encoded JSON with the given status and a
-// Content-Length, and flushes it: the reply is whole, so the client has
-// it at once, while the handler goes on to what follows it (settling the
-// quota, recording the usage, the access log line, metrics) instead of
-// waiting for the handler to return.
+// Content-Length.
 func WriteRaw(w http.ResponseWriter, status int, b []byte) {
 	h := w.Header()
 	h["Content-Type"] = jsonType
 	h["Content-Length"] = []string{strconv.Itoa(len(b))}
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
-	_ = http.NewResponseController(w).Flush()
 }

@@ -2,12 +2,10 @@ package httpjson_test
 
 import (
 	"errors"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -144,51 +142,5 @@ func TestReadBodyPassesAPIErrorsOfTheBodyThrough(t *testing.T) {
 		_, err = httpjson.ReadBody(httptest.NewRecorder(), r, 100)
 		require.True(t, errors.As(err, &api))
 		require.Equal(t, http.StatusBadRequest, api.Status)
-	}
-}
-
-// unwrapOnly is a middleware's ResponseWriter that is no http.Flusher but
-// unwraps, as http.ResponseController expects.
-type unwrapOnly struct{ w http.ResponseWriter }
-
-func (u unwrapOnly) Header() http.Header         { return u.w.Header() }
-func (u unwrapOnly) Write(b []byte) (int, error) { return u.w.Write(b) }
-func (u unwrapOnly) WriteHeader(status int)      { u.w.WriteHeader(status) }
-func (u unwrapOnly) Unwrap() http.ResponseWriter { return u.w }
-
-// TestWriteRawSendsTheReplyAtOnce checks that the client has the whole
-// reply while the handler still runs (what follows the reply, such as
-// the usage settlement and the access log, is not on the client's path),
-// through a middleware's writer too.
-func TestWriteRawSendsTheReplyAtOnce(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		wrap func(http.ResponseWriter) http.ResponseWriter
-	}{
-		{"server's writer", func(w http.ResponseWriter) http.ResponseWriter { return w }},
-		{"a middleware's writer", func(w http.ResponseWriter) http.ResponseWriter { return unwrapOnly{w} }},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			read := make(chan struct{})
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				httpjson.WriteRaw(tc.wrap(w), http.StatusCreated, []byte(`{"ok":true}`))
-				select {
-				case <-read:
-				case <-time.After(10 * time.Second):
-					t.Error("the client did not have the reply while the handler ran")
-				}
-			}))
-			defer srv.Close()
-			res, err := http.Get(srv.URL)
-			require.NoError(t, err)
-			defer res.Body.Close()
-			body, err := io.ReadAll(res.Body)
-			close(read)
-			require.NoError(t, err)
-			require.Equal(t, http.StatusCreated, res.StatusCode)
-			require.Equal(t, "application/json", res.Header.Get("Content-Type"))
-			require.Equal(t, int64(len(`{"ok":true}`)), res.ContentLength)
-			require.JSONEq(t, `{"ok":true}`, string(body))
-		})
 	}
 }
