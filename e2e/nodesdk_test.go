@@ -35,8 +35,12 @@ func TestNodeSDK(t *testing.T) {
 	relay := start(t, filepath.Join(bin, "relay"), "-addr", "127.0.0.1:0", "-admin-addr", "127.0.0.1:0",
 		"-upstream", server+"/v1", "-upstream-key", "sk-demo")
 
+	// The three runs are independent (the relay's clients use its own demo
+	// keys, and the replicas their own database), and mostly wait on the
+	// demo's pacing: they run at once.
 	for name, base := range map[string]string{"server": server, "relay": relay} {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			runSuite(t, node, name, "OPENAI_BASE_URL="+base+"/v1")
 		})
 	}
@@ -46,6 +50,7 @@ func TestNodeSDK(t *testing.T) {
 	// background test polls, cancels and resumes on the other the
 	// responses it creates on one.
 	t.Run("postgres replicas", func(t *testing.T) {
+		t.Parallel()
 		dsn := newPostgresDatabase(t)
 		var urls []string
 		for range 2 {
