@@ -17,9 +17,9 @@ import (
 // interface. [Open] ends the leases of the runs a previous process was
 // running, so that the new process takes them over at once (run again,
 // or failed, as the policy says), and counts the quota that the runs not
-// yet done reserved in their keys' reservations. Each claim, update, cancel and append is one write
-// transaction (SQLite serialises them), so two claims never return the
-// same run. A run whose process died is taken over (or failed) once its
+// yet done reserved in their keys' reservations. Each claim, update,
+// cancel and append is one write transaction (SQLite serialises them),
+// so two claims never return the same run. A run whose process died is taken over (or failed) once its
 // lease runs out. Ended runs are kept until pruned
 // (responses.WithRetention).
 type RunStore struct{ db *DB }
